@@ -1,0 +1,84 @@
+# tally: plain GNU Make. Modules are found by wildcard: a new src/MODULE/*.c joins libtally,
+# a new tests/MODULE/test_*.c becomes a unit test, a new tests/MODULE/*.test.sh a CLI test.
+#
+#   make            build build/tally, build/libtally.a and build/libtally.so
+#   make test       install missing packages, build, run the suite, then again under ASan+UBSan
+#   make demo       install missing packages, build, and run the bundled example
+#   make fuzz       build the libFuzzer targets (clang) into build-fuzz/
+#   make SAN=1      the sanitizer build, in build-asan/
+
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := cc
+endif
+
+ifeq ($(SAN),1)
+BUILD ?= build-asan
+OPT := -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+else
+BUILD ?= build
+OPT := -O2
+endif
+
+CFLAGS ?=
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
+ALL_CFLAGS := -std=gnu11 -g -fPIC $(OPT) $(WARN) $(CPPFLAGS) $(CFLAGS)
+LIBS := -lz -lzstd -liberty -lcapstone -ljansson -lsodium -lpthread -lm
+LDFLAGS_ALL := $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
+
+LIB_SRCS := $(filter-out src/cli/%,$(wildcard src/*/*.c))
+CLI_SRCS := $(wildcard src/cli/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+UNIT_SRCS := $(wildcard tests/*/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
+
+.PHONY: all test check demo deps fuzz clean unit
+all: $(BUILD)/tally $(BUILD)/libtally.a $(BUILD)/libtally.so $(UNIT_BINS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libtally.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libtally.so: $(LIB_OBJS)
+	$(CC) -shared $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+$(BUILD)/tally: $(CLI_OBJS) $(BUILD)/libtally.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/libtally.a $(LIBS)
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libtally.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Wno-unused-function $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libtally.a -lcmocka $(LIBS)
+
+deps:
+	@scripts/install-deps.sh test
+
+# The whole suite, plain and sanitized; tests/run.sh prints the closing "N passed, N failed".
+test: deps
+	$(MAKE) all
+	$(MAKE) SAN=1 all
+	@tests/run.sh build build-asan
+
+check: test
+
+demo:
+	@scripts/install-deps.sh build
+	$(MAKE) all
+	@scripts/demo.sh $(BUILD)
+
+FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
+fuzz: $(FUZZ_BINS)
+build-fuzz/%: fuzz/%.c $(LIB_SRCS)
+	@mkdir -p build-fuzz
+	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o $@ $< $(LIB_SRCS) $(LIBS)
+
+clean:
+	rm -rf build build-asan build-fuzz build-clang
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)

@@ -1,0 +1,58 @@
+/*
+ * Bounds-checked reading of untrusted bytes. A cursor never reads past its end: a read that
+ * would returns 0 and marks the cursor bad, and the mark sticks, so a parser can read a whole
+ * record and check cur_ok() once (the style of gimli's readers, without Result everywhere).
+ */
+#ifndef TALLY_BASE_CURSOR_H
+#define TALLY_BASE_CURSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cur {
+	const uint8_t *base; /* start of the whole buffer: offsets in messages count from here */
+	const uint8_t *p;
+	const uint8_t *end;
+	bool big_endian;
+	bool bad;
+};
+
+static inline struct cur cur_make(const void *data, size_t size, bool big_endian)
+{
+	struct cur c = { data, data, (const uint8_t *)data + size, big_endian, false };
+	return c;
+}
+
+static inline size_t cur_left(const struct cur *c) { return (size_t)(c->end - c->p); }
+static inline size_t cur_off(const struct cur *c) { return (size_t)(c->p - c->base); }
+static inline bool cur_ok(const struct cur *c) { return !c->bad; }
+static inline bool cur_eof(const struct cur *c) { return c->p >= c->end; }
+
+/* A cursor over the next n bytes of c, which c then skips; bad if fewer remain. */
+struct cur cur_sub(struct cur *c, uint64_t n);
+/* Moves to base + off (which must lie within [base, end]). */
+void cur_seek(struct cur *c, uint64_t off);
+void cur_skip(struct cur *c, uint64_t n);
+const uint8_t *cur_bytes(struct cur *c, uint64_t n);
+
+uint8_t cur_u8(struct cur *c);
+uint16_t cur_u16(struct cur *c);
+uint32_t cur_u24(struct cur *c);
+uint32_t cur_u32(struct cur *c);
+uint64_t cur_u64(struct cur *c);
+/* Reads an unsigned value of 1, 2, 4 or 8 bytes. */
+uint64_t cur_uN(struct cur *c, unsigned size);
+uint64_t cur_uleb(struct cur *c);
+int64_t cur_sleb(struct cur *c);
+/* A NUL-terminated string; NULL (and bad) when no NUL comes before the end. */
+const char *cur_str(struct cur *c);
+
+/* Plain readers of in-bounds memory, for callers that checked the length themselves. */
+uint16_t load_u16(const uint8_t *p, bool big_endian);
+uint32_t load_u32(const uint8_t *p, bool big_endian);
+uint64_t load_u64(const uint8_t *p, bool big_endian);
+void store_u32(uint8_t *p, uint32_t v, bool big_endian);
+void store_u64(uint8_t *p, uint64_t v, bool big_endian);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * The command line: one struct cli_cmd per subcommand, each in src/cli/cmd_NAME.c, listed in
+ * main.c. Commands return the process exit status: 0, 1 for a failure, 2 for bad usage.
+ */
+#ifndef TALLY_CLI_H
+#define TALLY_CLI_H
+
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+struct cli_cmd {
+	const char *name;
+	const char *summary; /* one line for `tally --help` */
+	const char *help;    /* the whole text for `tally help NAME` and `NAME --help` */
+	int (*run)(int argc, char **argv);
+};
+
+/* Prints "tally: MESSAGE" (with the base/err message when msg is NULL) and returns CLI_FAIL. */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "tally: MESSAGE" and a pointer to the help, returns CLI_USAGE. */
+int cli_usage(const struct cli_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints the error recorded through base/err.h and returns CLI_FAIL. */
+int cli_fail_err(void);
+/* True when argv holds -h or --help before any "--": the command then prints its help. */
+int cli_wants_help(int argc, char **argv);
+
+/* The commands, one per src/cli/cmd_NAME.c. */
+
+#endif

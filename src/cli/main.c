@@ -1,0 +1,117 @@
+/*
+ * tally's entry point: global options, subcommand dispatch and `tally help`.
+ */
+#include "cli/cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "tally/tally.h"
+
+/* One line per command, in the order `tally --help` lists them; NULL ends the list. */
+static const struct cli_cmd *const commands[] = {
+	NULL,
+};
+
+static void vmsg(const char *fmt, va_list ap)
+{
+	fputs("tally: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int cli_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	return CLI_FAIL;
+}
+
+int cli_fail_err(void)
+{
+	return cli_fail("%s", err_msg());
+}
+
+int cli_usage(const struct cli_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	if (cmd)
+		fprintf(stderr, "Run 'tally help %s' for usage.\n", cmd->name);
+	else
+		fputs("Run 'tally --help' for usage.\n", stderr);
+	return CLI_USAGE;
+}
+
+int cli_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 1;
+	return 0;
+}
+
+static void print_main_help(FILE *f)
+{
+	fputs("usage: tally [--version] [--help] COMMAND [ARGS...]\n\n"
+	      "tally is a profiler whose stacks are right: DWARF-aware symbolization with\n"
+	      "inline frames, and (as they land) native sampling, sBPF profiling and reports.\n\n"
+	      "Commands:\n",
+	      f);
+	for (size_t i = 0; commands[i]; i++)
+		fprintf(f, "  %-12s %s\n", commands[i]->name, commands[i]->summary);
+	fputs("  help         show the help of a command: tally help COMMAND\n\n"
+	      "Errors are printed as 'tally: FILE: what went wrong'. Exit status: 0 on success,\n"
+	      "1 on failure, 2 on bad usage.\n",
+	      f);
+}
+
+static const struct cli_cmd *find_command(const char *name)
+{
+	for (size_t i = 0; commands[i]; i++)
+		if (!strcmp(commands[i]->name, name))
+			return commands[i];
+	return NULL;
+}
+
+static int help_command(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_main_help(stdout);
+		return CLI_OK;
+	}
+	const struct cli_cmd *cmd = find_command(argv[1]);
+	if (!cmd)
+		return cli_usage(NULL, "no such command: %s", argv[1]);
+	fputs(cmd->help, stdout);
+	return CLI_OK;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return print_main_help(stderr), CLI_USAGE;
+	const char *name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h"))
+		return print_main_help(stdout), CLI_OK;
+	if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
+		printf("tally %s\n", TALLY_VERSION);
+		return CLI_OK;
+	}
+	if (!strcmp(name, "help"))
+		return help_command(argc - 1, argv + 1);
+	const struct cli_cmd *cmd = find_command(name);
+	if (!cmd)
+		return cli_usage(NULL, "no such command: %s", name);
+	if (cli_wants_help(argc - 1, argv + 1)) {
+		fputs(cmd->help, stdout);
+		return CLI_OK;
+	}
+	return cmd->run(argc - 1, argv + 1);
+}

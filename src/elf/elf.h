@@ -1,0 +1,140 @@
+/*
+ * ELF files: header, sections, segments, symbols, notes, address translation, separate
+ * debug files. A file is mapped read-only; section contents are returned in place, or
+ * decompressed (SHF_COMPRESSED zlib/zstd, legacy .zdebug_*) and, in relocatable objects,
+ * with relocations applied to .debug_* sections. Both are done once per section and cached,
+ * so elf_section_data() is not thread-safe; everything else only reads.
+ *
+ * Ownership: struct elf_file owns its mapping, its arena (names, tables) and the buffers of
+ * decompressed sections. elf_close() frees all of it.
+ */
+#ifndef TALLY_ELF_H
+#define TALLY_ELF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+
+/* e_machine values beyond what every <elf.h> has. */
+#define ELF_EM_BPF 247
+#define ELF_EM_SBPF 263
+
+struct elf_section {
+	const char *name; /* as in the file: ".zdebug_info" stays so */
+	uint32_t index;
+	uint32_t type;
+	uint64_t flags;
+	uint64_t addr;
+	uint64_t offset;
+	uint64_t size; /* in the file (compressed size for compressed sections) */
+	uint32_t link;
+	uint32_t info;
+	uint64_t addralign;
+	uint64_t entsize;
+	/* Filled by elf_section_data() on first use: */
+	const uint8_t *data;
+	size_t data_size;
+	bool loaded;
+};
+
+struct elf_segment {
+	uint32_t type;
+	uint32_t flags;
+	uint64_t offset;
+	uint64_t vaddr;
+	uint64_t filesz;
+	uint64_t memsz;
+	uint64_t align;
+};
+
+struct elf_symbol {
+	const char *name;
+	uint64_t addr;
+	uint64_t size;
+	uint8_t type; /* STT_* */
+	uint8_t bind; /* STB_* */
+	uint16_t shndx;
+	bool dynamic; /* from .dynsym */
+};
+
+struct elf_note {
+	uint32_t type;
+	const char *name;   /* owner, NUL-terminated inside the file */
+	const uint8_t *desc;
+	uint32_t desc_size;
+	uint64_t addr;      /* virtual address of desc (0 in ET_REL), for stapsdt */
+	uint64_t offset;    /* file offset of desc */
+};
+
+struct elf_file {
+	const char *path;
+	const uint8_t *map;
+	size_t size;
+	bool owns_map;
+	bool is64;
+	bool big_endian;
+	uint16_t type;    /* ET_* */
+	uint16_t machine; /* EM_* */
+	uint64_t entry;
+	uint32_t flags;   /* e_flags (sBPF keeps its version here) */
+	struct elf_section *sections;
+	size_t nsections;
+	struct elf_segment *segments;
+	size_t nsegments;
+	struct arena arena;
+	void **owned;     /* malloc'd section buffers */
+	size_t nowned, capowned;
+};
+
+/* Maps and parses the file. Errors name the path and the offset of what is wrong. */
+int elf_open(const char *path, struct elf_file **out);
+/* Parses an ELF image held in memory, which must outlive the result (fuzzing, tests). */
+int elf_open_mem(const char *name, const void *data, size_t size, struct elf_file **out);
+void elf_close(struct elf_file *f);
+
+/* The first section of that name; ".debug_X" also finds a legacy ".zdebug_X". */
+struct elf_section *elf_section_by_name(struct elf_file *f, const char *name);
+/* Section contents, decompressed and (ET_REL .debug_*) relocated. SHT_NOBITS is empty. */
+int elf_section_data(struct elf_file *f, struct elf_section *s, const uint8_t **data,
+		     size_t *size);
+/* Same, by name: -ENOENT (no message set) when the file has no such section. */
+int elf_section_data_by_name(struct elf_file *f, const char *name, const uint8_t **data,
+			     size_t *size);
+
+/* Symbols: .symtab and .dynsym. */
+struct elf_symtab {
+	struct elf_symbol *syms; /* sorted by address, then size, then name */
+	size_t n;
+	size_t n_symtab; /* how many came from .symtab (before merging) */
+};
+/* Function-like symbols (STT_FUNC, STT_GNU_IFUNC, and STT_NOTYPE/STT_OBJECT when
+ * want_all), defined, from .symtab and .dynsym with duplicates removed. Caller frees with
+ * elf_symtab_free(). which: ELF_SYMS_BOTH, ELF_SYMS_SYMTAB_ELSE_DYNSYM. */
+enum elf_syms_which { ELF_SYMS_BOTH, ELF_SYMS_SYMTAB_ELSE_DYNSYM };
+int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,
+		struct elf_symtab *out);
+void elf_symtab_free(struct elf_symtab *t);
+
+/* Notes from SHT_NOTE sections (or PT_NOTE segments when there are no sections). Calls
+ * fn for each; a non-zero return stops the walk and is returned. */
+int elf_notes(struct elf_file *f, int (*fn)(const struct elf_note *n, void *ctx), void *ctx);
+/* The GNU build-id, or -ENOENT. */
+int elf_build_id(struct elf_file *f, const uint8_t **id, size_t *len);
+
+/* Address translation through PT_LOAD segments. -ERANGE when not mapped from the file. */
+int elf_vaddr_to_offset(const struct elf_file *f, uint64_t vaddr, uint64_t *offset);
+int elf_offset_to_vaddr(const struct elf_file *f, uint64_t offset, uint64_t *vaddr);
+/* The section holding vaddr (SHF_ALLOC), or NULL. */
+struct elf_section *elf_section_at(struct elf_file *f, uint64_t vaddr);
+
+/* Separate debug information: looks for the file's debug companion by build-id
+ * (DIR/.build-id/xx/rest.debug) and by .gnu_debuglink (next to the file, in .debug/,
+ * in DIR/ + the file's directory), in debug_dir first, then /usr/lib/debug. A debuglink
+ * candidate must match the CRC. Returns 0 and a malloc'd path, or -ENOENT. */
+int elf_find_debug_file(struct elf_file *f, const char *debug_dir, char **path);
+/* The .gnu_debuglink name and CRC, or -ENOENT. */
+int elf_debuglink(struct elf_file *f, const char **name, uint32_t *crc);
+
+#endif
