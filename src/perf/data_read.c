@@ -1,0 +1,417 @@
+/*
+ * Reading perf.data (the "PERFILE2" file format of tools/perf/util/header.c): attributes
+ * with their sample ids, the data section, the build-id feature. Records are decoded
+ * through a cursor; the kernel writes them per ring buffer, so the data section is only
+ * ordered within rounds, and perf_data_each() sorts them by time first.
+ */
+#include "perf/perf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/cursor.h"
+#include "base/err.h"
+
+#define PERF_MAGIC2 0x32454c4946524550ull /* "PERFILE2" */
+#define HEADER_SIZE 104
+
+static int bad(const struct perf_data *d, uint64_t off, const char *what)
+{
+	return err_set(-EINVAL, "%s: at 0x%llx: %s", d->path, (unsigned long long)off, what);
+}
+
+static int read_build_ids(struct perf_data *d, uint64_t off, uint64_t size)
+{
+	struct cur c = cur_make(d->map, d->size, false);
+	cur_seek(&c, off);
+	struct cur s = cur_sub(&c, size);
+	if (!cur_ok(&s))
+		return bad(d, off, "build-id feature runs past the end of the file");
+	size_t cap = 0;
+	while (!cur_eof(&s)) {
+		uint64_t at = cur_off(&s);
+		cur_u32(&s);
+		cur_u16(&s);
+		uint16_t len = cur_u16(&s);
+		struct cur r = cur_sub(&s, len < 8 ? 0 : len - 8u);
+		if (!cur_ok(&s) || len < 8 + 4 + 24)
+			return bad(d, at, "build-id record runs past its feature section");
+		struct perf_build_id b = { .pid = cur_u32(&r) };
+		const uint8_t *id = cur_bytes(&r, 24);
+		memcpy(b.id, id, 20);
+		b.len = id[20] && id[20] <= 20 ? id[20] : 20;
+		size_t n = cur_left(&r);
+		if (!memchr(r.p, 0, n))
+			return bad(d, at, "build-id record's file name is not terminated");
+		b.filename = (const char *)r.p;
+		if (d->nbuild_ids == cap) {
+			cap = cap ? cap * 2 : 16;
+			void *nb = realloc(d->build_ids, cap * sizeof(*d->build_ids));
+			if (!nb)
+				return err_set(-ENOMEM, "%s: out of memory", d->path);
+			d->build_ids = nb;
+		}
+		d->build_ids[d->nbuild_ids++] = b;
+	}
+	return 0;
+}
+
+static int read_features(struct perf_data *d)
+{
+	struct cur c = cur_make(d->map, d->size, false);
+	cur_seek(&c, d->data_off + d->data_size);
+	for (int bit = 0; bit < 256; bit++) {
+		if (!(d->features[bit / 64] >> (bit % 64) & 1))
+			continue;
+		uint64_t off = cur_u64(&c), size = cur_u64(&c);
+		if (!cur_ok(&c))
+			return bad(d, d->data_off + d->data_size, "feature table runs past the end");
+		if (bit == PERF_FEAT_BUILD_ID) {
+			int r = read_build_ids(d, off, size);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int read_header(struct perf_data *d)
+{
+	struct cur c = cur_make(d->map, d->size, false);
+	if (cur_u64(&c) != PERF_MAGIC2)
+		return err_set(-EINVAL, "%s: not a perf.data file (no PERFILE2 magic)", d->path);
+	uint64_t hsize = cur_u64(&c), attr_size = cur_u64(&c);
+	uint64_t attrs_off = cur_u64(&c), attrs_size = cur_u64(&c);
+	d->data_off = cur_u64(&c);
+	d->data_size = cur_u64(&c);
+	cur_skip(&c, 16); /* event_types: unused since 2010 */
+	for (int i = 0; i < 4; i++)
+		d->features[i] = cur_u64(&c);
+	if (!cur_ok(&c) || hsize < HEADER_SIZE)
+		return bad(d, 0, "truncated file header");
+	if (d->data_off > d->size || d->data_size > d->size - d->data_off)
+		return bad(d, 40, "data section runs past the end of the file");
+	if (attr_size < 16 + PERF_ATTR_SIZE_VER0 || attr_size > 4096)
+		return bad(d, 16, "implausible attribute size");
+	d->nattrs = attrs_size / attr_size;
+	if (d->nattrs == 0 || d->nattrs > 4096)
+		return bad(d, 32, "no event attributes");
+	d->attrs = calloc(d->nattrs, sizeof(*d->attrs));
+	if (!d->attrs)
+		return err_set(-ENOMEM, "%s: out of memory", d->path);
+	cur_seek(&c, attrs_off);
+	for (size_t i = 0; i < d->nattrs; i++) {
+		uint64_t at = cur_off(&c);
+		const uint8_t *a = cur_bytes(&c, attr_size - 16);
+		uint64_t ids_off = cur_u64(&c), ids_size = cur_u64(&c);
+		if (!cur_ok(&c))
+			return bad(d, at, "event attribute runs past the end of the file");
+		size_t n = attr_size - 16 < sizeof(d->attrs[i].attr) ? attr_size - 16
+								     : sizeof(d->attrs[i].attr);
+		memcpy(&d->attrs[i].attr, a, n);
+		if (ids_off > d->size || ids_size > d->size - ids_off)
+			return bad(d, at, "event ids run past the end of the file");
+		d->attrs[i].ids = d->map + ids_off;
+		d->attrs[i].nids = ids_size / 8;
+	}
+	for (size_t i = 1; i < d->nattrs; i++)
+		if (d->attrs[i].attr.sample_type != d->attrs[0].attr.sample_type &&
+		    !(d->attrs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+			return bad(d, attrs_off, "events with different sample layouts but no "
+						 "PERF_SAMPLE_IDENTIFIER");
+	return read_features(d);
+}
+
+int perf_data_open_mem(const char *name, const void *data, size_t size, struct perf_data **out)
+{
+	struct perf_data *d = calloc(1, sizeof(*d));
+	if (!d)
+		return err_set(-ENOMEM, "%s: out of memory", name);
+	d->path = name;
+	d->map = data;
+	d->size = size;
+	int r = read_header(d);
+	if (r) {
+		perf_data_close(d);
+		return r;
+	}
+	*out = d;
+	return 0;
+}
+
+int perf_data_open(const char *path, struct perf_data **out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return err_set(-errno, "%s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_size < HEADER_SIZE) {
+		close(fd);
+		return err_set(-EINVAL, "%s: too small for a perf.data file", path);
+	}
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return err_set(-errno, "%s: mmap: %s", path, strerror(errno));
+	int r = perf_data_open_mem(path, m, (size_t)st.st_size, out);
+	if (r) {
+		munmap(m, (size_t)st.st_size);
+		return r;
+	}
+	(*out)->owns_map = true;
+	return 0;
+}
+
+void perf_data_close(struct perf_data *d)
+{
+	if (!d)
+		return;
+	if (d->owns_map)
+		munmap((void *)d->map, d->size);
+	free(d->attrs);
+	free(d->build_ids);
+	free(d);
+}
+
+uint64_t perf_callchain_at(const struct perf_event_rec *ev, uint64_t i)
+{
+	return i < ev->nr_callchain ? load_u64(ev->callchain + 8 * i, false) : 0;
+}
+
+/* ---- records ---- */
+
+static const struct perf_attr_info *attr_by_id(const struct perf_data *d, uint64_t id)
+{
+	for (size_t i = 0; i < d->nattrs; i++)
+		for (size_t k = 0; k < d->attrs[i].nids; k++)
+			if (load_u64(d->attrs[i].ids + 8 * k, false) == id)
+				return &d->attrs[i];
+	return NULL;
+}
+
+static void skip_read_values(struct cur *c, uint64_t fmt)
+{
+	unsigned per = 1 + !!(fmt & PERF_FORMAT_ID) + !!(fmt & PERF_FORMAT_LOST);
+	if (fmt & PERF_FORMAT_GROUP) {
+		uint64_t nr = cur_u64(c);
+		cur_skip(c, 8 * (!!(fmt & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+				 !!(fmt & PERF_FORMAT_TOTAL_TIME_RUNNING)));
+		if (nr > cur_left(c) / 8)
+			c->bad = true;
+		else
+			cur_skip(c, nr * per * 8);
+	} else {
+		cur_skip(c, 8 * (per + !!(fmt & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+				 !!(fmt & PERF_FORMAT_TOTAL_TIME_RUNNING)));
+	}
+}
+
+static int decode_sample(const struct perf_data *d, struct cur *c, struct perf_event_rec *ev)
+{
+	const struct perf_event_attr *a = &ev->attr->attr;
+	uint64_t t = a->sample_type;
+	if (t & PERF_SAMPLE_IDENTIFIER) cur_u64(c);
+	if (t & PERF_SAMPLE_IP) ev->ip = cur_u64(c);
+	if (t & PERF_SAMPLE_TID) { ev->pid = cur_u32(c); ev->tid = cur_u32(c); }
+	if (t & PERF_SAMPLE_TIME) ev->time = cur_u64(c);
+	if (t & PERF_SAMPLE_ADDR) cur_u64(c);
+	if (t & PERF_SAMPLE_ID) cur_u64(c);
+	if (t & PERF_SAMPLE_STREAM_ID) cur_u64(c);
+	if (t & PERF_SAMPLE_CPU) { ev->cpu = cur_u32(c); cur_u32(c); }
+	if (t & PERF_SAMPLE_PERIOD) ev->period = cur_u64(c);
+	if (t & PERF_SAMPLE_READ) skip_read_values(c, a->read_format);
+	if (t & PERF_SAMPLE_CALLCHAIN) {
+		ev->nr_callchain = cur_u64(c);
+		if (ev->nr_callchain > cur_left(c) / 8)
+			return bad(d, ev->file_off, "callchain runs past the record");
+		ev->callchain = cur_bytes(c, 8 * ev->nr_callchain);
+	}
+	if (t & PERF_SAMPLE_RAW) cur_skip(c, cur_u32(c));
+	if (t & PERF_SAMPLE_BRANCH_STACK) {
+		uint64_t nr = cur_u64(c);
+		if (a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
+			cur_u64(c);
+		if (nr > cur_left(c) / 24)
+			return bad(d, ev->file_off, "branch stack runs past the record");
+		cur_skip(c, 24 * nr);
+	}
+	if (t & PERF_SAMPLE_REGS_USER) {
+		ev->regs_abi = cur_u64(c);
+		if (ev->regs_abi) {
+			ev->regs_mask = a->sample_regs_user;
+			for (int i = 0; i < 64; i++) {
+				if (!(ev->regs_mask >> i & 1))
+					continue;
+				uint64_t v = cur_u64(c);
+				if (i < PERF_X86_NREGS)
+					ev->regs[i] = v;
+			}
+		}
+	}
+	if (t & PERF_SAMPLE_STACK_USER) {
+		uint64_t size = cur_u64(c);
+		if (size) {
+			ev->stack = cur_bytes(c, size);
+			uint64_t dyn = cur_u64(c);
+			ev->stack_size = dyn < size ? dyn : size;
+		}
+	}
+	return cur_ok(c) ? 0 : bad(d, ev->file_off, "sample runs past its record");
+}
+
+/* The sample_id_all trailer of a non-sample record: TID, TIME, ID, STREAM_ID, CPU,
+ * IDENTIFIER, whichever the attribute has, at the very end. */
+static void decode_trailer(struct cur body, struct perf_event_rec *ev)
+{
+	const struct perf_event_attr *a = &ev->attr->attr;
+	if (!a->sample_id_all)
+		return;
+	uint64_t t = a->sample_type;
+	unsigned n = !!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) + !!(t & PERF_SAMPLE_ID) +
+		     !!(t & PERF_SAMPLE_STREAM_ID) + !!(t & PERF_SAMPLE_CPU) +
+		     !!(t & PERF_SAMPLE_IDENTIFIER);
+	if (cur_left(&body) < 8u * n)
+		return;
+	cur_skip(&body, cur_left(&body) - 8u * n);
+	if (t & PERF_SAMPLE_TID) { cur_u32(&body); cur_u32(&body); }
+	if (t & PERF_SAMPLE_TIME) ev->time = cur_u64(&body);
+	if (t & PERF_SAMPLE_ID) cur_u64(&body);
+	if (t & PERF_SAMPLE_STREAM_ID) cur_u64(&body);
+	if (t & PERF_SAMPLE_CPU) ev->cpu = cur_u32(&body);
+}
+
+static int read_name(const struct perf_data *d, struct cur *c, const char **out,
+		     struct perf_event_rec *ev)
+{
+	if (!memchr(c->p, 0, cur_left(c)))
+		return bad(d, ev->file_off, "file or command name is not terminated");
+	*out = (const char *)c->p;
+	return 0;
+}
+
+static int decode(const struct perf_data *d, uint64_t off, struct perf_event_rec *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	struct cur c = cur_make(d->map, d->size, false);
+	cur_seek(&c, off);
+	ev->file_off = off;
+	ev->type = cur_u32(&c);
+	ev->misc = cur_u16(&c);
+	ev->size = cur_u16(&c);
+	ev->raw = d->map + off;
+	struct cur body = cur_sub(&c, ev->size >= 8 ? ev->size - 8u : 0);
+	if (!cur_ok(&c) || ev->size < 8)
+		return bad(d, off, "record runs past the data section");
+	ev->attr = &d->attrs[0];
+	if (ev->type >= PERF_RECORD_MAX)
+		return 0; /* perf's own records (rounds, build-ids, ...) */
+	if (d->nattrs > 1 && (d->attrs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
+		struct cur idc = body;
+		if (ev->type != PERF_RECORD_SAMPLE && cur_left(&idc) >= 8)
+			cur_skip(&idc, cur_left(&idc) - 8);
+		const struct perf_attr_info *a = attr_by_id(d, cur_u64(&idc));
+		if (a)
+			ev->attr = a;
+	}
+	if (ev->type == PERF_RECORD_SAMPLE)
+		return decode_sample(d, &body, ev);
+	decode_trailer(body, ev);
+	switch (ev->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		ev->pid = cur_u32(&body);
+		ev->tid = cur_u32(&body);
+		ev->map_start = cur_u64(&body);
+		ev->map_len = cur_u64(&body);
+		ev->map_pgoff = cur_u64(&body);
+		if (ev->type == PERF_RECORD_MMAP2) {
+			cur_skip(&body, 24);
+			ev->map_prot = cur_u32(&body);
+			cur_u32(&body);
+		} else {
+			ev->map_prot = ev->misc & PERF_RECORD_MISC_MMAP_DATA ? 1 : 5;
+		}
+		if (!cur_ok(&body))
+			return bad(d, off, "mmap record too short");
+		return read_name(d, &body, &ev->filename, ev);
+	case PERF_RECORD_COMM:
+		ev->pid = cur_u32(&body);
+		ev->tid = cur_u32(&body);
+		if (!cur_ok(&body))
+			return bad(d, off, "comm record too short");
+		return read_name(d, &body, &ev->comm, ev);
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		ev->pid = cur_u32(&body);
+		ev->ppid = cur_u32(&body);
+		ev->tid = cur_u32(&body);
+		ev->ptid = cur_u32(&body);
+		return cur_ok(&body) ? 0 : bad(d, off, "fork/exit record too short");
+	case PERF_RECORD_LOST:
+		cur_u64(&body);
+		ev->lost = cur_u64(&body);
+		return cur_ok(&body) ? 0 : bad(d, off, "lost record too short");
+	case PERF_RECORD_LOST_SAMPLES:
+		ev->lost = cur_u64(&body);
+		return cur_ok(&body) ? 0 : bad(d, off, "lost-samples record too short");
+	}
+	return 0;
+}
+
+struct order {
+	uint64_t time, off;
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *ev, void *arg),
+		   void *arg)
+{
+	struct order *ord = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t off = d->data_off, end = d->data_off + d->data_size, last = 0;
+	struct perf_event_rec ev;
+	int r = 0;
+	while (off + 8 <= end) {
+		uint16_t size = load_u16(d->map + off + 6, false);
+		if (size < 8 || size > end - off) {
+			r = bad(d, off, "record size runs past the data section");
+			goto out;
+		}
+		if ((r = decode(d, off, &ev)))
+			goto out;
+		if (ev.time)
+			last = ev.time;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			void *no = realloc(ord, cap * sizeof(*ord));
+			if (!no) {
+				r = err_set(-ENOMEM, "%s: out of memory", d->path);
+				goto out;
+			}
+			ord = no;
+		}
+		ord[n].time = ev.time ? ev.time : last;
+		ord[n++].off = off;
+		off += size;
+	}
+	qsort(ord, n, sizeof(*ord), by_time);
+	for (size_t i = 0; i < n && !r; i++) {
+		decode(d, ord[i].off, &ev);
+		r = fn(&ev, arg);
+	}
+out:
+	free(ord);
+	return r;
+}

@@ -1,0 +1,157 @@
+/*
+ * perf_event: the perf.data file format (reading perf's and our own recordings, writing ours
+ * so `perf script` reads them), perf_event_open with messages that say what to change, ring
+ * buffers, and /proc/PID/maps. The record layouts are the kernel's (linux/perf_event.h) and
+ * perf's (tools/perf/util/header.h): no format of our own.
+ */
+#ifndef TALLY_PERF_H
+#define TALLY_PERF_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Records perf itself writes into perf.data (tools/perf/util/event.h). */
+enum {
+	PERF_RECORD_HEADER_BUILD_ID = 67,
+	PERF_RECORD_FINISHED_ROUND = 68,
+};
+
+/* Feature bits of the perf.data header (tools/perf/util/header.h). */
+enum { PERF_FEAT_BUILD_ID = 2 };
+
+/* x86-64 user registers as perf numbers them (arch/x86/include/uapi/asm/perf_regs.h). */
+enum {
+	PERF_X86_AX, PERF_X86_BX, PERF_X86_CX, PERF_X86_DX, PERF_X86_SI, PERF_X86_DI,
+	PERF_X86_BP, PERF_X86_SP, PERF_X86_IP, PERF_X86_FLAGS, PERF_X86_CS, PERF_X86_SS,
+	PERF_X86_R8 = 16, PERF_X86_R15 = 23, PERF_X86_NREGS = 24,
+};
+/* AX..SS and R8..R15: what perf record --call-graph dwarf asks for. */
+#define PERF_X86_REGS_USER_MASK 0xff0fffull
+
+/* ---- reading ---- */
+
+struct perf_attr_info {
+	struct perf_event_attr attr; /* zero-extended to our struct size */
+	const uint8_t *ids;          /* nids u64s, in the file */
+	size_t nids;
+};
+
+struct perf_build_id {
+	uint32_t pid;
+	uint8_t id[20];
+	uint8_t len;
+	const char *filename; /* in the file */
+};
+
+struct perf_data {
+	const char *path;
+	const uint8_t *map;
+	size_t size;
+	bool owns_map;
+	struct perf_attr_info *attrs;
+	size_t nattrs;
+	uint64_t data_off, data_size;
+	uint64_t features[4];
+	struct perf_build_id *build_ids;
+	size_t nbuild_ids;
+};
+
+/* One record, decoded as far as unwinding needs. Pointers point into the file. */
+struct perf_event_rec {
+	uint32_t type;
+	uint16_t misc;
+	uint64_t time;
+	uint32_t pid, tid;
+	uint32_t cpu;
+	const struct perf_attr_info *attr;
+	const uint8_t *raw; /* the whole record, header included */
+	uint16_t size;
+	uint64_t file_off;
+	/* PERF_RECORD_SAMPLE */
+	uint64_t ip, period;
+	const uint8_t *callchain; /* nr_callchain u64s */
+	uint64_t nr_callchain;
+	uint64_t regs_abi;
+	uint64_t regs[PERF_X86_NREGS]; /* by perf register number, 0 where not sampled */
+	uint64_t regs_mask;
+	const uint8_t *stack;
+	uint64_t stack_size; /* valid bytes (dyn_size) */
+	/* MMAP / MMAP2 */
+	uint64_t map_start, map_len, map_pgoff;
+	uint32_t map_prot;
+	const char *filename; /* NUL-terminated inside the record, checked */
+	/* COMM, FORK, EXIT */
+	const char *comm;
+	uint32_t ppid, ptid;
+	/* LOST, THROTTLE */
+	uint64_t lost;
+};
+
+int perf_data_open(const char *path, struct perf_data **out);
+/* A perf.data image in memory (fuzzing), which must outlive the result. */
+int perf_data_open_mem(const char *name, const void *data, size_t size, struct perf_data **out);
+void perf_data_close(struct perf_data *d);
+
+/* Calls fn for every record in time order (records without a time keep their place
+ * before the timed ones that follow them in the file). A non-zero return stops the walk
+ * and is returned; a malformed record gives an error naming the file and offset. */
+int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *ev, void *arg),
+		   void *arg);
+
+/* Reads the i-th callchain entry of a sample. */
+uint64_t perf_callchain_at(const struct perf_event_rec *ev, uint64_t i);
+
+/* ---- writing ---- */
+
+struct perf_writer;
+
+/* Starts path with one event attribute; records follow, then perf_writer_close(). */
+int perf_writer_open(const char *path, const struct perf_event_attr *attr,
+		     struct perf_writer **out);
+/* Appends one record exactly as the kernel produced it. */
+int perf_writer_add(struct perf_writer *w, const void *rec, size_t size);
+/* Remembers a build-id for the HEADER_BUILD_ID feature; misc is PERF_RECORD_MISC_USER
+ * or _KERNEL. */
+int perf_writer_add_build_id(struct perf_writer *w, uint32_t pid, uint16_t misc,
+			     const uint8_t *id, size_t len, const char *filename);
+/* Writes the attribute with its ids, the features and the header; frees w. */
+int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids);
+/* Frees w without finishing the file (after an error). */
+void perf_writer_abort(struct perf_writer *w);
+
+/* ---- recording ---- */
+
+/* perf_event_open; the error message says what to change (paranoid level, capability). */
+int perf_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, unsigned long flags,
+	      int *fd_out);
+/* Whether an event named by type/config opens on this machine (probing, no message). */
+bool perf_event_available(uint32_t type, uint64_t config);
+/* Whether a PMU named name exists (/sys/bus/event_source/devices/NAME). */
+bool perf_pmu_exists(const char *name);
+
+/* A mmap'd ring buffer of one event. */
+struct perf_ring {
+	int fd;
+	void *base;
+	size_t size;     /* data area, a power of two */
+	size_t page;
+	uint8_t *scratch; /* for records that wrap around the end */
+};
+
+int perf_ring_map(struct perf_ring *r, int fd, size_t data_pages);
+void perf_ring_unmap(struct perf_ring *r);
+/* Calls fn on every record now in the ring and releases them. */
+int perf_ring_drain(struct perf_ring *r, int (*fn)(const void *rec, size_t size, void *arg),
+		    void *arg);
+
+/* /proc/PID/maps: calls fn for each line's mapping. */
+struct perf_map_entry {
+	uint64_t start, end, pgoff, ino;
+	uint32_t maj, min, prot, flags;
+	const char *path; /* "" for anonymous mappings */
+};
+int perf_proc_maps(int pid, int (*fn)(const struct perf_map_entry *m, void *arg), void *arg);
+
+#endif

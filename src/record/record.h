@@ -1,0 +1,62 @@
+/*
+ * Recording sessions (perf_event_open on a command or on running processes, written as
+ * perf.data) and replay: reading a perf.data (ours or perf's), following each process's
+ * mappings through mmap, fork and exec records, and unwinding every sample.
+ */
+#ifndef TALLY_RECORD_H
+#define TALLY_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perf/perf.h"
+#include "unwind/unwind.h"
+
+/* ---- replay ---- */
+
+struct rec_stack {
+	const struct perf_event_rec *ev;
+	const struct unw_frame *frames; /* innermost first */
+	size_t n;
+	enum unw_end end;
+	size_t nkernel; /* kernel frames in the sample's callchain */
+};
+
+struct rec_replay_info {
+	uint64_t samples;
+	uint64_t lost;      /* records the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t lost_samples;
+	uint64_t throttled; /* throttle events */
+	uint64_t processes; /* distinct pids with samples */
+};
+
+/* Calls fn for every sample of path, unwound with method. The context (and its statistics)
+ * is returned in *ctx_out when not NULL, for the caller to free. */
+int rec_replay(const char *path, enum unw_method method,
+	       int (*fn)(const struct rec_stack *st, void *arg), void *arg,
+	       struct rec_replay_info *info, struct unw_ctx **ctx_out);
+
+/* ---- recording ---- */
+
+struct rec_opts {
+	uint64_t freq;        /* samples per second, or 0 when period is set */
+	uint64_t period;
+	const char *event;    /* NULL: the default event */
+	bool fp;              /* --call-graph fp: no stack copies */
+	uint32_t stack_size;  /* bytes of user stack per sample */
+	const char *output;
+	int *pids;            /* -p */
+	size_t npids;
+	char **argv;          /* -- CMD ARGS */
+	bool quiet;
+};
+
+struct rec_result {
+	uint64_t samples, lost, throttled, bytes;
+	int exit_status; /* of CMD, as a shell reports it (128+signal when killed) */
+};
+
+int rec_run(const struct rec_opts *o, struct rec_result *res);
+
+#endif

@@ -1,0 +1,177 @@
+/*
+ * Replay of a perf.data file: see record.h. Each process (pid) has its own address space;
+ * a fork copies the parent's, an exec (COMM with the exec flag) empties it before the new
+ * image's mappings arrive. Samples are unwound in time order, so each sees the mappings of
+ * its moment.
+ */
+#include "record/record.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+
+struct proc {
+	uint32_t pid;
+	bool sampled;
+	struct unw_space space;
+};
+
+struct replay {
+	struct unw_ctx *ctx;
+	struct proc *procs;
+	size_t nprocs, cap;
+	int (*fn)(const struct rec_stack *st, void *arg);
+	void *arg;
+	struct rec_replay_info *info;
+	struct unw_frame frames[512];
+};
+
+static struct proc *proc_get(struct replay *r, uint32_t pid)
+{
+	for (size_t i = r->nprocs; i > 0; i--)
+		if (r->procs[i - 1].pid == pid)
+			return &r->procs[i - 1];
+	if (r->nprocs == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		void *n = realloc(r->procs, cap * sizeof(*r->procs));
+		if (!n)
+			return NULL;
+		r->procs = n;
+		r->cap = cap;
+	}
+	struct proc *p = &r->procs[r->nprocs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+/* perf register numbers to DWARF ones (x86-64). */
+static void sample_regs(const struct perf_event_rec *ev, struct unw_regs *out)
+{
+	static const int8_t dwarf_of_perf[PERF_X86_NREGS] = {
+		[PERF_X86_AX] = 0, [PERF_X86_BX] = 3, [PERF_X86_CX] = 2, [PERF_X86_DX] = 1,
+		[PERF_X86_SI] = 4, [PERF_X86_DI] = 5, [PERF_X86_BP] = 6, [PERF_X86_SP] = 7,
+		[PERF_X86_IP] = 16, [PERF_X86_FLAGS] = -1, [PERF_X86_CS] = -1, [PERF_X86_SS] = -1,
+		[12] = -1, [13] = -1, [14] = -1, [15] = -1,
+		[16] = 8, [17] = 9, [18] = 10, [19] = 11, [20] = 12, [21] = 13, [22] = 14, [23] = 15,
+	};
+	memset(out, 0, sizeof(*out));
+	if (!ev->regs_abi)
+		return;
+	for (int i = 0; i < PERF_X86_NREGS; i++) {
+		int d = dwarf_of_perf[i];
+		if (d < 0 || !(ev->regs_mask >> i & 1))
+			continue;
+		out->r[d] = ev->regs[i];
+		out->valid |= 1u << d;
+	}
+}
+
+static size_t kernel_frames(const struct perf_event_rec *ev)
+{
+	size_t n = 0;
+	bool kernel = false;
+	for (uint64_t i = 0; i < ev->nr_callchain; i++) {
+		uint64_t ip = perf_callchain_at(ev, i);
+		if (ip >= PERF_CONTEXT_MAX) {
+			kernel = ip == PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		n += kernel;
+	}
+	return n;
+}
+
+static int on_sample(struct replay *r, const struct perf_event_rec *ev)
+{
+	struct proc *p = proc_get(r, ev->pid);
+	if (!p)
+		return -ENOMEM;
+	if (!p->sampled)
+		r->info->processes++;
+	p->sampled = true;
+	r->info->samples++;
+	struct unw_regs regs;
+	sample_regs(ev, &regs);
+	struct rec_stack st = { .ev = ev, .frames = r->frames, .nkernel = kernel_frames(ev) };
+	st.n = unw_unwind(r->ctx, &p->space, &regs, ev->stack, ev->stack_size, r->frames,
+			  sizeof(r->frames) / sizeof(r->frames[0]), &st.end);
+	return r->fn(&st, r->arg);
+}
+
+static int on_event(const struct perf_event_rec *ev, void *arg)
+{
+	struct replay *r = arg;
+	struct proc *p;
+	switch (ev->type) {
+	case PERF_RECORD_SAMPLE:
+		return on_sample(r, ev);
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (ev->pid == UINT32_MAX) /* the kernel's own image */
+			return 0;
+		if (!(p = proc_get(r, ev->pid)))
+			return -ENOMEM;
+		return unw_space_map(r->ctx, &p->space, ev->map_start, ev->map_start + ev->map_len,
+				     ev->map_pgoff, ev->map_prot, ev->filename);
+	case PERF_RECORD_COMM:
+		if ((ev->misc & PERF_RECORD_MISC_COMM_EXEC) && ev->pid == ev->tid) {
+			if (!(p = proc_get(r, ev->pid)))
+				return -ENOMEM;
+			bool sampled = p->sampled;
+			unw_space_clear(&p->space);
+			p->sampled = sampled;
+		}
+		return 0;
+	case PERF_RECORD_FORK:
+		if (ev->pid != ev->ppid) {
+			struct proc *child = proc_get(r, ev->pid), *parent;
+			if (!child || !(parent = proc_get(r, ev->ppid)))
+				return -ENOMEM;
+			child = proc_get(r, ev->pid); /* the array may have moved */
+			return unw_space_copy(&child->space, &parent->space);
+		}
+		return 0;
+	case PERF_RECORD_LOST:
+		r->info->lost += ev->lost;
+		return 0;
+	case PERF_RECORD_LOST_SAMPLES:
+		r->info->lost_samples += ev->lost;
+		return 0;
+	case PERF_RECORD_THROTTLE:
+		r->info->throttled++;
+		return 0;
+	}
+	return 0;
+}
+
+int rec_replay(const char *path, enum unw_method method,
+	       int (*fn)(const struct rec_stack *st, void *arg), void *arg,
+	       struct rec_replay_info *info, struct unw_ctx **ctx_out)
+{
+	struct rec_replay_info dummy;
+	struct replay r = { .fn = fn, .arg = arg, .info = info ? info : &dummy };
+	memset(r.info, 0, sizeof(*r.info));
+	struct perf_data *d;
+	int rc = perf_data_open(path, &d);
+	if (rc)
+		return rc;
+	if (unw_ctx_new(method, &r.ctx)) {
+		perf_data_close(d);
+		return err_set(-ENOMEM, "out of memory");
+	}
+	rc = perf_data_each(d, on_event, &r);
+	if (rc == -ENOMEM)
+		err_set(rc, "%s: out of memory", path);
+	for (size_t i = 0; i < r.nprocs; i++)
+		unw_space_clear(&r.procs[i].space);
+	free(r.procs);
+	perf_data_close(d);
+	if (ctx_out && !rc)
+		*ctx_out = r.ctx;
+	else
+		unw_ctx_free(r.ctx);
+	return rc;
+}

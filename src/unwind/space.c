@@ -1,0 +1,105 @@
+/*
+ * A process's address space as mapping events describe it: a sorted array of mappings,
+ * where a new mapping cuts away whatever it overlaps (as mmap with MAP_FIXED does).
+ */
+#include "unwind/unwind_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int reserve(struct unw_space *s, size_t extra)
+{
+	if (s->n + extra <= s->cap)
+		return 0;
+	size_t cap = s->cap ? s->cap * 2 : 32;
+	while (cap < s->n + extra)
+		cap *= 2;
+	void *n = realloc(s->maps, cap * sizeof(*s->maps));
+	if (!n)
+		return -ENOMEM;
+	s->maps = n;
+	s->cap = cap;
+	return 0;
+}
+
+int unw_space_map(struct unw_ctx *c, struct unw_space *s, uint64_t start, uint64_t end,
+		  uint64_t pgoff, uint32_t prot, const char *path)
+{
+	if (end <= start)
+		return 0;
+	if (reserve(s, 2))
+		return -ENOMEM;
+	struct unw_mapping nm = { start, end, pgoff, prot, unw_module_get(c, path) };
+	size_t out = 0, n = s->n;
+	struct unw_mapping *v = s->maps;
+	/* Cut the overlapped parts out of existing mappings; a mapping that the new one splits
+	 * in the middle leaves a tail, appended and sorted below. */
+	struct unw_mapping tail = { 0 };
+	bool have_tail = false;
+	for (size_t i = 0; i < n; i++) {
+		struct unw_mapping m = v[i];
+		if (m.end <= start || m.start >= end) {
+			v[out++] = m;
+			continue;
+		}
+		if (m.start < start && m.end > end) {
+			tail = m;
+			tail.pgoff += end - m.start;
+			tail.start = end;
+			have_tail = true;
+		}
+		if (m.start < start) {
+			m.end = start;
+			v[out++] = m;
+		} else if (m.end > end) {
+			m.pgoff += end - m.start;
+			m.start = end;
+			v[out++] = m;
+		}
+	}
+	v[out++] = nm;
+	if (have_tail)
+		v[out++] = tail;
+	s->n = out;
+	/* Insertion sort: the array is sorted but for the one or two appended entries. */
+	for (size_t i = 1; i < s->n; i++)
+		for (size_t k = i; k > 0 && v[k - 1].start > v[k].start; k--) {
+			struct unw_mapping t = v[k];
+			v[k] = v[k - 1];
+			v[k - 1] = t;
+		}
+	return 0;
+}
+
+int unw_space_copy(struct unw_space *dst, const struct unw_space *src)
+{
+	dst->n = 0;
+	if (reserve(dst, src->n))
+		return -ENOMEM;
+	if (src->n)
+		memcpy(dst->maps, src->maps, src->n * sizeof(*src->maps));
+	dst->n = src->n;
+	return 0;
+}
+
+void unw_space_clear(struct unw_space *s)
+{
+	free(s->maps);
+	memset(s, 0, sizeof(*s));
+}
+
+const struct unw_mapping *unw_space_find(const struct unw_space *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= s->maps[lo - 1].end)
+		return NULL;
+	return &s->maps[lo - 1];
+}

@@ -1,0 +1,321 @@
+/*
+ * The unwinder: one step at a time, CFI first and frame pointers as the fallback (auto),
+ * or one of them only. Memory is the copied stack and nothing else: a value outside it ends
+ * the walk as truncated rather than guessed.
+ *
+ * One rule comes from measurement (perf/libunwind give up here, issue 4): in the first
+ * frame, a register whose save slot lies below the stack pointer has already been restored
+ * (the sample hit between `pop %rbp` and `ret`), so its current value is the caller's.
+ */
+#include "unwind/unwind_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "base/cursor.h"
+#include "elf/elf.h"
+
+#define CALLEE_SAVED_X86 (1u << 3 | 1u << 6 | 1u << 12 | 1u << 13 | 1u << 14 | 1u << 15)
+
+struct mem {
+	const uint8_t *stack;
+	uint64_t base, size; /* the copy holds [base, base + size) */
+};
+
+static int mem_read(const struct mem *m, uint64_t addr, unsigned size, uint64_t *val)
+{
+	if (addr < m->base || addr - m->base > m->size || m->size - (addr - m->base) < size)
+		return -EFAULT;
+	const uint8_t *p = m->stack + (addr - m->base);
+	uint64_t v = 0;
+	for (unsigned i = 0; i < size; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	*val = v;
+	return 0;
+}
+
+struct env {
+	const struct unw_regs *regs;
+	const struct mem *mem;
+};
+
+static int env_reg(void *arg, unsigned regno, uint64_t *val)
+{
+	const struct env *e = arg;
+	if (regno >= UNW_NREGS || !(e->regs->valid >> regno & 1))
+		return -EINVAL;
+	*val = e->regs->r[regno];
+	return 0;
+}
+
+static int env_mem(void *arg, uint64_t addr, unsigned size, uint64_t *val)
+{
+	const struct env *e = arg;
+	return mem_read(e->mem, addr, size, val);
+}
+
+int unw_ctx_new(enum unw_method method, struct unw_ctx **out)
+{
+	struct unw_ctx *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->cache = calloc(UNW_CACHE_SIZE, sizeof(*c->cache));
+	if (!c->cache) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->method = method;
+	*out = c;
+	return 0;
+}
+
+void unw_ctx_free(struct unw_ctx *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nmods; i++)
+		unw_module_free(c->mods[i]);
+	free(c->mods);
+	free(c->cache);
+	free(c);
+}
+
+const struct unw_stats *unw_ctx_stats(const struct unw_ctx *c) { return &c->stats; }
+
+size_t unw_ctx_modules(const struct unw_ctx *c, struct unw_module *const **mods)
+{
+	*mods = c->mods;
+	return c->nmods;
+}
+
+const char *unw_end_name(enum unw_end e)
+{
+	static const char *const names[UNW_END_COUNT] = {
+		"outermost frame", "pc outside executable mappings", "no CFI and no frame pointer",
+		"value outside the copied stack", "step failed validation", "frame limit",
+		"no user registers",
+	};
+	return e < UNW_END_COUNT ? names[e] : "?";
+}
+
+/* One CFI step: the caller's registers from the row. 1 when the row marks the outermost
+ * frame, 0 on success, or the reason the step failed (positive enum + 2). */
+static int cfi_step(const struct dwarf_cfi_row *row, const struct unw_regs *cur,
+		    const struct mem *mem, bool first, struct unw_regs *next, enum unw_end *why)
+{
+	struct env e = { cur, mem };
+	struct dwarf_expr_env x = { env_reg, env_mem, &e, 8, false };
+	uint64_t cfa;
+	if (row->cfa.kind == DWARF_CFA_EXPR) {
+		if (dwarf_expr_eval(row->cfa.expr, row->cfa.expr_len, &x, false, 0, &cfa)) {
+			*why = UNW_END_STACK;
+			return -1;
+		}
+	} else {
+		if (row->cfa.reg >= UNW_NREGS || !(cur->valid >> row->cfa.reg & 1)) {
+			*why = UNW_END_BAD_STEP;
+			return -1;
+		}
+		cfa = cur->r[row->cfa.reg] + (uint64_t)row->cfa.off;
+	}
+	if (row->ra_reg >= UNW_NREGS || row->regs[row->ra_reg].kind == DWARF_RULE_UNDEFINED)
+		return 1;
+	uint64_t sp = cur->r[UNW_X86_RSP];
+	*next = *cur;
+	next->valid = cur->valid & CALLEE_SAVED_X86;
+	next->r[UNW_X86_RSP] = cfa;
+	next->valid |= 1u << UNW_X86_RSP;
+	for (unsigned i = 0; i < UNW_NREGS; i++) {
+		const struct dwarf_rule *r = &row->regs[i];
+		uint64_t addr, v;
+		switch (r->kind) {
+		case DWARF_RULE_UNSET:
+			if (i == row->ra_reg)
+				goto fail_bad;
+			continue;
+		case DWARF_RULE_SAME:
+			next->r[i] = cur->r[i];
+			next->valid |= cur->valid & (1u << i);
+			continue;
+		case DWARF_RULE_UNDEFINED:
+			next->valid &= ~(1u << i);
+			continue;
+		case DWARF_RULE_OFFSET:
+			addr = cfa + (uint64_t)r->off;
+			if (first && addr < sp && i != row->ra_reg) {
+				/* Already popped: see the top of the file. */
+				next->r[i] = cur->r[i];
+				next->valid |= cur->valid & (1u << i);
+				continue;
+			}
+			if (mem_read(mem, addr, 8, &v))
+				goto fail_stack;
+			break;
+		case DWARF_RULE_VAL_OFFSET:
+			v = cfa + (uint64_t)r->off;
+			break;
+		case DWARF_RULE_REGISTER:
+			if (r->reg >= UNW_NREGS || !(cur->valid >> r->reg & 1))
+				goto fail_bad;
+			v = cur->r[r->reg];
+			break;
+		case DWARF_RULE_EXPR:
+			if (dwarf_expr_eval(r->expr, r->expr_len, &x, true, cfa, &addr) ||
+			    mem_read(mem, addr, 8, &v))
+				goto fail_stack;
+			break;
+		case DWARF_RULE_VAL_EXPR:
+			if (dwarf_expr_eval(r->expr, r->expr_len, &x, true, cfa, &v))
+				goto fail_stack;
+			break;
+		default:
+			goto fail_bad;
+		}
+		next->r[i] = v;
+		next->valid |= 1u << i;
+	}
+	next->r[UNW_X86_RIP] = next->r[row->ra_reg];
+	next->valid |= (next->valid >> row->ra_reg & 1) << UNW_X86_RIP;
+	return 0;
+fail_stack:
+	*why = UNW_END_STACK;
+	return -1;
+fail_bad:
+	*why = UNW_END_BAD_STEP;
+	return -1;
+}
+
+/* One frame-pointer step: rbp points at the saved rbp, the return address above it. */
+static int fp_step(const struct unw_regs *cur, const struct mem *mem, struct unw_regs *next,
+		   enum unw_end *why)
+{
+	uint64_t bp = cur->r[UNW_X86_RBP], ra, saved;
+	if (!(cur->valid >> UNW_X86_RBP & 1) || bp < cur->r[UNW_X86_RSP] || bp & 7) {
+		*why = UNW_END_NO_CFI;
+		return -1;
+	}
+	if (mem_read(mem, bp, 8, &saved) || mem_read(mem, bp + 8, 8, &ra)) {
+		*why = UNW_END_STACK;
+		return -1;
+	}
+	*next = *cur;
+	next->valid = (cur->valid & CALLEE_SAVED_X86) | 1u << UNW_X86_RSP | 1u << UNW_X86_RIP;
+	next->r[UNW_X86_RBP] = saved;
+	next->r[UNW_X86_RSP] = bp + 16;
+	next->r[UNW_X86_RIP] = ra;
+	return 0;
+}
+
+static bool executable(const struct unw_space *s, uint64_t pc)
+{
+	const struct unw_mapping *m = unw_space_find(s, pc);
+	return m && (m->prot & PROT_EXEC);
+}
+
+/* The caller's frame must be above ours and return into code. */
+static bool valid_step(const struct unw_space *s, const struct unw_regs *cur,
+		       const struct unw_regs *next, bool first)
+{
+	if (!(next->valid >> UNW_X86_RIP & 1) || !(next->valid >> UNW_X86_RSP & 1))
+		return false;
+	uint64_t sp = cur->r[UNW_X86_RSP], nsp = next->r[UNW_X86_RSP];
+	if (first ? nsp < sp : nsp <= sp)
+		return false;
+	return executable(s, next->r[UNW_X86_RIP]);
+}
+
+static void count_end(struct unw_ctx *c, enum unw_end end, size_t n, const struct unw_frame *f)
+{
+	struct unw_stats *st = &c->stats;
+	st->samples++;
+	st->frames += n;
+	st->ends[end]++;
+	if (end == UNW_END_OUTERMOST)
+		st->complete++;
+	else
+		st->truncated++;
+	if (n <= 1)
+		st->single++;
+	if (end != UNW_END_OUTERMOST && n && f[n - 1].mod)
+		((struct unw_module *)f[n - 1].mod)->stops++;
+}
+
+size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *regs,
+		  const uint8_t *stack, uint64_t stack_size, struct unw_frame *out, size_t max,
+		  enum unw_end *end)
+{
+	struct mem mem = { stack, regs->r[UNW_X86_RSP], stack_size };
+	struct unw_regs cur = *regs, next;
+	size_t n = 0;
+	bool signal = false;
+	*end = UNW_END_DEPTH;
+	if (!(cur.valid >> UNW_X86_RIP & 1) || !(cur.valid >> UNW_X86_RSP & 1)) {
+		*end = UNW_END_NO_REGS;
+		count_end(c, *end, 0, out);
+		return 0;
+	}
+	while (n < max) {
+		uint64_t pc = cur.r[UNW_X86_RIP];
+		const struct unw_mapping *m = unw_space_find(s, pc);
+		struct unw_frame *f = &out[n++];
+		memset(f, 0, sizeof(*f));
+		f->pc = pc;
+		f->mod = m ? m->mod : NULL;
+		if (!m || !(m->prot & PROT_EXEC)) {
+			*end = UNW_END_NO_MAPPING;
+			break;
+		}
+		/* A return address points after the call: look up the call itself, except in the
+		 * sampled frame and above a signal frame, where the pc is exact. */
+		uint64_t lookup = n == 1 || signal ? pc : pc - 1, vaddr;
+		bool have_vaddr = unw_file_vaddr(m, lookup, &vaddr);
+		if (have_vaddr)
+			f->rel = vaddr + (pc - lookup);
+		enum unw_end why = UNW_END_NO_CFI;
+		int r = -1;
+		const struct dwarf_cfi_row *row = NULL, *found;
+		if (c->method != UNW_FP && have_vaddr &&
+		    unw_rule_lookup(c, m->mod, vaddr, &found) == 0) {
+			row = found;
+			r = cfi_step(row, &cur, &mem, n == 1, &next, &why);
+			if (r == 1) {
+				*end = UNW_END_OUTERMOST;
+				break;
+			}
+			if (r == 0 && !valid_step(s, &cur, &next, n == 1)) {
+				r = -1;
+				why = UNW_END_BAD_STEP;
+			}
+		}
+		if (!row && have_vaddr && m->mod->elf && vaddr - m->mod->elf->entry < 64 && n > 1) {
+			/* A return address just after an entry point without CFI (ld.so's _start
+			 * calls _dl_start_user): the first code the kernel ran, the outermost frame. */
+			*end = UNW_END_OUTERMOST;
+			break;
+		}
+		if (r != 0 && c->method != UNW_CFI) {
+			enum unw_end fwhy;
+			r = fp_step(&cur, &mem, &next, &fwhy);
+			if (r == 0 && !valid_step(s, &cur, &next, false)) {
+				r = -1;
+				fwhy = UNW_END_BAD_STEP;
+			}
+			if (r == 0) {
+				f->by_fp = true;
+				c->stats.fp_steps++;
+			} else if (!row) {
+				why = fwhy;
+			}
+		}
+		if (r != 0) {
+			*end = why;
+			break;
+		}
+		signal = row && row->signal_frame;
+		cur = next;
+	}
+	count_end(c, *end, n, out);
+	return n;
+}

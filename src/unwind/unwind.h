@@ -1,0 +1,105 @@
+/*
+ * Unwinding user stacks from a register snapshot and a copy of the stack (what
+ * PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER give). DWARF CFI first, frame pointers as
+ * the fallback; every step is validated (the return address lies in an executable mapping,
+ * the CFA moves up the stack) and a stack that cannot be followed to its outermost frame is
+ * reported as truncated, with the reason and the module where it stopped. x86-64 now; the
+ * register file and the CFI are already sized for aarch64.
+ *
+ * Ownership: struct unw_ctx owns the modules (ELF files and their CFI) and the rule cache;
+ * a struct unw_space (one process's mappings) borrows modules from the context that made it.
+ * Neither is thread-safe.
+ */
+#ifndef TALLY_UNWIND_H
+#define TALLY_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dwarf/cfi.h"
+
+/* DWARF register numbers on x86-64 (System V psABI, figure 3.36); 16 is the return address. */
+enum { UNW_X86_RBP = 6, UNW_X86_RSP = 7, UNW_X86_RIP = 16, UNW_NREGS = 17 };
+
+struct unw_regs {
+	uint64_t r[UNW_NREGS];
+	uint32_t valid; /* bit per register */
+};
+
+enum unw_method { UNW_AUTO, UNW_CFI, UNW_FP };
+
+/* Why a stack ended. UNW_END_OUTERMOST is the only complete ending. */
+enum unw_end {
+	UNW_END_OUTERMOST,  /* the CFI marked the return address undefined (_start, clone) */
+	UNW_END_NO_MAPPING, /* the pc lies in no executable mapping */
+	UNW_END_NO_CFI,     /* no CFI for the pc and no usable frame pointer */
+	UNW_END_STACK,      /* a value lay outside the copied stack */
+	UNW_END_BAD_STEP,   /* the step failed validation (CFA not moving up, bad return address) */
+	UNW_END_DEPTH,      /* the frame limit was reached */
+	UNW_END_NO_REGS,    /* the sample has no user registers (kernel thread, lost regs) */
+	UNW_END_COUNT
+};
+
+struct unw_module {
+	char *path;
+	struct elf_file *elf;
+	struct elf_file *dbg; /* separate debug file, opened when .eh_frame does not cover a pc */
+	struct dwarf_cfi *cfi;
+	bool dbg_tried;
+	bool failed;
+	uint64_t stops; /* stacks that ended in this module */
+};
+
+struct unw_mapping {
+	uint64_t start, end, pgoff;
+	uint32_t prot; /* PROT_* */
+	struct unw_module *mod; /* NULL for anonymous memory and files we cannot open */
+};
+
+struct unw_space {
+	struct unw_mapping *maps; /* sorted by start, not overlapping */
+	size_t n, cap;
+};
+
+struct unw_frame {
+	uint64_t pc;           /* return addresses as found; frame 0 is the sampled ip */
+	const struct unw_module *mod;
+	uint64_t rel;          /* the address in the module's ELF file (vaddr), 0 without one */
+	bool by_fp;            /* this frame's caller was found through the frame pointer */
+};
+
+struct unw_stats {
+	uint64_t samples, complete, single, truncated, frames, fp_steps;
+	uint64_t ends[UNW_END_COUNT];
+};
+
+struct unw_ctx;
+
+/* root: prefix for module paths (e.g. /proc/PID/root), NULL for none. */
+int unw_ctx_new(enum unw_method method, struct unw_ctx **out);
+void unw_ctx_free(struct unw_ctx *c);
+const struct unw_stats *unw_ctx_stats(const struct unw_ctx *c);
+/* Modules in the order they were opened, for reports of where stacks stopped. */
+size_t unw_ctx_modules(const struct unw_ctx *c, struct unw_module *const **mods);
+
+/* Adds a mapping of path (a file, "[vdso]", or "" for anonymous memory), replacing whatever
+ * it overlaps, as mmap does. */
+int unw_space_map(struct unw_ctx *c, struct unw_space *s, uint64_t start, uint64_t end,
+		  uint64_t pgoff, uint32_t prot, const char *path);
+int unw_space_copy(struct unw_space *dst, const struct unw_space *src);
+void unw_space_clear(struct unw_space *s);
+const struct unw_mapping *unw_space_find(const struct unw_space *s, uint64_t addr);
+
+/* Unwinds; writes at most max frames to out and returns how many it wrote. *end says why
+ * the walk ended (UNW_END_OUTERMOST: complete). Statistics are updated. */
+size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *regs,
+		  const uint8_t *stack, uint64_t stack_size, struct unw_frame *out, size_t max,
+		  enum unw_end *end);
+
+/* The ELF vaddr of an address in a mapping of a file; false when no segment holds it. */
+bool unw_file_vaddr(const struct unw_mapping *m, uint64_t addr, uint64_t *vaddr);
+
+const char *unw_end_name(enum unw_end e);
+
+#endif
