@@ -1,0 +1,167 @@
+/*
+ * tally record: sample a command or running processes into perf.data.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "record/record.h"
+
+static int run_record(int argc, char **argv);
+
+const struct cli_cmd cli_cmd_record = {
+	"record",
+	"sample a command or processes, with user stacks for DWARF unwinding",
+	"usage: tally record [-F HZ] [-c PERIOD] [-e EVENT] [--call-graph dwarf[,SIZE]|fp]\n"
+	"                    [-o FILE] (-p PID[,PID...] | -- CMD [ARGS...])\n"
+	"\n"
+	"Samples CMD (started with counting off until its exec, following its threads and\n"
+	"children) or the running processes PID into FILE (default perf.data), in perf's\n"
+	"format: `perf script -i FILE` reads it. Stops when CMD exits, or on SIGINT/SIGTERM\n"
+	"(forwarded to CMD); tally then exits with CMD's status.\n"
+	"\n"
+	"  -F HZ          samples per second (default 1000)\n"
+	"  -c PERIOD      a sample every PERIOD events instead of a frequency\n"
+	"  -e EVENT       cycles, instructions, cache-misses, branch-misses, cpu-clock,\n"
+	"                 task-clock, with :u :k :p modifiers (default: cycles where the\n"
+	"                 hardware counts them, else cpu-clock; never precise, see below)\n"
+	"  --call-graph dwarf[,SIZE]  copy SIZE bytes of user stack per sample for DWARF\n"
+	"                 unwinding (default, 32768; at most 65528)\n"
+	"  --call-graph fp  frame pointers only: on code built without them (Debian's\n"
+	"                 libraries) most stacks come out incomplete\n"
+	"  -o FILE        output file\n"
+	"  -p PID,...     attach to running processes (all their threads)\n"
+	"  -q             no summary line\n"
+	"\n"
+	"A precise event (:p) with DWARF call graphs is refused on AMD CPUs: there IBS takes\n"
+	"the ip and the kernel copies the stack at a later moment, so the stack does not\n"
+	"belong to the ip.\n",
+	run_record,
+};
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || !*s || *end || v == 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_pids(const char *s, struct rec_opts *o)
+{
+	for (const char *p = s; *p;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || v <= 0 || (*end && *end != ','))
+			return -1;
+		int *n = realloc(o->pids, (o->npids + 1) * sizeof(*n));
+		if (!n)
+			return -1;
+		o->pids = n;
+		o->pids[o->npids++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	return o->npids ? 0 : -1;
+}
+
+static int parse_call_graph(const char *s, struct rec_opts *o)
+{
+	if (!strcmp(s, "fp")) {
+		o->fp = true;
+		return 0;
+	}
+	if (strncmp(s, "dwarf", 5))
+		return -1;
+	if (!s[5])
+		return 0;
+	uint64_t size;
+	if (s[5] != ',' || parse_u64(s + 6, &size) || size > 65528 || size % 8)
+		return -1;
+	o->stack_size = (uint32_t)size;
+	return 0;
+}
+
+static int run_record(int argc, char **argv)
+{
+	const struct cli_cmd *cmd = &cli_cmd_record;
+	struct rec_opts o = { .output = "perf.data" };
+	int rc = CLI_USAGE;
+	int i;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(a, "-q")) {
+			o.quiet = true;
+			continue;
+		}
+		if (a[0] != '-')
+			break;
+		if (!v) {
+			cli_usage(cmd, "%s needs a value", a);
+			goto out;
+		}
+		i++;
+		if (!strcmp(a, "-F")) {
+			if (parse_u64(v, &o.freq)) {
+				cli_usage(cmd, "-F: not a frequency: %s", v);
+				goto out;
+			}
+		} else if (!strcmp(a, "-c")) {
+			if (parse_u64(v, &o.period)) {
+				cli_usage(cmd, "-c: not a period: %s", v);
+				goto out;
+			}
+		} else if (!strcmp(a, "-e")) {
+			o.event = v;
+		} else if (!strcmp(a, "-o")) {
+			o.output = v;
+		} else if (!strcmp(a, "-p")) {
+			if (parse_pids(v, &o)) {
+				cli_usage(cmd, "-p: not a list of process ids: %s", v);
+				goto out;
+			}
+		} else if (!strcmp(a, "--call-graph")) {
+			if (parse_call_graph(v, &o)) {
+				cli_usage(cmd, "--call-graph: expected dwarf, dwarf,SIZE (a multiple "
+					       "of 8 up to 65528) or fp: %s", v);
+				goto out;
+			}
+		} else {
+			cli_usage(cmd, "unknown option %s", a);
+			goto out;
+		}
+	}
+	if (i < argc)
+		o.argv = argv + i;
+	if (!o.argv == !o.npids) {
+		cli_usage(cmd, o.argv ? "give either -p or a command, not both"
+				      : "nothing to record: give -p PID or -- CMD");
+		goto out;
+	}
+	if (o.freq && o.period) {
+		cli_usage(cmd, "give either -F or -c, not both");
+		goto out;
+	}
+	struct rec_result res;
+	if (rec_run(&o, &res)) {
+		rc = cli_fail_err();
+		goto out;
+	}
+	if (!o.quiet)
+		fprintf(stderr, "tally record: %llu samples, %llu lost, %llu throttled, %.1f MiB "
+				"written to %s\n",
+			(unsigned long long)res.samples, (unsigned long long)res.lost,
+			(unsigned long long)res.throttled, res.bytes / 1048576.0, o.output);
+	rc = o.argv ? res.exit_status : CLI_OK;
+out:
+	free(o.pids);
+	return rc;
+}

@@ -1,0 +1,492 @@
+/*
+ * A recording session: events on every CPU for the target (a command started with counting
+ * disabled until its exec, following its children through inherit; or the threads of
+ * running processes, whose existing mappings come from /proc), ring buffers drained into a
+ * perf.data file until the command exits or SIGINT/SIGTERM arrives. The command's exit
+ * status is returned for tally to exit with. Build-ids of every mapped file go into the
+ * file's build-id feature at the end.
+ */
+#include "record/record.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "elf/elf.h"
+
+#define RING_PAGES 512 /* 2 MiB per CPU: 60 ms of 32 KiB samples at 1 kHz with room to spare */
+#define MAX_CPUS 256
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) { stop_signal = sig; }
+
+struct session {
+	const struct rec_opts *o;
+	struct perf_event_attr attr;
+	struct perf_writer *w;
+	struct perf_ring rings[MAX_CPUS];
+	int ring_fd[MAX_CPUS];
+	int *fds;
+	size_t nfds, capfds;
+	uint64_t *ids;
+	int ncpus;
+	struct rec_result *res;
+	char **files; /* mapped files, for build-ids */
+	size_t nfiles, capfiles;
+};
+
+static int add_fd(struct session *s, int fd)
+{
+	if (s->nfds == s->capfds) {
+		size_t cap = s->capfds ? s->capfds * 2 : 16;
+		int *n = realloc(s->fds, cap * sizeof(*n));
+		uint64_t *ni = realloc(s->ids, cap * sizeof(*ni));
+		if (n)
+			s->fds = n;
+		if (ni)
+			s->ids = ni;
+		if (!n || !ni)
+			return err_set(-ENOMEM, "out of memory");
+		s->capfds = cap;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &s->ids[s->nfds]) < 0)
+		s->ids[s->nfds] = 0;
+	s->fds[s->nfds++] = fd;
+	return 0;
+}
+
+static void note_file(struct session *s, const char *path)
+{
+	if (!path[0] || (path[0] == '[' && strcmp(path, "[vdso]")) || !strncmp(path, "//", 2))
+		return;
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (!strcmp(s->files[i], path))
+			return;
+	if (s->nfiles == s->capfiles) {
+		size_t cap = s->capfiles ? s->capfiles * 2 : 32;
+		char **n = realloc(s->files, cap * sizeof(*n));
+		if (!n)
+			return;
+		s->files = n;
+		s->capfiles = cap;
+	}
+	char *d = strdup(path);
+	if (d)
+		s->files[s->nfiles++] = d;
+}
+
+static int on_record(const void *rec, size_t size, void *arg)
+{
+	struct session *s = arg;
+	const struct perf_event_header *h = rec;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE: s->res->samples++; break;
+	case PERF_RECORD_LOST: s->res->lost += ((const uint64_t *)rec)[2]; break;
+	case PERF_RECORD_THROTTLE: s->res->throttled++; break;
+	case PERF_RECORD_MMAP2: {
+		const struct perf_record_mmap2 { struct perf_event_header h; uint32_t pid, tid;
+			uint64_t addr, len, pgoff; uint8_t ids[24]; uint32_t prot, flags;
+			char name[]; } *m = rec;
+		if (m->prot & PROT_EXEC && size > sizeof(*m) &&
+		    memchr(m->name, 0, size - sizeof(*m)))
+			note_file(s, m->name);
+		break;
+	}
+	}
+	s->res->bytes += size;
+	return perf_writer_add(s->w, rec, size);
+}
+
+static int drain_all(struct session *s)
+{
+	for (int c = 0; c < s->ncpus; c++) {
+		int r = perf_ring_drain(&s->rings[c], on_record, s);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The default event: cycles where the hardware counts them, else cpu-clock. Never precise:
+ * on AMD, precision means IBS, whose sampled ip and user stack come from different moments
+ * (the kernel copies the stack at the NMI, the ip from the IBS record), which breaks DWARF
+ * unwinding (seed 003). */
+static int parse_event(const struct rec_opts *o, struct perf_event_attr *a)
+{
+	static const struct { const char *name; uint32_t type; uint64_t config; } events[] = {
+		{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+		{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+		{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+		{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+		{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+		{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+		{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	};
+	if (!o->event) {
+		bool hw = perf_event_available(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+		a->type = hw ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
+		a->config = hw ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK;
+		return 0;
+	}
+	char name[64];
+	snprintf(name, sizeof(name), "%s", o->event);
+	char *mods = strchr(name, ':');
+	unsigned precise = 0;
+	if (mods) {
+		*mods++ = 0;
+		for (char *m = mods; *m; m++) {
+			if (*m == 'p')
+				precise++;
+			else if (*m == 'P')
+				precise = 3;
+			else if (*m == 'u')
+				a->exclude_kernel = 1;
+			else if (*m == 'k')
+				a->exclude_user = 1;
+			else
+				return err_set(-EINVAL, "event %s: unknown modifier '%c'", o->event, *m);
+		}
+	}
+	size_t i;
+	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		if (!strcmp(events[i].name, name))
+			break;
+	if (i == sizeof(events) / sizeof(events[0]))
+		return err_set(-EINVAL, "event %s: unknown (known: cycles, instructions, "
+					"cache-misses, branch-misses, cpu-clock, task-clock)",
+			       o->event);
+	a->type = events[i].type;
+	a->config = events[i].config;
+	a->precise_ip = precise > 3 ? 3 : precise;
+	if (precise && !o->fp && perf_pmu_exists("ibs_op"))
+		return err_set(-EINVAL, "event %s: precise events on this CPU use AMD IBS, whose "
+					"ip and stack copy come from different moments, so DWARF call "
+					"graphs would be wrong: drop the 'p' modifier, or use "
+					"--call-graph fp",
+			       o->event);
+	return 0;
+}
+
+static int setup_attr(struct session *s)
+{
+	const struct rec_opts *o = s->o;
+	struct perf_event_attr *a = &s->attr;
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	int r = parse_event(o, a);
+	if (r)
+		return r;
+	if (o->period) {
+		a->sample_period = o->period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = o->freq ? o->freq : 1000;
+	}
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	if (!o->fp) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = PERF_X86_REGS_USER_MASK;
+		a->sample_stack_user = o->stack_size ? o->stack_size : 32768;
+	}
+	a->disabled = 1;
+	a->inherit = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->sample_id_all = 1;
+	a->exclude_hv = 1;
+	a->exclude_guest = 1;
+	a->wakeup_watermark = RING_PAGES * 4096 / 4;
+	a->watermark = 1;
+	if (geteuid() != 0) {
+		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+		int p = 2;
+		if (f) {
+			if (fscanf(f, "%d", &p) != 1)
+				p = 2;
+			fclose(f);
+		}
+		if (p > 1)
+			a->exclude_kernel = 1;
+	}
+	return 0;
+}
+
+/* Events for one task on every CPU; the first task's events own the rings, the others'
+ * output is redirected into them. */
+static int open_task(struct session *s, int tid)
+{
+	for (int c = 0; c < s->ncpus; c++) {
+		int fd, r = perf_open(&s->attr, tid, c, -1, PERF_FLAG_FD_CLOEXEC, &fd);
+		if (r)
+			return r;
+		if ((r = add_fd(s, fd))) {
+			close(fd);
+			return r;
+		}
+		if (s->ring_fd[c] < 0) {
+			if ((r = perf_ring_map(&s->rings[c], fd, RING_PAGES)))
+				return r;
+			s->ring_fd[c] = fd;
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->ring_fd[c]) < 0) {
+			return err_set(-errno, "perf_event_open: redirecting output: %s",
+				       strerror(errno));
+		}
+	}
+	return 0;
+}
+
+/* Synthesized records for processes already running: what perf record -p writes too. */
+struct synth {
+	struct session *s;
+	int pid;
+};
+
+static int put_trailer(uint8_t *p, int pid, int tid)
+{
+	uint32_t ids[2] = { (uint32_t)pid, (uint32_t)tid };
+	memcpy(p, ids, 8);
+	memset(p + 8, 0, 16); /* time 0, cpu 0 */
+	return 24;
+}
+
+static int synth_map(const struct perf_map_entry *m, void *arg)
+{
+	struct synth *y = arg;
+	if (!(m->prot & PROT_EXEC))
+		return 0;
+	uint8_t buf[8192];
+	size_t name = strlen(m->path) + 1, pad = (name + 7) / 8 * 8;
+	if (pad > 4096)
+		return 0;
+	struct perf_event_header h = { PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
+				       (uint16_t)(8 + 8 + 24 + 24 + 8 + pad + 24) };
+	uint8_t *p = buf;
+	memcpy(p, &h, 8); p += 8;
+	uint32_t ids[2] = { (uint32_t)y->pid, (uint32_t)y->pid };
+	memcpy(p, ids, 8); p += 8;
+	uint64_t v[3] = { m->start, m->end - m->start, m->pgoff };
+	memcpy(p, v, 24); p += 24;
+	uint32_t dev[2] = { m->maj, m->min };
+	uint64_t ino[2] = { m->ino, 0 };
+	memcpy(p, dev, 8); memcpy(p + 8, ino, 16); p += 24;
+	uint32_t pf[2] = { m->prot, m->flags };
+	memcpy(p, pf, 8); p += 8;
+	memset(p, 0, pad);
+	memcpy(p, m->path, name); p += pad;
+	p += put_trailer(p, y->pid, y->pid);
+	return on_record(buf, (size_t)(p - buf), y->s);
+}
+
+static int synth_comm(struct session *s, int pid, int tid)
+{
+	char path[64], comm[32] = "";
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (!fgets(comm, 16, f))
+			comm[0] = 0;
+		fclose(f);
+	}
+	comm[strcspn(comm, "\n")] = 0;
+	uint8_t buf[128], *p = buf;
+	size_t pad = (strlen(comm) + 1 + 7) / 8 * 8;
+	struct perf_event_header h = { PERF_RECORD_COMM, PERF_RECORD_MISC_USER,
+				       (uint16_t)(8 + 8 + pad + 24) };
+	memcpy(p, &h, 8); p += 8;
+	uint32_t ids[2] = { (uint32_t)pid, (uint32_t)tid };
+	memcpy(p, ids, 8); p += 8;
+	memset(p, 0, pad);
+	memcpy(p, comm, strlen(comm)); p += pad;
+	p += put_trailer(p, pid, tid);
+	return on_record(buf, (size_t)(p - buf), s);
+}
+
+static int attach_pid(struct session *s, int pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return err_set(-ESRCH, "no process %d", pid);
+	int r = 0;
+	for (struct dirent *e; !r && (e = readdir(d));) {
+		int tid = atoi(e->d_name);
+		if (tid <= 0)
+			continue;
+		r = synth_comm(s, pid, tid);
+		if (!r)
+			r = open_task(s, tid);
+		if (r == -ESRCH) { /* the thread ended meanwhile */
+			err_clear();
+			r = 0;
+		}
+	}
+	closedir(d);
+	struct synth y = { s, pid };
+	if (!r)
+		r = perf_proc_maps(pid, synth_map, &y);
+	return r;
+}
+
+static void add_build_ids(struct session *s)
+{
+	for (size_t i = 0; i < s->nfiles; i++) {
+		struct elf_file *f;
+		const uint8_t *id;
+		size_t len;
+		if (strcmp(s->files[i], "[vdso]") && !elf_open(s->files[i], &f)) {
+			if (!elf_build_id(f, &id, &len))
+				perf_writer_add_build_id(s->w, UINT32_MAX, PERF_RECORD_MISC_USER, id,
+							 len, s->files[i]);
+			elf_close(f);
+		}
+		err_clear();
+		free(s->files[i]);
+	}
+	free(s->files);
+	s->files = NULL;
+	s->nfiles = 0;
+}
+
+/* Starts CMD stopped before exec: it waits on a pipe until the events exist. */
+static int spawn(char **argv, int *go_fd, pid_t *pid_out)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return err_set(-errno, "pipe: %s", strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0)
+		return err_set(-errno, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		char c;
+		close(p[1]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (read(p[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		fprintf(stderr, "tally: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	*go_fd = p[1];
+	*pid_out = pid;
+	return 0;
+}
+
+static bool targets_alive(const struct rec_opts *o)
+{
+	for (size_t i = 0; i < o->npids; i++)
+		if (kill(o->pids[i], 0) == 0 || errno == EPERM)
+			return true;
+	return false;
+}
+
+static int loop(struct session *s, pid_t child, int *status)
+{
+	struct pollfd pfd[MAX_CPUS];
+	for (int c = 0; c < s->ncpus; c++)
+		pfd[c] = (struct pollfd){ .fd = s->ring_fd[c], .events = POLLIN };
+	bool forwarded = false;
+	for (;;) {
+		poll(pfd, (nfds_t)s->ncpus, 50);
+		int r = drain_all(s);
+		if (r)
+			return r;
+		if (child > 0) {
+			if (stop_signal && !forwarded) {
+				kill(child, stop_signal);
+				forwarded = true;
+			}
+			if (waitpid(child, status, WNOHANG) == child)
+				return drain_all(s);
+		} else if (stop_signal || !targets_alive(s->o)) {
+			return drain_all(s);
+		}
+	}
+}
+
+static void cleanup(struct session *s)
+{
+	for (int c = 0; c < s->ncpus; c++)
+		perf_ring_unmap(&s->rings[c]);
+	for (size_t i = 0; i < s->nfds; i++)
+		close(s->fds[i]);
+	free(s->fds);
+	free(s->ids);
+	for (size_t i = 0; i < s->nfiles; i++)
+		free(s->files[i]);
+	free(s->files);
+}
+
+int rec_run(const struct rec_opts *o, struct rec_result *res)
+{
+	struct session s = { .o = o, .res = res };
+	memset(res, 0, sizeof(*res));
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	s.ncpus = n < 1 ? 1 : n > MAX_CPUS ? MAX_CPUS : (int)n;
+	for (int c = 0; c < MAX_CPUS; c++)
+		s.ring_fd[c] = -1;
+	int r = setup_attr(&s);
+	if (r)
+		return r;
+	pid_t child = -1;
+	int go = -1, status = 0;
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	if (o->argv) {
+		s.attr.enable_on_exec = 1;
+		r = spawn(o->argv, &go, &child);
+	}
+	if (!r)
+		r = perf_writer_open(o->output, &s.attr, &s.w);
+	if (!r && o->argv)
+		r = open_task(&s, child);
+	for (size_t i = 0; !r && i < o->npids; i++)
+		r = attach_pid(&s, o->pids[i]);
+	if (!r && !o->argv)
+		for (size_t i = 0; i < s.nfds; i++)
+			ioctl(s.fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	if (go >= 0) {
+		if (!r && write(go, "g", 1) != 1)
+			r = err_set(-errno, "starting %s: %s", o->argv[0], strerror(errno));
+		close(go);
+	}
+	if (!r)
+		r = loop(&s, child, &status);
+	if (child > 0 && r) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (s.w) {
+		if (!r) {
+			add_build_ids(&s);
+			r = perf_writer_close(s.w, s.ids, s.nfds);
+		} else {
+			perf_writer_abort(s.w);
+		}
+	}
+	cleanup(&s);
+	if (child > 0)
+		res->exit_status = WIFEXITED(status) ? WEXITSTATUS(status)
+			: WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	return r;
+}
