@@ -1,0 +1,354 @@
+/*
+ * Acceptance of issue 4, section 4: workloads built here without frame pointers (a chain
+ * main -> f1 .. f12 around malloc/free with clang+bfd, clang+lld and gcc; the same with
+ * frame pointers, where perf loses samples on glibc's `pop %rbp; ret`; recursion 40 deep;
+ * 4 threads; fork+exec) are recorded by `tally record` and by `perf record --call-graph
+ * dwarf,32768`, and both files are unwound by tally. At least 99% of each workload's samples
+ * must carry the whole expected chain. Names come from `nm` (the oracle for addresses).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "record/record.h"
+
+static char dir[64], tally[PATH_MAX + 16];
+
+static const char deep_src[] =
+	"#include <stdlib.h>\n#include <stdio.h>\n"
+	"static void *keep[4096];\n"
+	"__attribute__((noinline)) static long f12(int n) { long c = 0;"
+	" for (int i = 0; i < n; i++) { int k = i & 4095; free(keep[k]); keep[k] = malloc(64);"
+	" c += (long)keep[k]; } return c; }\n"
+	"#define F(a, b, k) __attribute__((noinline)) static long a(int n) { long r = b(n) + k;"
+	" __asm__ volatile(\"\" : \"+r\"(r)); return r; }\n"
+	"F(f11, f12, 1) F(f10, f11, 2) F(f9, f10, 3) F(f8, f9, 4) F(f7, f8, 5) F(f6, f7, 6)"
+	" F(f5, f6, 7) F(f4, f5, 8) F(f3, f4, 9) F(f2, f3, 10) F(f1, f2, 11)\n"
+	"int main(void) { long s = 0; for (int i = 0; i < 300; i++) s += f1(200000);"
+	" printf(\"%ld\\n\", s); return 0; }\n";
+
+static const char rec_src[] =
+	"#include <stdio.h>\n"
+	"__attribute__((noinline)) static double rec(int d, double x) { if (d == 0) {"
+	" for (int i = 0; i < 250000000; i++) x = x * 1.0000001 + 0.5; return x; }"
+	" double r = rec(d - 1, x + d); __asm__ volatile(\"\" : \"+x\"(r)); return r - d; }\n"
+	"int main(void) { printf(\"%f\\n\", rec(39, 1.0)); return 0; }\n";
+
+static const char thr_src[] =
+	"#include <pthread.h>\n#include <stdio.h>\n"
+	"__attribute__((noinline)) static double spin(double x) { for (int i = 0; i < 60000000; i++)"
+	" x = x * 1.0000001 + 0.25; return x; }\n"
+	"__attribute__((noinline)) static double tf2(double x) { double r = spin(x);"
+	" __asm__ volatile(\"\" : \"+x\"(r)); return r; }\n"
+	"__attribute__((noinline)) static double tf1(double x) { double r = tf2(x);"
+	" __asm__ volatile(\"\" : \"+x\"(r)); return r; }\n"
+	"static void *worker(void *a) { static double out[4]; long i = (long)a; out[i] = tf1(i);"
+	" return &out[i]; }\n"
+	"int main(void) { pthread_t t[4]; for (long i = 0; i < 4; i++)"
+	" pthread_create(&t[i], 0, worker, (void *)i); for (int i = 0; i < 4; i++)"
+	" pthread_join(t[i], 0); puts(\"done\"); return 0; }\n";
+
+static const char fork_src[] =
+	"#include <stdio.h>\n#include <unistd.h>\n#include <sys/wait.h>\n"
+	"__attribute__((noinline)) static double work(double x) { for (int i = 0; i < 160000000; i++)"
+	" x = x * 1.0000001 + 0.25; return x; }\n"
+	"__attribute__((noinline)) static double parent_side(double x) { double r = work(x);"
+	" __asm__ volatile(\"\" : \"+x\"(r)); return r; }\n"
+	"int main(int argc, char **argv) { pid_t p = fork(); if (p == 0) {"
+	" execl(argv[1], argv[1], (char *)0); _exit(127); }"
+	" printf(\"%f\\n\", parent_side(1)); int st; waitpid(p, &st, 0); return 0; }\n";
+
+static const char child_src[] =
+	"#include <stdio.h>\n"
+	"__attribute__((noinline)) static double work(double x) { for (int i = 0; i < 160000000; i++)"
+	" x = x * 1.0000001 + 0.5; return x; }\n"
+	"__attribute__((noinline)) static double child_side(double x) { double r = work(x);"
+	" __asm__ volatile(\"\" : \"+x\"(r)); return r; }\n"
+	"int main(void) { printf(\"%f\\n\", child_side(2)); return 0; }\n";
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static int write_file(const char *name, const char *text)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+static int setup(void **state)
+{
+	char self[PATH_MAX - 16];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return -1;
+	self[n] = 0;
+	*strrchr(self, '/') = 0; /* BUILD/tests/record */
+	snprintf(tally, sizeof(tally), "%s/../../tally", self);
+	strcpy(dir, "/tmp/tally-chains.XXXXXX");
+	if (!mkdtemp(dir) || write_file("deep.c", deep_src) || write_file("rec.c", rec_src) ||
+	    write_file("thr.c", thr_src) || write_file("fork.c", fork_src) ||
+	    write_file("child.c", child_src))
+		return -1;
+	return sh("cd %s && clang -O2 -g -fuse-ld=bfd -o deep_bfd deep.c"
+		  " && clang -O2 -g -fuse-ld=lld -o deep_lld deep.c && gcc -O2 -g -o deep_gcc deep.c"
+		  " && gcc -O2 -g -fno-omit-frame-pointer -o deep_fp deep.c"
+		  " && gcc -O2 -g -o rec rec.c && gcc -O2 -g -pthread -o thr thr.c"
+		  " && gcc -O2 -g -o fork fork.c && gcc -O2 -g -o child child.c", dir);
+}
+
+static int teardown(void **state)
+{
+	return sh("rm -rf %s", dir);
+}
+
+/* ---- names from nm ---- */
+
+struct sym {
+	uint64_t addr, size;
+	char name[64];
+};
+
+struct symtab {
+	char path[128];
+	struct sym *v;
+	size_t n;
+};
+
+static void load_nm(struct symtab *t, const char *path)
+{
+	snprintf(t->path, sizeof(t->path), "%s", path);
+	char cmd[256], line[512];
+	snprintf(cmd, sizeof(cmd), "nm -n -S --defined-only %s", path);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	t->v = NULL;
+	t->n = 0;
+	while (fgets(line, sizeof(line), p)) {
+		struct sym s;
+		char type;
+		if (sscanf(line, "%lx %lx %c %63s", &s.addr, &s.size, &type, s.name) != 4 ||
+		    (type != 't' && type != 'T'))
+			continue;
+		s.name[strcspn(s.name, ".")] = 0; /* f12.constprop.0 is f12 */
+		t->v = realloc(t->v, (t->n + 1) * sizeof(*t->v));
+		t->v[t->n++] = s;
+	}
+	pclose(p);
+}
+
+static const char *name_at(const struct symtab *t, const struct unw_frame *f)
+{
+	if (!f->mod || strcmp(f->mod->path, t->path))
+		return NULL;
+	uint64_t a = f->rel - 1; /* return addresses: the call is before */
+	/* Within a sized symbol only: PLT stubs have none and must not pass for _init. */
+	for (size_t i = 0; i < t->n && t->v[i].addr <= a; i++)
+		if (a - t->v[i].addr < t->v[i].size)
+			return t->v[i].name;
+	return NULL;
+}
+
+/* ---- checking chains ---- */
+
+struct check {
+	struct symtab *tabs;
+	size_t ntabs;
+	const char *const *chain; /* expected names of the workload's own frames, outermost first */
+	size_t nchain;
+	const char *const *chain2; /* for fork+exec: the other process's chain */
+	size_t nchain2;
+	uint64_t samples, good, complete;
+	uint32_t tids[64];
+	size_t ntids;
+	uint32_t pids[8];
+	size_t npids;
+};
+
+/* The workload's frames (outermost first) must be exactly the expected chain, and the stack
+ * must reach the outermost frame. Frames in libraries (malloc, free, libc's start code)
+ * are not the workload's and are skipped. */
+static bool matches(const struct rec_stack *st, const struct check *c, const char *const *chain,
+		    size_t nchain)
+{
+	const char *names[600];
+	size_t n = 0;
+	for (size_t i = st->n; i > 0 && n < 600; i--) {
+		const char *name = NULL;
+		for (size_t k = 0; k < c->ntabs && !name; k++)
+			name = name_at(&c->tabs[k], &st->frames[i - 1]);
+		if (name && strcmp(name, "_start")) /* crt1 code, not the workload */
+			names[n++] = name;
+	}
+	if (n != nchain)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], chain[i]))
+			return false;
+	return true;
+}
+
+static void note(uint32_t *v, size_t *n, size_t max, uint32_t x)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (v[i] == x)
+			return;
+	if (*n < max)
+		v[(*n)++] = x;
+}
+
+static int on_stack(const struct rec_stack *st, void *arg)
+{
+	struct check *c = arg;
+	c->samples++;
+	bool ok = matches(st, c, c->chain, c->nchain) ||
+		  (c->chain2 && matches(st, c, c->chain2, c->nchain2));
+	c->good += ok;
+	if (!ok && getenv("CHAINS_DEBUG")) {
+		for (size_t i = 0; i < st->n; i++) {
+			const char *name = NULL;
+			for (size_t k = 0; k < c->ntabs && !name; k++)
+				name = name_at(&c->tabs[k], &st->frames[i]);
+			fprintf(stderr, " %s@%lx", name ? name : "-", (unsigned long)st->frames[i].rel);
+		}
+		fprintf(stderr, "\n");
+	}
+	c->complete += st->end == UNW_END_OUTERMOST;
+	note(c->tids, &c->ntids, 64, st->ev->tid);
+	note(c->pids, &c->npids, 8, st->ev->pid);
+	return 0;
+}
+
+static void record(const char *tool, const char *bin, const char *args, char *out, size_t n)
+{
+	snprintf(out, n, "%s/%s.%s.data", dir, bin, tool);
+	int r;
+	if (!strcmp(tool, "perf"))
+		r = sh("cd %s && perf record -q -e cpu-clock -F 1000 --call-graph dwarf,32768 -o %s"
+		       " -- ./%s %s >/dev/null 2>&1", dir, out, bin, args);
+	else
+		r = sh("cd %s && %s record -q -o %s -- ./%s %s >/dev/null", dir, tally, out, bin,
+		       args);
+	assert_int_equal(r, 0);
+}
+
+static struct check run_check(const char *tool, const char *bin, const char *args,
+			      const char *const *chain, size_t nchain, const char *bin2,
+			      const char *const *chain2, size_t nchain2)
+{
+	char data[256], path[256];
+	record(tool, bin, args, data, sizeof(data));
+	static struct symtab tabs[2];
+	snprintf(path, sizeof(path), "%s/%s", dir, bin);
+	load_nm(&tabs[0], path);
+	struct check c = { .tabs = tabs, .ntabs = 1, .chain = chain, .nchain = nchain,
+			   .chain2 = chain2, .nchain2 = nchain2 };
+	if (bin2) {
+		snprintf(path, sizeof(path), "%s/%s", dir, bin2);
+		load_nm(&tabs[1], path);
+		c.ntabs = 2;
+	}
+	struct rec_replay_info info;
+	int r = rec_replay(data, UNW_AUTO, on_stack, &c, &info, NULL);
+	if (r)
+		fail_msg("%s: %s", data, err_msg());
+	print_message("%s %-9s %llu samples, %.2f%% expected chain, %.2f%% complete, %llu lost\n",
+		      tool, bin, (unsigned long long)c.samples, 100.0 * c.good / c.samples,
+		      100.0 * c.complete / c.samples, (unsigned long long)info.lost);
+	for (size_t i = 0; i < c.ntabs; i++)
+		free(tabs[i].v);
+	assert_true(c.samples >= 100);
+	assert_true(c.good * 100 >= c.samples * 99);
+	return c;
+}
+
+static const char *const deep_chain[] = { "main", "f1", "f2", "f3", "f4", "f5", "f6", "f7",
+					  "f8", "f9", "f10", "f11", "f12" };
+#define DEEP(tool, bin)                                                                  \
+	static void deep_##bin##_##tool##_chains_complete(void **state)                  \
+	{                                                                                \
+		run_check(#tool, #bin, "", deep_chain, 13, NULL, NULL, 0);               \
+	}
+DEEP(tally, deep_bfd)
+DEEP(tally, deep_lld)
+DEEP(tally, deep_gcc)
+DEEP(tally, deep_fp)
+DEEP(perf, deep_bfd)
+DEEP(perf, deep_lld)
+DEEP(perf, deep_gcc)
+DEEP(perf, deep_fp)
+
+static void recursion(const char *tool)
+{
+	const char *chain[41] = { "main" };
+	for (int i = 1; i <= 40; i++)
+		chain[i] = "rec";
+	run_check(tool, "rec", "", chain, 41, NULL, NULL, 0);
+}
+
+static void recursion_40_tally_chains_complete(void **state) { recursion("tally"); }
+static void recursion_40_perf_chains_complete(void **state) { recursion("perf"); }
+
+static void threads(const char *tool)
+{
+	static const char *const chain[] = { "worker", "tf1", "tf2", "spin" };
+	struct check c = run_check(tool, "thr", "", chain, 4, NULL, NULL, 0);
+	assert_true(c.ntids >= 4); /* every worker thread is in the profile */
+}
+
+static void threads_tally_all_present_and_complete(void **state) { threads("tally"); }
+static void threads_perf_all_present_and_complete(void **state) { threads("perf"); }
+
+static void fork_exec(const char *tool)
+{
+	static const char *const parent[] = { "main", "parent_side", "work" };
+	static const char *const child[] = { "main", "child_side", "work" };
+	char args[128];
+	snprintf(args, sizeof(args), "%s/child", dir);
+	struct check c = run_check(tool, "fork", args, parent, 3, "child", child, 3);
+	assert_true(c.npids >= 2); /* parent and the exec'd child */
+}
+
+static void fork_exec_tally_both_processes(void **state) { fork_exec("tally"); }
+static void fork_exec_perf_both_processes(void **state) { fork_exec("perf"); }
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(deep_deep_bfd_tally_chains_complete),
+		cmocka_unit_test(deep_deep_lld_tally_chains_complete),
+		cmocka_unit_test(deep_deep_gcc_tally_chains_complete),
+		cmocka_unit_test(deep_deep_fp_tally_chains_complete),
+		cmocka_unit_test(deep_deep_bfd_perf_chains_complete),
+		cmocka_unit_test(deep_deep_lld_perf_chains_complete),
+		cmocka_unit_test(deep_deep_gcc_perf_chains_complete),
+		cmocka_unit_test(deep_deep_fp_perf_chains_complete),
+		cmocka_unit_test(recursion_40_tally_chains_complete),
+		cmocka_unit_test(recursion_40_perf_chains_complete),
+		cmocka_unit_test(threads_tally_all_present_and_complete),
+		cmocka_unit_test(threads_perf_all_present_and_complete),
+		cmocka_unit_test(fork_exec_tally_both_processes),
+		cmocka_unit_test(fork_exec_perf_both_processes),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
