@@ -1,0 +1,94 @@
+# tally record: perf script reads what it writes, exit status, usage errors, -p, signals.
+. tests/lib.sh
+
+cat > "$TMP/spin.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) static double spin(double x, long n) { for (long i = 0; i < n; i++) x = x * 1.0000001 + 0.25; return x; }
+int main(int argc, char **argv) { double r = spin(1, argc > 1 ? atol(argv[1]) : 100000000); printf("%f\n", r); return argc > 2 ? atoi(argv[2]) : 0; }
+C
+gcc -O2 -g -o "$TMP/spin" "$TMP/spin.c" || { fail build_spin; exit 0; }
+
+# perf script is the oracle for the file format: every sample we count, it prints.
+"$TALLY" record -o "$TMP/a.data" -- "$TMP/spin" >/dev/null 2>"$TMP/err"
+rc=$?
+ours=$(sed -n 's/^tally record: \([0-9]*\) samples.*/\1/p' "$TMP/err")
+theirs=$(perf script -i "$TMP/a.data" -F ip 2>/dev/null | grep -c .)
+[ $rc -eq 0 ] && [ -n "$ours" ] && [ "$ours" -gt 50 ] && [ "$ours" = "$theirs" ] \
+	&& pass record_perf_script_reads_every_sample \
+	|| fail record_perf_script_reads_every_sample "rc=$rc tally=$ours perf=$theirs"
+
+# The samples are in spin, as perf script symbolizes them.
+n=$(perf script -i "$TMP/a.data" -F sym 2>/dev/null | grep -c '^ *spin')
+[ "$n" -gt $((theirs * 9 / 10)) ] && pass record_samples_land_in_spin || fail record_samples_land_in_spin "$n of $theirs"
+
+# Build-ids of the mapped files are in the header, as perf reads them.
+want=$(readelf -n "$TMP/spin" | awk '/Build ID/{print $3}')
+perf buildid-list -i "$TMP/a.data" 2>/dev/null | grep -q "^$want .*spin$" \
+	&& pass record_writes_build_ids || fail record_writes_build_ids "$want"
+
+"$TALLY" record -q -o "$TMP/b.data" -- "$TMP/spin" 1000 7 >/dev/null; rc=$?
+[ $rc -eq 7 ] && pass record_exit_status_is_the_commands || fail record_exit_status_is_the_commands "rc=$rc"
+
+"$TALLY" record -q -o "$TMP/c.data" -- /nonexistent/cmd 2>/dev/null; rc=$?
+[ $rc -eq 127 ] && pass record_missing_command_exits_127 || fail record_missing_command_exits_127 "rc=$rc"
+
+"$TALLY" record -o "$TMP/x" 2>/dev/null; rc=$?
+[ $rc -eq 2 ] && pass record_without_target_is_usage || fail record_without_target_is_usage "rc=$rc"
+"$TALLY" record --call-graph dwarf,12345 -- true 2>/dev/null; rc=$?
+[ $rc -eq 2 ] && pass record_bad_stack_size_is_usage || fail record_bad_stack_size_is_usage "rc=$rc"
+err=$("$TALLY" record -e bogus -o "$TMP/x" -- true 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ "$err" == "tally: event bogus: unknown"* ]] \
+	&& pass record_unknown_event_is_named || fail record_unknown_event_is_named "$rc $err"
+
+# SIGINT stops recording cleanly: the command is told, the file is complete.
+"$TALLY" record -q -o "$TMP/d.data" -- "$TMP/spin" 100000000000 >/dev/null 2>&1 &
+tp=$!
+sleep 0.5
+kill -INT $tp
+wait $tp
+n=$(perf script -i "$TMP/d.data" -F ip 2>/dev/null | grep -c .)
+[ "$n" -gt 100 ] && pass record_sigint_leaves_complete_file || fail record_sigint_leaves_complete_file "$n samples"
+
+# -p: attach to a running process, detach on SIGTERM, the process keeps running.
+"$TMP/spin" 100000000000 >/dev/null &
+sp=$!
+"$TALLY" record -q -o "$TMP/e.data" -p $sp 2>/dev/null &
+tp=$!
+sleep 0.6
+kill -TERM $tp
+wait $tp; rc=$?
+n=$(perf script -i "$TMP/e.data" -F sym 2>/dev/null | grep -c '^ *spin')
+if kill -0 $sp 2>/dev/null && [ $rc -eq 0 ] && [ "$n" -gt 100 ]; then
+	pass record_pid_attach_and_detach_leaves_target_running
+else
+	fail record_pid_attach_and_detach_leaves_target_running "rc=$rc samples in spin=$n"
+fi
+# SIGKILL of tally does not harm the target either.
+"$TALLY" record -q -o "$TMP/f.data" -p $sp 2>/dev/null &
+tp=$!
+sleep 0.3
+kill -KILL $tp
+wait $tp 2>/dev/null
+sleep 0.1
+kill -0 $sp 2>/dev/null && pass record_sigkill_leaves_target_running || fail record_sigkill_leaves_target_running
+kill $sp
+wait $sp 2>/dev/null
+
+# A truncated perf.data is refused with the file named, not read past its end.
+head -c 300 "$TMP/a.data" > "$TMP/trunc.data"
+cat > "$TMP/r.c" <<'C'
+#include <stdio.h>
+#include "record/record.h"
+#include "base/err.h"
+static int fn(const struct rec_stack *st, void *arg) { return 0; }
+int main(int argc, char **argv) { if (rec_replay(argv[1], UNW_AUTO, fn, 0, 0, 0)) { printf("%s\n", err_msg()); return 1; } return 0; }
+C
+if cc -I"$ROOT/src" -I"$ROOT/include" -o "$TMP/r" "$TMP/r.c" "$ROOT/$BUILD/libtally.a" -lz -lzstd $([ "$BUILD" = build-asan ] && echo -fsanitize=address,undefined) 2>"$TMP/cc.err"; then
+	out=$("$TMP/r" "$TMP/trunc.data"); rc=$?
+	[ $rc -eq 1 ] && [[ "$out" == "$TMP/trunc.data: at 0x"* ]] \
+		&& pass replay_truncated_file_names_file_and_offset \
+		|| fail replay_truncated_file_names_file_and_offset "$rc $out"
+else
+	fail replay_truncated_file_names_file_and_offset "$(head -3 "$TMP/cc.err")"
+fi
