@@ -13,13 +13,13 @@ gcc -O2 -g -o "$TMP/spin" "$TMP/spin.c" || { fail build_spin; exit 0; }
 "$TALLY" record -o "$TMP/a.data" -- "$TMP/spin" >/dev/null 2>"$TMP/err"
 rc=$?
 ours=$(sed -n 's/^tally record: \([0-9]*\) samples.*/\1/p' "$TMP/err")
-theirs=$(perf script -i "$TMP/a.data" -F ip 2>/dev/null | grep -c .)
+theirs=$(perf script -i "$TMP/a.data" -F time 2>/dev/null | grep -c ':')
 [ $rc -eq 0 ] && [ -n "$ours" ] && [ "$ours" -gt 50 ] && [ "$ours" = "$theirs" ] \
 	&& pass record_perf_script_reads_every_sample \
 	|| fail record_perf_script_reads_every_sample "rc=$rc tally=$ours perf=$theirs"
 
 # The samples are in spin, as perf script symbolizes them.
-n=$(perf script -i "$TMP/a.data" -F sym 2>/dev/null | grep -c '^ *spin')
+n=$(perf script -i "$TMP/a.data" -F ip,sym --no-inline 2>/dev/null | grep -c ' spin')
 [ "$n" -gt $((theirs * 9 / 10)) ] && pass record_samples_land_in_spin || fail record_samples_land_in_spin "$n of $theirs"
 
 # Build-ids of the mapped files are in the header, as perf reads them.
@@ -47,7 +47,7 @@ tp=$!
 sleep 0.5
 kill -INT $tp
 wait $tp
-n=$(perf script -i "$TMP/d.data" -F ip 2>/dev/null | grep -c .)
+n=$(perf script -i "$TMP/d.data" -F time 2>/dev/null | grep -c ':')
 [ "$n" -gt 100 ] && pass record_sigint_leaves_complete_file || fail record_sigint_leaves_complete_file "$n samples"
 
 # -p: attach to a running process, detach on SIGTERM, the process keeps running.
@@ -58,7 +58,7 @@ tp=$!
 sleep 0.6
 kill -TERM $tp
 wait $tp; rc=$?
-n=$(perf script -i "$TMP/e.data" -F sym 2>/dev/null | grep -c '^ *spin')
+n=$(perf script -i "$TMP/e.data" -F ip,sym --no-inline 2>/dev/null | grep -c ' spin')
 if kill -0 $sp 2>/dev/null && [ $rc -eq 0 ] && [ "$n" -gt 100 ]; then
 	pass record_pid_attach_and_detach_leaves_target_running
 else
