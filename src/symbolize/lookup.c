@@ -99,7 +99,7 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 			f->function = name;
 			f->sym_start = start;
 			const char *file = m->symbols.tab.syms[idx].file;
-			if (!f->file && file)
+			if (!f->file && file && *file)
 				f->file = file;
 		}
 	}
