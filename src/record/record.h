@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "perf/perf.h"
 #include "unwind/unwind.h"
@@ -21,6 +22,7 @@ struct rec_stack {
 	size_t n;
 	enum unw_end end;
 	size_t nkernel; /* kernel frames in the sample's callchain */
+	const char *comm; /* the thread's command name, "" before any COMM record */
 };
 
 struct rec_replay_info {
@@ -36,6 +38,22 @@ struct rec_replay_info {
 int rec_replay(const char *path, enum unw_method method,
 	       int (*fn)(const struct rec_stack *st, void *arg), void *arg,
 	       struct rec_replay_info *info, struct unw_ctx **ctx_out);
+
+/* Folded stacks ("comm;outermost;...;innermost COUNT" per line, sorted: flame graph input)
+ * of path, unwound with method and symbolized with inline frames. A stack that was not
+ * unwound to its outermost frame starts with "[truncated]" after the comm; kernel frames
+ * (from /proc/kallsyms when readable) end the line. */
+struct rec_quality {
+	struct rec_replay_info info;
+	struct unw_stats stats;
+	char stop_modules[3][64]; /* where truncated stacks ended most often */
+	uint64_t stop_counts[3];
+	enum unw_method method;
+};
+int rec_folded(const char *path, enum unw_method method, FILE *out, struct rec_quality *q);
+/* The unwind-quality header of a report: samples, lost, single-frame and truncated
+ * shares, average depth, where stacks stopped; a warning when only frame pointers ran. */
+void rec_quality_print(FILE *out, const struct rec_quality *q);
 
 /* ---- recording ---- */
 

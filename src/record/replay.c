@@ -7,6 +7,7 @@
 #include "record/record.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,8 +19,15 @@ struct proc {
 	struct unw_space space;
 };
 
+struct thread_comm {
+	uint32_t tid;
+	char comm[16];
+};
+
 struct replay {
 	struct unw_ctx *ctx;
+	struct thread_comm *comms;
+	size_t ncomms, capcomms;
 	struct proc *procs;
 	size_t nprocs, cap;
 	int (*fn)(const struct rec_stack *st, void *arg);
@@ -84,6 +92,36 @@ static size_t kernel_frames(const struct perf_event_rec *ev)
 	return n;
 }
 
+static const char *comm_of(const struct replay *r, uint32_t tid)
+{
+	for (size_t i = r->ncomms; i > 0; i--)
+		if (r->comms[i - 1].tid == tid)
+			return r->comms[i - 1].comm;
+	return "";
+}
+
+static int set_comm(struct replay *r, uint32_t tid, const char *comm)
+{
+	struct thread_comm *t = NULL;
+	for (size_t i = r->ncomms; i > 0 && !t; i--)
+		if (r->comms[i - 1].tid == tid)
+			t = &r->comms[i - 1];
+	if (!t) {
+		if (r->ncomms == r->capcomms) {
+			size_t cap = r->capcomms ? r->capcomms * 2 : 16;
+			void *n = realloc(r->comms, cap * sizeof(*r->comms));
+			if (!n)
+				return -ENOMEM;
+			r->comms = n;
+			r->capcomms = cap;
+		}
+		t = &r->comms[r->ncomms++];
+		t->tid = tid;
+	}
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	return 0;
+}
+
 static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 {
 	struct proc *p = proc_get(r, ev->pid);
@@ -95,7 +133,8 @@ static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 	r->info->samples++;
 	struct unw_regs regs;
 	sample_regs(ev, &regs);
-	struct rec_stack st = { .ev = ev, .frames = r->frames, .nkernel = kernel_frames(ev) };
+	struct rec_stack st = { .ev = ev, .frames = r->frames, .nkernel = kernel_frames(ev),
+				.comm = comm_of(r, ev->tid) };
 	st.n = unw_unwind(r->ctx, &p->space, &regs, ev->stack, ev->stack_size, r->frames,
 			  sizeof(r->frames) / sizeof(r->frames[0]), &st.end);
 	return r->fn(&st, r->arg);
@@ -117,6 +156,8 @@ static int on_event(const struct perf_event_rec *ev, void *arg)
 		return unw_space_map(r->ctx, &p->space, ev->map_start, ev->map_start + ev->map_len,
 				     ev->map_pgoff, ev->map_prot, ev->filename);
 	case PERF_RECORD_COMM:
+		if (set_comm(r, ev->tid, ev->comm))
+			return -ENOMEM;
 		if ((ev->misc & PERF_RECORD_MISC_COMM_EXEC) && ev->pid == ev->tid) {
 			if (!(p = proc_get(r, ev->pid)))
 				return -ENOMEM;
@@ -126,6 +167,12 @@ static int on_event(const struct perf_event_rec *ev, void *arg)
 		}
 		return 0;
 	case PERF_RECORD_FORK:
+		{
+			char parent[16]; /* copied: set_comm may move the array */
+			snprintf(parent, sizeof(parent), "%s", comm_of(r, ev->ptid));
+			if (set_comm(r, ev->tid, parent))
+				return -ENOMEM;
+		}
 		if (ev->pid != ev->ppid) {
 			struct proc *child = proc_get(r, ev->pid), *parent;
 			if (!child || !(parent = proc_get(r, ev->ppid)))
@@ -168,6 +215,7 @@ int rec_replay(const char *path, enum unw_method method,
 	for (size_t i = 0; i < r.nprocs; i++)
 		unw_space_clear(&r.procs[i].space);
 	free(r.procs);
+	free(r.comms);
 	perf_data_close(d);
 	if (ctx_out && !rc)
 		*ctx_out = r.ctx;

@@ -279,6 +279,8 @@ static struct check run_check(const char *tool, const char *bin, const char *arg
 		free(tabs[i].v);
 	assert_true(c.samples >= 100);
 	assert_true(c.good * 100 >= c.samples * 99);
+	if (!strcmp(tool, "tally")) /* 1 kHz with 32 KiB stacks: tally's rings lose nothing */
+		assert_int_equal(info.lost, 0);
 	return c;
 }
 
@@ -332,6 +334,71 @@ static void fork_exec(const char *tool)
 static void fork_exec_tally_both_processes(void **state) { fork_exec("tally"); }
 static void fork_exec_perf_both_processes(void **state) { fork_exec("perf"); }
 
+/* The same chains through the symbolizer, as folded stacks: the deep chain's lines carry
+ * all of main;f1;...;f12 in order for at least 99% of the samples. */
+static void folded(const char *tool, const char *bin)
+{
+	char data[256];
+	record(tool, bin, "", data, sizeof(data));
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct rec_quality q;
+	if (rec_folded(data, UNW_AUTO, out, &q))
+		fail_msg("%s: %s", data, err_msg());
+	fclose(out);
+	uint64_t total = 0, good = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char *sp = strrchr(line, ' ');
+		assert_non_null(sp);
+		uint64_t n = strtoull(sp + 1, NULL, 10);
+		total += n;
+		/* gcc's clones (f5.constprop.0) are the functions of the source */
+		char *w = line;
+		for (char *r = line; *r;) {
+			if (*r == '.' && r < sp)
+				while (*r && *r != ';' && r < sp)
+					r++;
+			else
+				*w++ = *r++;
+		}
+		*w = 0;
+		if (strstr(line, ";main;f1;f2;f3;f4;f5;f6;f7;f8;f9;f10;f11;f12") &&
+		    !strstr(line, "[truncated]") && !strncmp(line, bin, strlen(bin)))
+			good += n;
+	}
+	free(text);
+	print_message("folded %s %s: %llu of %llu samples with the whole chain\n", tool, bin,
+		      (unsigned long long)good, (unsigned long long)total);
+	assert_int_equal(total, q.info.samples);
+	assert_true(total >= 100 && good * 100 >= total * 99);
+	assert_true(q.stats.complete * 100 >= q.stats.samples * 99);
+}
+
+static void folded_tally_deep_lld_symbolized_chains(void **state) { folded("tally", "deep_lld"); }
+static void folded_perf_deep_gcc_symbolized_chains(void **state) { folded("perf", "deep_gcc"); }
+
+/* Frame pointers only, on a build without them: most stacks end early, and say so. */
+static void fp_only_on_code_without_frame_pointers_is_marked_truncated(void **state)
+{
+	char data[256];
+	record("tally", "deep_gcc", "", data, sizeof(data));
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct rec_quality q;
+	assert_int_equal(rec_folded(data, UNW_FP, out, &q), 0);
+	fclose(out);
+	assert_true(q.stats.truncated * 2 > q.stats.samples);
+	assert_non_null(strstr(text, ";[truncated];"));
+	free(text);
+	out = open_memstream(&text, &len);
+	rec_quality_print(out, &q);
+	fclose(out);
+	assert_non_null(strstr(text, "# warning: frame pointers only"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +416,9 @@ int main(void)
 		cmocka_unit_test(threads_perf_all_present_and_complete),
 		cmocka_unit_test(fork_exec_tally_both_processes),
 		cmocka_unit_test(fork_exec_perf_both_processes),
+		cmocka_unit_test(folded_tally_deep_lld_symbolized_chains),
+		cmocka_unit_test(folded_perf_deep_gcc_symbolized_chains),
+		cmocka_unit_test(fp_only_on_code_without_frame_pointers_is_marked_truncated),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

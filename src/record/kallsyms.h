@@ -1,0 +1,25 @@
+/*
+ * /proc/kallsyms as a sorted table of kernel text symbols.
+ */
+#ifndef TALLY_RECORD_KALLSYMS_H
+#define TALLY_RECORD_KALLSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rec_ksym {
+	uint64_t addr;
+	char *name;
+};
+
+struct rec_kallsyms {
+	struct rec_ksym *syms;
+	size_t n;
+};
+
+void rec_kallsyms_load(struct rec_kallsyms *k);
+/* The symbol at or before addr, NULL when the table is empty. */
+const char *rec_kallsyms_find(const struct rec_kallsyms *k, uint64_t addr);
+void rec_kallsyms_free(struct rec_kallsyms *k);
+
+#endif
