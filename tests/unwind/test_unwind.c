@@ -1,0 +1,262 @@
+/*
+ * The unwinder on hand-made stacks over a program assembled here with explicit CFI
+ * (_start marks the return address undefined, outer has a 32-byte frame, leaf pushes rbp
+ * and uses it as the CFA register). Each test builds the registers and stack copy a
+ * sample would carry and checks the frames and the ending.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "unwind/unwind.h"
+
+static const char asm_src[] =
+	"\t.text\n\t.globl _start\n_start:\n\t.cfi_startproc\n\t.cfi_undefined rip\n"
+	"\tcall outer\n\t.globl after_outer\nafter_outer:\n\thlt\n\t.cfi_endproc\n"
+	"outer:\n\t.cfi_startproc\n\tsub $24, %rsp\n\t.cfi_def_cfa_offset 32\n\tcall leaf\n"
+	"\t.globl after_leaf\nafter_leaf:\n\tadd $24, %rsp\n\t.cfi_def_cfa_offset 8\n\tret\n"
+	"\t.cfi_endproc\n"
+	"leaf:\n\t.cfi_startproc\n\tpush %rbp\n\t.cfi_def_cfa_offset 16\n\t.cfi_offset rbp, -16\n"
+	"\tmov %rsp, %rbp\n\t.cfi_def_cfa_register rbp\n\tnop\n\t.globl leaf_body\nleaf_body:\n"
+	"\tnop\n\tpop %rbp\n\t.cfi_def_cfa rsp, 8\n\t.globl leaf_ret\nleaf_ret:\n\tret\n"
+	"\t.cfi_endproc\n"
+	"\t.section .rodata\n\t.globl data\ndata:\n\t.quad 0\n";
+
+static char dir[64], prog[128];
+static uint64_t a_after_outer, a_after_leaf, a_leaf_body, a_leaf_ret, a_data;
+
+static uint64_t sym(const char *name)
+{
+	char cmd[256], line[256];
+	snprintf(cmd, sizeof(cmd), "nm %s", prog);
+	FILE *p = popen(cmd, "r");
+	uint64_t v = 0;
+	while (p && fgets(line, sizeof(line), p)) {
+		unsigned long long a;
+		char t, n[64];
+		if (sscanf(line, "%llx %c %63s", &a, &t, n) == 3 && !strcmp(n, name))
+			v = a;
+	}
+	if (p)
+		pclose(p);
+	return v;
+}
+
+static int setup(void **state)
+{
+	strcpy(dir, "/tmp/tally-unwind.XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	char src[128], cmd[512];
+	snprintf(src, sizeof(src), "%s/t.S", dir);
+	snprintf(prog, sizeof(prog), "%s/t", dir);
+	FILE *f = fopen(src, "w");
+	if (!f)
+		return -1;
+	fputs(asm_src, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "gcc -nostdlib -static -no-pie -o %s %s", prog, src);
+	if (system(cmd))
+		return -1;
+	a_after_outer = sym("after_outer");
+	a_after_leaf = sym("after_leaf");
+	a_leaf_body = sym("leaf_body");
+	a_leaf_ret = sym("leaf_ret");
+	a_data = sym("data");
+	return a_after_outer && a_after_leaf && a_leaf_body && a_leaf_ret && a_data ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
+/* The process: text executable, .rodata not, both mapped where the static link put them
+ * (one page each, as non-PIE static links lay them out). */
+struct fixture {
+	struct unw_ctx *ctx;
+	struct unw_space space;
+	uint64_t stack[32]; /* the copy starts at S = STACK_BASE */
+	struct unw_regs regs;
+	struct unw_frame frames[16];
+};
+
+#define STACK_BASE 0x7ffd0000ull
+
+static void map_program(struct fixture *fx)
+{
+	assert_int_equal(unw_ctx_new(UNW_AUTO, &fx->ctx), 0);
+	uint64_t text = a_after_outer & ~0xfffull, ro = a_data & ~0xfffull;
+	assert_int_equal(unw_space_map(fx->ctx, &fx->space, text, text + 0x1000, text - 0x400000,
+				       PROT_READ | PROT_EXEC, prog), 0);
+	assert_int_equal(unw_space_map(fx->ctx, &fx->space, ro, ro + 0x1000, ro - 0x400000,
+				       PROT_READ, prog), 0);
+}
+
+static void set(struct unw_regs *r, unsigned reg, uint64_t v)
+{
+	r->r[reg] = v;
+	r->valid |= 1u << reg;
+}
+
+/* Inside leaf after its prologue: [S] saved rbp, [S+8] return into outer, outer's frame of
+ * 24 bytes, then its return into _start at S+40. */
+static void in_leaf_body(struct fixture *fx)
+{
+	memset(fx->stack, 0, sizeof(fx->stack));
+	fx->stack[0] = 0x1234;
+	fx->stack[1] = a_after_leaf;
+	fx->stack[5] = a_after_outer;
+	memset(&fx->regs, 0, sizeof(fx->regs));
+	set(&fx->regs, UNW_X86_RIP, a_leaf_body);
+	set(&fx->regs, UNW_X86_RSP, STACK_BASE);
+	set(&fx->regs, UNW_X86_RBP, STACK_BASE);
+}
+
+static size_t unwind(struct fixture *fx, uint64_t sp, size_t copy, enum unw_end *end)
+{
+	const uint8_t *bytes = (const uint8_t *)fx->stack + (sp - STACK_BASE);
+	return unw_unwind(fx->ctx, &fx->space, &fx->regs, bytes, copy, fx->frames, 16, end);
+}
+
+static void done(struct fixture *fx)
+{
+	unw_space_clear(&fx->space);
+	unw_ctx_free(fx->ctx);
+}
+
+static void unwind_reaches_outermost_frame_through_cfi(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	in_leaf_body(&fx);
+	enum unw_end end;
+	size_t n = unwind(&fx, STACK_BASE, sizeof(fx.stack), &end);
+	assert_int_equal(end, UNW_END_OUTERMOST);
+	assert_int_equal(n, 3);
+	assert_int_equal(fx.frames[0].pc, a_leaf_body);
+	assert_int_equal(fx.frames[1].pc, a_after_leaf);
+	assert_int_equal(fx.frames[2].pc, a_after_outer);
+	assert_int_equal(unw_ctx_stats(fx.ctx)->complete, 1);
+	done(&fx);
+}
+
+/* On `ret` after `pop %rbp` the CFI still says rbp is saved at CFA-16, which is now below
+ * the stack pointer and outside the copy: the register already holds the caller's value. */
+static void unwind_register_saved_below_sp_in_first_frame_is_current(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	in_leaf_body(&fx);
+	fx.regs.r[UNW_X86_RIP] = a_leaf_ret;
+	fx.regs.r[UNW_X86_RSP] = STACK_BASE + 8;
+	fx.regs.r[UNW_X86_RBP] = 0x1234;
+	enum unw_end end;
+	size_t n = unwind(&fx, STACK_BASE + 8, sizeof(fx.stack) - 8, &end);
+	assert_int_equal(end, UNW_END_OUTERMOST);
+	assert_int_equal(n, 3);
+	done(&fx);
+}
+
+/* A stack copy that ends before outer's return address: the walk ends, marked truncated,
+ * not completed with a guess. */
+static void unwind_past_copied_stack_is_truncated(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	in_leaf_body(&fx);
+	enum unw_end end;
+	size_t n = unwind(&fx, STACK_BASE, 24, &end);
+	assert_int_equal(end, UNW_END_STACK);
+	assert_int_equal(n, 2);
+	assert_int_equal(unw_ctx_stats(fx.ctx)->truncated, 1);
+	done(&fx);
+}
+
+/* A return address into data fails validation under CFI and under the frame pointer: one
+ * frame, truncated, and counted as single-frame rather than as a success. */
+static void unwind_return_into_non_executable_mapping_fails(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	in_leaf_body(&fx);
+	fx.stack[1] = a_data;
+	enum unw_end end;
+	size_t n = unwind(&fx, STACK_BASE, sizeof(fx.stack), &end);
+	assert_int_equal(n, 1);
+	assert_int_equal(end, UNW_END_BAD_STEP);
+	const struct unw_stats *st = unw_ctx_stats(fx.ctx);
+	assert_int_equal(st->complete, 0);
+	assert_int_equal(st->single, 1);
+	done(&fx);
+}
+
+/* rbp (the CFA register in leaf's body) below the stack pointer would move the CFA down. */
+static void unwind_cfa_must_move_up(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	in_leaf_body(&fx);
+	fx.regs.r[UNW_X86_RBP] = STACK_BASE - 64;
+	enum unw_end end;
+	size_t n = unwind(&fx, STACK_BASE, sizeof(fx.stack), &end);
+	assert_int_equal(n, 1);
+	assert_int_not_equal(end, UNW_END_OUTERMOST);
+	done(&fx);
+}
+
+/* A pc in no mapping at all (JIT code, a stale sample) ends at once. */
+static void unwind_pc_outside_mappings_ends_there(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	in_leaf_body(&fx);
+	fx.regs.r[UNW_X86_RIP] = 0x10;
+	enum unw_end end;
+	size_t n = unwind(&fx, STACK_BASE, sizeof(fx.stack), &end);
+	assert_int_equal(n, 1);
+	assert_int_equal(end, UNW_END_NO_MAPPING);
+	done(&fx);
+}
+
+/* mmap over the middle of a mapping splits it; file offsets of the tail follow. */
+static void space_map_splits_overlapped_mapping(void **state)
+{
+	struct unw_ctx *c;
+	struct unw_space s = { 0 };
+	assert_int_equal(unw_ctx_new(UNW_AUTO, &c), 0);
+	assert_int_equal(unw_space_map(c, &s, 0x1000, 0x5000, 0, PROT_READ, ""), 0);
+	assert_int_equal(unw_space_map(c, &s, 0x2000, 0x3000, 0, PROT_READ | PROT_EXEC, ""), 0);
+	assert_int_equal(s.n, 3);
+	const struct unw_mapping *m = unw_space_find(&s, 0x3800);
+	assert_non_null(m);
+	assert_int_equal(m->start, 0x3000);
+	assert_int_equal(m->pgoff, 0x2000);
+	assert_true(unw_space_find(&s, 0x2800)->prot & PROT_EXEC);
+	assert_null(unw_space_find(&s, 0x5000));
+	unw_space_clear(&s);
+	unw_ctx_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(unwind_reaches_outermost_frame_through_cfi),
+		cmocka_unit_test(unwind_register_saved_below_sp_in_first_frame_is_current),
+		cmocka_unit_test(unwind_past_copied_stack_is_truncated),
+		cmocka_unit_test(unwind_return_into_non_executable_mapping_fails),
+		cmocka_unit_test(unwind_cfa_must_move_up),
+		cmocka_unit_test(unwind_pc_outside_mappings_ends_there),
+		cmocka_unit_test(space_map_splits_overlapped_mapping),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
