@@ -54,7 +54,8 @@ static struct tally_symbolizer *symbolizer(struct folded *f, const struct unw_mo
 	struct symcache *c = &f->syms[f->nsyms++];
 	c->mod = m;
 	c->s = NULL;
-	if (m->path[0] != '[' && tally_symbolizer_open(m->path, NULL, &c->s))
+	/* The file the unwinder read: a build-id cache copy when the path was rebuilt. */
+	if (m->file && tally_symbolizer_open(m->file, NULL, &c->s))
 		err_clear();
 	return c->s;
 }

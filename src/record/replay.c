@@ -209,7 +209,11 @@ int rec_replay(const char *path, enum unw_method method,
 		perf_data_close(d);
 		return err_set(-ENOMEM, "out of memory");
 	}
-	rc = perf_data_each(d, on_event, &r);
+	for (size_t i = 0; i < d->nbuild_ids && !rc; i++)
+		rc = unw_ctx_expect_build_id(r.ctx, d->build_ids[i].filename, d->build_ids[i].id,
+					     d->build_ids[i].len);
+	if (!rc)
+		rc = perf_data_each(d, on_event, &r);
 	if (rc == -ENOMEM)
 		err_set(rc, "%s: out of memory", path);
 	for (size_t i = 0; i < r.nprocs; i++)

@@ -9,6 +9,7 @@
 #include "record/record.h"
 
 #include <dirent.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <errno.h>
 #include <poll.h>
@@ -17,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -343,13 +346,63 @@ static int attach_pid(struct session *s, int pid)
 	return r;
 }
 
+static int mkdirs(char *path)
+{
+	for (char *p = path + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			int r = mkdir(path, 0755);
+			*p = '/';
+			if (r && errno != EEXIST)
+				return -errno;
+		}
+	return mkdir(path, 0755) && errno != EEXIST ? -errno : 0;
+}
+
+/* The vDSO is in no file: like perf, keep its image in the build-id cache
+ * ([vdso]/BUILDID/vdso) so samples in it can be unwound and symbolized later. It is the
+ * kernel's, the same in every process, so tally's own copy is the target's. */
+static void save_vdso(struct session *s)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	if (!eh)
+		return;
+	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	struct elf_file *f;
+	const uint8_t *id;
+	size_t len;
+	if (elf_open_mem("[vdso]", eh, size, &f)) {
+		err_clear();
+		return;
+	}
+	if (!elf_build_id(f, &id, &len) && len <= 20) {
+		char dir[512], hex[41], path[1024];
+		for (size_t i = 0; i < len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", id[i]);
+		snprintf(path, sizeof(path), "%s/[vdso]/%s", unw_buildid_dir(dir, sizeof(dir)), hex);
+		if (!mkdirs(path)) {
+			strncat(path, "/vdso", sizeof(path) - strlen(path) - 1);
+			FILE *out = fopen(path, "wbx"); /* an existing copy is the same bytes */
+			if (out) {
+				fwrite(eh, 1, size, out);
+				fclose(out);
+			}
+		}
+		perf_writer_add_build_id(s->w, UINT32_MAX, PERF_RECORD_MISC_USER, id, len, "[vdso]");
+	}
+	err_clear();
+	elf_close(f);
+}
+
 static void add_build_ids(struct session *s)
 {
 	for (size_t i = 0; i < s->nfiles; i++) {
 		struct elf_file *f;
 		const uint8_t *id;
 		size_t len;
-		if (strcmp(s->files[i], "[vdso]") && !elf_open(s->files[i], &f)) {
+		if (!strcmp(s->files[i], "[vdso]"))
+			save_vdso(s);
+		else if (!elf_open(s->files[i], &f)) {
 			if (!elf_build_id(f, &id, &len))
 				perf_writer_add_build_id(s->w, UINT32_MAX, PERF_RECORD_MISC_USER, id,
 							 len, s->files[i]);

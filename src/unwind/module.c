@@ -1,13 +1,16 @@
 /*
  * Modules: the ELF files behind mappings, opened once per context and kept with their CFI.
- * "[vdso]" is this process's own vDSO image (getauxval), which is the recorded one when the
- * report runs on the machine and kernel that recorded; other bracketed names ([heap],
- * [stack], ...) and files that cannot be opened have no module.
+ * "[vdso]" is perf's cached copy of the recorded vDSO, or this process's own vDSO image
+ * (getauxval) when its build-id matches or none was recorded; other bracketed names
+ * ([heap], [stack], ...) and files that cannot be opened have no module. A file rebuilt
+ * since the recording (build-id differs) is replaced by perf's cached copy or not used:
+ * its CFI would describe other code.
  */
 #include "unwind/unwind_internal.h"
 
 #include <elf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -24,7 +27,87 @@ static int open_vdso(struct elf_file **out)
 	return elf_open_mem("[vdso]", eh, size, out);
 }
 
-static struct unw_module *open_module(const char *path)
+const char *unw_buildid_dir(char *buf, size_t size)
+{
+	const char *d = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+	if (d && *d)
+		snprintf(buf, size, "%s", d);
+	else
+		snprintf(buf, size, "%s/.debug", home && *home ? home : "/root");
+	return buf;
+}
+
+int unw_ctx_expect_build_id(struct unw_ctx *c, const char *path, const uint8_t *id, size_t len)
+{
+	void *n = realloc(c->expects, (c->nexpects + 1) * sizeof(*c->expects));
+	if (!n)
+		return -ENOMEM;
+	c->expects = n;
+	struct unw_expect *e = &c->expects[c->nexpects];
+	if (!(e->path = strdup(path)))
+		return -ENOMEM;
+	e->len = (uint8_t)(len > 20 ? 20 : len);
+	memcpy(e->id, id, e->len);
+	c->nexpects++;
+	return 0;
+}
+
+static const struct unw_expect *expected(const struct unw_ctx *c, const char *path)
+{
+	for (size_t i = c->nexpects; i > 0; i--)
+		if (!strcmp(c->expects[i - 1].path, path))
+			return &c->expects[i - 1];
+	return NULL;
+}
+
+static bool same_id(struct elf_file *f, const struct unw_expect *e)
+{
+	const uint8_t *id;
+	size_t len;
+	if (elf_build_id(f, &id, &len)) {
+		err_clear();
+		return false;
+	}
+	return len >= e->len && !memcmp(id, e->id, e->len);
+}
+
+/* The file the recording saw: path itself when its build-id matches (or none was
+ * recorded), else perf's cached copy. */
+static int open_matching(const struct unw_ctx *c, const char *path, struct elf_file **out,
+			 char **file)
+{
+	const struct unw_expect *e = expected(c, path);
+	bool vdso = !strcmp(path, "[vdso]");
+	int r = vdso ? open_vdso(out) : elf_open(path, out);
+	if (!e || (!r && same_id(*out, e))) {
+		if (!r && !vdso && !(*file = strdup(path)))
+			r = -ENOMEM;
+		return r;
+	}
+	if (!r)
+		elf_close(*out);
+	*out = NULL;
+	char dir[512], hex[41], cand[1024];
+	for (int i = 0; i < e->len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", e->id[i]);
+	unw_buildid_dir(dir, sizeof(dir));
+	if (vdso)
+		snprintf(cand, sizeof(cand), "%s/[vdso]/%s/vdso", dir, hex);
+	else
+		snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s/elf", dir, hex, hex + 2);
+	r = elf_open(cand, out);
+	if (!r && !same_id(*out, e)) {
+		elf_close(*out);
+		r = -ENOENT;
+	}
+	if (!r && !(*file = strdup(cand)))
+		r = -ENOMEM;
+	if (r)
+		*out = NULL;
+	return r;
+}
+
+static struct unw_module *open_module(const struct unw_ctx *c, const char *path)
 {
 	struct unw_module *m = calloc(1, sizeof(*m));
 	if (!m)
@@ -34,7 +117,7 @@ static struct unw_module *open_module(const char *path)
 		free(m);
 		return NULL;
 	}
-	int r = !strcmp(path, "[vdso]") ? open_vdso(&m->elf) : elf_open(path, &m->elf);
+	int r = open_matching(c, path, &m->elf, &m->file);
 	if (!r)
 		r = dwarf_cfi_open_elf(m->elf, NULL, &m->cfi);
 	if (r) {
@@ -59,7 +142,7 @@ struct unw_module *unw_module_get(struct unw_ctx *c, const char *path)
 		c->mods = n;
 		c->capmods = cap;
 	}
-	struct unw_module *m = open_module(path);
+	struct unw_module *m = open_module(c, path);
 	if (m)
 		c->mods[c->nmods++] = m;
 	return m;
@@ -96,6 +179,7 @@ void unw_module_free(struct unw_module *m)
 	if (m->dbg)
 		elf_close(m->dbg);
 	free(m->path);
+	free(m->file);
 	free(m);
 }
 

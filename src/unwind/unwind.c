@@ -77,6 +77,9 @@ void unw_ctx_free(struct unw_ctx *c)
 		return;
 	for (size_t i = 0; i < c->nmods; i++)
 		unw_module_free(c->mods[i]);
+	for (size_t i = 0; i < c->nexpects; i++)
+		free(c->expects[i].path);
+	free(c->expects);
 	free(c->mods);
 	free(c->cache);
 	free(c);

@@ -42,7 +42,8 @@ enum unw_end {
 };
 
 struct unw_module {
-	char *path;
+	char *path;   /* as the mapping names it */
+	char *file;   /* the file actually read (a build-id cache copy), NULL for memory */
 	struct elf_file *elf;
 	struct elf_file *dbg; /* separate debug file, opened when .eh_frame does not cover a pc */
 	struct dwarf_cfi *cfi;
@@ -82,6 +83,13 @@ void unw_ctx_free(struct unw_ctx *c);
 const struct unw_stats *unw_ctx_stats(const struct unw_ctx *c);
 /* Modules in the order they were opened, for reports of where stacks stopped. */
 size_t unw_ctx_modules(const struct unw_ctx *c, struct unw_module *const **mods);
+
+/* The build-id the recording saw for path (perf.data's build-id feature). A file whose
+ * build-id differs (rebuilt since) is replaced by its copy in perf's build-id cache
+ * ($PERF_BUILDID_DIR or ~/.debug: .build-id/xx/rest/elf, [vdso]/ID/vdso), or not used. */
+int unw_ctx_expect_build_id(struct unw_ctx *c, const char *path, const uint8_t *id, size_t len);
+/* perf's build-id cache directory. */
+const char *unw_buildid_dir(char *buf, size_t size);
 
 /* Adds a mapping of path (a file, "[vdso]", or "" for anonymous memory), replacing whatever
  * it overlaps, as mmap does. */

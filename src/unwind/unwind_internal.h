@@ -17,8 +17,16 @@ struct unw_cache_entry {
 	struct dwarf_cfi_row row;
 };
 
+struct unw_expect {
+	char *path;
+	uint8_t id[20];
+	uint8_t len;
+};
+
 struct unw_ctx {
 	enum unw_method method;
+	struct unw_expect *expects;
+	size_t nexpects;
 	struct unw_module **mods;
 	size_t nmods, capmods;
 	struct unw_cache_entry *cache;

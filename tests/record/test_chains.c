@@ -75,6 +75,13 @@ static const char child_src[] =
 	" __asm__ volatile(\"\" : \"+x\"(r)); return r; }\n"
 	"int main(void) { printf(\"%f\\n\", child_side(2)); return 0; }\n";
 
+static const char vdso_src[] =
+	"#include <stdio.h>\n#include <time.h>\n"
+	"__attribute__((noinline)) static long vf1(int n) { struct timespec t; long s = 0;"
+	" for (int i = 0; i < n; i++) { clock_gettime(CLOCK_MONOTONIC, &t); s += t.tv_nsec; }"
+	" return s; }\n"
+	"int main(void) { printf(\"%ld\\n\", vf1(20000000)); return 0; }\n";
+
 static int sh(const char *fmt, ...)
 {
 	char cmd[2048];
@@ -108,13 +115,14 @@ static int setup(void **state)
 	strcpy(dir, "/tmp/tally-chains.XXXXXX");
 	if (!mkdtemp(dir) || write_file("deep.c", deep_src) || write_file("rec.c", rec_src) ||
 	    write_file("thr.c", thr_src) || write_file("fork.c", fork_src) ||
-	    write_file("child.c", child_src))
+	    write_file("child.c", child_src) || write_file("vdso.c", vdso_src))
 		return -1;
 	return sh("cd %s && clang -O2 -g -fuse-ld=bfd -o deep_bfd deep.c"
 		  " && clang -O2 -g -fuse-ld=lld -o deep_lld deep.c && gcc -O2 -g -o deep_gcc deep.c"
 		  " && gcc -O2 -g -fno-omit-frame-pointer -o deep_fp deep.c"
 		  " && gcc -O2 -g -o rec rec.c && gcc -O2 -g -pthread -o thr thr.c"
-		  " && gcc -O2 -g -o fork fork.c && gcc -O2 -g -o child child.c", dir);
+		  " && gcc -O2 -g -o fork fork.c && gcc -O2 -g -o child child.c"
+		  " && gcc -O2 -g -o vdso vdso.c", dir);
 }
 
 static int teardown(void **state)
@@ -334,6 +342,82 @@ static void fork_exec(const char *tool)
 static void fork_exec_tally_both_processes(void **state) { fork_exec("tally"); }
 static void fork_exec_perf_both_processes(void **state) { fork_exec("perf"); }
 
+/* Samples in the vDSO (clock_gettime) unwind through its CFI: tally keeps its image in the
+ * build-id cache as perf does. */
+static void vdso(const char *tool)
+{
+	static const char *const chain[] = { "main", "vf1" };
+	run_check(tool, "vdso", "", chain, 2, NULL, NULL, 0);
+}
+
+static void vdso_tally_unwinds_through_vdso(void **state) { vdso("tally"); }
+static void vdso_perf_unwinds_through_vdso(void **state) { vdso("perf"); }
+
+/* gcc's clones (f5.constprop.0) are the functions of the source: drop what follows a '.'
+ * in each name of a folded line (the count after the space stays). */
+static void strip_clone_suffixes(char *line)
+{
+	char *sp = strrchr(line, ' '), *w = line;
+	for (char *r = line; *r;) {
+		if (*r == '.' && r < sp)
+			while (*r && *r != ';' && r < sp)
+				r++;
+		else
+			*w++ = *r++;
+	}
+	*w = 0;
+}
+
+/* A binary rebuilt after the recording has another build-id: its CFI and symbols describe
+ * other code. Its copy in perf's build-id cache is used when there is one (perf record
+ * put it there), else the stacks say they are truncated: never a chain of wrong names. */
+struct tally_counts {
+	uint64_t right, truncated, total;
+};
+
+static struct tally_counts fold_counts(const char *data)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct rec_quality q;
+	int r = rec_folded(data, UNW_AUTO, out, &q);
+	fclose(out);
+	assert_int_equal(r, 0);
+	struct tally_counts c = { 0 };
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		uint64_t n = strtoull(strrchr(line, ' ') + 1, NULL, 10);
+		c.total += n;
+		strip_clone_suffixes(line);
+		if (strstr(line, ";[truncated]"))
+			c.truncated += n;
+		else if (strstr(line, ";main;f1;f2;f3;f4;f5;f6;f7;f8;f9;f10;f11;f12"))
+			c.right += n;
+	}
+	free(text);
+	return c;
+}
+
+static void rebuilt_binary_is_not_trusted(void **state)
+{
+	char data[256], empty[128];
+	record("tally", "deep_gcc", "", data, sizeof(data));
+	assert_int_equal(sh("cd %s && cp deep_gcc deep_gcc.orig && gcc -O1 -g -o deep_gcc deep.c"
+			    " && mkdir -p empty-cache", dir), 0);
+	snprintf(empty, sizeof(empty), "%s/empty-cache", dir);
+	setenv("PERF_BUILDID_DIR", empty, 1);
+	struct tally_counts without = fold_counts(data);
+	unsetenv("PERF_BUILDID_DIR");
+	struct tally_counts with = fold_counts(data);
+	assert_int_equal(sh("cd %s && mv deep_gcc.orig deep_gcc", dir), 0);
+	print_message("rebuilt, no cache: %llu truncated of %llu; default cache: %llu right, "
+		      "%llu truncated\n", (unsigned long long)without.truncated,
+		      (unsigned long long)without.total, (unsigned long long)with.right,
+		      (unsigned long long)with.truncated);
+	assert_true(without.total >= 100 && without.truncated * 100 >= without.total * 99);
+	assert_true((with.right + with.truncated) * 100 >= with.total * 99);
+}
+
 /* The same chains through the symbolizer, as folded stacks: the deep chain's lines carry
  * all of main;f1;...;f12 in order for at least 99% of the samples. */
 static void folded(const char *tool, const char *bin)
@@ -353,16 +437,7 @@ static void folded(const char *tool, const char *bin)
 		assert_non_null(sp);
 		uint64_t n = strtoull(sp + 1, NULL, 10);
 		total += n;
-		/* gcc's clones (f5.constprop.0) are the functions of the source */
-		char *w = line;
-		for (char *r = line; *r;) {
-			if (*r == '.' && r < sp)
-				while (*r && *r != ';' && r < sp)
-					r++;
-			else
-				*w++ = *r++;
-		}
-		*w = 0;
+		strip_clone_suffixes(line);
 		if (strstr(line, ";main;f1;f2;f3;f4;f5;f6;f7;f8;f9;f10;f11;f12") &&
 		    !strstr(line, "[truncated]") && !strncmp(line, bin, strlen(bin)))
 			good += n;
@@ -416,6 +491,9 @@ int main(void)
 		cmocka_unit_test(threads_perf_all_present_and_complete),
 		cmocka_unit_test(fork_exec_tally_both_processes),
 		cmocka_unit_test(fork_exec_perf_both_processes),
+		cmocka_unit_test(vdso_tally_unwinds_through_vdso),
+		cmocka_unit_test(vdso_perf_unwinds_through_vdso),
+		cmocka_unit_test(rebuilt_binary_is_not_trusted),
 		cmocka_unit_test(folded_tally_deep_lld_symbolized_chains),
 		cmocka_unit_test(folded_perf_deep_gcc_symbolized_chains),
 		cmocka_unit_test(fp_only_on_code_without_frame_pointers_is_marked_truncated),
