@@ -106,8 +106,10 @@ void perf_writer_abort(struct perf_writer *w)
 {
 	if (!w)
 		return;
-	if (w->f)
+	if (w->f) {
 		fclose(w->f);
+		remove(w->path); /* a file without its header would only mislead */
+	}
 	free_writer(w);
 }
 

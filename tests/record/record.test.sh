@@ -92,3 +92,33 @@ if cc -I"$ROOT/src" -I"$ROOT/include" -o "$TMP/r" "$TMP/r.c" "$ROOT/$BUILD/libta
 else
 	fail replay_truncated_file_names_file_and_offset "$(head -3 "$TMP/cc.err")"
 fi
+
+# Permission problems name the knob: an unprivileged user attaching to init.
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	chmod 755 "$TMP" && mkdir -m 777 "$TMP/nobody"
+	err=$(cd "$TMP/nobody" && setpriv --reuid=65534 --regid=65534 --clear-groups "$TALLY" record -o "$TMP/nobody/x.data" -p 1 2>&1); rc=$?
+	[ $rc -eq 1 ] && [[ "$err" == *perf_event_paranoid* ]] && [ ! -e "$TMP/nobody/x.data" ] \
+		&& pass record_permission_error_says_what_to_change \
+		|| fail record_permission_error_says_what_to_change "$rc $err"
+else
+	skip record_permission_error_says_what_to_change "needs root and setpriv"
+fi
+
+# On AMD (an ibs_op PMU), a precise event with DWARF call graphs is refused with the reason;
+# with frame-pointer call graphs it is not. The PMU is faked in a private mount namespace.
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+	out=$(unshare -m --propagation private sh -c '
+		mount -t tmpfs ibs /sys/bus/event_source/devices &&
+		mkdir /sys/bus/event_source/devices/ibs_op &&
+		"$0" record -e cycles:pp -o "$1/ibs.data" -- true; echo "rc=$?";
+		"$0" record -e cycles:pp --call-graph fp -o "$1/ibs.data" -- true; echo "rc=$?"' \
+		"$TALLY" "$TMP" 2>&1)
+	first=$(sed -n 1,2p <<<"$out")
+	second=$(sed -n 3,4p <<<"$out")
+	[[ "$first" == *"AMD IBS"*"rc=1" ]] && pass record_precise_dwarf_refused_on_ibs \
+		|| fail record_precise_dwarf_refused_on_ibs "$out"
+	[[ "$second" != *"IBS"* ]] && pass record_precise_fp_allowed_on_ibs \
+		|| fail record_precise_fp_allowed_on_ibs "$out"
+else
+	skip record_precise_dwarf_refused_on_ibs "needs root and unshare"
+fi
