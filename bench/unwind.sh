@@ -18,7 +18,7 @@ __attribute__((noinline)) static long f12(int n) { long c = 0; for (int i = 0; i
 F(f11, f12, 1) F(f10, f11, 2) F(f9, f10, 3) F(f8, f9, 4) F(f7, f8, 5) F(f6, f7, 6) F(f5, f6, 7) F(f4, f5, 8) F(f3, f4, 9) F(f2, f3, 10) F(f1, f2, 11)
 int main(void) { long s = 0; for (int i = 0; i < 800; i++) s += f1(200000); printf("%ld\n", s); return 0; }
 C
-cc -O2 -Isrc -Iinclude -o "$W/unwind_stats" bench/unwind_stats.c "$BUILD/libtally.a" -lz -lzstd
+cc -O2 -Isrc -Iinclude -o "$W/unwind_stats" bench/unwind_stats.c "$BUILD/libtally.a" -lz -lzstd -liberty -lcapstone -ljansson -lsodium -lpthread -lm
 clang -O2 -g -fuse-ld=bfd -o "$W/deep_bfd" "$W/deep.c"
 clang -O2 -g -fuse-ld=lld -o "$W/deep_lld" "$W/deep.c"
 gcc -O2 -g -o "$W/deep_gcc" "$W/deep.c"
@@ -29,7 +29,8 @@ count() { perf script -i "$1" 2>/dev/null | awk '
 /^[ \t]*[0-9a-f]+ / {n++}
 END {if (n) {t++; if (n==1) o++; s+=n}
      printf "perf:  %d samples, %.1f%% single-frame, avg depth %.1f\n", t, 100*o/t, s/t}'; }
-timed() { /usr/bin/time -f "%e s, %M KiB" "$@" 2>&1 >/dev/null | tail -1; }
+# CPU time (user + sys) besides wall time: the machine is shared, wall time is noisy.
+timed() { /usr/bin/time -f "%e s wall, %U+%S s cpu, %M KiB" "$@" 2>&1 >/dev/null | tail -1; }
 
 for b in deep_bfd deep_lld deep_gcc deep_fp; do
 	perf record -q -e cpu-clock -F 1000 --call-graph dwarf,32768 -o "$W/$b.perf.data" "$W/$b" >/dev/null 2>&1

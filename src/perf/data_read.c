@@ -363,6 +363,19 @@ static int decode(const struct perf_data *d, uint64_t off, struct perf_event_rec
 	return 0;
 }
 
+/* A record is read once: drop its pages from memory after use, or a file of 32 KiB stack
+ * copies would stay resident whole (the kernel maps 64 KiB around every fault). The
+ * mapping is private and read-only, so pages come back from the file if touched again. */
+static void release(const struct perf_data *d, uint64_t off, uint64_t size)
+{
+	if (!d->owns_map || size < 2 * 4096)
+		return;
+	uintptr_t lo = ((uintptr_t)(d->map + off) + 4095) & ~(uintptr_t)4095;
+	uintptr_t hi = (uintptr_t)(d->map + off + size) & ~(uintptr_t)4095;
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 struct order {
 	uint64_t time, off;
 };
@@ -380,7 +393,7 @@ int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *e
 {
 	struct order *ord = NULL;
 	size_t n = 0, cap = 0;
-	uint64_t off = d->data_off, end = d->data_off + d->data_size, last = 0;
+	uint64_t off = d->data_off, end = d->data_off + d->data_size, last = 0, released = off;
 	struct perf_event_rec ev;
 	int r = 0;
 	while (off + 8 <= end) {
@@ -405,11 +418,16 @@ int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *e
 		ord[n].time = ev.time ? ev.time : last;
 		ord[n++].off = off;
 		off += size;
+		if (off - released >= (1u << 20)) { /* the index pass keeps nothing resident */
+			release(d, released, off - released);
+			released = off;
+		}
 	}
 	qsort(ord, n, sizeof(*ord), by_time);
 	for (size_t i = 0; i < n && !r; i++) {
 		decode(d, ord[i].off, &ev);
 		r = fn(&ev, arg);
+		release(d, ord[i].off, ev.size);
 	}
 out:
 	free(ord);

@@ -167,6 +167,10 @@ static int on_stack(const struct rec_stack *st, void *arg)
 		else if (ip >= PERF_CONTEXT_MAX && start != ev->nr_callchain && end == ev->nr_callchain)
 			end = i;
 	}
+	if (end > start && !f->ksyms.loaded) {
+		rec_kallsyms_load(&f->ksyms); /* only for recordings with kernel frames */
+		f->ksyms.loaded = true;
+	}
 	for (uint64_t i = end; i > start; i--) {
 		const char *name = rec_kallsyms_find(&f->ksyms, perf_callchain_at(ev, i - 1));
 		put(f, name ? name : "[kernel]");
@@ -203,7 +207,6 @@ int rec_folded(const char *path, enum unw_method method, FILE *out, struct rec_q
 	struct folded *f = calloc(1, sizeof(*f));
 	if (!f)
 		return err_set(-ENOMEM, "out of memory");
-	rec_kallsyms_load(&f->ksyms);
 	struct unw_ctx *c = NULL;
 	memset(q, 0, sizeof(*q));
 	q->method = method;

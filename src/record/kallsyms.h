@@ -4,17 +4,20 @@
 #ifndef TALLY_RECORD_KALLSYMS_H
 #define TALLY_RECORD_KALLSYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct rec_ksym {
 	uint64_t addr;
-	char *name;
+	const char *name; /* in text */
 };
 
 struct rec_kallsyms {
 	struct rec_ksym *syms;
 	size_t n;
+	char *text;
+	bool loaded;
 };
 
 void rec_kallsyms_load(struct rec_kallsyms *k);
