@@ -115,6 +115,11 @@ struct dwarf_value {
  * without DWARF. */
 int dwarf_open(struct elf_file *elf, struct dwarf **out);
 void dwarf_close(struct dwarf *d);
+/* The same over sections given directly (tests and fuzzing): elf is a stand-in that
+ * names the file and gives byte order; its sections are not read. */
+int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,
+			const struct dwarf_sect *abbrev, const struct dwarf_sect *str,
+			const struct dwarf_sect *line, struct dwarf **out);
 
 /* The unit whose bytes hold .debug_info offset off, or NULL. */
 struct dwarf_unit *dwarf_unit_at(struct dwarf *d, uint64_t off);

@@ -204,6 +204,29 @@ int dwarf_open(struct elf_file *elf, struct dwarf **out)
 	return 0;
 }
 
+int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,
+			const struct dwarf_sect *abbrev, const struct dwarf_sect *str,
+			const struct dwarf_sect *line, struct dwarf **out)
+{
+	struct dwarf *d = calloc(1, sizeof(*d));
+	if (!d)
+		return err_set(-ENOMEM, "%s: out of memory", elf->path);
+	d->elf = elf;
+	d->path = elf->path;
+	d->big_endian = elf->big_endian;
+	d->info = *info;
+	d->abbrev = *abbrev;
+	d->str = *str;
+	d->line = *line;
+	int err = read_units(d);
+	if (err) {
+		dwarf_close(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
 void dwarf_close(struct dwarf *d)
 {
 	if (!d)
