@@ -2,9 +2,8 @@
  * DWARF 2-5 debugging information, 32- and 64-bit formats: units, abbreviations, attribute
  * forms, DIEs, address ranges and line programs. Reading is lazy: dwarf_open() reads only
  * unit headers and the first DIE of each unit; callers walk a unit's DIEs and decode its
- * line program when they need them. Nothing here caches across calls except abbreviation
- * tables (loaded on first use of a unit; see dwarf_unit_abbrevs()), so a caller that shares
- * a struct dwarf between threads must serialise calls that may load them.
+ * line program when they need them. After dwarf_open() nothing here writes to struct
+ * dwarf, so readers on several threads need no lock.
  *
  * Ownership: struct dwarf borrows the elf_file (which must outlive it) and owns its arena.
  */
@@ -123,7 +122,8 @@ int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,
 
 /* The unit whose bytes hold .debug_info offset off, or NULL. */
 struct dwarf_unit *dwarf_unit_at(struct dwarf *d, uint64_t off);
-/* Loads the unit's abbreviation table if needed. */
+/* Loads the unit's abbreviation table if needed. dwarf_open() loads every unit's, so after
+ * it this only reads, and DIEs can be read on several threads at once. */
 int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u);
 
 /* DIEs. A reader walks a unit's DIEs in order; each DIE's attributes are decoded into
@@ -179,10 +179,11 @@ struct dwarf_line_table {
 	const char **file_paths; /* full path of each file entry, joined as LLVM does */
 	size_t nfiles;
 	bool zero_based_files; /* DWARF 5 */
+	struct arena paths;      /* owns the joined paths */
 };
 
 /* Decodes the line program at .debug_line offset off for unit u. Free with
- * dwarf_line_free(). */
+ * dwarf_line_free(). Reads d only, so tables may be decoded on several threads at once. */
 int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 		    struct dwarf_line_table *t);
 void dwarf_line_free(struct dwarf_line_table *t);

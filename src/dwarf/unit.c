@@ -3,7 +3,9 @@
  * but each unit's first) so that addresses and references can find their unit by binary
  * search. Type units are listed but never walked.
  */
+#include <elf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,10 +30,35 @@ static void load_section(struct dwarf *d, const char *name, struct dwarf_sect *s
 		*err = e;
 }
 
+struct info_loader {
+	struct dwarf *d;
+	int err;
+};
+
+static void *load_info(void *arg)
+{
+	struct info_loader *l = arg;
+	load_section(l->d, ".debug_info", &l->d->info, &l->err);
+	return NULL;
+}
+
+/* A large compressed .debug_info takes as long to inflate as all other sections together:
+ * it gets a thread of its own. */
+static bool inflate_info_apart(struct dwarf *d)
+{
+	const struct elf_section *s = elf_section_by_name(d->elf, ".debug_info");
+	return s && s->size > (1u << 20) &&
+	       ((s->flags & SHF_COMPRESSED) || !strncmp(s->name, ".zdebug", 7));
+}
+
 static int load_sections(struct dwarf *d)
 {
 	int err = 0;
-	load_section(d, ".debug_info", &d->info, &err);
+	struct info_loader l = { d, 0 };
+	pthread_t th;
+	bool apart = inflate_info_apart(d) && !pthread_create(&th, NULL, load_info, &l);
+	if (!apart)
+		load_section(d, ".debug_info", &d->info, &err);
 	load_section(d, ".debug_abbrev", &d->abbrev, &err);
 	load_section(d, ".debug_str", &d->str, &err);
 	load_section(d, ".debug_line_str", &d->line_str, &err);
@@ -40,6 +67,11 @@ static int load_sections(struct dwarf *d)
 	load_section(d, ".debug_ranges", &d->ranges, &err);
 	load_section(d, ".debug_rnglists", &d->rnglists, &err);
 	load_section(d, ".debug_line", &d->line, &err);
+	if (apart) {
+		pthread_join(th, NULL);
+		if (!err)
+			err = l.err;
+	}
 	return err;
 }
 
@@ -161,6 +193,8 @@ static int read_units(struct dwarf *d)
 		if (u->unit_type == DW_UT_compile || u->unit_type == DW_UT_partial ||
 		    u->unit_type == DW_UT_skeleton)
 			err = read_unit_die(d, u, die);
+		else
+			err = dwarf_unit_abbrevs(d, u);
 	}
 	free(die);
 	return err;

@@ -182,6 +182,7 @@ static int make(const char *name, const void *data, size_t size, bool owns,
 	struct elf_file *f = calloc(1, sizeof(*f));
 	if (!f)
 		return err_set(-ENOMEM, "%s: out of memory", name);
+	pthread_mutex_init(&f->bufs_lock, NULL);
 	f->path = arena_strdup(&f->arena, name);
 	f->map = data;
 	f->size = size;

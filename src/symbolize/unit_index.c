@@ -4,7 +4,8 @@
  * the innermost scope. The map is LLVM's (DWARFUnit's AddrDieMap): ranges are inserted
  * parents first, a child's range splits its parent's, and where ranges that are not nested
  * overlap, the later one wins from its start. Matching that keeps our answers equal to
- * llvm-symbolizer's even on oddly nested input. Built once, under the module lock.
+ * llvm-symbolizer's even on oddly nested input. Built once, by the first thread to ask;
+ * different units may be built on different threads at once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -195,15 +196,23 @@ static void build(struct sym_module *m, uint32_t unit, struct sym_unit_index *ix
 int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **out)
 {
 	struct sym_unit_index *ix = &m->units[unit];
-	if (!atomic_load_explicit(&ix->ready, memory_order_acquire)) {
-		pthread_mutex_lock(&m->lock);
-		if (!atomic_load_explicit(&ix->ready, memory_order_relaxed)) {
-			build(m, unit, ix);
-			atomic_store_explicit(&ix->ready, true, memory_order_release);
-		}
-		pthread_mutex_unlock(&m->lock);
-	}
 	*out = ix;
+	int state = atomic_load_explicit(&ix->state, memory_order_acquire);
+	if (state == UNIT_READY)
+		return 0;
+	if (state == UNIT_UNBUILT &&
+	    atomic_compare_exchange_strong(&ix->state, &state, UNIT_BUILDING)) {
+		build(m, unit, ix);
+		pthread_mutex_lock(&m->lock);
+		atomic_store_explicit(&ix->state, UNIT_READY, memory_order_release);
+		pthread_cond_broadcast(&m->built);
+		pthread_mutex_unlock(&m->lock);
+		return 0;
+	}
+	pthread_mutex_lock(&m->lock);
+	while (atomic_load_explicit(&ix->state, memory_order_acquire) != UNIT_READY)
+		pthread_cond_wait(&m->built, &m->lock);
+	pthread_mutex_unlock(&m->lock);
 	return 0;
 }
 
