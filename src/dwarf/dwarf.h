@@ -25,6 +25,7 @@ struct dwarf_sect {
 struct dwarf_abbrev_attr {
 	uint16_t name;
 	uint16_t form;
+	int16_t size; /* in units of the table's shape: bytes, or -1 when the value says */
 	int64_t implicit_const;
 };
 
@@ -34,14 +35,15 @@ struct dwarf_abbrev {
 	bool has_children;
 	uint16_t nattrs;
 	struct dwarf_abbrev_attr *attrs;
-	/* For skipping: the attributes' total size when every form has a fixed size for
-	 * units of this shape (address size, offset size, version), else 0. */
-	uint32_t skip_size;
-	uint32_t skip_shape; /* the shape skip_size was computed for; 0: not yet */
+	/* For skipping, in units of the table's shape: the attributes' total size when all
+	 * are fixed and none is DW_AT_sibling (whose value the walker wants). */
+	bool fixed;
+	uint32_t fixed_size;
 };
 
 struct dwarf_abbrevs {
 	uint64_t offset;
+	uint32_t shape; /* address size, offset size and version class of the first unit */
 	struct dwarf_abbrev *by_code; /* dense: codes 1..n_dense map to by_code[code - 1] */
 	size_t n_dense;
 	struct dwarf_abbrev *sparse; /* codes that do not fit the dense array, sorted */
@@ -154,6 +156,11 @@ int dwarf_die_at(struct dwarf *d, uint64_t off, struct dwarf_die *die, struct dw
  * when the DIE has no ranges. */
 int dwarf_die_ranges(struct dwarf *d, struct dwarf_unit *u, const struct dwarf_die *die,
 		     int (*fn)(uint64_t lo, uint64_t hi, void *ctx), void *ctx);
+/* The same from the three attribute values (each may be NULL), for callers that have
+ * already picked them out of a DIE. */
+int dwarf_ranges(struct dwarf *d, struct dwarf_unit *u, const struct dwarf_value *low_pc,
+		 const struct dwarf_value *high_pc, const struct dwarf_value *ranges,
+		 int (*fn)(uint64_t lo, uint64_t hi, void *ctx), void *ctx);
 
 /* Line programs. */
 struct dwarf_line_row {

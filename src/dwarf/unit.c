@@ -329,6 +329,34 @@ int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct d
 	return 0;
 }
 
+/* Skips the attributes of a DIE of abbreviation a at c, noting its DW_AT_sibling. */
+static int skip_attrs(struct dwarf *d, struct dwarf_unit *u, struct cur *c,
+		      const struct dwarf_abbrev *a, uint64_t *sibling)
+{
+	bool sized = u->abbrevs->shape == dwarf_unit_shape(u);
+	if (sized && a->fixed) {
+		cur_skip(c, a->fixed_size);
+		return 0;
+	}
+	for (uint16_t i = 0; i < a->nattrs; i++) {
+		const struct dwarf_abbrev_attr *at = &a->attrs[i];
+		int err = 0;
+		if (at->name == DW_AT_sibling) {
+			struct dwarf_value v;
+			err = dwarf_form_read(d, u, c, at->form, at->implicit_const, &v);
+			if (!err && v.cls == DWC_REF)
+				*sibling = v.u;
+		} else if (sized && at->size >= 0) {
+			cur_skip(c, (uint64_t)at->size);
+		} else {
+			err = dwarf_form_skip(d, u, c, at->form);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 		   const struct dwarf_abbrev **abbrev, uint64_t *sibling, uint64_t *next)
 {
@@ -340,28 +368,12 @@ int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 	*sibling = 0;
 	*abbrev = NULL;
 	if (code) {
-		struct dwarf_abbrev *ab = dwarf_abbrev_find(u->abbrevs, code);
-		if (!ab)
+		*abbrev = dwarf_abbrev_find(u->abbrevs, code);
+		if (!*abbrev)
 			return bad(d, off, "DIE uses an undefined abbreviation code");
-		*abbrev = ab;
-		uint32_t fixed = dwarf_abbrev_skip_size(u, ab);
-		if (fixed)
-			cur_skip(&c, fixed);
-		for (uint16_t i = 0; !fixed && i < ab->nattrs; i++) {
-			const struct dwarf_abbrev_attr *a = &(*abbrev)->attrs[i];
-			int err;
-			if (a->name == DW_AT_sibling) {
-				struct dwarf_value v;
-				err = dwarf_form_read(d, u, &c, a->form, a->implicit_const, &v);
-				if (!err && v.cls == DWC_REF)
-					*sibling = v.u;
-			} else {
-				err = dwarf_form_skip(d, u, &c, a->form);
-			}
-			if (err)
-				return bad(d, off, cur_ok(&c) ? "DIE uses an unknown attribute form"
-							      : "DIE runs past the end of its unit");
-		}
+		if (skip_attrs(d, u, &c, *abbrev, sibling))
+			return bad(d, off, cur_ok(&c) ? "DIE uses an unknown attribute form"
+						      : "DIE runs past the end of its unit");
 	}
 	if (!cur_ok(&c))
 		return bad(d, off, "truncated DIE");
