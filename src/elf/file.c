@@ -222,7 +222,7 @@ int elf_open(const char *path, struct elf_file **out)
 		close(fd);
 		return err_set(-EINVAL, "%s: not an ELF file (empty)", path);
 	}
-	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	int e = errno;
 	close(fd);
 	if (map == MAP_FAILED)
