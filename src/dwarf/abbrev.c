@@ -100,7 +100,11 @@ static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t)
 int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_abbrev *all,
 			size_t n)
 {
-	qsort(all, n, sizeof(*all), cmp_code);
+	bool sorted = true;
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = all[i - 1].code < all[i].code;
+	if (!sorted)
+		qsort(all, n, sizeof(*all), cmp_code);
 	size_t dense = 0;
 	while (dense < n && all[dense].code == dense + 1)
 		dense++;
@@ -159,6 +163,11 @@ int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
 	int err = parse_table(d, u->abbrev_offset, t);
 	if (err)
 		return err;
+	t->shape = dwarf_unit_shape(u);
+	for (size_t k = 0; k < t->n_dense; k++)
+		dwarf_abbrev_sizes(u, &t->by_code[k]);
+	for (size_t k = 0; k < t->n_sparse; k++)
+		dwarf_abbrev_sizes(u, &t->sparse[k]);
 	if (d->nabbrev_tables == d->cap_abbrev_tables) {
 		size_t cap = d->cap_abbrev_tables ? d->cap_abbrev_tables * 2 : 64;
 		struct dwarf_abbrevs **n = realloc(d->abbrev_tables, cap * sizeof(*n));

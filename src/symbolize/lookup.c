@@ -12,7 +12,7 @@
 
 #define MAX_FRAMES 256
 
-static const struct sym_cu_range *find_unit(const struct sym_module *m, uint64_t addr)
+int32_t sym_unit_of(const struct sym_module *m, uint64_t addr)
 {
 	size_t lo = 0, hi = m->ncu_ranges;
 	while (lo < hi) {
@@ -23,8 +23,8 @@ static const struct sym_cu_range *find_unit(const struct sym_module *m, uint64_t
 			hi = mid;
 	}
 	if (lo < m->ncu_ranges && m->cu_ranges[lo].lo <= addr)
-		return &m->cu_ranges[lo];
-	return NULL;
+		return (int32_t)m->cu_ranges[lo].unit;
+	return -1;
 }
 
 static int32_t find_scope(const struct sym_unit_index *ix, uint64_t addr)
@@ -58,12 +58,13 @@ static void from_row(const struct sym_unit_index *ix, uint64_t addr, struct tall
 /* Frames from DWARF; returns how many (0 when the address is in no unit). */
 static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_frame *fr)
 {
-	const struct sym_cu_range *cu = m->dwarf ? find_unit(m, addr) : NULL;
+	int32_t unit = m->dwarf ? sym_unit_of(m, addr) : -1;
 	struct sym_unit_index *ix;
-	if (!cu || sym_unit_index(m, cu->unit, &ix))
+	if (unit < 0 || sym_unit_index(m, (uint32_t)unit, &ix))
 		return 0;
 	int32_t s = find_scope(ix, addr);
 	if (s < 0) {
+		fr[0] = (struct tally_frame){ 0 };
 		from_row(ix, addr, &fr[0]);
 		return fr[0].file ? 1 : 0;
 	}
@@ -72,7 +73,7 @@ static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_fra
 	for (; s >= 0 && n < MAX_FRAMES; s = ix->scopes[s].parent) {
 		const struct sym_scope *sc = &ix->scopes[s];
 		struct tally_frame *f = &fr[n++];
-		f->function = sc->name;
+		*f = (struct tally_frame){ .function = sc->name };
 		if (!inner) {
 			from_row(ix, addr, f);
 		} else {
@@ -112,10 +113,10 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 int sym_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
 	       struct tally_frame *frames, size_t max)
 {
-	struct tally_frame fr[MAX_FRAMES] = { 0 };
+	struct tally_frame fr[MAX_FRAMES];
 	size_t n = dwarf_frames(m, addr, fr);
 	if (n == 0)
-		n = 1;
+		fr[n++] = (struct tally_frame){ 0 };
 	name_outermost(m, addr, style, &fr[n - 1]);
 	for (size_t i = 0; i < n; i++) {
 		fr[i].inlined = i + 1 < n;
