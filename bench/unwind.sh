@@ -18,7 +18,8 @@ __attribute__((noinline)) static long f12(int n) { long c = 0; for (int i = 0; i
 F(f11, f12, 1) F(f10, f11, 2) F(f9, f10, 3) F(f8, f9, 4) F(f7, f8, 5) F(f6, f7, 6) F(f5, f6, 7) F(f4, f5, 8) F(f3, f4, 9) F(f2, f3, 10) F(f1, f2, 11)
 int main(void) { long s = 0; for (int i = 0; i < 800; i++) s += f1(200000); printf("%ld\n", s); return 0; }
 C
-cc -O2 -Isrc -Iinclude -o "$W/unwind_stats" bench/unwind_stats.c "$BUILD/libtally.a" -lz -lzstd -liberty -lcapstone -ljansson -lsodium -lpthread -lm
+# shellcheck disable=SC2046
+cc -O2 -Isrc -Iinclude -o "$W/unwind_stats" bench/unwind_stats.c "$BUILD/libtally.a" $(sed -n 's/^LIBS := //p' Makefile)
 clang -O2 -g -fuse-ld=bfd -o "$W/deep_bfd" "$W/deep.c"
 clang -O2 -g -fuse-ld=lld -o "$W/deep_lld" "$W/deep.c"
 gcc -O2 -g -o "$W/deep_gcc" "$W/deep.c"

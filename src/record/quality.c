@@ -16,7 +16,12 @@ void rec_quality_print(FILE *out, const struct rec_quality *q)
 	fprintf(out, "# samples: %llu, lost: %llu records, %llu samples; throttled %llu times\n",
 		(unsigned long long)q->info.samples, (unsigned long long)q->info.lost,
 		(unsigned long long)q->info.lost_samples, (unsigned long long)q->info.throttled);
-	fprintf(out, "# unwinding: %s\n", methods[q->method]);
+	if (q->info.fp_recorded)
+		fprintf(out, "# unwinding: recorded with frame pointers (--call-graph fp) for %llu "
+			     "samples; %s for the rest\n",
+			(unsigned long long)q->info.fp_recorded, methods[q->method]);
+	else
+		fprintf(out, "# unwinding: %s\n", methods[q->method]);
 	fprintf(out, "# stacks: %.1f%% complete, %.1f%% truncated, %.1f%% single-frame, "
 		     "average depth %.1f\n",
 		pct(s->complete, s->samples), pct(s->truncated, s->samples),
@@ -28,7 +33,11 @@ void rec_quality_print(FILE *out, const struct rec_quality *q)
 	for (int k = 0; k < 3 && q->stop_counts[k]; k++)
 		fprintf(out, "#   stopped in %s: %llu\n", q->stop_modules[k],
 			(unsigned long long)q->stop_counts[k]);
-	if (q->method == UNW_FP)
+	if (q->info.fp_recorded)
+		fprintf(out, "# warning: recorded with frame pointers only: code built without "
+			     "them (most distribution libraries) loses its callers; record with "
+			     "--call-graph dwarf (the default)\n");
+	else if (q->method == UNW_FP)
 		fprintf(out, "# warning: frame pointers only: code built without them (most "
 			     "distribution libraries) loses its callers; use --unwind=auto\n");
 }

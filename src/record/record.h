@@ -31,6 +31,7 @@ struct rec_replay_info {
 	uint64_t lost_samples;
 	uint64_t throttled; /* throttle events */
 	uint64_t processes; /* distinct pids with samples */
+	uint64_t fp_recorded; /* samples with a frame-pointer callchain and no stack copy */
 };
 
 /* Calls fn for every sample of path, unwound with method. The context (and its statistics)

@@ -34,6 +34,7 @@ struct replay {
 	void *arg;
 	struct rec_replay_info *info;
 	struct unw_frame frames[512];
+	uint64_t ips[512];
 };
 
 static struct proc *proc_get(struct replay *r, uint32_t pid)
@@ -75,6 +76,21 @@ static void sample_regs(const struct perf_event_rec *ev, struct unw_regs *out)
 		out->r[d] = ev->regs[i];
 		out->valid |= 1u << d;
 	}
+}
+
+/* The user part of a callchain (after PERF_CONTEXT_USER), sampled ip first. */
+static size_t user_chain(const struct perf_event_rec *ev, uint64_t *out, size_t max)
+{
+	size_t n = 0;
+	bool user = false;
+	for (uint64_t i = 0; i < ev->nr_callchain && n < max; i++) {
+		uint64_t ip = perf_callchain_at(ev, i);
+		if (ip >= PERF_CONTEXT_MAX)
+			user = ip == PERF_CONTEXT_USER;
+		else if (user)
+			out[n++] = ip;
+	}
+	return n;
 }
 
 static size_t kernel_frames(const struct perf_event_rec *ev)
@@ -135,8 +151,16 @@ static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 	sample_regs(ev, &regs);
 	struct rec_stack st = { .ev = ev, .frames = r->frames, .nkernel = kernel_frames(ev),
 				.comm = comm_of(r, ev->tid) };
-	st.n = unw_unwind(r->ctx, &p->space, &regs, ev->stack, ev->stack_size, r->frames,
-			  sizeof(r->frames) / sizeof(r->frames[0]), &st.end);
+	size_t max = sizeof(r->frames) / sizeof(r->frames[0]);
+	if (!(ev->attr->attr.sample_type & PERF_SAMPLE_STACK_USER)) {
+		/* Recorded with frame pointers only: the kernel's walk is all there is. */
+		size_t nu = user_chain(ev, r->ips, max);
+		st.n = unw_from_callchain(r->ctx, &p->space, r->ips, nu, r->frames, max, &st.end);
+		r->info->fp_recorded++;
+	} else {
+		st.n = unw_unwind(r->ctx, &p->space, &regs, ev->stack, ev->stack_size, r->frames,
+				  max, &st.end);
+	}
 	return r->fn(&st, r->arg);
 }
 

@@ -98,7 +98,7 @@ const char *unw_end_name(enum unw_end e)
 	static const char *const names[UNW_END_COUNT] = {
 		"outermost frame", "pc outside executable mappings", "no CFI and no frame pointer",
 		"value outside the copied stack", "step failed validation", "frame limit",
-		"no user registers",
+		"no user registers", "frame-pointer chain ended early",
 	};
 	return e < UNW_END_COUNT ? names[e] : "?";
 }
@@ -319,6 +319,39 @@ size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw
 		signal = row && row->signal_frame;
 		cur = next;
 	}
+	count_end(c, *end, n, out);
+	return n;
+}
+
+size_t unw_from_callchain(struct unw_ctx *c, const struct unw_space *s, const uint64_t *ips,
+			  size_t nips, struct unw_frame *out, size_t max, enum unw_end *end)
+{
+	size_t n = 0;
+	*end = UNW_END_FP_CHAIN;
+	for (size_t i = 0; i < nips && n < max; i++) {
+		const struct unw_mapping *m = unw_space_find(s, ips[i]);
+		if (!m || !(m->prot & PROT_EXEC)) {
+			*end = n ? UNW_END_FP_CHAIN : UNW_END_NO_MAPPING;
+			break;
+		}
+		struct unw_frame *f = &out[n++];
+		memset(f, 0, sizeof(*f));
+		f->pc = ips[i];
+		f->mod = m->mod;
+		f->by_fp = i > 0;
+		uint64_t lookup = i == 0 ? ips[i] : ips[i] - 1, vaddr;
+		if (!unw_file_vaddr(m, lookup, &vaddr))
+			continue;
+		f->rel = vaddr + (ips[i] - lookup);
+		const struct dwarf_cfi_row *row;
+		if (i == nips - 1 && unw_rule_lookup(c, m->mod, vaddr, &row) == 0 &&
+		    row->ra_reg < DWARF_CFI_NREGS &&
+		    row->regs[row->ra_reg].kind == DWARF_RULE_UNDEFINED)
+			*end = UNW_END_OUTERMOST;
+	}
+	if (n >= 1 && n < nips && *end == UNW_END_OUTERMOST)
+		*end = UNW_END_FP_CHAIN;
+	c->stats.fp_steps += n ? n - 1 : 0;
 	count_end(c, *end, n, out);
 	return n;
 }

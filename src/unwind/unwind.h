@@ -38,6 +38,7 @@ enum unw_end {
 	UNW_END_BAD_STEP,   /* the step failed validation (CFA not moving up, bad return address) */
 	UNW_END_DEPTH,      /* the frame limit was reached */
 	UNW_END_NO_REGS,    /* the sample has no user registers (kernel thread, lost regs) */
+	UNW_END_FP_CHAIN,   /* a recorded frame-pointer chain stopped short of the outermost frame */
 	UNW_END_COUNT
 };
 
@@ -104,6 +105,13 @@ const struct unw_mapping *unw_space_find(const struct unw_space *s, uint64_t add
 size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *regs,
 		  const uint8_t *stack, uint64_t stack_size, struct unw_frame *out, size_t max,
 		  enum unw_end *end);
+
+/* Frames from a callchain the kernel recorded by walking frame pointers (--call-graph fp,
+ * perf record -g): ips[0] is the sampled ip. The chain is cut at the first address outside
+ * an executable mapping; it is complete only when its last frame is an outermost one by
+ * the CFI (return address undefined there). Statistics are updated. */
+size_t unw_from_callchain(struct unw_ctx *c, const struct unw_space *s, const uint64_t *ips,
+			  size_t nips, struct unw_frame *out, size_t max, enum unw_end *end);
 
 /* The ELF vaddr of an address in a mapping of a file; false when no segment holds it. */
 bool unw_file_vaddr(const struct unw_mapping *m, uint64_t addr, uint64_t *vaddr);

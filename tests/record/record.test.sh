@@ -84,7 +84,9 @@ cat > "$TMP/r.c" <<'C'
 static int fn(const struct rec_stack *st, void *arg) { return 0; }
 int main(int argc, char **argv) { if (rec_replay(argv[1], UNW_AUTO, fn, 0, 0, 0)) { printf("%s\n", err_msg()); return 1; } return 0; }
 C
-if cc -I"$ROOT/src" -I"$ROOT/include" -o "$TMP/r" "$TMP/r.c" "$ROOT/$BUILD/libtally.a" -lz -lzstd $([ "$BUILD" = build-asan ] && echo -fsanitize=address,undefined) 2>"$TMP/cc.err"; then
+libs=$(sed -n 's/^LIBS := //p' "$ROOT/Makefile")
+# shellcheck disable=SC2086
+if cc -I"$ROOT/src" -I"$ROOT/include" -o "$TMP/r" "$TMP/r.c" "$ROOT/$BUILD/libtally.a" $libs $([ "$BUILD" = build-asan ] && echo -fsanitize=address,undefined) 2>"$TMP/cc.err"; then
 	out=$("$TMP/r" "$TMP/trunc.data"); rc=$?
 	[ $rc -eq 1 ] && [[ "$out" == "$TMP/trunc.data: at 0x"* ]] \
 		&& pass replay_truncated_file_names_file_and_offset \

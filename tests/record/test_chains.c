@@ -474,6 +474,30 @@ static void fp_only_on_code_without_frame_pointers_is_marked_truncated(void **st
 	free(text);
 }
 
+/* A recording made with --call-graph fp has no stack copies: the kernel's frame-pointer
+ * walk is used as it is, and the quality header says what that costs. */
+static void recorded_with_frame_pointers_is_reported_as_such(void **state)
+{
+	char data[256];
+	snprintf(data, sizeof(data), "%s/fp.tally.data", dir);
+	assert_int_equal(sh("cd %s && %s record -q --call-graph fp -o %s -- ./deep_gcc >/dev/null",
+			    dir, tally, data), 0);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct rec_quality q;
+	assert_int_equal(rec_folded(data, UNW_AUTO, out, &q), 0);
+	rec_quality_print(out, &q);
+	fclose(out);
+	print_message("--call-graph fp on deep_gcc: %.1f%% complete\n",
+		      100.0 * q.stats.complete / q.stats.samples);
+	assert_true(q.info.samples >= 100);
+	assert_int_equal(q.info.fp_recorded, q.info.samples);
+	assert_true(q.stats.complete * 2 < q.stats.samples);
+	assert_non_null(strstr(text, "# warning: recorded with frame pointers only"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +521,7 @@ int main(void)
 		cmocka_unit_test(folded_tally_deep_lld_symbolized_chains),
 		cmocka_unit_test(folded_perf_deep_gcc_symbolized_chains),
 		cmocka_unit_test(fp_only_on_code_without_frame_pointers_is_marked_truncated),
+		cmocka_unit_test(recorded_with_frame_pointers_is_reported_as_such),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
