@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "base/err.h"
 
@@ -113,14 +115,47 @@ void perf_writer_abort(struct perf_writer *w)
 	free_writer(w);
 }
 
+/* A perf header string: u32 length (NUL and padding to 64 bytes included), then the bytes. */
+static size_t header_string(uint8_t *out, const char *str)
+{
+	size_t n = strlen(str) + 1, len = (n + 63) / 64 * 64;
+	uint32_t l = (uint32_t)len;
+	memcpy(out, &l, 4);
+	memset(out + 4, 0, len);
+	memcpy(out + 4, str, n);
+	return 4 + len;
+}
+
 int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids)
 {
 	uint64_t data_end = w->off;
-	/* The feature table sits right after the data: one section, the build-ids. */
-	uint64_t feat_data = data_end + 16;
-	int r = put_u64(w, feat_data);
-	if (!r) r = put_u64(w, w->nbids);
-	if (!r) r = put(w, w->bids, w->nbids);
+	/* Features: build-ids, and the machine's description. perf needs the architecture to
+	 * pick its DWARF unwinder for the file; without it perf script shows only the ip. */
+	struct utsname u;
+	if (uname(&u))
+		memset(&u, 0, sizeof(u));
+	uint8_t osrel[4 + 128], arch[4 + 128], cpus[8];
+	size_t nosrel = header_string(osrel, u.release), narch = header_string(arch, u.machine);
+	long conf = sysconf(_SC_NPROCESSORS_CONF), onln = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t c[2] = { (uint32_t)(conf > 0 ? conf : 1), (uint32_t)(onln > 0 ? onln : 1) };
+	memcpy(cpus, c, 8);
+	struct { const void *data; size_t size; } feat[] = {
+		{ w->bids, w->nbids }, { osrel, nosrel }, { arch, narch }, { cpus, 8 },
+	};
+	const int bits[] = { PERF_FEAT_BUILD_ID, PERF_FEAT_OSRELEASE, PERF_FEAT_ARCH,
+			     PERF_FEAT_NRCPUS };
+	size_t nfeat = sizeof(bits) / sizeof(bits[0]);
+	uint64_t at = data_end + 16 * nfeat, features = 0;
+	int r = 0;
+	for (size_t i = 0; i < nfeat && !r; i++) {
+		r = put_u64(w, at);
+		if (!r)
+			r = put_u64(w, feat[i].size);
+		at += feat[i].size;
+		features |= 1ull << bits[i];
+	}
+	for (size_t i = 0; i < nfeat && !r; i++)
+		r = put(w, feat[i].data, feat[i].size);
 	uint64_t ids_off = w->off;
 	if (!r) r = put(w, ids, nids * 8);
 	uint64_t attr_off = w->off;
@@ -133,7 +168,7 @@ int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids)
 		attr_off, sizeof(w->attr) + 16,
 		HEADER_SIZE, data_end - HEADER_SIZE,
 		0, 0,
-		1ull << PERF_FEAT_BUILD_ID, 0, 0, 0,
+		features, 0, 0, 0,
 	};
 	if (!r && fseek(w->f, 0, SEEK_SET))
 		r = err_set(-errno, "%s: seek: %s", w->path, strerror(errno));

@@ -202,11 +202,18 @@ static int setup_attr(struct session *s)
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		a->sample_regs_user = PERF_X86_REGS_USER_MASK;
 		a->sample_stack_user = o->stack_size ? o->stack_size : 32768;
+		/* The kernel's walk of user frame pointers is left out, as perf record does in
+		 * DWARF mode: perf script uses it instead of unwinding the stack copy when it is
+		 * there, and tally's own frame-pointer fallback walks the copy. */
+		a->exclude_callchain_user = 1;
 	}
 	a->disabled = 1;
 	a->inherit = 1;
 	a->mmap = 1;
 	a->mmap2 = 1;
+	/* Data mappings too: perf's unwinder finds .eh_frame_hdr through the read-only
+	 * segment's mapping, and reports nothing past the ip without it. */
+	a->mmap_data = 1;
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->task = 1;
