@@ -3,13 +3,12 @@
  * disabled until its exec, following its children through inherit; or the threads of
  * running processes, whose existing mappings come from /proc), ring buffers drained into a
  * perf.data file until the command exits or SIGINT/SIGTERM arrives. The command's exit
- * status is returned for tally to exit with. Build-ids of every mapped file go into the
- * file's build-id feature at the end.
+ * status is returned for tally to exit with. Mapped files are noted as their mmap records
+ * arrive (modules.c).
  */
 #include "record/record.h"
 
 #include <dirent.h>
-#include <elf.h>
 #include <fcntl.h>
 #include <errno.h>
 #include <poll.h>
@@ -18,14 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/err.h"
-#include "elf/elf.h"
+#include "record/modules.h"
 
 #define RING_PAGES 512 /* 2 MiB per CPU: 60 ms of 32 KiB samples at 1 kHz with room to spare */
 #define MAX_CPUS 256
@@ -45,8 +42,7 @@ struct session {
 	uint64_t *ids;
 	int ncpus;
 	struct rec_result *res;
-	char **files; /* mapped files, for build-ids */
-	size_t nfiles, capfiles;
+	struct rec_modules modules;
 };
 
 static int add_fd(struct session *s, int fd)
@@ -69,26 +65,6 @@ static int add_fd(struct session *s, int fd)
 	return 0;
 }
 
-static void note_file(struct session *s, const char *path)
-{
-	if (!path[0] || (path[0] == '[' && strcmp(path, "[vdso]")) || !strncmp(path, "//", 2))
-		return;
-	for (size_t i = 0; i < s->nfiles; i++)
-		if (!strcmp(s->files[i], path))
-			return;
-	if (s->nfiles == s->capfiles) {
-		size_t cap = s->capfiles ? s->capfiles * 2 : 32;
-		char **n = realloc(s->files, cap * sizeof(*n));
-		if (!n)
-			return;
-		s->files = n;
-		s->capfiles = cap;
-	}
-	char *d = strdup(path);
-	if (d)
-		s->files[s->nfiles++] = d;
-}
-
 static int on_record(const void *rec, size_t size, void *arg)
 {
 	struct session *s = arg;
@@ -101,9 +77,13 @@ static int on_record(const void *rec, size_t size, void *arg)
 		const struct perf_record_mmap2 { struct perf_event_header h; uint32_t pid, tid;
 			uint64_t addr, len, pgoff; uint8_t ids[24]; uint32_t prot, flags;
 			char name[]; } *m = rec;
+		const struct { uint32_t maj, min; uint64_t ino; } *dev = (const void *)m->ids;
 		if (m->prot & PROT_EXEC && size > sizeof(*m) &&
-		    memchr(m->name, 0, size - sizeof(*m)))
-			note_file(s, m->name);
+		    memchr(m->name, 0, size - sizeof(*m))) {
+			struct rec_mmap mm = { m->pid, m->addr, m->addr + m->len, dev->maj, dev->min,
+					       dev->ino, m->name };
+			rec_modules_note(&s->modules, &mm);
+		}
 		break;
 	}
 	}
@@ -353,76 +333,6 @@ static int attach_pid(struct session *s, int pid)
 	return r;
 }
 
-static int mkdirs(char *path)
-{
-	for (char *p = path + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			int r = mkdir(path, 0755);
-			*p = '/';
-			if (r && errno != EEXIST)
-				return -errno;
-		}
-	return mkdir(path, 0755) && errno != EEXIST ? -errno : 0;
-}
-
-/* The vDSO is in no file: like perf, keep its image in the build-id cache
- * ([vdso]/BUILDID/vdso) so samples in it can be unwound and symbolized later. It is the
- * kernel's, the same in every process, so tally's own copy is the target's. */
-static void save_vdso(struct session *s)
-{
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
-	if (!eh)
-		return;
-	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	struct elf_file *f;
-	const uint8_t *id;
-	size_t len;
-	if (elf_open_mem("[vdso]", eh, size, &f)) {
-		err_clear();
-		return;
-	}
-	if (!elf_build_id(f, &id, &len) && len <= 20) {
-		char dir[512], hex[41], path[1024];
-		for (size_t i = 0; i < len; i++)
-			snprintf(hex + 2 * i, 3, "%02x", id[i]);
-		snprintf(path, sizeof(path), "%s/[vdso]/%s", unw_buildid_dir(dir, sizeof(dir)), hex);
-		if (!mkdirs(path)) {
-			strncat(path, "/vdso", sizeof(path) - strlen(path) - 1);
-			FILE *out = fopen(path, "wbx"); /* an existing copy is the same bytes */
-			if (out) {
-				fwrite(eh, 1, size, out);
-				fclose(out);
-			}
-		}
-		perf_writer_add_build_id(s->w, UINT32_MAX, PERF_RECORD_MISC_USER, id, len, "[vdso]");
-	}
-	err_clear();
-	elf_close(f);
-}
-
-static void add_build_ids(struct session *s)
-{
-	for (size_t i = 0; i < s->nfiles; i++) {
-		struct elf_file *f;
-		const uint8_t *id;
-		size_t len;
-		if (!strcmp(s->files[i], "[vdso]"))
-			save_vdso(s);
-		else if (!elf_open(s->files[i], &f)) {
-			if (!elf_build_id(f, &id, &len))
-				perf_writer_add_build_id(s->w, UINT32_MAX, PERF_RECORD_MISC_USER, id,
-							 len, s->files[i]);
-			elf_close(f);
-		}
-		err_clear();
-		free(s->files[i]);
-	}
-	free(s->files);
-	s->files = NULL;
-	s->nfiles = 0;
-}
-
 /* Starts CMD stopped before exec: it waits on a pipe until the events exist. */
 static int spawn(char **argv, int *go_fd, pid_t *pid_out)
 {
@@ -489,9 +399,7 @@ static void cleanup(struct session *s)
 		close(s->fds[i]);
 	free(s->fds);
 	free(s->ids);
-	for (size_t i = 0; i < s->nfiles; i++)
-		free(s->files[i]);
-	free(s->files);
+	rec_modules_free(&s->modules);
 }
 
 int rec_run(const struct rec_opts *o, struct rec_result *res)
@@ -538,7 +446,7 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	sigaction(SIGTERM, &old_term, NULL);
 	if (s.w) {
 		if (!r) {
-			add_build_ids(&s);
+			rec_modules_write(&s.modules, s.w);
 			r = perf_writer_close(s.w, s.ids, s.nfds);
 		} else {
 			perf_writer_abort(s.w);

@@ -122,7 +122,9 @@ static int setup(void **state)
 		  " && gcc -O2 -g -fno-omit-frame-pointer -o deep_fp deep.c"
 		  " && gcc -O2 -g -o rec rec.c && gcc -O2 -g -pthread -o thr thr.c"
 		  " && gcc -O2 -g -o fork fork.c && gcc -O2 -g -o child child.c"
-		  " && gcc -O2 -g -o vdso vdso.c", dir);
+		  " && gcc -O2 -g -o vdso vdso.c"
+		  " && sed 's/int main(void) {/int main(int c, char **v) { unlink(v[0]);/;"
+		  "1i #include <unistd.h>' deep.c > selfdel.c && gcc -O2 -g -o selfdel selfdel.c", dir);
 }
 
 static int teardown(void **state)
@@ -418,6 +420,34 @@ static void rebuilt_binary_is_not_trusted(void **state)
 	assert_true((with.right + with.truncated) * 100 >= with.total * 99);
 }
 
+/* A program that deletes its own executable: tally copies the mapped file into the
+ * build-id cache through /proc/PID/map_files while it runs, and unwinds from the copy. */
+static void deleted_binary_unwinds_from_cache(void **state)
+{
+	char cache[128];
+	snprintf(cache, sizeof(cache), "%s/cache", dir);
+	assert_int_equal(sh("cd %s && cp selfdel selfdel.run && rm -rf cache", dir), 0);
+	assert_int_equal(setenv("PERF_BUILDID_DIR", cache, 1), 0);
+	char data[256];
+	snprintf(data, sizeof(data), "%s/selfdel.data", dir);
+	assert_int_equal(sh("cd %s && %s record -q -o %s -- ./selfdel.run >/dev/null", dir, tally,
+			    data), 0);
+	assert_int_not_equal(sh("test -e %s/selfdel.run", dir), 0);
+	static struct symtab tab;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/selfdel", dir);
+	load_nm(&tab, path);
+	snprintf(tab.path, sizeof(tab.path), "%s/selfdel.run", dir); /* the name it ran under */
+	struct check c = { .tabs = &tab, .ntabs = 1, .chain = deep_chain, .nchain = 13 };
+	int r = rec_replay(data, UNW_AUTO, on_stack, &c, NULL, NULL);
+	unsetenv("PERF_BUILDID_DIR");
+	free(tab.v);
+	assert_int_equal(r, 0);
+	print_message("deleted binary: %llu samples, %.2f%% expected chain\n",
+		      (unsigned long long)c.samples, 100.0 * c.good / c.samples);
+	assert_true(c.samples >= 100 && c.good * 100 >= c.samples * 99);
+}
+
 /* The same chains through the symbolizer, as folded stacks: the deep chain's lines carry
  * all of main;f1;...;f12 in order for at least 99% of the samples. */
 static void folded(const char *tool, const char *bin)
@@ -518,6 +548,7 @@ int main(void)
 		cmocka_unit_test(vdso_tally_unwinds_through_vdso),
 		cmocka_unit_test(vdso_perf_unwinds_through_vdso),
 		cmocka_unit_test(rebuilt_binary_is_not_trusted),
+		cmocka_unit_test(deleted_binary_unwinds_from_cache),
 		cmocka_unit_test(folded_tally_deep_lld_symbolized_chains),
 		cmocka_unit_test(folded_perf_deep_gcc_symbolized_chains),
 		cmocka_unit_test(fp_only_on_code_without_frame_pointers_is_marked_truncated),

@@ -1,0 +1,186 @@
+/*
+ * What unwinding needs later, captured while recording: the build-id of every executable
+ * mapping (perf.data's build-id feature), and a copy in perf's build-id cache of what a
+ * later report could not reach by path: the vDSO (in no file), files deleted or replaced
+ * since they were mapped, files in another mount namespace (containers). Those are read
+ * through /proc/PID/map_files and /proc/PID/root while the process still runs, which is
+ * why this happens as the mmap records arrive and not at the end.
+ */
+#include "record/modules.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "elf/elf.h"
+#include "unwind/unwind.h"
+
+static int mkdirs(char *path)
+{
+	for (char *p = path + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			int r = mkdir(path, 0755);
+			*p = '/';
+			if (r && errno != EEXIST)
+				return -errno;
+		}
+	return mkdir(path, 0755) && errno != EEXIST ? -errno : 0;
+}
+
+/* Writes size bytes to the cache as DIR/SUB/elf (SUB: .build-id/xx/rest or [vdso]/ID, the
+ * file name perf uses is vdso there). An existing copy is the same bytes: left alone. */
+static void cache_write(const char *sub, const char *name, const void *data, size_t size)
+{
+	char dir[512], path[1024];
+	snprintf(path, sizeof(path), "%s/%s", unw_buildid_dir(dir, sizeof(dir)), sub);
+	if (mkdirs(path))
+		return;
+	strncat(path, "/", sizeof(path) - strlen(path) - 1);
+	strncat(path, name, sizeof(path) - strlen(path) - 1);
+	FILE *out = fopen(path, "wbx");
+	if (!out)
+		return;
+	if (fwrite(data, 1, size, out) != size) {
+		fclose(out);
+		remove(path);
+		return;
+	}
+	fclose(out);
+}
+
+static void hex(const uint8_t *id, size_t len, char *out)
+{
+	for (size_t i = 0; i < len; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+static struct rec_module *add(struct rec_modules *m, const char *path)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 32;
+		struct rec_module *n = realloc(m->v, cap * sizeof(*n));
+		if (!n)
+			return NULL;
+		m->v = n;
+		m->cap = cap;
+	}
+	struct rec_module *e = &m->v[m->n];
+	memset(e, 0, sizeof(*e));
+	if (!(e->path = strdup(path)))
+		return NULL;
+	m->n++;
+	return e;
+}
+
+static bool build_id_of(struct elf_file *f, struct rec_module *e)
+{
+	const uint8_t *id;
+	size_t len;
+	if (elf_build_id(f, &id, &len) || len == 0 || len > 20) {
+		err_clear();
+		return false;
+	}
+	memcpy(e->id, id, len);
+	e->len = (uint8_t)len;
+	return true;
+}
+
+static void note_vdso(struct rec_module *e)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	struct elf_file *f;
+	if (!eh)
+		return;
+	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (elf_open_mem("[vdso]", eh, size, &f)) {
+		err_clear();
+		return;
+	}
+	if (build_id_of(f, e)) {
+		char sub[64] = "[vdso]/";
+		hex(e->id, e->len, sub + 7);
+		cache_write(sub, "vdso", eh, size);
+	}
+	elf_close(f);
+}
+
+/* The mapped file is not the one at path (gone, replaced, or in another mount namespace):
+ * read what the process maps and keep a copy under its build-id. */
+static void note_unreachable(const struct rec_mmap *mm, struct rec_module *e)
+{
+	char cand[2][4200];
+	snprintf(cand[0], sizeof(cand[0]), "/proc/%u/map_files/%llx-%llx", mm->pid,
+		 (unsigned long long)mm->start, (unsigned long long)mm->end);
+	snprintf(cand[1], sizeof(cand[1]), "/proc/%u/root%s", mm->pid, mm->path);
+	for (int i = 0; i < 2; i++) {
+		struct stat st;
+		struct elf_file *f;
+		if (stat(cand[i], &st) || st.st_ino != mm->ino || elf_open(cand[i], &f)) {
+			err_clear();
+			continue;
+		}
+		if (build_id_of(f, e)) {
+			char sub[80] = ".build-id/";
+			hex(e->id, 1, sub + 10);
+			sub[12] = '/';
+			hex(e->id + 1, e->len - 1u, sub + 13);
+			cache_write(sub, "elf", f->map, f->size);
+		}
+		elf_close(f);
+		return;
+	}
+}
+
+void rec_modules_note(struct rec_modules *m, const struct rec_mmap *mm)
+{
+	const char *path = mm->path;
+	if (!path[0] || (path[0] == '[' && strcmp(path, "[vdso]")) || !strncmp(path, "//", 2))
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->v[i].path, path))
+			return;
+	struct rec_module *e = add(m, path);
+	if (!e)
+		return;
+	if (!strcmp(path, "[vdso]")) {
+		note_vdso(e);
+		return;
+	}
+	struct stat st;
+	struct elf_file *f;
+	if (stat(path, &st) || st.st_ino != mm->ino || major(st.st_dev) != mm->maj ||
+	    minor(st.st_dev) != mm->min) {
+		note_unreachable(mm, e);
+		return;
+	}
+	if (!elf_open(path, &f)) {
+		build_id_of(f, e);
+		elf_close(f);
+	}
+	err_clear();
+}
+
+void rec_modules_write(struct rec_modules *m, struct perf_writer *w)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].len)
+			perf_writer_add_build_id(w, UINT32_MAX, PERF_RECORD_MISC_USER, m->v[i].id,
+						 m->v[i].len, m->v[i].path);
+}
+
+void rec_modules_free(struct rec_modules *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].path);
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
