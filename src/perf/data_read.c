@@ -14,11 +14,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include "base/cursor.h"
 #include "base/err.h"
 
 #define PERF_MAGIC2 0x32454c4946524550ull /* "PERFILE2" */
 #define HEADER_SIZE 104
+#define PERF_RECORD_COMPRESSED_TYPE 81 /* tools/perf/util/event.h */
 
 static int bad(const struct perf_data *d, uint64_t off, const char *what)
 {
@@ -127,6 +130,89 @@ static int read_header(struct perf_data *d)
 	return read_features(d);
 }
 
+/* perf record -z wraps runs of records in PERF_RECORD_COMPRESSED records: one zstd stream
+ * across all of them, in which a record may span two. The stream is inflated once into
+ * one buffer of plain records (the rest of the data section is copied between). */
+#define INFLATED_MAX (1ull << 32)
+
+static int inflate_compressed(struct perf_data *d)
+{
+	uint64_t off = d->data_off, end = d->data_off + d->data_size;
+	bool any = false;
+	for (uint64_t o = off; o + 8 <= end;) {
+		uint16_t size = load_u16(d->map + o + 6, false);
+		if (size < 8)
+			break; /* reported when the records are read */
+		any |= load_u32(d->map + o, false) == PERF_RECORD_COMPRESSED_TYPE;
+		o += size;
+	}
+	if (!any)
+		return 0;
+	ZSTD_DStream *z = ZSTD_createDStream();
+	size_t cap = 1 << 20, n = 0;
+	uint8_t *buf = malloc(cap);
+	int r = 0;
+	if (!z || !buf || ZSTD_isError(ZSTD_initDStream(z))) {
+		r = err_set(-ENOMEM, "%s: out of memory", d->path);
+		goto out;
+	}
+	while (off + 8 <= end && !r) {
+		uint32_t type = load_u32(d->map + off, false);
+		uint16_t size = load_u16(d->map + off + 6, false);
+		if (size < 8 || size > end - off) {
+			r = bad(d, off, "record size runs past the data section");
+			break;
+		}
+		ZSTD_inBuffer in = { d->map + off + 8, type == PERF_RECORD_COMPRESSED_TYPE ? size - 8u : 0, 0 };
+		if (type != PERF_RECORD_COMPRESSED_TYPE) {
+			in.src = d->map + off;
+			in.size = size;
+		}
+		bool full = false; /* zstd may hold output back until it has room */
+		while ((in.pos < in.size || full) && !r) {
+			if (cap - n < (1 << 16)) {
+				if (cap >= INFLATED_MAX) {
+					r = bad(d, off, "compressed records inflate beyond 4 GiB");
+					break;
+				}
+				uint8_t *nb = realloc(buf, cap * 2);
+				if (!nb) {
+					r = err_set(-ENOMEM, "%s: out of memory", d->path);
+					break;
+				}
+				buf = nb;
+				cap *= 2;
+			}
+			if (type != PERF_RECORD_COMPRESSED_TYPE) {
+				size_t k = in.size - in.pos < cap - n ? in.size - in.pos : cap - n;
+				memcpy(buf + n, (const uint8_t *)in.src + in.pos, k);
+				n += k;
+				in.pos += k;
+				continue;
+			}
+			ZSTD_outBuffer o = { buf, cap, n };
+			size_t zr = ZSTD_decompressStream(z, &o, &in);
+			if (ZSTD_isError(zr))
+				r = bad(d, off, "compressed records do not decompress (zstd)");
+			full = o.pos == o.size;
+			n = o.pos;
+		}
+		off += size;
+	}
+	if (!r) {
+		d->inflated = buf;
+		d->recs = buf;
+		d->recs_size = n;
+		d->data_off = 0;
+		d->data_size = n;
+		buf = NULL;
+	}
+out:
+	ZSTD_freeDStream(z);
+	free(buf);
+	return r;
+}
+
 int perf_data_open_mem(const char *name, const void *data, size_t size, struct perf_data **out)
 {
 	struct perf_data *d = calloc(1, sizeof(*d));
@@ -136,6 +222,11 @@ int perf_data_open_mem(const char *name, const void *data, size_t size, struct p
 	d->map = data;
 	d->size = size;
 	int r = read_header(d);
+	if (!r) {
+		d->recs = d->map;
+		d->recs_size = d->data_off + d->data_size;
+		r = inflate_compressed(d);
+	}
 	if (r) {
 		perf_data_close(d);
 		return r;
@@ -175,6 +266,7 @@ void perf_data_close(struct perf_data *d)
 		munmap((void *)d->map, d->size);
 	free(d->attrs);
 	free(d->build_ids);
+	free(d->inflated);
 	free(d);
 }
 
@@ -297,13 +389,13 @@ static int read_name(const struct perf_data *d, struct cur *c, const char **out,
 static int decode(const struct perf_data *d, uint64_t off, struct perf_event_rec *ev)
 {
 	memset(ev, 0, sizeof(*ev));
-	struct cur c = cur_make(d->map, d->size, false);
+	struct cur c = cur_make(d->recs, d->recs_size, false);
 	cur_seek(&c, off);
 	ev->file_off = off;
 	ev->type = cur_u32(&c);
 	ev->misc = cur_u16(&c);
 	ev->size = cur_u16(&c);
-	ev->raw = d->map + off;
+	ev->raw = d->recs + off;
 	struct cur body = cur_sub(&c, ev->size >= 8 ? ev->size - 8u : 0);
 	if (!cur_ok(&c) || ev->size < 8)
 		return bad(d, off, "record runs past the data section");
@@ -368,10 +460,10 @@ static int decode(const struct perf_data *d, uint64_t off, struct perf_event_rec
  * mapping is private and read-only, so pages come back from the file if touched again. */
 static void release(const struct perf_data *d, uint64_t off, uint64_t size)
 {
-	if (!d->owns_map || size < 2 * 4096)
+	if (!d->owns_map || d->inflated || size < 2 * 4096)
 		return;
-	uintptr_t lo = ((uintptr_t)(d->map + off) + 4095) & ~(uintptr_t)4095;
-	uintptr_t hi = (uintptr_t)(d->map + off + size) & ~(uintptr_t)4095;
+	uintptr_t lo = ((uintptr_t)(d->recs + off) + 4095) & ~(uintptr_t)4095;
+	uintptr_t hi = (uintptr_t)(d->recs + off + size) & ~(uintptr_t)4095;
 	if (hi > lo)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
@@ -397,12 +489,12 @@ int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *e
 	struct perf_event_rec ev;
 	int r = 0;
 	while (off + 8 <= end) {
-		uint16_t size = load_u16(d->map + off + 6, false);
+		uint16_t size = load_u16(d->recs + off + 6, false);
 		if (size < 8 || size > end - off) {
 			r = bad(d, off, "record size runs past the data section");
 			goto out;
 		}
-		if ((r = decode(d, off, &ev)))
+	if ((r = decode(d, off, &ev)))
 			goto out;
 		if (ev.time)
 			last = ev.time;

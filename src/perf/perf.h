@@ -53,6 +53,11 @@ struct perf_data {
 	struct perf_attr_info *attrs;
 	size_t nattrs;
 	uint64_t data_off, data_size;
+	/* The records: the data section of the map, or the decompressed stream of a file
+	 * written with perf record -z (then owned, with data_off 0). */
+	const uint8_t *recs;
+	size_t recs_size;
+	uint8_t *inflated;
 	uint64_t features[4];
 	struct perf_build_id *build_ids;
 	size_t nbuild_ids;

@@ -253,9 +253,10 @@ static void record(const char *tool, const char *bin, const char *args, char *ou
 {
 	snprintf(out, n, "%s/%s.%s.data", dir, bin, tool);
 	int r;
-	if (!strcmp(tool, "perf"))
-		r = sh("cd %s && perf record -q -e cpu-clock -F 1000 --call-graph dwarf,32768 -o %s"
-		       " -- ./%s %s >/dev/null 2>&1", dir, out, bin, args);
+	if (!strncmp(tool, "perf", 4)) /* perfz: perf record -z, zstd-compressed records */
+		r = sh("cd %s && perf record -q %s -e cpu-clock -F 1000 --call-graph dwarf,32768 -o %s"
+		       " -- ./%s %s >/dev/null 2>&1", dir, strcmp(tool, "perfz") ? "" : "-z", out,
+		       bin, args);
 	else
 		r = sh("cd %s && %s record -q -o %s -- ./%s %s >/dev/null", dir, tally, out, bin,
 		       args);
@@ -309,6 +310,7 @@ DEEP(perf, deep_bfd)
 DEEP(perf, deep_lld)
 DEEP(perf, deep_gcc)
 DEEP(perf, deep_fp)
+DEEP(perfz, deep_lld)
 
 static void recursion(const char *tool)
 {
@@ -539,6 +541,7 @@ int main(void)
 		cmocka_unit_test(deep_deep_lld_perf_chains_complete),
 		cmocka_unit_test(deep_deep_gcc_perf_chains_complete),
 		cmocka_unit_test(deep_deep_fp_perf_chains_complete),
+		cmocka_unit_test(deep_deep_lld_perfz_chains_complete),
 		cmocka_unit_test(recursion_40_tally_chains_complete),
 		cmocka_unit_test(recursion_40_perf_chains_complete),
 		cmocka_unit_test(threads_tally_all_present_and_complete),
