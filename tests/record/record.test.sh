@@ -133,3 +133,24 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
 else
 	skip record_precise_dwarf_refused_on_ibs "needs root and unshare"
 fi
+
+# -p follows threads the process creates after tally attached (inherit on every thread).
+cat > "$TMP/late.c" <<'C'
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+static void *spin(void *a) { volatile double x = 1; for (long i = 0; i < 300000000; i++) x = x * 1.0000001 + 0.25; return 0; }
+int main(void) { sleep(1); pthread_t t[3]; for (int i = 0; i < 3; i++) pthread_create(&t[i], 0, spin, 0); for (int i = 0; i < 3; i++) pthread_join(t[i], 0); puts("done"); return 0; }
+C
+gcc -O2 -g -pthread -o "$TMP/late" "$TMP/late.c"
+"$TMP/late" >/dev/null &
+lp=$!
+"$TALLY" record -q -o "$TMP/late.data" -p $lp 2>"$TMP/late.err" &
+tp=$!
+wait $lp
+sleep 0.2
+kill -INT $tp 2>/dev/null
+wait $tp; rc=$?
+tids=$(perf script -i "$TMP/late.data" -F tid 2>/dev/null | sort -u | grep -vc "^ *$lp$")
+[ $rc -eq 0 ] && [ "$tids" -ge 3 ] && pass record_pid_follows_new_threads \
+	|| fail record_pid_follows_new_threads "rc=$rc, $tids new threads: $(cat "$TMP/late.err")"
