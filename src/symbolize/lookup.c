@@ -94,8 +94,9 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 	uint64_t start = 0;
 	const char *name = NULL;
 	size_t idx;
-	if (style == SYM_STYLE_LLVM || !f->function) {
-		name = sym_symbols_find(&m->symbols, addr, &start, &idx);
+	bool gnu = style == SYM_STYLE_GNU;
+	if (!gnu || !f->function) {
+		name = sym_symbols_find(&m->symbols, addr, gnu, &start, &idx);
 		if (name) {
 			f->function = name;
 			f->sym_start = start;
@@ -104,7 +105,7 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 				f->file = file;
 		}
 	}
-	if (!f->function && (name = sym_symbols_find(&m->fallback, addr, &start, &idx))) {
+	if (!f->function && (name = sym_symbols_find(&m->fallback, addr, gnu, &start, &idx))) {
 		f->function = name;
 		f->sym_start = start;
 	}

@@ -86,10 +86,11 @@ void sym_names_free(struct sym_module *m);
 /* symbols.c */
 int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool fallback,
 		     struct sym_symbols *out);
-/* The (demangled) name of the symbol llvm-symbolizer would name addr with, or NULL;
- * *start is its address and *idx its index in s->tab. */
-const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, uint64_t *start,
-			     size_t *idx);
+/* The (demangled) name of the symbol llvm-symbolizer would name addr with (with any_size,
+ * addr2line's: the nearest symbol at or before addr), or NULL; *start is its address and
+ * *idx its index in s->tab. */
+const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, bool any_size,
+			     uint64_t *start, size_t *idx);
 void sym_symbols_free(struct sym_symbols *s);
 
 #endif
