@@ -50,7 +50,7 @@ struct sym_cu_range {
 };
 
 struct sym_symbols {
-	struct elf_symtab tab; /* one symbol per address: llvm-symbolizer's choice */
+	struct elf_symtab tab; /* aliases kept: see symbols.c for whose choice is whose */
 	const char **demangled;
 };
 
