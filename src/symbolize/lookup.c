@@ -95,13 +95,16 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 	const char *name = NULL;
 	size_t idx;
 	bool gnu = style == SYM_STYLE_GNU;
+	/* addr2line reads symbols from the separate debug file when there is one. */
+	const struct sym_symbols *table = gnu && m->debug_elf ? &m->fallback : &m->symbols;
 	if (!gnu || !f->function) {
-		name = sym_symbols_find(&m->symbols, addr, gnu, &start, &idx);
+		name = sym_symbols_find(table, addr, gnu, &start, &idx);
 		if (name) {
 			f->function = name;
 			f->sym_start = start;
-			const char *file = m->symbols.tab.syms[idx].file;
-			if (!f->file && file && *file)
+			const char *file = table->tab.syms[idx].file;
+			/* llvm-symbolizer ignores an empty file name; addr2line prints it. */
+			if (!f->file && file && (*file || gnu))
 				f->file = file;
 		}
 	}

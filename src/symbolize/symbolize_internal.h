@@ -60,7 +60,7 @@ struct sym_module {
 	struct elf_file *debug_elf; /* its separate debug file, or NULL */
 	struct dwarf *dwarf;        /* from whichever of the two has .debug_info, or NULL */
 	struct sym_symbols symbols; /* the module's .symtab, else its .dynsym */
-	struct sym_symbols fallback; /* the debug file's .symtab, functions only */
+	struct sym_symbols fallback; /* the debug file's symbols */
 	struct sym_cu_range *cu_ranges;
 	size_t ncu_ranges;
 	struct sym_unit_index *units; /* parallel to dwarf->units */
@@ -84,7 +84,8 @@ const char *sym_demangle(struct sym_module *m, const char *name);
 void sym_names_free(struct sym_module *m);
 
 /* symbols.c */
-int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool fallback,
+/* Loads f's .symtab, else its .dynsym; with both, the two merged. */
+int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool both,
 		     struct sym_symbols *out);
 /* The (demangled) name of the symbol llvm-symbolizer would name addr with (with any_size,
  * addr2line's: the nearest symbol at or before addr), or NULL; *start is its address and

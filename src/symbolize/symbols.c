@@ -3,8 +3,8 @@
  * .symtab is absent; function, object, no-type and ifunc symbols. Of the aliases at one
  * address llvm-symbolizer takes the largest, the last of those in table order; addr2line
  * the largest, the first in table order. A symbol of size 0 covers everything up to the
- * next symbol (for addr2line every symbol does, whatever its size). The fallback table (a separate debug file's
- * .symtab) holds functions only and is consulted only where the first has nothing.
+ * next symbol (for addr2line every symbol does, whatever its size). The fallback table,
+ * a separate debug file's symbols, names what the first cannot (and is addr2line's table).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,11 +12,11 @@
 #include "base/err.h"
 #include "symbolize/symbolize_internal.h"
 
-int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool fallback,
+int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool both,
 		     struct sym_symbols *out)
 {
-	int err = elf_symbols(f, fallback ? ELF_SYMS_BOTH : ELF_SYMS_SYMTAB_ELSE_DYNSYM,
-			      !fallback, &out->tab);
+	int err = elf_symbols(f, both ? ELF_SYMS_BOTH : ELF_SYMS_SYMTAB_ELSE_DYNSYM, true,
+			      &out->tab);
 	if (err)
 		return err;
 	out->demangled = calloc(out->tab.n ? out->tab.n : 1, sizeof(*out->demangled));
