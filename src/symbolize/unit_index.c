@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/search.h"
 #include "base/vec.h"
 #include "dwarf/dwarf_consts.h"
 #include "symbolize/symbolize_internal.h"
@@ -41,27 +42,11 @@ struct pos {
 /* The position of the first span whose lo is greater than key. */
 static struct pos upper_bound(const struct span_map *m, uint64_t key)
 {
-	size_t lo = 0, hi = m->blocks.n;
-	while (lo < hi) { /* the last block whose first span starts at or before key */
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->blocks.v[mid]->v[0].lo <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	struct pos p = { lo ? lo - 1 : 0, 0 };
-	if (!m->blocks.n)
-		return p;
-	const struct span_block *blk = m->blocks.v[p.b];
-	size_t a = 0, z = blk->n;
-	while (a < z) {
-		size_t mid = a + (z - a) / 2;
-		if (blk->v[mid].lo <= key)
-			a = mid + 1;
-		else
-			z = mid;
-	}
-	p.i = a;
+	/* The last block whose first span starts at or before key, then within it. */
+	size_t b = UPPER_BOUND(m->blocks.v, m->blocks.n, ->v[0].lo, key);
+	struct pos p = { b ? b - 1 : 0, 0 };
+	if (m->blocks.n)
+		p.i = UPPER_BOUND(m->blocks.v[p.b]->v, m->blocks.v[p.b]->n, .lo, key);
 	return p;
 }
 
