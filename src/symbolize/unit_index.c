@@ -147,6 +147,8 @@ static int insert_range(uint64_t lo, uint64_t hi, void *ctx)
 struct scope_attrs {
 	const struct dwarf_value *low, *high, *ranges, *call_file, *call_line, *call_column;
 	uint64_t sibling;
+	uint64_t origin;  /* DW_AT_abstract_origin, or 0 */
+	bool names_self;  /* has a name, a linkage name or a specification of its own */
 };
 
 static void pick(const struct dwarf_die *die, struct scope_attrs *a)
@@ -162,6 +164,11 @@ static void pick(const struct dwarf_die *die, struct scope_attrs *a)
 		case DW_AT_call_line: a->call_line = v; break;
 		case DW_AT_call_column: a->call_column = v; break;
 		case DW_AT_sibling: a->sibling = v->cls == DWC_REF ? v->u : 0; break;
+		case DW_AT_abstract_origin: a->origin = v->cls == DWC_REF ? v->u : 0; break;
+		case DW_AT_name:
+		case DW_AT_linkage_name:
+		case DW_AT_MIPS_linkage_name:
+		case DW_AT_specification: a->names_self = true; break;
 		}
 	}
 }
@@ -177,7 +184,10 @@ static int add_scope(struct build *b, const struct dwarf_die *die, const struct 
 	struct sym_scope *s = vec_push(&b->scopes);
 	if (!s)
 		return -ENOMEM;
-	s->die_offset = die->offset;
+	/* An instance named only by its abstract origin has the origin's name: resolving
+	 * the origin once serves all its inlined copies. */
+	s->die_offset = a->origin && !a->names_self && a->origin != die->offset ? a->origin
+										 : die->offset;
 	s->parent = parent;
 	s->inlined = die->abbrev->tag == DW_TAG_inlined_subroutine;
 	if (s->inlined) {
