@@ -62,9 +62,10 @@ static void print_gnu(const struct tally_frame *f, int n)
 		if (f[i].line)
 			printf("%u", f[i].line);
 		else
-			putchar(f[i].file ? '0' : '?');
-		if (i == 0 && f[i].discriminator)
-			printf(" (discriminator %u)", f[i].discriminator);
+			putchar('?'); /* addr2line's mark for an unknown line */
+		/* addr2line repeats the line-table row's discriminator on every inlined frame. */
+		if (f[0].discriminator)
+			printf(" (discriminator %u)", f[0].discriminator);
 		putchar('\n');
 	}
 }

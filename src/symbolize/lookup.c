@@ -8,20 +8,14 @@
  */
 #include <errno.h>
 
+#include "base/search.h"
 #include "symbolize/symbolize_internal.h"
 
 #define MAX_FRAMES 256
 
 int32_t sym_unit_of(const struct sym_module *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->ncu_ranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->cu_ranges[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(m->cu_ranges, m->ncu_ranges, .hi, addr);
 	if (lo < m->ncu_ranges && m->cu_ranges[lo].lo <= addr)
 		return (int32_t)m->cu_ranges[lo].unit;
 	return -1;
@@ -29,14 +23,7 @@ int32_t sym_unit_of(const struct sym_module *m, uint64_t addr)
 
 static int32_t find_scope(const struct sym_unit_index *ix, uint64_t addr)
 {
-	size_t lo = 0, hi = ix->nspans;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ix->spans[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(ix->spans, ix->nspans, .lo, addr);
 	if (lo == 0 || addr >= ix->spans[lo - 1].hi)
 		return -1;
 	return ix->spans[lo - 1].scope;
@@ -94,17 +81,21 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 	uint64_t start = 0;
 	const char *name = NULL;
 	size_t idx;
-	if (style == SYM_STYLE_LLVM || !f->function) {
-		name = sym_symbols_find(&m->symbols, addr, &start, &idx);
+	bool gnu = style == SYM_STYLE_GNU;
+	/* addr2line reads symbols from the separate debug file when there is one. */
+	const struct sym_symbols *table = gnu && m->debug_elf ? &m->fallback : &m->symbols;
+	if (!gnu || !f->function) {
+		name = sym_symbols_find(table, addr, gnu, &start, &idx);
 		if (name) {
 			f->function = name;
 			f->sym_start = start;
-			const char *file = m->symbols.tab.syms[idx].file;
-			if (!f->file && file && *file)
+			const char *file = table->tab.syms[idx].file;
+			/* llvm-symbolizer ignores an empty file name; addr2line prints it. */
+			if (!f->file && file && (*file || gnu))
 				f->file = file;
 		}
 	}
-	if (!f->function && (name = sym_symbols_find(&m->fallback, addr, &start, &idx))) {
+	if (!f->function && (name = sym_symbols_find(&m->fallback, addr, gnu, &start, &idx))) {
 		f->function = name;
 		f->sym_start = start;
 	}

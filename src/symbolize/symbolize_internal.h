@@ -19,7 +19,8 @@
 
 struct sym_scope {
 	const char *name;     /* demangled unless asked not to; NULL when DWARF has none */
-	uint64_t die_offset;
+	uint64_t die_offset;  /* where its name is found: the DIE, or the abstract origin it
+			       * names itself through (see names.c) */
 	int32_t parent;       /* enclosing scope in this unit, -1 for none */
 	bool inlined;         /* DW_TAG_inlined_subroutine (else subprogram) */
 	bool named;           /* name has been resolved */
@@ -50,7 +51,7 @@ struct sym_cu_range {
 };
 
 struct sym_symbols {
-	struct elf_symtab tab; /* one symbol per address: llvm-symbolizer's choice */
+	struct elf_symtab tab; /* aliases kept: see symbols.c for whose choice is whose */
 	const char **demangled;
 };
 
@@ -60,7 +61,7 @@ struct sym_module {
 	struct elf_file *debug_elf; /* its separate debug file, or NULL */
 	struct dwarf *dwarf;        /* from whichever of the two has .debug_info, or NULL */
 	struct sym_symbols symbols; /* the module's .symtab, else its .dynsym */
-	struct sym_symbols fallback; /* the debug file's .symtab, functions only */
+	struct sym_symbols fallback; /* the debug file's symbols */
 	struct sym_cu_range *cu_ranges;
 	size_t ncu_ranges;
 	struct sym_unit_index *units; /* parallel to dwarf->units */
@@ -84,12 +85,14 @@ const char *sym_demangle(struct sym_module *m, const char *name);
 void sym_names_free(struct sym_module *m);
 
 /* symbols.c */
-int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool fallback,
+/* Loads f's .symtab, else its .dynsym; with both, the two merged. */
+int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool both,
 		     struct sym_symbols *out);
-/* The (demangled) name of the symbol llvm-symbolizer would name addr with, or NULL;
- * *start is its address and *idx its index in s->tab. */
-const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, uint64_t *start,
-			     size_t *idx);
+/* The (demangled) name of the symbol llvm-symbolizer would name addr with (with any_size,
+ * addr2line's: the nearest symbol at or before addr), or NULL; *start is its address and
+ * *idx its index in s->tab. */
+const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, bool any_size,
+			     uint64_t *start, size_t *idx);
 void sym_symbols_free(struct sym_symbols *s);
 
 #endif
