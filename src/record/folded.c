@@ -1,8 +1,7 @@
 /*
- * Folded stacks of a perf.data: each sample unwound (replay.c), its frames symbolized with
- * inline frames (tally_symbolize, one symbolizer per module, opened on first use), the
- * resulting lines counted in a hash table and printed sorted, so the output is the same
- * for the same input.
+ * Folded stacks of a perf.data (symstack.c names the frames): one line per distinct stack,
+ * "comm;outermost;...;innermost COUNT", counted in a hash table and printed sorted, so the
+ * same input gives the same output.
  */
 #include "record/record.h"
 
@@ -11,16 +10,8 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "elf/elf.h"
-#include "record/kallsyms.h"
-#include "tally/tally.h"
 
 #define LINE_MAX_LEN 65536
-
-struct symcache {
-	const struct unw_module *mod;
-	struct tally_symbolizer *s; /* NULL when the module could not be opened */
-};
 
 struct entry {
 	char *line;
@@ -28,45 +19,17 @@ struct entry {
 };
 
 struct folded {
-	struct symcache *syms;
-	size_t nsyms, capsyms;
 	struct entry *tab; /* open addressing, power-of-two size */
 	size_t ntab, captab;
-	struct rec_kallsyms ksyms;
 	char buf[LINE_MAX_LEN];
 	size_t len;
-	bool overflow;
 };
-
-static struct tally_symbolizer *symbolizer(struct folded *f, const struct unw_module *m)
-{
-	for (size_t i = 0; i < f->nsyms; i++)
-		if (f->syms[i].mod == m)
-			return f->syms[i].s;
-	if (f->nsyms == f->capsyms) {
-		size_t cap = f->capsyms ? f->capsyms * 2 : 16;
-		void *n = realloc(f->syms, cap * sizeof(*f->syms));
-		if (!n)
-			return NULL;
-		f->syms = n;
-		f->capsyms = cap;
-	}
-	struct symcache *c = &f->syms[f->nsyms++];
-	c->mod = m;
-	c->s = NULL;
-	/* The file the unwinder read: a build-id cache copy when the path was rebuilt. */
-	if (m->file && tally_symbolizer_open(m->file, NULL, &c->s))
-		err_clear();
-	return c->s;
-}
 
 static void put(struct folded *f, const char *s)
 {
 	size_t n = strlen(s);
-	if (f->len + n + 2 > LINE_MAX_LEN) {
-		f->overflow = true;
+	if (f->len + n + 2 > LINE_MAX_LEN)
 		return;
-	}
 	if (f->len)
 		f->buf[f->len++] = ';';
 	for (size_t i = 0; i < n; i++) /* ';' and spaces would break the folded format */
@@ -74,37 +37,22 @@ static void put(struct folded *f, const char *s)
 	f->buf[f->len] = 0;
 }
 
-static void put_frame(struct folded *f, const struct unw_frame *fr, bool exact)
+static void put_frame(struct folded *f, const struct rec_sym_frame *fr)
 {
-	char tmp[256];
-	if (!fr->mod) {
-		put(f, "[unknown]");
+	if (fr->function) {
+		put(f, fr->function);
 		return;
 	}
-	if (fr->mod->elf && fr->rel) {
-		/* PLT stubs have no symbol: a symbolizer would name the function before them. */
-		struct elf_section *sec = elf_section_at(fr->mod->elf, fr->rel);
-		if (sec && !strncmp(sec->name, ".plt", 4)) {
-			put(f, "[plt]");
-			return;
-		}
-	}
-	struct tally_symbolizer *s = symbolizer(f, fr->mod);
-	struct tally_frame frames[32];
-	int n = s && fr->rel ? tally_symbolize(s, exact ? fr->rel : fr->rel - 1, frames, 32) : 0;
-	if (n > 32)
-		n = 32;
-	bool named = false;
-	for (int i = n; i > 0; i--) /* outermost (the real function) first */
-		if (frames[i - 1].function) {
-			put(f, frames[i - 1].function);
-			named = true;
-		}
-	if (!named) {
-		const char *base = strrchr(fr->mod->path, '/');
-		snprintf(tmp, sizeof(tmp), "[%s+0x%llx]", base ? base + 1 : fr->mod->path,
-			 (unsigned long long)fr->rel);
+	char tmp[256];
+	if (fr->kind == REC_FRAME_KERNEL) {
+		put(f, "[kernel]");
+	} else if (fr->module) {
+		const char *base = strrchr(fr->module, '/');
+		snprintf(tmp, sizeof(tmp), "[%s+0x%llx]", base ? base + 1 : fr->module,
+			 (unsigned long long)fr->addr);
 		put(f, tmp);
+	} else {
+		put(f, "[unknown]");
 	}
 }
 
@@ -147,34 +95,14 @@ static int count_line(struct folded *f, const char *line)
 	return 0;
 }
 
-static int on_stack(const struct rec_stack *st, void *arg)
+static int on_stack(const struct rec_sym_stack *st, void *arg)
 {
 	struct folded *f = arg;
 	f->len = 0;
 	f->buf[0] = 0;
-	put(f, st->comm[0] ? st->comm : "[unknown]");
-	if (st->end != UNW_END_OUTERMOST)
-		put(f, "[truncated]");
-	for (size_t i = st->n; i > 0; i--)
-		put_frame(f, &st->frames[i - 1], i == 1);
-	/* Kernel frames: the callchain holds them innermost first after PERF_CONTEXT_KERNEL. */
-	const struct perf_event_rec *ev = st->ev;
-	uint64_t start = ev->nr_callchain, end = ev->nr_callchain;
-	for (uint64_t i = 0; i < ev->nr_callchain; i++) {
-		uint64_t ip = perf_callchain_at(ev, i);
-		if (ip == PERF_CONTEXT_KERNEL)
-			start = i + 1;
-		else if (ip >= PERF_CONTEXT_MAX && start != ev->nr_callchain && end == ev->nr_callchain)
-			end = i;
-	}
-	if (end > start && !f->ksyms.loaded) {
-		rec_kallsyms_load(&f->ksyms); /* only for recordings with kernel frames */
-		f->ksyms.loaded = true;
-	}
-	for (uint64_t i = end; i > start; i--) {
-		const char *name = rec_kallsyms_find(&f->ksyms, perf_callchain_at(ev, i - 1));
-		put(f, name ? name : "[kernel]");
-	}
+	put(f, st->comm);
+	for (size_t i = 0; i < st->n; i++)
+		put_frame(f, &st->frames[i]);
 	return count_line(f, f->buf);
 }
 
@@ -183,34 +111,12 @@ static int by_line(const void *a, const void *b)
 	return strcmp(((const struct entry *)a)->line, ((const struct entry *)b)->line);
 }
 
-static void quality(struct unw_ctx *c, struct rec_quality *q)
-{
-	q->stats = *unw_ctx_stats(c);
-	struct unw_module *const *mods;
-	size_t n = unw_ctx_modules(c, &mods);
-	for (size_t i = 0; i < n; i++)
-		for (int k = 0; k < 3; k++)
-			if (mods[i]->stops > q->stop_counts[k]) {
-				for (int j = 2; j > k; j--) {
-					q->stop_counts[j] = q->stop_counts[j - 1];
-					memcpy(q->stop_modules[j], q->stop_modules[j - 1], 64);
-				}
-				const char *base = strrchr(mods[i]->path, '/');
-				q->stop_counts[k] = mods[i]->stops;
-				snprintf(q->stop_modules[k], 64, "%s", base ? base + 1 : mods[i]->path);
-				break;
-			}
-}
-
 int rec_folded(const char *path, enum unw_method method, FILE *out, struct rec_quality *q)
 {
 	struct folded *f = calloc(1, sizeof(*f));
 	if (!f)
 		return err_set(-ENOMEM, "out of memory");
-	struct unw_ctx *c = NULL;
-	memset(q, 0, sizeof(*q));
-	q->method = method;
-	int r = rec_replay(path, method, on_stack, f, &q->info, &c);
+	int r = rec_symbolized(path, method, on_stack, f, q);
 	if (r == -ENOMEM)
 		err_set(r, "%s: out of memory", path);
 	if (!r) {
@@ -227,17 +133,10 @@ int rec_folded(const char *path, enum unw_method method, FILE *out, struct rec_q
 			r = err_set(-ENOMEM, "out of memory");
 		}
 		free(v);
-		quality(c, q);
 	}
 	for (size_t i = 0; i < f->captab; i++)
 		free(f->tab[i].line);
 	free(f->tab);
-	for (size_t i = 0; i < f->nsyms; i++)
-		if (f->syms[i].s)
-			tally_symbolizer_close(f->syms[i].s);
-	free(f->syms);
-	rec_kallsyms_free(&f->ksyms);
 	free(f);
-	unw_ctx_free(c);
 	return r;
 }

@@ -40,10 +40,7 @@ int rec_replay(const char *path, enum unw_method method,
 	       int (*fn)(const struct rec_stack *st, void *arg), void *arg,
 	       struct rec_replay_info *info, struct unw_ctx **ctx_out);
 
-/* Folded stacks ("comm;outermost;...;innermost COUNT" per line, sorted: flame graph input)
- * of path, unwound with method and symbolized with inline frames. A stack that was not
- * unwound to its outermost frame starts with "[truncated]" after the comm; kernel frames
- * (from /proc/kallsyms when readable) end the line. */
+/* Unwind quality of a replay, for the header of a report. */
 struct rec_quality {
 	struct rec_replay_info info;
 	struct unw_stats stats;
@@ -51,6 +48,38 @@ struct rec_quality {
 	uint64_t stop_counts[3];
 	enum unw_method method;
 };
+
+/* ---- symbolized stacks ---- */
+
+enum rec_frame_kind { REC_FRAME_NATIVE, REC_FRAME_INLINE, REC_FRAME_KERNEL, REC_FRAME_TRUNCATED };
+
+struct rec_sym_frame {
+	enum rec_frame_kind kind; /* INLINE: inlined into the frame before it */
+	const char *function;     /* NULL when unknown; "[truncated]", "[plt]" */
+	const char *file;         /* source file, NULL when unknown */
+	uint32_t line;
+	const char *module;       /* path as mapped; NULL when in no file */
+	uint64_t addr;            /* module-relative pc (return addresses as found), 0 unknown */
+	uint64_t pc;              /* the runtime address */
+	uint64_t sym_start;       /* module-relative start of the function, 0 unknown */
+};
+
+struct rec_sym_stack {
+	const struct rec_stack *raw;
+	const struct rec_sym_frame *frames; /* outermost first: [truncated], user, kernel */
+	size_t n;
+	const char *comm;
+};
+
+/* Calls fn for every sample of path with its frames unwound (method) and symbolized with
+ * inline frames; kernel frames from /proc/kallsyms when readable. Strings live until
+ * rec_symbolized returns. q receives the unwind quality. */
+int rec_symbolized(const char *path, enum unw_method method,
+		   int (*fn)(const struct rec_sym_stack *st, void *arg), void *arg,
+		   struct rec_quality *q);
+
+/* Folded stacks ("comm;outermost;...;innermost COUNT" per line, sorted: flame graph input):
+ * unknown frames as [module+0xADDR], kernel frames without a symbol as [kernel]. */
 int rec_folded(const char *path, enum unw_method method, FILE *out, struct rec_quality *q);
 /* The unwind-quality header of a report: samples, lost, single-frame and truncated
  * shares, average depth, where stacks stopped; a warning when only frame pointers ran. */
