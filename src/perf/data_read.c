@@ -137,17 +137,11 @@ static int read_header(struct perf_data *d)
 
 static int inflate_compressed(struct perf_data *d)
 {
-	uint64_t off = d->data_off, end = d->data_off + d->data_size;
-	bool any = false;
-	for (uint64_t o = off; o + 8 <= end;) {
-		uint16_t size = load_u16(d->map + o + 6, false);
-		if (size < 8)
-			break; /* reported when the records are read */
-		any |= load_u32(d->map + o, false) == PERF_RECORD_COMPRESSED_TYPE;
-		o += size;
-	}
-	if (!any)
+	/* perf sets the COMPRESSED feature when it writes such records; looking for them
+	 * instead would read the whole file. */
+	if (!(d->features[0] >> PERF_FEAT_COMPRESSED & 1))
 		return 0;
+	uint64_t off = d->data_off, end = d->data_off + d->data_size;
 	ZSTD_DStream *z = ZSTD_createDStream();
 	size_t cap = 1 << 20, n = 0;
 	uint8_t *buf = malloc(cap);

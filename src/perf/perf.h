@@ -19,7 +19,8 @@ enum {
 };
 
 /* Feature bits of the perf.data header (tools/perf/util/header.h). */
-enum { PERF_FEAT_BUILD_ID = 2, PERF_FEAT_OSRELEASE = 4, PERF_FEAT_ARCH = 6, PERF_FEAT_NRCPUS = 7 };
+enum { PERF_FEAT_BUILD_ID = 2, PERF_FEAT_OSRELEASE = 4, PERF_FEAT_ARCH = 6, PERF_FEAT_NRCPUS = 7,
+       PERF_FEAT_COMPRESSED = 27 };
 
 /* x86-64 user registers as perf numbers them (arch/x86/include/uapi/asm/perf_regs.h). */
 enum {
