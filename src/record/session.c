@@ -41,6 +41,7 @@ struct session {
 	size_t nfds, capfds;
 	uint64_t *ids;
 	int ncpus;
+	int cpu[MAX_CPUS]; /* the online CPUs: rings are indexed like this array */
 	struct rec_result *res;
 	struct rec_modules modules;
 };
@@ -216,12 +217,42 @@ static int setup_attr(struct session *s)
 	return 0;
 }
 
+/* /sys/devices/system/cpu/online ("0-3,6"): events cannot be opened on offline CPUs. */
+static int online_cpus(int *cpu, int max)
+{
+	char buf[1024] = "";
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	int n = 0;
+	for (char *p = buf; *p && *p != '\n' && n < max;) {
+		char *e;
+		long lo = strtol(p, &e, 10), hi = lo;
+		if (e == p)
+			break;
+		if (*e == '-')
+			hi = strtol(e + 1, &e, 10);
+		for (long c = lo; c <= hi && n < max; c++)
+			cpu[n++] = (int)c;
+		p = *e == ',' ? e + 1 : e;
+	}
+	if (n == 0) { /* no sysfs: every configured CPU */
+		long conf = sysconf(_SC_NPROCESSORS_CONF);
+		for (long c = 0; c < conf && n < max; c++)
+			cpu[n++] = (int)c;
+	}
+	return n ? n : (cpu[0] = 0, 1);
+}
+
 /* Events for one task on every CPU; the first task's events own the rings, the others'
  * output is redirected into them. */
 static int open_task(struct session *s, int tid)
 {
 	for (int c = 0; c < s->ncpus; c++) {
-		int fd, r = perf_open(&s->attr, tid, c, -1, PERF_FLAG_FD_CLOEXEC, &fd);
+		int fd, r = perf_open(&s->attr, tid, s->cpu[c], -1, PERF_FLAG_FD_CLOEXEC, &fd);
 		if (r)
 			return r;
 		if ((r = add_fd(s, fd))) {
@@ -406,8 +437,7 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 {
 	struct session s = { .o = o, .res = res };
 	memset(res, 0, sizeof(*res));
-	long n = sysconf(_SC_NPROCESSORS_CONF);
-	s.ncpus = n < 1 ? 1 : n > MAX_CPUS ? MAX_CPUS : (int)n;
+	s.ncpus = online_cpus(s.cpu, MAX_CPUS);
 	for (int c = 0; c < MAX_CPUS; c++)
 		s.ring_fd[c] = -1;
 	int r = setup_attr(&s);
