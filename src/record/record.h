@@ -49,6 +49,11 @@ struct rec_quality {
 	enum unw_method method;
 };
 
+/* The same on an open file (fuzzing, files in memory). */
+int rec_replay_data(struct perf_data *d, enum unw_method method,
+		    int (*fn)(const struct rec_stack *st, void *arg), void *arg,
+		    struct rec_replay_info *info, struct unw_ctx **ctx_out);
+
 /* ---- symbolized stacks ---- */
 
 enum rec_frame_kind { REC_FRAME_NATIVE, REC_FRAME_INLINE, REC_FRAME_KERNEL, REC_FRAME_TRUNCATED };

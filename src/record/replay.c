@@ -218,36 +218,43 @@ static int on_event(const struct perf_event_rec *ev, void *arg)
 	return 0;
 }
 
-int rec_replay(const char *path, enum unw_method method,
-	       int (*fn)(const struct rec_stack *st, void *arg), void *arg,
-	       struct rec_replay_info *info, struct unw_ctx **ctx_out)
+int rec_replay_data(struct perf_data *d, enum unw_method method,
+		    int (*fn)(const struct rec_stack *st, void *arg), void *arg,
+		    struct rec_replay_info *info, struct unw_ctx **ctx_out)
 {
 	struct rec_replay_info dummy;
 	struct replay r = { .fn = fn, .arg = arg, .info = info ? info : &dummy };
 	memset(r.info, 0, sizeof(*r.info));
-	struct perf_data *d;
-	int rc = perf_data_open(path, &d);
-	if (rc)
-		return rc;
-	if (unw_ctx_new(method, &r.ctx)) {
-		perf_data_close(d);
+	if (unw_ctx_new(method, &r.ctx))
 		return err_set(-ENOMEM, "out of memory");
-	}
+	int rc = 0;
 	for (size_t i = 0; i < d->nbuild_ids && !rc; i++)
 		rc = unw_ctx_expect_build_id(r.ctx, d->build_ids[i].filename, d->build_ids[i].id,
 					     d->build_ids[i].len);
 	if (!rc)
 		rc = perf_data_each(d, on_event, &r);
 	if (rc == -ENOMEM)
-		err_set(rc, "%s: out of memory", path);
+		err_set(rc, "%s: out of memory", d->path);
 	for (size_t i = 0; i < r.nprocs; i++)
 		unw_space_clear(&r.procs[i].space);
 	free(r.procs);
 	free(r.comms);
-	perf_data_close(d);
 	if (ctx_out && !rc)
 		*ctx_out = r.ctx;
 	else
 		unw_ctx_free(r.ctx);
+	return rc;
+}
+
+int rec_replay(const char *path, enum unw_method method,
+	       int (*fn)(const struct rec_stack *st, void *arg), void *arg,
+	       struct rec_replay_info *info, struct unw_ctx **ctx_out)
+{
+	struct perf_data *d;
+	int rc = perf_data_open(path, &d);
+	if (rc)
+		return rc;
+	rc = rec_replay_data(d, method, fn, arg, info, ctx_out);
+	perf_data_close(d);
 	return rc;
 }
