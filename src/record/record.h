@@ -82,6 +82,9 @@ struct rec_sym_stack {
 int rec_symbolized(const char *path, enum unw_method method,
 		   int (*fn)(const struct rec_sym_stack *st, void *arg), void *arg,
 		   struct rec_quality *q);
+int rec_symbolized_data(struct perf_data *d, enum unw_method method,
+			int (*fn)(const struct rec_sym_stack *st, void *arg), void *arg,
+			struct rec_quality *q);
 
 /* Folded stacks ("comm;outermost;...;innermost COUNT" per line, sorted: flame graph input):
  * unknown frames as [module+0xADDR], kernel frames without a symbol as [kernel]. */

@@ -172,9 +172,9 @@ static void quality(struct unw_ctx *c, struct rec_quality *q)
 			}
 }
 
-int rec_symbolized(const char *path, enum unw_method method,
-		   int (*fn)(const struct rec_sym_stack *st, void *arg), void *arg,
-		   struct rec_quality *q)
+int rec_symbolized_data(struct perf_data *d, enum unw_method method,
+			int (*fn)(const struct rec_sym_stack *st, void *arg), void *arg,
+			struct rec_quality *q)
 {
 	struct symstack *y = calloc(1, sizeof(*y));
 	if (!y)
@@ -184,7 +184,7 @@ int rec_symbolized(const char *path, enum unw_method method,
 	memset(q, 0, sizeof(*q));
 	q->method = method;
 	struct unw_ctx *c = NULL;
-	int r = rec_replay(path, method, on_stack, y, &q->info, &c);
+	int r = rec_replay_data(d, method, on_stack, y, &q->info, &c);
 	if (!r)
 		quality(c, q);
 	unw_ctx_free(c);
@@ -194,5 +194,18 @@ int rec_symbolized(const char *path, enum unw_method method,
 	free(y->syms);
 	rec_kallsyms_free(&y->ksyms);
 	free(y);
+	return r;
+}
+
+int rec_symbolized(const char *path, enum unw_method method,
+		   int (*fn)(const struct rec_sym_stack *st, void *arg), void *arg,
+		   struct rec_quality *q)
+{
+	struct perf_data *d;
+	int r = perf_data_open(path, &d);
+	if (r)
+		return r;
+	r = rec_symbolized_data(d, method, fn, arg, q);
+	perf_data_close(d);
 	return r;
 }
