@@ -24,7 +24,12 @@
 #include "base/err.h"
 #include "record/modules.h"
 
-#define RING_PAGES 512 /* 2 MiB per CPU: 60 ms of 32 KiB samples at 1 kHz with room to spare */
+/* 8 MiB per CPU: 250 ms of 32 KiB samples at 1 kHz, so that tally may wait that long for a
+ * CPU on a loaded machine without losing samples (2 MiB lost some at load 10 on 2 cores).
+ * Without CAP_IPC_LOCK the kernel caps locked ring memory (perf_event_mlock_kb): smaller
+ * rings are tried down to MIN_RING_PAGES. */
+#define RING_PAGES 2048
+#define MIN_RING_PAGES 16
 #define MAX_CPUS 256
 
 static volatile sig_atomic_t stop_signal;
@@ -41,6 +46,7 @@ struct session {
 	size_t nfds, capfds;
 	uint64_t *ids;
 	int ncpus;
+	size_t ring_pages; /* what the first ring could get; the others ask for the same */
 	int cpu[MAX_CPUS]; /* the online CPUs: rings are indexed like this array */
 	struct rec_result *res;
 	struct rec_modules modules;
@@ -201,7 +207,7 @@ static int setup_attr(struct session *s)
 	a->sample_id_all = 1;
 	a->exclude_hv = 1;
 	a->exclude_guest = 1;
-	a->wakeup_watermark = RING_PAGES * 4096 / 4;
+	a->wakeup_watermark = 64 * 4096; /* wake up every 8 samples of 32 KiB */
 	a->watermark = 1;
 	if (geteuid() != 0) {
 		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
@@ -260,8 +266,14 @@ static int open_task(struct session *s, int tid)
 			return r;
 		}
 		if (s->ring_fd[c] < 0) {
-			if ((r = perf_ring_map(&s->rings[c], fd, RING_PAGES)))
+			size_t pages = s->ring_pages ? s->ring_pages : RING_PAGES;
+			while ((r = perf_ring_map(&s->rings[c], fd, pages)) == -EPERM &&
+			       pages > MIN_RING_PAGES)
+				pages /= 2;
+			if (r)
 				return r;
+			err_clear();
+			s->ring_pages = pages;
 			s->ring_fd[c] = fd;
 		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->ring_fd[c]) < 0) {
 			return err_set(-errno, "perf_event_open: redirecting output: %s",

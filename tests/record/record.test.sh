@@ -111,6 +111,13 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	[ $rc -eq 1 ] && [[ "$err" == *perf_event_paranoid* ]] && [ ! -e "$TMP/nobody/x.data" ] \
 		&& pass record_permission_error_says_what_to_change \
 		|| fail record_permission_error_says_what_to_change "$rc $err"
+	# An unprivileged user records its own command: user-space only, and rings small
+	# enough for perf_event_mlock_kb.
+	cp "$TMP/spin" "$TMP/nobody/spin" && chmod 755 "$TMP/nobody/spin"
+	(cd "$TMP/nobody" && setpriv --reuid=65534 --regid=65534 --clear-groups "$TALLY" record -q -o "$TMP/nobody/own.data" -- ./spin >/dev/null 2>"$TMP/nobody/err"); rc=$?
+	n=$(perf script -i "$TMP/nobody/own.data" -F time 2>/dev/null | grep -c ':')
+	[ $rc -eq 0 ] && [ "$n" -gt 50 ] && pass record_unprivileged_own_command \
+		|| fail record_unprivileged_own_command "rc=$rc n=$n $(cat "$TMP/nobody/err")"
 else
 	skip record_permission_error_says_what_to_change "needs root and setpriv"
 fi
