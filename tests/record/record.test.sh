@@ -53,22 +53,22 @@ err=$("$TALLY" record -e bogus -o "$TMP/x" -- true 2>&1); rc=$?
 # SIGINT stops recording cleanly: the command is told, the file is complete.
 "$TALLY" record -q -o "$TMP/d.data" -- "$TMP/spin" 100000000000 >/dev/null 2>&1 &
 tp=$!
-sleep 0.5
+sleep 1
 kill -INT $tp
 wait $tp
 n=$(perf script -i "$TMP/d.data" -F time 2>/dev/null | grep -c ':')
-[ "$n" -gt 100 ] && pass record_sigint_leaves_complete_file || fail record_sigint_leaves_complete_file "$n samples"
+[ "$n" -gt 20 ] && pass record_sigint_leaves_complete_file || fail record_sigint_leaves_complete_file "$n samples"
 
 # -p: attach to a running process, detach on SIGTERM, the process keeps running.
 "$TMP/spin" 100000000000 >/dev/null &
 sp=$!
 "$TALLY" record -q -o "$TMP/e.data" -p $sp 2>/dev/null &
 tp=$!
-sleep 0.6
+sleep 1
 kill -TERM $tp
 wait $tp; rc=$?
 n=$(perf script -i "$TMP/e.data" -F ip,sym --no-inline 2>/dev/null | grep -c ' spin')
-if kill -0 $sp 2>/dev/null && [ $rc -eq 0 ] && [ "$n" -gt 100 ]; then
+if kill -0 $sp 2>/dev/null && [ $rc -eq 0 ] && [ "$n" -gt 20 ]; then
 	pass record_pid_attach_and_detach_leaves_target_running
 else
 	fail record_pid_attach_and_detach_leaves_target_running "rc=$rc samples in spin=$n"
@@ -115,7 +115,7 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	# enough for perf_event_mlock_kb.
 	cp "$TMP/spin" "$TMP/nobody/spin" && chmod 755 "$TMP/nobody/spin"
 	(cd "$TMP/nobody" && setpriv --reuid=65534 --regid=65534 --clear-groups "$TALLY" record -q -o "$TMP/nobody/own.data" -- ./spin >/dev/null 2>"$TMP/nobody/err"); rc=$?
-	n=$(perf script -i "$TMP/nobody/own.data" -F time 2>/dev/null | grep -c ':')
+	n=$(perf script -f -i "$TMP/nobody/own.data" -F time 2>/dev/null | grep -c ':') # -f: not our file
 	[ $rc -eq 0 ] && [ "$n" -gt 50 ] && pass record_unprivileged_own_command \
 		|| fail record_unprivileged_own_command "rc=$rc n=$n $(cat "$TMP/nobody/err")"
 else
