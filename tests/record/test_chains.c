@@ -82,6 +82,16 @@ static const char vdso_src[] =
 	" return s; }\n"
 	"int main(void) { printf(\"%ld\\n\", vf1(20000000)); return 0; }\n";
 
+static const char sig_src[] =
+	"#include <signal.h>\n#include <stdio.h>\n#include <sys/time.h>\n"
+	"static volatile double sink; static volatile int ticks;\n"
+	"__attribute__((noinline)) static void handler_work(void) { for (int i = 0; i < 3000000; i++)"
+	" sink = sink * 1.0000001 + 0.5; }\n"
+	"static void on_alarm(int s) { handler_work(); ticks++; }\n"
+	"__attribute__((noinline)) static void interrupted(void) { while (ticks < 40) sink += 1; }\n"
+	"int main(void) { signal(SIGPROF, on_alarm); struct itimerval t = { { 0, 5000 }, { 0, 5000 } };"
+	" setitimer(ITIMER_PROF, &t, 0); interrupted(); printf(\"%f\\n\", sink); return 0; }\n";
+
 static int sh(const char *fmt, ...)
 {
 	char cmd[2048];
@@ -115,14 +125,15 @@ static int setup(void **state)
 	strcpy(dir, "/tmp/tally-chains.XXXXXX");
 	if (!mkdtemp(dir) || write_file("deep.c", deep_src) || write_file("rec.c", rec_src) ||
 	    write_file("thr.c", thr_src) || write_file("fork.c", fork_src) ||
-	    write_file("child.c", child_src) || write_file("vdso.c", vdso_src))
+	    write_file("child.c", child_src) || write_file("vdso.c", vdso_src) ||
+	    write_file("sig.c", sig_src))
 		return -1;
 	return sh("cd %s && clang -O2 -g -fuse-ld=bfd -o deep_bfd deep.c"
 		  " && clang -O2 -g -fuse-ld=lld -o deep_lld deep.c && gcc -O2 -g -o deep_gcc deep.c"
 		  " && gcc -O2 -g -fno-omit-frame-pointer -o deep_fp deep.c"
 		  " && gcc -O2 -g -o rec rec.c && gcc -O2 -g -pthread -o thr thr.c"
 		  " && gcc -O2 -g -o fork fork.c && gcc -O2 -g -o child child.c"
-		  " && gcc -O2 -g -o vdso vdso.c"
+		  " && gcc -O2 -g -o vdso vdso.c && gcc -O2 -g -o sig sig.c"
 		  " && sed 's/int main(void) {/int main(int c, char **v) { unlink(v[0]);/;"
 		  "1i #include <unistd.h>' deep.c > selfdel.c && gcc -O2 -g -o selfdel selfdel.c", dir);
 }
@@ -188,7 +199,7 @@ struct check {
 	size_t nchain;
 	const char *const *chain2; /* for fork+exec: the other process's chain */
 	size_t nchain2;
-	uint64_t samples, good, complete;
+	uint64_t samples, good, good_first, complete;
 	uint32_t tids[64];
 	size_t ntids;
 	uint32_t pids[8];
@@ -231,9 +242,10 @@ static int on_stack(const struct rec_stack *st, void *arg)
 {
 	struct check *c = arg;
 	c->samples++;
-	bool ok = matches(st, c, c->chain, c->nchain) ||
-		  (c->chain2 && matches(st, c, c->chain2, c->nchain2));
+	bool first = matches(st, c, c->chain, c->nchain);
+	bool ok = first || (c->chain2 && matches(st, c, c->chain2, c->nchain2));
 	c->good += ok;
+	c->good_first += first;
 	if (!ok && getenv("CHAINS_DEBUG")) {
 		for (size_t i = 0; i < st->n; i++) {
 			const char *name = NULL;
@@ -355,6 +367,22 @@ static void vdso(const char *tool)
 }
 
 static void vdso_tally_unwinds_through_vdso(void **state) { vdso("tally"); }
+
+/* A signal handler's stack goes through the kernel's sigreturn trampoline (__restore_rt,
+ * whose FDE has the 'S' augmentation and expression rules reading the saved context) back
+ * into the interrupted function. */
+static void signal_frames(const char *tool)
+{
+	static const char *const in_handler[] = { "main", "interrupted", "on_alarm", "handler_work" };
+	static const char *const outside[] = { "main", "interrupted" };
+	struct check c = run_check(tool, "sig", "", in_handler, 4, NULL, outside, 2);
+	print_message("%s sig: %llu of %llu samples in the handler\n", tool,
+		      (unsigned long long)c.good_first, (unsigned long long)c.samples);
+	assert_true(c.good_first * 10 >= c.samples * 3); /* the handler is most of the time */
+}
+
+static void signal_tally_unwinds_through_sigreturn(void **state) { signal_frames("tally"); }
+static void signal_perf_unwinds_through_sigreturn(void **state) { signal_frames("perf"); }
 static void vdso_perf_unwinds_through_vdso(void **state) { vdso("perf"); }
 
 /* gcc's clones (f5.constprop.0) are the functions of the source: drop what follows a '.'
@@ -550,6 +578,8 @@ int main(void)
 		cmocka_unit_test(fork_exec_perf_both_processes),
 		cmocka_unit_test(vdso_tally_unwinds_through_vdso),
 		cmocka_unit_test(vdso_perf_unwinds_through_vdso),
+		cmocka_unit_test(signal_tally_unwinds_through_sigreturn),
+		cmocka_unit_test(signal_perf_unwinds_through_sigreturn),
 		cmocka_unit_test(rebuilt_binary_is_not_trusted),
 		cmocka_unit_test(deleted_binary_unwinds_from_cache),
 		cmocka_unit_test(folded_tally_deep_lld_symbolized_chains),
