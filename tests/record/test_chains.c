@@ -85,11 +85,11 @@ static const char vdso_src[] =
 static const char sig_src[] =
 	"#include <signal.h>\n#include <stdio.h>\n#include <sys/time.h>\n"
 	"static volatile double sink; static volatile int ticks;\n"
-	"__attribute__((noinline)) static void handler_work(void) { for (int i = 0; i < 3000000; i++)"
+	"__attribute__((noinline)) static void handler_work(void) { for (int i = 0; i < 200000; i++)"
 	" sink = sink * 1.0000001 + 0.5; }\n"
 	"static void on_alarm(int s) { handler_work(); ticks++; }\n"
-	"__attribute__((noinline)) static void interrupted(void) { while (ticks < 40) sink += 1; }\n"
-	"int main(void) { signal(SIGPROF, on_alarm); struct itimerval t = { { 0, 5000 }, { 0, 5000 } };"
+	"__attribute__((noinline)) static void interrupted(void) { while (ticks < 150) sink += 1; }\n"
+	"int main(void) { signal(SIGPROF, on_alarm); struct itimerval t = { { 0, 2000 }, { 0, 2000 } };"
 	" setitimer(ITIMER_PROF, &t, 0); interrupted(); printf(\"%f\\n\", sink); return 0; }\n";
 
 static int sh(const char *fmt, ...)
