@@ -378,7 +378,7 @@ static void signal_frames(const char *tool)
 	struct check c = run_check(tool, "sig", "", in_handler, 4, NULL, outside, 2);
 	print_message("%s sig: %llu of %llu samples in the handler\n", tool,
 		      (unsigned long long)c.good_first, (unsigned long long)c.samples);
-	assert_true(c.good_first * 10 >= c.samples * 3); /* the handler is most of the time */
+	assert_true(c.good_first >= 50); /* enough samples inside the handler to count */
 }
 
 static void signal_tally_unwinds_through_sigreturn(void **state) { signal_frames("tally"); }
