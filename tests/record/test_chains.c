@@ -85,7 +85,7 @@ static const char vdso_src[] =
 static const char sig_src[] =
 	"#include <signal.h>\n#include <stdio.h>\n#include <sys/time.h>\n"
 	"static volatile double sink; static volatile int ticks;\n"
-	"__attribute__((noinline)) static void handler_work(void) { for (int i = 0; i < 200000; i++)"
+	"__attribute__((noinline)) static void handler_work(void) { for (int i = 0; i < 600000; i++)"
 	" sink = sink * 1.0000001 + 0.5; }\n"
 	"static void on_alarm(int s) { handler_work(); ticks++; }\n"
 	"__attribute__((noinline)) static void interrupted(void) { while (ticks < 150) sink += 1; }\n"
