@@ -279,8 +279,13 @@ size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw
 		enum unw_end why = UNW_END_NO_CFI;
 		int r = -1;
 		const struct dwarf_cfi_row *row = NULL, *found;
-		if (c->method != UNW_FP && have_vaddr &&
-		    unw_rule_lookup(c, m->mod, vaddr, &found) == 0) {
+		bool have_row = c->method != UNW_FP && have_vaddr &&
+				unw_rule_lookup(c, m->mod, vaddr, &found) == 0;
+		/* Sampled in a syscall that ends its function (__restore_rt: mov, syscall), the
+		 * pc is the end of the FDE: the instruction before it has the same row. */
+		if (!have_row && n == 1 && c->method != UNW_FP && have_vaddr && vaddr > 0)
+			have_row = unw_rule_lookup(c, m->mod, vaddr - 1, &found) == 0;
+		if (have_row) {
 			row = found;
 			r = cfi_step(row, &cur, &mem, n == 1, &next, &why);
 			if (r == 1) {
