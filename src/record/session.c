@@ -259,6 +259,9 @@ static int open_task(struct session *s, int tid)
 {
 	for (int c = 0; c < s->ncpus; c++) {
 		int fd, r = perf_open(&s->attr, tid, s->cpu[c], -1, PERF_FLAG_FD_CLOEXEC, &fd);
+		if (r == -ENOENT || r == -EOPNOTSUPP || r == -ENODEV || r == -EINVAL)
+			return err_prefix(r, "event %s", s->o->event ? s->o->event
+					  : s->attr.type == PERF_TYPE_HARDWARE ? "cycles" : "cpu-clock");
 		if (r)
 			return r;
 		if ((r = add_fd(s, fd))) {
