@@ -297,9 +297,11 @@ size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw
 				why = UNW_END_BAD_STEP;
 			}
 		}
-		if (!row && have_vaddr && m->mod->elf && vaddr - m->mod->elf->entry < 64 && n > 1) {
-			/* A return address just after an entry point without CFI (ld.so's _start
-			 * calls _dl_start_user): the first code the kernel ran, the outermost frame. */
+		if (!row && have_vaddr && m->mod->elf && vaddr - m->mod->elf->entry < 16 && n > 1) {
+			/* A return address just after an entry point without CFI (ld.so's _start is
+			 * `mov %rsp, %rdi; call _dl_start`, returning to entry + 8): the first code
+			 * the kernel ran, the outermost frame. A wider window would take calls in
+			 * functions placed after a small _start for it (tests/unwind). */
 			*end = UNW_END_OUTERMOST;
 			break;
 		}

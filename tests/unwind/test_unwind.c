@@ -19,7 +19,8 @@
 
 static const char asm_src[] =
 	"\t.text\n\t.globl _start\n_start:\n\t.cfi_startproc\n\t.cfi_undefined rip\n"
-	"\tcall outer\n\t.globl after_outer\nafter_outer:\n\thlt\n\t.cfi_endproc\n"
+	"\tcall outer\n\t.globl after_outer\nafter_outer:\n\tcall outer2\n"
+	"\t.globl after_outer2\nafter_outer2:\n\thlt\n\t.cfi_endproc\n"
 	"outer:\n\t.cfi_startproc\n\tsub $24, %rsp\n\t.cfi_def_cfa_offset 32\n\tcall leaf\n"
 	"\t.globl after_leaf\nafter_leaf:\n\tadd $24, %rsp\n\t.cfi_def_cfa_offset 8\n\tret\n"
 	"\t.cfi_endproc\n"
@@ -27,10 +28,17 @@ static const char asm_src[] =
 	"\tmov %rsp, %rbp\n\t.cfi_def_cfa_register rbp\n\tnop\n\t.globl leaf_body\nleaf_body:\n"
 	"\tnop\n\tpop %rbp\n\t.cfi_def_cfa rsp, 8\n\t.globl leaf_ret\nleaf_ret:\n\tret\n"
 	"\t.cfi_endproc\n"
+	"outer2:\n\t.cfi_startproc\n\tsub $24, %rsp\n\t.cfi_def_cfa_offset 32\n\tcall fpfunc\n"
+	"\t.globl after_fpfunc\nafter_fpfunc:\n\tadd $24, %rsp\n\t.cfi_def_cfa_offset 8\n\tret\n"
+	"\t.cfi_endproc\n"
+	/* no CFI at all: only its frame pointer tells where its caller is */
+	"fpfunc:\n\tpush %rbp\n\tmov %rsp, %rbp\n\tcall leaf\n\t.globl after_fp_call\n"
+	"after_fp_call:\n\tpop %rbp\n\tret\n"
 	"\t.section .rodata\n\t.globl data\ndata:\n\t.quad 0\n";
 
 static char dir[64], prog[128];
 static uint64_t a_after_outer, a_after_leaf, a_leaf_body, a_leaf_ret, a_data;
+static uint64_t a_after_outer2, a_after_fpfunc, a_after_fp_call;
 
 static uint64_t sym(const char *name)
 {
@@ -70,7 +78,13 @@ static int setup(void **state)
 	a_leaf_body = sym("leaf_body");
 	a_leaf_ret = sym("leaf_ret");
 	a_data = sym("data");
-	return a_after_outer && a_after_leaf && a_leaf_body && a_leaf_ret && a_data ? 0 : -1;
+	a_after_outer2 = sym("after_outer2");
+	a_after_fpfunc = sym("after_fpfunc");
+	a_after_fp_call = sym("after_fp_call");
+	return a_after_outer && a_after_leaf && a_leaf_body && a_leaf_ret && a_data &&
+			       a_after_outer2 && a_after_fpfunc && a_after_fp_call
+		       ? 0
+		       : -1;
 }
 
 static int teardown(void **state)
@@ -92,15 +106,17 @@ struct fixture {
 
 #define STACK_BASE 0x7ffd0000ull
 
-static void map_program(struct fixture *fx)
+static void map_program_with(struct fixture *fx, enum unw_method method)
 {
-	assert_int_equal(unw_ctx_new(UNW_AUTO, &fx->ctx), 0);
+	assert_int_equal(unw_ctx_new(method, &fx->ctx), 0);
 	uint64_t text = a_after_outer & ~0xfffull, ro = a_data & ~0xfffull;
 	assert_int_equal(unw_space_map(fx->ctx, &fx->space, text, text + 0x1000, text - 0x400000,
 				       PROT_READ | PROT_EXEC, prog), 0);
 	assert_int_equal(unw_space_map(fx->ctx, &fx->space, ro, ro + 0x1000, ro - 0x400000,
 				       PROT_READ, prog), 0);
 }
+
+static void map_program(struct fixture *fx) { map_program_with(fx, UNW_AUTO); }
 
 static void set(struct unw_regs *r, unsigned reg, uint64_t v)
 {
@@ -228,6 +244,63 @@ static void unwind_pc_outside_mappings_ends_there(void **state)
 	done(&fx);
 }
 
+/* leaf called from fpfunc, which has no CFI but a frame pointer, called from outer2:
+ * [S] fpfunc's rbp F=S+16, [S+8] into fpfunc, [F] a junk rbp, [F+8] into outer2, outer2's
+ * 24 bytes, [S+56] into _start. */
+static size_t through_fpfunc(enum unw_method method, enum unw_end *end, struct unw_frame *out)
+{
+	struct fixture fx = { 0 };
+	map_program_with(&fx, method);
+	memset(fx.stack, 0, sizeof(fx.stack));
+	fx.stack[0] = STACK_BASE + 16;
+	fx.stack[1] = a_after_fp_call;
+	fx.stack[2] = 0x1234;
+	fx.stack[3] = a_after_fpfunc;
+	fx.stack[7] = a_after_outer2;
+	set(&fx.regs, UNW_X86_RIP, a_leaf_body);
+	set(&fx.regs, UNW_X86_RSP, STACK_BASE);
+	set(&fx.regs, UNW_X86_RBP, STACK_BASE);
+	size_t n = unwind(&fx, STACK_BASE, sizeof(fx.stack), end);
+	memcpy(out, fx.frames, n * sizeof(*out));
+	done(&fx);
+	return n;
+}
+
+/* auto: CFI where there is some, the frame pointer where there is none. */
+static void unwind_auto_falls_back_to_frame_pointer_without_cfi(void **state)
+{
+	struct unw_frame f[16];
+	enum unw_end end;
+	size_t n = through_fpfunc(UNW_AUTO, &end, f);
+	assert_int_equal(end, UNW_END_OUTERMOST);
+	assert_int_equal(n, 4);
+	assert_int_equal(f[1].pc, a_after_fp_call);
+	assert_int_equal(f[2].pc, a_after_fpfunc);
+	assert_int_equal(f[3].pc, a_after_outer2);
+	assert_true(f[1].by_fp);
+}
+
+/* cfi: the frame without CFI ends the stack, marked. */
+static void unwind_cfi_only_stops_where_cfi_ends(void **state)
+{
+	struct unw_frame f[16];
+	enum unw_end end;
+	size_t n = through_fpfunc(UNW_CFI, &end, f);
+	assert_int_equal(n, 2);
+	assert_int_equal(end, UNW_END_NO_CFI);
+}
+
+/* fp: fine through the functions that keep a frame pointer, lost at outer2 (which does
+ * not: rbp holds junk there). */
+static void unwind_fp_only_stops_at_code_without_frame_pointer(void **state)
+{
+	struct unw_frame f[16];
+	enum unw_end end;
+	size_t n = through_fpfunc(UNW_FP, &end, f);
+	assert_int_equal(n, 3);
+	assert_int_not_equal(end, UNW_END_OUTERMOST);
+}
+
 /* mmap over the middle of a mapping splits it; file offsets of the tail follow. */
 static void space_map_splits_overlapped_mapping(void **state)
 {
@@ -256,6 +329,9 @@ int main(void)
 		cmocka_unit_test(unwind_return_into_non_executable_mapping_fails),
 		cmocka_unit_test(unwind_cfa_must_move_up),
 		cmocka_unit_test(unwind_pc_outside_mappings_ends_there),
+		cmocka_unit_test(unwind_auto_falls_back_to_frame_pointer_without_cfi),
+		cmocka_unit_test(unwind_cfi_only_stops_where_cfi_ends),
+		cmocka_unit_test(unwind_fp_only_stops_at_code_without_frame_pointer),
 		cmocka_unit_test(space_map_splits_overlapped_mapping),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
