@@ -303,7 +303,9 @@ static int put_trailer(uint8_t *p, int pid, int tid)
 static int synth_map(const struct perf_map_entry *m, void *arg)
 {
 	struct synth *y = arg;
-	if (!(m->prot & PROT_EXEC))
+	/* Data mappings of files too, as mmap_data reports them for new mappings: perf's
+	 * unwinder reaches .eh_frame_hdr through them. */
+	if (!(m->prot & PROT_EXEC) && m->path[0] != '/')
 		return 0;
 	uint8_t buf[8192];
 	size_t name = strlen(m->path) + 1, pad = (name + 7) / 8 * 8;
