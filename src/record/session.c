@@ -46,7 +46,7 @@ struct session {
 	size_t nfds, capfds;
 	uint64_t *ids;
 	int ncpus;
-	size_t ring_pages; /* what the first ring could get; the others ask for the same */
+	size_t ring_pages; /* per CPU, chosen before the events (their wake-up mark is a quarter) */
 	int cpu[MAX_CPUS]; /* the online CPUs: rings are indexed like this array */
 	struct rec_result *res;
 	struct rec_modules modules;
@@ -168,6 +168,26 @@ static int parse_event(const struct rec_opts *o, struct perf_event_attr *a)
 	return 0;
 }
 
+/* Ring pages per CPU: RING_PAGES, or what perf_event_mlock_kb leaves each CPU when tally
+ * may not lock more (no root). A power of two, as the kernel requires. */
+static size_t ring_pages(int ncpus)
+{
+	if (geteuid() == 0)
+		return RING_PAGES;
+	long kb = 516;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_mlock_kb", "r");
+	if (f) {
+		if (fscanf(f, "%ld", &kb) != 1)
+			kb = 516;
+		fclose(f);
+	}
+	long per_cpu = kb / (ncpus > 0 ? ncpus : 1) / 4 - 1; /* pages, less the metadata page */
+	size_t pages = MIN_RING_PAGES;
+	while (pages * 2 <= RING_PAGES && (long)(pages * 2) <= per_cpu)
+		pages *= 2;
+	return pages;
+}
+
 static int setup_attr(struct session *s)
 {
 	const struct rec_opts *o = s->o;
@@ -207,7 +227,8 @@ static int setup_attr(struct session *s)
 	a->sample_id_all = 1;
 	a->exclude_hv = 1;
 	a->exclude_guest = 1;
-	a->wakeup_watermark = 64 * 4096; /* wake up every 8 samples of 32 KiB */
+	s->ring_pages = ring_pages(s->ncpus);
+	a->wakeup_watermark = (uint32_t)(s->ring_pages * 4096 / 4);
 	a->watermark = 1;
 	if (geteuid() != 0) {
 		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
@@ -269,7 +290,7 @@ static int open_task(struct session *s, int tid)
 			return r;
 		}
 		if (s->ring_fd[c] < 0) {
-			size_t pages = s->ring_pages ? s->ring_pages : RING_PAGES;
+			size_t pages = s->ring_pages;
 			while ((r = perf_ring_map(&s->rings[c], fd, pages)) == -EPERM &&
 			       pages > MIN_RING_PAGES)
 				pages /= 2;
