@@ -146,6 +146,10 @@ static int run_record(int argc, char **argv)
 				      : "nothing to record: give -p PID or -- CMD");
 		goto out;
 	}
+	if (!strcmp(o.output, "-")) {
+		cli_usage(cmd, "-o -: perf.data is written with a seek back to its header, not to a pipe");
+		goto out;
+	}
 	if (o.freq && o.period) {
 		cli_usage(cmd, "give either -F or -c, not both");
 		goto out;
