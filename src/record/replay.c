@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "record/idmap.h"
 
 struct proc {
 	uint32_t pid;
@@ -26,6 +27,7 @@ struct thread_comm {
 
 struct replay {
 	struct unw_ctx *ctx;
+	struct rec_idmap proc_index, comm_index; /* pid -> procs[], tid -> comms[] */
 	struct thread_comm *comms;
 	size_t ncomms, capcomms;
 	struct proc *procs;
@@ -39,9 +41,9 @@ struct replay {
 
 static struct proc *proc_get(struct replay *r, uint32_t pid)
 {
-	for (size_t i = r->nprocs; i > 0; i--)
-		if (r->procs[i - 1].pid == pid)
-			return &r->procs[i - 1];
+	uint32_t i = rec_idmap_get(&r->proc_index, pid);
+	if (i != REC_IDMAP_NONE)
+		return &r->procs[i];
 	if (r->nprocs == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 16;
 		void *n = realloc(r->procs, cap * sizeof(*r->procs));
@@ -50,6 +52,8 @@ static struct proc *proc_get(struct replay *r, uint32_t pid)
 		r->procs = n;
 		r->cap = cap;
 	}
+	if (rec_idmap_put(&r->proc_index, pid, (uint32_t)r->nprocs))
+		return NULL;
 	struct proc *p = &r->procs[r->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
@@ -110,18 +114,14 @@ static size_t kernel_frames(const struct perf_event_rec *ev)
 
 static const char *comm_of(const struct replay *r, uint32_t tid)
 {
-	for (size_t i = r->ncomms; i > 0; i--)
-		if (r->comms[i - 1].tid == tid)
-			return r->comms[i - 1].comm;
-	return "";
+	uint32_t i = rec_idmap_get(&r->comm_index, tid);
+	return i == REC_IDMAP_NONE ? "" : r->comms[i].comm;
 }
 
 static int set_comm(struct replay *r, uint32_t tid, const char *comm)
 {
-	struct thread_comm *t = NULL;
-	for (size_t i = r->ncomms; i > 0 && !t; i--)
-		if (r->comms[i - 1].tid == tid)
-			t = &r->comms[i - 1];
+	uint32_t at = rec_idmap_get(&r->comm_index, tid);
+	struct thread_comm *t = at == REC_IDMAP_NONE ? NULL : &r->comms[at];
 	if (!t) {
 		if (r->ncomms == r->capcomms) {
 			size_t cap = r->capcomms ? r->capcomms * 2 : 16;
@@ -131,6 +131,8 @@ static int set_comm(struct replay *r, uint32_t tid, const char *comm)
 			r->comms = n;
 			r->capcomms = cap;
 		}
+		if (rec_idmap_put(&r->comm_index, tid, (uint32_t)r->ncomms))
+			return -ENOMEM;
 		t = &r->comms[r->ncomms++];
 		t->tid = tid;
 	}
@@ -239,6 +241,8 @@ int rec_replay_data(struct perf_data *d, enum unw_method method,
 		unw_space_clear(&r.procs[i].space);
 	free(r.procs);
 	free(r.comms);
+	rec_idmap_free(&r.proc_index);
+	rec_idmap_free(&r.comm_index);
 	if (ctx_out && !rc)
 		*ctx_out = r.ctx;
 	else
