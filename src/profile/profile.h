@@ -116,8 +116,8 @@ int prof_frame_cmp(const struct prof *p, uint32_t a, const struct prof *pb, uint
 
 /* A node is keyed by (parent, frame, call site). The call site is the pc (and its line)
  * in the parent's function at which this child was entered: it tells which inlined copy or
- * which call instruction made the call. Line matters for the key only when pc is 0
- * (unknown). Nodes are only appended, and a parent always has a smaller id than its
+ * which call instruction made the call (the line is part of the key too; it matters when
+ * the pc is unknown, 0, as in folded stacks or pprof files without addresses). Nodes are only appended, and a parent always has a smaller id than its
  * children (so a reverse pass over ids visits children before parents). */
 struct prof_node {
 	uint32_t parent;       /* PROF_NONE for the root */

@@ -1,0 +1,53 @@
+/*
+ * The inside of struct prof, shared by the files of src/profile only. Arrays are VECs
+ * indexed by id; weights are flat arrays with nmetrics values per node or pc entry.
+ */
+#ifndef TALLY_PROFILE_IMPL_H
+#define TALLY_PROFILE_IMPL_H
+
+#include "base/arena.h"
+#include "base/vec.h"
+#include "profile/idhash.h"
+#include "profile/profile.h"
+
+struct prof_strent {
+	const char *s;
+	uint32_t len;
+};
+
+struct prof_i64v {
+	int64_t *v;
+	size_t n, cap;
+};
+
+struct prof_counter {
+	uint32_t name;
+	int64_t value;
+};
+
+struct prof {
+	struct arena arena; /* string bytes */
+	VEC(struct prof_strent) strs;
+	struct idhash str_index;
+	VEC(struct prof_metric) metrics;
+	VEC(struct prof_module) modules;
+	struct idhash module_index;
+	VEC(struct prof_frame) frames;
+	struct idhash frame_index;
+	VEC(struct prof_node) nodes;
+	struct idhash node_index;
+	struct prof_i64v self; /* nnodes * nmetrics */
+	VEC(struct prof_pcw) pcws;
+	struct idhash pcw_index; /* by (node, pc, line) */
+	VEC(uint32_t) pcw_node;	 /* owner node of each pc entry */
+	struct prof_i64v pcw_w;	 /* npcws * nmetrics */
+	VEC(struct prof_counter) counters;
+	struct prof_info info;
+	uint32_t source;	 /* string id of info.source */
+	bool has_weight, finished;
+};
+
+/* Grows a flat int64 VEC to hold n values (new ones zeroed). */
+int prof_grow_i64(struct prof_i64v *v, size_t n);
+
+#endif

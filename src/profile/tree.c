@@ -1,0 +1,205 @@
+/*
+ * The calling-context tree: nodes found or created by (parent, frame, call site), self
+ * weights added at a pc, and the two ways sources build it: whole stacks (samplers,
+ * readers) and enter/exit/cost events (exact sources). Children are linked in arrival
+ * order here; prof_finish() (finish.c) puts them in canonical order.
+ */
+#include "profile/impl.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "base/err.h"
+
+struct node_key {
+	const struct prof *p;
+	uint32_t parent, frame, call_line;
+	uint64_t call_pc;
+};
+
+static bool node_eq(const void *ctx, uint32_t id)
+{
+	const struct node_key *k = ctx;
+	const struct prof_node *n = &k->p->nodes.v[id];
+	return n->parent == k->parent && n->frame == k->frame && n->call_pc == k->call_pc &&
+	       n->call_line == k->call_line;
+}
+
+uint32_t prof_child(struct prof *p, uint32_t parent, uint32_t frame, uint64_t call_pc,
+		    uint32_t call_line)
+{
+	if (parent >= p->nodes.n || frame >= p->frames.n) {
+		err_set(-EINVAL, "node %u or frame %u does not exist", parent, frame);
+		return PROF_NONE;
+	}
+	struct node_key k = { p, parent, frame, call_line, call_pc };
+	uint32_t h = idhash_mix((uint64_t)parent << 32 | frame, call_pc ^ (uint64_t)call_line << 48);
+	uint32_t id = idhash_find(&p->node_index, h, node_eq, &k);
+	if (id != PROF_NONE)
+		return id;
+	if (p->nodes.n >= PROF_NONE - 1) {
+		err_set(-E2BIG, "more than 2^32 calling contexts");
+		return PROF_NONE;
+	}
+	id = (uint32_t)p->nodes.n;
+	struct prof_node *n = vec_push(&p->nodes);
+	if (!n || prof_grow_i64(&p->self, p->nodes.n * p->metrics.n) ||
+	    idhash_add(&p->node_index, h, id)) {
+		if (n)
+			p->nodes.n--;
+		err_set(-ENOMEM, "out of memory building the profile");
+		return PROF_NONE;
+	}
+	struct prof_node *par = &p->nodes.v[parent];
+	n->parent = parent;
+	n->frame = frame;
+	n->call_pc = call_pc;
+	n->call_line = call_line;
+	n->depth = par->depth + 1;
+	n->first_child = PROF_NONE;
+	n->first_pc = PROF_NONE;
+	n->next_sibling = par->first_child;
+	par->first_child = id;
+	p->finished = false;
+	return id;
+}
+
+struct pcw_key {
+	const struct prof *p;
+	uint32_t node, line;
+	uint64_t pc;
+};
+
+static bool pcw_eq(const void *ctx, uint32_t id)
+{
+	const struct pcw_key *k = ctx;
+	const struct prof_pcw *e = &k->p->pcws.v[id];
+	return k->p->pcw_node.v[id] == k->node && e->pc == k->pc && e->line == k->line;
+}
+
+static uint32_t pcw_get(struct prof *p, uint32_t node, uint64_t pc, uint32_t line)
+{
+	struct pcw_key k = { p, node, line, pc };
+	uint32_t h = idhash_mix((uint64_t)node << 32 | line, pc);
+	uint32_t id = idhash_find(&p->pcw_index, h, pcw_eq, &k);
+	if (id != PROF_NONE)
+		return id;
+	id = (uint32_t)p->pcws.n;
+	struct prof_pcw *e = vec_push(&p->pcws);
+	uint32_t *owner = e ? vec_push(&p->pcw_node) : NULL;
+	if (!owner || prof_grow_i64(&p->pcw_w, p->pcws.n * p->metrics.n) ||
+	    idhash_add(&p->pcw_index, h, id)) {
+		p->pcws.n = p->pcw_node.n = id;
+		err_set(-ENOMEM, "out of memory building the profile");
+		return PROF_NONE;
+	}
+	*owner = node;
+	e->pc = pc;
+	e->line = line;
+	e->next = p->nodes.v[node].first_pc;
+	p->nodes.v[node].first_pc = id;
+	p->finished = false;
+	return id;
+}
+
+int prof_add_self(struct prof *p, uint32_t node, uint64_t pc, uint32_t line,
+		  const int64_t *weights)
+{
+	if (node == PROF_ROOT || node >= p->nodes.n)
+		return err_set(-EINVAL, "weight added to node %u, which has no frame", node);
+	if (!p->metrics.n)
+		return err_set(-EINVAL, "weight added to a profile with no metric");
+	uint32_t e = pcw_get(p, node, pc, line);
+	if (e == PROF_NONE)
+		return -ENOMEM;
+	size_t nm = p->metrics.n;
+	int64_t *self = p->self.v + (size_t)node * nm, *pw = p->pcw_w.v + (size_t)e * nm;
+	for (size_t i = 0; i < nm; i++) {
+		self[i] += weights[i];
+		pw[i] += weights[i];
+	}
+	p->has_weight = true;
+	return 0;
+}
+
+/* The frame that stands for "the rest of the stack is unknown". */
+static uint32_t truncated_frame(struct prof *p)
+{
+	struct prof_frame_desc d = { .kind = PROF_TRUNCATED, .module = PROF_NONE };
+	return prof_frame(p, &d);
+}
+
+int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
+		   const int64_t *weights)
+{
+	if (!n) {
+		uint32_t f = truncated_frame(p);
+		uint32_t node = f == PROF_NONE ? PROF_NONE : prof_child(p, PROF_ROOT, f, 0, 0);
+		return node == PROF_NONE ? -ENOMEM : prof_add_self(p, node, 0, 0, weights);
+	}
+	uint32_t node = PROF_ROOT;
+	uint64_t call_pc = 0;
+	uint32_t call_line = 0;
+	for (size_t i = n; i-- > 0;) {
+		node = prof_child(p, node, stack[i].frame, call_pc, call_line);
+		if (node == PROF_NONE)
+			return -EINVAL;
+		call_pc = stack[i].pc;
+		call_line = stack[i].line;
+	}
+	return prof_add_self(p, node, stack[0].pc, stack[0].line, weights);
+}
+
+void prof_cct_init(struct prof_cct *c, struct prof *p)
+{
+	c->p = p;
+	c->cur = PROF_ROOT;
+}
+
+int prof_cct_enter(struct prof_cct *c, uint32_t frame, uint64_t call_pc, uint32_t call_line)
+{
+	uint32_t n = prof_child(c->p, c->cur, frame, call_pc, call_line);
+	if (n == PROF_NONE)
+		return -EINVAL;
+	c->cur = n;
+	return 0;
+}
+
+int prof_cct_exit(struct prof_cct *c)
+{
+	if (c->cur == PROF_ROOT)
+		return err_set(-EINVAL, "calling-context exit with no frame entered");
+	c->cur = c->p->nodes.v[c->cur].parent;
+	return 0;
+}
+
+int prof_cct_cost(struct prof_cct *c, uint64_t pc, uint32_t line, const int64_t *weights)
+{
+	return prof_add_self(c->p, c->cur, pc, line, weights);
+}
+
+size_t prof_nnodes(const struct prof *p)
+{
+	return p->nodes.n;
+}
+
+const struct prof_node *prof_node_at(const struct prof *p, uint32_t id)
+{
+	return &p->nodes.v[id];
+}
+
+const int64_t *prof_self(const struct prof *p, uint32_t node)
+{
+	static const int64_t none[1];
+	return p->metrics.n ? p->self.v + (size_t)node * p->metrics.n : none;
+}
+
+const struct prof_pcw *prof_pcw_at(const struct prof *p, uint32_t id)
+{
+	return &p->pcws.v[id];
+}
+
+const int64_t *prof_pcw_weights(const struct prof *p, uint32_t pcw)
+{
+	return p->pcw_w.v + (size_t)pcw * p->metrics.n;
+}
