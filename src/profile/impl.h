@@ -41,6 +41,9 @@ struct prof {
 	struct idhash pcw_index; /* by (node, pc, line) */
 	VEC(uint32_t) pcw_node;	 /* owner node of each pc entry */
 	struct prof_i64v pcw_w;	 /* npcws * nmetrics */
+	/* Per metric, the sum of |weight| added: while it fits in int64, every node total and
+	 * every sum an output makes fits too, so those need no overflow checks. */
+	struct prof_i64v abs_sum;
 	VEC(struct prof_counter) counters;
 	struct prof_info info;
 	uint32_t source;	 /* string id of info.source */

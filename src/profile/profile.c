@@ -419,6 +419,7 @@ void prof_free(struct prof *p)
 	idhash_free(&p->pcw_index);
 	vec_free(&p->pcw_node);
 	vec_free(&p->pcw_w);
+	vec_free(&p->abs_sum);
 	vec_free(&p->counters);
 	free(p);
 }

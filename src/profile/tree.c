@@ -109,10 +109,20 @@ int prof_add_self(struct prof *p, uint32_t node, uint64_t pc, uint32_t line,
 		return err_set(-EINVAL, "weight added to node %u, which has no frame", node);
 	if (!p->metrics.n)
 		return err_set(-EINVAL, "weight added to a profile with no metric");
+	size_t nm = p->metrics.n;
+	if (prof_grow_i64(&p->abs_sum, nm))
+		return -ENOMEM;
+	int64_t sums[nm];
+	for (size_t i = 0; i < nm; i++) {
+		int64_t a = weights[i] < 0 ? -(weights[i] + 1) : weights[i];
+		if (__builtin_add_overflow(p->abs_sum.v[i], a, &sums[i]) ||
+		    __builtin_add_overflow(sums[i], weights[i] < 0, &sums[i]))
+			return err_set(-EOVERFLOW, "total weight exceeds 2^63");
+	}
 	uint32_t e = pcw_get(p, node, pc, line);
 	if (e == PROF_NONE)
 		return -ENOMEM;
-	size_t nm = p->metrics.n;
+	memcpy(p->abs_sum.v, sums, nm * sizeof(*sums));
 	int64_t *self = p->self.v + (size_t)node * nm, *pw = p->pcw_w.v + (size_t)e * nm;
 	for (size_t i = 0; i < nm; i++) {
 		self[i] += weights[i];
