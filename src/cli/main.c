@@ -12,6 +12,10 @@
 
 /* One line per command, in the order `tally --help` lists them; NULL ends the list. */
 static const struct cli_cmd *const commands[] = {
+	&cli_cmd_report,
+	&cli_cmd_flamegraph,
+	&cli_cmd_export,
+	&cli_cmd_diff,
 	NULL,
 };
 

@@ -13,6 +13,7 @@
 
 #include "base/err.h"
 #include "profile/profile.h"
+#include "report/flamegraph_xml.h"
 
 void rep_flame_opts_init(struct rep_flame_opts *o)
 {
@@ -104,31 +105,6 @@ static int enter(const struct prof *p, uint32_t id, void *ctx)
 	return 0;
 }
 
-/* "samples" for samples/count, "CU" for cu/count, else the unit ("nanoseconds"). Only
- * plain characters survive: the word is written into the script. */
-static void unit_word(const struct prof *p, int metric, char *buf, size_t size)
-{
-	const struct prof_metric *m = prof_metric(p, (size_t)metric);
-	const char *type = prof_str(p, m->type), *unit = prof_str(p, m->unit);
-	const char *word = !strcmp(unit, "count") || !*unit ? type : unit;
-	const char *colon = strchr(word, ':'); /* "after:samples" in a diff model */
-	if (colon)
-		word = colon + 1;
-	if (!strcmp(word, "cu"))
-		word = "CU";
-	size_t i = 0;
-	for (; word[i] && i + 1 < size; i++) {
-		char c = word[i];
-		buf[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-				 c == '_' || c == '-' || c == ' ' || c == '/'
-			 ? c
-			 : '_';
-	}
-	buf[i] = 0;
-	if (!i)
-		snprintf(buf, size, "units");
-}
-
 static int layout(FILE *out, const struct prof *p, int metric, int before, const struct rep_flame_opts *o,
 		  struct fg_graph *g, char *unit, size_t unit_size)
 {
@@ -155,7 +131,7 @@ static int layout(FILE *out, const struct prof *p, int metric, int before, const
 			w.before_scale = (double)g->total / (double)g->before_total;
 	}
 	w.min_weight = o->minwidth * (double)g->total / (double)(o->width - 2 * FG_PAD);
-	unit_word(merged, metric, unit, unit_size);
+	rep_unit_word(merged, metric, unit, unit_size);
 	g->unit = unit;
 	rc = prof_walk(merged, enter, NULL, &w);
 	if (!rc)

@@ -1,11 +1,13 @@
 /*
- * XML text escaping with UTF-8 validation: see flamegraph_xml.h. The validation follows
+ * XML text escaping with UTF-8 validation, and unit words: see flamegraph_xml.h. The validation follows
  * RFC 3629 (no overlongs, no surrogates, nothing above U+10FFFF).
  */
 #include "report/flamegraph_xml.h"
 
 #include <stdint.h>
 #include <string.h>
+
+#include "profile/profile.h"
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes available), or 0. */
 static size_t utf8_seq(const unsigned char *s, size_t n)
@@ -82,4 +84,29 @@ size_t utf8_prefix(const char *str, size_t max_chars, size_t *chars)
 	}
 	*chars = k;
 	return i;
+}
+
+/* "samples" for samples/count, "CU" for cu/count, else the unit ("nanoseconds"). Only
+ * plain characters survive: the word is written into the script. */
+void rep_unit_word(const struct prof *p, int metric, char *buf, size_t size)
+{
+	const struct prof_metric *m = prof_metric(p, (size_t)metric);
+	const char *type = prof_str(p, m->type), *unit = prof_str(p, m->unit);
+	const char *word = !strcmp(unit, "count") || !*unit ? type : unit;
+	const char *colon = strchr(word, ':'); /* "after:samples" in a diff model */
+	if (colon)
+		word = colon + 1;
+	if (!strcmp(word, "cu"))
+		word = "CU";
+	size_t i = 0;
+	for (; word[i] && i + 1 < size; i++) {
+		char c = word[i];
+		buf[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+				 c == '_' || c == '-' || c == ' ' || c == '/'
+			 ? c
+			 : '_';
+	}
+	buf[i] = 0;
+	if (!i)
+		snprintf(buf, size, "units");
 }

@@ -3,10 +3,11 @@
 // checked. Prints "PASS: name" / "FAIL: name: why" lines for tests/lib.sh.
 //
 // usage: node flamegraph_browser.js PLAYWRIGHT_DIR PROFILE_DIR SPEC.json
-// SPEC: { svg, screenshot, total, zoom, zoom_child, sibling, hover, search, matched_pct,
-//         inverted }
-// where zoom is a frame name to click, zoom_child one of its callees, sibling a frame
-// outside its subtree, and matched_pct the share the search regex must report.
+// SPEC: { svg, folded, screenshot, total, zoom, zoom_child, sibling, hover, search,
+//         matched_pct, inverted }
+// where folded is the input the SVG was drawn from (the oracle for every frame's weight),
+// zoom is a frame name to click, zoom_child one of its callees, sibling a frame outside its
+// subtree, and matched_pct the share the search regex must report.
 "use strict";
 const path = require("path");
 const fs = require("fs");
@@ -73,6 +74,24 @@ async function pixels(page, png, points) {
 	}, { url, points });
 }
 
+// Weight of every path (root "all" first) in folded stacks, tally's suffixes removed.
+function foldedWeights(text) {
+	const want = new Map();
+	for (const line of text.split("\n")) {
+		const sp = line.lastIndexOf(" ");
+		if (sp < 0)
+			continue;
+		const n = +line.slice(sp + 1);
+		let p = "all";
+		want.set(p, (want.get(p) || 0) + n);
+		for (const f of line.slice(0, sp).split(";")) {
+			p += ";" + f.replace(/_\[[ik]\]$/, "");
+			want.set(p, (want.get(p) || 0) + n);
+		}
+	}
+	return want;
+}
+
 const hex = (s) => [1, 3, 5].map((i) => parseInt(s.slice(i, i + 2), 16));
 const sameColour = (a, b) => a.every((v, i) => Math.abs(v - b[i]) <= 3);
 
@@ -95,6 +114,30 @@ async function main() {
 	const ready = await page.evaluate(() => document.documentElement.getAttribute("data-ready"));
 	result("loads_without_script_error", ready === "1" && errors.length === 0,
 		`ready=${ready} errors=${JSON.stringify(errors)}`);
+
+	// Well-formed XML: DOMParser (in an HTML page) reports errors as <parsererror>.
+	const blank = await context.newPage();
+	const parseErrors = await blank.evaluate((t) => new DOMParser()
+		.parseFromString(t, "image/svg+xml").getElementsByTagName("parsererror").length,
+		fs.readFileSync(spec.svg, "utf8"));
+	result("is_well_formed_xml", parseErrors === 0, `${parseErrors} parser errors`);
+
+	// Every frame's weight is its path's weight in the input, and no path is missing.
+	const got = await page.evaluate(() => {
+		const C = window.TALLY_FG, path = [], out = [];
+		for (const g of document.querySelectorAll("#frames > g")) {
+			const row = Math.round((+g.querySelector("rect").getAttribute("y") - C.top) / C.fh);
+			const depth = C.inverted ? row : C.maxdepth - row;
+			path.length = depth;
+			path.push(g.querySelector("title").textContent.split("\n")[0]);
+			out.push([path.join(";"), +g.getAttribute("data-w")]);
+		}
+		return out;
+	});
+	const want = foldedWeights(fs.readFileSync(spec.folded, "utf8"));
+	const wrong = got.filter(([p, w]) => want.get(p) !== w);
+	result("frame_weights_match_folded_input", wrong.length === 0 && got.length === want.size,
+		`${got.length} frames, ${want.size} paths; wrong: ${JSON.stringify(wrong.slice(0, 3))}`);
 
 	const full = 1200 - 2 * 10;
 	const root = await frame(page, "all");
@@ -161,7 +204,6 @@ async function main() {
 		document.documentElement.height.baseVal.value]);
 	await page.setViewportSize({ width: size[0], height: size[1] });
 	const png = await page.screenshot({ path: spec.screenshot });
-	const blank = await context.newPage(); // an HTML page, for its <canvas>
 	const shot = await pixels(blank, png, [[root.x + 300, root.y + 7], [3, 3]]);
 	result("screenshot_shows_the_graph",
 		shot.width === size[0] && shot.height === size[1] && shot.colours >= 8 &&
