@@ -109,3 +109,55 @@ int cli_close_output(FILE *f, const char *path)
 			       strerror(saved));
 	return 0;
 }
+
+static int replace(struct prof **p, int rc, struct prof *np)
+{
+	if (rc)
+		return rc;
+	prof_free(*p);
+	*p = np;
+	return 0;
+}
+
+static int filter_regex(struct prof **p, const char *re, bool focus)
+{
+	struct prof_regex *r;
+	struct prof *np = NULL;
+	int rc = prof_regex_compile(re, &r);
+	if (rc)
+		return rc;
+	rc = focus ? prof_focus(*p, prof_regex_match_frame, r, &np)
+		   : prof_hide(*p, prof_regex_match_frame, r, &np);
+	prof_regex_free(r);
+	return replace(p, rc, np);
+}
+
+int cli_filter_profile(struct prof **p, const char *focus, const char *hide, bool fold)
+{
+	int rc = 0;
+	struct prof *np = NULL;
+	if (focus)
+		rc = filter_regex(p, focus, true);
+	if (!rc && hide)
+		rc = filter_regex(p, hide, false);
+	if (!rc && fold)
+		rc = replace(p, prof_fold_recursion(*p, &np), np);
+	if (!rc && prof_is_empty(*p))
+		rc = err_set(-EINVAL, "no samples left after filtering");
+	return rc;
+}
+
+int cli_pick_metric(const struct prof *p, const char *path, const char *type)
+{
+	if (!type)
+		return -1;
+	int m = prof_find_metric(p, type, NULL);
+	if (m >= 0)
+		return m;
+	char list[512] = "";
+	size_t used = 0;
+	for (size_t i = 0; i < prof_nmetrics(p) && used < sizeof(list); i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+					 prof_str(p, prof_metric(p, i)->type));
+	return err_set(-ENOENT, "%s: no metric '%s' (it has: %s)", path, type, list);
+}
