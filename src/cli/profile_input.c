@@ -77,13 +77,15 @@ int cli_read_profile(const char *path, struct prof **out)
 		fclose(f);
 	if (rc)
 		return rc;
-	rc = size ? err_set(-EINVAL, "%s: not a profile (pprof, folded stacks or perf.data)", path)
-		  : err_set(-EINVAL, "%s: empty file", path);
-	for (size_t i = 0; size && i < sizeof(formats) / sizeof(formats[0]); i++)
-		if (formats[i].sniff(data, size)) {
-			rc = formats[i].read(path, data, size, out);
-			break;
-		}
+	size_t i = 0, n = sizeof(formats) / sizeof(formats[0]);
+	while (size && i < n && !formats[i].sniff(data, size))
+		i++;
+	if (!size)
+		rc = err_set(-EINVAL, "%s: empty file", path);
+	else if (i == n)
+		rc = err_set(-EINVAL, "%s: not a profile (pprof, folded stacks or perf.data)", path);
+	else
+		rc = formats[i].read(path, data, size, out);
 	free(data);
 	return rc;
 }
@@ -140,8 +142,10 @@ int cli_filter_profile(struct prof **p, const char *focus, const char *hide, boo
 		rc = filter_regex(p, focus, true);
 	if (!rc && hide)
 		rc = filter_regex(p, hide, false);
-	if (!rc && fold)
-		rc = replace(p, prof_fold_recursion(*p, &np), np);
+	if (!rc && fold) {
+		rc = prof_fold_recursion(*p, &np);
+		rc = replace(p, rc, np);
+	}
 	if (!rc && prof_is_empty(*p))
 		rc = err_set(-EINVAL, "no samples left after filtering");
 	return rc;

@@ -405,9 +405,13 @@ static int build(struct pprof *x)
 			return -EINVAL;
 		if ((rc = prof_add_metric(x->p, t, u)) != (int)(i / 2))
 			return rc < 0 ? rc : err_set(-EINVAL, "sample type %s/%s appears twice", t, u);
-		if ((int64_t)x->sample_types.v[i] == x->default_type && x->default_type)
-			prof_set_default_metric(x->p, (int)(i / 2));
 	}
+	/* profile.proto: without default_sample_type, the last sample type is the default. */
+	int def = (int)(x->sample_types.n / 2 - 1);
+	for (size_t i = 0; x->default_type && i < x->sample_types.n; i += 2)
+		if ((int64_t)x->sample_types.v[i] == x->default_type)
+			def = (int)(i / 2);
+	prof_set_default_metric(x->p, def);
 	for (size_t i = 0; i < x->samples.n; i++)
 		if ((rc = read_sample(x, x->samples.v[i])) < 0)
 			return err_prefix(rc, "sample %zu", i);
