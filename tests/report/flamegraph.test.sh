@@ -3,13 +3,7 @@
 # errors, hover, click-to-zoom, reset, search with the matched share, a screenshot.
 . tests/lib.sh
 
-PW="$ROOT/build/test-node"
-PW_VERSION=1.65.1
-if [ ! -f "$PW/node_modules/playwright-core/package.json" ]; then
-	mkdir -p "$PW"
-	npm install --prefix "$PW" --no-audit --no-fund --loglevel=error \
-		"playwright-core@$PW_VERSION" >"$TMP/npm.log" 2>&1
-fi
+. tests/report/flamegraph_playwright.sh
 
 # A profile with native, inline and kernel frames, names that need escaping (markup, a
 # CDATA end, bytes that are not UTF-8) and a frame long enough to be cut.
@@ -78,10 +72,8 @@ err=$("$TALLY" flamegraph "$TMP/empty.folded" -o "$TMP/empty.svg" 2>&1); rc=$?
 
 # In the browser. The matched share of ^(mix|rotate)$ is mix's 400 of 1002 (rotate is
 # inside mix, counted once).
-if [ ! -f "$PW/node_modules/playwright-core/package.json" ]; then
-	skip flamegraph_in_chromium "playwright-core could not be installed: $(tail -2 "$TMP/npm.log")"
-elif [ ! -x /usr/bin/chromium ]; then
-	skip flamegraph_in_chromium "no /usr/bin/chromium (scripts/install-deps.sh installs it)"
+if [ $PW_OK = 0 ]; then
+	skip flamegraph_in_chromium "no playwright-core ($(tail -1 "$TMP/npm.log" 2>/dev/null)) or no /usr/bin/chromium"
 else
 	for mode in flame icicle; do
 		file=$svg inverted=false
