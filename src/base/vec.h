@@ -14,12 +14,12 @@
 		size_t cap; \
 	}
 
-/* Makes room for one more element of elem_size bytes; 0 or -ENOMEM. */
-int vec_grow(void **v, size_t *cap, size_t n, size_t elem_size);
+/* Appends one zeroed element of elem_size bytes; returns it, or NULL. */
+void *vec_push_raw(void **v, size_t *n, size_t *cap, size_t elem_size);
 
-#define vec_push(vec)                                                                  \
-	(vec_grow((void **)&(vec)->v, &(vec)->cap, (vec)->n, sizeof(*(vec)->v)) ? NULL \
-										: &(vec)->v[(vec)->n++])
+#define vec_push(vec) \
+	((__typeof__((vec)->v))vec_push_raw((void **)&(vec)->v, &(vec)->n, &(vec)->cap, \
+					    sizeof(*(vec)->v)))
 #define vec_free(vec) (free((vec)->v), (vec)->v = NULL, (vec)->n = (vec)->cap = 0)
 
 #endif

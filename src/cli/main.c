@@ -14,8 +14,10 @@
 static const struct cli_cmd *const commands[] = {
 	&cli_cmd_report,
 	&cli_cmd_flamegraph,
+	&cli_cmd_annotate,
 	&cli_cmd_export,
 	&cli_cmd_diff,
+	&cli_cmd_symbolize,
 	NULL,
 };
 

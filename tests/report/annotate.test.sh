@@ -1,0 +1,103 @@
+# tally annotate: a program compiled here, a pprof profile written by our own encoder
+# (tests/report/annotate_pprof.js) with weights on chosen instructions; instruction
+# boundaries are checked against objdump/llvm-objdump, source lines against addr2line,
+# and the HTML page in headless Chromium.
+. tests/lib.sh
+
+prog=$TMP/annotate_prog
+gcc -O2 -g -o "$prog" tests/report/annotate_prog.c || { fail annotate_builds_test_program; exit 0; }
+
+# Instruction addresses of a function, as objdump prints them (hex, no leading zeros).
+insns() { objdump -d --no-show-raw-insn --disassemble="$2" "$1" | sed -n 's/^ *\([0-9a-f]*\):.*/\1/p'; }
+mapfile -t crunch < <(insns "$prog" crunch)
+mapfile -t main_insns < <(insns "$prog" main)
+n=${#crunch[@]}
+hot=${crunch[n / 2]} warm=${crunch[n / 2 - 2]} cool=${crunch[n - 2]}
+bid=$(readelf -n "$prog" | sed -n 's/.*Build ID: //p')
+
+# profile JSON: module-relative addresses (hex) and weights.
+write_profile() { # OUT BINARY BUILD_ID NAME
+	cat >"$1.json" <<-JSON
+	{ "binary": "$2", "build_id": "$3", "start": "0x555555554000", "samples": [
+	  { "stack": [{ "addr": $((0x$hot)), "func": "$4" }, { "addr": $((0x${main_insns[3]})), "func": "main" }], "value": 70 },
+	  { "stack": [{ "addr": $((0x$warm)), "func": "$4" }, { "addr": $((0x${main_insns[3]})), "func": "main" }], "value": 20 },
+	  { "stack": [{ "addr": $((0x$cool)), "func": "$4" }, { "addr": $((0x${main_insns[3]})), "func": "main" }], "value": 10 },
+	  { "stack": [{ "addr": $((0x${main_insns[3]})), "func": "main" }], "value": 5 } ] }
+	JSON
+	node tests/report/annotate_pprof.js "$1.json" "$1"
+}
+write_profile "$TMP/p.pb" "$prog" "$bid" crunch || { fail annotate_writes_test_profile; exit 0; }
+
+out=$("$TALLY" annotate "$TMP/p.pb" 2>&1) || fail annotate_runs "$out"
+printf '%s\n' "$out" >"$TMP/out.txt"
+rows() { sed -n 's/^.* \([0-9a-f]*\):  .*/\1/p' "$1"; }
+[ "$(rows "$TMP/out.txt")" = "$(printf '%s\n' "${crunch[@]}")" ] && pass annotate_lists_the_instructions_objdump_lists ||
+	fail annotate_lists_the_instructions_objdump_lists "$(diff <(rows "$TMP/out.txt") <(printf '%s\n' "${crunch[@]}") | head -5 | tr '\n' ' ')"
+
+row() { grep -E "^ *[0-9.]+% +[0-9,]+ +#* +$2:  " "$1"; }
+[[ "$(row "$TMP/out.txt" "$hot")" == *" 70.00% "*" 70 "* ]] &&
+	[[ "$(row "$TMP/out.txt" "$warm")" == *" 20.00% "*" 20 "* ]] &&
+	[[ "$(row "$TMP/out.txt" "$cool")" == *" 10.00% "*" 10 "* ]] &&
+	[ "$(grep -cE '^ *[0-9.]+% ' "$TMP/out.txt")" -eq 3 ] &&
+	grep -q '^  100 samples on these instructions: 95.24% of 105$' "$TMP/out.txt" &&
+	pass annotate_puts_weights_on_their_instructions || fail annotate_puts_weights_on_their_instructions "$out"
+
+head -1 "$TMP/out.txt" | grep -qx 'function crunch' && pass annotate_default_is_the_hottest_function ||
+	fail annotate_default_is_the_hottest_function "$(head -1 "$TMP/out.txt")"
+
+"$TALLY" annotate --function main "$TMP/p.pb" >"$TMP/main.txt" 2>&1
+[ "$(rows "$TMP/main.txt")" = "$(printf '%s\n' "${main_insns[@]}")" ] &&
+	[[ "$(row "$TMP/main.txt" "${main_insns[3]}")" == *" 100.00% "*" 5 "* ]] &&
+	pass annotate_function_option || fail annotate_function_option "$(head -5 "$TMP/main.txt")"
+
+# Colour: none into a pipe; with --color=always the hottest row is bold red.
+! grep -q $'\033' "$TMP/out.txt" && "$TALLY" annotate --color=always "$TMP/p.pb" |
+	grep -q $'^\033\\[1;31m.* '"$hot"':  ' && pass annotate_colour_only_when_asked ||
+	fail annotate_colour_only_when_asked
+
+# Source: the line printed above the hottest instruction is addr2line's, with its text.
+want=$(addr2line -e "$prog" "0x$hot" | sed 's/ (discriminator.*//')
+got=$(awk -v a="$hot" '/^ +[^ ]+\.c:[0-9]+/ { src = $1 } $0 ~ " " a ":  " { print src; exit }' "$TMP/out.txt")
+text=$(sed -n "${want##*:}p" tests/report/annotate_prog.c | sed 's/^[[:space:]]*//')
+[ "$got" = "$(basename "${want%%:*}"):${want##*:}" ] && grep -qF "$text" "$TMP/out.txt" &&
+	pass annotate_source_lines_match_addr2line || fail annotate_source_lines_match_addr2line "got '$got', addr2line '$want'"
+
+write_profile "$TMP/badid.pb" "$prog" 00112233445566778899aabbccddeeff00112233 crunch
+err=$("$TALLY" annotate "$TMP/badid.pb" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ "$err" == *"build-id $bid is not the profile's 0011"* ]] &&
+	"$TALLY" annotate --binary "$prog" "$TMP/badid.pb" >/dev/null &&
+	pass annotate_checks_build_id || fail annotate_checks_build_id "exit $rc: $err"
+
+err=$("$TALLY" annotate --function nosuch "$TMP/p.pb" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ "$err" == "tally: $TMP/p.pb: no function 'nosuch'"* ]] &&
+	pass annotate_unknown_function_is_an_error || fail annotate_unknown_function_is_an_error "exit $rc: $err"
+
+# aarch64, through clang and llvm-objdump (an object file: no aarch64 C library needed).
+if clang --target=aarch64-linux-gnu -O2 -c -o "$TMP/a64.o" tests/report/annotate_prog.c 2>"$TMP/cc.err"; then
+	mapfile -t a64 < <(llvm-objdump -d --no-show-raw-insn --disassemble-symbols=crunch "$TMP/a64.o" |
+		sed -n 's/^ *\([0-9a-f]*\):.*/\1/p')
+	cat >"$TMP/a64.json" <<-JSON
+	{ "binary": "$TMP/a64.o", "build_id": "", "start": "0x400000", "samples": [
+	  { "stack": [{ "addr": $((0x${a64[3]})), "func": "crunch" }], "value": 3 } ] }
+	JSON
+	node tests/report/annotate_pprof.js "$TMP/a64.json" "$TMP/a64.pb"
+	"$TALLY" annotate "$TMP/a64.pb" >"$TMP/a64.txt" 2>&1
+	[ "$(rows "$TMP/a64.txt")" = "$(printf '%s\n' "${a64[@]}")" ] && grep -q ', aarch64$' "$TMP/a64.txt" &&
+		[[ "$(row "$TMP/a64.txt" "${a64[3]}")" == *" 100.00% "*" 3 "* ]] &&
+		pass annotate_aarch64_matches_llvm_objdump || fail annotate_aarch64_matches_llvm_objdump "$(head -12 "$TMP/a64.txt")"
+else
+	fail annotate_aarch64_matches_llvm_objdump "clang --target=aarch64: $(head -2 "$TMP/cc.err")"
+fi
+
+# HTML: names escaped; in Chromium, the hottest instruction stands out.
+write_profile "$TMP/html.pb" "$prog" "$bid" 'crunch<&>'
+"$TALLY" annotate --html --function 'crunch<&>' -o "$TMP/a.html" "$TMP/html.pb" 2>"$TMP/err" &&
+	grep -q '<h1>crunch&lt;&amp;&gt;</h1>' "$TMP/a.html" && pass annotate_html_escapes_names ||
+	fail annotate_html_escapes_names "$(cat "$TMP/err")"
+. tests/report/flamegraph_playwright.sh
+if [ $PW_OK = 1 ]; then
+	timeout 120 node tests/report/annotate_browser.js "$PW" "$TMP/chromium" "$TMP/a.html" "$hot" "$n" ||
+		echo "FAIL: annotate_html_browser: exit $?"
+else
+	skip annotate_html_in_chromium "no playwright-core ($(tail -1 "$TMP/npm.log" 2>/dev/null)) or no /usr/bin/chromium"
+fi
