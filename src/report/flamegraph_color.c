@@ -57,5 +57,5 @@ void fg_diff_color(char buf[8], int64_t delta, int64_t max_abs_delta)
 	double t = max_abs_delta ? fabs((double)delta) / (double)max_abs_delta : 0;
 	/* A square root spreads small changes, which are the common ones, over more shades. */
 	double light = 0.97 - 0.42 * sqrt(t);
-	hsl_hex(buf, delta > 0 ? 0 : 220, delta ? 0.85 : 0, delta ? light : 0.94);
+	hsl_hex(buf, delta > 0 ? 0 : 220, delta ? 0.85 : 0, delta ? light : 0.88);
 }

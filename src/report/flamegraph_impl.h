@@ -41,6 +41,7 @@ struct fg_graph {
 	bool diff;
 	uint64_t before_total;
 	int64_t max_abs_delta; /* the largest |self_delta|, for the colour scale */
+	uint64_t gone;	       /* diff: BEFORE's weight on paths AFTER does not have */
 	size_t pruned;         /* frames left out by minwidth */
 	bool kinds_seen[FG_NKINDS];
 };

@@ -66,6 +66,9 @@ static int enter(const struct prof *p, uint32_t id, void *ctx)
 	uint64_t total = clamp(w->totals[(size_t)id * w->nmetrics + (size_t)w->metric]);
 	if (id != PROF_ROOT && (total == 0 || (double)total < w->min_weight)) {
 		w->g->pruned += total != 0;
+		/* A path only BEFORE has cannot be drawn in AFTER's shape: say how much it was. */
+		if (!total && w->before >= 0)
+			w->g->gone += clamp(w->totals[(size_t)id * w->nmetrics + (size_t)w->before]);
 		return 1;
 	}
 	while (w->next.n <= (size_t)node->depth + 1) {

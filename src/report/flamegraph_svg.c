@@ -136,6 +136,12 @@ static void put_legend(FILE *out, const struct fg_graph *g, unsigned y)
 		fprintf(out, "<rect x=\"%.0f\" y=\"%u\" width=\"12\" height=\"11\" fill=\"%s\"/><text x=\"%.0f\" y=\"%u\">shrank</text></g>\n",
 			x + 60, y - 10, fill, x + 76, y);
 		x += 140;
+		if (g->gone) {
+			fprintf(out, "<text id=\"gone\" x=\"%.0f\" y=\"%u\">not drawn, only in before: ", x, y);
+			put_count(out, g->gone);
+			fprintf(out, " %s</text>\n", g->unit);
+			x += 40 + CHAR_W * 40;
+		}
 	}
 	for (int k = FG_NATIVE; k < FG_NKINDS; k++) {
 		if (!g->kinds_seen[k] || (g->diff && k != FG_INLINE))
