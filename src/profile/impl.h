@@ -36,6 +36,7 @@ struct prof {
 	struct idhash frame_index;
 	VEC(struct prof_node) nodes;
 	struct idhash node_index;
+	struct idhash stack_index; /* leaf nodes of added stacks, by hash of the whole stack */
 	struct prof_i64v self; /* nnodes * nmetrics */
 	VEC(struct prof_pcw) pcws;
 	struct idhash pcw_index; /* by (node, pc, line) */

@@ -250,15 +250,18 @@ BY_ID_CMP(plocation)
 /* Sorts a table by id and rejects id 0 and duplicates (ids are how samples refer to it). */
 #define SORT_BY_ID(vec, T, what)                                                            \
 	do {                                                                                \
-		qsort((vec).v, (vec).n, sizeof(*(vec).v), cmp_##T);                         \
+		if ((vec).n)                                                                \
+			qsort((vec).v, (vec).n, sizeof(*(vec).v), cmp_##T);                 \
 		for (size_t i_ = 0; i_ < (vec).n; i_++)                                     \
 			if (!(vec).v[i_].id || (i_ && (vec).v[i_].id == (vec).v[i_ - 1].id)) \
 				return err_set(-EINVAL, "%s id %" PRIu64 " is 0 or repeated", \
 					       what, (vec).v[i_].id);                       \
 	} while (0)
 
-#define FIND_BY_ID(vec, T, key) \
-	((struct T *)bsearch(&(struct T){ .id = (key) }, (vec).v, (vec).n, sizeof(*(vec).v), cmp_##T))
+#define FIND_BY_ID(vec, T, key)                                                              \
+	((vec).n ? (struct T *)bsearch(&(struct T){ .id = (key) }, (vec).v, (vec).n,            \
+				       sizeof(*(vec).v), cmp_##T)                               \
+		 : NULL)
 
 static int index_tables(struct pprof *x)
 {

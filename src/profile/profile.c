@@ -414,6 +414,7 @@ void prof_free(struct prof *p)
 	idhash_free(&p->frame_index);
 	vec_free(&p->nodes);
 	idhash_free(&p->node_index);
+	idhash_free(&p->stack_index);
 	vec_free(&p->self);
 	vec_free(&p->pcws);
 	idhash_free(&p->pcw_index);

@@ -139,6 +139,40 @@ static uint32_t truncated_frame(struct prof *p)
 	return prof_frame(p, &d);
 }
 
+/* A hash of a stack's frames and call sites: everything that decides its node, which is
+ * all but the innermost pc and line. */
+static uint32_t stack_hash(const struct prof_loc *stack, size_t n)
+{
+	uint64_t h = n;
+	for (size_t i = 0; i < n; i++)
+		h = idhash_mix(h ^ stack[i].frame,
+			       i ? stack[i].pc ^ (uint64_t)stack[i].line << 48 : 0);
+	return (uint32_t)h;
+}
+
+struct stack_key {
+	const struct prof *p;
+	const struct prof_loc *stack;
+	size_t n;
+};
+
+/* Whether node's path from the root is exactly the stack. */
+static bool stack_eq(const void *ctx, uint32_t node)
+{
+	const struct stack_key *k = ctx;
+	const struct prof_node *nodes = k->p->nodes.v;
+	if (nodes[node].depth != k->n)
+		return false;
+	for (size_t i = 0; i < k->n; i++, node = nodes[node].parent) {
+		const struct prof_node *x = &nodes[node];
+		uint64_t pc = i + 1 < k->n ? k->stack[i + 1].pc : 0;
+		uint32_t line = i + 1 < k->n ? k->stack[i + 1].line : 0;
+		if (x->frame != k->stack[i].frame || x->call_pc != pc || x->call_line != line)
+			return false;
+	}
+	return true;
+}
+
 int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
 		   const int64_t *weights)
 {
@@ -147,15 +181,24 @@ int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
 		uint32_t node = f == PROF_NONE ? PROF_NONE : prof_child(p, PROF_ROOT, f, 0, 0);
 		return node == PROF_NONE ? -ENOMEM : prof_add_self(p, node, 0, 0, weights);
 	}
-	uint32_t node = PROF_ROOT;
-	uint64_t call_pc = 0;
-	uint32_t call_line = 0;
-	for (size_t i = n; i-- > 0;) {
-		node = prof_child(p, node, stack[i].frame, call_pc, call_line);
-		if (node == PROF_NONE)
-			return -EINVAL;
-		call_pc = stack[i].pc;
-		call_line = stack[i].line;
+	/* Samplers repeat stacks many times: one lookup of the whole stack finds its node
+	 * without walking the tree level by level. */
+	struct stack_key k = { p, stack, n };
+	uint32_t h = stack_hash(stack, n);
+	uint32_t node = idhash_find(&p->stack_index, h, stack_eq, &k);
+	if (node == PROF_NONE) {
+		node = PROF_ROOT;
+		uint64_t call_pc = 0;
+		uint32_t call_line = 0;
+		for (size_t i = n; i-- > 0;) {
+			node = prof_child(p, node, stack[i].frame, call_pc, call_line);
+			if (node == PROF_NONE)
+				return -EINVAL;
+			call_pc = stack[i].pc;
+			call_line = stack[i].line;
+		}
+		if (idhash_add(&p->stack_index, h, node))
+			return err_set(-ENOMEM, "out of memory building the profile");
 	}
 	return prof_add_self(p, node, stack[0].pc, stack[0].line, weights);
 }

@@ -33,17 +33,19 @@ static int row_cmp(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
-/* "+12.5%", "new" or "gone": the relative change, in 8 columns. */
-static void relative(FILE *f, int64_t before, int64_t after)
+/* "+12.5%", "new" or "gone": the relative change, right-aligned in width columns. */
+static void relative(FILE *f, int width, int64_t before, int64_t after)
 {
+	char buf[32];
 	if (before == after)
-		fprintf(f, "%8s", "0%");
+		snprintf(buf, sizeof(buf), "0%%");
 	else if (!before)
-		fprintf(f, "%8s", "new");
+		snprintf(buf, sizeof(buf), "new");
 	else if (!after)
-		fprintf(f, "%8s", "gone");
+		snprintf(buf, sizeof(buf), "gone");
 	else
-		fprintf(f, "%+7.1f%%", 100.0 * (double)(after - before) / (double)mag(before));
+		snprintf(buf, sizeof(buf), "%+.1f%%", 100.0 * (double)(after - before) / (double)mag(before));
+	fprintf(f, "%*s", width, buf);
 }
 
 static void print_row(FILE *f, const struct prof *d, const struct prof_funcs *fs, size_t i)
@@ -51,10 +53,10 @@ static void print_row(FILE *f, const struct prof *d, const struct prof_funcs *fs
 	const int64_t *s = fs->self + i * 2, *t = fs->total + i * 2;
 	fprintf(f, "%12" PRId64 " %12" PRId64 " %+12" PRId64 " ", s[PROF_DIFF_BEFORE],
 		s[PROF_DIFF_AFTER], s[PROF_DIFF_AFTER] - s[PROF_DIFF_BEFORE]);
-	relative(f, s[PROF_DIFF_BEFORE], s[PROF_DIFF_AFTER]);
+	relative(f, 8, s[PROF_DIFF_BEFORE], s[PROF_DIFF_AFTER]);
 	fprintf(f, " %12" PRId64 " %12" PRId64 " %+12" PRId64 " ", t[PROF_DIFF_BEFORE],
 		t[PROF_DIFF_AFTER], t[PROF_DIFF_AFTER] - t[PROF_DIFF_BEFORE]);
-	relative(f, t[PROF_DIFF_BEFORE], t[PROF_DIFF_AFTER]);
+	relative(f, 8, t[PROF_DIFF_BEFORE], t[PROF_DIFF_AFTER]);
 	const struct prof_frame *fr = prof_frame_at(d, fs->frame[i]);
 	fprintf(f, "  %s", prof_frame_label(d, fs->frame[i]));
 	if (fr->kind != PROF_NATIVE && fr->kind != PROF_TRUNCATED)
@@ -106,7 +108,7 @@ int rep_diff(FILE *f, const struct prof *before, const struct prof *after,
 	fprintf(f, "before:   %s: %" PRId64 "\nafter:    %s: %" PRId64 " (%+" PRId64 ", ",
 		bs ? bs : "(unknown)", total[0], as ? as : "(unknown)", total[1],
 		total[1] - total[0]);
-	relative(f, total[0], total[1]);
+	relative(f, 0, total[0], total[1]);
 	fprintf(f, ")\nmetric:   %s/%s\n\n", prof_str(d, m->type) + 6, prof_str(d, m->unit));
 	rc = table(f, d, o);
 	prof_free(d);
