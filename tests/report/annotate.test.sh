@@ -72,6 +72,30 @@ err=$("$TALLY" annotate --function nosuch "$TMP/p.pb" 2>&1); rc=$?
 [ $rc -eq 1 ] && [[ "$err" == "tally: $TMP/p.pb: no function 'nosuch'"* ]] &&
 	pass annotate_unknown_function_is_an_error || fail annotate_unknown_function_is_an_error "exit $rc: $err"
 
+# A real run: perf samples the program; their pcs (from perf script) become our profile,
+# and each instruction's share must equal what perf annotate prints for the same data.
+long=$(head -c 100000 /dev/zero | tr '\0' a)
+if perf record -q -e cpu-clock -F 10000 -o "$TMP/perf.data" "$prog" "$long" >/dev/null 2>"$TMP/perf.err"; then
+	base=$((0x$(nm "$prog" | awk '$3 == "crunch" { print $1 }')))
+	perf script -i "$TMP/perf.data" -F ip,sym,symoff 2>/dev/null |
+		sed -n 's/^ *[0-9a-f]* crunch+0x\([0-9a-f]*\)$/\1/p' | sort | uniq -c |
+		while read -r count off; do echo "$((base + 0x$off)) $count"; done >"$TMP/counts"
+	{
+		echo "{ \"binary\": \"$prog\", \"build_id\": \"$bid\", \"start\": \"0x7f0000000000\", \"samples\": ["
+		awk 'NR > 1 { printf "," } { printf "{ \"stack\": [{ \"addr\": %d, \"func\": \"crunch\" }], \"value\": %d }\n", $1, $2 }' "$TMP/counts"
+		echo "] }"
+	} >"$TMP/real.json"
+	node tests/report/annotate_pprof.js "$TMP/real.json" "$TMP/real.pb"
+	"$TALLY" annotate "$TMP/real.pb" >"$TMP/real.txt" 2>&1
+	ours=$(sed -n 's/^ *\([0-9.]*\)% .* \([0-9a-f]*\):  .*/\2 \1/p' "$TMP/real.txt")
+	theirs=$(perf annotate -i "$TMP/perf.data" --stdio -s crunch 2>/dev/null |
+		sed -n 's/^ *\([0-9.]*\) : *\([0-9a-f]*\):.*/\2 \1/p' | awk '$2 != "0.00"')
+	[ "$(wc -l <<<"$ours")" -ge 2 ] && [ "$ours" = "$theirs" ] && pass annotate_matches_perf_annotate_on_a_real_run ||
+		fail annotate_matches_perf_annotate_on_a_real_run "ours: $(echo $ours) perf: $(echo $theirs)"
+else
+	skip annotate_matches_perf_annotate_on_a_real_run "perf record failed: $(head -2 "$TMP/perf.err")"
+fi
+
 # aarch64, through clang and llvm-objdump (an object file: no aarch64 C library needed).
 if clang --target=aarch64-linux-gnu -O2 -c -o "$TMP/a64.o" tests/report/annotate_prog.c 2>"$TMP/cc.err"; then
 	mapfile -t a64 < <(llvm-objdump -d --no-show-raw-insn --disassemble-symbols=crunch "$TMP/a64.o" |
