@@ -20,6 +20,11 @@ struct prof_i64v {
 	size_t n, cap;
 };
 
+struct prof_stack_ent {
+	size_t off; /* in stack_store */
+	uint32_t n, node;
+};
+
 struct prof_counter {
 	uint32_t name;
 	int64_t value;
@@ -36,7 +41,12 @@ struct prof {
 	struct idhash frame_index;
 	VEC(struct prof_node) nodes;
 	struct idhash node_index;
-	struct idhash stack_index; /* leaf nodes of added stacks, by hash of the whole stack */
+	/* Stacks added so far, for prof_add_stack's fast path: a copy of each (comparing a
+	 * contiguous copy is several times faster than walking the nodes' parents), its node,
+	 * and an index by hash of the whole stack. */
+	VEC(struct prof_loc) stack_store;
+	VEC(struct prof_stack_ent) stacks;
+	struct idhash stack_index;
 	struct prof_i64v self; /* nnodes * nmetrics */
 	VEC(struct prof_pcw) pcws;
 	struct idhash pcw_index; /* by (node, pc, line) */

@@ -48,6 +48,9 @@ struct pline {
 struct plocation {
 	uint64_t id, mapping, address;
 	size_t first_line, nlines; /* into lines */
+	/* Its frames once made (locations are shared by many samples): into loc_frames. */
+	size_t frames_at, nframes;
+	bool made;
 };
 
 struct pprof {
@@ -63,6 +66,7 @@ struct pprof {
 	VEC(uint64_t) comments;
 	VEC(uint64_t) tmp;
 	VEC(struct prof_loc) stack;
+	VEC(struct prof_loc) loc_frames;
 	uint64_t period_type[2];
 	int64_t period, time_ns, duration_ns, default_type;
 };
@@ -284,12 +288,42 @@ static uint32_t module_of(struct pprof *x, struct pmapping *m)
 	return m->module;
 }
 
+static int make_location(struct pprof *x, struct plocation *loc, uint64_t id);
+
 /* The frames of one location, innermost first, appended to x->stack. */
 static int add_location(struct pprof *x, uint64_t id)
 {
 	struct plocation *loc = FIND_BY_ID(x->locations, plocation, id);
 	if (!loc)
 		return err_set(-EINVAL, "sample refers to missing location %" PRIu64, id);
+	if (!loc->made) {
+		size_t start = x->stack.n;
+		int rc = make_location(x, loc, id);
+		if (rc)
+			return rc;
+		loc->frames_at = x->loc_frames.n;
+		loc->nframes = x->stack.n - start;
+		for (size_t i = start; i < x->stack.n; i++) {
+			struct prof_loc *l = vec_push(&x->loc_frames);
+			if (!l)
+				return err_set(-ENOMEM, "out of memory");
+			*l = x->stack.v[i];
+		}
+		loc->made = true;
+		return 0;
+	}
+	for (size_t i = 0; i < loc->nframes; i++) {
+		struct prof_loc *l = vec_push(&x->stack);
+		if (!l)
+			return err_set(-ENOMEM, "out of memory");
+		*l = x->loc_frames.v[loc->frames_at + i];
+	}
+	return 0;
+}
+
+/* Makes the frames of a location seen for the first time, appended to x->stack. */
+static int make_location(struct pprof *x, struct plocation *loc, uint64_t id)
+{
 	struct pmapping *m = NULL;
 	uint32_t module = PROF_NONE;
 	if (loc->mapping) {
@@ -500,6 +534,7 @@ static void pprof_free(struct pprof *x)
 	vec_free(&x->comments);
 	vec_free(&x->tmp);
 	vec_free(&x->stack);
+	vec_free(&x->loc_frames);
 }
 
 int prof_read_pprof(const char *name, const void *data, size_t size, struct prof **out)

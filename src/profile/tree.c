@@ -156,21 +156,39 @@ struct stack_key {
 	size_t n;
 };
 
-/* Whether node's path from the root is exactly the stack. */
-static bool stack_eq(const void *ctx, uint32_t node)
+/* Whether cached stack id is this stack (but for the innermost pc and line). */
+static bool stack_eq(const void *ctx, uint32_t id)
 {
 	const struct stack_key *k = ctx;
-	const struct prof_node *nodes = k->p->nodes.v;
-	if (nodes[node].depth != k->n)
-		return false;
-	for (size_t i = 0; i < k->n; i++, node = nodes[node].parent) {
-		const struct prof_node *x = &nodes[node];
-		uint64_t pc = i + 1 < k->n ? k->stack[i + 1].pc : 0;
-		uint32_t line = i + 1 < k->n ? k->stack[i + 1].line : 0;
-		if (x->frame != k->stack[i].frame || x->call_pc != pc || x->call_line != line)
-			return false;
+	const struct prof_stack_ent *e = &k->p->stacks.v[id];
+	const struct prof_loc *s = k->p->stack_store.v + e->off;
+	return e->n == k->n && s[0].frame == k->stack[0].frame &&
+	       !memcmp(s + 1, k->stack + 1, (k->n - 1) * sizeof(*s));
+}
+
+static int remember_stack(struct prof *p, const struct prof_loc *stack, size_t n,
+			  uint32_t h, uint32_t node)
+{
+	size_t off = p->stack_store.n;
+	for (size_t i = 0; i < n; i++) {
+		struct prof_loc *l = vec_push(&p->stack_store);
+		if (!l) {
+			p->stack_store.n = off;
+			return err_set(-ENOMEM, "out of memory building the profile");
+		}
+		*l = stack[i];
 	}
-	return true;
+	struct prof_stack_ent *e = vec_push(&p->stacks);
+	if (!e || idhash_add(&p->stack_index, h, (uint32_t)(p->stacks.n - 1))) {
+		p->stack_store.n = off;
+		if (e)
+			p->stacks.n--;
+		return err_set(-ENOMEM, "out of memory building the profile");
+	}
+	e->off = off;
+	e->n = (uint32_t)n;
+	e->node = node;
+	return 0;
 }
 
 int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
@@ -185,8 +203,10 @@ int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
 	 * without walking the tree level by level. */
 	struct stack_key k = { p, stack, n };
 	uint32_t h = stack_hash(stack, n);
-	uint32_t node = idhash_find(&p->stack_index, h, stack_eq, &k);
-	if (node == PROF_NONE) {
+	uint32_t id = idhash_find(&p->stack_index, h, stack_eq, &k), node;
+	if (id != PROF_NONE)
+		node = p->stacks.v[id].node;
+	else {
 		node = PROF_ROOT;
 		uint64_t call_pc = 0;
 		uint32_t call_line = 0;
@@ -197,8 +217,8 @@ int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
 			call_pc = stack[i].pc;
 			call_line = stack[i].line;
 		}
-		if (idhash_add(&p->stack_index, h, node))
-			return err_set(-ENOMEM, "out of memory building the profile");
+		if (n < 1024 && remember_stack(p, stack, n, h, node))
+			return -ENOMEM;
 	}
 	return prof_add_self(p, node, stack[0].pc, stack[0].line, weights);
 }
