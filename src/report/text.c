@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,26 @@
 static double pct(int64_t part, int64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* A weight as people read it: times in nanoseconds scaled to s/ms/us, counts as they are. */
+static const char *value(char *buf, size_t size, int64_t v, bool ns)
+{
+	double a = v < 0 ? -(double)v : (double)v;
+	if (!ns || a < 1000)
+		snprintf(buf, size, "%" PRId64 "%s", v, ns ? "ns" : "");
+	else if (a < 1e6)
+		snprintf(buf, size, "%.2fus", (double)v / 1e3);
+	else if (a < 1e9)
+		snprintf(buf, size, "%.2fms", (double)v / 1e6);
+	else
+		snprintf(buf, size, "%.2fs", (double)v / 1e9);
+	return buf;
+}
+
+static bool is_ns(const struct prof *p, int metric)
+{
+	return !strcmp(prof_str(p, prof_metric(p, (size_t)metric)->unit), "nanoseconds");
 }
 
 static void frame_name(FILE *f, const struct prof *p, uint32_t frame)
@@ -40,9 +61,12 @@ static void header(FILE *f, const struct prof *p, int metric)
 	fprintf(f, "source:   %s\n", info->source ? info->source : "(unknown)");
 	for (size_t m = 0; m < nm; m++) {
 		const struct prof_metric *pm = prof_metric(p, m);
-		fprintf(f, "%-9s %" PRId64 " %s/%s%s\n", m ? "" : "total:", total[m],
-			prof_str(p, pm->type), prof_str(p, pm->unit),
-			(int)m == metric && nm > 1 ? " (shown)" : "");
+		char b[64];
+		fprintf(f, "%-9s %" PRId64 " %s/%s", m ? "" : "total:", total[m],
+			prof_str(p, pm->type), prof_str(p, pm->unit));
+		if (is_ns(p, (int)m) && total[m] >= 1000)
+			fprintf(f, " (%s)", value(b, sizeof(b), total[m], true));
+		fputs((int)m == metric && nm > 1 ? " (shown)\n" : "\n", f);
 	}
 	if (info->duration_ns)
 		fprintf(f, "duration: %.3f s\n", (double)info->duration_ns / 1e9);
@@ -89,13 +113,15 @@ static void table(FILE *f, const struct prof *p, const struct prof_funcs *fs, in
 	fprintf(f, "\nTop functions by %s %s:\n", by_self ? "self" : "total",
 		prof_str(p, pm->type));
 	fprintf(f, "%8s %12s %8s %12s  %s\n", "self%", "self", "total%", "total", "function");
+	bool ns = is_ns(p, metric);
+	char b1[64], b2[64];
 	for (size_t r = 0; r < n && r < top; r++) {
 		size_t i = rows[r];
 		int64_t s = fs->self[i * nm + (size_t)metric], t = fs->total[i * nm + (size_t)metric];
 		if (!(by_self ? s : t))
 			break;
-		fprintf(f, "%7.2f%% %12" PRId64 " %7.2f%% %12" PRId64 "  ", pct(s, total), s,
-			pct(t, total), t);
+		fprintf(f, "%7.2f%% %12s %7.2f%% %12s  ", pct(s, total),
+			value(b1, sizeof(b1), s, ns), pct(t, total), value(b2, sizeof(b2), t, ns));
 		frame_name(f, p, fs->frame[i]);
 		fputc('\n', f);
 	}
