@@ -6,6 +6,8 @@
 #define TALLY_BASE_VEC_H
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define VEC(T)            \
 	struct {          \
@@ -14,8 +16,17 @@
 		size_t cap; \
 	}
 
+void *vec_push_grow(void **v, size_t *n, size_t *cap, size_t elem_size);
+
 /* Appends one zeroed element of elem_size bytes; returns it, or NULL. */
-void *vec_push_raw(void **v, size_t *n, size_t *cap, size_t elem_size);
+static inline void *vec_push_raw(void **v, size_t *n, size_t *cap, size_t elem_size)
+{
+	if (*n == *cap)
+		return vec_push_grow(v, n, cap, elem_size);
+	void *slot = (char *)*v + (*n)++ * elem_size;
+	memset(slot, 0, elem_size);
+	return slot;
+}
 
 #define vec_push(vec) \
 	((__typeof__((vec)->v))vec_push_raw((void **)&(vec)->v, &(vec)->n, &(vec)->cap, \

@@ -100,7 +100,11 @@ static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t)
 int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_abbrev *all,
 			size_t n)
 {
-	qsort(all, n, sizeof(*all), cmp_code);
+	bool sorted = true;
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = all[i - 1].code < all[i].code;
+	if (!sorted)
+		qsort(all, n, sizeof(*all), cmp_code);
 	size_t dense = 0;
 	while (dense < n && all[dense].code == dense + 1)
 		dense++;
@@ -115,7 +119,7 @@ int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_a
 	return 0;
 }
 
-const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint64_t code)
+struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint64_t code)
 {
 	if (code >= 1 && code <= t->n_dense)
 		return &t->by_code[code - 1];

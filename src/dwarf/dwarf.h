@@ -35,6 +35,10 @@ struct dwarf_abbrev {
 	bool has_children;
 	uint16_t nattrs;
 	struct dwarf_abbrev_attr *attrs;
+	/* For skipping: the attributes' total size when every form has a fixed size for
+	 * units of this shape (address size, offset size, version), else 0. */
+	uint32_t skip_size;
+	uint32_t skip_shape; /* the shape skip_size was computed for; 0: not yet */
 };
 
 struct dwarf_abbrevs {
@@ -111,6 +115,11 @@ struct dwarf_value {
  * without DWARF. */
 int dwarf_open(struct elf_file *elf, struct dwarf **out);
 void dwarf_close(struct dwarf *d);
+/* The same over sections given directly (tests and fuzzing): elf is a stand-in that
+ * names the file and gives byte order; its sections are not read. */
+int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,
+			const struct dwarf_sect *abbrev, const struct dwarf_sect *str,
+			const struct dwarf_sect *line, struct dwarf **out);
 
 /* The unit whose bytes hold .debug_info offset off, or NULL. */
 struct dwarf_unit *dwarf_unit_at(struct dwarf *d, uint64_t off);
@@ -131,6 +140,10 @@ struct dwarf_die {
  * A DIE with more than DWARF_MAX_ATTRS attributes keeps the first ones. */
 int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct dwarf_die *die,
 		   uint64_t *next);
+/* Steps over the DIE at off without decoding it: *abbrev (NULL for a null entry), the
+ * DW_AT_sibling offset if it has one (else 0), and the next DIE's offset. */
+int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
+		   const struct dwarf_abbrev **abbrev, uint64_t *sibling, uint64_t *next);
 /* The value of attribute at in die, or NULL. */
 const struct dwarf_value *dwarf_die_attr(const struct dwarf_die *die, uint16_t at);
 /* Reads the DIE at an absolute .debug_info offset, in whatever unit holds it. */

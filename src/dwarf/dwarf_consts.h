@@ -6,7 +6,13 @@
 #define TALLY_DWARF_CONSTS_H
 
 enum {
+	DW_TAG_array_type = 0x01,
+	DW_TAG_class_type = 0x02,
+	DW_TAG_enumeration_type = 0x04,
 	DW_TAG_lexical_block = 0x0b,
+	DW_TAG_structure_type = 0x13,
+	DW_TAG_subroutine_type = 0x15,
+	DW_TAG_union_type = 0x17,
 	DW_TAG_compile_unit = 0x11,
 	DW_TAG_inlined_subroutine = 0x1d,
 	DW_TAG_subprogram = 0x2e,

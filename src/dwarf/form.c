@@ -62,6 +62,8 @@ static void strp(const struct dwarf_sect *s, uint64_t off, struct dwarf_value *v
 static void block(struct cur *c, uint64_t len, struct dwarf_value *v)
 {
 	v->block = cur_bytes(c, len);
+	if (!v->block)
+		len = 0;
 	v->len = len;
 	v->cls = DWC_BLOCK;
 }
@@ -90,9 +92,10 @@ int dwarf_form_read(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, 
 		    int64_t implicit_const, struct dwarf_value *v)
 {
 	unsigned osz = u->offset_size;
-	memset(v, 0, sizeof(*v));
+	/* Only the members of the value's class are set: this runs for every attribute. */
 	v->form = form;
 	v->cls = DWC_OTHER;
+	v->u = 0;
 	switch (form) {
 	case DW_FORM_addr: v->cls = DWC_ADDR; v->u = cur_uN(c, u->addr_size); break;
 	case DW_FORM_block2: block(c, cur_u16(c), v); break;
@@ -162,6 +165,98 @@ int dwarf_form_read(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, 
 	case DW_FORM_rnglistx: v->cls = DWC_RNGLISTX; v->u = cur_uleb(c); break;
 	default:
 		return -EINVAL;
+	}
+	return cur_ok(c) ? 0 : -EINVAL;
+}
+
+/* Size of a form whose size does not depend on its bytes, or 0 when it varies. */
+static unsigned fixed_size(const struct dwarf_unit *u, uint16_t form)
+{
+	switch (form) {
+	case DW_FORM_flag_present:
+	case DW_FORM_implicit_const:
+		return 0;
+	case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1:
+	case DW_FORM_addrx1:
+		return 1;
+	case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
+		return 2;
+	case DW_FORM_strx3: case DW_FORM_addrx3:
+		return 3;
+	case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_strx4: case DW_FORM_addrx4:
+	case DW_FORM_ref_sup4:
+		return 4;
+	case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
+		return 8;
+	case DW_FORM_data16:
+		return 16;
+	case DW_FORM_addr:
+		return u->addr_size;
+	case DW_FORM_strp: case DW_FORM_sec_offset: case DW_FORM_line_strp:
+	case DW_FORM_strp_sup: case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
+		return u->offset_size;
+	case DW_FORM_ref_addr:
+		return u->version <= 2 ? u->addr_size : u->offset_size;
+	}
+	return 0;
+}
+
+/* Units of one shape give every fixed-size form the same size. */
+static uint32_t shape(const struct dwarf_unit *u)
+{
+	return (uint32_t)u->addr_size << 16 | (uint32_t)u->offset_size << 8 | (u->version <= 2);
+}
+
+uint32_t dwarf_abbrev_skip_size(const struct dwarf_unit *u, struct dwarf_abbrev *a)
+{
+	uint32_t sh = shape(u);
+	if (a->skip_shape == sh)
+		return a->skip_size;
+	uint32_t total = 0;
+	for (uint16_t i = 0; i < a->nattrs; i++) {
+		uint16_t form = a->attrs[i].form;
+		unsigned n = fixed_size(u, form);
+		if (!n && form != DW_FORM_flag_present && form != DW_FORM_implicit_const) {
+			total = 0;
+			break;
+		}
+		if (a->attrs[i].name == DW_AT_sibling) {
+			total = 0; /* the caller wants its value */
+			break;
+		}
+		total += n;
+	}
+	a->skip_size = total;
+	a->skip_shape = sh;
+	return total;
+}
+
+int dwarf_form_skip(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, uint16_t form)
+{
+	unsigned n = fixed_size(u, form);
+	if (n) {
+		cur_skip(c, n);
+		return cur_ok(c) ? 0 : -EINVAL;
+	}
+	switch (form) {
+	case DW_FORM_flag_present:
+	case DW_FORM_implicit_const:
+		return 0;
+	case DW_FORM_udata: case DW_FORM_ref_udata: case DW_FORM_strx: case DW_FORM_addrx:
+	case DW_FORM_loclistx: case DW_FORM_rnglistx: case DW_FORM_GNU_addr_index:
+	case DW_FORM_GNU_str_index:
+		cur_uleb(c);
+		break;
+	case DW_FORM_sdata: cur_sleb(c); break;
+	case DW_FORM_string: cur_str(c); break;
+	case DW_FORM_block: case DW_FORM_exprloc: cur_skip(c, cur_uleb(c)); break;
+	case DW_FORM_block1: cur_skip(c, cur_u8(c)); break;
+	case DW_FORM_block2: cur_skip(c, cur_u16(c)); break;
+	case DW_FORM_block4: cur_skip(c, cur_u32(c)); break;
+	default: {
+		struct dwarf_value v; /* indirect and anything rare: decode it */
+		return dwarf_form_read(d, u, c, form, 0, &v);
+	}
 	}
 	return cur_ok(c) ? 0 : -EINVAL;
 }

@@ -131,6 +131,9 @@ static int read_unit_die(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die
 
 static int read_units(struct dwarf *d)
 {
+	/* dwz moves shared DIEs and strings to an alternate file this reader does not open. */
+	if (elf_section_by_name(d->elf, ".gnu_debugaltlink"))
+		d->unsupported = "dwz alternate debug files (.gnu_debugaltlink)";
 	struct cur c = cur_make(d->info.data, d->info.size, d->big_endian);
 	size_t cap = 0;
 	while (!cur_eof(&c)) {
@@ -194,6 +197,29 @@ int dwarf_open(struct elf_file *elf, struct dwarf **out)
 	if (err) {
 		if (err == -ENOMEM)
 			err_set(err, "%s: out of memory", elf->path);
+		dwarf_close(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
+int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,
+			const struct dwarf_sect *abbrev, const struct dwarf_sect *str,
+			const struct dwarf_sect *line, struct dwarf **out)
+{
+	struct dwarf *d = calloc(1, sizeof(*d));
+	if (!d)
+		return err_set(-ENOMEM, "%s: out of memory", elf->path);
+	d->elf = elf;
+	d->path = elf->path;
+	d->big_endian = elf->big_endian;
+	d->info = *info;
+	d->abbrev = *abbrev;
+	d->str = *str;
+	d->line = *line;
+	int err = read_units(d);
+	if (err) {
 		dwarf_close(d);
 		return err;
 	}
@@ -265,6 +291,46 @@ int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct d
 						      : "DIE runs past the end of its unit");
 	}
 	die->nvals = die->abbrev->nattrs < DWARF_MAX_ATTRS ? die->abbrev->nattrs : DWARF_MAX_ATTRS;
+	*next = cur_off(&c);
+	return 0;
+}
+
+int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
+		   const struct dwarf_abbrev **abbrev, uint64_t *sibling, uint64_t *next)
+{
+	if (off < u->first_die || off >= u->end)
+		return bad(d, off, "DIE offset outside its unit");
+	struct cur c = cur_make(d->info.data, u->end, d->big_endian);
+	cur_seek(&c, off);
+	uint64_t code = cur_uleb(&c);
+	*sibling = 0;
+	*abbrev = NULL;
+	if (code) {
+		struct dwarf_abbrev *ab = dwarf_abbrev_find(u->abbrevs, code);
+		if (!ab)
+			return bad(d, off, "DIE uses an undefined abbreviation code");
+		*abbrev = ab;
+		uint32_t fixed = dwarf_abbrev_skip_size(u, ab);
+		if (fixed)
+			cur_skip(&c, fixed);
+		for (uint16_t i = 0; !fixed && i < ab->nattrs; i++) {
+			const struct dwarf_abbrev_attr *a = &(*abbrev)->attrs[i];
+			int err;
+			if (a->name == DW_AT_sibling) {
+				struct dwarf_value v;
+				err = dwarf_form_read(d, u, &c, a->form, a->implicit_const, &v);
+				if (!err && v.cls == DWC_REF)
+					*sibling = v.u;
+			} else {
+				err = dwarf_form_skip(d, u, &c, a->form);
+			}
+			if (err)
+				return bad(d, off, cur_ok(&c) ? "DIE uses an unknown attribute form"
+							      : "DIE runs past the end of its unit");
+		}
+	}
+	if (!cur_ok(&c))
+		return bad(d, off, "truncated DIE");
 	*next = cur_off(&c);
 	return 0;
 }

@@ -21,6 +21,8 @@
 #define ELF_EM_BPF 247
 #define ELF_EM_SBPF 263
 
+struct elf_buf;
+
 struct elf_section {
 	const char *name; /* as in the file: ".zdebug_info" stays so */
 	uint32_t index;
@@ -86,8 +88,8 @@ struct elf_file {
 	struct elf_segment *segments;
 	size_t nsegments;
 	struct arena arena;
-	void **owned;     /* malloc'd section buffers */
-	size_t nowned, capowned;
+	struct elf_buf *bufs; /* section buffers made by decompression or relocation */
+	size_t nbufs, capbufs;
 };
 
 /* Maps and parses the file. Errors name the path and the offset of what is wrong. */

@@ -64,6 +64,7 @@ static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_fra
 		return 0;
 	int32_t s = find_scope(ix, addr);
 	if (s < 0) {
+		fr[0] = (struct tally_frame){ 0 };
 		from_row(ix, addr, &fr[0]);
 		return fr[0].file ? 1 : 0;
 	}
@@ -72,7 +73,7 @@ static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_fra
 	for (; s >= 0 && n < MAX_FRAMES; s = ix->scopes[s].parent) {
 		const struct sym_scope *sc = &ix->scopes[s];
 		struct tally_frame *f = &fr[n++];
-		f->function = sc->name;
+		*f = (struct tally_frame){ .function = sc->name };
 		if (!inner) {
 			from_row(ix, addr, f);
 		} else {
@@ -112,10 +113,10 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 int sym_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
 	       struct tally_frame *frames, size_t max)
 {
-	struct tally_frame fr[MAX_FRAMES] = { 0 };
+	struct tally_frame fr[MAX_FRAMES];
 	size_t n = dwarf_frames(m, addr, fr);
 	if (n == 0)
-		n = 1;
+		fr[n++] = (struct tally_frame){ 0 };
 	name_outermost(m, addr, style, &fr[n - 1]);
 	for (size_t i = 0; i < n; i++) {
 		fr[i].inlined = i + 1 < n;

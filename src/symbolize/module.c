@@ -95,7 +95,10 @@ static int collect_ranges(struct sym_module *m, range_vec *out)
 			err = 0; /* the unit keeps whatever ranges were read */
 		has[i] = out->n > before;
 	}
-	if (!err)
+	bool all = true;
+	for (size_t i = 0; i < d->nunits; i++)
+		all &= has[i] || !is_code_unit(&d->units[i]);
+	if (!err && !all)
 		err = aranges(m, has, out);
 	free(die);
 	free(has);

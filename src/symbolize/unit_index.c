@@ -77,7 +77,7 @@ static uint32_t const_attr(const struct dwarf_die *die, uint16_t at)
 }
 
 static int add_scope(struct build *b, const struct dwarf_die *die, int32_t parent,
-		     int32_t *index)
+		     int32_t *index, bool *has_code)
 {
 	struct sym_scope *s = vec_push(&b->scopes);
 	if (!s)
@@ -92,42 +92,70 @@ static int add_scope(struct build *b, const struct dwarf_die *die, int32_t paren
 	}
 	*index = (int32_t)(b->scopes.n - 1);
 	b->current = *index;
+	size_t before = b->spans.n;
 	int err = dwarf_die_ranges(b->m->dwarf, b->u, die, insert_range, b);
+	*has_code = b->spans.n != before || dwarf_die_attr(die, DW_AT_ranges) ||
+		    dwarf_die_attr(die, DW_AT_low_pc);
 	return err == -ENOMEM ? err : 0; /* a bad range list loses that scope's ranges only */
+}
+
+/* Type DIEs hold members and declarations, never code: with a DW_AT_sibling to jump
+ * by, their children are not read. */
+static bool holds_no_code(uint16_t tag)
+{
+	switch (tag) {
+	case DW_TAG_array_type:
+	case DW_TAG_class_type:
+	case DW_TAG_enumeration_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_subroutine_type:
+	case DW_TAG_union_type:
+		return true;
+	}
+	return false;
 }
 
 static int walk(struct build *b)
 {
+	struct dwarf *d = b->m->dwarf;
 	struct dwarf_die *die = malloc(sizeof(*die));
 	int32_t *stack = malloc(MAX_DEPTH * sizeof(*stack));
-	if (!die || !stack) {
-		free(die);
-		free(stack);
-		return -ENOMEM;
-	}
-	int depth = 0, err = 0;
-	stack[0] = -1;
-	uint64_t off = b->u->first_die, next;
-	while (off < b->u->end && !(err = dwarf_die_read(b->m->dwarf, b->u, off, die, &next))) {
-		off = next;
-		if (!die->abbrev) {
-			if (depth == 0)
-				continue; /* padding after the unit DIE's children */
-			depth--;
+	int depth = 0, err = die && stack ? 0 : -ENOMEM;
+	if (stack)
+		stack[0] = -1;
+	uint64_t off = b->u->first_die, next, sibling;
+	const struct dwarf_abbrev *a;
+	while (!err && off < b->u->end && !(err = dwarf_die_skip(d, b->u, off, &a, &sibling, &next))) {
+		if (!a) {
+			depth -= depth > 0; /* a null entry closes a sibling list */
+			off = next;
 			continue;
 		}
 		int32_t scope = stack[depth];
-		uint16_t tag = die->abbrev->tag;
-		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
-			if ((err = add_scope(b, die, stack[depth], &scope)))
-				break;
-		if (die->abbrev->has_children) {
-			if (++depth == MAX_DEPTH) {
-				err = err_set(-EINVAL, "%s: .debug_info at 0x%llx: DIEs nested too deep",
-					      b->m->dwarf->path, (unsigned long long)die->offset);
-				break;
+		bool has_code = true;
+		if (a->tag == DW_TAG_subprogram || a->tag == DW_TAG_inlined_subroutine) {
+			err = dwarf_die_read(d, b->u, off, die, &next);
+			if (!err)
+				err = add_scope(b, die, stack[depth], &scope, &has_code);
+			/* An abstract instance or a declaration: nothing below it has code. */
+			const struct dwarf_value *sib = dwarf_die_attr(die, DW_AT_sibling);
+			if (!err && !has_code && a->has_children && sib && sib->cls == DWC_REF &&
+			    sib->u > off && sib->u <= b->u->end) {
+				off = sib->u;
+				continue;
 			}
-			stack[depth] = scope;
+		} else if (a->has_children && holds_no_code(a->tag) && sibling > off &&
+			   sibling <= b->u->end) {
+			off = sibling;
+			continue;
+		}
+		off = next;
+		if (!err && a->has_children) {
+			if (++depth == MAX_DEPTH)
+				err = err_set(-EINVAL, "%s: .debug_info at 0x%llx: DIEs nested too deep",
+					      d->path, (unsigned long long)off);
+			else
+				stack[depth] = scope;
 		}
 	}
 	free(die);
