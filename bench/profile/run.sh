@@ -10,8 +10,10 @@ BUILD=${1:-build}
 OUT=$(mktemp -d "${TMPDIR:-/tmp}/tally-bench.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
 mkdir -p "$BUILD/bench"
+LIBS=$(sed -n 's/^LIBS := //p' Makefile)
+# shellcheck disable=SC2086
 cc -std=gnu11 -O2 -Iinclude -Isrc -D_GNU_SOURCE -o "$BUILD/bench/bench_profile" \
-	bench/profile/bench_profile.c "$BUILD/libtally.a" -lz -lzstd -liberty -lcapstone -ljansson -lsodium -lpthread -lm
+	bench/profile/bench_profile.c "$BUILD/libtally.a" $LIBS
 nice "$BUILD/bench/bench_profile" "$OUT"
 ls -l "$OUT" | awk 'NR > 1 {printf "  %-14s %10d bytes\n", $9, $5}'
 
