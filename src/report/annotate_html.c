@@ -26,7 +26,7 @@ static const char style[] =
 	"td.n { text-align: right; }\n"
 	"tr.src td { color: #1b6a7a; padding-top: 5px; }\n"
 	"tr.h4 td, tr.h3 td { font-weight: bold; }\n"
-	"td.bar span { display: inline-block; height: 9px; background: #c8361d; }\n";
+	"td.bar span { display: inline-block; height: 9px; background: #8c1d0c; }\n";
 
 /* Background per heat level 0..4: transparent to strong red. */
 static const char *const heat_bg[5] = { "transparent", "#fbe3cf", "#f8c39f", "#f39a74",
