@@ -4,7 +4,8 @@
  * each message is, the second resolves ids (mappings, functions, locations) and strings
  * and adds the samples. A location's Line entries are innermost first; all but the last
  * become inline frames. Mappings named "[kernel..." give kernel frames, a function named
- * "[truncated]" the truncated kind. Addresses become module-relative with
+ * "[truncated]" the truncated kind, a system_name "NAME [vm]" (or syscall, program; tally's
+ * export writes those) that kind. Addresses become module-relative with
  * address - memory_start + file_offset. Comments "tally.source=..." and
  * "tally.counter.NAME=VALUE" (written by tally's pprof export) restore those facts.
  */
@@ -290,6 +291,23 @@ static uint32_t module_of(struct pprof *x, struct pmapping *m)
 
 static int make_location(struct pprof *x, struct plocation *loc, uint64_t id);
 
+/* tally's pprof export writes vm, syscall and program frames' system_name as
+ * "NAME [KIND]"; anything else is a native frame. */
+static enum prof_kind kind_from_system_name(const char *name, const char *sys)
+{
+	static const enum prof_kind kinds[] = { PROF_VM, PROF_SYSCALL, PROF_PROGRAM };
+	size_t n = strlen(name);
+	if (strncmp(sys, name, n) || strncmp(sys + n, " [", 2))
+		return PROF_NATIVE;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		const char *k = prof_kind_name(kinds[i]);
+		size_t kl = strlen(k);
+		if (!strncmp(sys + n + 2, k, kl) && !strcmp(sys + n + 2 + kl, "]"))
+			return kinds[i];
+	}
+	return PROF_NATIVE;
+}
+
 /* The frames of one location, innermost first, appended to x->stack. */
 static int add_location(struct pprof *x, uint64_t id)
 {
@@ -358,8 +376,13 @@ static int make_location(struct pprof *x, struct plocation *loc, uint64_t id)
 		if (!fd.file)
 			return -EINVAL;
 		fd.line = fn->start_line <= UINT32_MAX ? (uint32_t)fn->start_line : 0;
+		const char *sys = str(x, fn->system_name, "function system_name");
+		if (!sys)
+			return -EINVAL;
 		if (i + 1 < loc->nlines)
 			fd.kind = PROF_INLINE;
+		else if (fd.kind == PROF_NATIVE)
+			fd.kind = kind_from_system_name(fd.function, sys);
 		else if (!strcmp(fd.function, "[truncated]") && !m)
 			fd.kind = PROF_TRUNCATED, fd.function = NULL;
 		struct prof_loc *l = vec_push(&x->stack);

@@ -81,17 +81,39 @@ static uint64_t str_id(struct enc *e, const char *s)
 
 enum { MF_FUNCTIONS = 1, MF_FILENAMES = 2, MF_LINES = 4, MF_INLINE = 8 };
 
+/* A string made here (not the profile's), kept until the encoder is done. */
+static uint64_t own_str_id(struct enc *e, const char *s)
+{
+	char *copy = strdup(s);
+	char **slot = copy ? vec_push(&e->owned) : NULL;
+	if (!slot) {
+		free(copy);
+		e->rc = -ENOMEM;
+		return 0;
+	}
+	*slot = copy;
+	return str_id(e, copy);
+}
+
 static uint64_t function_id(struct enc *e, uint32_t frame)
 {
 	if (e->func_of[frame])
 		return e->func_of[frame];
 	const struct prof_frame *f = prof_frame_at(e->p, frame);
 	uint32_t id = ++e->nfuncs;
-	uint64_t name = str_id(e, prof_frame_label(e->p, frame));
+	uint64_t name = str_id(e, prof_frame_label(e->p, frame)), sys = name;
+	/* pprof has no frame kinds beyond inline (Line order) and kernel (the mapping): the
+	 * others ride in system_name as "NAME [KIND]", which pprof shows only in -raw. */
+	if (f->kind == PROF_VM || f->kind == PROF_SYSCALL || f->kind == PROF_PROGRAM) {
+		char buf[4200];
+		snprintf(buf, sizeof(buf), "%.4000s [%s]", prof_frame_label(e->p, frame),
+			 prof_kind_name(f->kind));
+		sys = own_str_id(e, buf);
+	}
 	e->sub.n = 0;
 	pb_uint(&e->sub, 1, id);
 	pb_uint(&e->sub, 2, name);
-	pb_uint(&e->sub, 3, name);
+	pb_uint(&e->sub, 3, sys);
 	pb_uint(&e->sub, 4, str_id(e, prof_str(e->p, f->file)));
 	pb_uint(&e->sub, 5, f->line);
 	pb_sub(&e->functions, 5, &e->sub);
@@ -272,20 +294,6 @@ static void mappings(struct enc *e, struct pb_buf *out)
 	}
 }
 
-/* A string made here (not the profile's), kept until the encoder is done. */
-static uint64_t own_str_id(struct enc *e, const char *s)
-{
-	char *copy = strdup(s);
-	char **slot = copy ? vec_push(&e->owned) : NULL;
-	if (!slot) {
-		free(copy);
-		e->rc = -ENOMEM;
-		return 0;
-	}
-	*slot = copy;
-	return str_id(e, copy);
-}
-
 /* Profile-wide facts as comments, which pprof shows and our reader turns back. */
 static void comments(struct enc *e, struct pb_buf *out)
 {
@@ -307,14 +315,30 @@ static void comments(struct enc *e, struct pb_buf *out)
 		pb_sub(out, 13, &e->sub2);
 }
 
+static int number_modules(const struct prof *p, uint32_t node, void *ctx)
+{
+	struct enc *e = ctx;
+	if (node != PROF_ROOT) {
+		uint32_t slot = slot_of(e, prof_node_at(p, node)->frame);
+		if (slot != PROF_NONE && slot != prof_nmodules(p))
+			mapping_id(e, slot);
+	}
+	return e->rc;
+}
+
 static int encode(struct enc *e, struct pb_buf *out)
 {
 	const struct prof *p = e->p;
 	const struct prof_info *info = prof_info(p);
 	str_id(e, "");
+	/* Mappings in order of first use, the kernel's last: pprof takes the first mapping
+	 * for the main binary. */
+	int rc = prof_walk(p, number_modules, NULL, e);
+	if (rc)
+		return rc;
 	for (size_t m = 0; m < prof_nmetrics(p); m++)
 		value_type(e, out, 1, prof_metric(p, m));
-	int rc = prof_walk(p, sample_node, NULL, e);
+	rc = prof_walk(p, sample_node, NULL, e);
 	if (rc)
 		return rc;
 	mappings(e, out);

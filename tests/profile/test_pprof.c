@@ -36,9 +36,15 @@ static struct prof *sample_profile(void)
 	uint32_t fk = prof_frame(p, &dk);
 	struct prof_loc s1[] = { { fi, 7, 0x120 }, { fo, 25, 0x120 }, { fm, 4, 0x40 } };
 	struct prof_loc s2[] = { { fk, 0, 0 }, { fo, 22, 0x110 }, { fm, 5, 0x48 } };
-	int64_t w1[] = { 3, 3000 }, w2[] = { 1, 1000 };
+	/* Kinds pprof has no word for: a syscall made from a VM frame. */
+	struct prof_frame_desc dv = { PROF_VM, "lua_fn", "x.lua", 1, PROF_NONE, 0 };
+	struct prof_frame_desc ds = { PROF_SYSCALL, "sol_log_", NULL, 0, PROF_NONE, 0 };
+	struct prof_loc s3[] = { { prof_frame(p, &ds), 0, 0 }, { prof_frame(p, &dv), 2, 0 },
+				 { fm, 6, 0x50 } };
+	int64_t w1[] = { 3, 3000 }, w2[] = { 1, 1000 }, w3[] = { 2, 2000 };
 	assert_int_equal(prof_add_stack(p, s1, 3, w1), 0);
 	assert_int_equal(prof_add_stack(p, s2, 3, w2), 0);
+	assert_int_equal(prof_add_stack(p, s3, 3, w3), 0);
 	assert_int_equal(prof_finish(p), 0);
 	return p;
 }
