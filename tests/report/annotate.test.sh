@@ -96,22 +96,31 @@ else
 	skip annotate_matches_perf_annotate_on_a_real_run "perf record failed: $(head -2 "$TMP/perf.err")"
 fi
 
-# aarch64, through clang and llvm-objdump (an object file: no aarch64 C library needed).
-if clang --target=aarch64-linux-gnu -O2 -c -o "$TMP/a64.o" tests/report/annotate_prog.c 2>"$TMP/cc.err"; then
-	mapfile -t a64 < <(llvm-objdump -d --no-show-raw-insn --disassemble-symbols=crunch "$TMP/a64.o" |
-		sed -n 's/^ *\([0-9a-f]*\):.*/\1/p')
-	cat >"$TMP/a64.json" <<-JSON
-	{ "binary": "$TMP/a64.o", "build_id": "", "start": "0x400000", "samples": [
-	  { "stack": [{ "addr": $((0x${a64[3]})), "func": "crunch" }], "value": 3 } ] }
+# Other architectures, through clang and llvm-objdump (object files: no C library needed).
+for target in aarch64:aarch64-linux-gnu i386:i386-linux-gnu; do
+	arch=${target%%:*} triple=${target#*:}
+	if ! clang --target="$triple" -O2 -c -o "$TMP/$arch.o" tests/report/annotate_prog.c 2>"$TMP/cc.err"; then
+		fail "annotate_${arch}_matches_llvm_objdump" "clang --target=$triple: $(head -2 "$TMP/cc.err")"
+		continue
+	fi
+	# llvm-objdump runs on into the alignment padding up to the next symbol: stop at the
+	# end the symbol's size gives (nm -S), as annotate does.
+	end=$(nm -S "$TMP/$arch.o" | awk '$4 == "crunch" { print $1 " " $2 }')
+	end=$((0x${end% *} + 0x${end#* }))
+	mapfile -t other < <(llvm-objdump -d --no-show-raw-insn --disassemble-symbols=crunch "$TMP/$arch.o" |
+		sed -n 's/^ *\([0-9a-f]*\):.*/\1/p' | while read -r a; do [ $((0x$a)) -lt $end ] && echo "$a"; done)
+	cat >"$TMP/$arch.json" <<-JSON
+	{ "binary": "$TMP/$arch.o", "build_id": "", "start": "0x400000", "samples": [
+	  { "stack": [{ "addr": $((0x${other[3]})), "func": "crunch" }], "value": 3 } ] }
 	JSON
-	node tests/report/annotate_pprof.js "$TMP/a64.json" "$TMP/a64.pb"
-	"$TALLY" annotate "$TMP/a64.pb" >"$TMP/a64.txt" 2>&1
-	[ "$(rows "$TMP/a64.txt")" = "$(printf '%s\n' "${a64[@]}")" ] && grep -q ', aarch64$' "$TMP/a64.txt" &&
-		[[ "$(row "$TMP/a64.txt" "${a64[3]}")" == *" 100.00% "*" 3 "* ]] &&
-		pass annotate_aarch64_matches_llvm_objdump || fail annotate_aarch64_matches_llvm_objdump "$(head -12 "$TMP/a64.txt")"
-else
-	fail annotate_aarch64_matches_llvm_objdump "clang --target=aarch64: $(head -2 "$TMP/cc.err")"
-fi
+	node tests/report/annotate_pprof.js "$TMP/$arch.json" "$TMP/$arch.pb"
+	"$TALLY" annotate "$TMP/$arch.pb" >"$TMP/$arch.txt" 2>&1
+	[ "${#other[@]}" -gt 5 ] && [ "$(rows "$TMP/$arch.txt")" = "$(printf '%s\n' "${other[@]}")" ] &&
+		grep -q ", $arch\$" "$TMP/$arch.txt" &&
+		[[ "$(row "$TMP/$arch.txt" "${other[3]}")" == *" 100.00% "*" 3 "* ]] &&
+		pass "annotate_${arch}_matches_llvm_objdump" ||
+		fail "annotate_${arch}_matches_llvm_objdump" "$(head -12 "$TMP/$arch.txt" | tr '\n' ' ')"
+done
 
 # HTML: names escaped; in Chromium, the hottest instruction stands out.
 write_profile "$TMP/html.pb" "$prog" "$bid" 'crunch<&>'

@@ -197,6 +197,11 @@ async function main() {
 	result("bad_regex_is_reported", (await page.textContent("#matched")).includes("bad regular expression"),
 		await page.textContent("#matched"));
 
+	// ?s=REGEX in the URL searches on load.
+	await page.goto("file://" + path.resolve(spec.svg) + "?s=" + encodeURIComponent(spec.search));
+	const fromUrl = await page.textContent("#matched");
+	result("url_search_parameter", fromUrl.includes(`Matched: ${spec.matched_pct}%`), fromUrl);
+
 	// Screenshot: the right size, a picture (many colours), the root box in its colour.
 	await page.keyboard.press("Escape");
 	await page.mouse.move(0, 0);
