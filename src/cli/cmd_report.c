@@ -13,12 +13,13 @@
 #include "report/report.h"
 
 static const char help[] =
-	"usage: tally report [options] FILE\n"
+	"usage: tally report [options] [FILE]\n"
 	"\n"
 	"Prints a text report of the profile in FILE (pprof, folded stacks or perf.data;\n"
-	"detected from the content, '-' for stdin): where it came from, the total of each\n"
-	"metric, the duration and the figures the recorder attached (unwind quality), then the\n"
-	"top functions by self weight and by total weight with percentages of the whole.\n"
+	"detected from the content; '-' for stdin; default perf.data, as tally record names\n"
+	"its output): where it came from, the total of each metric, the duration and the\n"
+	"figures the recorder attached (unwind quality), then the top functions by self weight\n"
+	"and by total weight with percentages of the whole.\n"
 	"A function's total counts each sample once even when it recurses. Frames that are\n"
 	"not plain native functions carry their kind: [inline], [kernel], [vm], [syscall]...\n"
 	"\n"
@@ -79,9 +80,9 @@ static int run(int argc, char **argv)
 			return cli_usage(&cli_cmd_report, "bad option: %s", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1)
+	if (optind < argc - 1)
 		return cli_usage(&cli_cmd_report, "expected one profile FILE");
-	const char *path = argv[optind];
+	const char *path = optind < argc ? argv[optind] : "perf.data";
 	struct prof *p;
 	if (cli_read_profile(path, &p))
 		return cli_fail_err();
