@@ -44,9 +44,11 @@ static int pick_frame(const struct prof *p, const char *name, int metric, uint32
 		}
 	}
 	prof_funcs_free(&fs);
+	if (*out == PROF_NONE && !name)
+		return err_set(-ENOENT, "the profile has no addresses in modules (folded stacks have "
+					"none: annotate needs pprof or perf.data)");
 	if (*out == PROF_NONE)
-		return name ? err_set(-ENOENT, "no function '%s' with a module in the profile", name)
-			    : err_set(-ENOENT, "no function with a module in the profile");
+		return err_set(-ENOENT, "no function '%s' with a module in the profile", name);
 	return 0;
 }
 

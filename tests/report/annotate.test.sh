@@ -50,6 +50,25 @@ head -1 "$TMP/out.txt" | grep -qx 'function crunch' && pass annotate_default_is_
 	[[ "$(row "$TMP/main.txt" "${main_insns[3]}")" == *" 100.00% "*" 5 "* ]] &&
 	pass annotate_function_option || fail annotate_function_option "$(head -5 "$TMP/main.txt")"
 
+# Asking for an inlined function shows the function it was inlined into, with the weight of
+# every pc in that function (the inlined frame's and the caller's own).
+cat >"$TMP/inl.json" <<-JSON
+{ "binary": "$prog", "build_id": "$bid", "start": "0x555555554000", "samples": [
+  { "stack": [{ "addr": $((0x$hot)), "func": "crunch", "inlined": ["mix"] }], "value": 8 },
+  { "stack": [{ "addr": $((0x$cool)), "func": "crunch" }], "value": 2 } ] }
+JSON
+node tests/report/annotate_pprof.js "$TMP/inl.json" "$TMP/inl.pb"
+"$TALLY" annotate --function mix "$TMP/inl.pb" >"$TMP/inl.txt" 2>&1
+head -1 "$TMP/inl.txt" | grep -qx 'function crunch (into which mix was inlined)' &&
+	[[ "$(row "$TMP/inl.txt" "$hot")" == *" 80.00% "*" 8 "* ]] &&
+	[[ "$(row "$TMP/inl.txt" "$cool")" == *" 20.00% "*" 2 "* ]] &&
+	pass annotate_inlined_function_shows_its_caller || fail annotate_inlined_function_shows_its_caller "$(head -8 "$TMP/inl.txt" | tr '\n' ' ')"
+
+printf 'main;crunch 5\n' >"$TMP/p.folded"
+err=$("$TALLY" annotate "$TMP/p.folded" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ "$err" == *"no addresses"* ]] && pass annotate_folded_input_is_explained ||
+	fail annotate_folded_input_is_explained "exit $rc: $err"
+
 # Colour: none into a pipe; with --color=always the hottest row is bold red.
 ! grep -q $'\033' "$TMP/out.txt" && "$TALLY" annotate --color=always "$TMP/p.pb" |
 	grep -q $'^\033\\[1;31m.* '"$hot"':  ' && pass annotate_colour_only_when_asked ||

@@ -1,8 +1,10 @@
 // Writes a plain (not gzipped) pprof profile.proto from a JSON description, with an encoder
 // of our own written from the profile.proto schema, so annotate's input does not come from
 // tally itself. usage: node annotate_pprof.js IN.json OUT.pb
-// IN: { binary, build_id, start, samples: [{ stack: [{ addr, func }], value }] }, stack
-// innermost first, addr module-relative (the mapping puts the binary at `start`).
+// IN: { binary, build_id, start, samples: [{ stack: [{ addr, func, inlined }], value }] },
+// stack innermost first, addr module-relative (the mapping puts the binary at `start`),
+// inlined (optional) the functions inlined at addr, innermost first: they become the
+// location's first Line entries, as pprof represents inline frames.
 "use strict";
 const fs = require("fs");
 const spec = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
@@ -32,16 +34,19 @@ parts.push(msg(3, [uint(1, 1), uint(2, start), uint(3, start + 0x1000000n), uint
 	uint(5, str(spec.binary)), uint(6, str(spec.build_id))]));
 const funcs = new Map(), locs = new Map();
 for (const s of spec.samples) {
-	const ids = s.stack.map(({ addr, func }) => {
-		if (!funcs.has(func)) {
-			funcs.set(func, funcs.size + 1);
-			parts.push(msg(5, [uint(1, funcs.get(func)), uint(2, str(func)), uint(3, str(func))]));
+	const ids = s.stack.map(({ addr, func, inlined }) => {
+		const names = [...(inlined || []), func];
+		for (const f of names) {
+			if (!funcs.has(f)) {
+				funcs.set(f, funcs.size + 1);
+				parts.push(msg(5, [uint(1, funcs.get(f)), uint(2, str(f)), uint(3, str(f))]));
+			}
 		}
-		const k = `${addr}`;
+		const k = `${addr}:${names.join(";")}`;
 		if (!locs.has(k)) {
 			locs.set(k, locs.size + 1);
 			parts.push(msg(4, [uint(1, locs.get(k)), uint(2, 1), uint(3, start + BigInt(addr)),
-				msg(4, [uint(1, funcs.get(func))])]));
+				...names.map((f) => msg(4, [uint(1, funcs.get(f))]))]));
 		}
 		return locs.get(k);
 	});
