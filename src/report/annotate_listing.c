@@ -20,8 +20,16 @@
 
 struct pcw { uint64_t pc; int64_t w; };
 
-/* The frame to annotate: by label, else the one with the most self weight. Among frames
- * sharing a label (different modules or kinds), the heaviest wins. */
+/* How a frame's label matches the name asked for: 2 exactly, 1 as a part ("crunch" in
+ * "ns::crunch(char const*)"), 0 not. */
+static int name_match(const char *label, const char *name)
+{
+	return !strcmp(label, name) ? 2 : strstr(label, name) ? 1 : 0;
+}
+
+/* The frame to annotate: by label (exact matches first, else a part of one function's
+ * label), else the one with the most self weight. Among frames sharing a label (different
+ * modules or kinds), the heaviest wins. */
 static int pick_frame(const struct prof *p, const char *name, int metric, uint32_t *out)
 {
 	struct prof_funcs fs;
@@ -29,21 +37,37 @@ static int pick_frame(const struct prof *p, const char *name, int metric, uint32
 	if (rc)
 		return rc;
 	size_t nm = prof_nmetrics(p);
-	int64_t best = -1;
-	*out = PROF_NONE;
-	for (size_t i = 0; i < fs.n; i++) {
+	int level = name ? 0 : 2; /* the best match any frame with a module reaches */
+	for (size_t i = 0; i < fs.n && name; i++) {
 		const struct prof_frame *f = prof_frame_at(p, fs.frame[i]);
-		if (f->module == PROF_NONE)
+		int m = name_match(prof_str(p, f->label), name);
+		if (f->module != PROF_NONE && m > level)
+			level = m;
+	}
+	int64_t best = -1;
+	const char *first = NULL, *other = NULL; /* two different labels matching as well */
+	*out = PROF_NONE;
+	for (size_t i = 0; i < fs.n && level; i++) {
+		const struct prof_frame *f = prof_frame_at(p, fs.frame[i]);
+		const char *label = prof_str(p, f->label);
+		if (f->module == PROF_NONE || (name && name_match(label, name) != level))
 			continue;
-		if (name && strcmp(prof_str(p, f->label), name))
-			continue;
+		if (!first)
+			first = label;
+		else if (strcmp(label, first))
+			other = label;
 		int64_t self = fs.self[i * nm + (size_t)metric];
 		if (self > best) {
 			best = self;
 			*out = fs.frame[i];
 		}
 	}
+	if (level == 1 && other)
+		rc = err_set(-EINVAL, "'%s' names several functions, e.g. '%s' and '%s': give the whole name",
+			     name, first, other);
 	prof_funcs_free(&fs);
+	if (rc)
+		return rc;
 	if (*out == PROF_NONE && !name)
 		return err_set(-ENOENT, "the profile has no addresses in modules (folded stacks have "
 					"none: annotate needs pprof or perf.data)");
