@@ -2,8 +2,8 @@
  * Annotated listing as terminal text. The hottest instructions stand out twice: a bar
  * column (works in any pager or log) and, on a terminal, ANSI colour by heat (red for the
  * hottest, like perf annotate). A source line is printed above the first instruction of
- * each run that comes from it; text from source files is printed with control characters
- * replaced, so a hostile file cannot drive the terminal.
+ * each run that comes from it; text from source files and names is printed with control
+ * characters (C0 and C1) replaced, so a hostile file cannot drive the terminal.
  */
 #include "report/annotate_impl.h"
 
@@ -12,17 +12,28 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "report/flamegraph_xml.h"
 
 static const char *const heat_colour[5] = { "\033[2m", "\033[32m", "\033[33m", "\033[31m",
 					    "\033[1;31m" };
 #define SOURCE_COLOUR "\033[36m"
 #define RESET "\033[0m"
 
-static void put_safe(FILE *out, const char *s, size_t n)
+/* Text from files and profiles: control characters and bytes that are not UTF-8 (a lone
+ * 0x9b is CSI to some terminals) become '?'. */
+static void put_safe(FILE *out, const char *str, size_t n)
 {
-	for (size_t i = 0; i < n && s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-		fputc(c == '\t' ? ' ' : (c < 0x20 || c == 0x7f) ? '?' : c, out);
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+	if (n == SIZE_MAX)
+		n = strlen(str);
+	while (i < n && s[i]) {
+		size_t len = utf8_seq(s + i, n - i);
+		if (!len || s[i] < 0x20 || s[i] == 0x7f || (s[i] == 0xc2 && s[i + 1] < 0xa0))
+			fputc(s[i] == '\t' ? ' ' : '?', out);
+		else
+			fwrite(s + i, 1, len, out);
+		i += len ? len : 1;
 	}
 }
 

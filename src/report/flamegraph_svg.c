@@ -32,6 +32,12 @@ static const char *const kind_label[FG_NKINDS] = {
 	[FG_PROGRAM] = "program", [FG_TRUNCATED] = "truncated stack",
 };
 
+/* What the tooltip says of a frame that is not a plain function. */
+static const char *const kind_word[FG_NKINDS] = {
+	[FG_INLINE] = "inlined", [FG_KERNEL] = "kernel", [FG_VM] = "interpreted",
+	[FG_SYSCALL] = "syscall", [FG_PROGRAM] = "program", [FG_TRUNCATED] = "stack not recovered",
+};
+
 struct geom {
 	unsigned width;
 	unsigned top;    /* y of the first row of frames */
@@ -86,8 +92,8 @@ static void put_info(FILE *out, const struct fg_graph *g, const struct fg_frame 
 	fputc('\n', out);
 	put_count(out, f->total);
 	fprintf(out, " %s, %.2f%%", g->unit, pct(f->total, g->total));
-	if (f->kind == FG_INLINE)
-		fputs(", inlined", out);
+	if (f->kind != FG_NATIVE && f->kind != FG_ROOT)
+		fprintf(out, ", %s", kind_word[f->kind]);
 	if (!g->diff)
 		return;
 	if (!f->in_before) {

@@ -9,8 +9,7 @@
 
 #include "profile/profile.h"
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes available), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+size_t utf8_seq(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0];
 	size_t len;

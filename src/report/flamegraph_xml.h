@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* Length of the valid UTF-8 character at s (n bytes available), or 0 when it is none. */
+size_t utf8_seq(const unsigned char *s, size_t n);
 /* Writes s escaped for XML/HTML text and attribute values. */
 void xml_put(FILE *out, const char *s);
 /* Same for at most n bytes of s. */

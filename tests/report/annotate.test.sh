@@ -145,6 +145,12 @@ for target in aarch64:aarch64-linux-gnu i386:i386-linux-gnu; do
 		fail "annotate_${arch}_matches_llvm_objdump" "$(head -12 "$TMP/$arch.txt" | tr '\n' ' ')"
 done
 
+# A name that tries to drive the terminal (ESC, and CSI as C1 U+009B) is printed inert.
+write_profile "$TMP/esc.pb" "$prog" "$bid" 'evil\u001b[2J\u009b1m'
+"$TALLY" annotate "$TMP/esc.pb" >"$TMP/esc.txt" 2>&1
+head -1 "$TMP/esc.txt" | grep -qxF 'function evil?[2J?1m' && ! grep -q $'\033' "$TMP/esc.txt" &&
+	pass annotate_text_neutralises_control_characters || fail annotate_text_neutralises_control_characters "$(head -1 "$TMP/esc.txt" | od -c | head -3)"
+
 # HTML: names escaped; in Chromium, the hottest instruction stands out.
 write_profile "$TMP/html.pb" "$prog" "$bid" 'crunch<&>'
 "$TALLY" annotate --html --function 'crunch<&>' -o "$TMP/a.html" "$TMP/html.pb" 2>"$TMP/err" &&
