@@ -366,6 +366,20 @@ static int make_location(struct pprof *x, struct plocation *loc, uint64_t id)
 	}
 	for (size_t i = 0; i < loc->nlines; i++) {
 		const struct pline *ln = &x->lines.v[loc->first_line + i];
+		if (!ln->function) { /* profile.proto: 0 means the function is not known */
+			struct prof_loc *l = vec_push(&x->stack);
+			if (!l)
+				return err_set(-ENOMEM, "out of memory");
+			struct prof_frame_desc ud = d;
+			ud.kind = i + 1 < loc->nlines ? PROF_INLINE : d.kind;
+			ud.addr = pc;
+			l->frame = prof_frame(x->p, &ud);
+			l->pc = pc;
+			l->line = ln->line > 0 && ln->line <= UINT32_MAX ? (uint32_t)ln->line : 0;
+			if (l->frame == PROF_NONE)
+				return -EINVAL;
+			continue;
+		}
 		const struct pfunction *fn = FIND_BY_ID(x->functions, pfunction, ln->function);
 		if (!fn)
 			return err_set(-EINVAL, "location %" PRIu64 " refers to missing function %" PRIu64,

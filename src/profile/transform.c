@@ -30,6 +30,7 @@ struct replay {
 	prof_frame_pred pred;
 	void *pred_ctx;
 	uint32_t hidden; /* dst frame for weight whose whole stack was hidden */
+	VEC(uint32_t) path; /* scratch for image() */
 };
 
 static uint32_t copy_frame(struct replay *r, uint32_t f)
@@ -65,28 +66,24 @@ static uint32_t copy_frame(struct replay *r, uint32_t f)
 /* The image of node n, making those of its ancestors first. */
 static uint32_t image(struct replay *r, uint32_t n)
 {
-	uint32_t path[64];
-	for (;;) {
-		/* Climb to the nearest ancestor with an image, at most 64 steps at a time. */
-		size_t d = 0;
-		uint32_t x = n;
-		while (r->memo[x] == PROF_NONE && d < 64) {
-			path[d++] = x;
-			x = r->src->nodes.v[x].parent;
+	r->path.n = 0;
+	for (uint32_t x = n; r->memo[x] == PROF_NONE; x = r->src->nodes.v[x].parent) {
+		uint32_t *slot = vec_push(&r->path);
+		if (!slot) {
+			err_set(-ENOMEM, "out of memory");
+			return PROF_NONE;
 		}
-		while (d > 0) {
-			uint32_t m = path[--d];
-			uint32_t dp = r->memo[r->src->nodes.v[m].parent];
-			if (r->fmap[r->src->nodes.v[m].frame] == PROF_NONE &&
-			    copy_frame(r, r->src->nodes.v[m].frame) == PROF_NONE)
-				return PROF_NONE;
-			r->memo[m] = r->rule(r, dp, m);
-			if (r->memo[m] == PROF_NONE)
-				return PROF_NONE;
-		}
-		if (r->memo[n] != PROF_NONE)
-			return r->memo[n];
+		*slot = x;
 	}
+	while (r->path.n > 0) {
+		uint32_t m = r->path.v[--r->path.n];
+		uint32_t dp = r->memo[r->src->nodes.v[m].parent];
+		if (copy_frame(r, r->src->nodes.v[m].frame) == PROF_NONE)
+			return PROF_NONE;
+		if ((r->memo[m] = r->rule(r, dp, m)) == PROF_NONE)
+			return PROF_NONE;
+	}
+	return r->memo[n];
 }
 
 static int add_weights(struct replay *r, uint32_t n, uint32_t dn)
@@ -145,6 +142,7 @@ static int replay(struct replay *r)
 	}
 	free(r->fmap);
 	free(r->memo);
+	vec_free(&r->path);
 	return rc;
 }
 

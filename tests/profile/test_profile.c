@@ -268,6 +268,42 @@ static void profile_empty_stack_lands_on_truncated(void **state)
 	prof_free(p);
 }
 
+static void profile_deep_stacks_survive_every_transformation(void **state)
+{
+	struct prof *p = new_prof(), *q;
+	struct prof_loc st[300];
+	char name[16];
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "f%d", i % 7);
+		st[i] = (struct prof_loc){ fn(p, name, PROF_NATIVE), 0, (uint64_t)i + 1 };
+	}
+	int64_t w = 5;
+	assert_int_equal(prof_add_stack(p, st, 300, &w), 0);
+	assert_int_equal(prof_finish(p), 0);
+	int64_t t;
+	assert_int_equal(prof_merge_callsites(p, &q), 0);
+	assert_int_equal(prof_nnodes(q), 301);
+	prof_grand_total(q, &t);
+	assert_int_equal(t, 5);
+	struct prof *r;
+	assert_int_equal(prof_fold_recursion(q, &r), 0);
+	assert_int_equal(prof_nnodes(r), 8); /* root and f5..f6, each once */
+	prof_grand_total(r, &t);
+	assert_int_equal(t, 5);
+	prof_free(r);
+	prof_free(q);
+	/* With call sites kept, folding still keeps every sample. */
+	assert_int_equal(prof_fold_recursion(p, &q), 0);
+	prof_grand_total(q, &t);
+	assert_int_equal(t, 5);
+	prof_free(q);
+	assert_int_equal(prof_hide(p, is_named, "f3", &q), 0);
+	prof_grand_total(q, &t);
+	assert_int_equal(t, 5);
+	prof_free(q);
+	prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +317,7 @@ int main(void)
 		cmocka_unit_test(profile_diff_matches_frames_by_content),
 		cmocka_unit_test(profile_weight_overflow_is_an_error),
 		cmocka_unit_test(profile_empty_stack_lands_on_truncated),
+		cmocka_unit_test(profile_deep_stacks_survive_every_transformation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
