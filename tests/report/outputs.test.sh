@@ -52,6 +52,14 @@ our_flat() {
 		END {for (k in s) if (s[k]) print k "\t" s[k]}' | LC_ALL=C sort
 }
 
+# go tool pprof -traces, one line per sample ("value|leaf|...|root"), sorted.
+go_traces() {
+	go tool pprof -symbolize=none -traces "$1" 2>/dev/null | awk '
+		/^-----------/ {if (b != "") print b; b = ""; next}
+		/^ / || /^[0-9]/ {gsub(/^ +/, ""); b = b "|" $0}
+		END {if (b != "") print b}' | LC_ALL=C sort
+}
+
 if $have_go; then
 	got=$(raw_sum "$TMP/a.pb.gz")
 	[ "$got" = "$total" ] && pass pprof_raw_total_equals_ours ||
@@ -86,6 +94,14 @@ if $have_go; then
 		diff <(go_flat "$TMP/cpu.pb.gz" samples) <(our_flat "$TMP/cpu.pb.gz" samples) >"$TMP/d" &&
 			pass go_cpu_profile_flat_per_function ||
 			fail go_cpu_profile_flat_per_function "$(head -5 "$TMP/d" | tr '\n' ' ')"
+		# Every sample, with its whole stack and inline marks, as go tool pprof resolves
+		# it: the same in Go's file and in ours written from it.
+		"$TALLY" export -f pprof "$TMP/cpu.pb.gz" -o "$TMP/cpu-re.pb.gz"
+		diff <(go_traces "$TMP/cpu.pb.gz") <(go_traces "$TMP/cpu-re.pb.gz") >"$TMP/d" &&
+			[ -n "$(go_traces "$TMP/cpu.pb.gz")" ] && pass go_cpu_profile_traces_survive_our_export ||
+			fail go_cpu_profile_traces_survive_our_export "$(head -5 "$TMP/d" | tr '\n' ' ')"
+		go tool pprof -raw "$TMP/cpu-re.pb.gz" 2>/dev/null | grep -q '^1: 0x400000/0x[0-9a-f]*/0x0 .*/gocpu ' &&
+			pass go_cpu_profile_mapping_survives || fail go_cpu_profile_mapping_survives
 		"$TALLY" report "$TMP/cpu.pb.gz" | grep -q 'main.mix \[inline\]' &&
 			pass go_cpu_profile_inlined_function_is_marked ||
 			fail go_cpu_profile_inlined_function_is_marked "$("$TALLY" report "$TMP/cpu.pb.gz" | head -12)"
