@@ -151,6 +151,26 @@ write_profile "$TMP/esc.pb" "$prog" "$bid" 'evil\u001b[2J\u009b1m'
 head -1 "$TMP/esc.txt" | grep -qxF 'function evil?[2J?1m' && ! grep -q $'\033' "$TMP/esc.txt" &&
 	pass annotate_text_neutralises_control_characters || fail annotate_text_neutralises_control_characters "$(head -1 "$TMP/esc.txt" | od -c | head -3)"
 
+# sBPF: no disassembler yet (the hook is in src/report/annotate_disasm.c). A real program
+# from the shared corpus: annotate says so and lists the addresses that carry weight.
+sbpf=$ROOT/../shared/corpus/sbpf/programs/counter.so
+if [ -f "$sbpf" ]; then
+	entry=$(readelf --dyn-syms "$sbpf" | awk '$8 == "entrypoint" { print $2 }')
+	cat >"$TMP/sbpf.json" <<-JSON
+	{ "binary": "$sbpf", "build_id": "", "start": "0x100000000", "samples": [
+	  { "stack": [{ "addr": $((0x$entry + 40)), "func": "entrypoint" }], "value": 9 },
+	  { "stack": [{ "addr": $((0x$entry + 8)), "func": "entrypoint" }], "value": 3 } ] }
+	JSON
+	node tests/report/annotate_pprof.js "$TMP/sbpf.json" "$TMP/sbpf.pb"
+	"$TALLY" annotate "$TMP/sbpf.pb" >"$TMP/sbpf.txt" 2>&1
+	grep -q 'no sBPF disassembler yet: listing the addresses that carry weight' "$TMP/sbpf.txt" &&
+		[ "$(rows "$TMP/sbpf.txt" | tr '\n' ' ')" = "$(printf '%x %x ' $((0x$entry + 8)) $((0x$entry + 40)))" ] &&
+		[[ "$(row "$TMP/sbpf.txt" "$(printf %x $((0x$entry + 40)))")" == *" 75.00% "*" 9 "* ]] &&
+		pass annotate_sbpf_lists_weighted_addresses || fail annotate_sbpf_lists_weighted_addresses "$(cat "$TMP/sbpf.txt" | tr '\n' ' ')"
+else
+	skip annotate_sbpf_lists_weighted_addresses "no shared corpus at $sbpf"
+fi
+
 # HTML: names escaped; in Chromium, the hottest instruction stands out.
 write_profile "$TMP/html.pb" "$prog" "$bid" 'crunch<&>'
 "$TALLY" annotate --html --function 'crunch<&>' -o "$TMP/a.html" "$TMP/html.pb" 2>"$TMP/err" &&
