@@ -1,9 +1,10 @@
 /*
  * Disassembler backends, chosen by the ELF machine of the module. capstone decodes x86-64,
- * i386 and aarch64. sBPF (EM_BPF 247, EM_SBPF 263) has its own decoder in src/sbpf once it
- * exists: its row below will then name a `decode` function (sbpf_disasm_one(), fixed 8-byte
- * slots, 16 for lddw) instead of a capstone architecture; until then annotate reports that
- * there is no disassembler and lists weights by address with source lines only.
+ * i386 and aarch64. sBPF (EM_BPF 247, EM_SBPF 263) is decoded by src/sbpf, which main does
+ * not have yet: its row will name a `decode` function instead of a capstone architecture,
+ * an adapter over sbpf_disasm_raw() (on the sbpf branch) taking the version from e_flags
+ * (0..4 are v0..v4) and returning 16 for lddw, 8 for any other slot. Until then annotate
+ * reports that there is no disassembler and lists weights by address with source lines.
  */
 #include "report/annotate_impl.h"
 
@@ -16,8 +17,10 @@
 #include "base/err.h"
 #include "elf/elf.h"
 
-typedef size_t (*decode_fn)(const uint8_t *code, size_t size, uint64_t addr, char *text,
-			    size_t text_size);
+/* Decodes one instruction as annot_disasm_one() does; elf_flags is the module's e_flags
+ * (sBPF keeps its version there). */
+typedef size_t (*decode_fn)(uint32_t elf_flags, const uint8_t *code, size_t size, uint64_t addr,
+			    char *text, size_t text_size);
 
 struct backend {
 	uint16_t machine;
@@ -36,11 +39,12 @@ static const struct backend backends[] = {
 
 struct annot_disasm {
 	const struct backend *b;
+	uint32_t elf_flags;
 	csh cs;
 	cs_insn *insn;
 };
 
-int annot_disasm_open(uint16_t machine, struct annot_disasm **out)
+int annot_disasm_open(uint16_t machine, uint32_t elf_flags, struct annot_disasm **out)
 {
 	const struct backend *b = NULL;
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
@@ -55,6 +59,7 @@ int annot_disasm_open(uint16_t machine, struct annot_disasm **out)
 	if (!d)
 		return err_set(-ENOMEM, "out of memory");
 	d->b = b;
+	d->elf_flags = elf_flags;
 	if (!b->decode) {
 		if (cs_open(b->cs_arch, b->cs_mode, &d->cs) != CS_ERR_OK) {
 			free(d);
@@ -85,7 +90,7 @@ size_t annot_disasm_one(struct annot_disasm *d, const uint8_t *code, size_t size
 			char *text, size_t text_size)
 {
 	if (d->b->decode)
-		return d->b->decode(code, size, addr, text, text_size);
+		return d->b->decode(d->elf_flags, code, size, addr, text, text_size);
 	const uint8_t *p = code;
 	uint64_t a = addr;
 	if (!cs_disasm_iter(d->cs, &p, &size, &a, d->insn))

@@ -61,8 +61,8 @@ void annot_sources_free(struct annot_sources *s);
 
 /* Disassemblers by ELF machine. */
 struct annot_disasm;
-/* -ENOTSUP with the message set when there is no disassembler for machine. */
-int annot_disasm_open(uint16_t machine, struct annot_disasm **out);
+/* For an ELF machine and e_flags; -ENOTSUP with the message set when there is none. */
+int annot_disasm_open(uint16_t machine, uint32_t elf_flags, struct annot_disasm **out);
 const char *annot_disasm_arch(const struct annot_disasm *d);
 /* Decodes the instruction at code (size bytes available) at address addr into text;
  * returns its length, or 0 when the bytes are no valid instruction. */
