@@ -170,6 +170,12 @@ async function main() {
 		near(z1.width, full, 0.02) && near(z1.x, 10, 0.02) && near(child1.width, wantChild, 0.05) &&
 		!sib1.shown && root1.anc && root1.shown,
 		`zoomed ${JSON.stringify(z1)} child ${child1.width} (want ${wantChild}) sibling shown ${sib1.shown} root ${JSON.stringify(root1)}`);
+	const c1 = await frame(page, spec.zoom_child);
+	await page.mouse.move(c1.x + 2, c1.y + 7);
+	const zdetails = await page.textContent("#details");
+	const zshare = (100 * c1.w / z1.w).toFixed(2);
+	result("zoomed_hover_shows_share_of_zoomed_frame", zdetails.includes(`(${zshare}% of ${spec.zoom})`),
+		`"${zdetails}" wanted ${zshare}% of ${spec.zoom}`);
 	result("zoom_relabels_frames", child1.label.length >= child0.label.length,
 		`child label "${child0.label}" -> "${child1.label}"`);
 	const resetShown = await page.evaluate(() => getComputedStyle(document.getElementById("reset")).display);
