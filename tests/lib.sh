@@ -30,11 +30,11 @@ CORPUS="$ROOT/build/test-corpus"
 mkdir -p "$CORPUS"
 
 # text_addrs BIN: every instruction address in BIN's .text, as llvm-objdump disassembles it
-# (any architecture; for BPF it counts 8-byte slots, turned here into byte addresses).
+# (any architecture; for BPF it prints decimal 8-byte slot numbers, turned into addresses).
 text_addrs() {
 	llvm-objdump -d --section=.text "$1" | awk '
-		/file format elf.*bpf/ { scale = 8 }
-		/^ +[0-9a-f]+:/ { sub(":", "", $1); printf "0x%x\n", ("0x" $1) * (scale ? scale : 1) }'
+		/file format elf.*bpf/ { bpf = 1 }
+		/^ +[0-9a-f]+:/ { sub(":", "", $1); printf "0x%x\n", bpf ? $1 * 8 : ("0x" $1) + 0 }'
 }
 
 # agrees_with_llvm NAME BIN [ORACLE_BIN] [-- TALLY_OPTIONS...]: PASS when `tally symbolize`

@@ -1,8 +1,10 @@
 /*
  * Repair of sBPF DWARF linked by Solana platform-tools before v1.51. Those linkers applied
- * R_BPF_64_64 (meant for the two-slot lddw instruction: low word at +4, high word at +12)
- * to 8-byte address slots in debug sections. Every address A < 2^32 thus reads as A << 32,
- * and the four bytes at +12 are zeroed.
+ * R_BPF_64_64 (meant for the two-slot lddw instruction: immediate's low word at +4, high
+ * word at +12) to 8-byte address slots in debug sections. The slot's first word keeps the
+ * object's addend, the second gets symbol + (what was at +4), and the four bytes at +12 are
+ * overwritten with the high word (zero). A slot holding x thus means (x >> 32) + (x & ~0u),
+ * as the seed write-up derives.
  *
  * DWARF 5 keeps addresses in .debug_addr, where every entry is shifted alike and nothing
  * else is damaged: each entry is shifted back. DWARF 4 keeps them in .debug_info: each
@@ -41,10 +43,15 @@ static struct text_range text_range(const struct elf_file *f)
 	return r;
 }
 
+static uint64_t unmangle(uint64_t x)
+{
+	return (x >> 32) + (x & 0xffffffff);
+}
+
 static bool is_shifted(uint64_t x, struct text_range t)
 {
-	uint64_t a = x >> 32;
-	return (x & 0xffffffff) == 0 && a != 0 && a >= t.lo && a <= t.hi && a < (UINT64_C(1) << 32);
+	uint64_t a = unmangle(x);
+	return (x >> 32) != 0 && a >= t.lo && a <= t.hi && t.hi < (UINT64_C(1) << 32);
 }
 
 static uint8_t *private_copy(struct dwarf *d, struct dwarf_sect *s)
@@ -57,25 +64,61 @@ static uint8_t *private_copy(struct dwarf *d, struct dwarf_sect *s)
 	return p;
 }
 
+/* Calls fn on each 8-byte entry of each .debug_addr contribution (DWARF 5 section 7.27:
+ * length, version, address size, segment selector size, then the entries). */
+static void each_addr(struct dwarf *d, uint8_t *data, void (*fn)(uint8_t *slot, void *ctx),
+		      void *ctx)
+{
+	struct cur c = cur_make(d->addr.data, d->addr.size, d->big_endian);
+	while (cur_left(&c) >= 8) {
+		uint64_t len = cur_u32(&c);
+		if (len == 0xffffffff)
+			len = cur_u64(&c);
+		struct cur unit = cur_sub(&c, len);
+		cur_u16(&unit);
+		uint8_t asz = cur_u8(&unit), ssz = cur_u8(&unit);
+		if (!cur_ok(&unit) || asz != 8 || ssz != 0)
+			return;
+		while (cur_left(&unit) >= 8) {
+			fn(data + cur_off(&unit), ctx);
+			cur_skip(&unit, 8);
+		}
+	}
+}
+
+struct addr_census {
+	struct text_range t;
+	bool big_endian;
+	size_t nonzero, shifted;
+};
+
+static void census(uint8_t *slot, void *ctx)
+{
+	struct addr_census *a = ctx;
+	uint64_t x = load_u64(slot, a->big_endian);
+	a->nonzero += x != 0;
+	a->shifted += is_shifted(x, a->t);
+}
+
+static void fix(uint8_t *slot, void *ctx)
+{
+	struct addr_census *a = ctx;
+	uint64_t x = load_u64(slot, a->big_endian);
+	if (x)
+		store_u64(slot, unmangle(x), a->big_endian);
+}
+
 static int repair_addr(struct dwarf *d, struct text_range t)
 {
-	size_t n = d->addr.size / 8, shifted = 0, nonzero = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t x = load_u64(d->addr.data + 8 * i, d->big_endian);
-		nonzero += x != 0;
-		shifted += is_shifted(x, t);
-	}
+	struct addr_census a = { .t = t, .big_endian = d->big_endian };
+	each_addr(d, (uint8_t *)d->addr.data, census, &a);
 	/* Only when the whole table shows the pattern: a good table has no such entry. */
-	if (!nonzero || shifted != nonzero)
+	if (!a.nonzero || a.shifted != a.nonzero)
 		return 0;
 	uint8_t *p = private_copy(d, &d->addr);
 	if (!p)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t x = load_u64(p + 8 * i, d->big_endian);
-		if (x)
-			store_u64(p + 8 * i, x >> 32, d->big_endian);
-	}
+	each_addr(d, p, fix, &a);
 	return 1;
 }
 
@@ -96,7 +139,7 @@ static int repair_die(struct dwarf *d, struct dwarf_unit *u, struct cur *c,
 		if (attr->form == DW_FORM_addr && u->addr_size == 8 && cur_left(c) >= 16) {
 			uint64_t x = load_u64(info + at, d->big_endian);
 			if (is_shifted(x, t)) {
-				store_u64(info + at, x >> 32, d->big_endian);
+				store_u64(info + at, unmangle(x), d->big_endian);
 				zeroed_at = at + 12;
 				fixed++;
 			}

@@ -31,8 +31,10 @@ struct sym_span {
 	int32_t scope;
 };
 
+enum { UNIT_UNBUILT, UNIT_BUILDING, UNIT_READY };
+
 struct sym_unit_index {
-	atomic_bool ready;
+	atomic_int state; /* UNIT_*: one thread builds, others wait on the module's cond */
 	int error; /* the unit's DWARF is unusable: treated as having no scopes */
 	struct sym_scope *scopes;
 	size_t nscopes;
@@ -62,13 +64,17 @@ struct sym_module {
 	struct sym_cu_range *cu_ranges;
 	size_t ncu_ranges;
 	struct sym_unit_index *units; /* parallel to dwarf->units */
-	pthread_mutex_t lock;         /* held while a unit index is built */
+	pthread_mutex_t lock;         /* with built: for threads waiting on another's build */
+	pthread_cond_t built;
+	pthread_mutex_t names_lock;   /* guards arena and names */
 	struct arena arena;           /* names */
 	struct sym_name_cache *names;
 };
 
-/* unit_index.c */
+/* unit_index.c: the index of a unit, built on first use by whichever thread asks first. */
 int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **out);
+/* unit.c/lookup.c: the unit holding addr, or -1. */
+int32_t sym_unit_of(const struct sym_module *m, uint64_t addr);
 void sym_unit_index_free(struct sym_unit_index *ix);
 
 /* names.c: the subroutine name LLVM would give the DIE (linkage name, else name, through
@@ -80,10 +86,11 @@ void sym_names_free(struct sym_module *m);
 /* symbols.c */
 int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool fallback,
 		     struct sym_symbols *out);
-/* The (demangled) name of the symbol llvm-symbolizer would name addr with, or NULL;
- * *start is its address and *idx its index in s->tab. */
-const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, uint64_t *start,
-			     size_t *idx);
+/* The (demangled) name of the symbol llvm-symbolizer would name addr with (with any_size,
+ * addr2line's: the nearest symbol at or before addr), or NULL; *start is its address and
+ * *idx its index in s->tab. */
+const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, bool any_size,
+			     uint64_t *start, size_t *idx);
 void sym_symbols_free(struct sym_symbols *s);
 
 #endif

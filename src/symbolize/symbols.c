@@ -2,7 +2,8 @@
  * Symbol tables as llvm-symbolizer uses them: the module's .symtab, or its .dynsym when
  * .symtab is absent; function, object, no-type and ifunc symbols; at each address only the
  * symbol with the largest size (then the greatest name) survives, and a symbol of size 0
- * covers everything up to the next symbol. The fallback table (a separate debug file's
+ * covers everything up to the next symbol (addr2line lets every symbol do so, whatever its
+ * size: GNU style asks for that). The fallback table (a separate debug file's
  * .symtab) holds functions only and is consulted only where the first has nothing.
  */
 #include <errno.h>
@@ -41,8 +42,8 @@ int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool fallback,
 	return 0;
 }
 
-const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, uint64_t *start,
-			     size_t *idx)
+const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, bool any_size,
+			     uint64_t *start, size_t *idx)
 {
 	size_t lo = 0, hi = s->tab.n;
 	while (lo < hi) {
@@ -55,7 +56,7 @@ const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, uint64_
 	if (lo == 0)
 		return NULL;
 	const struct elf_symbol *sym = &s->tab.syms[lo - 1];
-	if (sym->size && addr - sym->addr >= sym->size)
+	if (!any_size && sym->size && addr - sym->addr >= sym->size)
 		return NULL;
 	*start = sym->addr;
 	*idx = lo - 1;
