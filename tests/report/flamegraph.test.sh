@@ -59,6 +59,14 @@ np=$(grep -c '^<g class="[a-z]" data-w=' "$TMP/pruned.svg") nf=$(grep -c '^<g cl
 [ "$np" -eq 3 ] && [ "$nf" -eq 4003 ] && pass flamegraph_minwidth_prunes ||
 	fail flamegraph_minwidth_prunes "default $np frames, --minwidth 0 $nf"
 
+# A 5,000-deep stack (deep recursion) is drawn whole: root, main, 5,000 frames, and x.
+awk 'BEGIN { s = "main"; for (i = 0; i < 5000; i++) s = s ";f" (i % 7); print s, 5; print "main;x 5" }' \
+	>"$TMP/deep.folded"
+"$TALLY" flamegraph "$TMP/deep.folded" -o "$TMP/deep.svg" 2>"$TMP/err" &&
+	[ "$(grep -c '^<g class="[a-z]" data-w=' "$TMP/deep.svg")" -eq 5003 ] &&
+	grep -q 'maxdepth: 5001,' "$TMP/deep.svg" && pass flamegraph_deep_stack ||
+	fail flamegraph_deep_stack "$(cat "$TMP/err")"
+
 : >"$TMP/empty.folded"
 err=$("$TALLY" flamegraph "$TMP/empty.folded" -o "$TMP/empty.svg" 2>&1); rc=$?
 [ $rc -eq 1 ] && [[ "$err" == "tally: $TMP/empty.folded: "* ]] && [ ! -e "$TMP/empty.svg" ] &&
