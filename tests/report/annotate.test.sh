@@ -69,7 +69,13 @@ err=$("$TALLY" annotate "$TMP/p.folded" 2>&1); rc=$?
 [ $rc -eq 1 ] && [[ "$err" == *"no addresses"* ]] && pass annotate_folded_input_is_explained ||
 	fail annotate_folded_input_is_explained "exit $rc: $err"
 
-# Colour: none into a pipe; with --color=always the hottest row is bold red.
+# Colour: none into a pipe; on a terminal (script(1) gives one) or with --color=always the
+# hottest row is bold red; NO_COLOR turns it off on a terminal.
+tty_out=$(TERM=xterm script -qec "$TALLY annotate $TMP/p.pb" /dev/null </dev/null)
+tty_plain=$(NO_COLOR=1 TERM=xterm script -qec "$TALLY annotate $TMP/p.pb" /dev/null </dev/null)
+grep -q $'^\033\\[1;31m.* '"$hot"':  ' <<<"$tty_out" && ! grep -q $'\033' <<<"$tty_plain" &&
+	pass annotate_colour_on_a_terminal || fail annotate_colour_on_a_terminal "$(head -3 <<<"$tty_out" | od -c | head -3)"
+
 ! grep -q $'\033' "$TMP/out.txt" && "$TALLY" annotate --color=always "$TMP/p.pb" |
 	grep -q $'^\033\\[1;31m.* '"$hot"':  ' && pass annotate_colour_only_when_asked ||
 	fail annotate_colour_only_when_asked
