@@ -20,9 +20,10 @@ ls -l "$OUT" | awk 'NR > 1 {printf "  %-14s %10d bytes\n", $9, $5}'
 measure() { # LABEL CMD...
 	local label=$1
 	shift
-	/usr/bin/time -f "%e %M" -o "$OUT/time" nice "$@" >/dev/null 2>"$OUT/err" || { echo "$label: failed: $(tail -2 "$OUT/err")"; return; }
-	read -r secs kb <"$OUT/time"
-	printf '%-44s %8.2f s   peak RSS %5d MiB\n' "$label" "$secs" $((kb / 1024))
+	/usr/bin/time -f "%e %U %S %M" -o "$OUT/time" nice "$@" >/dev/null 2>"$OUT/err" || { echo "$label: failed: $(tail -2 "$OUT/err")"; return; }
+	read -r secs user sys kb <"$OUT/time"
+	cpu=$(awk -v u="$user" -v s="$sys" "BEGIN {print u + s}")
+	printf "%-44s %7.2f s wall %7.2f s cpu   peak RSS %5d MiB\n" "$label" "$secs" "$cpu" $((kb / 1024))
 }
 echo
 echo "reading the exported pprof ($(du -h "$OUT/bench.pb.gz" | cut -f1)):"

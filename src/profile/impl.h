@@ -23,6 +23,7 @@ struct prof_i64v {
 struct prof_stack_ent {
 	size_t off; /* in stack_store */
 	uint32_t n, node;
+	uint32_t pcw; /* the pc entry the stack's weight last went to, PROF_NONE */
 };
 
 struct prof_counter {

@@ -102,26 +102,34 @@ static uint32_t pcw_get(struct prof *p, uint32_t node, uint64_t pc, uint32_t lin
 	return id;
 }
 
-int prof_add_self(struct prof *p, uint32_t node, uint64_t pc, uint32_t line,
-		  const int64_t *weights)
+/* Adds weights to node at pc/line; pcw is that entry when the caller knows it (else
+ * PROF_NONE). Returns the entry, or PROF_NONE with the message set. */
+static uint32_t add_at(struct prof *p, uint32_t node, uint64_t pc, uint32_t line, uint32_t pcw,
+		       const int64_t *weights)
 {
-	if (node == PROF_ROOT || node >= p->nodes.n)
-		return err_set(-EINVAL, "weight added to node %u, which has no frame", node);
-	if (!p->metrics.n)
-		return err_set(-EINVAL, "weight added to a profile with no metric");
+	if (node == PROF_ROOT || node >= p->nodes.n) {
+		err_set(-EINVAL, "weight added to node %u, which has no frame", node);
+		return PROF_NONE;
+	}
 	size_t nm = p->metrics.n;
+	if (!nm) {
+		err_set(-EINVAL, "weight added to a profile with no metric");
+		return PROF_NONE;
+	}
 	if (prof_grow_i64(&p->abs_sum, nm))
-		return -ENOMEM;
+		return PROF_NONE;
 	int64_t sums[nm];
 	for (size_t i = 0; i < nm; i++) {
 		int64_t a = weights[i] < 0 ? -(weights[i] + 1) : weights[i];
 		if (__builtin_add_overflow(p->abs_sum.v[i], a, &sums[i]) ||
-		    __builtin_add_overflow(sums[i], weights[i] < 0, &sums[i]))
-			return err_set(-EOVERFLOW, "total weight exceeds 2^63");
+		    __builtin_add_overflow(sums[i], weights[i] < 0, &sums[i])) {
+			err_set(-EOVERFLOW, "total weight exceeds 2^63");
+			return PROF_NONE;
+		}
 	}
-	uint32_t e = pcw_get(p, node, pc, line);
+	uint32_t e = pcw != PROF_NONE ? pcw : pcw_get(p, node, pc, line);
 	if (e == PROF_NONE)
-		return -ENOMEM;
+		return PROF_NONE;
 	memcpy(p->abs_sum.v, sums, nm * sizeof(*sums));
 	int64_t *self = p->self.v + (size_t)node * nm, *pw = p->pcw_w.v + (size_t)e * nm;
 	for (size_t i = 0; i < nm; i++) {
@@ -129,7 +137,13 @@ int prof_add_self(struct prof *p, uint32_t node, uint64_t pc, uint32_t line,
 		pw[i] += weights[i];
 	}
 	p->has_weight = true;
-	return 0;
+	return e;
+}
+
+int prof_add_self(struct prof *p, uint32_t node, uint64_t pc, uint32_t line,
+		  const int64_t *weights)
+{
+	return add_at(p, node, pc, line, PROF_NONE, weights) == PROF_NONE ? -EINVAL : 0;
 }
 
 /* The frame that stands for "the rest of the stack is unknown". */
@@ -188,6 +202,7 @@ static int remember_stack(struct prof *p, const struct prof_loc *stack, size_t n
 	e->off = off;
 	e->n = (uint32_t)n;
 	e->node = node;
+	e->pcw = PROF_NONE;
 	return 0;
 }
 
@@ -203,23 +218,31 @@ int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
 	 * without walking the tree level by level. */
 	struct stack_key k = { p, stack, n };
 	uint32_t h = stack_hash(stack, n);
-	uint32_t id = idhash_find(&p->stack_index, h, stack_eq, &k), node;
-	if (id != PROF_NONE)
-		node = p->stacks.v[id].node;
-	else {
-		node = PROF_ROOT;
-		uint64_t call_pc = 0;
-		uint32_t call_line = 0;
-		for (size_t i = n; i-- > 0;) {
-			node = prof_child(p, node, stack[i].frame, call_pc, call_line);
-			if (node == PROF_NONE)
-				return -EINVAL;
-			call_pc = stack[i].pc;
-			call_line = stack[i].line;
-		}
-		if (n < 1024 && remember_stack(p, stack, n, h, node))
-			return -ENOMEM;
+	uint32_t id = idhash_find(&p->stack_index, h, stack_eq, &k);
+	if (id != PROF_NONE) {
+		/* Hot code repeats the same pc too: the entry remembers the last one's weights. */
+		struct prof_stack_ent *e = &p->stacks.v[id];
+		const struct prof_pcw *last = e->pcw != PROF_NONE ? &p->pcws.v[e->pcw] : NULL;
+		bool same = last && last->pc == stack[0].pc && last->line == stack[0].line;
+		uint32_t pcw = add_at(p, e->node, stack[0].pc, stack[0].line,
+				      same ? e->pcw : PROF_NONE, weights);
+		if (pcw == PROF_NONE)
+			return -EINVAL;
+		p->stacks.v[id].pcw = pcw;
+		return 0;
 	}
+	uint32_t node = PROF_ROOT;
+	uint64_t call_pc = 0;
+	uint32_t call_line = 0;
+	for (size_t i = n; i-- > 0;) {
+		node = prof_child(p, node, stack[i].frame, call_pc, call_line);
+		if (node == PROF_NONE)
+			return -EINVAL;
+		call_pc = stack[i].pc;
+		call_line = stack[i].line;
+	}
+	if (n < 1024 && remember_stack(p, stack, n, h, node))
+		return -ENOMEM;
 	return prof_add_self(p, node, stack[0].pc, stack[0].line, weights);
 }
 
