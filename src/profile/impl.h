@@ -20,10 +20,15 @@ struct prof_i64v {
 	size_t n, cap;
 };
 
-struct prof_stack_ent {
-	size_t off; /* in stack_store */
-	uint32_t n, node;
-	uint32_t pcw; /* the pc entry the stack's weight last went to, PROF_NONE */
+/* A stored stack is two header slots (h, then last) and n slots of loc. */
+union prof_stack_slot {
+	struct {
+		uint32_t n; /* frames that follow the header */
+		uint32_t node;
+		uint32_t pcw; /* the pc entry the stack's weight last went to, PROF_NONE */
+	} h;
+	struct prof_loc last; /* that entry's pc and line, to see a repeat without reading it */
+	struct prof_loc loc;
 };
 
 struct prof_counter {
@@ -42,11 +47,11 @@ struct prof {
 	struct idhash frame_index;
 	VEC(struct prof_node) nodes;
 	struct idhash node_index;
-	/* Stacks added so far, for prof_add_stack's fast path: a copy of each (comparing a
-	 * contiguous copy is several times faster than walking the nodes' parents), its node,
-	 * and an index by hash of the whole stack. */
-	VEC(struct prof_loc) stack_store;
-	VEC(struct prof_stack_ent) stacks;
+	/* Stacks added so far, for prof_add_stack's fast path: each a header followed by a
+	 * copy of the stack, so checking a hit reads one contiguous run of memory (several
+	 * times faster than walking the nodes' parents); the index maps a hash of the whole
+	 * stack to its header's position. */
+	VEC(union prof_stack_slot) stack_store;
 	struct idhash stack_index;
 	struct prof_i64v self; /* nnodes * nmetrics */
 	VEC(struct prof_pcw) pcws;

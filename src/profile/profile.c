@@ -416,7 +416,6 @@ void prof_free(struct prof *p)
 	idhash_free(&p->node_index);
 	idhash_free(&p->stack_index);
 	vec_free(&p->stack_store);
-	vec_free(&p->stacks);
 	vec_free(&p->self);
 	vec_free(&p->pcws);
 	idhash_free(&p->pcw_index);

@@ -170,39 +170,42 @@ struct stack_key {
 	size_t n;
 };
 
-/* Whether cached stack id is this stack (but for the innermost pc and line). */
+/* Whether the stack stored at id is this stack (but for the innermost pc and line). */
 static bool stack_eq(const void *ctx, uint32_t id)
 {
 	const struct stack_key *k = ctx;
-	const struct prof_stack_ent *e = &k->p->stacks.v[id];
-	const struct prof_loc *s = k->p->stack_store.v + e->off;
-	return e->n == k->n && s[0].frame == k->stack[0].frame &&
-	       !memcmp(s + 1, k->stack + 1, (k->n - 1) * sizeof(*s));
+	const union prof_stack_slot *s = k->p->stack_store.v + id;
+	if (s->h.n != k->n || s[2].loc.frame != k->stack[0].frame)
+		return false;
+	for (size_t i = 1; i < k->n; i++)
+		if (s[2 + i].loc.frame != k->stack[i].frame || s[2 + i].loc.pc != k->stack[i].pc ||
+		    s[2 + i].loc.line != k->stack[i].line)
+			return false;
+	return true;
 }
 
 static int remember_stack(struct prof *p, const struct prof_loc *stack, size_t n,
 			  uint32_t h, uint32_t node)
 {
 	size_t off = p->stack_store.n;
-	for (size_t i = 0; i < n; i++) {
-		struct prof_loc *l = vec_push(&p->stack_store);
-		if (!l) {
-			p->stack_store.n = off;
-			return err_set(-ENOMEM, "out of memory building the profile");
-		}
-		*l = stack[i];
+	union prof_stack_slot *hdr = off < UINT32_MAX - n - 2 ? vec_push(&p->stack_store) : NULL;
+	if (hdr && !vec_push(&p->stack_store))
+		hdr = NULL;
+	for (size_t i = 0; hdr && i < n; i++) {
+		union prof_stack_slot *l = vec_push(&p->stack_store);
+		if (!l)
+			hdr = NULL;
+		else
+			l->loc = stack[i];
 	}
-	struct prof_stack_ent *e = vec_push(&p->stacks);
-	if (!e || idhash_add(&p->stack_index, h, (uint32_t)(p->stacks.n - 1))) {
+	if (!hdr || idhash_add(&p->stack_index, h, (uint32_t)off)) {
 		p->stack_store.n = off;
-		if (e)
-			p->stacks.n--;
 		return err_set(-ENOMEM, "out of memory building the profile");
 	}
-	e->off = off;
-	e->n = (uint32_t)n;
-	e->node = node;
-	e->pcw = PROF_NONE;
+	hdr = &p->stack_store.v[off]; /* the pushes may have moved it */
+	hdr->h.n = (uint32_t)n;
+	hdr->h.pcw = PROF_NONE;
+	hdr->h.node = node;
 	return 0;
 }
 
@@ -221,14 +224,15 @@ int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
 	uint32_t id = idhash_find(&p->stack_index, h, stack_eq, &k);
 	if (id != PROF_NONE) {
 		/* Hot code repeats the same pc too: the entry remembers the last one's weights. */
-		struct prof_stack_ent *e = &p->stacks.v[id];
-		const struct prof_pcw *last = e->pcw != PROF_NONE ? &p->pcws.v[e->pcw] : NULL;
-		bool same = last && last->pc == stack[0].pc && last->line == stack[0].line;
-		uint32_t pcw = add_at(p, e->node, stack[0].pc, stack[0].line,
-				      same ? e->pcw : PROF_NONE, weights);
+		union prof_stack_slot *e = &p->stack_store.v[id];
+		bool same = e[0].h.pcw != PROF_NONE && e[1].last.pc == stack[0].pc &&
+			    e[1].last.line == stack[0].line;
+		uint32_t pcw = add_at(p, e[0].h.node, stack[0].pc, stack[0].line,
+				      same ? e[0].h.pcw : PROF_NONE, weights);
 		if (pcw == PROF_NONE)
 			return -EINVAL;
-		p->stacks.v[id].pcw = pcw;
+		e[0].h.pcw = pcw;
+		e[1].last = stack[0];
 		return 0;
 	}
 	uint32_t node = PROF_ROOT;
