@@ -1,7 +1,8 @@
 /*
  * Open-addressing hash set of uint32 ids, for interning: the table stores only ids and
  * their hashes, the keys live in the caller's arrays and are compared through a callback.
- * Linear probing, power-of-two capacity, grown at 50% load.
+ * Linear probing, power-of-two capacity, grown at 50% load. The pprof writer in src/report
+ * uses it too, for its string and location tables.
  */
 #ifndef TALLY_PROFILE_IDHASH_H
 #define TALLY_PROFILE_IDHASH_H

@@ -208,15 +208,21 @@ static void stack_locations(struct enc *e, uint32_t node, uint64_t pc, uint32_t 
 		do { /* inline frames share the location of the frame they were inlined into */
 			const struct prof_node *n = prof_node_at(e->p, node);
 			const struct prof_frame *f = prof_frame_at(e->p, n->frame);
-			push64(e, &e->key, function_id(e, n->frame));
-			push64(e, &e->key, line);
+			inlined = f->kind == PROF_INLINE && n->parent != PROF_ROOT;
+			/* A frame whose function is unknown is an address-only Location, which
+			 * pprof can symbolize later; it becomes such a frame again on reading. */
+			bool unnamed = !f->function && f->kind != PROF_TRUNCATED && !inlined &&
+				       e->key.n == 2 && f->addr == pc;
+			if (!unnamed) {
+				push64(e, &e->key, function_id(e, n->frame));
+				push64(e, &e->key, line);
+			}
 			if (slot == PROF_NONE)
 				slot = slot_of(e, n->frame);
 			if (slot != PROF_NONE)
 				e->mflags[slot] |= (f->function ? MF_FUNCTIONS : 0) |
 						   (f->file ? MF_FILENAMES : 0) | (line ? MF_LINES : 0) |
 						   (f->kind == PROF_INLINE ? MF_INLINE : 0);
-			inlined = f->kind == PROF_INLINE && n->parent != PROF_ROOT;
 			line = n->call_line;
 			call_pc = n->call_pc;
 			node = n->parent;

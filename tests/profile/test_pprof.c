@@ -41,7 +41,11 @@ static struct prof *sample_profile(void)
 	struct prof_frame_desc ds = { PROF_SYSCALL, "sol_log_", NULL, 0, PROF_NONE, 0 };
 	struct prof_loc s3[] = { { prof_frame(p, &ds), 0, 0 }, { prof_frame(p, &dv), 2, 0 },
 				 { fm, 6, 0x50 } };
+	/* A frame not symbolized: known by its address only. */
+	struct prof_frame_desc du = { PROF_NATIVE, NULL, NULL, 0, m, 0x777 };
+	struct prof_loc s4[] = { { prof_frame(p, &du), 0, 0x777 }, { fm, 7, 0x58 } };
 	int64_t w1[] = { 3, 3000 }, w2[] = { 1, 1000 }, w3[] = { 2, 2000 };
+	assert_int_equal(prof_add_stack(p, s4, 2, w2), 0);
 	assert_int_equal(prof_add_stack(p, s1, 3, w1), 0);
 	assert_int_equal(prof_add_stack(p, s2, 3, w2), 0);
 	assert_int_equal(prof_add_stack(p, s3, 3, w3), 0);
