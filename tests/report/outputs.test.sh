@@ -189,6 +189,12 @@ out=$("$TALLY" report --tree --fold-recursion --threshold 0 "$TMP/a.folded")
 out=$("$TALLY" report --focus '^hash$' "$TMP/a.folded" | sed -n 2p)
 [[ "$out" =~ ^total:\ +600\  ]] && pass report_focus_keeps_matching_stacks || fail report_focus_keeps_matching_stacks "$out"
 
+out=$("$TALLY" export -f folded --kinds --hide '^(hash|parse)$' "$TMP/a.folded")
+grep -qx 'main;mix_\[i\] 300' <<<"$out" && grep -qx 'main 200' <<<"$out" &&
+	grep -qx 'main;read_line;sys_read_\[k\] 150' <<<"$out" && ! grep -q 'hash\|parse' <<<"$out" &&
+	[ "$(awk '{s += $NF} END {print s}' <<<"$out")" = "$total" ] &&
+	pass export_hide_gives_cost_to_callers || fail export_hide_gives_cost_to_callers "$out"
+
 printf 'main;hash;mix_[i] 250\nmain;hash 200\nmain;parse;tokenize 130\nmain;newthing 7\n' >"$TMP/after.folded"
 out=$("$TALLY" diff "$TMP/a.folded" "$TMP/after.folded")
 changes=$(awk '/self before/ {on = 1; next} on {v = $3 + 0; print (v < 0 ? -v : v)}' <<<"$out")
