@@ -46,10 +46,15 @@ static void frame_name(FILE *f, const struct prof *p, uint32_t frame)
 	fputs(prof_frame_label(p, frame), f);
 	if (fr->kind != PROF_NATIVE && fr->kind != PROF_TRUNCATED)
 		fprintf(f, " [%s]", prof_kind_name(fr->kind));
+	const struct prof_module *m = prof_module_at(p, fr->module);
 	if (fr->file && fr->line)
 		fprintf(f, "  (%s:%" PRIu32 ")", prof_str(p, fr->file), fr->line);
 	else if (fr->file)
 		fprintf(f, "  (%s)", prof_str(p, fr->file));
+	else if (m && fr->function) { /* unknown source: at least say which object */
+		const char *path = prof_str(p, m->path), *base = strrchr(path, '/');
+		fprintf(f, "  (%s)", base ? base + 1 : path);
+	}
 }
 
 static void header(FILE *f, const struct prof *p, int metric)

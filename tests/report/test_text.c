@@ -89,11 +89,33 @@ static void text_tree_hides_nodes_under_threshold(void **state)
 	prof_free(p);
 }
 
+static void text_names_the_object_when_no_source_is_known(void **state)
+{
+	struct prof *p;
+	assert_int_equal(prof_new(&p), 0);
+	assert_int_equal(prof_add_metric(p, "samples", "count"), 0);
+	uint32_t m = prof_module(p, "/lib/x86_64-linux-gnu/libc.so.6", "", 0x7f0000000000);
+	struct prof_frame_desc d = { PROF_NATIVE, "memcpy", NULL, 0, m, 0x9a0 };
+	struct prof_frame_desc u = { PROF_NATIVE, NULL, NULL, 0, m, 0x1234 };
+	struct prof_loc l[] = { { prof_frame(p, &d), 0, 0x9a8 } }, v[] = { { prof_frame(p, &u), 0, 0x1234 } };
+	int64_t w = 4;
+	assert_int_equal(prof_add_stack(p, l, 1, &w), 0);
+	assert_int_equal(prof_add_stack(p, v, 1, &w), 0);
+	assert_int_equal(prof_finish(p), 0);
+	struct rep_text_opts o = { .metric = -1, .top = 2 };
+	char *out = run(p, &o);
+	assert_non_null(strstr(out, "  50.00%            4   50.00%            4  memcpy  (libc.so.6)\n"));
+	assert_non_null(strstr(out, "  50.00%            4   50.00%            4  libc.so.6+0x1234\n"));
+	free(out);
+	prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(text_report_header_tables_and_marks),
 		cmocka_unit_test(text_tree_hides_nodes_under_threshold),
+		cmocka_unit_test(text_names_the_object_when_no_source_is_known),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
