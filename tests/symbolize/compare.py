@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Compares a symbolizer's output with an oracle's, address by address.
+
+usage: compare.py STYLE ADDRS ORACLE_OUT TOOL_OUT [--name N] [--min PCT] [--examples K]
+
+STYLE llvm: the output of `llvm-symbolizer --inlining`: per address, a (function, location)
+  pair per frame and then a blank line.
+STYLE gnu: ORACLE_OUT is the output of `addr2line -a -f -i` (each address's frames follow a
+  line with the address) and TOOL_OUT that of --output-style=GNU, which has no separator
+  between addresses: --frames FILE (the tool's default-style output for the same addresses)
+  says how many frames each address has.
+
+An address agrees when both blocks are byte-identical. It is "improved" (counted apart, not
+as a difference) when the oracle prints "??" for a function that the tool names and every
+other line is identical: llvm-symbolizer does not read the symbol table of a separate debug
+file. Prints one summary line, the differences by category (the first field that differs:
+frame count, function, file, line, column or discriminator) and a few examples; exits 1 when
+fewer than --min percent of the addresses agree, 2 when the outputs cannot be aligned.
+"""
+import argparse
+import re
+import sys
+
+
+
+def read_lines(path):
+    with open(path, "rb") as f:
+        data = f.read().decode("utf-8", "surrogateescape")
+    return data
+
+
+def split_llvm(text):
+    """Blocks of (function, location) pairs, one block per address."""
+    blocks = []
+    lines = text.split("\n")
+    cur = []
+    for line in lines:
+        if line == "":
+            if cur:
+                blocks.append(cur)
+            cur = []
+        else:
+            cur.append(line)
+    if cur:
+        blocks.append(cur)
+    return [pairs(b) for b in blocks]
+
+
+ADDR_LINE = re.compile(r"^0x[0-9a-f]{16}$")
+
+
+def split_addr2line_a(text):
+    """Blocks of `addr2line -a` output: each starts after a line holding the address."""
+    blocks = []
+    cur = None
+    for line in nonempty_lines(text):
+        if ADDR_LINE.match(line):
+            if cur is not None:
+                blocks.append(pairs(cur))
+            cur = []
+        elif cur is not None:
+            cur.append(line)
+    if cur is not None:
+        blocks.append(pairs(cur))
+    return blocks
+
+
+def split_counted(text, counts):
+    """GNU-style output cut into blocks of counts[i] frames (two lines each)."""
+    frames = pairs(nonempty_lines(text))
+    if sum(counts) != len(frames):
+        return None
+    blocks, i = [], 0
+    for n in counts:
+        blocks.append(frames[i:i + n])
+        i += n
+    return blocks
+
+
+def nonempty_lines(text):
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def pairs(lines):
+    if len(lines) % 2:
+        lines = lines + ["<missing location line>"]
+    return [(lines[i], lines[i + 1]) for i in range(0, len(lines), 2)]
+
+
+def split_location(loc):
+    """file, line, column, rest for "file:line:col" or "file:line (discriminator N)"."""
+    rest = ""
+    if " (discriminator " in loc:
+        loc, rest = loc.split(" (discriminator ", 1)
+    parts = loc.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        return parts[0], parts[1], parts[2], rest
+    parts = loc.rsplit(":", 1)
+    if len(parts) == 2:
+        return parts[0], parts[1], "", rest
+    return loc, "", "", rest
+
+
+def category(want, got):
+    if len(want) != len(got):
+        return "frame count (%s)" % ("tool has fewer" if len(got) < len(want) else "tool has more")
+    for (wf, wl), (gf, gl) in zip(want, got):
+        if wf != gf:
+            return "function name"
+        w, g = split_location(wl), split_location(gl)
+        for field, a, b in zip(("file", "line", "column", "discriminator"), w, g):
+            if a != b:
+                return field
+    return "identical"
+
+
+def improved(want, got):
+    if len(want) != len(got) or want == got:
+        return False
+    for (wf, wl), (gf, gl) in zip(want, got):
+        if wl != gl:
+            return False
+        if wf != gf and (wf != "??" or gf == "??"):
+            return False
+    return True
+
+
+def show(block):
+    return "\n".join("      %s\n      %s" % fr for fr in block) or "      (nothing)"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("style", choices=("llvm", "gnu"))
+    ap.add_argument("addrs")
+    ap.add_argument("oracle")
+    ap.add_argument("tool")
+    ap.add_argument("--name", default="")
+    ap.add_argument("--min", type=float, default=99.9)
+    ap.add_argument("--examples", type=int, default=4)
+    ap.add_argument("--frames", help="gnu: the tool's default-style output, for frame counts")
+    a = ap.parse_args()
+
+    with open(a.addrs) as f:
+        addrs = [l.strip() for l in f if l.strip()]
+    name = a.name or a.tool
+    if a.style == "llvm":
+        want = split_llvm(read_lines(a.oracle))
+        got = split_llvm(read_lines(a.tool))
+    else:
+        want = split_addr2line_a(read_lines(a.oracle))
+        counts = [len(b) for b in split_llvm(read_lines(a.frames))]
+        got = split_counted(read_lines(a.tool), counts)
+        if got is None:
+            print("%s: cannot align: GNU-style output does not hold the %d frames of the "
+                  "default-style output" % (name, sum(counts)))
+            return 2
+    if len(want) != len(addrs) or len(got) != len(addrs):
+        print("%s: cannot align: %d addresses, oracle printed %d blocks, tool %d"
+              % (name, len(addrs), len(want), len(got)))
+        for i in range(min(len(addrs), len(want), len(got))):
+            if want[i] != got[i]:
+                print("  first difference at address %s (index %d):\n    oracle:\n%s\n    tool:\n%s"
+                      % (addrs[i], i, show(want[i]), show(got[i])))
+                break
+        return 2
+
+    agree = better = 0
+    cats = {}
+    for addr, w, g in zip(addrs, want, got):
+        if w == g:
+            agree += 1
+        elif improved(w, g):
+            better += 1
+        else:
+            cats.setdefault(category(w, g), []).append((addr, w, g))
+    total = len(addrs)
+    differ = total - agree - better
+    pct = 100.0 * (agree + better) / total if total else 100.0
+    print("%s: agree %d, improved %d, differ %d, total %d (%.3f%% agree or improved)"
+          % (name, agree, better, differ, total, pct))
+    for cat, items in sorted(cats.items(), key=lambda kv: -len(kv[1])):
+        print("  differ by %s: %d" % (cat, len(items)))
+        for addr, w, g in items[: a.examples]:
+            print("    %s\n    oracle:\n%s\n    tool:\n%s" % (addr, show(w), show(g)))
+    return 0 if pct >= a.min else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
