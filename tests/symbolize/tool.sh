@@ -2,15 +2,20 @@
 # SYMBOLIZE_UNDER_TEST=llvm-symbolizer, llvm-symbolizer stands in for it, so the harness can
 # be checked before tally's symbolizer exists (every comparison must then agree).
 
-# tool_symbolize FILE [--output-style=GNU | --json] [ADDR...]: addresses from stdin when none.
+# tool_symbolize FILE [--output-style=GNU | --json] [--debug-dir DIR] [ADDR...]: addresses
+# from stdin when none.
 tool_symbolize() {
 	local file=$1
 	shift
 	if [ "${SYMBOLIZE_UNDER_TEST:-tally}" = llvm-symbolizer ]; then
-		local args=() a
-		for a in "$@"; do
-			[ "$a" = --json ] && a=--output-style=JSON
-			args+=("$a")
+		local args=()
+		while [ $# -gt 0 ]; do
+			case "$1" in
+			--json) args+=(--output-style=JSON) ;;
+			--debug-dir) args+=("--debug-file-directory=$2") && shift ;;
+			*) args+=("$1") ;;
+			esac
+			shift
 		done
 		# llvm-symbolizer 14 cannot decompress zstd: use the corpus's decompressed twin.
 		[ -f "$file.plain" ] && file=$file.plain
