@@ -46,6 +46,32 @@ while IFS=$'\t' read -r file oracle dis desc; do
 	fi
 done <"$OUT/manifest.tsv"
 
+# Addresses outside .text: the first, last and one-past-last byte of every allocated section
+# (PLT, read-only data, .data, .bss holding `sink`...), and addresses mapped nowhere. Each
+# tool's answer there comes from symbol tables alone, or is "??".
+for name in gcc-O2-dw5-bfd-pie clang-O2-dw5-lld-pie gcc-O0-dw5-lld-nopie libcorpus-gcc-O2-dw5-bfd.so; do
+	{
+		printf '0x0\n0x1\n0x7fffffffffffffff\n0xffffffffffffffff\n'
+		readelf -S -W "$OUT/$name" | sed -n 's/^ *\[ *[0-9]*\] *//p' |
+			while read -r _ _ addr _ size _ flags _; do
+				[[ "$flags" == *A* ]] || continue
+				printf '0x%x\n' $((16#$addr))
+				[ $((16#$size)) -gt 0 ] && printf '0x%x\n0x%x\n' $((16#$addr + 16#$size - 1)) $((16#$addr + 16#$size))
+			done
+	} >"$TMP/$name.edge"
+	llvm-symbolizer --inlining --obj="$OUT/$name" <"$TMP/$name.edge" >"$TMP/$name.edge.want" 2>/dev/null
+	if ! tool_symbolize "$OUT/$name" <"$TMP/$name.edge" >"$TMP/$name.edge.got" 2>"$TMP/$name.edge.err"; then
+		fail "edges_$name" "exit $?: $(head -3 "$TMP/$name.edge.err" | tr '\n' ' ')"
+	elif report=$(python3 tests/symbolize/compare.py llvm "$TMP/$name.edge" "$TMP/$name.edge.want" \
+		"$TMP/$name.edge.got" --name "$name (section edges)" --min 100 --examples 3); then
+		head -1 <<<"$report"
+		pass "edges_$name"
+	else
+		printf '%s\n' "$report" | head -40
+		fail "edges_$name" "$(head -1 <<<"$report")"
+	fi
+done
+
 # Addresses given as arguments print the same as addresses read from stdin.
 bin="$OUT/gcc-O2-dw5-bfd-pie"
 head -40 "$TMP/gcc-O2-dw5-bfd-pie.addrs" >"$TMP/argv.addrs"
