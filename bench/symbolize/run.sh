@@ -38,7 +38,7 @@ large_program() {
 	fi
 	python3 "$ROOT/bench/symbolize/gen-large.py" "$dir/src" >&2 || die "gen-large.py failed"
 	echo "bench: building the generated program (2 jobs)..." >&2
-	(cd "$dir/src" && ls unit*.c main.c |
+	(cd "$dir/src" && printf "%s\n" unit*.c main.c |
 		xargs -P2 -I{} nice clang -O2 -g -gdwarf-5 -c {} -o {}.o) >&2 || die "compiling the generated program failed"
 	clang -fuse-ld=lld "$dir"/src/*.o -o "$bin.tmp" && mv "$bin.tmp" "$bin" || die "linking the generated program failed"
 	echo "$bin"
@@ -111,7 +111,7 @@ for b in "${batches[@]}"; do
 	for tool in "${tools[@]}"; do
 		reps=$REPS
 		[ "$tool" = eu-addr2line ] && reps=1 # minutes per batch: one run says enough
-		best= bestrss= status=0
+		best='' bestrss='' status=0
 		for ((i = 0; i < reps; i++)); do
 			read -r s k rc < <(measure "$tool" "$file" "$addrs")
 			[ "$rc" -ne 0 ] && status=$rc
