@@ -221,7 +221,7 @@ int elf_open(const char *path, struct elf_file **out)
 		close(fd);
 		return err_set(-EINVAL, "%s: not an ELF file (empty)", path);
 	}
-	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	int e = errno;
 	close(fd);
 	if (map == MAP_FAILED)
@@ -235,9 +235,7 @@ void elf_close(struct elf_file *f)
 		return;
 	if (f->owns_map)
 		munmap((void *)f->map, f->size);
-	for (size_t i = 0; i < f->nowned; i++)
-		free(f->owned[i]);
-	free(f->owned);
+	elf_bufs_free(f);
 	arena_free(&f->arena);
 	free(f);
 }
