@@ -6,7 +6,8 @@
 #   (c) a generated program (bench/symbolize/gen-large.py, 4,000 functions each built from
 #       nested static inline helpers; clang -O2 -gdwarf-5, lld: no .debug_aranges).
 # Per batch and tool: wall time of the whole process (start-up, decompression and output
-# included; best of REPS runs), addresses/s, peak RSS (GNU time %M), the latency of one
+# included; best of REPS runs), its CPU time (user + sys: steadier than wall time on a busy
+# machine), addresses/s (from wall time), peak RSS (GNU time %M), the latency of one
 # address (a whole process for a single address, median of 5), and how many addresses got a
 # file:line. Prints a Markdown table and tally's standing against the targets.
 #
@@ -79,15 +80,19 @@ resolved() {
 	esac
 }
 
-# measure TOOL FILE ADDRS: prints "seconds rss_kib exit_status" for one run.
+# measure TOOL FILE ADDRS: prints "seconds rss_kib exit_status cpu_seconds" for one run.
 measure() {
 	local t0 t1 rc
 	t0=$EPOCHREALTIME
-	/usr/bin/time -f %M -o "$WORK/rss" bash -c "$(declare -f run); TALLY='$TALLY' EU_TIMEOUT=$EU_TIMEOUT run $1 '$2'" \
+	/usr/bin/time -f '%M %U %S' -o "$WORK/rss" bash -c "$(declare -f run); TALLY='$TALLY' EU_TIMEOUT=$EU_TIMEOUT run $1 '$2'" \
 		<"$3" >"$WORK/out" 2>"$WORK/err"
 	rc=$?
 	t1=$EPOCHREALTIME
-	echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }') $(tail -1 "$WORK/rss" | grep -o '^[0-9]*$' || echo 0) $rc"
+	local rusage
+	rusage=$(grep -E '^[0-9]+ [0-9.]+ [0-9.]+$' "$WORK/rss" | tail -1)
+	[ -n "$rusage" ] || rusage="0 0 0"
+	awk -v a="$t0" -v b="$t1" -v rc="$rc" -v r="$rusage" \
+		'BEGIN { split(r, u, " "); printf "%.4f %d %d %.2f\n", b - a, u[1], rc, u[2] + u[3] }'
 }
 
 libc=/lib/x86_64-linux-gnu/libc.so.6
@@ -98,11 +103,14 @@ batches=("libc.so.6 + libc6-dbg:$libc:libc" "python3.11d:$python:python" "genera
 tools=(llvm-symbolizer addr2line eu-addr2line)
 [ $have_tally = 1 ] && tools=(tally "${tools[@]}")
 
+load=$(cut -d' ' -f1 /proc/loadavg)
+awk -v l="$load" -v n="$(nproc)" 'BEGIN { exit !(l > n) }' &&
+	echo "bench: warning: load average $load on $(nproc) cores: wall times are inflated, compare CPU times" >&2
 echo "bench: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); llvm-symbolizer $(llvm-symbolizer --version | sed -n 's/.*LLVM version //p'), $(addr2line --version | head -1), $(eu-addr2line --version | head -1)" >&2
 echo
-echo "| batch | tool | wall (s) | addresses/s | peak RSS (MiB) | 1 address (ms) | with file:line |"
-echo "|---|---|---:|---:|---:|---:|---:|"
-declare -A rate rss lat
+echo "| batch | tool | wall (s) | CPU (s) | addresses/s | peak RSS (MiB) | 1 address (ms) | with file:line |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
+declare -A rate rss lat cpu
 for b in "${batches[@]}"; do
 	IFS=: read -r label file key <<<"$b"
 	addrs=$(batch "$file" "$key")
@@ -111,12 +119,12 @@ for b in "${batches[@]}"; do
 	for tool in "${tools[@]}"; do
 		reps=$REPS
 		[ "$tool" = eu-addr2line ] && reps=1 # minutes per batch: one run says enough
-		best='' bestrss='' status=0
+		best='' bestrss='' bestcpu='' status=0
 		for ((i = 0; i < reps; i++)); do
-			read -r s k rc < <(measure "$tool" "$file" "$addrs")
+			read -r s k rc c < <(measure "$tool" "$file" "$addrs")
 			[ "$rc" -ne 0 ] && status=$rc
 			if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-				best=$s bestrss=$k
+				best=$s bestrss=$k bestcpu=$c
 			fi
 		done
 		got=$(resolved "$tool" "$WORK/out")
@@ -136,8 +144,8 @@ for b in "${batches[@]}"; do
 		done
 		med=$(printf '%s\n' "${lats[@]}" | sort -n | sed -n 3p)
 		r=$(awk -v n="$n" -v s="$best" 'BEGIN { printf "%.0f", n / s }')
-		rate[$key.$tool]=$r rss[$key.$tool]=$bestrss lat[$key.$tool]=$med
-		printf '| %s | %s | %.3f | %s | %.1f | %.1f | %s%s |\n' "$label" "$tool" "$best" "$r" \
+		rate[$key.$tool]=$r rss[$key.$tool]=$bestrss lat[$key.$tool]=$med cpu[$key.$tool]=$bestcpu
+		printf '| %s | %s | %.3f | %.2f | %s | %.1f | %.1f | %s%s |\n' "$label" "$tool" "$best" "$bestcpu" "$r" \
 			"$(awk -v k="$bestrss" 'BEGIN { print k / 1024 }')" \
 			"$(awk -v s="$med" 'BEGIN { print s * 1000 }')" \
 			"$(awk -v g="$got" -v n="$n" 'BEGIN { printf "%.1f%%", 100 * g / n }')" "$note"
@@ -151,9 +159,10 @@ echo
 for b in "${batches[@]}"; do
 	IFS=: read -r label _ key <<<"$b"
 	awk -v l="$label" -v tr="${rate[$key.tally]}" -v lr="${rate[$key.llvm-symbolizer]}" \
-		-v tm="${rss[$key.tally]}" -v lm="${rss[$key.llvm-symbolizer]}" -v tl="${lat[$key.tally]}" 'BEGIN {
+		-v tm="${rss[$key.tally]}" -v lm="${rss[$key.llvm-symbolizer]}" -v tl="${lat[$key.tally]}" \
+		-v tc="${cpu[$key.tally]}" -v lc="${cpu[$key.llvm-symbolizer]}" 'BEGIN {
 		x = tr / lr
-		printf "- %s: %.1fx the throughput (%s), %.1f ms for one address (%s), RSS %.0f%% of llvm-symbolizer'"'"'s (%s)\n",
-			l, x, x >= 5 ? "met" : "NOT met", tl * 1000, tl < 0.010 ? "met" : "NOT met",
-			100 * tm / lm, tm <= lm ? "met" : "NOT met" }'
+		printf "- %s: %.1fx the throughput (%s; %s in CPU time), %.1f ms for one address (%s), RSS %.0f%% of llvm-symbolizer'"'"'s (%s)\n",
+			l, x, (x >= 5 ? "met" : "NOT met"), (tc > 0 ? sprintf("%.1fx", lc / tc) : "too small to measure"),
+			tl * 1000, (tl < 0.010 ? "met" : "NOT met"), 100 * tm / lm, (tm <= lm ? "met" : "NOT met") }'
 done
