@@ -3,14 +3,17 @@
 # build/test-corpus/symbolize): a matrix that covers every axis of issue 2 section 6 without
 # the full cross product: gcc and clang; -O0/-O2/-O3; DWARF 4 and 5; ld.bfd and lld; zlib,
 # zstd and legacy .zdebug compression; PIE and non-PIE; shared libraries; relocatable
-# objects (x86-64 and eBPF).
+# objects (x86-64 and eBPF); and what real binaries add: DWARF 2, 3 and the 64-bit format,
+# type units, line-tables-only, sections garbage-collected by the linker, other segment
+# layouts, a static executable, C++.
 #
 # Idempotent: a target is rebuilt only when its command line changed or a source is newer.
 # Writes OUTDIR/manifest.tsv, one line per target:
-#   FILE <TAB> ORACLE_FILE <TAB> DISASSEMBLER <TAB> DESCRIPTION
+#   FILE <TAB> ORACLE_FILE <TAB> DISASSEMBLER <TAB> EVERY <TAB> DESCRIPTION
 # ORACLE_FILE is what llvm-symbolizer is run on: the file itself, or for zstd-compressed
 # files a copy with decompressed debug sections (llvm-symbolizer 14 cannot read zstd; the
-# addresses are the same since objcopy only rewrites non-allocated sections).
+# addresses are the same since objcopy only rewrites non-allocated sections). EVERY says
+# which instructions the tests take (1: all; 4: every fourth, for the static executable).
 # Lines starting "NOTE: " on stdout say which combinations the toolchain does not support.
 set -eu
 SRC=$(cd "$(dirname "$0")/corpus" && pwd)
@@ -18,7 +21,7 @@ OUT=${1:-$(cd "$(dirname "$0")/../.." && pwd)/build/test-corpus/symbolize}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 SELF="$SRC/../build-corpus.sh"
-SOURCES=("$SRC"/*.c "$SRC"/*.h "$SELF")
+SOURCES=("$SRC"/*.c "$SRC"/*.cc "$SRC"/*.h "$SELF")
 MANIFEST_NEW="$OUT/manifest.tsv.$$"
 : >"$MANIFEST_NEW"
 trap 'rm -f "$MANIFEST_NEW"' EXIT
@@ -89,7 +92,7 @@ target() {
 			mv -f "$OUT/.$oracle.tmp" "$OUT/$oracle"
 		fi
 	fi
-	printf '%s\t%s\t%s\t%s\n' "$OUT/$name" "$OUT/$oracle" "$disasm" "$desc" >>"$MANIFEST_NEW"
+	printf '%s\t%s\t%s\t%s\t%s\n' "$OUT/$name" "$OUT/$oracle" "$disasm" "${EVERY:-1}" "$desc" >>"$MANIFEST_NEW"
 }
 
 # exe NAME CC OPT DWARF LD PIE EXTRA...: the main program (main.c + util.c).
@@ -164,6 +167,32 @@ target util-clang-O2-dw5.o objdump "relocatable object, clang -O2 -gdwarf-5" -- 
 	"clang -O2 -g -gdwarf-5 -I. -c util.c -o \"\$OBJ\""
 target bpf_prog-O2.o llvm-objdump "eBPF relocatable object, clang -target bpf -O2 -g" -- \
 	"clang -target bpf -O2 -g -c bpf_prog.c -o \"\$OBJ\""
+
+# What real binaries add.
+exe gcc-O2-dw2-bfd-pie        gcc -O2 2 bfd pie
+exe clang-O2-dw3-lld-pie      clang -O2 3 $LLD pie
+exe gcc-O2-dw5-bfd-pie-dwarf64   gcc -O2 5 bfd pie -gdwarf64
+exe clang-O2-dw5-lld-pie-dwarf64 clang -O2 5 $LLD pie -gdwarf64
+exe gcc-O2-dw4-bfd-pie-types  gcc -O2 4 bfd pie -fdebug-types-section
+exe gcc-O2-g1-bfd-pie         gcc -O2 5 bfd pie -g1
+exe clang-O2-gmlt-lld-pie     clang -O2 5 $LLD pie -gline-tables-only
+exe gcc-O2-dw5-bfd-pie-nocol  gcc -O2 5 bfd pie -gno-column-info
+exe gcc-O2-dw5-bfd-pie-gc     gcc -O2 5 bfd pie -ffunction-sections -Wl,--gc-sections
+exe clang-O2-dw5-lld-pie-gc   clang -O2 5 $LLD pie -ffunction-sections -Wl,--gc-sections
+exe gcc-O2-dw4-lld-pie-gc     gcc -O2 4 $LLD pie -ffunction-sections -Wl,--gc-sections
+exe clang-O2-dw5-lld-pie-norosegment clang -O2 5 $LLD pie -Wl,--no-rosegment
+exe gcc-O2-dw5-bfd-nopie-noseparate  gcc -O2 5 bfd nopie -Wl,-z,noseparate-code
+solib libcorpus-gcc-O2-dw5-bfd-based.so gcc -O2 5 bfd -Wl,-Ttext-segment=0x10000000
+EVERY=4 exe gcc-O2-dw5-bfd-static gcc -O2 5 bfd nopie -static
+target cxx-g++-O2-dw5-bfd-pie objdump "C++, g++ -O2 -gdwarf-5 bfd pie" -- \
+	"g++ -O2 -g -gdwarf-5 -fPIE -pie cxx.cc -o \"\$OBJ\""
+target cxx-clang++-O2-dw4-lld-pie objdump "C++, clang++ -O2 -gdwarf-4 lld pie" -- \
+	"clang++ -O2 -g -gdwarf-4 -fPIE -pie -fuse-ld=$LLD cxx.cc -o \"\$OBJ\""
+# Type units come from C++ only with clang (C has no one-definition rule to key them by).
+target cxx-clang++-O2-dw5-lld-pie-types objdump "C++, clang++ -O2 -gdwarf-5 -fdebug-types-section" -- \
+	"clang++ -O2 -g -gdwarf-5 -fdebug-types-section -fPIE -pie -fuse-ld=$LLD cxx.cc -o \"\$OBJ\""
+target cxx-g++-O2-dw5-bfd-pie-types objdump "C++, g++ -O2 -gdwarf-5 -fdebug-types-section" -- \
+	"g++ -O2 -g -gdwarf-5 -fdebug-types-section -fPIE -pie cxx.cc -o \"\$OBJ\""
 
 mv -f "$MANIFEST_NEW" "$OUT/manifest.tsv"
 trap - EXIT

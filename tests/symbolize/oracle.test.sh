@@ -24,9 +24,9 @@ if ! tool_ready; then
 fi
 
 # Every binary of the manifest, all of .text, both tools once each.
-while IFS=$'\t' read -r file oracle dis desc; do
+while IFS=$'\t' read -r file oracle dis every desc; do
 	name=$(basename "$file")
-	text_addrs "$file" "$dis" >"$TMP/$name.addrs"
+	text_addrs "$file" "$dis" "$every" >"$TMP/$name.addrs"
 	if [ ! -s "$TMP/$name.addrs" ]; then
 		fail "oracle_$name" "no instructions in .text"
 		continue

@@ -6,5 +6,6 @@
 
 int util_checksum(const char *s, size_t n);
 int util_matrix(int n);
+int util_unused(int n);
 
 #endif
