@@ -87,22 +87,31 @@ cmp -s "$TMP/argv.got" "$TMP/stdin.got" && pass argv_equals_stdin ||
 # known defects (KNOWN_DIFFERENCES.md; compare.py's addr2line_defect): addresses where only
 # those explain the difference are counted apart, and llvm-symbolizer's output confirms the
 # file tally names where addr2line names another.
-for name in gcc-O0-dw4-bfd-pie gcc-O2-dw4-bfd-nopie gcc-O2-dw5-bfd-pie gcc-O3-dw5-bfd-nopie \
-	clang-O2-dw5-lld-pie libcorpus-gcc-O2-dw5-bfd.so; do
-	addr2line -a -f -i -e "$OUT/$name" <"$TMP/$name.addrs" >"$TMP/$name.gnu.want" 2>/dev/null
-	if ! tool_symbolize "$OUT/$name" --output-style=GNU <"$TMP/$name.addrs" \
-		>"$TMP/$name.gnu.got" 2>"$TMP/$name.gnu.err"; then
-		fail "gnu_$name" "$(head -3 "$TMP/$name.gnu.err" | tr '\n' ' ')"
+# C++ is compared twice: demangled (tally's default) with addr2line -C, and as stored with
+# --no-demangle against plain addr2line.
+for spec in gcc-O0-dw4-bfd-pie gcc-O2-dw4-bfd-nopie gcc-O2-dw5-bfd-pie gcc-O3-dw5-bfd-nopie \
+	clang-O2-dw5-lld-pie libcorpus-gcc-O2-dw5-bfd.so gcc-O2-dw5-bfd-static \
+	cxx-g++-O2-dw5-bfd-pie:-C cxx-clang++-O2-dw4-lld-pie:-C cxx-g++-O2-dw5-bfd-pie:--no-demangle; do
+	name=${spec%%:*} a2l=() opts=()
+	case "$spec" in
+	*:-C) a2l=(-C) ;;
+	*:--no-demangle) opts=(--no-demangle) ;;
+	esac
+	test=gnu_$name${a2l[*]:+_demangled}${opts[*]:+_mangled}
+	addr2line -a -f -i "${a2l[@]}" -e "$OUT/$name" <"$TMP/$name.addrs" >"$TMP/$test.want" 2>/dev/null
+	if ! tool_symbolize "$OUT/$name" --output-style=GNU "${opts[@]}" <"$TMP/$name.addrs" \
+		>"$TMP/$test.got" 2>"$TMP/$test.err"; then
+		fail "$test" "$(head -3 "$TMP/$test.err" | tr '\n' ' ')"
 		continue
 	fi
-	if report=$(python3 tests/symbolize/compare.py gnu "$TMP/$name.addrs" "$TMP/$name.gnu.want" \
-		"$TMP/$name.gnu.got" --frames "$TMP/$name.got" --alt "$TMP/$name.want" --examples 3 \
-		--name "$name (GNU style vs addr2line)"); then
+	if report=$(python3 tests/symbolize/compare.py gnu "$TMP/$name.addrs" "$TMP/$test.want" \
+		"$TMP/$test.got" --frames "$TMP/$name.got" --alt "$TMP/$name.want" --examples 3 \
+		--name "$name (GNU style${opts[*]:+ ${opts[*]}} vs addr2line${a2l[*]:+ ${a2l[*]}})"); then
 		grep -v '^    ' <<<"$report"
-		pass "gnu_$name"
+		pass "$test"
 	else
 		printf '%s\n' "$report" | head -60
-		fail "gnu_$name" "$(head -1 <<<"$report")"
+		fail "$test" "$(head -1 <<<"$report")"
 	fi
 done
 
