@@ -51,7 +51,7 @@ const uint8_t *cur_bytes(struct cur *c, uint64_t n)
 	return p;
 }
 
-uint8_t cur_u8(struct cur *c)
+uint8_t cur_u8_slow(struct cur *c)
 {
 	return need(c, 1) ? *c->p++ : 0;
 }

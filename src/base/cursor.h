@@ -37,7 +37,13 @@ void cur_seek(struct cur *c, uint64_t off);
 void cur_skip(struct cur *c, uint64_t n);
 const uint8_t *cur_bytes(struct cur *c, uint64_t n);
 
-uint8_t cur_u8(struct cur *c);
+uint8_t cur_u8_slow(struct cur *c);
+static inline uint8_t cur_u8(struct cur *c)
+{
+	if (!c->bad && c->p < c->end)
+		return *c->p++;
+	return cur_u8_slow(c);
+}
 uint16_t cur_u16(struct cur *c);
 uint32_t cur_u24(struct cur *c);
 uint32_t cur_u32(struct cur *c);

@@ -119,7 +119,7 @@ int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_a
 	return 0;
 }
 
-struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint64_t code)
+const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint64_t code)
 {
 	if (code >= 1 && code <= t->n_dense)
 		return &t->by_code[code - 1];
@@ -163,6 +163,11 @@ int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
 	int err = parse_table(d, u->abbrev_offset, t);
 	if (err)
 		return err;
+	t->shape = dwarf_unit_shape(u);
+	for (size_t k = 0; k < t->n_dense; k++)
+		dwarf_abbrev_sizes(u, &t->by_code[k]);
+	for (size_t k = 0; k < t->n_sparse; k++)
+		dwarf_abbrev_sizes(u, &t->sparse[k]);
 	if (d->nabbrev_tables == d->cap_abbrev_tables) {
 		size_t cap = d->cap_abbrev_tables ? d->cap_abbrev_tables * 2 : 64;
 		struct dwarf_abbrevs **n = realloc(d->abbrev_tables, cap * sizeof(*n));

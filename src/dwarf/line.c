@@ -195,8 +195,7 @@ char *dwarf_path_join(struct arena *a, const char *comp_dir, const char *dir, co
 	return out;
 }
 
-static int join_paths(struct dwarf *d, struct dwarf_unit *u, struct header *h,
-		      struct dwarf_line_table *t)
+static int join_paths(struct dwarf_unit *u, struct header *h, struct dwarf_line_table *t)
 {
 	t->nfiles = h->names.n;
 	t->file_paths = calloc(t->nfiles ? t->nfiles : 1, sizeof(*t->file_paths));
@@ -207,7 +206,7 @@ static int join_paths(struct dwarf *d, struct dwarf_unit *u, struct header *h,
 		const char *dir = "";
 		if (h->version >= 5 ? di < h->dirs.n : di > 0 && di <= h->dirs.n)
 			dir = h->dirs.v[h->version >= 5 ? di : di - 1];
-		t->file_paths[i] = dwarf_path_join(&d->arena, u->comp_dir, dir, h->names.v[i]);
+		t->file_paths[i] = dwarf_path_join(&t->paths, u->comp_dir, dir, h->names.v[i]);
 		if (!t->file_paths[i])
 			return -ENOMEM;
 	}
@@ -371,7 +370,7 @@ int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 		err = run(&p, &prog);
 	}
 	if (!err)
-		err = join_paths(d, u, &h, t);
+		err = join_paths(u, &h, t);
 	vec_free(&h.dirs);
 	vec_free(&h.names);
 	vec_free(&h.name_dirs);
@@ -396,6 +395,7 @@ void dwarf_line_free(struct dwarf_line_table *t)
 	free(t->rows);
 	free(t->seqs);
 	free(t->file_paths);
+	arena_free(&t->paths);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -12,7 +12,7 @@
 
 #define MAX_FRAMES 256
 
-static const struct sym_cu_range *find_unit(const struct sym_module *m, uint64_t addr)
+int32_t sym_unit_of(const struct sym_module *m, uint64_t addr)
 {
 	size_t lo = 0, hi = m->ncu_ranges;
 	while (lo < hi) {
@@ -23,8 +23,8 @@ static const struct sym_cu_range *find_unit(const struct sym_module *m, uint64_t
 			hi = mid;
 	}
 	if (lo < m->ncu_ranges && m->cu_ranges[lo].lo <= addr)
-		return &m->cu_ranges[lo];
-	return NULL;
+		return (int32_t)m->cu_ranges[lo].unit;
+	return -1;
 }
 
 static int32_t find_scope(const struct sym_unit_index *ix, uint64_t addr)
@@ -58,9 +58,9 @@ static void from_row(const struct sym_unit_index *ix, uint64_t addr, struct tall
 /* Frames from DWARF; returns how many (0 when the address is in no unit). */
 static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_frame *fr)
 {
-	const struct sym_cu_range *cu = m->dwarf ? find_unit(m, addr) : NULL;
+	int32_t unit = m->dwarf ? sym_unit_of(m, addr) : -1;
 	struct sym_unit_index *ix;
-	if (!cu || sym_unit_index(m, cu->unit, &ix))
+	if (unit < 0 || sym_unit_index(m, (uint32_t)unit, &ix))
 		return 0;
 	int32_t s = find_scope(ix, addr);
 	if (s < 0) {
@@ -94,17 +94,21 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 	uint64_t start = 0;
 	const char *name = NULL;
 	size_t idx;
-	if (style == SYM_STYLE_LLVM || !f->function) {
-		name = sym_symbols_find(&m->symbols, addr, &start, &idx);
+	bool gnu = style == SYM_STYLE_GNU;
+	/* addr2line reads symbols from the separate debug file when there is one. */
+	const struct sym_symbols *table = gnu && m->debug_elf ? &m->fallback : &m->symbols;
+	if (!gnu || !f->function) {
+		name = sym_symbols_find(table, addr, gnu, &start, &idx);
 		if (name) {
 			f->function = name;
 			f->sym_start = start;
-			const char *file = m->symbols.tab.syms[idx].file;
-			if (!f->file && file && *file)
+			const char *file = table->tab.syms[idx].file;
+			/* llvm-symbolizer ignores an empty file name; addr2line prints it. */
+			if (!f->file && file && (*file || gnu))
 				f->file = file;
 		}
 	}
-	if (!f->function && (name = sym_symbols_find(&m->fallback, addr, &start, &idx))) {
+	if (!f->function && (name = sym_symbols_find(&m->fallback, addr, gnu, &start, &idx))) {
 		f->function = name;
 		f->sym_start = start;
 	}
