@@ -161,10 +161,14 @@ def addr2line_defect(want, got, alt):
             and is_subsequence([f for f, _ in want], [f for f, _ in got]):
         return ("addr2line drops inline frames (DW_AT_ranges in rnglistx form) and prints the "
                 "outer function with the innermost row's file")
-    if len(want) == len(got) > 1 and want[0][0] == got[-1][0] != got[0][0] \
-            and same(want[0][1], got[0][1], 0) and frames_same(want[1:], got[1:]):
-        return ("addr2line names the innermost inlined frame after the outermost function "
-                "(deep chains of one inlined template)")
+    if len(want) == len(got) > 1 and want[0][0] != got[0][0] and same(want[0][1], got[0][1], 0) \
+            and frames_same(want[1:], got[1:]) and alt is not None and len(alt) == len(got) \
+            and alt[0][0] == got[0][0]:
+        # BFD (dwarf2.c) takes a C++ DIE's DW_AT_name for no linkage name and, without a
+        # DW_AT_linkage_name, names the innermost frame from the symbol table instead:
+        # the enclosing function's symbol.
+        return ("addr2line names the innermost inlined C++ frame after the enclosing "
+                "function's symbol (no DW_AT_linkage_name on the inlined function)")
     if len(want) == len(got) == 1 and got[0][0] == "??" and want[0][0] != "??" \
             and (same(want[0][1], got[0][1], 0)
                  or (got[0][1] == "??:?" and want[0][1].endswith(":?"))):
