@@ -115,6 +115,8 @@ solib() {
 		"$cc $opt -g -gdwarf-$dw -fPIC -shared -fuse-ld=$ld $* -I. lib.c -o \"\$OBJ\""
 }
 
+supports clang -g -fuse-ld=$LLD -Wl,--compress-debug-sections=zstd ||
+	echo "NOTE: $LLD --compress-debug-sections=zstd: unsupported by this linker (zstd builds link with ld.bfd)"
 zg=$(zstd_flag gcc bfd)
 zc=$(zstd_flag clang bfd)
 [ -n "$zg" ] && echo "NOTE: gcc zstd builds use $zg"
