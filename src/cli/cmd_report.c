@@ -50,7 +50,7 @@ static const struct option options[] = {
 
 static int run(int argc, char **argv)
 {
-	struct rep_text_opts o = { .metric = -1 };
+	struct rep_text_opts o = { .metric = -1, .threshold = -1 };
 	const char *output = NULL, *metric = NULL, *focus = NULL, *hide = NULL;
 	bool fold = false;
 	char *end;

@@ -18,7 +18,7 @@ struct rep_text_opts {
 	int metric;	  /* -1: the profile's default */
 	unsigned top;	  /* rows per table; 0: 20 */
 	bool tree;	  /* print the call tree instead of the tables */
-	double threshold; /* tree: hide nodes under this percent of the total (0: 0.5) */
+	double threshold; /* tree: hide nodes under this percent of the total (< 0: 0.5) */
 };
 int rep_text(FILE *f, const struct prof *p, const struct rep_text_opts *o);
 

@@ -190,7 +190,7 @@ int rep_text(FILE *f, const struct prof *p, const struct rep_text_opts *o)
 	header(f, p, metric);
 	int rc = 0;
 	if (o->tree)
-		rc = print_tree(f, p, metric, o->threshold > 0 ? o->threshold : 0.5);
+		rc = print_tree(f, p, metric, o->threshold >= 0 ? o->threshold : 0.5);
 	else {
 		struct prof_funcs fs;
 		size_t nm = prof_nmetrics(p);

@@ -185,6 +185,7 @@ grep -q '^ *19.67% *4.92%      read_line$' <<<"$out" && ! grep -q 'walk' <<<"$ou
 	pass report_tree_prunes_at_threshold || fail report_tree_prunes_at_threshold "$out"
 out=$("$TALLY" report --tree --fold-recursion --threshold 0 "$TMP/a.folded")
 [ "$(grep -c ' walk$' <<<"$out")" = 1 ] && grep -q '^ *2.95% *2.95%      leaf$' <<<"$out" &&
+	grep -q '^ *0.20% *0.20%    bad' <<<"$out" &&
 	pass report_fold_recursion || fail report_fold_recursion "$out"
 out=$("$TALLY" report --focus '^hash$' "$TMP/a.folded" | sed -n 2p)
 [[ "$out" =~ ^total:\ +600\  ]] && pass report_focus_keeps_matching_stacks || fail report_focus_keeps_matching_stacks "$out"
