@@ -231,3 +231,8 @@ expect_error missing_file_is_an_error "tally: $TMP/nope: No such file or directo
 expect_error focus_matching_nothing_is_an_error "tally: no samples left after filtering" report --focus zzz "$TMP/a.folded"
 "$TALLY" export -f xml "$TMP/a.folded" >/dev/null 2>&1
 [ $? = 2 ] && pass unknown_export_format_is_usage_error || fail unknown_export_format_is_usage_error
+expect_error unwritable_output_is_an_error "tally: $TMP/no/such/dir/x: No such file or directory" \
+	export -f folded "$TMP/a.folded" -o "$TMP/no/such/dir/x"
+err=$("$TALLY" export -f pprof "$TMP/a.folded" 2>&1 >&-); rc=$?
+[ $rc = 1 ] && [ "$err" = "tally: stdout: write error: Bad file descriptor" ] &&
+	pass write_error_is_reported || fail write_error_is_reported "exit $rc: $err"
