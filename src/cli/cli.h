@@ -25,6 +25,11 @@ int cli_wants_help(int argc, char **argv);
 
 /* The commands, one per src/cli/cmd_NAME.c. */
 extern const struct cli_cmd cli_cmd_record;
+extern const struct cli_cmd cli_cmd_flamegraph;
+extern const struct cli_cmd cli_cmd_annotate;
+extern const struct cli_cmd cli_cmd_report;
+extern const struct cli_cmd cli_cmd_export;
+extern const struct cli_cmd cli_cmd_diff;
 extern const struct cli_cmd cli_cmd_symbolize;
 
 #endif
