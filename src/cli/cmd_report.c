@@ -32,9 +32,12 @@ static const char help[] =
 	"  --focus REGEX        keep only samples whose stack has a function matching REGEX\n"
 	"  --hide REGEX         remove matching functions from stacks (cost goes to callers)\n"
 	"  --fold-recursion     fold recursive calls into their first occurrence\n"
+	"  --unwind METHOD      perf.data: auto (DWARF CFI, frame pointers as fallback; the\n"
+	"                       default), cfi or fp (frame pointers only)\n"
 	"  -o, --output FILE    write there instead of stdout\n";
 
-enum { OPT_TOP = 256, OPT_TREE, OPT_THRESHOLD, OPT_METRIC, OPT_FOCUS, OPT_HIDE, OPT_FOLD };
+enum { OPT_TOP = 256, OPT_TREE, OPT_THRESHOLD, OPT_METRIC, OPT_FOCUS, OPT_HIDE, OPT_FOLD,
+       OPT_UNWIND };
 
 static const struct option options[] = {
 	{ "top", required_argument, NULL, OPT_TOP },
@@ -44,6 +47,7 @@ static const struct option options[] = {
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "hide", required_argument, NULL, OPT_HIDE },
 	{ "fold-recursion", no_argument, NULL, OPT_FOLD },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "output", required_argument, NULL, 'o' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -65,6 +69,11 @@ static int run(int argc, char **argv)
 		case OPT_FOCUS: focus = optarg; break;
 		case OPT_HIDE: hide = optarg; break;
 		case OPT_FOLD: fold = true; break;
+		case OPT_UNWIND:
+			if (cli_set_unwind(optarg))
+				return cli_usage(&cli_cmd_report, "--unwind: expected auto, cfi or fp: %s",
+						 optarg);
+			break;
 		case OPT_TOP:
 			o.top = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || !*optarg || !o.top || o.top > 1000000)

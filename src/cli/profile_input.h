@@ -1,7 +1,6 @@
 /*
  * Profile files as commands take them: the format is detected from the content (pprof,
- * folded stacks; perf.data once its reader lands: one more row in the table in
- * profile_input.c), and outputs go to stdout unless -o names a file.
+ * folded stacks, perf.data), and outputs go to stdout unless -o names a file.
  */
 #ifndef TALLY_CLI_PROFILE_INPUT_H
 #define TALLY_CLI_PROFILE_INPUT_H
@@ -10,6 +9,10 @@
 #include <stdio.h>
 
 struct prof;
+
+/* How perf.data input is unwound: "auto" (DWARF CFI, frame pointers as fallback), "cfi"
+ * or "fp" (--unwind). -EINVAL for another name. */
+int cli_set_unwind(const char *method);
 
 /* Reads and detects PATH ("-" for stdin); 0 and a finished profile, or a code with the
  * message set ("PATH: not a profile (pprof, folded stacks or perf.data)"). */

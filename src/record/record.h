@@ -93,6 +93,13 @@ int rec_folded(const char *path, enum unw_method method, FILE *out, struct rec_q
  * shares, average depth, where stacks stopped; a warning when only frame pointers ran. */
 void rec_quality_print(FILE *out, const struct rec_quality *q);
 
+/* ---- as a profile ---- */
+
+/* The profile of a perf.data: metrics samples/count and cpu/nanoseconds (clock events) or
+ * events/count, stacks unwound with method and symbolized, unwind quality as counters. */
+struct prof;
+int rec_profile(struct perf_data *d, enum unw_method method, struct prof **out);
+
 /* ---- recording ---- */
 
 struct rec_opts {

@@ -1,0 +1,158 @@
+/*
+ * perf.data as a profile, for tally report and every other output: each sample unwound and
+ * symbolized (symstack.c) becomes a stack of the profile model, weighted by one sample and
+ * by its period (nanoseconds for the clock events, event counts otherwise). The unwind
+ * quality becomes the profile's counters, which reports print in their header.
+ */
+#include "record/record.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "profile/profile.h"
+
+struct build {
+	struct prof *p;
+	struct prof_loc *locs;
+	size_t cap;
+	const char *mod_path; /* the last module looked up, and its id: frames come in runs */
+	uint32_t mod_id;
+	uint64_t first_time, last_time;
+	char source[128];
+};
+
+static const enum prof_kind kinds[] = {
+	[REC_FRAME_NATIVE] = PROF_NATIVE,
+	[REC_FRAME_INLINE] = PROF_INLINE,
+	[REC_FRAME_KERNEL] = PROF_KERNEL,
+	[REC_FRAME_TRUNCATED] = PROF_TRUNCATED,
+};
+
+static uint32_t module_id(struct build *b, const char *path)
+{
+	if (!path)
+		return PROF_NONE;
+	if (b->mod_path && !strcmp(b->mod_path, path))
+		return b->mod_id;
+	b->mod_path = path;
+	b->mod_id = prof_module(b->p, path, "", 0);
+	return b->mod_id;
+}
+
+static int on_stack(const struct rec_sym_stack *st, void *arg)
+{
+	struct build *b = arg;
+	if (st->n > b->cap) {
+		size_t cap = st->n * 2;
+		struct prof_loc *n = realloc(b->locs, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		b->locs = n;
+		b->cap = cap;
+	}
+	/* The model takes stacks innermost first; ours come outermost first. */
+	for (size_t i = 0; i < st->n; i++) {
+		const struct rec_sym_frame *f = &st->frames[st->n - 1 - i];
+		bool kernel = f->kind == REC_FRAME_KERNEL;
+		uint64_t pc = kernel ? f->pc : f->addr;
+		struct prof_frame_desc d = {
+			.kind = kinds[f->kind],
+			.function = f->kind == REC_FRAME_TRUNCATED ? NULL : f->function,
+			.file = f->file,
+			.module = f->kind == REC_FRAME_TRUNCATED ? PROF_NONE : module_id(b, f->module),
+			/* A named function is one frame whatever the symbol table says (inline
+			 * instances and functions without a symbol have no start of their own);
+			 * an unnamed one is told apart by its address. */
+			.addr = !f->function ? pc : f->kind == REC_FRAME_NATIVE ? f->sym_start : 0,
+		};
+		uint32_t id = prof_frame(b->p, &d);
+		if (id == PROF_NONE)
+			return -ENOMEM;
+		b->locs[i] = (struct prof_loc){ id, f->line, pc };
+	}
+	const struct perf_event_rec *ev = st->raw->ev;
+	int64_t w[2] = { 1, (int64_t)ev->period };
+	if (!b->first_time) {
+		b->first_time = ev->time;
+		snprintf(b->source, sizeof(b->source), "perf.data: %s", st->comm);
+	}
+	b->last_time = ev->time;
+	return prof_add_stack(b->p, b->locs, st->n, w);
+}
+
+static void counters(struct prof *p, const struct rec_quality *q)
+{
+	const struct unw_stats *s = &q->stats;
+	uint64_t n = s->samples ? s->samples : 1;
+	char name[160];
+	prof_set_counter(p, "samples", (int64_t)q->info.samples);
+	prof_set_counter(p, "lost records", (int64_t)q->info.lost);
+	if (q->info.lost_samples)
+		prof_set_counter(p, "lost samples", (int64_t)q->info.lost_samples);
+	if (q->info.throttled)
+		prof_set_counter(p, "throttled", (int64_t)q->info.throttled);
+	prof_set_counter(p, "unwind: complete stacks %", (int64_t)(100 * s->complete / n));
+	prof_set_counter(p, "unwind: truncated stacks", (int64_t)s->truncated);
+	prof_set_counter(p, "unwind: single-frame stacks", (int64_t)s->single);
+	prof_set_counter(p, "unwind: average depth x10", (int64_t)(10 * s->frames / n));
+	if (s->fp_steps)
+		prof_set_counter(p, "unwind: frame-pointer steps", (int64_t)s->fp_steps);
+	if (q->info.fp_recorded)
+		prof_set_counter(p, "unwind: recorded with frame pointers only (most callers lost "
+				    "in code built without them; record with --call-graph dwarf)",
+				 (int64_t)q->info.fp_recorded);
+	else if (q->method == UNW_FP)
+		prof_set_counter(p, "unwind: --unwind=fp (most callers lost in code built "
+				    "without frame pointers)",
+				 (int64_t)s->samples);
+	for (int e = 1; e < UNW_END_COUNT; e++)
+		if (s->ends[e]) {
+			snprintf(name, sizeof(name), "unwind: truncated, %s",
+				 unw_end_name((enum unw_end)e));
+			prof_set_counter(p, name, (int64_t)s->ends[e]);
+		}
+	for (int k = 0; k < 3 && q->stop_counts[k]; k++) {
+		snprintf(name, sizeof(name), "unwind: stopped in %s", q->stop_modules[k]);
+		prof_set_counter(p, name, (int64_t)q->stop_counts[k]);
+	}
+}
+
+int rec_profile(struct perf_data *d, enum unw_method method, struct prof **out)
+{
+	struct prof *p;
+	int r = prof_new(&p);
+	if (r)
+		return r;
+	const struct perf_event_attr *a = &d->attrs[0].attr;
+	bool clock = a->type == PERF_TYPE_SOFTWARE && (a->config == PERF_COUNT_SW_CPU_CLOCK ||
+						       a->config == PERF_COUNT_SW_TASK_CLOCK);
+	if (prof_add_metric(p, "samples", "count") < 0 ||
+	    prof_add_metric(p, clock ? "cpu" : "events", clock ? "nanoseconds" : "count") < 0) {
+		prof_free(p);
+		return err_set(-ENOMEM, "out of memory");
+	}
+	struct build b = { .p = p };
+	struct rec_quality q;
+	r = rec_symbolized_data(d, method, on_stack, &b, &q);
+	if (r == -ENOMEM)
+		err_set(r, "%s: out of memory", d->path);
+	free(b.locs);
+	if (!r) {
+		counters(p, &q);
+		if (b.source[0])
+			prof_set_source(p, b.source);
+		if (b.last_time > b.first_time)
+			prof_set_times(p, 0, (int64_t)(b.last_time - b.first_time));
+		prof_set_default_metric(p, 0);
+		r = prof_finish(p);
+	}
+	if (r) {
+		prof_free(p);
+		return r;
+	}
+	*out = p;
+	return 0;
+}
