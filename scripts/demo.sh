@@ -1,7 +1,7 @@
 #!/bin/sh
-# make demo: builds the bundled example and symbolizes the instructions of its hot
-# function, showing the inline frames a profiler needs. (The native recorder, which will
-# record it and draw a flame graph, is not there yet.)
+# make demo: builds the bundled example, symbolizes the instructions of its hot function
+# (the inline frames a profiler needs), then records it with tally record, prints the report
+# with its unwind quality and draws the flame graph (build/demo.svg).
 set -eu
 build=${1:-build}
 cc=$(command -v clang || echo cc)
@@ -19,3 +19,11 @@ objdump -d --no-show-raw-insn "$build/inline_chain" |
 		echo "-- $a"
 		"$build/tally" symbolize -e "$build/inline_chain" "$a" | sed '/^$/d'
 	done
+
+echo
+echo "== $build/tally record -o $build/demo.data -- $build/inline_chain 40000000"
+"$build/tally" record -o "$build/demo.data" -- "$build/inline_chain" 40000000 >/dev/null
+"$build/tally" report --top 8 "$build/demo.data"
+"$build/tally" flamegraph -o "$build/demo.svg" "$build/demo.data"
+echo
+echo "== flame graph: $build/demo.svg (open it in a browser)"
