@@ -2,8 +2,8 @@
 # Side by side: perf and tally unwinding the same perf.data recordings (perf record
 # --call-graph dwarf,32768 and tally record) of the issue-4 deep-chain workload, built with
 # clang+bfd, clang+lld, gcc, gcc with frame pointers. Prints, per file, perf script's
-# single-frame share and average depth (the seed's counting script), perf report's time and
-# memory, then tally's. Usage: bench/unwind.sh [BUILD]   (not a test: prints figures)
+# single-frame share and average depth (the seed's counting script), the time and memory of
+# perf report and tally report, and tally's own figures (unwinding and symbolizing only). Usage: bench/unwind.sh [BUILD]   (not a test: prints figures)
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -41,6 +41,7 @@ for b in deep_bfd deep_lld deep_gcc deep_fp; do
 		echo "== $b, recorded by $rec"
 		count "$f"
 		echo "perf report --stdio: $(timed perf report -i "$f" --stdio)"
+		echo "tally report:        $(timed "$BUILD/tally" report "$f")"
 		"$W/unwind_stats" "$f"
 	done
 done
