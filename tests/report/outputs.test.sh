@@ -226,7 +226,7 @@ expect_error empty_file_is_an_error "tally: $TMP/empty: empty file" report "$TMP
 printf '<svg>hello</svg>\n' >"$TMP/notprof"
 expect_error unknown_format_is_an_error "tally: $TMP/notprof: not a profile*" export -f pprof "$TMP/notprof"
 printf 'PERFILE2\0\0\0\0' >"$TMP/perf.data"
-expect_error perf_data_is_recognised "tally: $TMP/perf.data: perf.data input is not supported*" report "$TMP/perf.data"
+expect_error perf_data_is_recognised "tally: $TMP/perf.data: too small for a perf.data file" report "$TMP/perf.data"
 expect_error missing_file_is_an_error "tally: $TMP/nope: No such file or directory" report "$TMP/nope"
 expect_error focus_matching_nothing_is_an_error "tally: no samples left after filtering" report --focus zzz "$TMP/a.folded"
 "$TALLY" export -f xml "$TMP/a.folded" >/dev/null 2>&1
