@@ -33,10 +33,10 @@ static int format_plain(enum sbpf_version v, const struct sbpf_insn *i, int64_t 
 	enum sbpf_kind k = sbpf_kind_of(v, i->op);
 	const char *m = sbpf_kind_mnemonic(k);
 	switch (sbpf_kind_format(k)) {
-	case F_LDDW: return snprintf(buf, size, "%s r%u, %#llx", m, i->dst, (unsigned long long)lddw_imm);
-	case F_LD: return snprintf(buf, size, "%s r%u, [r%u%s%#x]", m, i->dst, i->src, sign(i->off), mag(i->off));
-	case F_STI: return snprintf(buf, size, "%s [r%u%s%#x], %lld", m, i->dst, sign(i->off), mag(i->off), (long long)i->imm);
-	case F_STR: return snprintf(buf, size, "%s [r%u%s%#x], r%u", m, i->dst, sign(i->off), mag(i->off), i->src);
+	case F_LDDW: return snprintf(buf, size, "%s r%u, 0x%llx", m, i->dst, (unsigned long long)lddw_imm);
+	case F_LD: return snprintf(buf, size, "%s r%u, [r%u%s0x%x]", m, i->dst, i->src, sign(i->off), mag(i->off));
+	case F_STI: return snprintf(buf, size, "%s [r%u%s0x%x], %lld", m, i->dst, sign(i->off), mag(i->off), (long long)i->imm);
+	case F_STR: return snprintf(buf, size, "%s [r%u%s0x%x], r%u", m, i->dst, sign(i->off), mag(i->off), i->src);
 	case F_AI: return snprintf(buf, size, "%s r%u, %lld", m, i->dst, (long long)i->imm);
 	case F_AR: return snprintf(buf, size, "%s r%u, r%u", m, i->dst, i->src);
 	case F_NEG: return snprintf(buf, size, "%s r%u", m, i->dst);
