@@ -19,9 +19,10 @@
 #include "base/cursor.h"
 #include "base/err.h"
 #include "sbpf/elf_parse.h"
+#include "sbpf/link.h"
 #include "sbpf/syscall.h"
 
-enum { EM_BPF_ = 247, EM_SBPF_ = 263, ET_DYN_ = 3, PT_LOAD_ = 1, PF_X_ = 1, PF_R_ = 4 };
+enum { EM_BPF_ = 247, EM_SBPF_ = 263, ET_REL_ = 1, ET_DYN_ = 3, PT_LOAD_ = 1, PF_X_ = 1, PF_R_ = 4 };
 enum { SHF_WRITE_ = 1, SHF_ALLOC_ = 2, SHT_NOBITS_ = 8, STT_FUNC_ = 2 };
 enum { R_NONE = 0, R_64_64 = 1, R_RELATIVE = 8, R_64_32 = 10 };
 
@@ -534,7 +535,13 @@ int sbpf_program_load(const char *name, const uint8_t *bytes, size_t size,
 	p->name = arena_strdup(&p->arena, name);
 	int rc;
 	bool elf = size >= 4 && !memcmp(bytes, "\x7f" "ELF", 4);
-	if (elf) {
+	bool rel = elf && size >= 18 && bytes[16] == ET_REL_ && bytes[17] == 0;
+	if (rel) {
+		p->version = c.opt->version == SBPF_VRESERVED ? SBPF_V3 : c.opt->version;
+		rc = sbpf_static_syscalls(p->version)
+			     ? sbpf_link_object(name, bytes, size, c.syscalls, p)
+			     : lerr(&c, "UnsupportedSBPFVersion");
+	} else if (elf) {
 		rc = read_version(&c, bytes, size, &p->version);
 		if (!rc)
 			rc = sbpf_strict_elf(p->version) ? load_strict(&c, bytes, size)
@@ -548,7 +555,7 @@ int sbpf_program_load(const char *name, const uint8_t *bytes, size_t size,
 		rc = lerr(&c, "%s", msg);
 	if (!rc)
 		rc = predecode(&c);
-	if (!rc && elf)
+	if (!rc && elf && !rel)
 		sbpf_collect_symbols(p, bytes, size);
 	if (rc) {
 		sbpf_program_free(p);

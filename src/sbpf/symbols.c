@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sbpf/elf_parse.h"
+#include "sbpf/link.h"
 #include "sbpf/program.h"
 
 enum { SHT_SYMTAB_ = 2, SHT_DYNSYM_ = 11, SHT_STRTAB_ = 3, STT_FUNC_ = 2 };
@@ -71,6 +72,11 @@ void sbpf_collect_symbols(struct sbpf_program *p, const uint8_t *bytes, size_t s
 		if (e.sh[i].type == SHT_SYMTAB_ || e.sh[i].type == SHT_DYNSYM_)
 			add_table(p, &e, &e.sh[i], &cap, base);
 	free(e.sh);
+	sbpf_sort_symbols(p);
+}
+
+void sbpf_sort_symbols(struct sbpf_program *p)
+{
 	if (!p->nsyms)
 		return;
 	qsort(p->syms, p->nsyms, sizeof(*p->syms), by_pc);
@@ -82,7 +88,7 @@ void sbpf_collect_symbols(struct sbpf_program *p, const uint8_t *bytes, size_t s
 	p->nsyms = n;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t next = i + 1 < n ? p->syms[i + 1].pc : p->ninsns;
-		if (!p->syms[i].end_pc || p->syms[i].end_pc > next)
+		if (p->syms[i].end_pc <= p->syms[i].pc || p->syms[i].end_pc > next)
 			p->syms[i].end_pc = next;
 	}
 }

@@ -75,7 +75,7 @@ static int sys_log_64(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	if (sbpf_vm_consume(vm, LOG_64_UNITS))
 		return -1;
 	char buf[160];
-	int n = snprintf(buf, sizeof(buf), "%#llx, %#llx, %#llx, %#llx, %#llx",
+	int n = snprintf(buf, sizeof(buf), "0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx",
 			 (unsigned long long)a[0], (unsigned long long)a[1],
 			 (unsigned long long)a[2], (unsigned long long)a[3],
 			 (unsigned long long)a[4]);

@@ -281,7 +281,7 @@ static void hooks_account_for_every_unit(void **state)
 	assert_int_equal(c.returns, 4);
 	assert_int_equal(c.max_depth, 4);
 	assert_int_equal(sbpf_vm_log_count(r.vm), 4);
-	assert_string_equal(sbpf_vm_log_at(r.vm, 0), "Program log: 0x3, 0, 0, 0, 0");
+	assert_string_equal(sbpf_vm_log_at(r.vm, 0), "Program log: 0x3, 0x0, 0x0, 0x0, 0x0");
 	done(&r);
 }
 

@@ -1,0 +1,65 @@
+# C test programs compiled at test time with upstream clang (-target bpf -mcpu=v3 -g -c),
+# linked in memory by tally and run in its VM. The oracle is the same source compiled for
+# the host (tests/sbpf/programs/native.c defines the syscalls the way the runtime logs
+# them): logs and return value must agree line for line. Then the CU meter's edges.
+. tests/lib.sh
+
+SRC="$ROOT/tests/sbpf/programs"
+OUT="$CORPUS/sbpf"
+mkdir -p "$OUT"
+if ! command -v clang >/dev/null; then
+	skip sbpf_programs "clang not installed"
+	exit 0
+fi
+for p in calls spin; do
+	if [ ! -f "$OUT/$p.o" ] || [ "$SRC/$p.c" -nt "$OUT/$p.o" ] || [ "$SRC/solana.h" -nt "$OUT/$p.o" ]; then
+		clang -target bpf -mcpu=v3 -O2 -g -c "$SRC/$p.c" -o "$OUT/$p.o.tmp" &&
+			mv "$OUT/$p.o.tmp" "$OUT/$p.o" || { fail "sbpf_build_$p" "clang -target bpf failed"; exit 0; }
+	fi
+done
+if [ ! -x "$OUT/calls.native" ] || [ "$SRC/calls.c" -nt "$OUT/calls.native" ] || [ "$SRC/native.c" -nt "$OUT/calls.native" ]; then
+	cc -O1 -o "$OUT/calls.native.tmp" "$SRC/calls.c" "$SRC/native.c" &&
+		mv "$OUT/calls.native.tmp" "$OUT/calls.native" || { fail sbpf_build_native "cc failed"; exit 0; }
+fi
+
+# Same logs and return value as the host build, for several inputs.
+i=0
+for bytes in '\000\000' '\005\011\003' '\007\377' '\003\200\001\002'; do
+	i=$((i + 1))
+	printf "$bytes" >"$TMP/in$i"
+	head -c 64 /dev/zero >>"$TMP/in$i"
+	want=$("$OUT/calls.native" "$TMP/in$i")
+	got=$("$TALLY" sbpf run "$OUT/calls.o" --input "$TMP/in$i" | grep -v -e '^compute units:' -e '^return data:')
+	[ "$got" = "$want" ] && pass "sbpf_c_program_matches_host_$i" ||
+		fail "sbpf_c_program_matches_host_$i" "$(diff <(echo "$want") <(echo "$got") | head -5 | tr '\n' ' ')"
+done
+
+# The budget is exact: N CU succeed, N-1 run out on the last instruction.
+json=$("$TALLY" sbpf run "$OUT/calls.o" --input "$TMP/in2" --json)
+n=$(sed -n 's/.*"compute_units": \([0-9]*\).*/\1/p' <<<"$json")
+ok=$("$TALLY" sbpf run "$OUT/calls.o" --input "$TMP/in2" --budget "$n" --json)
+short=$("$TALLY" sbpf run "$OUT/calls.o" --input "$TMP/in2" --budget $((n - 1)) --json)
+[[ "$ok" == *'"result": "success"'* && "$ok" == *"\"compute_units\": $n,"* &&
+	"$short" == *'"result": "ExceededMaxInstructions"'* && "$short" == *"\"compute_units\": $((n - 1)),"* ]] &&
+	pass sbpf_budget_is_exact || fail sbpf_budget_is_exact "n=$n ok=$ok short=$short"
+
+# Two runs print the same bytes.
+again=$("$TALLY" sbpf run "$OUT/calls.o" --input "$TMP/in2" --json)
+[ "$again" = "$json" ] && pass sbpf_runs_are_deterministic || fail sbpf_runs_are_deterministic
+
+# A long loop stops at the budget, with exit status 1 and the error at a pc in entrypoint.
+printf '\001' >"$TMP/spin1"
+out=$("$TALLY" sbpf run "$OUT/spin.o" --input "$TMP/spin1" --budget 5000); rc=$?
+[ $rc -eq 1 ] && [[ "$out" == *"result: ExceededMaxInstructions at pc "*"(entrypoint+"* ]] &&
+	[[ "$out" == *"compute units: 5000"* ]] && pass sbpf_loop_stops_at_budget ||
+	fail sbpf_loop_stops_at_budget "rc=$rc $out"
+out=$("$TALLY" sbpf run "$OUT/spin.o" --input "$TMP/spin1" --json)
+[[ "$out" == *'"result": "ExceededMaxInstructions"'* && "$out" == *'"compute_units": 200000,'* ]] &&
+	pass sbpf_default_budget_is_200000 || fail sbpf_default_budget_is_200000 "$out"
+
+# A call to a syscall tally lacks fails at link time, naming it.
+printf 'extern void sol_frobnicate(void);\nunsigned long entrypoint(void) { sol_frobnicate(); return 0; }\n' >"$TMP/bad.c"
+clang -target bpf -mcpu=v3 -O2 -c "$TMP/bad.c" -o "$TMP/bad.o"
+err=$("$TALLY" sbpf run "$TMP/bad.o" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ "$err" == *'UnresolvedSymbol("sol_frobnicate"'* ]] &&
+	pass sbpf_link_unknown_syscall || fail sbpf_link_unknown_syscall "$err"
