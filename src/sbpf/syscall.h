@@ -37,7 +37,10 @@ enum {
 	 * Only for bare ELF runs: the Solana runtime has no such syscall. */
 	SBPF_SYSCALLS_TEST_LOG = 1u << 0,
 };
-/* Registers the syscalls tally implements (sol_log_ and friends), plus the optional ones. */
+/* Registers the syscalls tally implements (sol_log_ and friends, memory, return data,
+ * abort/panic, the heap allocator, sha256), plus the optional ones. */
 int sbpf_syscalls_standard(struct sbpf_syscalls *s, unsigned flags);
+/* The part of the standard set in syscalls_rt.c. */
+int sbpf_syscalls_runtime(struct sbpf_syscalls *s);
 
 #endif

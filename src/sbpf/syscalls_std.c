@@ -247,7 +247,8 @@ int sbpf_syscalls_standard(struct sbpf_syscalls *s, unsigned flags)
 		if (rc)
 			return rc;
 	}
-	if (flags & SBPF_SYSCALLS_TEST_LOG)
-		return sbpf_syscalls_add(s, "log", sys_test_log);
-	return 0;
+	int rc = sbpf_syscalls_runtime(s);
+	if (!rc && (flags & SBPF_SYSCALLS_TEST_LOG))
+		rc = sbpf_syscalls_add(s, "log", sys_test_log);
+	return rc;
 }

@@ -270,3 +270,13 @@ int sbpf_vm_set_return_data(struct sbpf_vm *vm, const uint8_t *data, size_t len)
 	vm->return_len = len;
 	return 0;
 }
+
+uint64_t *sbpf_vm_heap_cursor(struct sbpf_vm *vm)
+{
+	return &vm->heap_pos;
+}
+
+uint64_t sbpf_vm_heap_size(const struct sbpf_vm *vm)
+{
+	return vm->regions[3].len;
+}

@@ -117,5 +117,8 @@ int sbpf_vm_syscall_error(struct sbpf_vm *vm, const char *name, const char *fmt,
 /* Appends a log line (copied). */
 int sbpf_vm_log(struct sbpf_vm *vm, const char *msg, size_t len);
 int sbpf_vm_set_return_data(struct sbpf_vm *vm, const uint8_t *data, size_t len);
+/* The heap allocator's position (bytes used from the heap's start) and the heap's size. */
+uint64_t *sbpf_vm_heap_cursor(struct sbpf_vm *vm);
+uint64_t sbpf_vm_heap_size(const struct sbpf_vm *vm);
 
 #endif

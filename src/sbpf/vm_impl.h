@@ -43,6 +43,7 @@ struct sbpf_vm {
 	uint8_t *stack;
 	uint64_t stack_len;
 	uint8_t *heap;
+	uint64_t heap_pos; /* sol_alloc_free_'s bump pointer */
 	bool ran;
 	struct sbpf_hooks hooks;
 	bool has_hooks;

@@ -11,7 +11,7 @@ if ! command -v clang >/dev/null; then
 	skip sbpf_programs "clang not installed"
 	exit 0
 fi
-for p in calls spin; do
+for p in calls spin runtime; do
 	if [ ! -f "$OUT/$p.o" ] || [ "$SRC/$p.c" -nt "$OUT/$p.o" ] || [ "$SRC/solana.h" -nt "$OUT/$p.o" ]; then
 		clang -target bpf -mcpu=v3 -O2 -g -c "$SRC/$p.c" -o "$OUT/$p.o.tmp" &&
 			mv "$OUT/$p.o.tmp" "$OUT/$p.o" || { fail "sbpf_build_$p" "clang -target bpf failed"; exit 0; }
@@ -63,3 +63,21 @@ clang -target bpf -mcpu=v3 -O2 -c "$TMP/bad.c" -o "$TMP/bad.o"
 err=$("$TALLY" sbpf run "$TMP/bad.o" 2>&1); rc=$?
 [ $rc -eq 1 ] && [[ "$err" == *'UnresolvedSymbol("sol_frobnicate"'* ]] &&
 	pass sbpf_link_unknown_syscall || fail sbpf_link_unknown_syscall "$err"
+
+# Runtime syscalls: sha256 as sha256sum computes it, agave's bump allocator (16-byte
+# aligned from the heap start, 0 when full), return data, abort and panic.
+printf '\012\000abcdefghijklmnop' >"$TMP/rt"
+want=$(printf 'abcdefghij' | sha256sum | cut -d' ' -f1)
+out=$("$TALLY" sbpf run "$OUT/runtime.o" --input "$TMP/rt" --json)
+[[ "$out" == *"\"Program log: $want\""* ]] && pass sbpf_sha256_matches_sha256sum ||
+	fail sbpf_sha256_matches_sha256sum "want $want: $out"
+[[ "$out" == *'"Program log: 0x300000000, 0x300000070, 0x0, 0x0, 0x0"'* ]] &&
+	pass sbpf_heap_allocator || fail sbpf_heap_allocator "$out"
+[[ "$out" == *'"Program log: 0x5, 0x74, 0x79, 0x0, 0x0"'* && "$out" == *'"return_data": "74616c6c79"'* &&
+	"$out" == *'"return_value": 5,'* ]] && pass sbpf_return_data || fail sbpf_return_data "$out"
+printf '\000\001' >"$TMP/rt_abort"
+out=$("$TALLY" sbpf run "$OUT/runtime.o" --input "$TMP/rt_abort" --json)
+[[ "$out" == *'"result": "Abort"'* ]] && pass sbpf_abort || fail sbpf_abort "$out"
+printf '\000\002' >"$TMP/rt_panic"
+out=$("$TALLY" sbpf run "$OUT/runtime.o" --input "$TMP/rt_panic" --json)
+[[ "$out" == *'"result": "Panic"'* && "$out" == *'runtime.c:42:7'* ]] && pass sbpf_panic || fail sbpf_panic "$out"

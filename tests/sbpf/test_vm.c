@@ -285,6 +285,53 @@ static void hooks_account_for_every_unit(void **state)
 	done(&r);
 }
 
+struct costs {
+	uint64_t v[8];
+	size_t n;
+};
+
+static void record_cost(void *ctx, const struct sbpf_syscall *sc, uint64_t cost)
+{
+	struct costs *c = ctx;
+	if (c->n < 8)
+		c->v[c->n++] = cost;
+}
+
+static void syscall_costs_follow_agave(void **state)
+{
+	/* input: a slice {0x400000010, 100} at 0, then 300 bytes */
+	static uint8_t input[16 + 300];
+	uint64_t addr = 0x400000010ull, len = 100;
+	memcpy(input, &addr, 8);
+	memcpy(input + 8, &len, 8);
+	const uint8_t code[] = {
+		I(0xbf, 6, 1, 0, 0),                      /* r6 = input */
+		I(0xbf, 1, 6, 0, 0), I(0x07, 1, 0, 0, 16), I(0xb7, 2, 0, 0, 5),
+		I(0x85, 0, 0, 0, (int32_t)0x207559bd),    /* sol_log_(input+16, 5): 100 */
+		I(0xbf, 1, 6, 0, 0), I(0x07, 1, 0, 0, 16), I(0xb7, 2, 0, 0, 300),
+		I(0x85, 0, 0, 0, (int32_t)0x207559bd),    /* sol_log_(input+16, 300): 300 */
+		I(0xbf, 1, 6, 0, 0), I(0xb7, 2, 0, 0, 1), I(0xbf, 3, 6, 0, 0), I(0x07, 3, 0, 0, 200),
+		I(0x85, 0, 0, 0, (int32_t)0x11f49d86),    /* sol_sha256(1 slice of 100): 85 + 50 */
+		I(0xbf, 1, 6, 0, 0), I(0x07, 1, 0, 0, 16), I(0xbf, 2, 6, 0, 0), I(0xb7, 3, 0, 0, 3000),
+		I(0x85, 0, 0, 0, (int32_t)0x434371f8),    /* sol_memmove_(.., 3000): out of input */
+		I(0x95, 0, 0, 0, 0),
+	};
+	for (size_t i = 16; i < sizeof(input); i++)
+		input[i] = 'a';
+	struct costs c = { { 0 }, 0 };
+	struct sbpf_hooks h = { .ctx = &c, .on_syscall_exit = record_cost };
+	struct run r;
+	run_cfg(&r, SBPF_V3, code, sizeof(code), input, sizeof(input), NULL, &h);
+	assert_int_equal(c.n, 4);
+	assert_int_equal(c.v[0], 100);
+	assert_int_equal(c.v[1], 300);
+	assert_int_equal(c.v[2], 135);
+	assert_int_equal(c.v[3], 12); /* max(10, 3000 / 250), charged before the fault */
+	assert_int_equal(r.res.error, SBPF_E_ACCESS_VIOLATION);
+	assert_int_equal(r.res.cu_used, 19 + 100 + 300 + 135 + 12);
+	done(&r);
+}
+
 static void disassembly_uses_reference_syntax(void **state)
 {
 	const uint8_t code[] = { I(0x71, 2, 1, 12, 0), I(0x7b, 10, 6, -8, 0), I(0x55, 3, 0, 1, 8),
@@ -320,6 +367,7 @@ int main(void)
 		cmocka_unit_test(add32_sign_extends_before_v2),
 		cmocka_unit_test(verifier_rejects_like_the_reference),
 		cmocka_unit_test(hooks_account_for_every_unit),
+		cmocka_unit_test(syscall_costs_follow_agave),
 		cmocka_unit_test(disassembly_uses_reference_syntax),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
