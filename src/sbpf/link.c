@@ -30,6 +30,7 @@
 enum { SHT_PROGBITS_ = 1, SHT_SYMTAB_ = 2, SHT_NOBITS_ = 8, SHT_REL_ = 9 };
 enum { SHF_WRITE_ = 1, SHF_ALLOC_ = 2, SHF_EXECINSTR_ = 4 };
 enum { STT_FUNC_ = 2, STT_SECTION_ = 3, SHN_UNDEF_ = 0 };
+enum { LINK_MAX_BYTES = 256 << 20 };
 enum { R_BPF_64_64 = 1, R_BPF_64_ABS64 = 2, R_BPF_64_ABS32 = 3, R_BPF_64_32 = 10 };
 
 struct link {
@@ -84,6 +85,12 @@ static int place_sections(struct link *l)
 		if (!(s->flags & SHF_ALLOC_) || !s->size)
 			continue;
 		const char *name = sec_name(l, s);
+		if (s->type == SHT_NOBITS_)
+			return s->flags & SHF_WRITE_
+				       ? lerr(l, "WritableSectionNotSupported(\"%s\")", name)
+				       : lerr(l, "section %s has no contents in the file", name);
+		if (s->offset > l->e.size || s->size > l->e.size - s->offset || s->addralign > 4096)
+			return lerr(l, "section %s runs past the end of the file", name);
 		if (s->flags & SHF_EXECINSTR_) {
 			if (s->type != SHT_PROGBITS_ || s->size % 8)
 				return lerr(l, "executable section %s is not whole instructions", name);
@@ -97,9 +104,9 @@ static int place_sections(struct link *l)
 			l->base[i] = l->ro_len;
 			l->ro_len += s->size;
 		}
-		if (s->type != SHT_NOBITS_ &&
-		    (s->offset > l->e.size || s->size > l->e.size - s->offset))
-			return lerr(l, "section %s runs past the end of the file", name);
+		/* sections may overlap in the file; bound what their copies can add up to */
+		if (l->text_len > LINK_MAX_BYTES || l->ro_len > LINK_MAX_BYTES)
+			return lerr(l, "sections add up to more than %d MiB", LINK_MAX_BYTES >> 20);
 	}
 	if (!l->text_len)
 		return lerr(l, "no executable section");
