@@ -25,5 +25,6 @@ int cli_wants_help(int argc, char **argv);
 
 /* The commands, one per src/cli/cmd_NAME.c. */
 extern const struct cli_cmd cli_cmd_sbpf;
+extern const struct cli_cmd cli_cmd_symbolize;
 
 #endif

@@ -21,6 +21,8 @@
 #define ELF_EM_BPF 247
 #define ELF_EM_SBPF 263
 
+struct elf_buf;
+
 struct elf_section {
 	const char *name; /* as in the file: ".zdebug_info" stays so */
 	uint32_t index;
@@ -57,6 +59,8 @@ struct elf_symbol {
 	uint8_t bind; /* STB_* */
 	uint16_t shndx;
 	bool dynamic; /* from .dynsym */
+	const char *file; /* for a local symbol, the STT_FILE symbol before it, or NULL */
+	uint32_t order;   /* position in the file's tables, .symtab first */
 };
 
 struct elf_note {
@@ -84,8 +88,8 @@ struct elf_file {
 	struct elf_segment *segments;
 	size_t nsegments;
 	struct arena arena;
-	void **owned;     /* malloc'd section buffers */
-	size_t nowned, capowned;
+	struct elf_buf *bufs; /* section buffers made by decompression or relocation */
+	size_t nbufs, capbufs;
 };
 
 /* Maps and parses the file. Errors name the path and the offset of what is wrong. */
@@ -105,12 +109,12 @@ int elf_section_data_by_name(struct elf_file *f, const char *name, const uint8_t
 
 /* Symbols: .symtab and .dynsym. */
 struct elf_symtab {
-	struct elf_symbol *syms; /* sorted by address, then size, then name */
+	struct elf_symbol *syms; /* sorted by address, then size, then table order */
 	size_t n;
 	size_t n_symtab; /* how many came from .symtab (before merging) */
 };
 /* Function-like symbols (STT_FUNC, STT_GNU_IFUNC, and STT_NOTYPE/STT_OBJECT when
- * want_all), defined, from .symtab and .dynsym with duplicates removed. Caller frees with
+ * want_all), defined, from .symtab and .dynsym. Caller frees with
  * elf_symtab_free(). which: ELF_SYMS_BOTH, ELF_SYMS_SYMTAB_ELSE_DYNSYM. */
 enum elf_syms_which { ELF_SYMS_BOTH, ELF_SYMS_SYMTAB_ELSE_DYNSYM };
 int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,

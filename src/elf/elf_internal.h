@@ -1,0 +1,18 @@
+/*
+ * Shared between the files of src/elf only.
+ */
+#ifndef TALLY_ELF_INTERNAL_H
+#define TALLY_ELF_INTERNAL_H
+
+#include "elf/elf.h"
+
+/* A zeroed buffer that lives as long as f, or NULL. */
+void *elf_buf_alloc(struct elf_file *f, size_t size);
+void elf_bufs_free(struct elf_file *f);
+/* Inflates s (SHF_COMPRESSED or .zdebug_*) into a buffer of f's. */
+int elf_decompress(struct elf_file *f, const struct elf_section *s, const uint8_t *raw,
+		   size_t raw_size, uint8_t **out, size_t *out_size);
+/* Applies the relocations that target section s (an ET_REL .debug_* section) to buf. */
+int elf_relocate(struct elf_file *f, const struct elf_section *s, uint8_t *buf, size_t size);
+
+#endif
