@@ -35,7 +35,8 @@ static int program_log(struct sbpf_vm *vm, const char *text, size_t len)
 	if (!line)
 		return -ENOMEM;
 	memcpy(line, "Program log: ", 13);
-	memcpy(line + 13, text, len);
+	if (len)
+		memcpy(line + 13, text, len);
 	int rc = sbpf_vm_log(vm, line, len + 13);
 	free(line);
 	return rc;
