@@ -11,28 +11,46 @@ if ! command -v clang >/dev/null; then
 	skip sbpf_programs "clang not installed"
 	exit 0
 fi
-for p in calls spin runtime; do
+for p in calls spin runtime isa; do
 	if [ ! -f "$OUT/$p.o" ] || [ "$SRC/$p.c" -nt "$OUT/$p.o" ] || [ "$SRC/solana.h" -nt "$OUT/$p.o" ]; then
 		clang -target bpf -mcpu=v3 -O2 -g -c "$SRC/$p.c" -o "$OUT/$p.o.tmp" &&
 			mv "$OUT/$p.o.tmp" "$OUT/$p.o" || { fail "sbpf_build_$p" "clang -target bpf failed"; exit 0; }
 	fi
 done
-if [ ! -x "$OUT/calls.native" ] || [ "$SRC/calls.c" -nt "$OUT/calls.native" ] || [ "$SRC/native.c" -nt "$OUT/calls.native" ]; then
-	cc -O1 -o "$OUT/calls.native.tmp" "$SRC/calls.c" "$SRC/native.c" &&
-		mv "$OUT/calls.native.tmp" "$OUT/calls.native" || { fail sbpf_build_native "cc failed"; exit 0; }
-fi
+for p in calls isa; do
+	if [ ! -x "$OUT/$p.native" ] || [ "$SRC/$p.c" -nt "$OUT/$p.native" ] || [ "$SRC/native.c" -nt "$OUT/$p.native" ]; then
+		cc -O1 -o "$OUT/$p.native.tmp" "$SRC/$p.c" "$SRC/native.c" &&
+			mv "$OUT/$p.native.tmp" "$OUT/$p.native" || { fail sbpf_build_native "cc failed"; exit 0; }
+	fi
+done
 
 # Same logs and return value as the host build, for several inputs.
 i=0
-for bytes in '\000\000' '\005\011\003' '\007\377' '\003\200\001\002'; do
+for bytes in '\000\000' '\005\011\003' '\007\377' '\003\200\001\002' '\145\012'; do
 	i=$((i + 1))
 	printf "$bytes" >"$TMP/in$i"
 	head -c 64 /dev/zero >>"$TMP/in$i"
-	want=$("$OUT/calls.native" "$TMP/in$i")
-	got=$("$TALLY" sbpf run "$OUT/calls.o" --input "$TMP/in$i" | grep -v -e '^compute units:' -e '^return data:')
-	[ "$got" = "$want" ] && pass "sbpf_c_program_matches_host_$i" ||
-		fail "sbpf_c_program_matches_host_$i" "$(diff <(echo "$want") <(echo "$got") | head -5 | tr '\n' ' ')"
+	for p in calls isa; do
+		want=$("$OUT/$p.native" "$TMP/in$i")
+		got=$("$TALLY" sbpf run "$OUT/$p.o" --input "$TMP/in$i" | grep -v -e '^compute units:' -e '^return data:')
+		[ "$got" = "$want" ] && pass "sbpf_${p}_matches_host_$i" ||
+			fail "sbpf_${p}_matches_host_$i" "$(diff <(echo "$want") <(echo "$got") | head -5 | tr '\n' ' ')"
+	done
 done
+
+# The disassembler agrees with llvm-objdump on every instruction but calls (whose targets
+# LLVM prints as raw offsets); tests/sbpf/llvm_to_sbpf_asm.py rewrites LLVM's C-like syntax.
+if command -v llvm-objdump >/dev/null && command -v python3 >/dev/null; then
+	for p in calls spin runtime isa; do
+		want=$(llvm-objdump -d --no-show-raw-insn "$OUT/$p.o" | python3 "$ROOT/tests/sbpf/llvm_to_sbpf_asm.py")
+		got=$("$TALLY" sbpf disasm "$OUT/$p.o" | grep -E '^ *[0-9]+:' | grep -v -E ': +(call|syscall) ' |
+			sed -E 's/^ *([0-9]+): +/\1: /')
+		[ -n "$want" ] && [ "$got" = "$want" ] && pass "sbpf_disasm_matches_llvm_$p" ||
+			fail "sbpf_disasm_matches_llvm_$p" "$(diff <(echo "$want") <(echo "$got") | head -4 | tr '\n' ' ')"
+	done
+else
+	skip sbpf_disasm_matches_llvm "llvm-objdump or python3 missing"
+fi
 
 # The budget is exact: N CU succeed, N-1 run out on the last instruction.
 json=$("$TALLY" sbpf run "$OUT/calls.o" --input "$TMP/in2" --json)
