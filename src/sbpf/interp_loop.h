@@ -376,7 +376,9 @@ L_CALL:
 		memcpy(vm->reg, r, sizeof(r));
 		vm->pc = pc;
 		uint64_t ret = 0;
+		vm->cur_sc = sc;
 		int rc = sc->fn(vm, &r[1], &ret);
+		vm->cur_sc = NULL;
 		vm->syscall_cu += cu - vm->remaining;
 #if INTERP_HOOKED
 		if (vm->hooks.on_syscall_exit)

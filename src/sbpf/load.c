@@ -504,6 +504,10 @@ static int predecode(struct ctx *c)
 					   (uint64_t)get_u32(p->text + i * 8 + 12) << 32);
 		if (d->kind == SBPF_K_CALL)
 			resolve_call(p, i, d);
+		if (d->kind == SBPF_K_CALL && d->pad == SBPF_CALL_SYSCALL &&
+		    !p->syscalls->v[d->imm].fn)
+			return lerr(c, "UnsupportedSyscall(\"%s\"): no maintained C library for it here",
+				    p->syscalls->v[d->imm].name);
 	}
 	p->code[p->ninsns].kind = SBPF_K_COUNT;
 	return 0;

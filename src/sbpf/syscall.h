@@ -18,7 +18,7 @@ typedef int (*sbpf_syscall_fn)(struct sbpf_vm *vm, const uint64_t args[5], uint6
 struct sbpf_syscall {
 	const char *name;
 	uint32_t hash;
-	sbpf_syscall_fn fn;
+	sbpf_syscall_fn fn; /* NULL: known to the runtime, refused by tally at load time */
 };
 
 /* Sorted by hash. Owns v. */
@@ -40,7 +40,10 @@ enum {
 /* Registers the syscalls tally implements (sol_log_ and friends, memory, return data,
  * abort/panic, the heap allocator, sha256), plus the optional ones. */
 int sbpf_syscalls_standard(struct sbpf_syscalls *s, unsigned flags);
-/* The part of the standard set in syscalls_rt.c. */
+/* The parts of the standard set in syscalls_rt.c and syscalls_sysvar.c. The latter also
+ * registers the runtime syscalls tally lacks: most fail when called (UnsupportedSyscall);
+ * those with fn NULL make a program that calls them fail to load. */
 int sbpf_syscalls_runtime(struct sbpf_syscalls *s);
+int sbpf_syscalls_sysvars(struct sbpf_syscalls *s);
 
 #endif

@@ -280,3 +280,8 @@ uint64_t sbpf_vm_heap_size(const struct sbpf_vm *vm)
 {
 	return vm->regions[3].len;
 }
+
+const char *sbpf_vm_current_syscall(const struct sbpf_vm *vm)
+{
+	return vm->cur_sc ? vm->cur_sc->name : NULL;
+}

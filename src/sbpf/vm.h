@@ -107,6 +107,8 @@ const uint8_t *sbpf_vm_return_data(const struct sbpf_vm *vm, size_t *len);
 /* ---- for syscalls ---- */
 
 uint64_t sbpf_vm_remaining(const struct sbpf_vm *vm);
+/* The name of the syscall running now (NULL outside syscalls). */
+const char *sbpf_vm_current_syscall(const struct sbpf_vm *vm);
 /* Charges cu; when fewer remain, takes them all and fails with ComputationalBudgetExceeded. */
 int sbpf_vm_consume(struct sbpf_vm *vm, uint64_t cu);
 /* Translates [addr, addr+len) for a load or a store; fails with the access violation. */

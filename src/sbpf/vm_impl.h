@@ -48,6 +48,7 @@ struct sbpf_vm {
 	struct sbpf_hooks hooks;
 	bool has_hooks;
 	void *user;
+	const struct sbpf_syscall *cur_sc; /* the syscall running now */
 	struct sbpf_result *res; /* where a syscall error lands during a run */
 	bool failed;
 	VEC(char *) logs;

@@ -11,7 +11,7 @@ if ! command -v clang >/dev/null; then
 	skip sbpf_programs "clang not installed"
 	exit 0
 fi
-for p in calls spin runtime isa; do
+for p in calls spin runtime isa sysvar; do
 	if [ ! -f "$OUT/$p.o" ] || [ "$SRC/$p.c" -nt "$OUT/$p.o" ] || [ "$SRC/solana.h" -nt "$OUT/$p.o" ]; then
 		clang -target bpf -mcpu=v3 -O2 -g -c "$SRC/$p.c" -o "$OUT/$p.o.tmp" &&
 			mv "$OUT/$p.o.tmp" "$OUT/$p.o" || { fail "sbpf_build_$p" "clang -target bpf failed"; exit 0; }
@@ -99,3 +99,20 @@ out=$("$TALLY" sbpf run "$OUT/runtime.o" --input "$TMP/rt_abort" --json)
 printf '\000\002' >"$TMP/rt_panic"
 out=$("$TALLY" sbpf run "$OUT/runtime.o" --input "$TMP/rt_panic" --json)
 [[ "$out" == *'"result": "Panic"'* && "$out" == *'runtime.c:42:7'* ]] && pass sbpf_panic || fail sbpf_panic "$out"
+
+# Sysvars in a bare run are the runtime's defaults (Rent::default(), EpochSchedule::default(),
+# a zero Clock); a syscall tally lacks fails naming itself; keccak256 is refused at load.
+printf '\000' >"$TMP/sv0"
+out=$("$TALLY" sbpf run "$OUT/sysvar.o" --input "$TMP/sv0" --json)
+[[ "$out" == *'"Program log: 0xd98, 0x4000000000000000, 0x32, 0x0, 0x0"'* &&
+	"$out" == *'"Program log: 0x69780, 0x69780, 0x1, 0xe, 0x7ffe0"'* && "$out" == *'"result": "success"'* ]] &&
+	pass sbpf_sysvar_defaults || fail sbpf_sysvar_defaults "$out"
+printf '\001' >"$TMP/sv1"
+out=$("$TALLY" sbpf run "$OUT/sysvar.o" --input "$TMP/sv1" --json)
+[[ "$out" == *'"result": "UnsupportedSyscall"'* && "$out" == *'sol_invoke_signed_c is not implemented'* ]] &&
+	pass sbpf_unsupported_syscall_names_itself || fail sbpf_unsupported_syscall_names_itself "$out"
+printf 'extern void sol_keccak256(const void *, unsigned long, void *);\nunsigned long entrypoint(void) { sol_keccak256(0, 0, 0); return 0; }\n' >"$TMP/k.c"
+clang -target bpf -mcpu=v3 -O2 -c "$TMP/k.c" -o "$TMP/k.o"
+err=$("$TALLY" sbpf run "$TMP/k.o" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ "$err" == *'UnsupportedSyscall("sol_keccak256")'* ]] &&
+	pass sbpf_keccak_refused_at_load || fail sbpf_keccak_refused_at_load "$err"
