@@ -45,5 +45,6 @@ int sbpf_syscalls_standard(struct sbpf_syscalls *s, unsigned flags);
  * those with fn NULL make a program that calls them fail to load. */
 int sbpf_syscalls_runtime(struct sbpf_syscalls *s);
 int sbpf_syscalls_sysvars(struct sbpf_syscalls *s);
+int sbpf_syscalls_pda(struct sbpf_syscalls *s);
 
 #endif

@@ -76,8 +76,7 @@ static int sys_unsupported(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *re
 
 /* Syscalls the Solana runtime has and tally does not (yet). */
 static const char *const unsupported[] = {
-	"sol_invoke_signed_c", "sol_invoke_signed_rust", "sol_create_program_address",
-	"sol_try_find_program_address", "sol_secp256k1_recover", "sol_poseidon",
+	"sol_invoke_signed_c", "sol_invoke_signed_rust", "sol_secp256k1_recover", "sol_poseidon",
 	"sol_alt_bn128_group_op", "sol_alt_bn128_compression", "sol_big_mod_exp",
 	"sol_curve_validate_point", "sol_curve_group_op", "sol_curve_multiscalar_mul",
 	"sol_get_fees_sysvar", "sol_get_last_restart_slot", "sol_get_epoch_rewards_sysvar",

@@ -69,6 +69,38 @@ void sbpf_base58_encode(const uint8_t *p, size_t len, char *out, size_t out_size
 		out[o] = 0;
 }
 
+int sbpf_base58_decode(const char *s, uint8_t *out, size_t out_len)
+{
+	static const char alphabet[] = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+	uint8_t buf[128] = { 0 };
+	size_t n = 0, zeros = 0;
+	while (s[zeros] == '1')
+		zeros++;
+	for (const char *c = s + zeros; *c; c++) {
+		const char *at = strchr(alphabet, *c);
+		if (!at || !*c)
+			return -1;
+		unsigned carry = (unsigned)(at - alphabet);
+		for (size_t j = 0; j < n; j++) {
+			carry += (unsigned)buf[j] * 58;
+			buf[j] = (uint8_t)carry;
+			carry >>= 8;
+		}
+		while (carry) {
+			if (n == sizeof(buf))
+				return -1;
+			buf[n++] = (uint8_t)carry;
+			carry >>= 8;
+		}
+	}
+	if (zeros + n != out_len)
+		return -1;
+	memset(out, 0, zeros);
+	for (size_t i = 0; i < n; i++)
+		out[zeros + i] = buf[n - 1 - i];
+	return 0;
+}
+
 size_t sbpf_base64_encode(const uint8_t *p, size_t len, char *out, size_t out_size)
 {
 	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

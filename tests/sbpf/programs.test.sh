@@ -11,7 +11,7 @@ if ! command -v clang >/dev/null; then
 	skip sbpf_programs "clang not installed"
 	exit 0
 fi
-for p in calls spin runtime isa sysvar; do
+for p in calls spin runtime isa sysvar pda; do
 	if [ ! -f "$OUT/$p.o" ] || [ "$SRC/$p.c" -nt "$OUT/$p.o" ] || [ "$SRC/solana.h" -nt "$OUT/$p.o" ]; then
 		clang -target bpf -mcpu=v3 -O2 -g -c "$SRC/$p.c" -o "$OUT/$p.o.tmp" &&
 			mv "$OUT/$p.o.tmp" "$OUT/$p.o" || { fail "sbpf_build_$p" "clang -target bpf failed"; exit 0; }
@@ -116,3 +116,29 @@ clang -target bpf -mcpu=v3 -O2 -c "$TMP/k.c" -o "$TMP/k.o"
 err=$("$TALLY" sbpf run "$TMP/k.o" 2>&1); rc=$?
 [ $rc -eq 1 ] && [[ "$err" == *'UnsupportedSyscall("sol_keccak256")'* ]] &&
 	pass sbpf_keccak_refused_at_load || fail sbpf_keccak_refused_at_load "$err"
+
+# Program-derived addresses: the vectors of the Solana SDK's test_create_program_address,
+# and try_find's answer recreated from its bump seed.
+b58() {
+	python3 -c 'import sys
+a = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+n = 0
+for c in sys.argv[1]: n = n * 58 + a.index(c)
+sys.stdout.buffer.write(n.to_bytes(32, "big"))' "$1"
+}
+if command -v python3 >/dev/null; then
+	{ b58 BPFLoaderUpgradeab1e11111111111111111111111; b58 SeedPubey1111111111111111111111111111111111
+	  printf '\000'; } >"$TMP/pda"
+	out=$("$TALLY" sbpf run "$OUT/pda.o" --input "$TMP/pda" --json)
+	want='"Program log: BwqrghZA2htAcqq8dzP1WDAhTXYTYWj7CHxF5j7TDBAe", "Program log: 13yWmRpaTR4r5nAktwLqMpRNr28tnVUZw26rTvPSSB19", "Program log: 2fnQrngrQT4SeLcdToJAD96phoEjNL2man2kfRLCASVk", "Program log: 976ymqVnfE32QFe6NfGDctSvVa36LWnvYxhU6G2232YL"'
+	[[ "$out" == *"$want"* && "$out" == *'"result": "success"'* ]] && pass sbpf_pda_sdk_vectors ||
+		fail sbpf_pda_sdk_vectors "$out"
+	[[ "$out" =~ \"Program\ log:\ 0x[0-9a-f]+,\ 0x1,\ 0x0,\ 0x0,\ 0x0\" ]] && pass sbpf_pda_find_roundtrip ||
+		fail sbpf_pda_find_roundtrip "$out"
+	{ b58 BPFLoaderUpgradeab1e11111111111111111111111; b58 SeedPubey1111111111111111111111111111111111
+	  printf '\001'; } >"$TMP/pda17"
+	out=$("$TALLY" sbpf run "$OUT/pda.o" --input "$TMP/pda17" --json)
+	[[ "$out" == *'"result": "BadSeeds"'* ]] && pass sbpf_pda_too_many_seeds || fail sbpf_pda_too_many_seeds "$out"
+else
+	skip sbpf_pda_sdk_vectors "python3 missing"
+fi
