@@ -202,6 +202,32 @@ static void add32_sign_extends_before_v2(void **state)
 	done(&r);
 }
 
+static void v1_v2_differences(void **state)
+{
+	struct run r;
+	/* v1: r10 starts at the top of the whole stack and only moves when the program moves
+	 * it (add64 r10, imm is allowed, in multiples of 64) */
+	const uint8_t bump[] = { I(0x07, 10, 0, 0, -64), I(0xbf, 0, 10, 0, 0), I(0x95, 0, 0, 0, 0) };
+	run(&r, SBPF_V1, bump, sizeof(bump), 0);
+	assert_int_equal(r.res.r0, 0x200000000ull + 64 * 4096 - 64);
+	done(&r);
+	assert_int_not_equal(load(&r, SBPF_V3, bump, sizeof(bump)), 0);
+	assert_string_equal(err_msg(), "test: VerifierError(CannotWriteR10(0))");
+	done(&r);
+	/* v2: sub with an immediate computes imm - dst; 0x2c loads a byte (it is mul32 before) */
+	uint8_t input[4] = { 9, 0, 0, 0 };
+	const uint8_t v2[] = { I(0xb7, 0, 0, 0, 3), I(0x17, 0, 0, 0, 10), I(0x2c, 2, 1, 0, 0),
+			       I(0x0f, 0, 2, 0, 0), I(0x95, 0, 0, 0, 0) };
+	run_cfg(&r, SBPF_V2, v2, sizeof(v2), input, sizeof(input), NULL, NULL);
+	assert_int_equal(r.res.error, SBPF_OK);
+	assert_int_equal(r.res.r0, 10 - 3 + 9);
+	done(&r);
+	/* the same bytes in v0: 3 - 10, then mul32 r2, r1 */
+	run_cfg(&r, SBPF_V0, v2, sizeof(v2), input, sizeof(input), NULL, NULL);
+	assert_int_equal(r.res.r0, (uint64_t)(3 - 10) + 0);
+	done(&r);
+}
+
 static void verifier_rejects_like_the_reference(void **state)
 {
 	struct run r;
@@ -365,6 +391,7 @@ int main(void)
 		cmocka_unit_test(division_errors),
 		cmocka_unit_test(recursion_stops_at_depth_64),
 		cmocka_unit_test(add32_sign_extends_before_v2),
+		cmocka_unit_test(v1_v2_differences),
 		cmocka_unit_test(verifier_rejects_like_the_reference),
 		cmocka_unit_test(hooks_account_for_every_unit),
 		cmocka_unit_test(syscall_costs_follow_agave),
