@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sbpf_syscalls_standard(&sys, SBPF_SYSCALLS_TEST_LOG);
 	if (size < 65)
 		return 0;
-	struct sbpf_load_options opt = { false, (enum sbpf_version)(data[0] % 5) };
+	struct sbpf_load_options opt = { false, (enum sbpf_version)(data[0] % 5), true };
 	struct sbpf_program *p;
 	if (sbpf_program_load("fuzz", data + 65, size - 65, &sys, &opt, &p))
 		return 0;

@@ -71,7 +71,7 @@ static int bench(const char *name, const uint8_t *code, size_t len, bool hooked,
 {
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *p;
-	struct sbpf_load_options opt = { false, SBPF_V3 };
+	struct sbpf_load_options opt = { false, SBPF_V3, true };
 	if (sbpf_program_load(name, code, len, &sys, &opt, &p)) {
 		fprintf(stderr, "%s\n", err_msg());
 		return 1;

@@ -22,15 +22,17 @@
 
 static const char help[] =
 	"usage: tally sbpf run PROGRAM [--input FILE] [--version VER] [--budget CU] [--json]\n"
-	"                      [--reject-broken-elfs]\n"
-	"       tally sbpf disasm PROGRAM [--version VER]\n\n"
-	"Runs an sBPF program (an ELF .so, sBPF v0 to v4, or raw bytecode) in tally's VM and\n"
+	"                      [--reject-broken-elfs] [--raw]\n"
+	"       tally sbpf disasm PROGRAM [--version VER] [--raw]\n\n"
+	"Runs an sBPF program (an ELF .so of sBPF v0 to v4, an eBPF object from\n"
+	"`clang -target bpf -mcpu=v3 -c`, linked in memory, or raw bytecode) in tally's VM and\n"
 	"prints how it ended, the compute units (CU) it consumed, its logs and return data.\n"
 	"CU are metered exactly as the Solana runtime meters them: 1 per instruction, syscalls\n"
 	"charge their own cost on top.\n\n"
 	"  --input FILE          bytes mapped at 0x400000000 (r1 points there); default none\n"
 	"  --version VER         v0..v4: the version the ELF must have, or the version raw\n"
 	"                        bytecode runs as (default v3)\n"
+	"  --raw                 PROGRAM is bytecode (8-byte instructions), not an ELF file\n"
 	"  --budget CU           compute budget (default 200000)\n"
 	"  --json                one JSON object: result (\"success\" or the reference VM's\n"
 	"                        error name), return_value, compute_units, logs, return_data\n"
@@ -175,6 +177,7 @@ static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct r
 		{ "budget", required_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "reject-broken-elfs", no_argument, NULL, 'r' },
+		{ "raw", no_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof(*o));
@@ -198,6 +201,7 @@ static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct r
 			break;
 		case 'j': o->json = true; break;
 		case 'r': o->load.reject_broken_elfs = true; break;
+		case 'R': o->load.raw = true; break;
 		default: return cli_usage(cmd, "unknown option: %s", argv[optind - 1]);
 		}
 	}

@@ -529,7 +529,7 @@ int sbpf_program_load(const char *name, const uint8_t *bytes, size_t size,
 		      const struct sbpf_syscalls *syscalls, const struct sbpf_load_options *opt,
 		      struct sbpf_program **out)
 {
-	static const struct sbpf_load_options defaults = { false, SBPF_VRESERVED };
+	static const struct sbpf_load_options defaults = { false, SBPF_VRESERVED, false };
 	static const struct sbpf_syscalls no_syscalls;
 	struct sbpf_program *p = calloc(1, sizeof(*p));
 	if (!p)
@@ -538,7 +538,7 @@ int sbpf_program_load(const char *name, const uint8_t *bytes, size_t size,
 	p->syscalls = c.syscalls;
 	p->name = arena_strdup(&p->arena, name);
 	int rc;
-	bool elf = size >= 4 && !memcmp(bytes, "\x7f" "ELF", 4);
+	bool elf = !c.opt->raw && size >= 4 && !memcmp(bytes, "\x7f" "ELF", 4);
 	bool rel = elf && size >= 18 && bytes[16] == ET_REL_ && bytes[17] == 0;
 	if (rel) {
 		p->version = c.opt->version == SBPF_VRESERVED ? SBPF_V3 : c.opt->version;
@@ -550,9 +550,11 @@ int sbpf_program_load(const char *name, const uint8_t *bytes, size_t size,
 		if (!rc)
 			rc = sbpf_strict_elf(p->version) ? load_strict(&c, bytes, size)
 							 : load_lenient(&c, bytes, size);
-	} else {
+	} else if (c.opt->raw) {
 		p->version = c.opt->version == SBPF_VRESERVED ? SBPF_V3 : c.opt->version;
 		rc = load_raw(&c, bytes, size);
+	} else {
+		rc = size < 64 ? lerr(&c, "ValueOutOfBounds") : lerr(&c, "FailedToParse(InvalidFileHeader)");
 	}
 	char msg[300];
 	if (!rc && sbpf_verify(p->text, p->text_len, p->version, msg, sizeof(msg)))

@@ -69,8 +69,10 @@ struct sbpf_load_options {
 	 * sh_addr != sh_offset are errors instead of run-time failures. */
 	bool reject_broken_elfs;
 	/* Only this version is accepted (SBPF_VRESERVED: any of v0..v4). For raw bytecode
-	 * (not an ELF) it is the version to run it as (default v3). */
+	 * it is the version to run it as (default v3). */
 	enum sbpf_version version;
+	/* The bytes are bytecode, not an ELF file. */
+	bool raw;
 };
 
 struct sbpf_program {
@@ -95,7 +97,7 @@ struct sbpf_program {
 	struct arena arena;
 };
 
-/* Loads an ELF (ET_DYN sBPF) or raw bytecode from memory. On failure returns a negative
+/* Loads an ELF (ET_DYN sBPF, or an ET_REL eBPF object) or raw bytecode from memory. On failure returns a negative
  * code with the message "NAME: ReferenceError(args)[: detail]". */
 int sbpf_program_load(const char *name, const uint8_t *bytes, size_t size,
 		      const struct sbpf_syscalls *syscalls, const struct sbpf_load_options *opt,

@@ -74,3 +74,42 @@ for f in long_symbol_name.so long_symbol_name_sbpfv0.so; do
 	out=$("$TALLY" sbpf run "$DIR/$f" --input "$TMP/input1" --json 2>&1)
 	[[ "$out" == *'"result": "success"'* ]] && pass "sbpf_loads_$f" || fail "sbpf_loads_$f" "$out"
 done
+
+# The strict (v3) loader, one corrupted byte at a time, as the reference's test_strict_header
+# does it: every e_ident byte, e_machine, e_version, e_entry, e_phoff, e_ehsize, e_phentsize
+# and e_phnum matter (InvalidFileHeader); e_type and the section fields do not; e_flags
+# turns into a reserved version. In both program headers every field but p_align matters.
+strict_sweep() {
+	local first=$1 last=$2 kind=$3 off err rc bad=""
+	for off in $(seq "$first" "$last"); do
+		cp "$DIR/strict_header.so" "$TMP/s.so"
+		printf '\257' | dd of="$TMP/s.so" bs=1 seek="$off" conv=notrunc status=none
+		err=$("$TALLY" sbpf run "$TMP/s.so" 2>&1 >/dev/null); rc=$?
+		local want=ok
+		if [ "$kind" = header ]; then
+			if [ "$off" -lt 16 ] || { [ "$off" -ge 18 ] && [ "$off" -lt 40 ]; } ||
+				{ [ "$off" -ge 52 ] && [ "$off" -lt 58 ]; }; then
+				want='FailedToParse(InvalidFileHeader)'
+			elif [ "$off" -ge 48 ] && [ "$off" -lt 52 ]; then
+				want=UnsupportedSBPFVersion
+			fi
+		elif [ $(((off - 64) % 56)) -lt 48 ]; then
+			want=InvalidProgramHeader
+		fi
+		if [ "$want" = ok ]; then
+			[ $rc -eq 0 ] || bad="$bad $off($err)"
+		else
+			[[ "$err" == "tally: $TMP/s.so: $want" ]] || bad="$bad $off(want $want: $err)"
+		fi
+	done
+	[ -z "$bad" ] && pass "sbpf_strict_$kind" || fail "sbpf_strict_$kind" "${bad:0:300}"
+}
+strict_sweep 0 63 header
+strict_sweep 64 175 program_headers
+
+# Raw bytecode: mov64 r0, 42; exit. Without --raw the same bytes are not an ELF file.
+printf '\267\000\000\000\052\000\000\000\225\000\000\000\000\000\000\000' >"$TMP/raw.bin"
+out=$("$TALLY" sbpf run --raw --version v0 "$TMP/raw.bin" --json)
+[[ "$out" == *'"result": "success", "return_value": 42, "compute_units": 2,'* ]] &&
+	pass sbpf_raw_bytecode || fail sbpf_raw_bytecode "$out"
+reject not_an_elf 'ValueOutOfBounds' "$TMP/raw.bin"

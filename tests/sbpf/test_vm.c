@@ -35,7 +35,7 @@ static int load(struct run *r, enum sbpf_version v, const uint8_t *code, size_t 
 {
 	memset(r, 0, sizeof(*r));
 	assert_int_equal(sbpf_syscalls_standard(&r->sys, SBPF_SYSCALLS_TEST_LOG), 0);
-	struct sbpf_load_options opt = { false, v };
+	struct sbpf_load_options opt = { false, v, true };
 	return sbpf_program_load("test", code, len, &r->sys, &opt, &r->prog);
 }
 
