@@ -172,7 +172,7 @@ static int get_dynsym(struct ctx *c, struct sx_elf *e, uint32_t idx, struct sx_s
 
 static int reloc_64_64(struct ctx *c, struct sx_elf *e, uint8_t *img, uint64_t off, uint32_t sym)
 {
-	uint64_t imm = off + 4;
+	uint64_t imm = sat_add(off, 4);
 	if (!in_range(imm, 4, e->size))
 		return lerr(c, "ValueOutOfBounds");
 	uint64_t refd = get_u32(img + imm);
@@ -183,7 +183,7 @@ static int reloc_64_64(struct ctx *c, struct sx_elf *e, uint8_t *img, uint64_t o
 	uint64_t addr = sat_add(s.value, refd);
 	if (addr < SBPF_REGION_SIZE)
 		addr += SBPF_REGION_SIZE;
-	if (!in_range(imm, 4, e->size) || !in_range(imm + 8, 4, e->size))
+	if (!in_range(imm, 4, e->size) || !in_range(sat_add(imm, 8), 4, e->size))
 		return lerr(c, "ValueOutOfBounds");
 	put_u32(img + imm, (uint32_t)addr);
 	put_u32(img + imm + 8, (uint32_t)(addr >> 32));
@@ -193,12 +193,12 @@ static int reloc_64_64(struct ctx *c, struct sx_elf *e, uint8_t *img, uint64_t o
 static int reloc_relative(struct ctx *c, struct sx_elf *e, uint8_t *img, uint64_t off,
 			  const struct sx_shdr *text)
 {
-	uint64_t imm = off + 4;
+	uint64_t imm = sat_add(off, 4);
 	bool in_text = text->type != SHT_NOBITS_ && off >= text->offset &&
 		       off < sat_add(text->offset, text->size);
 	if (in_text) {
 		/* lddw: the address is split over the two slots' immediates */
-		if (!in_range(imm, 4, e->size) || !in_range(imm + 8, 4, e->size))
+		if (!in_range(imm, 4, e->size) || !in_range(sat_add(imm, 8), 4, e->size))
 			return lerr(c, "ValueOutOfBounds");
 		uint64_t refd = get_u32(img + imm) | (uint64_t)get_u32(img + imm + 8) << 32;
 		if (!refd)
@@ -244,9 +244,10 @@ static int reloc_64_32(struct ctx *c, struct sx_elf *e, uint8_t *img, uint64_t o
 			return lerr(c, "UnresolvedSymbol(\"%s\", %llu, %llu)", name,
 				    (unsigned long long)(off / 8), (unsigned long long)off);
 	}
-	if (!in_range(off + 4, 4, e->size))
+	uint64_t imm = sat_add(off, 4);
+	if (!in_range(imm, 4, e->size))
 		return lerr(c, "ValueOutOfBounds");
-	put_u32(img + off + 4, key);
+	put_u32(img + imm, key);
 	return 0;
 }
 
