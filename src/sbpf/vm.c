@@ -56,8 +56,22 @@ void sbpf_result_describe(const struct sbpf_result *r, char *buf, size_t size)
 			 r->detail[0] ? ": " : "", r->detail);
 		return;
 	default:
-		snprintf(buf, size, "%s", sbpf_error_name(r->error));
+		break;
 	}
+	/* the reference's Display texts */
+	static const char *const text[] = {
+		[SBPF_E_CALL_DEPTH_EXCEEDED] = "exceeded max BPF to BPF call depth",
+		[SBPF_E_DIVIDE_BY_ZERO] = "divide by zero at BPF instruction",
+		[SBPF_E_DIVIDE_OVERFLOW] = "division overflow at BPF instruction",
+		[SBPF_E_EXECUTION_OVERRUN] =
+			"attempted to execute past the end of the text segment at BPF instruction",
+		[SBPF_E_CALL_OUTSIDE_TEXT_SEGMENT] = "callx attempted to call outside of the text segment",
+		[SBPF_E_EXCEEDED_MAX_INSTRUCTIONS] = "exceeded CUs meter at BPF instruction",
+		[SBPF_E_INVALID_INSTRUCTION] = "invalid BPF instruction",
+		[SBPF_E_UNSUPPORTED_INSTRUCTION] = "unsupported BPF instruction",
+	};
+	const char *t = (unsigned)r->error < sizeof(text) / sizeof(text[0]) ? text[r->error] : NULL;
+	snprintf(buf, size, "%s", t ? t : sbpf_error_name(r->error));
 }
 
 void sbpf_vm_access_fault(const struct sbpf_vm *vm, uint64_t addr, uint64_t size, bool store,
