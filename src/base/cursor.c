@@ -36,7 +36,7 @@ void cur_seek(struct cur *c, uint64_t off)
 	c->p = c->base + off;
 }
 
-void cur_skip(struct cur *c, uint64_t n)
+void cur_skip_slow(struct cur *c, uint64_t n)
 {
 	if (need(c, n))
 		c->p += n;
@@ -51,7 +51,7 @@ const uint8_t *cur_bytes(struct cur *c, uint64_t n)
 	return p;
 }
 
-uint8_t cur_u8(struct cur *c)
+uint8_t cur_u8_slow(struct cur *c)
 {
 	return need(c, 1) ? *c->p++ : 0;
 }

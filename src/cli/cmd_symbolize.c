@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "base/json.h"
@@ -41,8 +42,10 @@ static void put_str(const char *s)
 
 static void print_llvm(const struct tally_frame *f, int n)
 {
+	char spelled[4096];
 	for (int i = 0; i < n; i++) {
-		put_str(f[i].function ? f[i].function : "??");
+		put_str(f[i].function ? sym_llvm_spelling(f[i].function, spelled, sizeof(spelled))
+				      : "??");
 		putchar_unlocked('\n');
 		put_str(f[i].file ? f[i].file : "??");
 		putchar_unlocked(':');
@@ -61,9 +64,10 @@ static void print_gnu(const struct tally_frame *f, int n)
 		if (f[i].line)
 			printf("%u", f[i].line);
 		else
-			putchar(f[i].file ? '0' : '?');
-		if (i == 0 && f[i].discriminator)
-			printf(" (discriminator %u)", f[i].discriminator);
+			putchar('?'); /* addr2line's mark for an unknown line */
+		/* addr2line repeats the line-table row's discriminator on every inlined frame. */
+		if (f[0].discriminator)
+			printf(" (discriminator %u)", f[0].discriminator);
 		putchar('\n');
 	}
 }
@@ -99,19 +103,11 @@ static int parse_addr(const char *s, uint64_t *addr)
 	return 0;
 }
 
-static int one(struct sym_module *m, const struct options *o, const char *text)
+static void print_frames(struct sym_module *m, const struct options *o, uint64_t addr)
 {
-	uint64_t addr;
-	if (parse_addr(text, &addr)) {
-		fflush(stdout);
-		fprintf(stderr, "tally: not an address: %s\n", text);
-		return CLI_FAIL;
-	}
 	struct tally_frame f[MAX_FRAMES];
 	int n = sym_lookup(m, addr, o->style == OUT_GNU ? SYM_STYLE_GNU : SYM_STYLE_LLVM, f,
 			   MAX_FRAMES);
-	if (n < 0)
-		return cli_fail_err();
 	if (n > MAX_FRAMES)
 		n = MAX_FRAMES;
 	if (o->style == OUT_LLVM)
@@ -120,22 +116,78 @@ static int one(struct sym_module *m, const struct options *o, const char *text)
 		print_gnu(f, n);
 	else
 		print_json(addr, f, n);
-	return CLI_OK;
 }
 
+/* A batch of address texts: parsed, their units indexed in parallel, then printed in order.
+ * A text that is not an address is reported where it stands. */
+static int batch(struct sym_module *m, const struct options *o, char **texts, size_t n)
+{
+	uint64_t *addrs = malloc((n ? n : 1) * sizeof(*addrs));
+	bool *ok = malloc((n ? n : 1) * sizeof(*ok));
+	if (!addrs || !ok) {
+		free(addrs);
+		free(ok);
+		return cli_fail("out of memory");
+	}
+	size_t nok = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((ok[i] = !parse_addr(texts[i], &addrs[i])))
+			addrs[nok++] = addrs[i];
+	/* Threads pay off only when there are many units to index. */
+	if (nok >= 256)
+		sym_prepare(m, addrs, nok, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+	int rc = CLI_OK;
+	for (size_t i = 0, k = 0; i < n; i++) {
+		if (ok[i]) {
+			print_frames(m, o, addrs[k++]);
+			continue;
+		}
+		fflush(stdout);
+		fprintf(stderr, "tally: not an address: %s\n", texts[i]);
+		rc = CLI_FAIL;
+	}
+	fflush(stdout);
+	free(addrs);
+	free(ok);
+	return rc;
+}
+
+/* Standard input is read in chunks as they arrive: a file or a fast pipe gives large
+ * batches (indexed in parallel), a program asking one address at a time gets each answer
+ * as soon as its line arrives. */
 static int from_stdin(struct sym_module *m, const struct options *o)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int rc = CLI_OK;
-	while ((len = getline(&line, &cap, stdin)) > 0) {
-		if (len == 1 && line[0] == '\n')
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap + 1);
+	char **texts = malloc((cap / 2 + 1) * sizeof(*texts));
+	int rc = buf && texts ? CLI_OK : cli_fail("out of memory");
+	ssize_t got = 1;
+	while (buf && texts && got > 0) {
+		got = read(STDIN_FILENO, buf + len, cap - len);
+		if (got < 0 && errno == EINTR)
 			continue;
-		if (one(m, o, line) != CLI_OK)
+		len += got > 0 ? (size_t)got : 0;
+		size_t n = 0, start = 0;
+		for (size_t i = 0; i < len; i++) {
+			if (buf[i] != '\n' && (got > 0 || i + 1 < len))
+				continue;
+			size_t end = buf[i] == '\n' ? i : i + 1;
+			buf[end] = 0;
+			if (end > start && buf[start] != '\r')
+				texts[n++] = buf + start;
+			start = i + 1;
+		}
+		if (n && batch(m, o, texts, n) != CLI_OK)
 			rc = CLI_FAIL;
+		memmove(buf, buf + start, len - start);
+		len -= start;
+		if (len == cap) {
+			rc = cli_fail("an input line is longer than %zu bytes", cap);
+			break;
+		}
 	}
-	free(line);
+	free(buf);
+	free(texts);
 	return rc;
 }
 
@@ -194,14 +246,10 @@ static int run(int argc, char **argv)
 		return cli_fail_err();
 	static char buf[1 << 16];
 	setvbuf(stdout, buf, _IOFBF, sizeof(buf));
-	if (optind == argc) {
+	if (optind == argc)
 		rc = from_stdin(m, &o);
-	} else {
-		for (int i = optind; i < argc; i++)
-			if (one(m, &o, argv[i]) != CLI_OK)
-				rc = CLI_FAIL;
-	}
-	fflush(stdout);
+	else
+		rc = batch(m, &o, argv + optind, (size_t)(argc - optind));
 	sym_close(m);
 	return rc;
 }

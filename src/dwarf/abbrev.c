@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/search.h"
 #include "base/cursor.h"
 #include "base/err.h"
 #include "dwarf/dwarf.h"
@@ -119,39 +120,19 @@ int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_a
 	return 0;
 }
 
-struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint64_t code)
+const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint64_t code)
 {
 	if (code >= 1 && code <= t->n_dense)
 		return &t->by_code[code - 1];
-	size_t lo = 0, hi = t->n_sparse;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->sparse[mid].code < code)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LOWER_BOUND(t->sparse, t->n_sparse, .code, code);
 	return lo < t->n_sparse && t->sparse[lo].code == code ? &t->sparse[lo] : NULL;
-}
-
-static size_t table_slot(const struct dwarf *d, uint64_t off)
-{
-	size_t lo = 0, hi = d->nabbrev_tables;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->abbrev_tables[mid]->offset < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
 {
 	if (u->abbrevs)
 		return 0;
-	size_t i = table_slot(d, u->abbrev_offset);
+	size_t i = LOWER_BOUND(d->abbrev_tables, d->nabbrev_tables, ->offset, u->abbrev_offset);
 	if (i < d->nabbrev_tables && d->abbrev_tables[i]->offset == u->abbrev_offset) {
 		u->abbrevs = d->abbrev_tables[i];
 		return 0;
@@ -163,6 +144,11 @@ int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
 	int err = parse_table(d, u->abbrev_offset, t);
 	if (err)
 		return err;
+	t->shape = dwarf_unit_shape(u);
+	for (size_t k = 0; k < t->n_dense; k++)
+		dwarf_abbrev_sizes(u, &t->by_code[k]);
+	for (size_t k = 0; k < t->n_sparse; k++)
+		dwarf_abbrev_sizes(u, &t->sparse[k]);
 	if (d->nabbrev_tables == d->cap_abbrev_tables) {
 		size_t cap = d->cap_abbrev_tables ? d->cap_abbrev_tables * 2 : 64;
 		struct dwarf_abbrevs **n = realloc(d->abbrev_tables, cap * sizeof(*n));

@@ -2,9 +2,8 @@
  * DWARF 2-5 debugging information, 32- and 64-bit formats: units, abbreviations, attribute
  * forms, DIEs, address ranges and line programs. Reading is lazy: dwarf_open() reads only
  * unit headers and the first DIE of each unit; callers walk a unit's DIEs and decode its
- * line program when they need them. Nothing here caches across calls except abbreviation
- * tables (loaded on first use of a unit; see dwarf_unit_abbrevs()), so a caller that shares
- * a struct dwarf between threads must serialise calls that may load them.
+ * line program when they need them. After dwarf_open() nothing here writes to struct
+ * dwarf, so readers on several threads need no lock.
  *
  * Ownership: struct dwarf borrows the elf_file (which must outlive it) and owns its arena.
  */
@@ -26,6 +25,7 @@ struct dwarf_sect {
 struct dwarf_abbrev_attr {
 	uint16_t name;
 	uint16_t form;
+	int16_t size; /* in units of the table's shape: bytes, or -1 when the value says */
 	int64_t implicit_const;
 };
 
@@ -35,14 +35,15 @@ struct dwarf_abbrev {
 	bool has_children;
 	uint16_t nattrs;
 	struct dwarf_abbrev_attr *attrs;
-	/* For skipping: the attributes' total size when every form has a fixed size for
-	 * units of this shape (address size, offset size, version), else 0. */
-	uint32_t skip_size;
-	uint32_t skip_shape; /* the shape skip_size was computed for; 0: not yet */
+	/* For skipping, in units of the table's shape: the attributes' total size when all
+	 * are fixed and none is DW_AT_sibling (whose value the walker wants). */
+	bool fixed;
+	uint32_t fixed_size;
 };
 
 struct dwarf_abbrevs {
 	uint64_t offset;
+	uint32_t shape; /* address size, offset size and version class of the first unit */
 	struct dwarf_abbrev *by_code; /* dense: codes 1..n_dense map to by_code[code - 1] */
 	size_t n_dense;
 	struct dwarf_abbrev *sparse; /* codes that do not fit the dense array, sorted */
@@ -68,6 +69,7 @@ struct dwarf_unit {
 	uint64_t stmt_list;
 	const char *name;
 	const char *comp_dir;
+	uint16_t language; /* DW_LANG_*, 0 when not given */
 	bool is_split; /* a skeleton pointing at a .dwo: its DIEs are elsewhere */
 };
 
@@ -123,7 +125,8 @@ int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,
 
 /* The unit whose bytes hold .debug_info offset off, or NULL. */
 struct dwarf_unit *dwarf_unit_at(struct dwarf *d, uint64_t off);
-/* Loads the unit's abbreviation table if needed. */
+/* Loads the unit's abbreviation table if needed. dwarf_open() loads every unit's, so after
+ * it this only reads, and DIEs can be read on several threads at once. */
 int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u);
 
 /* DIEs. A reader walks a unit's DIEs in order; each DIE's attributes are decoded into
@@ -154,6 +157,11 @@ int dwarf_die_at(struct dwarf *d, uint64_t off, struct dwarf_die *die, struct dw
  * when the DIE has no ranges. */
 int dwarf_die_ranges(struct dwarf *d, struct dwarf_unit *u, const struct dwarf_die *die,
 		     int (*fn)(uint64_t lo, uint64_t hi, void *ctx), void *ctx);
+/* The same from the three attribute values (each may be NULL), for callers that have
+ * already picked them out of a DIE. */
+int dwarf_ranges(struct dwarf *d, struct dwarf_unit *u, const struct dwarf_value *low_pc,
+		 const struct dwarf_value *high_pc, const struct dwarf_value *ranges,
+		 int (*fn)(uint64_t lo, uint64_t hi, void *ctx), void *ctx);
 
 /* Line programs. */
 struct dwarf_line_row {
@@ -179,10 +187,11 @@ struct dwarf_line_table {
 	const char **file_paths; /* full path of each file entry, joined as LLVM does */
 	size_t nfiles;
 	bool zero_based_files; /* DWARF 5 */
+	struct arena paths;      /* owns the joined paths */
 };
 
 /* Decodes the line program at .debug_line offset off for unit u. Free with
- * dwarf_line_free(). */
+ * dwarf_line_free(). Reads d only, so tables may be decoded on several threads at once. */
 int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 		    struct dwarf_line_table *t);
 void dwarf_line_free(struct dwarf_line_table *t);

@@ -9,15 +9,18 @@
 
 int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_abbrev *all,
 			size_t n);
-struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint64_t code);
+const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint64_t code);
 
 /* Decodes one attribute value of the given form at c. 0, or -EINVAL for an unknown form
  * or a value past the end (the cursor is then bad). */
 int dwarf_form_read(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, uint16_t form,
 		    int64_t implicit_const, struct dwarf_value *v);
-/* The fixed size of all of a's attributes in unit u, or 0 when some vary (or a names its
- * sibling); computed once per abbreviation and unit shape. */
-uint32_t dwarf_abbrev_skip_size(const struct dwarf_unit *u, struct dwarf_abbrev *a);
+/* Units of one shape (address size, offset size, version class) give every fixed-size form
+ * the same size. */
+uint32_t dwarf_unit_shape(const struct dwarf_unit *u);
+/* Fills a's sizes (struct dwarf_abbrev's fixed, fixed_size, attrs[].size) for units
+ * shaped like u. */
+void dwarf_abbrev_sizes(const struct dwarf_unit *u, struct dwarf_abbrev *a);
 /* Steps over one attribute value without decoding it. */
 int dwarf_form_skip(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, uint16_t form);
 /* Entry idx of the unit's .debug_addr table. */

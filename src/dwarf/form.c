@@ -201,34 +201,25 @@ static unsigned fixed_size(const struct dwarf_unit *u, uint16_t form)
 	return 0;
 }
 
-/* Units of one shape give every fixed-size form the same size. */
-static uint32_t shape(const struct dwarf_unit *u)
+uint32_t dwarf_unit_shape(const struct dwarf_unit *u)
 {
 	return (uint32_t)u->addr_size << 16 | (uint32_t)u->offset_size << 8 | (u->version <= 2);
 }
 
-uint32_t dwarf_abbrev_skip_size(const struct dwarf_unit *u, struct dwarf_abbrev *a)
+void dwarf_abbrev_sizes(const struct dwarf_unit *u, struct dwarf_abbrev *a)
 {
-	uint32_t sh = shape(u);
-	if (a->skip_shape == sh)
-		return a->skip_size;
-	uint32_t total = 0;
+	a->fixed = true;
+	a->fixed_size = 0;
 	for (uint16_t i = 0; i < a->nattrs; i++) {
-		uint16_t form = a->attrs[i].form;
-		unsigned n = fixed_size(u, form);
-		if (!n && form != DW_FORM_flag_present && form != DW_FORM_implicit_const) {
-			total = 0;
-			break;
-		}
-		if (a->attrs[i].name == DW_AT_sibling) {
-			total = 0; /* the caller wants its value */
-			break;
-		}
-		total += n;
+		struct dwarf_abbrev_attr *at = &a->attrs[i];
+		unsigned n = fixed_size(u, at->form);
+		bool zero = at->form == DW_FORM_flag_present || at->form == DW_FORM_implicit_const;
+		at->size = n || zero ? (int16_t)n : -1;
+		if (at->size < 0 || at->name == DW_AT_sibling)
+			a->fixed = false;
+		else
+			a->fixed_size += n;
 	}
-	a->skip_size = total;
-	a->skip_shape = sh;
-	return total;
 }
 
 int dwarf_form_skip(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, uint16_t form)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/search.h"
 #include "base/cursor.h"
 #include "base/err.h"
 #include "base/vec.h"
@@ -195,8 +196,7 @@ char *dwarf_path_join(struct arena *a, const char *comp_dir, const char *dir, co
 	return out;
 }
 
-static int join_paths(struct dwarf *d, struct dwarf_unit *u, struct header *h,
-		      struct dwarf_line_table *t)
+static int join_paths(struct dwarf_unit *u, struct header *h, struct dwarf_line_table *t)
 {
 	t->nfiles = h->names.n;
 	t->file_paths = calloc(t->nfiles ? t->nfiles : 1, sizeof(*t->file_paths));
@@ -207,7 +207,7 @@ static int join_paths(struct dwarf *d, struct dwarf_unit *u, struct header *h,
 		const char *dir = "";
 		if (h->version >= 5 ? di < h->dirs.n : di > 0 && di <= h->dirs.n)
 			dir = h->dirs.v[h->version >= 5 ? di : di - 1];
-		t->file_paths[i] = dwarf_path_join(&d->arena, u->comp_dir, dir, h->names.v[i]);
+		t->file_paths[i] = dwarf_path_join(&t->paths, u->comp_dir, dir, h->names.v[i]);
 		if (!t->file_paths[i])
 			return -ENOMEM;
 	}
@@ -371,7 +371,7 @@ int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 		err = run(&p, &prog);
 	}
 	if (!err)
-		err = join_paths(d, u, &h, t);
+		err = join_paths(u, &h, t);
 	vec_free(&h.dirs);
 	vec_free(&h.names);
 	vec_free(&h.name_dirs);
@@ -396,6 +396,7 @@ void dwarf_line_free(struct dwarf_line_table *t)
 	free(t->rows);
 	free(t->seqs);
 	free(t->file_paths);
+	arena_free(&t->paths);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -412,25 +413,12 @@ const char *dwarf_line_file(const struct dwarf_line_table *t, uint64_t i)
 const struct dwarf_line_row *dwarf_line_lookup(const struct dwarf_line_table *t, uint64_t addr)
 {
 	/* The first sequence ending after addr, as LLVM's upper_bound by end address. */
-	size_t lo = 0, hi = t->nseqs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->seqs[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(t->seqs, t->nseqs, .hi, addr);
 	if (lo == t->nseqs || t->seqs[lo].lo > addr)
 		return NULL;
 	const struct dwarf_line_seq *s = &t->seqs[lo];
 	/* Last row at or before addr among rows first+1 .. end-2; else the first row. */
-	size_t a = s->first_row + 1, b = s->end_row - 1;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (t->rows[mid].addr <= addr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	size_t a = s->first_row + 1;
+	a += UPPER_BOUND(t->rows + a, s->end_row - 1 - a, .addr, addr);
 	return &t->rows[a - 1];
 }

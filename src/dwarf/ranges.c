@@ -138,7 +138,13 @@ static int rnglistx(struct dwarf *d, struct dwarf_unit *u, uint64_t idx, uint64_
 int dwarf_die_ranges(struct dwarf *d, struct dwarf_unit *u, const struct dwarf_die *die,
 		     range_fn fn, void *ctx)
 {
-	const struct dwarf_value *r = dwarf_die_attr(die, DW_AT_ranges);
+	return dwarf_ranges(d, u, dwarf_die_attr(die, DW_AT_low_pc), dwarf_die_attr(die, DW_AT_high_pc),
+			    dwarf_die_attr(die, DW_AT_ranges), fn, ctx);
+}
+
+int dwarf_ranges(struct dwarf *d, struct dwarf_unit *u, const struct dwarf_value *lo,
+		 const struct dwarf_value *hi, const struct dwarf_value *r, range_fn fn, void *ctx)
+{
 	if (r) {
 		uint64_t off = r->u;
 		if (r->cls == DWC_RNGLISTX) {
@@ -151,8 +157,6 @@ int dwarf_die_ranges(struct dwarf *d, struct dwarf_unit *u, const struct dwarf_d
 			return 0;
 		return u->version >= 5 ? rnglists(d, u, off, fn, ctx) : ranges_v4(d, u, off, fn, ctx);
 	}
-	const struct dwarf_value *lo = dwarf_die_attr(die, DW_AT_low_pc);
-	const struct dwarf_value *hi = dwarf_die_attr(die, DW_AT_high_pc);
 	if (!lo || !hi || lo->cls != DWC_ADDR)
 		return 0;
 	if (hi->cls == DWC_ADDR)

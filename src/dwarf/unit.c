@@ -3,10 +3,13 @@
  * but each unit's first) so that addresses and references can find their unit by binary
  * search. Type units are listed but never walked.
  */
+#include <elf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/search.h"
 #include "base/cursor.h"
 #include "base/err.h"
 #include "dwarf/dwarf.h"
@@ -28,10 +31,35 @@ static void load_section(struct dwarf *d, const char *name, struct dwarf_sect *s
 		*err = e;
 }
 
+struct info_loader {
+	struct dwarf *d;
+	int err;
+};
+
+static void *load_info(void *arg)
+{
+	struct info_loader *l = arg;
+	load_section(l->d, ".debug_info", &l->d->info, &l->err);
+	return NULL;
+}
+
+/* A large compressed .debug_info takes as long to inflate as all other sections together:
+ * it gets a thread of its own. */
+static bool inflate_info_apart(struct dwarf *d)
+{
+	const struct elf_section *s = elf_section_by_name(d->elf, ".debug_info");
+	return s && s->size > (1u << 20) &&
+	       ((s->flags & SHF_COMPRESSED) || !strncmp(s->name, ".zdebug", 7));
+}
+
 static int load_sections(struct dwarf *d)
 {
 	int err = 0;
-	load_section(d, ".debug_info", &d->info, &err);
+	struct info_loader l = { d, 0 };
+	pthread_t th;
+	bool apart = inflate_info_apart(d) && !pthread_create(&th, NULL, load_info, &l);
+	if (!apart)
+		load_section(d, ".debug_info", &d->info, &err);
 	load_section(d, ".debug_abbrev", &d->abbrev, &err);
 	load_section(d, ".debug_str", &d->str, &err);
 	load_section(d, ".debug_line_str", &d->line_str, &err);
@@ -40,6 +68,11 @@ static int load_sections(struct dwarf *d)
 	load_section(d, ".debug_ranges", &d->ranges, &err);
 	load_section(d, ".debug_rnglists", &d->rnglists, &err);
 	load_section(d, ".debug_line", &d->line, &err);
+	if (apart) {
+		pthread_join(th, NULL);
+		if (!err)
+			err = l.err;
+	}
 	return err;
 }
 
@@ -122,6 +155,7 @@ static int read_unit_die(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die
 	u->stmt_list = value_u(die, DW_AT_stmt_list, &u->has_stmt_list);
 	u->name = value_str(die, DW_AT_name);
 	u->comp_dir = value_str(die, DW_AT_comp_dir);
+	u->language = (uint16_t)value_u(die, DW_AT_language, NULL);
 	u->is_split = u->unit_type == DW_UT_skeleton || u->tag == DW_TAG_skeleton_unit ||
 		      dwarf_die_attr(die, DW_AT_dwo_name) || dwarf_die_attr(die, DW_AT_GNU_dwo_name);
 	if (u->is_split && !d->unsupported)
@@ -161,6 +195,8 @@ static int read_units(struct dwarf *d)
 		if (u->unit_type == DW_UT_compile || u->unit_type == DW_UT_partial ||
 		    u->unit_type == DW_UT_skeleton)
 			err = read_unit_die(d, u, die);
+		else
+			err = dwarf_unit_abbrevs(d, u);
 	}
 	free(die);
 	return err;
@@ -175,14 +211,35 @@ static int reread_units(struct dwarf *d)
 	return read_units(d);
 }
 
-int dwarf_open(struct elf_file *elf, struct dwarf **out)
+static struct dwarf *dwarf_new(struct elf_file *elf)
 {
 	struct dwarf *d = calloc(1, sizeof(*d));
+	if (d) {
+		d->elf = elf;
+		d->path = elf->path;
+		d->big_endian = elf->big_endian;
+	}
+	return d;
+}
+
+/* Hands d out, or frees it when err says opening failed. */
+static int finish(struct dwarf *d, int err, struct dwarf **out)
+{
+	if (err) {
+		if (err == -ENOMEM)
+			err_set(err, "%s: out of memory", d->path);
+		dwarf_close(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
+int dwarf_open(struct elf_file *elf, struct dwarf **out)
+{
+	struct dwarf *d = dwarf_new(elf);
 	if (!d)
 		return err_set(-ENOMEM, "%s: out of memory", elf->path);
-	d->elf = elf;
-	d->path = elf->path;
-	d->big_endian = elf->big_endian;
 	int err = load_sections(d);
 	if (!err)
 		err = read_units(d);
@@ -194,37 +251,21 @@ int dwarf_open(struct elf_file *elf, struct dwarf **out)
 		else if (r > 0)
 			err = reread_units(d);
 	}
-	if (err) {
-		if (err == -ENOMEM)
-			err_set(err, "%s: out of memory", elf->path);
-		dwarf_close(d);
-		return err;
-	}
-	*out = d;
-	return 0;
+	return finish(d, err, out);
 }
 
 int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,
 			const struct dwarf_sect *abbrev, const struct dwarf_sect *str,
 			const struct dwarf_sect *line, struct dwarf **out)
 {
-	struct dwarf *d = calloc(1, sizeof(*d));
+	struct dwarf *d = dwarf_new(elf);
 	if (!d)
 		return err_set(-ENOMEM, "%s: out of memory", elf->path);
-	d->elf = elf;
-	d->path = elf->path;
-	d->big_endian = elf->big_endian;
 	d->info = *info;
 	d->abbrev = *abbrev;
 	d->str = *str;
 	d->line = *line;
-	int err = read_units(d);
-	if (err) {
-		dwarf_close(d);
-		return err;
-	}
-	*out = d;
-	return 0;
+	return finish(d, read_units(d), out);
 }
 
 void dwarf_close(struct dwarf *d)
@@ -239,14 +280,7 @@ void dwarf_close(struct dwarf *d)
 
 struct dwarf_unit *dwarf_unit_at(struct dwarf *d, uint64_t off)
 {
-	size_t lo = 0, hi = d->nunits;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->units[mid].end <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(d->units, d->nunits, .end, off);
 	if (lo < d->nunits && d->units[lo].first_die <= off)
 		return &d->units[lo];
 	return NULL;
@@ -295,6 +329,34 @@ int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct d
 	return 0;
 }
 
+/* Skips the attributes of a DIE of abbreviation a at c, noting its DW_AT_sibling. */
+static int skip_attrs(struct dwarf *d, struct dwarf_unit *u, struct cur *c,
+		      const struct dwarf_abbrev *a, uint64_t *sibling)
+{
+	bool sized = u->abbrevs->shape == dwarf_unit_shape(u);
+	if (sized && a->fixed) {
+		cur_skip(c, a->fixed_size);
+		return 0;
+	}
+	for (uint16_t i = 0; i < a->nattrs; i++) {
+		const struct dwarf_abbrev_attr *at = &a->attrs[i];
+		int err = 0;
+		if (at->name == DW_AT_sibling) {
+			struct dwarf_value v;
+			err = dwarf_form_read(d, u, c, at->form, at->implicit_const, &v);
+			if (!err && v.cls == DWC_REF)
+				*sibling = v.u;
+		} else if (sized && at->size >= 0) {
+			cur_skip(c, (uint64_t)at->size);
+		} else {
+			err = dwarf_form_skip(d, u, c, at->form);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 		   const struct dwarf_abbrev **abbrev, uint64_t *sibling, uint64_t *next)
 {
@@ -306,28 +368,12 @@ int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 	*sibling = 0;
 	*abbrev = NULL;
 	if (code) {
-		struct dwarf_abbrev *ab = dwarf_abbrev_find(u->abbrevs, code);
-		if (!ab)
+		*abbrev = dwarf_abbrev_find(u->abbrevs, code);
+		if (!*abbrev)
 			return bad(d, off, "DIE uses an undefined abbreviation code");
-		*abbrev = ab;
-		uint32_t fixed = dwarf_abbrev_skip_size(u, ab);
-		if (fixed)
-			cur_skip(&c, fixed);
-		for (uint16_t i = 0; !fixed && i < ab->nattrs; i++) {
-			const struct dwarf_abbrev_attr *a = &(*abbrev)->attrs[i];
-			int err;
-			if (a->name == DW_AT_sibling) {
-				struct dwarf_value v;
-				err = dwarf_form_read(d, u, &c, a->form, a->implicit_const, &v);
-				if (!err && v.cls == DWC_REF)
-					*sibling = v.u;
-			} else {
-				err = dwarf_form_skip(d, u, &c, a->form);
-			}
-			if (err)
-				return bad(d, off, cur_ok(&c) ? "DIE uses an unknown attribute form"
-							      : "DIE runs past the end of its unit");
-		}
+		if (skip_attrs(d, u, &c, *abbrev, sibling))
+			return bad(d, off, cur_ok(&c) ? "DIE uses an unknown attribute form"
+						      : "DIE runs past the end of its unit");
 	}
 	if (!cur_ok(&c))
 		return bad(d, off, "truncated DIE");

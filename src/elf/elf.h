@@ -2,8 +2,9 @@
  * ELF files: header, sections, segments, symbols, notes, address translation, separate
  * debug files. A file is mapped read-only; section contents are returned in place, or
  * decompressed (SHF_COMPRESSED zlib/zstd, legacy .zdebug_*) and, in relocatable objects,
- * with relocations applied to .debug_* sections. Both are done once per section and cached,
- * so elf_section_data() is not thread-safe; everything else only reads.
+ * with relocations applied to .debug_* sections. Both are done once per section and cached:
+ * elf_section_data() may run on several threads at once for different sections, not for
+ * the same one. Everything else only reads.
  *
  * Ownership: struct elf_file owns its mapping, its arena (names, tables) and the buffers of
  * decompressed sections. elf_close() frees all of it.
@@ -11,6 +12,7 @@
 #ifndef TALLY_ELF_H
 #define TALLY_ELF_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -90,6 +92,7 @@ struct elf_file {
 	struct arena arena;
 	struct elf_buf *bufs; /* section buffers made by decompression or relocation */
 	size_t nbufs, capbufs;
+	pthread_mutex_t bufs_lock; /* sections may be loaded on several threads at once */
 };
 
 /* Maps and parses the file. Errors name the path and the offset of what is wrong. */

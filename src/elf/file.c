@@ -182,6 +182,7 @@ static int make(const char *name, const void *data, size_t size, bool owns,
 	struct elf_file *f = calloc(1, sizeof(*f));
 	if (!f)
 		return err_set(-ENOMEM, "%s: out of memory", name);
+	pthread_mutex_init(&f->bufs_lock, NULL);
 	f->path = arena_strdup(&f->arena, name);
 	f->map = data;
 	f->size = size;
@@ -221,7 +222,7 @@ int elf_open(const char *path, struct elf_file **out)
 		close(fd);
 		return err_set(-EINVAL, "%s: not an ELF file (empty)", path);
 	}
-	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	int e = errno;
 	close(fd);
 	if (map == MAP_FAILED)

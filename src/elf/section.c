@@ -23,16 +23,26 @@ struct elf_buf {
  * symbolizing a large library otherwise. */
 #define HUGE_PAGE ((size_t)2 << 20)
 
-void *elf_buf_alloc(struct elf_file *f, size_t size)
+static int remember(struct elf_file *f, void *map, size_t len)
 {
+	pthread_mutex_lock(&f->bufs_lock);
 	if (f->nbufs == f->capbufs) {
 		size_t cap = f->capbufs ? f->capbufs * 2 : 8;
 		struct elf_buf *n = realloc(f->bufs, cap * sizeof(*n));
-		if (!n)
-			return NULL;
+		if (!n) {
+			pthread_mutex_unlock(&f->bufs_lock);
+			return -1;
+		}
 		f->bufs = n;
 		f->capbufs = cap;
 	}
+	f->bufs[f->nbufs++] = (struct elf_buf){ map, len };
+	pthread_mutex_unlock(&f->bufs_lock);
+	return 0;
+}
+
+void *elf_buf_alloc(struct elf_file *f, size_t size)
+{
 	bool big = size >= HUGE_PAGE;
 	size_t len = (size ? size : 1) + (big ? HUGE_PAGE : 0);
 	uint8_t *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -43,7 +53,10 @@ void *elf_buf_alloc(struct elf_file *f, size_t size)
 		p = (uint8_t *)(((uintptr_t)map + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
 		madvise(p, size, MADV_HUGEPAGE);
 	}
-	f->bufs[f->nbufs++] = (struct elf_buf){ map, len };
+	if (remember(f, map, len)) {
+		munmap(map, len);
+		return NULL;
+	}
 	return p;
 }
 
@@ -52,6 +65,7 @@ void elf_bufs_free(struct elf_file *f)
 	for (size_t i = 0; i < f->nbufs; i++)
 		munmap(f->bufs[i].map, f->bufs[i].len);
 	free(f->bufs);
+	pthread_mutex_destroy(&f->bufs_lock);
 }
 
 static bool is_zdebug(const struct elf_section *s)

@@ -8,35 +8,22 @@
  */
 #include <errno.h>
 
+#include "base/search.h"
 #include "symbolize/symbolize_internal.h"
 
 #define MAX_FRAMES 256
 
-static const struct sym_cu_range *find_unit(const struct sym_module *m, uint64_t addr)
+int32_t sym_unit_of(const struct sym_module *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->ncu_ranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->cu_ranges[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(m->cu_ranges, m->ncu_ranges, .hi, addr);
 	if (lo < m->ncu_ranges && m->cu_ranges[lo].lo <= addr)
-		return &m->cu_ranges[lo];
-	return NULL;
+		return (int32_t)m->cu_ranges[lo].unit;
+	return -1;
 }
 
 static int32_t find_scope(const struct sym_unit_index *ix, uint64_t addr)
 {
-	size_t lo = 0, hi = ix->nspans;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ix->spans[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(ix->spans, ix->nspans, .lo, addr);
 	if (lo == 0 || addr >= ix->spans[lo - 1].hi)
 		return -1;
 	return ix->spans[lo - 1].scope;
@@ -55,12 +42,14 @@ static void from_row(const struct sym_unit_index *ix, uint64_t addr, struct tall
 	f->discriminator = row->discriminator;
 }
 
-/* Frames from DWARF; returns how many (0 when the address is in no unit). */
-static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_frame *fr)
+/* Frames from DWARF; returns how many (0 when the address is in no unit). *outer is the
+ * scope of the last frame, or NULL. */
+static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_frame *fr,
+			   const struct sym_scope **outer)
 {
-	const struct sym_cu_range *cu = m->dwarf ? find_unit(m, addr) : NULL;
+	int32_t unit = m->dwarf ? sym_unit_of(m, addr) : -1;
 	struct sym_unit_index *ix;
-	if (!cu || sym_unit_index(m, cu->unit, &ix))
+	if (unit < 0 || sym_unit_index(m, (uint32_t)unit, &ix))
 		return 0;
 	int32_t s = find_scope(ix, addr);
 	if (s < 0) {
@@ -82,29 +71,48 @@ static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_fra
 			f->column = inner->call_column;
 		}
 		inner = sc;
+		*outer = sc;
 		if (!sc->inlined)
 			break;
 	}
 	return n;
 }
 
+/* addr2line names a C++ function that DWARF names without its linkage name by the symbol
+ * that starts where the function does (when the address has no inlined frames). */
+static void gnu_cxx_name(const struct sym_symbols *table, const struct sym_scope *outer,
+			 uint64_t addr, struct tally_frame *f)
+{
+	uint64_t start;
+	size_t idx;
+	const char *name = sym_symbols_find(table, addr, true, &start, &idx);
+	if (name && start == outer->low)
+		f->function = name;
+}
+
 static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style style,
-			   struct tally_frame *f)
+			   const struct sym_scope *outer, size_t n, struct tally_frame *f)
 {
 	uint64_t start = 0;
 	const char *name = NULL;
 	size_t idx;
-	if (style == SYM_STYLE_LLVM || !f->function) {
-		name = sym_symbols_find(&m->symbols, addr, &start, &idx);
+	bool gnu = style == SYM_STYLE_GNU;
+	/* addr2line reads symbols from the separate debug file when there is one. */
+	const struct sym_symbols *table = gnu && m->debug_elf ? &m->fallback : &m->symbols;
+	if (gnu && n == 1 && outer && outer->cxx_plain_name)
+		gnu_cxx_name(table, outer, addr, f);
+	if (!gnu || !f->function) {
+		name = sym_symbols_find(table, addr, gnu, &start, &idx);
 		if (name) {
 			f->function = name;
 			f->sym_start = start;
-			const char *file = m->symbols.tab.syms[idx].file;
-			if (!f->file && file && *file)
+			const char *file = table->tab.syms[idx].file;
+			/* llvm-symbolizer ignores an empty file name; addr2line prints it. */
+			if (!f->file && file && (*file || gnu))
 				f->file = file;
 		}
 	}
-	if (!f->function && (name = sym_symbols_find(&m->fallback, addr, &start, &idx))) {
+	if (!f->function && (name = sym_symbols_find(&m->fallback, addr, gnu, &start, &idx))) {
 		f->function = name;
 		f->sym_start = start;
 	}
@@ -114,10 +122,11 @@ int sym_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
 	       struct tally_frame *frames, size_t max)
 {
 	struct tally_frame fr[MAX_FRAMES];
-	size_t n = dwarf_frames(m, addr, fr);
+	const struct sym_scope *outer = NULL;
+	size_t n = dwarf_frames(m, addr, fr, &outer);
 	if (n == 0)
 		fr[n++] = (struct tally_frame){ 0 };
-	name_outermost(m, addr, style, &fr[n - 1]);
+	name_outermost(m, addr, style, outer, n, &fr[n - 1]);
 	for (size_t i = 0; i < n; i++) {
 		fr[i].inlined = i + 1 < n;
 		if (i < max)

@@ -246,6 +246,8 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 	if (opts)
 		m->opts = *opts;
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->built, NULL);
+	pthread_mutex_init(&m->names_lock, NULL);
 	int err = elf_open(path, &m->elf);
 	if (!err)
 		err = open_dwarf(m);
@@ -281,6 +283,8 @@ void sym_close(struct sym_module *m)
 	elf_close(m->elf);
 	arena_free(&m->arena);
 	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->built);
+	pthread_mutex_destroy(&m->names_lock);
 	free(m);
 }
 

@@ -26,18 +26,21 @@ static size_t slot(const struct sym_name_cache *c, uint64_t key)
 	return i;
 }
 
-static bool cache_get(struct sym_name_cache *c, uint64_t off, const char **name)
+static bool cache_get(struct sym_module *m, uint64_t off, const char **name)
 {
-	if (!c || !c->cap)
-		return false;
-	size_t i = slot(c, off + 1);
-	if (!c->keys[i])
-		return false;
-	*name = c->vals[i];
-	return true;
+	pthread_mutex_lock(&m->names_lock);
+	struct sym_name_cache *c = m->names;
+	bool found = false;
+	if (c && c->cap) {
+		size_t i = slot(c, off + 1);
+		if ((found = c->keys[i] != 0))
+			*name = c->vals[i];
+	}
+	pthread_mutex_unlock(&m->names_lock);
+	return found;
 }
 
-static void cache_put(struct sym_module *m, uint64_t off, const char *name)
+static void cache_insert(struct sym_module *m, uint64_t off, const char *name)
 {
 	struct sym_name_cache *c = m->names;
 	if (!c && !(c = m->names = calloc(1, sizeof(*c))))
@@ -70,6 +73,14 @@ static void cache_put(struct sym_module *m, uint64_t off, const char *name)
 	c->vals[i] = name;
 }
 
+/* Two threads may resolve the same DIE at once; both find the same name. */
+static void cache_put(struct sym_module *m, uint64_t off, const char *name)
+{
+	pthread_mutex_lock(&m->names_lock);
+	cache_insert(m, off, name);
+	pthread_mutex_unlock(&m->names_lock);
+}
+
 void sym_names_free(struct sym_module *m)
 {
 	if (!m->names)
@@ -87,7 +98,9 @@ const char *sym_demangle(struct sym_module *m, const char *name)
 	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
 	if (!d)
 		return name;
+	pthread_mutex_lock(&m->names_lock);
 	const char *kept = arena_strdup(&m->arena, d);
+	pthread_mutex_unlock(&m->names_lock);
 	free(d);
 	return kept ? kept : name;
 }
@@ -127,6 +140,8 @@ static const char *find_recursively(struct sym_module *m, uint64_t off, const ui
 	return NULL;
 }
 
+static const uint16_t linkage_attrs[] = { DW_AT_MIPS_linkage_name, DW_AT_linkage_name };
+
 /* An instance that names itself only through its abstract origin shares the origin's name,
  * and so its cache entry. */
 static bool only_origin(struct sym_module *m, uint64_t off, uint64_t *origin)
@@ -147,15 +162,14 @@ static bool only_origin(struct sym_module *m, uint64_t off, uint64_t *origin)
 static const char *die_name(struct sym_module *m, uint64_t off, int depth)
 {
 	const char *name;
-	if (cache_get(m->names, off, &name))
+	if (cache_get(m, off, &name))
 		return name;
 	uint64_t origin;
 	if (depth < MAX_CHAIN && only_origin(m, off, &origin)) {
 		name = die_name(m, origin, depth + 1);
 	} else {
-		static const uint16_t linkage[] = { DW_AT_MIPS_linkage_name, DW_AT_linkage_name };
 		static const uint16_t plain[] = { DW_AT_name };
-		name = find_recursively(m, off, linkage, 2);
+		name = find_recursively(m, off, linkage_attrs, 2);
 		if (!name)
 			name = find_recursively(m, off, plain, 1);
 		if (name)
@@ -163,6 +177,11 @@ static const char *die_name(struct sym_module *m, uint64_t off, int depth)
 	}
 	cache_put(m, off, name);
 	return name;
+}
+
+bool sym_die_has_linkage_name(struct sym_module *m, uint64_t off)
+{
+	return find_recursively(m, off, linkage_attrs, 2) != NULL;
 }
 
 const char *sym_die_name(struct sym_module *m, uint64_t off)

@@ -19,11 +19,14 @@
 
 struct sym_scope {
 	const char *name;     /* demangled unless asked not to; NULL when DWARF has none */
-	uint64_t die_offset;
+	uint64_t die_offset;  /* where its name is found: the DIE, or the abstract origin it
+			       * names itself through (see names.c) */
 	int32_t parent;       /* enclosing scope in this unit, -1 for none */
 	bool inlined;         /* DW_TAG_inlined_subroutine (else subprogram) */
 	bool named;           /* name has been resolved */
+	bool cxx_plain_name;  /* a C++ subprogram named by DW_AT_name alone (see lookup.c) */
 	uint32_t call_file, call_line, call_column;
+	uint64_t low;         /* start of its first range, UINT64_MAX when it has none */
 };
 
 struct sym_span {
@@ -31,8 +34,10 @@ struct sym_span {
 	int32_t scope;
 };
 
+enum { UNIT_UNBUILT, UNIT_BUILDING, UNIT_READY };
+
 struct sym_unit_index {
-	atomic_bool ready;
+	atomic_int state; /* UNIT_*: one thread builds, others wait on the module's cond */
 	int error; /* the unit's DWARF is unusable: treated as having no scopes */
 	struct sym_scope *scopes;
 	size_t nscopes;
@@ -48,7 +53,7 @@ struct sym_cu_range {
 };
 
 struct sym_symbols {
-	struct elf_symtab tab; /* one symbol per address: llvm-symbolizer's choice */
+	struct elf_symtab tab; /* aliases kept: see symbols.c for whose choice is whose */
 	const char **demangled;
 };
 
@@ -58,32 +63,40 @@ struct sym_module {
 	struct elf_file *debug_elf; /* its separate debug file, or NULL */
 	struct dwarf *dwarf;        /* from whichever of the two has .debug_info, or NULL */
 	struct sym_symbols symbols; /* the module's .symtab, else its .dynsym */
-	struct sym_symbols fallback; /* the debug file's .symtab, functions only */
+	struct sym_symbols fallback; /* the debug file's symbols */
 	struct sym_cu_range *cu_ranges;
 	size_t ncu_ranges;
 	struct sym_unit_index *units; /* parallel to dwarf->units */
-	pthread_mutex_t lock;         /* held while a unit index is built */
+	pthread_mutex_t lock;         /* with built: for threads waiting on another's build */
+	pthread_cond_t built;
+	pthread_mutex_t names_lock;   /* guards arena and names */
 	struct arena arena;           /* names */
 	struct sym_name_cache *names;
 };
 
-/* unit_index.c */
+/* unit_index.c: the index of a unit, built on first use by whichever thread asks first. */
 int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **out);
+/* unit.c/lookup.c: the unit holding addr, or -1. */
+int32_t sym_unit_of(const struct sym_module *m, uint64_t addr);
 void sym_unit_index_free(struct sym_unit_index *ix);
 
 /* names.c: the subroutine name LLVM would give the DIE (linkage name, else name, through
  * DW_AT_abstract_origin and DW_AT_specification), demangled; NULL when there is none. */
 const char *sym_die_name(struct sym_module *m, uint64_t die_offset);
+/* Whether the DIE has a linkage name, directly or through the same links. */
+bool sym_die_has_linkage_name(struct sym_module *m, uint64_t die_offset);
 const char *sym_demangle(struct sym_module *m, const char *name);
 void sym_names_free(struct sym_module *m);
 
 /* symbols.c */
-int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool fallback,
+/* Loads f's .symtab, else its .dynsym; with both, the two merged. */
+int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool both,
 		     struct sym_symbols *out);
-/* The (demangled) name of the symbol llvm-symbolizer would name addr with, or NULL;
- * *start is its address and *idx its index in s->tab. */
-const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, uint64_t *start,
-			     size_t *idx);
+/* The (demangled) name of the symbol llvm-symbolizer would name addr with (with any_size,
+ * addr2line's: the nearest symbol at or before addr), or NULL; *start is its address and
+ * *idx its index in s->tab. */
+const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, bool any_size,
+			     uint64_t *start, size_t *idx);
 void sym_symbols_free(struct sym_symbols *s);
 
 #endif

@@ -1,35 +1,25 @@
 /*
  * Symbol tables as llvm-symbolizer uses them: the module's .symtab, or its .dynsym when
- * .symtab is absent; function, object, no-type and ifunc symbols; at each address only the
- * symbol with the largest size (then the greatest name) survives, and a symbol of size 0
- * covers everything up to the next symbol. The fallback table (a separate debug file's
- * .symtab) holds functions only and is consulted only where the first has nothing.
+ * .symtab is absent; function, object, no-type and ifunc symbols. Of the aliases at one
+ * address llvm-symbolizer takes the largest, the last of those in table order; addr2line
+ * the largest, the first in table order. A symbol of size 0 covers everything up to the
+ * next symbol (for addr2line every symbol does, whatever its size). The fallback table,
+ * a separate debug file's symbols, names what the first cannot (and is addr2line's table).
  */
 #include <errno.h>
 #include <stdlib.h>
 
+#include "base/search.h"
 #include "base/err.h"
 #include "symbolize/symbolize_internal.h"
 
-static void keep_last_per_address(struct elf_symtab *t)
-{
-	size_t out = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		if (i + 1 < t->n && t->syms[i + 1].addr == t->syms[i].addr)
-			continue;
-		t->syms[out++] = t->syms[i];
-	}
-	t->n = out;
-}
-
-int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool fallback,
+int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool both,
 		     struct sym_symbols *out)
 {
-	int err = elf_symbols(f, fallback ? ELF_SYMS_BOTH : ELF_SYMS_SYMTAB_ELSE_DYNSYM,
-			      !fallback, &out->tab);
+	int err = elf_symbols(f, both ? ELF_SYMS_BOTH : ELF_SYMS_SYMTAB_ELSE_DYNSYM, true,
+			      &out->tab);
 	if (err)
 		return err;
-	keep_last_per_address(&out->tab);
 	out->demangled = calloc(out->tab.n ? out->tab.n : 1, sizeof(*out->demangled));
 	if (!out->demangled)
 		return err_set(-ENOMEM, "%s: out of memory", f->path);
@@ -41,25 +31,22 @@ int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool fallback,
 	return 0;
 }
 
-const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, uint64_t *start,
-			     size_t *idx)
+const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, bool any_size,
+			     uint64_t *start, size_t *idx)
 {
-	size_t lo = 0, hi = s->tab.n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->tab.syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(s->tab.syms, s->tab.n, .addr, addr);
 	if (lo == 0)
 		return NULL;
-	const struct elf_symbol *sym = &s->tab.syms[lo - 1];
-	if (sym->size && addr - sym->addr >= sym->size)
+	size_t i = lo - 1; /* sorted by (address, size, table order): the largest is last */
+	const struct elf_symbol *sym = &s->tab.syms[i];
+	if (!any_size && sym->size && addr - sym->addr >= sym->size)
 		return NULL;
+	while (any_size && i > 0 && s->tab.syms[i - 1].addr == sym->addr &&
+	       s->tab.syms[i - 1].size == sym->size)
+		sym = &s->tab.syms[--i];
 	*start = sym->addr;
-	*idx = lo - 1;
-	return s->demangled[lo - 1];
+	*idx = i;
+	return s->demangled[i];
 }
 
 void sym_symbols_free(struct sym_symbols *s)

@@ -4,13 +4,15 @@
  * the innermost scope. The map is LLVM's (DWARFUnit's AddrDieMap): ranges are inserted
  * parents first, a child's range splits its parent's, and where ranges that are not nested
  * overlap, the later one wins from its start. Matching that keeps our answers equal to
- * llvm-symbolizer's even on oddly nested input. Built once, under the module lock.
+ * llvm-symbolizer's even on oddly nested input. Built once, by the first thread to ask;
+ * different units may be built on different threads at once.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
+#include "base/search.h"
 #include "base/vec.h"
 #include "dwarf/dwarf_consts.h"
 #include "symbolize/symbolize_internal.h"
@@ -18,84 +20,190 @@
 /* Nesting deeper than this is not real code; the walk treats it as corrupt. */
 #define MAX_DEPTH 4096
 
+/* LLVM's map from range starts to (end, scope), as a two-level sorted array: blocks of at
+ * most SPAN_BLOCK spans, so that inserting in the middle (functions are not emitted in
+ * address order: hot/cold splitting, sections) moves one block, not the whole unit. */
+#define SPAN_BLOCK 128
+
+struct span_block {
+	size_t n;
+	struct sym_span v[SPAN_BLOCK];
+};
+
+struct span_map {
+	VEC(struct span_block *) blocks;
+	size_t total;
+};
+
+struct pos {
+	size_t b, i; /* block, index in it */
+};
+
+/* The position of the first span whose lo is greater than key. */
+static struct pos upper_bound(const struct span_map *m, uint64_t key)
+{
+	/* The last block whose first span starts at or before key, then within it. */
+	size_t b = UPPER_BOUND(m->blocks.v, m->blocks.n, ->v[0].lo, key);
+	struct pos p = { b ? b - 1 : 0, 0 };
+	if (m->blocks.n)
+		p.i = UPPER_BOUND(m->blocks.v[p.b]->v, m->blocks.v[p.b]->n, .lo, key);
+	return p;
+}
+
+/* The span before position p, or NULL. */
+static struct sym_span *before(struct span_map *m, struct pos p)
+{
+	if (p.i > 0)
+		return &m->blocks.v[p.b]->v[p.i - 1];
+	if (p.b > 0)
+		return &m->blocks.v[p.b - 1]->v[m->blocks.v[p.b - 1]->n - 1];
+	return NULL;
+}
+
+static int split(struct span_map *m, size_t b)
+{
+	struct span_block *half = malloc(sizeof(*half));
+	if (!half || !vec_push(&m->blocks)) {
+		free(half);
+		return -ENOMEM;
+	}
+	struct span_block *full = m->blocks.v[b];
+	half->n = full->n / 2;
+	memcpy(half->v, full->v + full->n - half->n, half->n * sizeof(*half->v));
+	full->n -= half->n;
+	memmove(&m->blocks.v[b + 2], &m->blocks.v[b + 1],
+		(m->blocks.n - 2 - b) * sizeof(*m->blocks.v));
+	m->blocks.v[b + 1] = half;
+	return 0;
+}
+
+/* map[lo] = (hi, scope), inserting or overwriting. */
+static int assign(struct span_map *m, uint64_t lo, uint64_t hi, int32_t scope)
+{
+	struct pos p = upper_bound(m, lo);
+	struct sym_span *prev = before(m, p);
+	if (prev && prev->lo == lo) {
+		prev->hi = hi;
+		prev->scope = scope;
+		return 0;
+	}
+	if (!m->blocks.n) {
+		struct span_block **slot = vec_push(&m->blocks);
+		if (!slot || !(*slot = calloc(1, sizeof(**slot))))
+			return -ENOMEM;
+	}
+	if (m->blocks.v[p.b]->n == SPAN_BLOCK) {
+		if (split(m, p.b))
+			return -ENOMEM;
+		p = upper_bound(m, lo);
+	}
+	struct span_block *blk = m->blocks.v[p.b];
+	memmove(&blk->v[p.i + 1], &blk->v[p.i], (blk->n - p.i) * sizeof(*blk->v));
+	blk->v[p.i] = (struct sym_span){ lo, hi, scope };
+	blk->n++;
+	m->total++;
+	return 0;
+}
+
+/* The map as one sorted array; frees the blocks. */
+static struct sym_span *flatten(struct span_map *m, size_t *n)
+{
+	struct sym_span *all = malloc((m->total ? m->total : 1) * sizeof(*all));
+	size_t k = 0;
+	for (size_t b = 0; b < m->blocks.n; b++) {
+		if (all)
+			memcpy(all + k, m->blocks.v[b]->v, m->blocks.v[b]->n * sizeof(*all));
+		k += m->blocks.v[b]->n;
+		free(m->blocks.v[b]);
+	}
+	vec_free(&m->blocks);
+	*n = all ? k : 0;
+	return all;
+}
+
 struct build {
 	struct sym_module *m;
 	struct dwarf_unit *u;
 	VEC(struct sym_scope) scopes;
-	VEC(struct sym_span) spans;
+	struct span_map spans;
 	int32_t current; /* the scope whose ranges are being inserted */
 };
-
-/* Index of the first span whose lo is greater than key. */
-static size_t upper_bound(const struct build *b, uint64_t key)
-{
-	size_t lo = 0, hi = b->spans.n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (b->spans.v[mid].lo <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* map[lo] = (hi, scope), inserting or overwriting. */
-static int assign(struct build *b, uint64_t lo, uint64_t hi, int32_t scope)
-{
-	size_t i = upper_bound(b, lo);
-	if (i > 0 && b->spans.v[i - 1].lo == lo) {
-		b->spans.v[i - 1].hi = hi;
-		b->spans.v[i - 1].scope = scope;
-		return 0;
-	}
-	if (!vec_push(&b->spans))
-		return -ENOMEM;
-	memmove(&b->spans.v[i + 1], &b->spans.v[i], (b->spans.n - 1 - i) * sizeof(*b->spans.v));
-	b->spans.v[i] = (struct sym_span){ lo, hi, scope };
-	return 0;
-}
 
 static int insert_range(uint64_t lo, uint64_t hi, void *ctx)
 {
 	struct build *b = ctx;
-	size_t i = upper_bound(b, lo);
-	if (i > 0 && lo < b->spans.v[i - 1].hi) {
-		struct sym_span prev = b->spans.v[i - 1];
-		if (hi < prev.hi && assign(b, hi, prev.hi, prev.scope))
+	struct sym_scope *scope = &b->scopes.v[b->current];
+	if (scope->low == UINT64_MAX)
+		scope->low = lo;
+	struct sym_span *prev = before(&b->spans, upper_bound(&b->spans, lo));
+	if (prev && lo < prev->hi) {
+		struct sym_span old = *prev;
+		if (lo > old.lo)
+			prev->hi = lo; /* before assign(), which may move prev */
+		if (hi < old.hi && assign(&b->spans, hi, old.hi, old.scope))
 			return -ENOMEM;
-		if (lo > prev.lo)
-			b->spans.v[upper_bound(b, prev.lo) - 1].hi = lo;
 	}
-	return assign(b, lo, hi, b->current) ? -ENOMEM : 0;
+	return assign(&b->spans, lo, hi, b->current) ? -ENOMEM : 0;
 }
 
-static uint32_t const_attr(const struct dwarf_die *die, uint16_t at)
+/* The attributes of a subprogram or inlined subroutine the index uses, in one pass. */
+struct scope_attrs {
+	const struct dwarf_value *low, *high, *ranges, *call_file, *call_line, *call_column;
+	uint64_t sibling;
+	uint64_t origin;  /* DW_AT_abstract_origin, or 0 */
+	bool names_self;  /* has a name, a linkage name or a specification of its own */
+};
+
+static void pick(const struct dwarf_die *die, struct scope_attrs *a)
 {
-	const struct dwarf_value *v = dwarf_die_attr(die, at);
+	*a = (struct scope_attrs){ 0 };
+	for (uint16_t i = 0; i < die->nvals; i++) {
+		const struct dwarf_value *v = &die->vals[i];
+		switch (die->abbrev->attrs[i].name) {
+		case DW_AT_low_pc: a->low = v; break;
+		case DW_AT_high_pc: a->high = v; break;
+		case DW_AT_ranges: a->ranges = v; break;
+		case DW_AT_call_file: a->call_file = v; break;
+		case DW_AT_call_line: a->call_line = v; break;
+		case DW_AT_call_column: a->call_column = v; break;
+		case DW_AT_sibling: a->sibling = v->cls == DWC_REF ? v->u : 0; break;
+		case DW_AT_abstract_origin: a->origin = v->cls == DWC_REF ? v->u : 0; break;
+		case DW_AT_name:
+		case DW_AT_linkage_name:
+		case DW_AT_MIPS_linkage_name:
+		case DW_AT_specification: a->names_self = true; break;
+		}
+	}
+}
+
+static uint32_t constant(const struct dwarf_value *v)
+{
 	return v && v->cls == DWC_CONST ? (uint32_t)v->u : 0;
 }
 
-static int add_scope(struct build *b, const struct dwarf_die *die, int32_t parent,
-		     int32_t *index, bool *has_code)
+static int add_scope(struct build *b, const struct dwarf_die *die, const struct scope_attrs *a,
+		     int32_t parent, int32_t *index, bool *has_code)
 {
 	struct sym_scope *s = vec_push(&b->scopes);
 	if (!s)
 		return -ENOMEM;
-	s->die_offset = die->offset;
+	/* An instance named only by its abstract origin has the origin's name: resolving
+	 * the origin once serves all its inlined copies. */
+	s->die_offset = a->origin && !a->names_self && a->origin != die->offset ? a->origin
+										 : die->offset;
 	s->parent = parent;
+	s->low = UINT64_MAX;
 	s->inlined = die->abbrev->tag == DW_TAG_inlined_subroutine;
 	if (s->inlined) {
-		s->call_file = const_attr(die, DW_AT_call_file);
-		s->call_line = const_attr(die, DW_AT_call_line);
-		s->call_column = const_attr(die, DW_AT_call_column);
+		s->call_file = constant(a->call_file);
+		s->call_line = constant(a->call_line);
+		s->call_column = constant(a->call_column);
 	}
 	*index = (int32_t)(b->scopes.n - 1);
 	b->current = *index;
-	size_t before = b->spans.n;
-	int err = dwarf_die_ranges(b->m->dwarf, b->u, die, insert_range, b);
-	*has_code = b->spans.n != before || dwarf_die_attr(die, DW_AT_ranges) ||
-		    dwarf_die_attr(die, DW_AT_low_pc);
+	size_t had = b->spans.total;
+	int err = dwarf_ranges(b->m->dwarf, b->u, a->low, a->high, a->ranges, insert_range, b);
+	*has_code = b->spans.total != had || a->ranges || a->low;
 	return err == -ENOMEM ? err : 0; /* a bad range list loses that scope's ranges only */
 }
 
@@ -134,14 +242,16 @@ static int walk(struct build *b)
 		int32_t scope = stack[depth];
 		bool has_code = true;
 		if (a->tag == DW_TAG_subprogram || a->tag == DW_TAG_inlined_subroutine) {
+			struct scope_attrs at;
 			err = dwarf_die_read(d, b->u, off, die, &next);
-			if (!err)
-				err = add_scope(b, die, stack[depth], &scope, &has_code);
+			if (!err) {
+				pick(die, &at);
+				err = add_scope(b, die, &at, stack[depth], &scope, &has_code);
+			}
 			/* An abstract instance or a declaration: nothing below it has code. */
-			const struct dwarf_value *sib = dwarf_die_attr(die, DW_AT_sibling);
-			if (!err && !has_code && a->has_children && sib && sib->cls == DWC_REF &&
-			    sib->u > off && sib->u <= b->u->end) {
-				off = sib->u;
+			if (!err && !has_code && a->has_children && at.sibling > off &&
+			    at.sibling <= b->u->end) {
+				off = at.sibling;
 				continue;
 			}
 		} else if (a->has_children && holds_no_code(a->tag) && sibling > off &&
@@ -165,13 +275,23 @@ static int walk(struct build *b)
 
 /* Names are resolved only for scopes some address can reach: those with ranges and their
  * enclosing scopes (declarations and abstract instances far outnumber them). */
+static bool is_cxx(uint16_t lang)
+{
+	return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+	       lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
+}
+
 static void name_scopes(struct build *b, struct sym_unit_index *ix)
 {
+	bool cxx = is_cxx(b->u->language);
 	for (size_t i = 0; i < ix->nspans; i++) {
 		for (int32_t s = ix->spans[i].scope; s >= 0 && !ix->scopes[s].named;
 		     s = ix->scopes[s].parent) {
-			ix->scopes[s].name = sym_die_name(b->m, ix->scopes[s].die_offset);
-			ix->scopes[s].named = true;
+			struct sym_scope *sc = &ix->scopes[s];
+			sc->name = sym_die_name(b->m, sc->die_offset);
+			sc->named = true;
+			sc->cxx_plain_name = cxx && !sc->inlined && sc->name &&
+					     !sym_die_has_linkage_name(b->m, sc->die_offset);
 		}
 	}
 }
@@ -185,8 +305,7 @@ static void build(struct sym_module *m, uint32_t unit, struct sym_unit_index *ix
 		ix->error = walk(&b);
 	ix->scopes = b.scopes.v;
 	ix->nscopes = b.scopes.n;
-	ix->spans = b.spans.v;
-	ix->nspans = b.spans.n;
+	ix->spans = flatten(&b.spans, &ix->nspans);
 	name_scopes(&b, ix);
 	if (b.u->has_stmt_list)
 		ix->has_lines = !dwarf_line_read(m->dwarf, b.u, b.u->stmt_list, &ix->lines);
@@ -195,15 +314,23 @@ static void build(struct sym_module *m, uint32_t unit, struct sym_unit_index *ix
 int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **out)
 {
 	struct sym_unit_index *ix = &m->units[unit];
-	if (!atomic_load_explicit(&ix->ready, memory_order_acquire)) {
-		pthread_mutex_lock(&m->lock);
-		if (!atomic_load_explicit(&ix->ready, memory_order_relaxed)) {
-			build(m, unit, ix);
-			atomic_store_explicit(&ix->ready, true, memory_order_release);
-		}
-		pthread_mutex_unlock(&m->lock);
-	}
 	*out = ix;
+	int state = atomic_load_explicit(&ix->state, memory_order_acquire);
+	if (state == UNIT_READY)
+		return 0;
+	if (state == UNIT_UNBUILT &&
+	    atomic_compare_exchange_strong(&ix->state, &state, UNIT_BUILDING)) {
+		build(m, unit, ix);
+		pthread_mutex_lock(&m->lock);
+		atomic_store_explicit(&ix->state, UNIT_READY, memory_order_release);
+		pthread_cond_broadcast(&m->built);
+		pthread_mutex_unlock(&m->lock);
+		return 0;
+	}
+	pthread_mutex_lock(&m->lock);
+	while (atomic_load_explicit(&ix->state, memory_order_acquire) != UNIT_READY)
+		pthread_cond_wait(&m->built, &m->lock);
+	pthread_mutex_unlock(&m->lock);
 	return 0;
 }
 
