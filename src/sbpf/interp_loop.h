@@ -12,7 +12,6 @@
  * instruction is paid for), and one that finds no CU left fails ExceededMaxInstructions.
  */
 
-#define R (r)
 #define DST (r[d->dst])
 #define SRC (r[d->src])
 #define IMM ((uint64_t)d->imm)
@@ -457,7 +456,6 @@ done:
 	return 0;
 }
 
-#undef R
 #undef DST
 #undef SRC
 #undef IMM
