@@ -1,8 +1,9 @@
 /*
  * Function names for messages, disassembly and profiles, from .symtab and .dynsym (sh_link
- * names the string table, so section names are not needed). Names longer than 255 bytes are
- * dropped, as the reference drops such labels. Sorted by pc; a symbol without a size ends
- * where the next one starts.
+ * names the string table, so section names are not needed). Unlike the reference's debug
+ * labels (at most 255 bytes), names of any length up to 4 KiB are kept: Rust's mangled
+ * generic names run longer. Sorted by pc; a symbol without a size ends where the next one
+ * starts.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 #include "sbpf/link.h"
 #include "sbpf/program.h"
 
-enum { SHT_SYMTAB_ = 2, SHT_DYNSYM_ = 11, SHT_STRTAB_ = 3, STT_FUNC_ = 2 };
+enum { SHT_SYMTAB_ = 2, SHT_DYNSYM_ = 11, SHT_STRTAB_ = 3, STT_FUNC_ = 2, SYMBOL_NAME_MAX = 4096 };
 
 static int by_pc(const void *a, const void *b)
 {
@@ -34,7 +35,7 @@ static void add_table(struct sbpf_program *p, struct sx_elf *e, const struct sx_
 		if (sx_read_sym(e->bytes, e->size, off, &s))
 			return;
 		if ((s.info & 0xf) != STT_FUNC_ || s.value < base || !s.name ||
-		    sx_string(e, str, s.name, SX_DEBUG_SYMBOL_NAME_MAX, &name, &len) || !len)
+		    sx_string(e, str, s.name, SYMBOL_NAME_MAX, &name, &len) || !len)
 			continue;
 		uint64_t pc = (s.value - base) / 8;
 		if (pc >= p->ninsns)
