@@ -30,6 +30,7 @@ extern const struct cli_cmd cli_cmd_annotate;
 extern const struct cli_cmd cli_cmd_report;
 extern const struct cli_cmd cli_cmd_export;
 extern const struct cli_cmd cli_cmd_diff;
+extern const struct cli_cmd cli_cmd_sbpf;
 extern const struct cli_cmd cli_cmd_symbolize;
 
 #endif

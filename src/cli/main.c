@@ -18,6 +18,7 @@ static const struct cli_cmd *const commands[] = {
 	&cli_cmd_annotate,
 	&cli_cmd_export,
 	&cli_cmd_diff,
+	&cli_cmd_sbpf,
 	&cli_cmd_symbolize,
 	NULL,
 };
