@@ -291,6 +291,13 @@ static void set_expr_rule(struct dwarf_cfi_row *row, uint64_t reg, uint8_t kind,
 	row->regs[reg].expr_len = (uint32_t)len;
 }
 
+/* A factored offset. Wrapping arithmetic: hostile CFI may overflow, and must not be
+ * undefined behaviour (the row is then merely wrong, and validation rejects the step). */
+static int64_t scaled(uint64_t v, int64_t factor)
+{
+	return (int64_t)(v * (uint64_t)factor);
+}
+
 /* Moves loc; returns 1 when the new location passes the pc (the row is complete). */
 static int advance(struct program *p, struct dwarf_cfi_row *row, uint64_t newloc)
 {
@@ -312,7 +319,7 @@ static int step(struct program *p, struct cur *in, struct dwarf_cfi_row *row)
 	case 1:
 		return advance(p, row, row->start + (op & 0x3f) * cie->code_align);
 	case 2:
-		set_rule(row, op & 0x3f, DWARF_RULE_OFFSET, (int64_t)cur_uleb(in) * cie->data_align);
+		set_rule(row, op & 0x3f, DWARF_RULE_OFFSET, scaled(cur_uleb(in), cie->data_align));
 		return 0;
 	case 3:
 		if ((op & 0x3f) < DWARF_CFI_NREGS)
@@ -331,7 +338,7 @@ static int step(struct program *p, struct cur *in, struct dwarf_cfi_row *row)
 	case 0x04: return advance(p, row, row->start + cur_u32(in) * cie->code_align);
 	case 0x05: /* offset_extended */
 		reg = cur_uleb(in);
-		set_rule(row, reg, DWARF_RULE_OFFSET, (int64_t)cur_uleb(in) * cie->data_align);
+		set_rule(row, reg, DWARF_RULE_OFFSET, scaled(cur_uleb(in), cie->data_align));
 		return 0;
 	case 0x06: /* restore_extended */
 		reg = cur_uleb(in);
@@ -377,28 +384,28 @@ static int step(struct program *p, struct cur *in, struct dwarf_cfi_row *row)
 	case 0x10: reg = cur_uleb(in); set_expr_rule(row, reg, DWARF_RULE_EXPR, in); return 0;
 	case 0x11: /* offset_extended_sf */
 		reg = cur_uleb(in);
-		set_rule(row, reg, DWARF_RULE_OFFSET, cur_sleb(in) * cie->data_align);
+		set_rule(row, reg, DWARF_RULE_OFFSET, scaled((uint64_t)cur_sleb(in), cie->data_align));
 		return 0;
 	case 0x12: /* def_cfa_sf */
 		row->cfa.kind = DWARF_CFA_REG_OFFSET;
 		row->cfa.reg = (uint16_t)cur_uleb(in);
-		row->cfa.off = cur_sleb(in) * cie->data_align;
+		row->cfa.off = scaled((uint64_t)cur_sleb(in), cie->data_align);
 		return 0;
-	case 0x13: row->cfa.off = cur_sleb(in) * cie->data_align; return 0;
+	case 0x13: row->cfa.off = scaled((uint64_t)cur_sleb(in), cie->data_align); return 0;
 	case 0x14: /* val_offset */
 		reg = cur_uleb(in);
-		set_rule(row, reg, DWARF_RULE_VAL_OFFSET, (int64_t)cur_uleb(in) * cie->data_align);
+		set_rule(row, reg, DWARF_RULE_VAL_OFFSET, scaled(cur_uleb(in), cie->data_align));
 		return 0;
 	case 0x15: /* val_offset_sf */
 		reg = cur_uleb(in);
-		set_rule(row, reg, DWARF_RULE_VAL_OFFSET, cur_sleb(in) * cie->data_align);
+		set_rule(row, reg, DWARF_RULE_VAL_OFFSET, scaled((uint64_t)cur_sleb(in), cie->data_align));
 		return 0;
 	case 0x16: reg = cur_uleb(in); set_expr_rule(row, reg, DWARF_RULE_VAL_EXPR, in); return 0;
 	case 0x2d: return 0; /* GNU_window_save / AARCH64_negate_ra_state: no rule change */
 	case 0x2e: cur_uleb(in); return 0; /* GNU_args_size */
 	case 0x2f: /* GNU_negative_offset_extended */
 		reg = cur_uleb(in);
-		set_rule(row, reg, DWARF_RULE_OFFSET, -(int64_t)cur_uleb(in) * cie->data_align);
+		set_rule(row, reg, DWARF_RULE_OFFSET, scaled(0 - cur_uleb(in), cie->data_align));
 		return 0;
 	}
 	return -EINVAL;
@@ -543,7 +550,8 @@ static int build_index(struct dwarf_cfi *c)
 		c->nindex = 0;
 		return r;
 	}
-	qsort(c->index, c->nindex, sizeof(*c->index), by_start);
+	if (c->nindex)
+		qsort(c->index, c->nindex, sizeof(*c->index), by_start);
 	return 0;
 }
 

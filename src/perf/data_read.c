@@ -509,7 +509,8 @@ int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *e
 			released = off;
 		}
 	}
-	qsort(ord, n, sizeof(*ord), by_time);
+	if (n)
+		qsort(ord, n, sizeof(*ord), by_time);
 	for (size_t i = 0; i < n && !r; i++) {
 		decode(d, ord[i].off, &ev);
 		r = fn(&ev, arg);
