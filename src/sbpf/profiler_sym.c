@@ -172,10 +172,18 @@ static int resolve(struct psym *s, uint64_t pc, struct psym_pc *e)
 		e->n = f != PROF_NONE;
 		return 0;
 	}
+	/* The outermost frame is the function symbol holding pc when there is one: the
+	 * symbolizer, like llvm-symbolizer, names code after local labels (LBB1_2) in
+	 * objects. */
+	const struct sbpf_symbol *fn = sbpf_program_symbol_at(s->prog, pc);
 	for (int i = 0; i < n; i++) {
-		bool outer = i == n - 1;
-		uint32_t f = frame_of(s, outer ? PROF_VM : PROF_INLINE, fr[i].function, fr[i].file,
-				      outer ? fr[i].sym_start : 0);
+		uint32_t f;
+		if (i < n - 1)
+			f = frame_of(s, PROF_INLINE, fr[i].function, fr[i].file, 0);
+		else if (fn)
+			f = frame_of(s, PROF_VM, fn->name, fr[i].file, psym_addr(s, fn->pc));
+		else
+			f = frame_of(s, PROF_VM, fr[i].function, fr[i].file, fr[i].sym_start);
 		if (push_loc(s, f, fr[i].line))
 			return -ENOMEM;
 	}
