@@ -303,7 +303,7 @@ static int add_costs(struct psym *s, const struct rnode *r, uint32_t node)
 		uint32_t at = psym_inline_node(s, node, r->lo + k, &line);
 		int64_t w = (int64_t)r->counts[k];
 		if (at == PROF_NONE || prof_add_self(s->p, at, psym_addr(s, r->lo + k), line, &w))
-			return -ENOMEM;
+			return err_set(-ENOMEM, "out of memory building the profile");
 	}
 	return 0;
 }
@@ -317,10 +317,11 @@ static int convert(struct sbpf_profiler *pr, struct psym *s)
 	/* parents have smaller ids than their children */
 	for (size_t id = 0; !rc && id < pr->nnodes; id++) {
 		pnode[id] = place(s, pr, pnode, (uint32_t)id);
-		rc = pnode[id] == PROF_NONE ? -ENOMEM : add_costs(s, &pr->nodes[id], pnode[id]);
+		rc = pnode[id] == PROF_NONE ? err_set(-ENOMEM, "out of memory building the profile")
+					    : add_costs(s, &pr->nodes[id], pnode[id]);
 	}
 	free(pnode);
-	return rc ? err_set(rc, "out of memory building the profile") : 0;
+	return rc;
 }
 
 static int check_total(const struct prof *p, uint64_t cu_used)

@@ -191,26 +191,29 @@ static int resolve(struct psym *s, uint64_t pc, struct psym_pc *e)
 	return 0;
 }
 
-const struct psym_loc *psym_chain(struct psym *s, uint64_t pc, size_t *n)
+int psym_chain(struct psym *s, uint64_t pc, const struct psym_loc **chain, size_t *n)
 {
 	*n = 0;
+	*chain = NULL;
 	if (pc >= s->prog->ninsns)
-		return s->chain;
+		return 0;
 	struct psym_pc *e = &s->pcs[pc];
 	if (!e->done) {
-		if (resolve(s, pc, e))
-			return NULL;
+		int rc = resolve(s, pc, e);
+		if (rc)
+			return rc;
 		e->done = 1;
 	}
 	*n = e->n;
-	return s->chain + e->first;
+	*chain = e->n ? s->chain + e->first : NULL;
+	return 0;
 }
 
 uint32_t psym_function(struct psym *s, uint64_t pc)
 {
 	size_t n;
-	const struct psym_loc *c = psym_chain(s, pc, &n);
-	if (!c)
+	const struct psym_loc *c;
+	if (psym_chain(s, pc, &c, &n))
 		return PROF_NONE;
 	return n ? c[n - 1].frame : symtab_function(s, pc, true);
 }
@@ -226,9 +229,9 @@ uint32_t psym_syscall(struct psym *s, const char *name)
 uint32_t psym_inline_node(struct psym *s, uint32_t fnode, uint64_t pc, uint32_t *line)
 {
 	size_t n;
-	const struct psym_loc *c = psym_chain(s, pc, &n);
+	const struct psym_loc *c;
 	*line = 0;
-	if (!c)
+	if (psym_chain(s, pc, &c, &n))
 		return PROF_NONE;
 	if (!n)
 		return fnode;

@@ -65,8 +65,8 @@ static inline uint64_t psym_addr(const struct psym *s, uint64_t pc)
 }
 
 /* The chain of pc (innermost first; the last entry is its function), n entries; n is 0
- * when nothing is known about pc. Returns NULL on failure (message set). */
-const struct psym_loc *psym_chain(struct psym *s, uint64_t pc, size_t *n);
+ * when nothing is known about pc. 0, or a negative code (message set). */
+int psym_chain(struct psym *s, uint64_t pc, const struct psym_loc **chain, size_t *n);
 /* The frame of the function that starts (or is entered) at pc. PROF_NONE on failure. */
 uint32_t psym_function(struct psym *s, uint64_t pc);
 /* The frame "syscall:NAME". */
