@@ -40,7 +40,7 @@ chain=$(llvm-symbolizer --obj="$OUT/inline.o" --inlines "$call_addr" | sed -n '1
 # the CU consumed, fib(n) nests n deep, and the syscall leaf holds exactly 100 CU per
 # logged line (the instructions before each syscall stay with log_loop).
 i=0
-for bytes in '\000\000\000' '\006\003\002' '\011\007\001' '\001\000\012'; do
+for bytes in '\000\000\000\000' '\006\003\002\000' '\011\007\001\000' '\001\000\012\000'; do
 	i=$((i + 1))
 	printf "$bytes" >"$TMP/r$i"
 	json=$("$TALLY" sbpf run "$OUT/recurse.o" --input "$TMP/r$i" --json --folded "$TMP/r$i.folded")
@@ -57,11 +57,39 @@ for bytes in '\000\000\000' '\006\003\002' '\011\007\001' '\001\000\012'; do
 done
 
 # CU exhaustion: the profile still holds every CU consumed, the last in spin.
-printf '\004\002\377' >"$TMP/spin"
+printf '\004\002\377\000' >"$TMP/spin"
 json=$("$TALLY" sbpf run "$OUT/recurse.o" --input "$TMP/spin" --budget 5000 --json --folded "$TMP/spin.folded")
 [[ "$json" == *'"result": "ExceededMaxInstructions"'* ]] && [ "$(cu_of "$json")" = 5000 ] &&
 	[ "$(folded_sum "$TMP/spin.folded")" = 5000 ] && grep -q '^entrypoint;spin [0-9]' "$TMP/spin.folded" &&
 	pass sbpf_profile_cu_exhausted || fail sbpf_profile_cu_exhausted "$json $(tr '\n' ' ' <"$TMP/spin.folded")"
+
+# Runs that end inside the call tree: the 64th nested call (CallDepthExceeded: 63 frames
+# of fail_at below entrypoint, the reference's limit), abort and an access violation five
+# calls down. The profile keeps every CU, the failing instruction's included.
+for how in 1 2 3; do
+	printf "\\004\\002\\001\\00$how" >"$TMP/fail$how"
+	json=$("$TALLY" sbpf run "$OUT/recurse.o" --input "$TMP/fail$how" --json --folded "$TMP/fail$how.folded")
+	depth=$(awk '{ n = gsub(/fail_at/, "&", $1); if (n > m) m = n } END { print m + 0 }' "$TMP/fail$how.folded")
+	case $how in
+	1) want='"result": "CallDepthExceeded"' want_depth=63 ;;
+	2) want='"result": "Abort"' want_depth=5 ;;
+	3) want='"result": "AccessViolation"' want_depth=5 ;;
+	esac
+	[[ "$json" == *"$want"* ]] && [ "$depth" = $want_depth ] &&
+		[ "$(folded_sum "$TMP/fail$how.folded")" = "$(cu_of "$json")" ] &&
+		pass "sbpf_profile_fails_inside_$how" || fail "sbpf_profile_fails_inside_$how" "depth $depth: $json"
+done
+
+# Every budget from 1 CU up to past the end of the run stops at some boundary (an
+# instruction, a call, a return, before, inside or after a syscall): the profile always
+# holds exactly the CU consumed (tally itself fails with an internal error otherwise).
+printf '\003\002\000\000' >"$TMP/sweep"
+bad=""
+for budget in $(seq 1 3 560); do
+	json=$("$TALLY" sbpf run "$OUT/recurse.o" --input "$TMP/sweep" --budget $budget --json --folded "$TMP/sweep.folded" 2>&1)
+	[ "$(folded_sum "$TMP/sweep.folded")" = "$(cu_of "$json")" ] || bad="$bad $budget"
+done
+[ -z "$bad" ] && pass sbpf_profile_invariant_every_budget || fail sbpf_profile_invariant_every_budget "budgets:$bad"
 
 # Every output at once, twice: byte-identical files.
 for run in 1 2; do
@@ -134,7 +162,7 @@ got=$("$TALLY" sbpf size "$OUT/recurse.o" --folded - | sort)
 got=$("$TALLY" sbpf size "$OUT/inline.o" --folded -)
 [[ "$got" == *"entrypoint;square 4"* ]] && pass sbpf_size_inline || fail sbpf_size_inline "$got"
 "$TALLY" sbpf size "$OUT/recurse.o" --flamegraph "$TMP/size.svg" && grep -q '<svg' "$TMP/size.svg" &&
-	[[ "$("$TALLY" sbpf size "$OUT/recurse.o")" == *"total:    47 instructions"* ]] &&
+	[[ "$("$TALLY" sbpf size "$OUT/recurse.o")" == *"total:    $(awk '{ s += $2 } END { print s }' <<<"$want") instructions"* ]] &&
 	pass sbpf_size_outputs || fail sbpf_size_outputs "no SVG or report"
 
 # A deployed program without DWARF: .symtab names, total equal to the CU consumed.
@@ -148,3 +176,9 @@ if [ -f "$DIR/hello_world.so" ]; then
 else
 	skip sbpf_profile_symtab "no corpus"
 fi
+
+# --no-profile runs without hooks and refuses outputs it could not write.
+out=$("$TALLY" sbpf run "$OUT/inline.o" --input "$TMP/in5" --no-profile --json)
+"$TALLY" sbpf run "$OUT/inline.o" --no-profile --folded "$TMP/x.folded" 2>/dev/null; rc=$?
+[[ "$out" == *'"compute_units": 18,'* ]] && [ $rc = 2 ] && [ ! -e "$TMP/x.folded" ] &&
+	pass sbpf_profile_off || fail sbpf_profile_off "rc $rc: $out"
