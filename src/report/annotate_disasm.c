@@ -1,8 +1,8 @@
 /*
  * Disassembler backends, chosen by the ELF machine of the module. capstone decodes x86-64,
  * i386 and aarch64; sBPF (EM_BPF 247, EM_SBPF 263) is decoded by src/sbpf's disassembler,
- * the version taken from e_flags (0..4 are v0..v4). Jump targets print as lbb_N with N the
- * file address / 8 (the decoder sees addresses, not the program's pc numbering).
+ * the version taken from e_flags (0..4 are v0..v4). Jump targets print as addresses, like
+ * the listing's own column (`tally sbpf disasm` numbers them by pc instead: lbb_PC).
  */
 #include "report/annotate_impl.h"
 
@@ -21,6 +21,16 @@
 typedef size_t (*decode_fn)(uint32_t elf_flags, const uint8_t *code, size_t size, uint64_t addr,
 			    char *text, size_t text_size);
 
+/* "jne r1, 0, lbb_N" (N in slots of the file's address space) -> "jne r1, 0, 0xADDR". */
+static void label_to_address(char *text, size_t size)
+{
+	char *l = strstr(text, "lbb_");
+	if (!l)
+		return;
+	unsigned long long slot = strtoull(l + 4, NULL, 10);
+	snprintf(l, size - (size_t)(l - text), "%#llx", slot * SBPF_INSN_SIZE);
+}
+
 /* One sBPF slot, or both slots of lddw. */
 static size_t decode_sbpf(uint32_t elf_flags, const uint8_t *code, size_t size, uint64_t addr,
 			  char *text, size_t text_size)
@@ -31,6 +41,7 @@ static size_t decode_sbpf(uint32_t elf_flags, const uint8_t *code, size_t size, 
 	bool lddw = sbpf_kind_of(v, code[0]) == SBPF_K_LDDW && size >= 2 * SBPF_INSN_SIZE;
 	sbpf_disasm_raw(v, code, lddw ? code + SBPF_INSN_SIZE : NULL, addr / SBPF_INSN_SIZE, text,
 			text_size);
+	label_to_address(text, text_size);
 	return lddw ? 2 * SBPF_INSN_SIZE : SBPF_INSN_SIZE;
 }
 
