@@ -17,6 +17,7 @@
 #include "sbpf/syscall.h"
 
 #define NO_NODE UINT32_MAX
+#define INITIAL_SPAN_MAX 256
 
 /* A function entered from a call site, or a syscall made from one. */
 struct rnode {
@@ -84,7 +85,8 @@ static void select_node(struct sbpf_profiler *pr, uint32_t id)
 	pr->n = r->n;
 }
 
-/* A new node; a function's counts start sized to its symbol (grown on demand). */
+/* A new node; a function's counts start sized to its symbol, up to INITIAL_SPAN_MAX
+ * (grown on demand), so that deep trees of large functions stay small. */
 static uint32_t new_node(struct sbpf_profiler *pr, uint32_t parent, uint64_t call_pc,
 			 uint64_t target, const struct sbpf_syscall *sc)
 {
@@ -101,6 +103,8 @@ static uint32_t new_node(struct sbpf_profiler *pr, uint32_t parent, uint64_t cal
 	if (!sc) {
 		const struct sbpf_symbol *s = sbpf_program_symbol_at(pr->prog, target);
 		r.n = s && s->pc == target && s->end_pc > target ? s->end_pc - target : 16;
+		if (r.n > INITIAL_SPAN_MAX) /* large functions grow as far as they run */
+			r.n = INITIAL_SPAN_MAX;
 		if (!(r.counts = calloc(r.n, sizeof(*r.counts))))
 			return NO_NODE;
 	}
