@@ -1,0 +1,17 @@
+/*
+ * Shared between the files of src/elf only.
+ */
+#ifndef TALLY_ELF_INTERNAL_H
+#define TALLY_ELF_INTERNAL_H
+
+#include "elf/elf.h"
+
+/* Records a malloc'd buffer that lives as long as f. 0 or -ENOMEM (buf is then freed). */
+int elf_own(struct elf_file *f, void *buf);
+/* Inflates s (SHF_COMPRESSED or .zdebug_*) into a new owned buffer. */
+int elf_decompress(struct elf_file *f, const struct elf_section *s, const uint8_t *raw,
+		   size_t raw_size, uint8_t **out, size_t *out_size);
+/* Applies the relocations that target section s (an ET_REL .debug_* section) to buf. */
+int elf_relocate(struct elf_file *f, const struct elf_section *s, uint8_t *buf, size_t size);
+
+#endif
