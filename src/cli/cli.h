@@ -24,5 +24,6 @@ int cli_fail_err(void);
 int cli_wants_help(int argc, char **argv);
 
 /* The commands, one per src/cli/cmd_NAME.c. */
+extern const struct cli_cmd cli_cmd_probes;
 
 #endif
