@@ -35,14 +35,19 @@ static void print_object(const struct usdt_object *obj)
 	       "SEM-OFFSET", "ARGUMENTS");
 	for (size_t i = 0; i < l->n; i++) {
 		const struct usdt_probe *p = &l->v[i];
-		char name[300], sem[24] = "-", semoff[24] = "-";
+		char name[300], pc[24] = "-", off[24] = "-", sem[24] = "-", semoff[24] = "-";
 		snprintf(name, sizeof(name), "%s:%s", p->provider, p->name);
+		/* An object file's notes hold addresses only through relocations. */
+		if (!l->relocatable) {
+			snprintf(pc, sizeof(pc), "0x%" PRIx64, p->pc);
+			snprintf(off, sizeof(off), "0x%" PRIx64, p->pc_offset);
+		}
 		if (p->semaphore)
 			snprintf(sem, sizeof(sem), "0x%" PRIx64, p->semaphore);
 		if (p->sem_offset)
 			snprintf(semoff, sizeof(semoff), "0x%" PRIx64, p->sem_offset);
-		printf("  %-32s 0x%-16" PRIx64 " 0x%-8" PRIx64 " %-18s %-10s %s\n", name, p->pc,
-		       p->pc_offset, sem, semoff, p->args_text);
+		printf("  %-32s %-18s %-10s %-18s %-10s %s\n", name, pc, off, sem, semoff,
+		       p->args_text);
 		for (size_t a = 0; a < p->nargs; a++) {
 			char d[128];
 			usdt_arg_describe(&p->args[a], l->arch, d, sizeof(d));

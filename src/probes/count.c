@@ -281,8 +281,8 @@ static bool wait_target(struct session *s, int sigfd)
 				break;
 			timeout = (int)(left * 1000) + 1;
 		}
-		if (s->o->args)
-			timeout = timeout < 0 || timeout > 50 ? 50 : timeout;
+		if (s->o->args) /* drain often: the rings must not fill, strings must still be there */
+			timeout = timeout < 0 || timeout > 5 ? 5 : timeout;
 		int n = poll(pf, pidfd >= 0 ? 2 : 1, timeout);
 		if (s->o->args)
 			usdt_sampler_drain(&s->sampler);

@@ -97,6 +97,7 @@ int usdt_read(struct elf_file *f, struct usdt_list *out)
 				       f->path, f->machine);
 		return 0;
 	}
+	out->relocatable = f->type == ET_REL;
 	struct reader r = { f, out, 0 };
 	struct elf_section *base = elf_section_by_name(f, ".stapsdt.base");
 	if (base)

@@ -21,8 +21,8 @@
 #include "base/err.h"
 #include "probes/sample.h"
 
-#define RING_PAGES 64 /* data pages per thread: 256 KiB */
-#define STACK_BYTES 1024
+#define RING_PAGES 256 /* data pages per cpu: 1 MiB */
+#define FRAME_BYTES 1024 /* copied when an argument is relative to a frame pointer */
 #define MAX_ARGS 12
 
 struct hist_entry {
@@ -64,7 +64,6 @@ int usdt_sampler_init(struct usdt_sampler *s, const struct usdt_objects *objs, s
 				       objs->v[i].path);
 	s->arch = HOST_ARCH;
 	s->cfg.regs_mask = REGS_MASK;
-	s->cfg.stack_bytes = STACK_BYTES;
 #else
 	return err_set(-ENOTSUP, "--args is supported on x86-64 and aarch64 only");
 #endif
@@ -82,10 +81,32 @@ const struct uprobe_sampling *usdt_sampler_config(const struct usdt_sampler *s)
 	return &s->cfg;
 }
 
+/* Copies of the stack cost ring space on every hit: only as much as the stack-relative
+ * arguments reach, a fixed frame when they are relative to the frame pointer. */
+static uint32_t stack_reach(const struct usdt_probe *p, enum usdt_arch arch)
+{
+	uint64_t reach = 0;
+	int fp = arch == USDT_ARCH_X86_64 ? USDT_X86_BP : 29;
+	int sp = arch == USDT_ARCH_X86_64 ? USDT_X86_SP : USDT_A64_SP;
+	for (size_t i = 0; i < p->nargs; i++) {
+		const struct usdt_arg *a = &p->args[i];
+		if (a->kind != USDT_ARG_MEM || a->index != USDT_NO_REG || a->symbol)
+			continue;
+		if (a->reg == sp && a->value >= 0 && a->value < 65536 - 16)
+			reach = reach > (uint64_t)a->value + 16 ? reach : (uint64_t)a->value + 16;
+		else if (a->reg == fp)
+			reach = reach > FRAME_BYTES ? reach : FRAME_BYTES;
+	}
+	return (uint32_t)((reach + 7) & ~7ull);
+}
+
 void usdt_sampler_set_site(struct usdt_sampler *s, size_t i, struct usdt_object *obj,
 			   struct usdt_probe *probe, size_t row)
 {
 	s->sites[i] = (struct sampler_site){ obj, probe, row };
+	uint32_t reach = stack_reach(probe, s->arch);
+	if (reach > s->cfg.stack_bytes)
+		s->cfg.stack_bytes = reach;
 }
 
 int usdt_sampler_add(struct usdt_sampler *s, int fd, int cpu, size_t site)
@@ -191,7 +212,7 @@ static bool read_mem(const struct hit *h, uint64_t addr, void *out, size_t len)
 /* A printable NUL-terminated string at addr, or false. */
 static bool read_string(const struct hit *h, uint64_t addr, char *out, size_t len)
 {
-	char buf[40];
+	char buf[33];
 	if (addr < 4096 || !read_mem(h, addr, buf, sizeof(buf)))
 		return false;
 	size_t n = 0;
@@ -253,9 +274,9 @@ static void format_arg(const struct hit *h, const struct usdt_arg *a, char *out,
 		int64_t sv = bits < 64 && (v >> (bits - 1)) ? (int64_t)(v | ~((1ull << bits) - 1))
 							    : (int64_t)v;
 		snprintf(out, len, "%" PRId64, sv);
-	} else if (a->size == 8 && v >> 32 && !read_string(h, v, out, len)) {
+	} else if (a->size == 8 && v >= 0x100000 && !read_string(h, v, out, len)) {
 		snprintf(out, len, "0x%" PRIx64, v); /* a pointer, most likely */
-	} else if (a->size != 8 || !(v >> 32)) {
+	} else if (a->size != 8 || v < 0x100000) {
 		snprintf(out, len, "%" PRIu64, v);
 	}
 }
@@ -271,7 +292,7 @@ static void handle_sample(struct usdt_sampler *s, const uint8_t *rec, size_t len
 		h.nregs = (size_t)__builtin_popcountll(s->cfg.regs_mask);
 		h.regs = (const uint64_t *)cur_bytes(&c, h.nregs * 8);
 	}
-	uint64_t size = cur_u64(&c);
+	uint64_t size = s->cfg.stack_bytes ? cur_u64(&c) : 0;
 	const uint8_t *stack = cur_bytes(&c, size);
 	uint64_t dyn = size ? cur_u64(&c) : 0;
 	if (!cur_ok(&c))

@@ -61,10 +61,12 @@ int uprobe_open(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
 	attr.enable_on_exec = on_exec;
 	if (sampling) {
 		attr.sample_period = 1;
-		attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER |
-				   PERF_SAMPLE_STACK_USER;
+		attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER;
 		attr.sample_regs_user = sampling->regs_mask;
-		attr.sample_stack_user = sampling->stack_bytes;
+		if (sampling->stack_bytes) {
+			attr.sample_type |= PERF_SAMPLE_STACK_USER;
+			attr.sample_stack_user = sampling->stack_bytes;
+		}
 		attr.wakeup_events = 1;
 	}
 	int r = (int)syscall(SYS_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);

@@ -70,6 +70,7 @@ struct usdt_list {
 	struct usdt_probe *v;
 	size_t n, cap;
 	enum usdt_arch arch;
+	bool relocatable; /* from an ET_REL object: addresses are unrelocated, unknown */
 	struct arena arena;
 };
 
