@@ -24,7 +24,7 @@ CFLAGS ?=
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
 ALL_CFLAGS := -std=gnu11 -g -fPIC $(OPT) $(WARN) $(CPPFLAGS) $(CFLAGS)
-LIBS := -lz -lzstd -liberty -lcapstone -ljansson -lsodium -lpthread -lm
+LIBS := -lz -ldeflate -lzstd -liberty -lcapstone -ljansson -lsodium -lpthread -lm
 LDFLAGS_ALL := $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 
 LIB_SRCS := $(filter-out src/cli/%,$(wildcard src/*/*.c))
@@ -39,7 +39,8 @@ all: $(BUILD)/tally $(BUILD)/libtally.a $(BUILD)/libtally.so $(UNIT_BINS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libtally.a: $(LIB_OBJS)
 	@rm -f $@
@@ -53,7 +54,8 @@ $(BUILD)/tally: $(CLI_OBJS) $(BUILD)/libtally.a
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libtally.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Wno-unused-function $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libtally.a -lcmocka $(LIBS)
+	@echo "  TEST    $<"
+	@$(CC) $(ALL_CFLAGS) -Wno-unused-function $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libtally.a -lcmocka $(LIBS)
 
 deps:
 	@scripts/install-deps.sh test

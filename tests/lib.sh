@@ -28,3 +28,32 @@ trap 'rm -rf "$TMP"' EXIT
 # Test programs compiled once and shared by the plain and sanitized runs.
 CORPUS="$ROOT/build/test-corpus"
 mkdir -p "$CORPUS"
+
+# text_addrs BIN: every instruction address in BIN's .text, as llvm-objdump disassembles it
+# (any architecture; for BPF it prints decimal 8-byte slot numbers, turned into addresses).
+text_addrs() {
+	llvm-objdump -d --section=.text "$1" | awk '
+		/file format elf.*bpf/ { bpf = 1 }
+		/^ +[0-9a-f]+:/ { sub(":", "", $1); printf "0x%x\n", bpf ? $1 * 8 : ("0x" $1) + 0 }'
+}
+
+# agrees_with_llvm NAME BIN [ORACLE_BIN] [-- TALLY_OPTIONS...]: PASS when `tally symbolize`
+# prints for every .text instruction of BIN exactly what `llvm-symbolizer --inlining` prints
+# for ORACLE_BIN (default BIN) at the same addresses. LLVM_OPTS adds llvm-symbolizer options.
+agrees_with_llvm() {
+	local name=$1 bin=$2 oracle=${3:-$2}
+	shift $(($# >= 3 ? 3 : $#))
+	[ "${1:-}" = -- ] && shift
+	text_addrs "$bin" >"$TMP/addrs"
+	if [ ! -s "$TMP/addrs" ]; then
+		fail "$name" "no instructions in $bin"
+		return
+	fi
+	llvm-symbolizer --inlining ${LLVM_OPTS:-} --obj="$oracle" <"$TMP/addrs" >"$TMP/want"
+	"$TALLY" symbolize -e "$bin" "$@" <"$TMP/addrs" >"$TMP/got" 2>"$TMP/err"
+	if cmp -s "$TMP/want" "$TMP/got"; then
+		pass "$name"
+	else
+		fail "$name" "$(diff "$TMP/want" "$TMP/got" | head -6 | tr '\n' ' ')"
+	fi
+}

@@ -38,6 +38,7 @@ struct tally_frame {
 	const char *file;     /* directory and name as stored in DWARF; NULL when unknown */
 	uint32_t line;        /* 0 when unknown */
 	uint32_t column;      /* 0 when unknown */
+	uint32_t discriminator; /* DWARF line-table discriminator of the innermost frame */
 	bool inlined;         /* an inlined call: the next frame is its caller */
 	uint64_t sym_start;   /* start address of the function's symbol, 0 if none */
 };

@@ -4,7 +4,6 @@
  */
 #include "base/cursor.h"
 
-#include <string.h>
 
 static bool need(struct cur *c, uint64_t n)
 {
@@ -52,38 +51,7 @@ const uint8_t *cur_bytes(struct cur *c, uint64_t n)
 	return p;
 }
 
-uint16_t load_u16(const uint8_t *p, bool be)
-{
-	return be ? (uint16_t)(p[0] << 8 | p[1]) : (uint16_t)(p[1] << 8 | p[0]);
-}
-
-uint32_t load_u32(const uint8_t *p, bool be)
-{
-	uint32_t v = 0;
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)p[be ? 3 - i : i] << (8 * i);
-	return v;
-}
-
-uint64_t load_u64(const uint8_t *p, bool be)
-{
-	uint64_t lo = load_u32(p + (be ? 4 : 0), be), hi = load_u32(p + (be ? 0 : 4), be);
-	return hi << 32 | lo;
-}
-
-void store_u32(uint8_t *p, uint32_t v, bool be)
-{
-	for (int i = 0; i < 4; i++)
-		p[be ? 3 - i : i] = (uint8_t)(v >> (8 * i));
-}
-
-void store_u64(uint8_t *p, uint64_t v, bool be)
-{
-	store_u32(p + (be ? 4 : 0), (uint32_t)v, be);
-	store_u32(p + (be ? 0 : 4), (uint32_t)(v >> 32), be);
-}
-
-uint8_t cur_u8(struct cur *c)
+uint8_t cur_u8_slow(struct cur *c)
 {
 	return need(c, 1) ? *c->p++ : 0;
 }
@@ -138,7 +106,7 @@ uint64_t cur_uN(struct cur *c, unsigned size)
 	return 0;
 }
 
-uint64_t cur_uleb(struct cur *c)
+uint64_t cur_uleb_slow(struct cur *c)
 {
 	uint64_t v = 0;
 	for (unsigned shift = 0;; shift += 7) {

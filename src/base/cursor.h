@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct cur {
 	const uint8_t *base; /* start of the whole buffer: offsets in messages count from here */
@@ -36,23 +37,71 @@ void cur_seek(struct cur *c, uint64_t off);
 void cur_skip(struct cur *c, uint64_t n);
 const uint8_t *cur_bytes(struct cur *c, uint64_t n);
 
-uint8_t cur_u8(struct cur *c);
+uint8_t cur_u8_slow(struct cur *c);
+static inline uint8_t cur_u8(struct cur *c)
+{
+	if (!c->bad && c->p < c->end)
+		return *c->p++;
+	return cur_u8_slow(c);
+}
 uint16_t cur_u16(struct cur *c);
 uint32_t cur_u24(struct cur *c);
 uint32_t cur_u32(struct cur *c);
 uint64_t cur_u64(struct cur *c);
 /* Reads an unsigned value of 1, 2, 4 or 8 bytes. */
 uint64_t cur_uN(struct cur *c, unsigned size);
-uint64_t cur_uleb(struct cur *c);
+uint64_t cur_uleb_slow(struct cur *c);
+/* Most LEB128 values in DWARF fit one byte: that case is inline. */
+static inline uint64_t cur_uleb(struct cur *c)
+{
+	if (!c->bad && c->p < c->end && !(*c->p & 0x80))
+		return *c->p++;
+	return cur_uleb_slow(c);
+}
 int64_t cur_sleb(struct cur *c);
 /* A NUL-terminated string; NULL (and bad) when no NUL comes before the end. */
 const char *cur_str(struct cur *c);
 
 /* Plain readers of in-bounds memory, for callers that checked the length themselves. */
-uint16_t load_u16(const uint8_t *p, bool big_endian);
-uint32_t load_u32(const uint8_t *p, bool big_endian);
-uint64_t load_u64(const uint8_t *p, bool big_endian);
-void store_u32(uint8_t *p, uint32_t v, bool big_endian);
-void store_u64(uint8_t *p, uint64_t v, bool big_endian);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define CUR_HOST_BIG false
+#else
+#define CUR_HOST_BIG true
+#endif
+
+static inline uint16_t load_u16(const uint8_t *p, bool big_endian)
+{
+	uint16_t v;
+	memcpy(&v, p, sizeof(v));
+	return big_endian == CUR_HOST_BIG ? v : __builtin_bswap16(v);
+}
+
+static inline uint32_t load_u32(const uint8_t *p, bool big_endian)
+{
+	uint32_t v;
+	memcpy(&v, p, sizeof(v));
+	return big_endian == CUR_HOST_BIG ? v : __builtin_bswap32(v);
+}
+
+static inline uint64_t load_u64(const uint8_t *p, bool big_endian)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof(v));
+	return big_endian == CUR_HOST_BIG ? v : __builtin_bswap64(v);
+}
+
+static inline void store_u32(uint8_t *p, uint32_t v, bool big_endian)
+{
+	if (big_endian != CUR_HOST_BIG)
+		v = __builtin_bswap32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void store_u64(uint8_t *p, uint64_t v, bool big_endian)
+{
+	if (big_endian != CUR_HOST_BIG)
+		v = __builtin_bswap64(v);
+	memcpy(p, &v, sizeof(v));
+}
 
 #endif

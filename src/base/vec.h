@@ -6,6 +6,8 @@
 #define TALLY_BASE_VEC_H
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define VEC(T)            \
 	struct {          \
@@ -14,12 +16,21 @@
 		size_t cap; \
 	}
 
-/* Makes room for one more element of elem_size bytes; 0 or -ENOMEM. */
-int vec_grow(void **v, size_t *cap, size_t n, size_t elem_size);
+void *vec_push_grow(void **v, size_t *n, size_t *cap, size_t elem_size);
 
-#define vec_push(vec)                                                                  \
-	(vec_grow((void **)&(vec)->v, &(vec)->cap, (vec)->n, sizeof(*(vec)->v)) ? NULL \
-										: &(vec)->v[(vec)->n++])
+/* Appends one zeroed element of elem_size bytes; returns it, or NULL. */
+static inline void *vec_push_raw(void **v, size_t *n, size_t *cap, size_t elem_size)
+{
+	if (*n == *cap)
+		return vec_push_grow(v, n, cap, elem_size);
+	void *slot = (char *)*v + (*n)++ * elem_size;
+	memset(slot, 0, elem_size);
+	return slot;
+}
+
+#define vec_push(vec) \
+	((__typeof__((vec)->v))vec_push_raw((void **)&(vec)->v, &(vec)->n, &(vec)->cap, \
+					    sizeof(*(vec)->v)))
 #define vec_free(vec) (free((vec)->v), (vec)->v = NULL, (vec)->n = (vec)->cap = 0)
 
 #endif

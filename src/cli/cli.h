@@ -24,6 +24,7 @@ int cli_fail_err(void);
 int cli_wants_help(int argc, char **argv);
 
 /* The commands, one per src/cli/cmd_NAME.c. */
+extern const struct cli_cmd cli_cmd_symbolize;
 extern const struct cli_cmd cli_cmd_probes;
 
 #endif

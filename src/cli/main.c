@@ -12,6 +12,7 @@
 
 /* One line per command, in the order `tally --help` lists them; NULL ends the list. */
 static const struct cli_cmd *const commands[] = {
+	&cli_cmd_symbolize,
 	&cli_cmd_probes,
 	NULL,
 };

@@ -2,8 +2,9 @@
  * ELF files: header, sections, segments, symbols, notes, address translation, separate
  * debug files. A file is mapped read-only; section contents are returned in place, or
  * decompressed (SHF_COMPRESSED zlib/zstd, legacy .zdebug_*) and, in relocatable objects,
- * with relocations applied to .debug_* sections. Both are done once per section and cached,
- * so elf_section_data() is not thread-safe; everything else only reads.
+ * with relocations applied to .debug_* sections. Both are done once per section and cached:
+ * elf_section_data() may run on several threads at once for different sections, not for
+ * the same one. Everything else only reads.
  *
  * Ownership: struct elf_file owns its mapping, its arena (names, tables) and the buffers of
  * decompressed sections. elf_close() frees all of it.
@@ -11,6 +12,7 @@
 #ifndef TALLY_ELF_H
 #define TALLY_ELF_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +22,8 @@
 /* e_machine values beyond what every <elf.h> has. */
 #define ELF_EM_BPF 247
 #define ELF_EM_SBPF 263
+
+struct elf_buf;
 
 struct elf_section {
 	const char *name; /* as in the file: ".zdebug_info" stays so */
@@ -57,6 +61,8 @@ struct elf_symbol {
 	uint8_t bind; /* STB_* */
 	uint16_t shndx;
 	bool dynamic; /* from .dynsym */
+	const char *file; /* for a local symbol, the STT_FILE symbol before it, or NULL */
+	uint32_t order;   /* position in the file's tables, .symtab first */
 };
 
 struct elf_note {
@@ -84,8 +90,9 @@ struct elf_file {
 	struct elf_segment *segments;
 	size_t nsegments;
 	struct arena arena;
-	void **owned;     /* malloc'd section buffers */
-	size_t nowned, capowned;
+	struct elf_buf *bufs; /* section buffers made by decompression or relocation */
+	size_t nbufs, capbufs;
+	pthread_mutex_t bufs_lock; /* sections may be loaded on several threads at once */
 };
 
 /* Maps and parses the file. Errors name the path and the offset of what is wrong. */
@@ -105,12 +112,12 @@ int elf_section_data_by_name(struct elf_file *f, const char *name, const uint8_t
 
 /* Symbols: .symtab and .dynsym. */
 struct elf_symtab {
-	struct elf_symbol *syms; /* sorted by address, then size, then name */
+	struct elf_symbol *syms; /* sorted by address, then size, then table order */
 	size_t n;
 	size_t n_symtab; /* how many came from .symtab (before merging) */
 };
 /* Function-like symbols (STT_FUNC, STT_GNU_IFUNC, and STT_NOTYPE/STT_OBJECT when
- * want_all), defined, from .symtab and .dynsym with duplicates removed. Caller frees with
+ * want_all), defined, from .symtab and .dynsym. Caller frees with
  * elf_symtab_free(). which: ELF_SYMS_BOTH, ELF_SYMS_SYMTAB_ELSE_DYNSYM. */
 enum elf_syms_which { ELF_SYMS_BOTH, ELF_SYMS_SYMTAB_ELSE_DYNSYM };
 int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,

@@ -6,9 +6,10 @@
 
 #include "elf/elf.h"
 
-/* Records a malloc'd buffer that lives as long as f. 0 or -ENOMEM (buf is then freed). */
-int elf_own(struct elf_file *f, void *buf);
-/* Inflates s (SHF_COMPRESSED or .zdebug_*) into a new owned buffer. */
+/* A zeroed buffer that lives as long as f, or NULL. */
+void *elf_buf_alloc(struct elf_file *f, size_t size);
+void elf_bufs_free(struct elf_file *f);
+/* Inflates s (SHF_COMPRESSED or .zdebug_*) into a buffer of f's. */
 int elf_decompress(struct elf_file *f, const struct elf_section *s, const uint8_t *raw,
 		   size_t raw_size, uint8_t **out, size_t *out_size);
 /* Applies the relocations that target section s (an ET_REL .debug_* section) to buf. */

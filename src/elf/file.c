@@ -182,6 +182,7 @@ static int make(const char *name, const void *data, size_t size, bool owns,
 	struct elf_file *f = calloc(1, sizeof(*f));
 	if (!f)
 		return err_set(-ENOMEM, "%s: out of memory", name);
+	pthread_mutex_init(&f->bufs_lock, NULL);
 	f->path = arena_strdup(&f->arena, name);
 	f->map = data;
 	f->size = size;
@@ -235,9 +236,7 @@ void elf_close(struct elf_file *f)
 		return;
 	if (f->owns_map)
 		munmap((void *)f->map, f->size);
-	for (size_t i = 0; i < f->nowned; i++)
-		free(f->owned[i]);
-	free(f->owned);
+	elf_bufs_free(f);
 	arena_free(&f->arena);
 	free(f);
 }

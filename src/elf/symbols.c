@@ -1,8 +1,7 @@
 /*
  * Symbol tables. .symtab and .dynsym are read into one array of defined symbols sorted by
- * (address, size, name); an exact duplicate (same name, address and size, as when a symbol
- * is in both tables) is kept once. Aliases stay: callers choose among symbols that share an
- * address.
+ * (address, size, table order), a stable order: callers that choose among aliases at one
+ * address (llvm-symbolizer takes the last) see them as the file lists them.
  */
 #include <elf.h>
 #include <errno.h>
@@ -31,6 +30,7 @@ static int read_table(struct elf_file *f, const struct elf_section *s, bool want
 	const char *str = (const char *)f->map + strs->offset;
 	unsigned entsize = f->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
 	struct cur c = cur_make(f->map + s->offset, s->size, f->big_endian);
+	const char *file = NULL; /* the ELF gABI puts STT_FILE before its file's locals */
 	while (cur_left(&c) >= entsize) {
 		struct elf_symbol sym = { .dynamic = s->type == SHT_DYNSYM };
 		uint32_t name = cur_u32(&c);
@@ -50,11 +50,15 @@ static int read_table(struct elf_file *f, const struct elf_section *s, bool want
 		}
 		sym.type = ELF64_ST_TYPE(info);
 		sym.bind = ELF64_ST_BIND(info);
+		bool named = name < strs->size && memchr(str + name, 0, strs->size - name);
+		if (sym.type == STT_FILE)
+			file = named ? str + name : NULL;
 		if (!wanted(sym.type, want_all) || sym.shndx == SHN_UNDEF || sym.shndx == SHN_ABS)
 			continue;
-		if (name >= strs->size || !memchr(str + name, 0, strs->size - name) || !str[name])
+		if (!named || !str[name])
 			continue;
 		sym.name = str + name;
+		sym.file = sym.bind == STB_LOCAL ? file : NULL;
 		if (f->type == ET_REL && sym.shndx < f->nsections)
 			sym.addr += f->sections[sym.shndx].addr;
 		if (t->n == *cap) {
@@ -65,6 +69,7 @@ static int read_table(struct elf_file *f, const struct elf_section *s, bool want
 			t->syms = n;
 			*cap = ncap;
 		}
+		sym.order = (uint32_t)t->n;
 		t->syms[t->n++] = sym;
 	}
 	return 0;
@@ -77,24 +82,7 @@ static int by_addr(const void *a, const void *b)
 		return x->addr < y->addr ? -1 : 1;
 	if (x->size != y->size)
 		return x->size < y->size ? -1 : 1;
-	int c = strcmp(x->name, y->name);
-	if (c)
-		return c;
-	return (int)x->dynamic - (int)y->dynamic;
-}
-
-static void sort_unique(struct elf_symtab *t)
-{
-	qsort(t->syms, t->n, sizeof(*t->syms), by_addr);
-	size_t out = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		const struct elf_symbol *p = out ? &t->syms[out - 1] : NULL;
-		if (p && p->addr == t->syms[i].addr && p->size == t->syms[i].size &&
-		    !strcmp(p->name, t->syms[i].name))
-			continue;
-		t->syms[out++] = t->syms[i];
-	}
-	t->n = out;
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,
@@ -118,7 +106,7 @@ int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,
 		if (err)
 			return free(t.syms), err;
 	}
-	sort_unique(&t);
+	qsort(t.syms, t.n, sizeof(*t.syms), by_addr);
 	*out = t;
 	return 0;
 }

@@ -1,0 +1,185 @@
+/*
+ * Abbreviation tables (.debug_abbrev). A table is decoded once and shared by every unit
+ * that names its offset. Codes are nearly always 1..n in order, so they index an array
+ * directly; stray codes go to a small sorted side table.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cursor.h"
+#include "base/err.h"
+#include "dwarf/dwarf.h"
+#include "dwarf/dwarf_consts.h"
+#include "dwarf/dwarf_internal.h"
+
+static int bad(struct dwarf *d, uint64_t off, const char *what)
+{
+	return err_set(-EINVAL, "%s: .debug_abbrev at 0x%llx: %s", d->path,
+		       (unsigned long long)off, what);
+}
+
+static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a)
+{
+	a->tag = (uint16_t)cur_uleb(c);
+	a->has_children = cur_u8(c) != 0;
+	const uint8_t *start = c->p;
+	size_t n = 0;
+	for (;;) { /* count first, then decode into an exact-size array */
+		uint64_t name = cur_uleb(c), form = cur_uleb(c);
+		if (form == DW_FORM_implicit_const)
+			cur_sleb(c);
+		if (!cur_ok(c))
+			return bad(d, cur_off(c), "attribute list runs past the section");
+		if (!name && !form)
+			break;
+		n++;
+	}
+	if (n > UINT16_MAX)
+		return bad(d, cur_off(c), "too many attributes");
+	a->nattrs = (uint16_t)n;
+	a->attrs = arena_alloc(&d->arena, (n ? n : 1) * sizeof(*a->attrs));
+	if (!a->attrs)
+		return -ENOMEM;
+	struct cur r = *c;
+	r.p = start;
+	for (size_t i = 0; i < n; i++) {
+		a->attrs[i].name = (uint16_t)cur_uleb(&r);
+		a->attrs[i].form = (uint16_t)cur_uleb(&r);
+		if (a->attrs[i].form == DW_FORM_implicit_const)
+			a->attrs[i].implicit_const = cur_sleb(&r);
+	}
+	return 0;
+}
+
+static int cmp_code(const void *a, const void *b)
+{
+	uint64_t x = ((const struct dwarf_abbrev *)a)->code, y = ((const struct dwarf_abbrev *)b)->code;
+	return x < y ? -1 : x > y;
+}
+
+static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t)
+{
+	if (off >= d->abbrev.size)
+		return bad(d, off, "abbreviation table offset lies past the section");
+	struct cur c = cur_make(d->abbrev.data, d->abbrev.size, d->big_endian);
+	cur_seek(&c, off);
+	struct dwarf_abbrev *all = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+	for (;;) {
+		uint64_t code = cur_uleb(&c);
+		if (!cur_ok(&c)) {
+			err = bad(d, off, "table has no terminating zero code");
+			break;
+		}
+		if (code == 0)
+			break;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct dwarf_abbrev *na = realloc(all, cap * sizeof(*na));
+			if (!na) {
+				err = -ENOMEM;
+				break;
+			}
+			all = na;
+		}
+		memset(&all[n], 0, sizeof(all[n]));
+		all[n].code = code;
+		err = read_one(d, &c, &all[n]);
+		if (err)
+			break;
+		n++;
+	}
+	if (!err)
+		err = dwarf_abbrevs_index(d, t, all, n);
+	free(all);
+	return err;
+}
+
+int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_abbrev *all,
+			size_t n)
+{
+	bool sorted = true;
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = all[i - 1].code < all[i].code;
+	if (!sorted)
+		qsort(all, n, sizeof(*all), cmp_code);
+	size_t dense = 0;
+	while (dense < n && all[dense].code == dense + 1)
+		dense++;
+	t->by_code = arena_alloc(&d->arena, (dense ? dense : 1) * sizeof(*all));
+	t->sparse = arena_alloc(&d->arena, (n - dense ? n - dense : 1) * sizeof(*all));
+	if (!t->by_code || !t->sparse)
+		return -ENOMEM;
+	memcpy(t->by_code, all, dense * sizeof(*all));
+	memcpy(t->sparse, all + dense, (n - dense) * sizeof(*all));
+	t->n_dense = dense;
+	t->n_sparse = n - dense;
+	return 0;
+}
+
+const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint64_t code)
+{
+	if (code >= 1 && code <= t->n_dense)
+		return &t->by_code[code - 1];
+	size_t lo = 0, hi = t->n_sparse;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->sparse[mid].code < code)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n_sparse && t->sparse[lo].code == code ? &t->sparse[lo] : NULL;
+}
+
+static size_t table_slot(const struct dwarf *d, uint64_t off)
+{
+	size_t lo = 0, hi = d->nabbrev_tables;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->abbrev_tables[mid]->offset < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
+{
+	if (u->abbrevs)
+		return 0;
+	size_t i = table_slot(d, u->abbrev_offset);
+	if (i < d->nabbrev_tables && d->abbrev_tables[i]->offset == u->abbrev_offset) {
+		u->abbrevs = d->abbrev_tables[i];
+		return 0;
+	}
+	struct dwarf_abbrevs *t = arena_alloc(&d->arena, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->offset = u->abbrev_offset;
+	int err = parse_table(d, u->abbrev_offset, t);
+	if (err)
+		return err;
+	t->shape = dwarf_unit_shape(u);
+	for (size_t k = 0; k < t->n_dense; k++)
+		dwarf_abbrev_sizes(u, &t->by_code[k]);
+	for (size_t k = 0; k < t->n_sparse; k++)
+		dwarf_abbrev_sizes(u, &t->sparse[k]);
+	if (d->nabbrev_tables == d->cap_abbrev_tables) {
+		size_t cap = d->cap_abbrev_tables ? d->cap_abbrev_tables * 2 : 64;
+		struct dwarf_abbrevs **n = realloc(d->abbrev_tables, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		d->abbrev_tables = n;
+		d->cap_abbrev_tables = cap;
+	}
+	memmove(&d->abbrev_tables[i + 1], &d->abbrev_tables[i],
+		(d->nabbrev_tables - i) * sizeof(*d->abbrev_tables));
+	d->abbrev_tables[i] = t;
+	d->nabbrev_tables++;
+	u->abbrevs = t;
+	return 0;
+}

@@ -1,0 +1,211 @@
+/*
+ * DWARF 2-5 debugging information, 32- and 64-bit formats: units, abbreviations, attribute
+ * forms, DIEs, address ranges and line programs. Reading is lazy: dwarf_open() reads only
+ * unit headers and the first DIE of each unit; callers walk a unit's DIEs and decode its
+ * line program when they need them. After dwarf_open() nothing here writes to struct
+ * dwarf, so readers on several threads need no lock.
+ *
+ * Ownership: struct dwarf borrows the elf_file (which must outlive it) and owns its arena.
+ */
+#ifndef TALLY_DWARF_H
+#define TALLY_DWARF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "elf/elf.h"
+
+struct dwarf_sect {
+	const uint8_t *data;
+	size_t size;
+};
+
+struct dwarf_abbrev_attr {
+	uint16_t name;
+	uint16_t form;
+	int16_t size; /* in units of the table's shape: bytes, or -1 when the value says */
+	int64_t implicit_const;
+};
+
+struct dwarf_abbrev {
+	uint64_t code;
+	uint16_t tag;
+	bool has_children;
+	uint16_t nattrs;
+	struct dwarf_abbrev_attr *attrs;
+	/* For skipping, in units of the table's shape: the attributes' total size when all
+	 * are fixed and none is DW_AT_sibling (whose value the walker wants). */
+	bool fixed;
+	uint32_t fixed_size;
+};
+
+struct dwarf_abbrevs {
+	uint64_t offset;
+	uint32_t shape; /* address size, offset size and version class of the first unit */
+	struct dwarf_abbrev *by_code; /* dense: codes 1..n_dense map to by_code[code - 1] */
+	size_t n_dense;
+	struct dwarf_abbrev *sparse; /* codes that do not fit the dense array, sorted */
+	size_t n_sparse;
+};
+
+struct dwarf_unit {
+	uint64_t offset; /* of the unit header in .debug_info */
+	uint64_t end;    /* one past the unit */
+	uint64_t first_die;
+	uint16_t version;
+	uint8_t unit_type; /* DW_UT_* (DWARF 5), DW_UT_compile for earlier versions */
+	uint8_t addr_size;
+	uint8_t offset_size; /* 4 or 8 */
+	uint64_t abbrev_offset;
+	struct dwarf_abbrevs *abbrevs; /* NULL until loaded */
+	/* From the unit DIE: */
+	uint16_t tag;
+	uint64_t base_addr; /* DW_AT_low_pc, the base for DWARF 4 ranges */
+	uint64_t str_offsets_base, addr_base, rnglists_base, loclists_base;
+	bool has_str_offsets_base, has_rnglists_base;
+	bool has_stmt_list;
+	uint64_t stmt_list;
+	const char *name;
+	const char *comp_dir;
+	bool is_split; /* a skeleton pointing at a .dwo: its DIEs are elsewhere */
+};
+
+struct dwarf {
+	struct elf_file *elf;
+	const char *path;
+	bool big_endian;
+	struct dwarf_sect info, abbrev, str, line_str, str_offsets, addr, ranges, rnglists, line,
+		aranges;
+	struct dwarf_unit *units; /* sorted by offset; type units included */
+	size_t nunits;
+	struct dwarf_abbrevs **abbrev_tables; /* loaded tables, sorted by offset */
+	size_t nabbrev_tables, cap_abbrev_tables;
+	/* Why some of this DWARF cannot be used (split DWARF, dwz), or NULL. */
+	const char *unsupported;
+	struct arena arena;
+};
+
+/* An attribute value. Which member is meaningful follows the form's class. */
+enum dwarf_class {
+	DWC_NONE,
+	DWC_ADDR,     /* u: an address (addrx already resolved) */
+	DWC_CONST,    /* u (and s for sdata/implicit_const) */
+	DWC_STRING,   /* str */
+	DWC_REF,      /* u: .debug_info offset, already made absolute */
+	DWC_SECOFF,   /* u: offset into another section (lineptr, rangelistptr...) */
+	DWC_RNGLISTX, /* u: index into the unit's range-list table */
+	DWC_BLOCK,    /* block, len */
+	DWC_FLAG,     /* u */
+	DWC_OTHER,    /* understood but not decoded (loclistx, ref_sig8, data16...) */
+};
+
+struct dwarf_value {
+	enum dwarf_class cls;
+	uint16_t form;
+	uint64_t u;
+	int64_t s;
+	const char *str;
+	const uint8_t *block;
+	uint64_t len;
+};
+
+/* Opens the DWARF of elf. A file without .debug_info gives a struct dwarf with no units.
+ * Errors name the file and offset (corrupt headers); the caller decides whether to go on
+ * without DWARF. */
+int dwarf_open(struct elf_file *elf, struct dwarf **out);
+void dwarf_close(struct dwarf *d);
+/* The same over sections given directly (tests and fuzzing): elf is a stand-in that
+ * names the file and gives byte order; its sections are not read. */
+int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,
+			const struct dwarf_sect *abbrev, const struct dwarf_sect *str,
+			const struct dwarf_sect *line, struct dwarf **out);
+
+/* The unit whose bytes hold .debug_info offset off, or NULL. */
+struct dwarf_unit *dwarf_unit_at(struct dwarf *d, uint64_t off);
+/* Loads the unit's abbreviation table if needed. dwarf_open() loads every unit's, so after
+ * it this only reads, and DIEs can be read on several threads at once. */
+int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u);
+
+/* DIEs. A reader walks a unit's DIEs in order; each DIE's attributes are decoded into
+ * vals (indexed like abbrev->attrs). */
+#define DWARF_MAX_ATTRS 64
+struct dwarf_die {
+	uint64_t offset;
+	const struct dwarf_abbrev *abbrev; /* NULL for a null entry (end of siblings) */
+	struct dwarf_value vals[DWARF_MAX_ATTRS];
+	uint16_t nvals;
+};
+
+/* Reads the DIE at offset off of unit u (abbrevs loaded); *next is the following DIE.
+ * A DIE with more than DWARF_MAX_ATTRS attributes keeps the first ones. */
+int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct dwarf_die *die,
+		   uint64_t *next);
+/* Steps over the DIE at off without decoding it: *abbrev (NULL for a null entry), the
+ * DW_AT_sibling offset if it has one (else 0), and the next DIE's offset. */
+int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
+		   const struct dwarf_abbrev **abbrev, uint64_t *sibling, uint64_t *next);
+/* The value of attribute at in die, or NULL. */
+const struct dwarf_value *dwarf_die_attr(const struct dwarf_die *die, uint16_t at);
+/* Reads the DIE at an absolute .debug_info offset, in whatever unit holds it. */
+int dwarf_die_at(struct dwarf *d, uint64_t off, struct dwarf_die *die, struct dwarf_unit **u);
+
+/* Address ranges of a DIE: low/high pc or DW_AT_ranges (DWARF 4 .debug_ranges or DWARF 5
+ * .debug_rnglists, by offset or rnglistx). Calls fn for each non-empty [lo, hi). Returns 0
+ * when the DIE has no ranges. */
+int dwarf_die_ranges(struct dwarf *d, struct dwarf_unit *u, const struct dwarf_die *die,
+		     int (*fn)(uint64_t lo, uint64_t hi, void *ctx), void *ctx);
+/* The same from the three attribute values (each may be NULL), for callers that have
+ * already picked them out of a DIE. */
+int dwarf_ranges(struct dwarf *d, struct dwarf_unit *u, const struct dwarf_value *low_pc,
+		 const struct dwarf_value *high_pc, const struct dwarf_value *ranges,
+		 int (*fn)(uint64_t lo, uint64_t hi, void *ctx), void *ctx);
+
+/* Line programs. */
+struct dwarf_line_row {
+	uint64_t addr;
+	uint32_t file;
+	uint32_t line;
+	uint16_t column;
+	uint16_t discriminator;
+};
+
+struct dwarf_line_seq {
+	uint64_t lo, hi;    /* [lo, hi) */
+	uint32_t first_row; /* rows[first_row .. end_row) belong to the sequence, */
+	uint32_t end_row;   /* the last being the end_sequence row */
+};
+
+struct dwarf_line_table {
+	uint16_t version;
+	struct dwarf_line_row *rows;
+	size_t nrows;
+	struct dwarf_line_seq *seqs; /* sorted by lo */
+	size_t nseqs;
+	const char **file_paths; /* full path of each file entry, joined as LLVM does */
+	size_t nfiles;
+	bool zero_based_files; /* DWARF 5 */
+	struct arena paths;      /* owns the joined paths */
+};
+
+/* Decodes the line program at .debug_line offset off for unit u. Free with
+ * dwarf_line_free(). Reads d only, so tables may be decoded on several threads at once. */
+int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
+		    struct dwarf_line_table *t);
+void dwarf_line_free(struct dwarf_line_table *t);
+/* The path of file index i (as the line program numbers files), or NULL. */
+const char *dwarf_line_file(const struct dwarf_line_table *t, uint64_t i);
+/* The row that covers addr, or NULL. */
+const struct dwarf_line_row *dwarf_line_lookup(const struct dwarf_line_table *t, uint64_t addr);
+
+/* Joins path components as LLVM's sys::path::append does (no normalisation). */
+char *dwarf_path_join(struct arena *a, const char *comp_dir, const char *dir, const char *file);
+
+/* Repairs .debug_info of sBPF programs linked by Solana platform-tools before v1.51, which
+ * applied R_BPF_64_64 to DW_FORM_addr slots (see repair_sbpf.c). Returns 1 when it repaired
+ * something, 0 when nothing matched, negative on error. Works on a private copy of .debug_info
+ * owned by d. */
+int dwarf_repair_sbpf(struct dwarf *d);
+
+#endif

@@ -1,0 +1,29 @@
+/*
+ * Shared between the files of src/dwarf only.
+ */
+#ifndef TALLY_DWARF_INTERNAL_H
+#define TALLY_DWARF_INTERNAL_H
+
+#include "base/cursor.h"
+#include "dwarf/dwarf.h"
+
+int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_abbrev *all,
+			size_t n);
+const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint64_t code);
+
+/* Decodes one attribute value of the given form at c. 0, or -EINVAL for an unknown form
+ * or a value past the end (the cursor is then bad). */
+int dwarf_form_read(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, uint16_t form,
+		    int64_t implicit_const, struct dwarf_value *v);
+/* Units of one shape (address size, offset size, version class) give every fixed-size form
+ * the same size. */
+uint32_t dwarf_unit_shape(const struct dwarf_unit *u);
+/* Fills a's sizes (struct dwarf_abbrev's fixed, fixed_size, attrs[].size) for units
+ * shaped like u. */
+void dwarf_abbrev_sizes(const struct dwarf_unit *u, struct dwarf_abbrev *a);
+/* Steps over one attribute value without decoding it. */
+int dwarf_form_skip(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, uint16_t form);
+/* Entry idx of the unit's .debug_addr table. */
+int dwarf_addrx(struct dwarf *d, const struct dwarf_unit *u, uint64_t idx, uint64_t *addr);
+
+#endif

@@ -1,0 +1,253 @@
+/*
+ * Attribute forms (DWARF 5 section 7.5.6, plus the GNU extensions for split DWARF and dwz).
+ * Values are decoded into their class; indexed strings and addresses (strx, addrx) are
+ * resolved here through the unit's bases, so callers see plain strings and addresses.
+ * Forms that point into a dwz alternate file cannot be resolved and mark the file as
+ * unsupported instead of producing wrong names.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "base/cursor.h"
+#include "dwarf/dwarf.h"
+#include "dwarf/dwarf_consts.h"
+#include "dwarf/dwarf_internal.h"
+
+/* A string at off in a string section, or NULL when off is outside or unterminated. */
+static const char *section_string(const struct dwarf_sect *s, uint64_t off)
+{
+	if (off >= s->size)
+		return NULL;
+	const char *p = (const char *)s->data + off;
+	/* Sections normally end in NUL, which makes every in-range offset terminated. */
+	if (s->data[s->size - 1] == 0 || memchr(p, 0, s->size - off))
+		return p;
+	return NULL;
+}
+
+int dwarf_addrx(struct dwarf *d, const struct dwarf_unit *u, uint64_t idx, uint64_t *addr)
+{
+	uint64_t off = u->addr_base + idx * u->addr_size;
+	if (idx > d->addr.size || off > d->addr.size || d->addr.size - off < u->addr_size)
+		return -EINVAL;
+	struct cur c = cur_make(d->addr.data, d->addr.size, d->big_endian);
+	cur_seek(&c, off);
+	*addr = cur_uN(&c, u->addr_size);
+	return cur_ok(&c) ? 0 : -EINVAL;
+}
+
+static int strx(struct dwarf *d, const struct dwarf_unit *u, uint64_t idx, struct dwarf_value *v)
+{
+	if (!u->has_str_offsets_base)
+		return 0; /* left as DWC_OTHER: no table to index */
+	uint64_t off = u->str_offsets_base + idx * u->offset_size;
+	if (idx > d->str_offsets.size || off > d->str_offsets.size ||
+	    d->str_offsets.size - off < u->offset_size)
+		return 0;
+	struct cur c = cur_make(d->str_offsets.data, d->str_offsets.size, d->big_endian);
+	cur_seek(&c, off);
+	v->str = section_string(&d->str, cur_uN(&c, u->offset_size));
+	if (v->str)
+		v->cls = DWC_STRING;
+	return 0;
+}
+
+static void strp(const struct dwarf_sect *s, uint64_t off, struct dwarf_value *v)
+{
+	v->str = section_string(s, off);
+	if (v->str)
+		v->cls = DWC_STRING;
+}
+
+static void block(struct cur *c, uint64_t len, struct dwarf_value *v)
+{
+	v->block = cur_bytes(c, len);
+	if (!v->block)
+		len = 0;
+	v->len = len;
+	v->cls = DWC_BLOCK;
+}
+
+static void addrx(struct dwarf *d, const struct dwarf_unit *u, uint64_t idx,
+		  struct dwarf_value *v)
+{
+	if (!dwarf_addrx(d, u, idx, &v->u))
+		v->cls = DWC_ADDR;
+}
+
+static void constant(struct dwarf_value *v, uint64_t x)
+{
+	v->cls = DWC_CONST;
+	v->u = x;
+	v->s = (int64_t)x;
+}
+
+static void ref(struct dwarf_value *v, uint64_t off)
+{
+	v->cls = DWC_REF;
+	v->u = off;
+}
+
+int dwarf_form_read(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, uint16_t form,
+		    int64_t implicit_const, struct dwarf_value *v)
+{
+	unsigned osz = u->offset_size;
+	/* Only the members of the value's class are set: this runs for every attribute. */
+	v->form = form;
+	v->cls = DWC_OTHER;
+	v->u = 0;
+	switch (form) {
+	case DW_FORM_addr: v->cls = DWC_ADDR; v->u = cur_uN(c, u->addr_size); break;
+	case DW_FORM_block2: block(c, cur_u16(c), v); break;
+	case DW_FORM_block4: block(c, cur_u32(c), v); break;
+	case DW_FORM_data2: constant(v, cur_u16(c)); break;
+	case DW_FORM_data4: constant(v, cur_u32(c)); break;
+	case DW_FORM_data8: constant(v, cur_u64(c)); break;
+	case DW_FORM_string:
+		v->str = cur_str(c);
+		v->cls = DWC_STRING;
+		break;
+	case DW_FORM_block: block(c, cur_uleb(c), v); break;
+	case DW_FORM_block1: block(c, cur_u8(c), v); break;
+	case DW_FORM_data1: constant(v, cur_u8(c)); break;
+	case DW_FORM_flag: v->cls = DWC_FLAG; v->u = cur_u8(c); break;
+	case DW_FORM_sdata:
+		v->s = cur_sleb(c);
+		v->u = (uint64_t)v->s;
+		v->cls = DWC_CONST;
+		break;
+	case DW_FORM_strp: strp(&d->str, cur_uN(c, osz), v); break;
+	case DW_FORM_udata: constant(v, cur_uleb(c)); break;
+	case DW_FORM_ref_addr: ref(v, cur_uN(c, u->version <= 2 ? u->addr_size : osz)); break;
+	case DW_FORM_ref1: ref(v, u->offset + cur_u8(c)); break;
+	case DW_FORM_ref2: ref(v, u->offset + cur_u16(c)); break;
+	case DW_FORM_ref4: ref(v, u->offset + cur_u32(c)); break;
+	case DW_FORM_ref8: ref(v, u->offset + cur_u64(c)); break;
+	case DW_FORM_ref_udata: ref(v, u->offset + cur_uleb(c)); break;
+	case DW_FORM_indirect: {
+		uint64_t f = cur_uleb(c);
+		if (f == DW_FORM_indirect || f > UINT16_MAX || !cur_ok(c))
+			return -EINVAL;
+		return dwarf_form_read(d, u, c, (uint16_t)f, implicit_const, v);
+	}
+	case DW_FORM_sec_offset: v->cls = DWC_SECOFF; v->u = cur_uN(c, osz); break;
+	case DW_FORM_exprloc: block(c, cur_uleb(c), v); break;
+	case DW_FORM_flag_present: v->cls = DWC_FLAG; v->u = 1; break;
+	case DW_FORM_strx:
+	case DW_FORM_GNU_str_index: return strx(d, u, cur_uleb(c), v);
+	case DW_FORM_strx1: return strx(d, u, cur_u8(c), v);
+	case DW_FORM_strx2: return strx(d, u, cur_u16(c), v);
+	case DW_FORM_strx3: return strx(d, u, cur_u24(c), v);
+	case DW_FORM_strx4: return strx(d, u, cur_u32(c), v);
+	case DW_FORM_addrx:
+	case DW_FORM_GNU_addr_index: addrx(d, u, cur_uleb(c), v); break;
+	case DW_FORM_addrx1: addrx(d, u, cur_u8(c), v); break;
+	case DW_FORM_addrx2: addrx(d, u, cur_u16(c), v); break;
+	case DW_FORM_addrx3: addrx(d, u, cur_u24(c), v); break;
+	case DW_FORM_addrx4: addrx(d, u, cur_u32(c), v); break;
+	case DW_FORM_ref_sup4: cur_u32(c); d->unsupported = "supplementary object files"; break;
+	case DW_FORM_ref_sup8: cur_u64(c); d->unsupported = "supplementary object files"; break;
+	case DW_FORM_strp_sup:
+	case DW_FORM_GNU_ref_alt:
+	case DW_FORM_GNU_strp_alt:
+		cur_uN(c, osz);
+		d->unsupported = "dwz alternate debug files";
+		break;
+	case DW_FORM_data16: cur_skip(c, 16); break;
+	case DW_FORM_line_strp: strp(&d->line_str, cur_uN(c, osz), v); break;
+	case DW_FORM_ref_sig8: cur_u64(c); break; /* type units are not read */
+	case DW_FORM_implicit_const:
+		v->cls = DWC_CONST;
+		v->s = implicit_const;
+		v->u = (uint64_t)implicit_const;
+		break;
+	case DW_FORM_loclistx: cur_uleb(c); break;
+	case DW_FORM_rnglistx: v->cls = DWC_RNGLISTX; v->u = cur_uleb(c); break;
+	default:
+		return -EINVAL;
+	}
+	return cur_ok(c) ? 0 : -EINVAL;
+}
+
+/* Size of a form whose size does not depend on its bytes, or 0 when it varies. */
+static unsigned fixed_size(const struct dwarf_unit *u, uint16_t form)
+{
+	switch (form) {
+	case DW_FORM_flag_present:
+	case DW_FORM_implicit_const:
+		return 0;
+	case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1:
+	case DW_FORM_addrx1:
+		return 1;
+	case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
+		return 2;
+	case DW_FORM_strx3: case DW_FORM_addrx3:
+		return 3;
+	case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_strx4: case DW_FORM_addrx4:
+	case DW_FORM_ref_sup4:
+		return 4;
+	case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
+		return 8;
+	case DW_FORM_data16:
+		return 16;
+	case DW_FORM_addr:
+		return u->addr_size;
+	case DW_FORM_strp: case DW_FORM_sec_offset: case DW_FORM_line_strp:
+	case DW_FORM_strp_sup: case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
+		return u->offset_size;
+	case DW_FORM_ref_addr:
+		return u->version <= 2 ? u->addr_size : u->offset_size;
+	}
+	return 0;
+}
+
+uint32_t dwarf_unit_shape(const struct dwarf_unit *u)
+{
+	return (uint32_t)u->addr_size << 16 | (uint32_t)u->offset_size << 8 | (u->version <= 2);
+}
+
+void dwarf_abbrev_sizes(const struct dwarf_unit *u, struct dwarf_abbrev *a)
+{
+	a->fixed = true;
+	a->fixed_size = 0;
+	for (uint16_t i = 0; i < a->nattrs; i++) {
+		struct dwarf_abbrev_attr *at = &a->attrs[i];
+		unsigned n = fixed_size(u, at->form);
+		bool zero = at->form == DW_FORM_flag_present || at->form == DW_FORM_implicit_const;
+		at->size = n || zero ? (int16_t)n : -1;
+		if (at->size < 0 || at->name == DW_AT_sibling)
+			a->fixed = false;
+		else
+			a->fixed_size += n;
+	}
+}
+
+int dwarf_form_skip(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, uint16_t form)
+{
+	unsigned n = fixed_size(u, form);
+	if (n) {
+		cur_skip(c, n);
+		return cur_ok(c) ? 0 : -EINVAL;
+	}
+	switch (form) {
+	case DW_FORM_flag_present:
+	case DW_FORM_implicit_const:
+		return 0;
+	case DW_FORM_udata: case DW_FORM_ref_udata: case DW_FORM_strx: case DW_FORM_addrx:
+	case DW_FORM_loclistx: case DW_FORM_rnglistx: case DW_FORM_GNU_addr_index:
+	case DW_FORM_GNU_str_index:
+		cur_uleb(c);
+		break;
+	case DW_FORM_sdata: cur_sleb(c); break;
+	case DW_FORM_string: cur_str(c); break;
+	case DW_FORM_block: case DW_FORM_exprloc: cur_skip(c, cur_uleb(c)); break;
+	case DW_FORM_block1: cur_skip(c, cur_u8(c)); break;
+	case DW_FORM_block2: cur_skip(c, cur_u16(c)); break;
+	case DW_FORM_block4: cur_skip(c, cur_u32(c)); break;
+	default: {
+		struct dwarf_value v; /* indirect and anything rare: decode it */
+		return dwarf_form_read(d, u, c, form, 0, &v);
+	}
+	}
+	return cur_ok(c) ? 0 : -EINVAL;
+}

@@ -1,0 +1,436 @@
+/*
+ * Line-number programs (DWARF 2-5). A program is decoded once into rows grouped by
+ * sequence; lookups are binary searches over sequences, then rows, choosing the last row at
+ * or before the address (as LLVM does, so that of two rows at one address the later wins).
+ * Version 5 file tables are 0-based and described by entry formats; earlier ones are 1-based:
+ * dwarf_line_file() hides that. File paths are joined once, exactly as LLVM joins them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cursor.h"
+#include "base/err.h"
+#include "base/vec.h"
+#include "dwarf/dwarf.h"
+#include "dwarf/dwarf_consts.h"
+#include "dwarf/dwarf_internal.h"
+
+struct header {
+	uint64_t off;
+	uint16_t version;
+	uint8_t min_inst_len;
+	bool default_is_stmt;
+	int8_t line_base;
+	uint8_t line_range;
+	uint8_t opcode_base;
+	const uint8_t *std_lengths;
+	VEC(const char *) dirs;
+	VEC(const char *) names;
+	VEC(uint64_t) name_dirs;
+	struct dwarf_unit fmt_unit; /* the CU, with this table's offset and address sizes */
+};
+
+static int bad(struct dwarf *d, uint64_t off, const char *what)
+{
+	return err_set(-EINVAL, "%s: .debug_line at 0x%llx: %s", d->path,
+		       (unsigned long long)off, what);
+}
+
+static int push_str(struct header *h, bool dir, const char *s)
+{
+	const char **slot = dir ? vec_push(&h->dirs) : vec_push(&h->names);
+	if (!slot)
+		return -ENOMEM;
+	*slot = s ? s : "";
+	return 0;
+}
+
+static int push_file(struct header *h, const char *name, uint64_t dir)
+{
+	uint64_t *slot = vec_push(&h->name_dirs);
+	if (!slot)
+		return -ENOMEM;
+	*slot = dir;
+	return push_str(h, false, name);
+}
+
+static int read_v4_tables(struct dwarf *d, struct cur *c, struct header *h)
+{
+	for (;;) {
+		const char *s = cur_str(c);
+		if (!s)
+			return bad(d, h->off, "include directories run past the header");
+		if (!*s)
+			break;
+		if (push_str(h, true, s))
+			return -ENOMEM;
+	}
+	for (;;) {
+		const char *s = cur_str(c);
+		if (!s)
+			return bad(d, h->off, "file names run past the header");
+		if (!*s)
+			return 0;
+		uint64_t dir = cur_uleb(c);
+		cur_uleb(c);
+		cur_uleb(c);
+		if (push_file(h, s, dir))
+			return -ENOMEM;
+	}
+}
+
+/* One DWARF 5 entry list (directories or files) described by its format pairs. */
+static int read_v5_entries(struct dwarf *d, struct cur *c, struct header *h, bool dirs)
+{
+	uint8_t nfmt = cur_u8(c);
+	uint64_t fmt[2 * 255];
+	for (unsigned i = 0; i < nfmt; i++) {
+		fmt[2 * i] = cur_uleb(c);
+		fmt[2 * i + 1] = cur_uleb(c);
+	}
+	uint64_t count = cur_uleb(c);
+	if (!cur_ok(c) || count > cur_left(c))
+		return bad(d, h->off, "entry table runs past the header");
+	for (uint64_t n = 0; n < count; n++) {
+		const char *path = NULL;
+		uint64_t dir = 0;
+		for (unsigned i = 0; i < nfmt; i++) {
+			struct dwarf_value v;
+			if (fmt[2 * i + 1] > UINT16_MAX ||
+			    dwarf_form_read(d, &h->fmt_unit, c, (uint16_t)fmt[2 * i + 1], 0, &v))
+				return bad(d, h->off, "bad form in an entry format");
+			if (fmt[2 * i] == DW_LNCT_path && v.cls == DWC_STRING)
+				path = v.str;
+			else if (fmt[2 * i] == DW_LNCT_directory_index && v.cls == DWC_CONST)
+				dir = v.u;
+		}
+		int err = dirs ? push_str(h, true, path) : push_file(h, path, dir);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int read_header(struct dwarf *d, struct dwarf_unit *u, struct cur *c, struct header *h,
+		       uint64_t *prog_end)
+{
+	uint64_t len = cur_u32(c);
+	unsigned osz = 4;
+	if (len == 0xffffffff) {
+		len = cur_u64(c);
+		osz = 8;
+	}
+	if (!cur_ok(c) || len > cur_left(c))
+		return bad(d, h->off, "unit length runs past the section");
+	*prog_end = cur_off(c) + len;
+	h->version = cur_u16(c);
+	if (h->version < 2 || h->version > 5)
+		return bad(d, h->off, "unsupported line table version");
+	h->fmt_unit = *u;
+	h->fmt_unit.offset_size = (uint8_t)osz;
+	if (h->version >= 5) {
+		uint8_t asz = cur_u8(c);
+		if (asz == 1 || asz == 2 || asz == 4 || asz == 8)
+			h->fmt_unit.addr_size = asz;
+		cur_u8(c); /* segment selector size */
+	}
+	uint64_t hlen = cur_uN(c, osz);
+	if (!cur_ok(c) || hlen > *prog_end - cur_off(c))
+		return bad(d, h->off, "header length runs past the unit");
+	uint64_t prog = cur_off(c) + hlen;
+	h->min_inst_len = cur_u8(c);
+	if (h->version >= 4)
+		cur_u8(c); /* maximum operations per instruction: VLIW only */
+	h->default_is_stmt = cur_u8(c);
+	h->line_base = (int8_t)cur_u8(c);
+	h->line_range = cur_u8(c);
+	h->opcode_base = cur_u8(c);
+	h->std_lengths = cur_bytes(c, h->opcode_base ? h->opcode_base - 1 : 0);
+	if (!cur_ok(c) || h->line_range == 0)
+		return bad(d, h->off, "bad line program header");
+	int err = h->version >= 5 ? read_v5_entries(d, c, h, true) : read_v4_tables(d, c, h);
+	if (!err && h->version >= 5)
+		err = read_v5_entries(d, c, h, false);
+	if (err)
+		return err;
+	cur_seek(c, prog);
+	return 0;
+}
+
+static bool is_absolute(const char *p)
+{
+	return p[0] == '/';
+}
+
+static void append(char *out, size_t *len, const char *comp)
+{
+	if (!*comp)
+		return;
+	if (*len && out[*len - 1] == '/') {
+		while (*comp == '/')
+			comp++;
+	} else if (*len && *comp != '/') {
+		out[(*len)++] = '/';
+	}
+	size_t n = strlen(comp);
+	memcpy(out + *len, comp, n);
+	*len += n;
+	out[*len] = 0;
+}
+
+char *dwarf_path_join(struct arena *a, const char *comp_dir, const char *dir, const char *file)
+{
+	if (is_absolute(file))
+		return (char *)file;
+	size_t cap = strlen(comp_dir ? comp_dir : "") + strlen(dir) + strlen(file) + 3;
+	char *out = arena_alloc(a, cap);
+	if (!out)
+		return NULL;
+	size_t len = 0;
+	if (comp_dir && !is_absolute(dir))
+		append(out, &len, comp_dir);
+	append(out, &len, dir);
+	append(out, &len, file);
+	return out;
+}
+
+static int join_paths(struct dwarf_unit *u, struct header *h, struct dwarf_line_table *t)
+{
+	t->nfiles = h->names.n;
+	t->file_paths = calloc(t->nfiles ? t->nfiles : 1, sizeof(*t->file_paths));
+	if (!t->file_paths)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->names.n; i++) {
+		uint64_t di = h->name_dirs.v[i];
+		const char *dir = "";
+		if (h->version >= 5 ? di < h->dirs.n : di > 0 && di <= h->dirs.n)
+			dir = h->dirs.v[h->version >= 5 ? di : di - 1];
+		t->file_paths[i] = dwarf_path_join(&t->paths, u->comp_dir, dir, h->names.v[i]);
+		if (!t->file_paths[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The state machine registers (DWARF 5 section 6.2.2). */
+struct regs {
+	uint64_t addr;
+	uint32_t file, line, column, discriminator;
+	uint32_t seq_start;
+};
+
+static void reset(struct regs *r, size_t nrows)
+{
+	memset(r, 0, sizeof(*r));
+	r->file = 1;
+	r->line = 1;
+	r->seq_start = (uint32_t)nrows;
+}
+
+struct program {
+	struct dwarf *d;
+	struct header *h;
+	struct dwarf_line_table *t;
+	VEC(struct dwarf_line_row) rows;
+	VEC(struct dwarf_line_seq) seqs;
+	struct regs r;
+};
+
+static int emit_row(struct program *p)
+{
+	if (p->rows.n >= UINT32_MAX - 1)
+		return bad(p->d, p->h->off, "too many rows");
+	struct dwarf_line_row *row = vec_push(&p->rows);
+	if (!row)
+		return -ENOMEM;
+	row->addr = p->r.addr;
+	row->file = p->r.file;
+	row->line = p->r.line;
+	row->column = (uint16_t)(p->r.column > UINT16_MAX ? 0 : p->r.column);
+	row->discriminator = (uint16_t)(p->r.discriminator > UINT16_MAX ? 0 : p->r.discriminator);
+	p->r.discriminator = 0;
+	return 0;
+}
+
+static int end_sequence(struct program *p)
+{
+	int err = emit_row(p);
+	if (err)
+		return err;
+	uint32_t first = p->r.seq_start, end = (uint32_t)p->rows.n;
+	uint64_t lo = p->rows.v[first].addr, hi = p->r.addr;
+	if (lo < hi && end - first >= 2) {
+		struct dwarf_line_seq *s = vec_push(&p->seqs);
+		if (!s)
+			return -ENOMEM;
+		*s = (struct dwarf_line_seq){ lo, hi, first, end };
+	}
+	reset(&p->r, p->rows.n);
+	return 0;
+}
+
+static int extended(struct program *p, struct cur *c)
+{
+	uint64_t len = cur_uleb(c);
+	if (!cur_ok(c) || len == 0 || len > cur_left(c))
+		return bad(p->d, p->h->off, "extended opcode runs past the program");
+	struct cur op = cur_sub(c, len);
+	switch (cur_u8(&op)) {
+	case DW_LNE_end_sequence:
+		return end_sequence(p);
+	case DW_LNE_set_address:
+		p->r.addr = cur_uN(&op, (unsigned)(len - 1));
+		return 0;
+	case DW_LNE_define_file: {
+		const char *name = cur_str(&op);
+		uint64_t dir = cur_uleb(&op);
+		return name ? push_file(p->h, name, dir) : 0;
+	}
+	case DW_LNE_set_discriminator:
+		p->r.discriminator = (uint32_t)cur_uleb(&op);
+		return 0;
+	}
+	return 0;
+}
+
+static int standard(struct program *p, struct cur *c, uint8_t op)
+{
+	const struct header *h = p->h;
+	switch (op) {
+	case DW_LNS_copy: return emit_row(p);
+	case DW_LNS_advance_pc: p->r.addr += cur_uleb(c) * h->min_inst_len; return 0;
+	case DW_LNS_advance_line: p->r.line = (uint32_t)((int64_t)p->r.line + cur_sleb(c)); return 0;
+	case DW_LNS_set_file: p->r.file = (uint32_t)cur_uleb(c); return 0;
+	case DW_LNS_set_column: p->r.column = (uint32_t)cur_uleb(c); return 0;
+	case DW_LNS_const_add_pc:
+		p->r.addr += (uint64_t)((255 - h->opcode_base) / h->line_range) * h->min_inst_len;
+		return 0;
+	case DW_LNS_fixed_advance_pc: p->r.addr += cur_u16(c); return 0;
+	case DW_LNS_negate_stmt:
+	case DW_LNS_set_basic_block:
+	case DW_LNS_set_prologue_end:
+	case DW_LNS_set_epilogue_begin:
+		return 0;
+	}
+	/* An opcode this reader does not know (or DW_LNS_set_isa): skip its operands. */
+	for (unsigned i = 0; i < h->std_lengths[op - 1]; i++)
+		cur_uleb(c);
+	return 0;
+}
+
+static int run(struct program *p, struct cur *c)
+{
+	const struct header *h = p->h;
+	reset(&p->r, 0);
+	while (!cur_eof(c)) {
+		uint8_t op = cur_u8(c);
+		int err;
+		if (op >= h->opcode_base) {
+			unsigned adj = op - h->opcode_base;
+			p->r.addr += (uint64_t)(adj / h->line_range) * h->min_inst_len;
+			p->r.line = (uint32_t)((int64_t)p->r.line + h->line_base + adj % h->line_range);
+			err = emit_row(p);
+		} else if (op == 0) {
+			err = extended(p, c);
+		} else {
+			err = standard(p, c, op);
+		}
+		if (err)
+			return err;
+		if (!cur_ok(c))
+			return bad(p->d, h->off, "opcode runs past the program");
+	}
+	return 0;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct dwarf_line_seq *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->first_row < y->first_row ? -1 : x->first_row > y->first_row;
+}
+
+int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
+		    struct dwarf_line_table *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (off >= d->line.size)
+		return bad(d, off, "offset lies past the section");
+	struct header h = { .off = off };
+	struct cur c = cur_make(d->line.data, d->line.size, d->big_endian);
+	cur_seek(&c, off);
+	uint64_t end = 0;
+	int err = read_header(d, u, &c, &h, &end);
+	struct program p = { .d = d, .h = &h, .t = t };
+	if (!err) {
+		struct cur prog = cur_make(d->line.data, end, d->big_endian);
+		cur_seek(&prog, cur_off(&c));
+		err = run(&p, &prog);
+	}
+	if (!err)
+		err = join_paths(u, &h, t);
+	vec_free(&h.dirs);
+	vec_free(&h.names);
+	vec_free(&h.name_dirs);
+	if (err) {
+		vec_free(&p.rows);
+		vec_free(&p.seqs);
+		dwarf_line_free(t);
+		return err == -ENOMEM ? err_set(err, "%s: out of memory", d->path) : err;
+	}
+	qsort(p.seqs.v, p.seqs.n, sizeof(*p.seqs.v), by_lo);
+	t->version = h.version;
+	t->zero_based_files = h.version >= 5;
+	t->rows = p.rows.v;
+	t->nrows = p.rows.n;
+	t->seqs = p.seqs.v;
+	t->nseqs = p.seqs.n;
+	return 0;
+}
+
+void dwarf_line_free(struct dwarf_line_table *t)
+{
+	free(t->rows);
+	free(t->seqs);
+	free(t->file_paths);
+	arena_free(&t->paths);
+	memset(t, 0, sizeof(*t));
+}
+
+const char *dwarf_line_file(const struct dwarf_line_table *t, uint64_t i)
+{
+	if (!t->zero_based_files) {
+		if (i == 0)
+			return NULL;
+		i--;
+	}
+	return i < t->nfiles ? t->file_paths[i] : NULL;
+}
+
+const struct dwarf_line_row *dwarf_line_lookup(const struct dwarf_line_table *t, uint64_t addr)
+{
+	/* The first sequence ending after addr, as LLVM's upper_bound by end address. */
+	size_t lo = 0, hi = t->nseqs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->seqs[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == t->nseqs || t->seqs[lo].lo > addr)
+		return NULL;
+	const struct dwarf_line_seq *s = &t->seqs[lo];
+	/* Last row at or before addr among rows first+1 .. end-2; else the first row. */
+	size_t a = s->first_row + 1, b = s->end_row - 1;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (t->rows[mid].addr <= addr)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return &t->rows[a - 1];
+}

@@ -1,0 +1,395 @@
+/*
+ * Units and DIEs of .debug_info. dwarf_open() walks the unit headers once (cheap: no DIE
+ * but each unit's first) so that addresses and references can find their unit by binary
+ * search. Type units are listed but never walked.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cursor.h"
+#include "base/err.h"
+#include "dwarf/dwarf.h"
+#include "dwarf/dwarf_consts.h"
+#include "dwarf/dwarf_internal.h"
+
+static int bad(struct dwarf *d, uint64_t off, const char *what)
+{
+	return err_set(-EINVAL, "%s: .debug_info at 0x%llx: %s", d->path,
+		       (unsigned long long)off, what);
+}
+
+static void load_section(struct dwarf *d, const char *name, struct dwarf_sect *s, int *err)
+{
+	if (*err)
+		return;
+	int e = elf_section_data_by_name(d->elf, name, &s->data, &s->size);
+	if (e && e != -ENOENT)
+		*err = e;
+}
+
+struct info_loader {
+	struct dwarf *d;
+	int err;
+};
+
+static void *load_info(void *arg)
+{
+	struct info_loader *l = arg;
+	load_section(l->d, ".debug_info", &l->d->info, &l->err);
+	return NULL;
+}
+
+/* A large compressed .debug_info takes as long to inflate as all other sections together:
+ * it gets a thread of its own. */
+static bool inflate_info_apart(struct dwarf *d)
+{
+	const struct elf_section *s = elf_section_by_name(d->elf, ".debug_info");
+	return s && s->size > (1u << 20) &&
+	       ((s->flags & SHF_COMPRESSED) || !strncmp(s->name, ".zdebug", 7));
+}
+
+static int load_sections(struct dwarf *d)
+{
+	int err = 0;
+	struct info_loader l = { d, 0 };
+	pthread_t th;
+	bool apart = inflate_info_apart(d) && !pthread_create(&th, NULL, load_info, &l);
+	if (!apart)
+		load_section(d, ".debug_info", &d->info, &err);
+	load_section(d, ".debug_abbrev", &d->abbrev, &err);
+	load_section(d, ".debug_str", &d->str, &err);
+	load_section(d, ".debug_line_str", &d->line_str, &err);
+	load_section(d, ".debug_str_offsets", &d->str_offsets, &err);
+	load_section(d, ".debug_addr", &d->addr, &err);
+	load_section(d, ".debug_ranges", &d->ranges, &err);
+	load_section(d, ".debug_rnglists", &d->rnglists, &err);
+	load_section(d, ".debug_line", &d->line, &err);
+	if (apart) {
+		pthread_join(th, NULL);
+		if (!err)
+			err = l.err;
+	}
+	return err;
+}
+
+static int read_header(struct dwarf *d, struct cur *c, struct dwarf_unit *u)
+{
+	u->offset = cur_off(c);
+	uint64_t len = cur_u32(c);
+	u->offset_size = 4;
+	if (len == 0xffffffff) {
+		len = cur_u64(c);
+		u->offset_size = 8;
+	} else if (len >= 0xfffffff0) {
+		return bad(d, u->offset, "reserved unit length");
+	}
+	if (!cur_ok(c) || len > cur_left(c))
+		return bad(d, u->offset, "unit length runs past the section");
+	u->end = cur_off(c) + len;
+	u->version = cur_u16(c);
+	if (u->version < 2 || u->version > 5)
+		return bad(d, u->offset, "unsupported DWARF version");
+	if (u->version >= 5) {
+		u->unit_type = cur_u8(c);
+		u->addr_size = cur_u8(c);
+		u->abbrev_offset = cur_uN(c, u->offset_size);
+		if (u->unit_type == DW_UT_skeleton || u->unit_type == DW_UT_split_compile)
+			cur_skip(c, 8); /* dwo_id */
+		else if (u->unit_type == DW_UT_type || u->unit_type == DW_UT_split_type)
+			cur_skip(c, 8 + u->offset_size); /* signature, type offset */
+	} else {
+		u->unit_type = DW_UT_compile;
+		u->abbrev_offset = cur_uN(c, u->offset_size);
+		u->addr_size = cur_u8(c);
+	}
+	if (!cur_ok(c) || cur_off(c) > u->end)
+		return bad(d, u->offset, "unit header runs past the unit");
+	if (u->addr_size != 1 && u->addr_size != 2 && u->addr_size != 4 && u->addr_size != 8)
+		return bad(d, u->offset, "unsupported address size");
+	u->first_die = cur_off(c);
+	return 0;
+}
+
+static uint64_t value_u(const struct dwarf_die *die, uint16_t at, bool *has)
+{
+	const struct dwarf_value *v = dwarf_die_attr(die, at);
+	bool ok = v && (v->cls == DWC_SECOFF || v->cls == DWC_CONST);
+	if (has)
+		*has = ok;
+	return ok ? v->u : 0;
+}
+
+static const char *value_str(const struct dwarf_die *die, uint16_t at)
+{
+	const struct dwarf_value *v = dwarf_die_attr(die, at);
+	return v && v->cls == DWC_STRING ? v->str : NULL;
+}
+
+/* The unit DIE is read twice: its bases must be known before its own strx/addrx forms
+ * can be resolved, and they may come after those forms. */
+static int read_unit_die(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die *die)
+{
+	int err = dwarf_unit_abbrevs(d, u);
+	if (err)
+		return err;
+	uint64_t next;
+	for (int pass = 0; pass < 2; pass++) {
+		err = dwarf_die_read(d, u, u->first_die, die, &next);
+		if (err || !die->abbrev)
+			return err;
+		u->str_offsets_base = value_u(die, DW_AT_str_offsets_base, &u->has_str_offsets_base);
+		bool has;
+		u->addr_base = value_u(die, DW_AT_addr_base, &has);
+		if (!has)
+			u->addr_base = value_u(die, DW_AT_GNU_addr_base, NULL);
+		u->rnglists_base = value_u(die, DW_AT_rnglists_base, &u->has_rnglists_base);
+		u->loclists_base = value_u(die, DW_AT_loclists_base, NULL);
+	}
+	u->tag = die->abbrev->tag;
+	const struct dwarf_value *low = dwarf_die_attr(die, DW_AT_low_pc);
+	u->base_addr = low && low->cls == DWC_ADDR ? low->u : 0;
+	u->stmt_list = value_u(die, DW_AT_stmt_list, &u->has_stmt_list);
+	u->name = value_str(die, DW_AT_name);
+	u->comp_dir = value_str(die, DW_AT_comp_dir);
+	u->is_split = u->unit_type == DW_UT_skeleton || u->tag == DW_TAG_skeleton_unit ||
+		      dwarf_die_attr(die, DW_AT_dwo_name) || dwarf_die_attr(die, DW_AT_GNU_dwo_name);
+	if (u->is_split && !d->unsupported)
+		d->unsupported = "split DWARF (.dwo/.dwp)";
+	return 0;
+}
+
+static int read_units(struct dwarf *d)
+{
+	/* dwz moves shared DIEs and strings to an alternate file this reader does not open. */
+	if (elf_section_by_name(d->elf, ".gnu_debugaltlink"))
+		d->unsupported = "dwz alternate debug files (.gnu_debugaltlink)";
+	struct cur c = cur_make(d->info.data, d->info.size, d->big_endian);
+	size_t cap = 0;
+	while (!cur_eof(&c)) {
+		if (d->nunits == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct dwarf_unit *n = realloc(d->units, cap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			d->units = n;
+		}
+		struct dwarf_unit *u = &d->units[d->nunits];
+		memset(u, 0, sizeof(*u));
+		int err = read_header(d, &c, u);
+		if (err)
+			return err;
+		d->nunits++;
+		cur_seek(&c, u->end);
+	}
+	struct dwarf_die *die = malloc(sizeof(*die));
+	if (!die)
+		return -ENOMEM;
+	int err = 0;
+	for (size_t i = 0; i < d->nunits && !err; i++) {
+		struct dwarf_unit *u = &d->units[i];
+		if (u->unit_type == DW_UT_compile || u->unit_type == DW_UT_partial ||
+		    u->unit_type == DW_UT_skeleton)
+			err = read_unit_die(d, u, die);
+		else
+			err = dwarf_unit_abbrevs(d, u);
+	}
+	free(die);
+	return err;
+}
+
+static int reread_units(struct dwarf *d)
+{
+	free(d->units);
+	d->units = NULL;
+	d->nunits = 0;
+	d->unsupported = NULL;
+	return read_units(d);
+}
+
+int dwarf_open(struct elf_file *elf, struct dwarf **out)
+{
+	struct dwarf *d = calloc(1, sizeof(*d));
+	if (!d)
+		return err_set(-ENOMEM, "%s: out of memory", elf->path);
+	d->elf = elf;
+	d->path = elf->path;
+	d->big_endian = elf->big_endian;
+	int err = load_sections(d);
+	if (!err)
+		err = read_units(d);
+	if (!err && d->info.size && (elf->machine == ELF_EM_BPF || elf->machine == ELF_EM_SBPF)) {
+		/* Repair works on the units' bytes, so units are read again afterwards. */
+		int r = dwarf_repair_sbpf(d);
+		if (r < 0)
+			err = r;
+		else if (r > 0)
+			err = reread_units(d);
+	}
+	if (err) {
+		if (err == -ENOMEM)
+			err_set(err, "%s: out of memory", elf->path);
+		dwarf_close(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
+int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,
+			const struct dwarf_sect *abbrev, const struct dwarf_sect *str,
+			const struct dwarf_sect *line, struct dwarf **out)
+{
+	struct dwarf *d = calloc(1, sizeof(*d));
+	if (!d)
+		return err_set(-ENOMEM, "%s: out of memory", elf->path);
+	d->elf = elf;
+	d->path = elf->path;
+	d->big_endian = elf->big_endian;
+	d->info = *info;
+	d->abbrev = *abbrev;
+	d->str = *str;
+	d->line = *line;
+	int err = read_units(d);
+	if (err) {
+		dwarf_close(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
+void dwarf_close(struct dwarf *d)
+{
+	if (!d)
+		return;
+	free(d->units);
+	free(d->abbrev_tables);
+	arena_free(&d->arena);
+	free(d);
+}
+
+struct dwarf_unit *dwarf_unit_at(struct dwarf *d, uint64_t off)
+{
+	size_t lo = 0, hi = d->nunits;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->units[mid].end <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < d->nunits && d->units[lo].first_die <= off)
+		return &d->units[lo];
+	return NULL;
+}
+
+const struct dwarf_value *dwarf_die_attr(const struct dwarf_die *die, uint16_t at)
+{
+	if (!die->abbrev)
+		return NULL;
+	for (uint16_t i = 0; i < die->nvals; i++)
+		if (die->abbrev->attrs[i].name == at)
+			return &die->vals[i];
+	return NULL;
+}
+
+int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct dwarf_die *die,
+		   uint64_t *next)
+{
+	if (off < u->first_die || off >= u->end)
+		return bad(d, off, "DIE offset outside its unit");
+	struct cur c = cur_make(d->info.data, u->end, d->big_endian);
+	cur_seek(&c, off);
+	die->offset = off;
+	die->nvals = 0;
+	uint64_t code = cur_uleb(&c);
+	if (!cur_ok(&c))
+		return bad(d, off, "truncated DIE");
+	if (code == 0) {
+		die->abbrev = NULL;
+		*next = cur_off(&c);
+		return 0;
+	}
+	die->abbrev = dwarf_abbrev_find(u->abbrevs, code);
+	if (!die->abbrev)
+		return bad(d, off, "DIE uses an undefined abbreviation code");
+	for (uint16_t i = 0; i < die->abbrev->nattrs; i++) {
+		const struct dwarf_abbrev_attr *a = &die->abbrev->attrs[i];
+		struct dwarf_value scratch;
+		struct dwarf_value *v = i < DWARF_MAX_ATTRS ? &die->vals[i] : &scratch;
+		if (dwarf_form_read(d, u, &c, a->form, a->implicit_const, v))
+			return bad(d, off, cur_ok(&c) ? "DIE uses an unknown attribute form"
+						      : "DIE runs past the end of its unit");
+	}
+	die->nvals = die->abbrev->nattrs < DWARF_MAX_ATTRS ? die->abbrev->nattrs : DWARF_MAX_ATTRS;
+	*next = cur_off(&c);
+	return 0;
+}
+
+/* Skips the attributes of a DIE of abbreviation a at c, noting its DW_AT_sibling. */
+static int skip_attrs(struct dwarf *d, struct dwarf_unit *u, struct cur *c,
+		      const struct dwarf_abbrev *a, uint64_t *sibling)
+{
+	bool sized = u->abbrevs->shape == dwarf_unit_shape(u);
+	if (sized && a->fixed) {
+		cur_skip(c, a->fixed_size);
+		return 0;
+	}
+	for (uint16_t i = 0; i < a->nattrs; i++) {
+		const struct dwarf_abbrev_attr *at = &a->attrs[i];
+		int err = 0;
+		if (at->name == DW_AT_sibling) {
+			struct dwarf_value v;
+			err = dwarf_form_read(d, u, c, at->form, at->implicit_const, &v);
+			if (!err && v.cls == DWC_REF)
+				*sibling = v.u;
+		} else if (sized && at->size >= 0) {
+			cur_skip(c, (uint64_t)at->size);
+		} else {
+			err = dwarf_form_skip(d, u, c, at->form);
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
+		   const struct dwarf_abbrev **abbrev, uint64_t *sibling, uint64_t *next)
+{
+	if (off < u->first_die || off >= u->end)
+		return bad(d, off, "DIE offset outside its unit");
+	struct cur c = cur_make(d->info.data, u->end, d->big_endian);
+	cur_seek(&c, off);
+	uint64_t code = cur_uleb(&c);
+	*sibling = 0;
+	*abbrev = NULL;
+	if (code) {
+		*abbrev = dwarf_abbrev_find(u->abbrevs, code);
+		if (!*abbrev)
+			return bad(d, off, "DIE uses an undefined abbreviation code");
+		if (skip_attrs(d, u, &c, *abbrev, sibling))
+			return bad(d, off, cur_ok(&c) ? "DIE uses an unknown attribute form"
+						      : "DIE runs past the end of its unit");
+	}
+	if (!cur_ok(&c))
+		return bad(d, off, "truncated DIE");
+	*next = cur_off(&c);
+	return 0;
+}
+
+int dwarf_die_at(struct dwarf *d, uint64_t off, struct dwarf_die *die, struct dwarf_unit **u)
+{
+	struct dwarf_unit *unit = dwarf_unit_at(d, off);
+	if (!unit)
+		return bad(d, off, "reference to an offset outside every unit");
+	int err = dwarf_unit_abbrevs(d, unit);
+	if (err)
+		return err;
+	uint64_t next;
+	*u = unit;
+	return dwarf_die_read(d, unit, off, die, &next);
+}

@@ -1,0 +1,131 @@
+/*
+ * Address -> frames. The innermost frame takes its file, line and column from the line
+ * table; each enclosing frame takes them from the call site recorded on the inlined
+ * subroutine it contains (DW_AT_call_file/line/column). Then the outermost frame is named
+ * from the symbol table where the address has a symbol (llvm-symbolizer's rule, which
+ * also shows compiler clones such as foo.cold or foo.constprop.0 by their real names);
+ * GNU style keeps the DWARF name, as addr2line does.
+ */
+#include <errno.h>
+
+#include "symbolize/symbolize_internal.h"
+
+#define MAX_FRAMES 256
+
+int32_t sym_unit_of(const struct sym_module *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->ncu_ranges;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->cu_ranges[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->ncu_ranges && m->cu_ranges[lo].lo <= addr)
+		return (int32_t)m->cu_ranges[lo].unit;
+	return -1;
+}
+
+static int32_t find_scope(const struct sym_unit_index *ix, uint64_t addr)
+{
+	size_t lo = 0, hi = ix->nspans;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix->spans[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= ix->spans[lo - 1].hi)
+		return -1;
+	return ix->spans[lo - 1].scope;
+}
+
+static void from_row(const struct sym_unit_index *ix, uint64_t addr, struct tally_frame *f)
+{
+	const struct dwarf_line_row *row = ix->has_lines ? dwarf_line_lookup(&ix->lines, addr) : NULL;
+	if (!row)
+		return;
+	f->file = dwarf_line_file(&ix->lines, row->file);
+	if (!f->file)
+		return; /* LLVM gives up on the whole row when its file is unknown */
+	f->line = row->line;
+	f->column = row->column;
+	f->discriminator = row->discriminator;
+}
+
+/* Frames from DWARF; returns how many (0 when the address is in no unit). */
+static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_frame *fr)
+{
+	int32_t unit = m->dwarf ? sym_unit_of(m, addr) : -1;
+	struct sym_unit_index *ix;
+	if (unit < 0 || sym_unit_index(m, (uint32_t)unit, &ix))
+		return 0;
+	int32_t s = find_scope(ix, addr);
+	if (s < 0) {
+		fr[0] = (struct tally_frame){ 0 };
+		from_row(ix, addr, &fr[0]);
+		return fr[0].file ? 1 : 0;
+	}
+	size_t n = 0;
+	const struct sym_scope *inner = NULL;
+	for (; s >= 0 && n < MAX_FRAMES; s = ix->scopes[s].parent) {
+		const struct sym_scope *sc = &ix->scopes[s];
+		struct tally_frame *f = &fr[n++];
+		*f = (struct tally_frame){ .function = sc->name };
+		if (!inner) {
+			from_row(ix, addr, f);
+		} else {
+			f->file = ix->has_lines ? dwarf_line_file(&ix->lines, inner->call_file) : NULL;
+			f->line = inner->call_line;
+			f->column = inner->call_column;
+		}
+		inner = sc;
+		if (!sc->inlined)
+			break;
+	}
+	return n;
+}
+
+static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style style,
+			   struct tally_frame *f)
+{
+	uint64_t start = 0;
+	const char *name = NULL;
+	size_t idx;
+	bool gnu = style == SYM_STYLE_GNU;
+	/* addr2line reads symbols from the separate debug file when there is one. */
+	const struct sym_symbols *table = gnu && m->debug_elf ? &m->fallback : &m->symbols;
+	if (!gnu || !f->function) {
+		name = sym_symbols_find(table, addr, gnu, &start, &idx);
+		if (name) {
+			f->function = name;
+			f->sym_start = start;
+			const char *file = table->tab.syms[idx].file;
+			/* llvm-symbolizer ignores an empty file name; addr2line prints it. */
+			if (!f->file && file && (*file || gnu))
+				f->file = file;
+		}
+	}
+	if (!f->function && (name = sym_symbols_find(&m->fallback, addr, gnu, &start, &idx))) {
+		f->function = name;
+		f->sym_start = start;
+	}
+}
+
+int sym_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
+	       struct tally_frame *frames, size_t max)
+{
+	struct tally_frame fr[MAX_FRAMES];
+	size_t n = dwarf_frames(m, addr, fr);
+	if (n == 0)
+		fr[n++] = (struct tally_frame){ 0 };
+	name_outermost(m, addr, style, &fr[n - 1]);
+	for (size_t i = 0; i < n; i++) {
+		fr[i].inlined = i + 1 < n;
+		if (i < max)
+			frames[i] = fr[i];
+	}
+	return (int)n;
+}

@@ -1,0 +1,299 @@
+/*
+ * Opening a module: the ELF file, its separate debug file when the file itself has no
+ * DWARF, the symbol tables, and the address ranges of every unit. A unit's ranges come
+ * from its DIE; .debug_aranges is consulted only for units whose DIE has none (it is often
+ * absent, and where present it may cover only some units). Where ranges of several units
+ * overlap, the unit with the lowest offset owns the overlap, as in LLVM.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/cursor.h"
+#include "base/err.h"
+#include "base/vec.h"
+#include "dwarf/dwarf_consts.h"
+#include "symbolize/symbolize_internal.h"
+
+typedef VEC(struct sym_cu_range) range_vec;
+
+struct unit_ranges {
+	range_vec *out;
+	uint32_t unit;
+};
+
+static int add_range(uint64_t lo, uint64_t hi, void *ctx)
+{
+	struct unit_ranges *r = ctx;
+	struct sym_cu_range *slot = vec_push(r->out);
+	if (!slot)
+		return -ENOMEM;
+	*slot = (struct sym_cu_range){ lo, hi, r->unit };
+	return 0;
+}
+
+static bool is_code_unit(const struct dwarf_unit *u)
+{
+	return u->unit_type == DW_UT_compile || u->unit_type == DW_UT_partial;
+}
+
+/* .debug_aranges sets (DWARF 5 section 6.1.2), for units whose DIE gives no ranges. */
+static int aranges(struct sym_module *m, const bool *has, range_vec *out)
+{
+	struct dwarf *d = m->dwarf;
+	const uint8_t *data;
+	size_t size;
+	if (elf_section_data_by_name(d->elf, ".debug_aranges", &data, &size))
+		return 0;
+	struct cur c = cur_make(data, size, d->big_endian);
+	while (cur_left(&c) >= 16) {
+		uint64_t start = cur_off(&c), len = cur_u32(&c);
+		unsigned osz = len == 0xffffffff ? 8 : 4;
+		if (osz == 8)
+			len = cur_u64(&c);
+		struct cur set = cur_sub(&c, len);
+		cur_u16(&set);
+		uint64_t info_off = cur_uN(&set, osz);
+		uint8_t asz = cur_u8(&set);
+		cur_u8(&set);
+		if (!cur_ok(&set) || (asz != 4 && asz != 8))
+			return 0; /* a damaged table is simply not used */
+		cur_seek(&set, (cur_off(&set) - start + 2 * asz - 1) / (2 * asz) * (2 * asz) + start);
+		struct dwarf_unit *u = dwarf_unit_at(d, info_off);
+		if (!u || u->offset != info_off || has[u - d->units])
+			continue;
+		struct unit_ranges r = { out, (uint32_t)(u - d->units) };
+		for (;;) {
+			uint64_t lo = cur_uN(&set, asz), n = cur_uN(&set, asz);
+			if (!cur_ok(&set) || (lo == 0 && n == 0))
+				break;
+			if (n && add_range(lo, lo + n, &r))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int collect_ranges(struct sym_module *m, range_vec *out)
+{
+	struct dwarf *d = m->dwarf;
+	bool *has = calloc(d->nunits ? d->nunits : 1, sizeof(*has));
+	if (!has)
+		return -ENOMEM;
+	struct dwarf_die *die = malloc(sizeof(*die));
+	int err = die ? 0 : -ENOMEM;
+	for (size_t i = 0; i < d->nunits && !err; i++) {
+		struct dwarf_unit *u = &d->units[i];
+		uint64_t next;
+		if (!is_code_unit(u) || dwarf_die_read(d, u, u->first_die, die, &next) || !die->abbrev)
+			continue;
+		size_t before = out->n;
+		struct unit_ranges r = { out, (uint32_t)i };
+		err = dwarf_die_ranges(d, u, die, add_range, &r);
+		if (err && err != -ENOMEM)
+			err = 0; /* the unit keeps whatever ranges were read */
+		has[i] = out->n > before;
+	}
+	bool all = true;
+	for (size_t i = 0; i < d->nunits; i++)
+		all &= has[i] || !is_code_unit(&d->units[i]);
+	if (!err && !all)
+		err = aranges(m, has, out);
+	free(die);
+	free(has);
+	return err;
+}
+
+struct endpoint {
+	uint64_t addr;
+	uint32_t unit;
+	bool start;
+};
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct endpoint *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int emit(range_vec *res, uint64_t lo, uint64_t hi, uint32_t unit)
+{
+	struct sym_cu_range *last = res->n ? &res->v[res->n - 1] : NULL;
+	if (last && last->hi == lo && last->unit == unit) {
+		last->hi = hi;
+		return 0;
+	}
+	struct sym_cu_range *slot = vec_push(res);
+	if (!slot)
+		return -ENOMEM;
+	*slot = (struct sym_cu_range){ lo, hi, unit };
+	return 0;
+}
+
+/* Makes ranges disjoint with one sweep over their endpoints: each stretch goes to the
+ * lowest-numbered unit among those covering it. Overlaps are rare, so the set of covering
+ * units is a short list. */
+static int make_disjoint(range_vec *in, struct sym_cu_range **out, size_t *nout)
+{
+	struct endpoint *ev = malloc((2 * in->n + 1) * sizeof(*ev));
+	VEC(uint32_t) active = { 0 };
+	range_vec res = { 0 };
+	int err = ev ? 0 : -ENOMEM;
+	for (size_t i = 0; ev && i < in->n; i++) {
+		ev[2 * i] = (struct endpoint){ in->v[i].lo, in->v[i].unit, true };
+		ev[2 * i + 1] = (struct endpoint){ in->v[i].hi, in->v[i].unit, false };
+	}
+	size_t n = ev ? 2 * in->n : 0;
+	if (ev)
+		qsort(ev, n, sizeof(*ev), by_addr);
+	for (size_t i = 0; i < n && !err;) {
+		uint64_t x = ev[i].addr;
+		for (; i < n && ev[i].addr == x; i++) {
+			if (ev[i].start) {
+				uint32_t *slot = vec_push(&active);
+				if (!slot) {
+					err = -ENOMEM;
+					break;
+				}
+				*slot = ev[i].unit;
+				continue;
+			}
+			for (size_t j = 0; j < active.n; j++) {
+				if (active.v[j] == ev[i].unit) {
+					active.v[j] = active.v[--active.n];
+					break;
+				}
+			}
+		}
+		if (!active.n || i == n || err)
+			continue;
+		uint32_t owner = active.v[0];
+		for (size_t j = 1; j < active.n; j++)
+			owner = active.v[j] < owner ? active.v[j] : owner;
+		err = emit(&res, x, ev[i].addr, owner);
+	}
+	free(ev);
+	vec_free(&active);
+	if (err) {
+		free(res.v);
+		return err;
+	}
+	*out = res.v;
+	*nout = res.n;
+	return 0;
+}
+
+static bool has_debug_info(struct elf_file *f)
+{
+	const struct elf_section *s = elf_section_by_name(f, ".debug_info");
+	return s && s->type != 8 /* SHT_NOBITS: a stripped copy's placeholder */ && s->size;
+}
+
+static void warn(const char *fmt, const char *path, const char *what)
+{
+	fprintf(stderr, fmt, path, what);
+}
+
+static int open_dwarf(struct sym_module *m)
+{
+	struct elf_file *src = m->elf;
+	if (!has_debug_info(src)) {
+		char *path;
+		if (elf_find_debug_file(m->elf, m->opts.debug_dir, &path))
+			return 0;
+		int err = elf_open(path, &m->debug_elf);
+		free(path);
+		if (err)
+			return warn("tally: warning: %s\n", err_msg(), ""), 0;
+		src = m->debug_elf;
+		if (!has_debug_info(src))
+			return 0;
+	}
+	if (dwarf_open(src, &m->dwarf)) {
+		warn("tally: warning: %s%s; using symbol tables only\n", err_msg(), "");
+		return 0;
+	}
+	if (m->dwarf->unsupported) {
+		warn("tally: %s: %s is not supported; using symbol tables only\n", src->path,
+		     m->dwarf->unsupported);
+		dwarf_close(m->dwarf);
+		m->dwarf = NULL;
+	}
+	return 0;
+}
+
+static int index_units(struct sym_module *m)
+{
+	if (!m->dwarf)
+		return 0;
+	m->units = calloc(m->dwarf->nunits ? m->dwarf->nunits : 1, sizeof(*m->units));
+	if (!m->units)
+		return -ENOMEM;
+	range_vec all = { 0 };
+	int err = collect_ranges(m, &all);
+	if (!err)
+		err = make_disjoint(&all, &m->cu_ranges, &m->ncu_ranges);
+	free(all.v);
+	return err;
+}
+
+int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **out)
+{
+	struct sym_module *m = calloc(1, sizeof(*m));
+	if (!m)
+		return err_set(-ENOMEM, "%s: out of memory", path);
+	if (opts)
+		m->opts = *opts;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->built, NULL);
+	pthread_mutex_init(&m->names_lock, NULL);
+	int err = elf_open(path, &m->elf);
+	if (!err)
+		err = open_dwarf(m);
+	if (!err)
+		err = sym_symbols_load(m, m->elf, false, &m->symbols);
+	if (!err && m->debug_elf)
+		err = sym_symbols_load(m, m->debug_elf, true, &m->fallback);
+	if (!err)
+		err = index_units(m);
+	if (err) {
+		if (err == -ENOMEM)
+			err_set(err, "%s: out of memory", path);
+		sym_close(m);
+		return err;
+	}
+	*out = m;
+	return 0;
+}
+
+void sym_close(struct sym_module *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; m->units && i < m->dwarf->nunits; i++)
+		sym_unit_index_free(&m->units[i]);
+	free(m->units);
+	free(m->cu_ranges);
+	sym_symbols_free(&m->symbols);
+	sym_symbols_free(&m->fallback);
+	sym_names_free(m);
+	dwarf_close(m->dwarf);
+	elf_close(m->debug_elf);
+	elf_close(m->elf);
+	arena_free(&m->arena);
+	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->built);
+	pthread_mutex_destroy(&m->names_lock);
+	free(m);
+}
+
+const char *sym_unsupported(const struct sym_module *m)
+{
+	return m->dwarf ? m->dwarf->unsupported : NULL;
+}
+
+const char *sym_debug_path(const struct sym_module *m)
+{
+	return m->dwarf ? m->dwarf->path : NULL;
+}

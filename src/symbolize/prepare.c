@@ -1,0 +1,72 @@
+/*
+ * Building many unit indexes at once. A large batch of addresses touches most units of a
+ * module, and indexing them is most of the work; units are independent, so worker threads
+ * take them from a shared counter. Lookups afterwards find every index ready.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "symbolize/symbolize_internal.h"
+
+#define MAX_THREADS 16
+
+struct work {
+	struct sym_module *m;
+	uint32_t *units;
+	size_t n;
+	atomic_size_t next;
+};
+
+static void *worker(void *arg)
+{
+	struct work *w = arg;
+	struct sym_unit_index *ix;
+	for (size_t i; (i = atomic_fetch_add(&w->next, 1)) < w->n;)
+		sym_unit_index(w->m, w->units[i], &ix);
+	return NULL;
+}
+
+/* The distinct units the addresses fall in, in unit order. */
+static size_t wanted_units(struct sym_module *m, const uint64_t *addrs, size_t n, uint32_t *out)
+{
+	size_t nunits = m->dwarf->nunits, k = 0;
+	bool *want = calloc(nunits ? nunits : 1, sizeof(*want));
+	if (!want)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		int32_t u = sym_unit_of(m, addrs[i]);
+		if (u >= 0)
+			want[u] = true;
+	}
+	for (size_t u = 0; u < nunits; u++)
+		if (want[u])
+			out[k++] = (uint32_t)u;
+	free(want);
+	return k;
+}
+
+int sym_prepare(struct sym_module *m, const uint64_t *addrs, size_t n, unsigned threads)
+{
+	if (!m->dwarf || threads < 2)
+		return 0;
+	struct work w = { .m = m };
+	w.units = malloc((m->dwarf->nunits ? m->dwarf->nunits : 1) * sizeof(*w.units));
+	if (!w.units)
+		return -ENOMEM;
+	w.n = wanted_units(m, addrs, n, w.units);
+	atomic_init(&w.next, 0);
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	if (threads > w.n)
+		threads = (unsigned)w.n;
+	pthread_t th[MAX_THREADS];
+	unsigned started = 0;
+	while (started + 1 < threads && !pthread_create(&th[started], NULL, worker, &w))
+		started++;
+	worker(&w); /* this thread works too */
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	free(w.units);
+	return 0;
+}

@@ -1,0 +1,49 @@
+/*
+ * Address -> frames for one module (an executable, shared object, object file or debug
+ * file), innermost inline frame first. Function names, files, lines and columns follow
+ * llvm-symbolizer's rules (DWARF, with the outermost frame named from the symbol table when
+ * it has a symbol there), with two fallbacks: a separate debug file's .symtab where the
+ * module's own tables have nothing, then nothing at all ("??").
+ *
+ * A module is indexed lazily, unit by unit, under a lock; lookups are safe from several
+ * threads at once.
+ */
+#ifndef TALLY_SYMBOLIZE_H
+#define TALLY_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tally/tally.h"
+
+struct sym_module;
+
+struct sym_opts {
+	const char *debug_dir; /* searched before /usr/lib/debug, or NULL */
+	bool no_demangle;
+};
+
+int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **out);
+void sym_close(struct sym_module *m);
+
+/* Which name the outermost frame gets: llvm-symbolizer's (the symbol table's, when the
+ * address has a symbol) or addr2line's (the DWARF subprogram's). */
+enum sym_style { SYM_STYLE_LLVM, SYM_STYLE_GNU };
+
+/* Fills at most max frames for addr; returns how many frames the address has (at least
+ * 1: an unknown address is one frame of unknowns), or a negative code. */
+int sym_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
+	       struct tally_frame *frames, size_t max);
+
+/* Builds, ahead of lookups and on up to threads threads, the index of every unit that
+ * the n addresses fall in. Optional: lookups build what they need themselves, one unit at
+ * a time; this only makes a large batch faster on a machine with cores to spare. */
+int sym_prepare(struct sym_module *m, const uint64_t *addrs, size_t n, unsigned threads);
+
+/* A sentence about DWARF this module has but cannot use (split DWARF, dwz), or NULL. */
+const char *sym_unsupported(const struct sym_module *m);
+/* The file whose DWARF is used (the module or its separate debug file), or NULL. */
+const char *sym_debug_path(const struct sym_module *m);
+
+#endif

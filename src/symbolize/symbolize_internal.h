@@ -1,0 +1,97 @@
+/*
+ * The module index, shared by the files of src/symbolize only.
+ *
+ * Per module: the symbol tables, and the address ranges of every compile unit, made
+ * disjoint. Per unit, built on first use: the subprogram and inlined-subroutine DIEs
+ * ("scopes") with resolved names and call sites, a disjoint address map from ranges to the
+ * innermost scope, and the unit's line table.
+ */
+#ifndef TALLY_SYMBOLIZE_INTERNAL_H
+#define TALLY_SYMBOLIZE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "base/arena.h"
+#include "dwarf/dwarf.h"
+#include "elf/elf.h"
+#include "symbolize/symbolize.h"
+
+struct sym_scope {
+	const char *name;     /* demangled unless asked not to; NULL when DWARF has none */
+	uint64_t die_offset;
+	int32_t parent;       /* enclosing scope in this unit, -1 for none */
+	bool inlined;         /* DW_TAG_inlined_subroutine (else subprogram) */
+	bool named;           /* name has been resolved */
+	uint32_t call_file, call_line, call_column;
+};
+
+struct sym_span {
+	uint64_t lo, hi; /* [lo, hi) */
+	int32_t scope;
+};
+
+enum { UNIT_UNBUILT, UNIT_BUILDING, UNIT_READY };
+
+struct sym_unit_index {
+	atomic_int state; /* UNIT_*: one thread builds, others wait on the module's cond */
+	int error; /* the unit's DWARF is unusable: treated as having no scopes */
+	struct sym_scope *scopes;
+	size_t nscopes;
+	struct sym_span *spans; /* disjoint, sorted by lo */
+	size_t nspans;
+	struct dwarf_line_table lines;
+	bool has_lines;
+};
+
+struct sym_cu_range {
+	uint64_t lo, hi;
+	uint32_t unit;
+};
+
+struct sym_symbols {
+	struct elf_symtab tab; /* aliases kept: see symbols.c for whose choice is whose */
+	const char **demangled;
+};
+
+struct sym_module {
+	struct sym_opts opts;
+	struct elf_file *elf;       /* the module */
+	struct elf_file *debug_elf; /* its separate debug file, or NULL */
+	struct dwarf *dwarf;        /* from whichever of the two has .debug_info, or NULL */
+	struct sym_symbols symbols; /* the module's .symtab, else its .dynsym */
+	struct sym_symbols fallback; /* the debug file's symbols */
+	struct sym_cu_range *cu_ranges;
+	size_t ncu_ranges;
+	struct sym_unit_index *units; /* parallel to dwarf->units */
+	pthread_mutex_t lock;         /* with built: for threads waiting on another's build */
+	pthread_cond_t built;
+	pthread_mutex_t names_lock;   /* guards arena and names */
+	struct arena arena;           /* names */
+	struct sym_name_cache *names;
+};
+
+/* unit_index.c: the index of a unit, built on first use by whichever thread asks first. */
+int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **out);
+/* unit.c/lookup.c: the unit holding addr, or -1. */
+int32_t sym_unit_of(const struct sym_module *m, uint64_t addr);
+void sym_unit_index_free(struct sym_unit_index *ix);
+
+/* names.c: the subroutine name LLVM would give the DIE (linkage name, else name, through
+ * DW_AT_abstract_origin and DW_AT_specification), demangled; NULL when there is none. */
+const char *sym_die_name(struct sym_module *m, uint64_t die_offset);
+const char *sym_demangle(struct sym_module *m, const char *name);
+void sym_names_free(struct sym_module *m);
+
+/* symbols.c */
+/* Loads f's .symtab, else its .dynsym; with both, the two merged. */
+int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool both,
+		     struct sym_symbols *out);
+/* The (demangled) name of the symbol llvm-symbolizer would name addr with (with any_size,
+ * addr2line's: the nearest symbol at or before addr), or NULL; *start is its address and
+ * *idx its index in s->tab. */
+const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, bool any_size,
+			     uint64_t *start, size_t *idx);
+void sym_symbols_free(struct sym_symbols *s);
+
+#endif

@@ -1,0 +1,334 @@
+/*
+ * The per-unit index: one walk over the unit's DIEs collects every subprogram and inlined
+ * subroutine ("scope") with its enclosing scope and call site, and maps address ranges to
+ * the innermost scope. The map is LLVM's (DWARFUnit's AddrDieMap): ranges are inserted
+ * parents first, a child's range splits its parent's, and where ranges that are not nested
+ * overlap, the later one wins from its start. Matching that keeps our answers equal to
+ * llvm-symbolizer's even on oddly nested input. Built once, by the first thread to ask;
+ * different units may be built on different threads at once.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/vec.h"
+#include "dwarf/dwarf_consts.h"
+#include "symbolize/symbolize_internal.h"
+
+/* Nesting deeper than this is not real code; the walk treats it as corrupt. */
+#define MAX_DEPTH 4096
+
+/* LLVM's map from range starts to (end, scope), as a two-level sorted array: blocks of at
+ * most SPAN_BLOCK spans, so that inserting in the middle (functions are not emitted in
+ * address order: hot/cold splitting, sections) moves one block, not the whole unit. */
+#define SPAN_BLOCK 128
+
+struct span_block {
+	size_t n;
+	struct sym_span v[SPAN_BLOCK];
+};
+
+struct span_map {
+	VEC(struct span_block *) blocks;
+	size_t total;
+};
+
+struct pos {
+	size_t b, i; /* block, index in it */
+};
+
+/* The position of the first span whose lo is greater than key. */
+static struct pos upper_bound(const struct span_map *m, uint64_t key)
+{
+	size_t lo = 0, hi = m->blocks.n;
+	while (lo < hi) { /* the last block whose first span starts at or before key */
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->blocks.v[mid]->v[0].lo <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	struct pos p = { lo ? lo - 1 : 0, 0 };
+	if (!m->blocks.n)
+		return p;
+	const struct span_block *blk = m->blocks.v[p.b];
+	size_t a = 0, z = blk->n;
+	while (a < z) {
+		size_t mid = a + (z - a) / 2;
+		if (blk->v[mid].lo <= key)
+			a = mid + 1;
+		else
+			z = mid;
+	}
+	p.i = a;
+	return p;
+}
+
+/* The span before position p, or NULL. */
+static struct sym_span *before(struct span_map *m, struct pos p)
+{
+	if (p.i > 0)
+		return &m->blocks.v[p.b]->v[p.i - 1];
+	if (p.b > 0)
+		return &m->blocks.v[p.b - 1]->v[m->blocks.v[p.b - 1]->n - 1];
+	return NULL;
+}
+
+static int split(struct span_map *m, size_t b)
+{
+	struct span_block *half = malloc(sizeof(*half));
+	if (!half || !vec_push(&m->blocks)) {
+		free(half);
+		return -ENOMEM;
+	}
+	struct span_block *full = m->blocks.v[b];
+	half->n = full->n / 2;
+	memcpy(half->v, full->v + full->n - half->n, half->n * sizeof(*half->v));
+	full->n -= half->n;
+	memmove(&m->blocks.v[b + 2], &m->blocks.v[b + 1],
+		(m->blocks.n - 2 - b) * sizeof(*m->blocks.v));
+	m->blocks.v[b + 1] = half;
+	return 0;
+}
+
+/* map[lo] = (hi, scope), inserting or overwriting. */
+static int assign(struct span_map *m, uint64_t lo, uint64_t hi, int32_t scope)
+{
+	struct pos p = upper_bound(m, lo);
+	struct sym_span *prev = before(m, p);
+	if (prev && prev->lo == lo) {
+		prev->hi = hi;
+		prev->scope = scope;
+		return 0;
+	}
+	if (!m->blocks.n) {
+		struct span_block **slot = vec_push(&m->blocks);
+		if (!slot || !(*slot = calloc(1, sizeof(**slot))))
+			return -ENOMEM;
+	}
+	if (m->blocks.v[p.b]->n == SPAN_BLOCK) {
+		if (split(m, p.b))
+			return -ENOMEM;
+		p = upper_bound(m, lo);
+	}
+	struct span_block *blk = m->blocks.v[p.b];
+	memmove(&blk->v[p.i + 1], &blk->v[p.i], (blk->n - p.i) * sizeof(*blk->v));
+	blk->v[p.i] = (struct sym_span){ lo, hi, scope };
+	blk->n++;
+	m->total++;
+	return 0;
+}
+
+/* The map as one sorted array; frees the blocks. */
+static struct sym_span *flatten(struct span_map *m, size_t *n)
+{
+	struct sym_span *all = malloc((m->total ? m->total : 1) * sizeof(*all));
+	size_t k = 0;
+	for (size_t b = 0; b < m->blocks.n; b++) {
+		if (all)
+			memcpy(all + k, m->blocks.v[b]->v, m->blocks.v[b]->n * sizeof(*all));
+		k += m->blocks.v[b]->n;
+		free(m->blocks.v[b]);
+	}
+	vec_free(&m->blocks);
+	*n = all ? k : 0;
+	return all;
+}
+
+struct build {
+	struct sym_module *m;
+	struct dwarf_unit *u;
+	VEC(struct sym_scope) scopes;
+	struct span_map spans;
+	int32_t current; /* the scope whose ranges are being inserted */
+};
+
+static int insert_range(uint64_t lo, uint64_t hi, void *ctx)
+{
+	struct build *b = ctx;
+	struct sym_span *prev = before(&b->spans, upper_bound(&b->spans, lo));
+	if (prev && lo < prev->hi) {
+		struct sym_span old = *prev;
+		if (lo > old.lo)
+			prev->hi = lo; /* before assign(), which may move prev */
+		if (hi < old.hi && assign(&b->spans, hi, old.hi, old.scope))
+			return -ENOMEM;
+	}
+	return assign(&b->spans, lo, hi, b->current) ? -ENOMEM : 0;
+}
+
+/* The attributes of a subprogram or inlined subroutine the index uses, in one pass. */
+struct scope_attrs {
+	const struct dwarf_value *low, *high, *ranges, *call_file, *call_line, *call_column;
+	uint64_t sibling;
+};
+
+static void pick(const struct dwarf_die *die, struct scope_attrs *a)
+{
+	*a = (struct scope_attrs){ 0 };
+	for (uint16_t i = 0; i < die->nvals; i++) {
+		const struct dwarf_value *v = &die->vals[i];
+		switch (die->abbrev->attrs[i].name) {
+		case DW_AT_low_pc: a->low = v; break;
+		case DW_AT_high_pc: a->high = v; break;
+		case DW_AT_ranges: a->ranges = v; break;
+		case DW_AT_call_file: a->call_file = v; break;
+		case DW_AT_call_line: a->call_line = v; break;
+		case DW_AT_call_column: a->call_column = v; break;
+		case DW_AT_sibling: a->sibling = v->cls == DWC_REF ? v->u : 0; break;
+		}
+	}
+}
+
+static uint32_t constant(const struct dwarf_value *v)
+{
+	return v && v->cls == DWC_CONST ? (uint32_t)v->u : 0;
+}
+
+static int add_scope(struct build *b, const struct dwarf_die *die, const struct scope_attrs *a,
+		     int32_t parent, int32_t *index, bool *has_code)
+{
+	struct sym_scope *s = vec_push(&b->scopes);
+	if (!s)
+		return -ENOMEM;
+	s->die_offset = die->offset;
+	s->parent = parent;
+	s->inlined = die->abbrev->tag == DW_TAG_inlined_subroutine;
+	if (s->inlined) {
+		s->call_file = constant(a->call_file);
+		s->call_line = constant(a->call_line);
+		s->call_column = constant(a->call_column);
+	}
+	*index = (int32_t)(b->scopes.n - 1);
+	b->current = *index;
+	size_t had = b->spans.total;
+	int err = dwarf_ranges(b->m->dwarf, b->u, a->low, a->high, a->ranges, insert_range, b);
+	*has_code = b->spans.total != had || a->ranges || a->low;
+	return err == -ENOMEM ? err : 0; /* a bad range list loses that scope's ranges only */
+}
+
+/* Type DIEs hold members and declarations, never code: with a DW_AT_sibling to jump
+ * by, their children are not read. */
+static bool holds_no_code(uint16_t tag)
+{
+	switch (tag) {
+	case DW_TAG_array_type:
+	case DW_TAG_class_type:
+	case DW_TAG_enumeration_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_subroutine_type:
+	case DW_TAG_union_type:
+		return true;
+	}
+	return false;
+}
+
+static int walk(struct build *b)
+{
+	struct dwarf *d = b->m->dwarf;
+	struct dwarf_die *die = malloc(sizeof(*die));
+	int32_t *stack = malloc(MAX_DEPTH * sizeof(*stack));
+	int depth = 0, err = die && stack ? 0 : -ENOMEM;
+	if (stack)
+		stack[0] = -1;
+	uint64_t off = b->u->first_die, next, sibling;
+	const struct dwarf_abbrev *a;
+	while (!err && off < b->u->end && !(err = dwarf_die_skip(d, b->u, off, &a, &sibling, &next))) {
+		if (!a) {
+			depth -= depth > 0; /* a null entry closes a sibling list */
+			off = next;
+			continue;
+		}
+		int32_t scope = stack[depth];
+		bool has_code = true;
+		if (a->tag == DW_TAG_subprogram || a->tag == DW_TAG_inlined_subroutine) {
+			struct scope_attrs at;
+			err = dwarf_die_read(d, b->u, off, die, &next);
+			if (!err) {
+				pick(die, &at);
+				err = add_scope(b, die, &at, stack[depth], &scope, &has_code);
+			}
+			/* An abstract instance or a declaration: nothing below it has code. */
+			if (!err && !has_code && a->has_children && at.sibling > off &&
+			    at.sibling <= b->u->end) {
+				off = at.sibling;
+				continue;
+			}
+		} else if (a->has_children && holds_no_code(a->tag) && sibling > off &&
+			   sibling <= b->u->end) {
+			off = sibling;
+			continue;
+		}
+		off = next;
+		if (!err && a->has_children) {
+			if (++depth == MAX_DEPTH)
+				err = err_set(-EINVAL, "%s: .debug_info at 0x%llx: DIEs nested too deep",
+					      d->path, (unsigned long long)off);
+			else
+				stack[depth] = scope;
+		}
+	}
+	free(die);
+	free(stack);
+	return err;
+}
+
+/* Names are resolved only for scopes some address can reach: those with ranges and their
+ * enclosing scopes (declarations and abstract instances far outnumber them). */
+static void name_scopes(struct build *b, struct sym_unit_index *ix)
+{
+	for (size_t i = 0; i < ix->nspans; i++) {
+		for (int32_t s = ix->spans[i].scope; s >= 0 && !ix->scopes[s].named;
+		     s = ix->scopes[s].parent) {
+			ix->scopes[s].name = sym_die_name(b->m, ix->scopes[s].die_offset);
+			ix->scopes[s].named = true;
+		}
+	}
+}
+
+static void build(struct sym_module *m, uint32_t unit, struct sym_unit_index *ix)
+{
+	struct build b = { .m = m, .u = &m->dwarf->units[unit] };
+	/* A walk that fails halfway keeps what it found, as LLVM keeps the DIEs it read. */
+	ix->error = dwarf_unit_abbrevs(m->dwarf, b.u);
+	if (!ix->error)
+		ix->error = walk(&b);
+	ix->scopes = b.scopes.v;
+	ix->nscopes = b.scopes.n;
+	ix->spans = flatten(&b.spans, &ix->nspans);
+	name_scopes(&b, ix);
+	if (b.u->has_stmt_list)
+		ix->has_lines = !dwarf_line_read(m->dwarf, b.u, b.u->stmt_list, &ix->lines);
+}
+
+int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **out)
+{
+	struct sym_unit_index *ix = &m->units[unit];
+	*out = ix;
+	int state = atomic_load_explicit(&ix->state, memory_order_acquire);
+	if (state == UNIT_READY)
+		return 0;
+	if (state == UNIT_UNBUILT &&
+	    atomic_compare_exchange_strong(&ix->state, &state, UNIT_BUILDING)) {
+		build(m, unit, ix);
+		pthread_mutex_lock(&m->lock);
+		atomic_store_explicit(&ix->state, UNIT_READY, memory_order_release);
+		pthread_cond_broadcast(&m->built);
+		pthread_mutex_unlock(&m->lock);
+		return 0;
+	}
+	pthread_mutex_lock(&m->lock);
+	while (atomic_load_explicit(&ix->state, memory_order_acquire) != UNIT_READY)
+		pthread_cond_wait(&m->built, &m->lock);
+	pthread_mutex_unlock(&m->lock);
+	return 0;
+}
+
+void sym_unit_index_free(struct sym_unit_index *ix)
+{
+	free(ix->scopes);
+	free(ix->spans);
+	if (ix->has_lines)
+		dwarf_line_free(&ix->lines);
+}

@@ -1,0 +1,164 @@
+/*
+ * The ELF reader against readelf, on programs built here: section names and count, the
+ * build-id, function symbols, and virtual address <-> file offset through PT_LOAD for
+ * lld's and bfd's layouts.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "elf/elf.h"
+
+static char dir[] = "/tmp/tally-elf-XXXXXX";
+
+static void build(const char *name, const char *flags)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd),
+		 "printf 'int f(int x){return x+1;}\\nint main(void){return f(2);}\\n' >%s/p.c && "
+		 "cc %s -g -Wl,--build-id %s/p.c -o %s/%s",
+		 dir, flags, dir, dir, name);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The first line of a shell command's output. */
+static void run(char *out, size_t size, const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	if (!fgets(out, (int)size, p))
+		out[0] = 0;
+	out[strcspn(out, "\n")] = 0;
+	pclose(p);
+}
+
+static struct elf_file *open_built(const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	struct elf_file *f;
+	assert_int_equal(elf_open(path, &f), 0);
+	return f;
+}
+
+static void elf_sections_match_readelf(void **state)
+{
+	build("bfd", "");
+	struct elf_file *f = open_built("bfd");
+	char out[256];
+	run(out, sizeof(out), "readelf -hW %s/bfd | awk '/Number of section headers/ { print $5 }'", dir);
+	assert_int_equal(f->nsections, atoi(out));
+	for (size_t i = 1; i < f->nsections; i++) {
+		run(out, sizeof(out),
+		    "readelf -SW %s/bfd | sed 's/\\[ */[/' | awk '$1 == \"[%zu]\" { print $2 }'", dir, i);
+		assert_string_equal(f->sections[i].name, out);
+	}
+	elf_close(f);
+}
+
+static void elf_build_id_matches_readelf(void **state)
+{
+	struct elf_file *f = open_built("bfd");
+	const uint8_t *id;
+	size_t len;
+	assert_int_equal(elf_build_id(f, &id, &len), 0);
+	char hex[129] = "", out[256];
+	for (size_t i = 0; i < len; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	run(out, sizeof(out), "readelf -n %s/bfd | awk '/Build ID/ { print $3 }'", dir);
+	assert_string_equal(hex, out);
+	elf_close(f);
+}
+
+static void elf_function_symbols_match_readelf(void **state)
+{
+	struct elf_file *f = open_built("bfd");
+	struct elf_symtab t;
+	assert_int_equal(elf_symbols(f, ELF_SYMS_SYMTAB_ELSE_DYNSYM, false, &t), 0);
+	char out[256];
+	run(out, sizeof(out),
+	    "readelf -sW %s/bfd | awk '/Symbol table .\\.symtab/ { on = 1 } "
+	    "on && ($4 == \"FUNC\" || $4 == \"IFUNC\") && $7 != \"UND\" && $7 != \"ABS\"' | wc -l", dir);
+	assert_int_equal(t.n, atoi(out));
+	bool found = false;
+	for (size_t i = 0; i < t.n; i++)
+		found |= !strcmp(t.syms[i].name, "f") && t.syms[i].size > 0;
+	assert_true(found);
+	elf_symtab_free(&t);
+	elf_close(f);
+}
+
+/* In a linked file every allocated section's address and offset agree with its segment. */
+static void check_sections_map_through_segments(const char *name)
+{
+	struct elf_file *f = open_built(name);
+	size_t checked = 0;
+	for (size_t i = 0; i < f->nsections; i++) {
+		const struct elf_section *s = &f->sections[i];
+		uint64_t off, va;
+		if (!(s->flags & 2 /* SHF_ALLOC */) || s->type == 8 /* SHT_NOBITS */ || !s->size)
+			continue;
+		assert_int_equal(elf_vaddr_to_offset(f, s->addr, &off), 0);
+		assert_int_equal(off, s->offset);
+		assert_int_equal(elf_offset_to_vaddr(f, s->offset, &va), 0);
+		assert_int_equal(va, s->addr);
+		checked++;
+	}
+	assert_true(checked > 5);
+	elf_close(f);
+}
+
+static void elf_vaddr_offset_round_trip_lld_rosegment(void **state)
+{
+	build("lld", "-fuse-ld=lld");
+	check_sections_map_through_segments("lld");
+}
+
+static void elf_vaddr_offset_round_trip_bfd_separate_code(void **state)
+{
+	build("sep", "-Wl,-z,separate-code -no-pie");
+	check_sections_map_through_segments("sep");
+}
+
+static void elf_address_outside_segments_is_erange(void **state)
+{
+	struct elf_file *f = open_built("bfd");
+	uint64_t off;
+	assert_int_equal(elf_vaddr_to_offset(f, UINT64_C(0xffffffff00000000), &off), -34);
+	elf_close(f);
+}
+
+static int setup(void **state)
+{
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(elf_sections_match_readelf),
+		cmocka_unit_test(elf_build_id_matches_readelf),
+		cmocka_unit_test(elf_function_symbols_match_readelf),
+		cmocka_unit_test(elf_vaddr_offset_round_trip_lld_rosegment),
+		cmocka_unit_test(elf_vaddr_offset_round_trip_bfd_separate_code),
+		cmocka_unit_test(elf_address_outside_segments_is_erange),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
