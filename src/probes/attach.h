@@ -55,15 +55,38 @@ struct uprobe_sampling {
 	uint32_t stack_bytes; /* user stack copied from the stack pointer */
 };
 
-/* Opens a uprobe on path at file offset for task tid (a thread; children it creates later
- * are counted too) on cpu (-1: any). ref_ctr_offset 0 leaves semaphores alone. With
- * on_exec the event starts disabled and is enabled when tid calls exec. A sampling event
- * needs a cpu: the kernel refuses to map the buffer of an inherited any-cpu event. */
+/* Opens a uprobe on path at file offset for the one task tid. ref_ctr_offset 0 leaves
+ * semaphores alone. With on_exec the event starts disabled and is enabled when tid calls
+ * exec. Never inherited: the kernel re-reads the path through attr.config1 when it copies
+ * an event into a new task, in the new task's address space, where tally's pointer means
+ * nothing: the clone() then fails with EFAULT (pthread_create says "Bad address"). New
+ * threads are followed with ptrace instead (follow.c). */
 int uprobe_open(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
-		uint64_t ref_ctr_offset, pid_t tid, int cpu, bool on_exec,
+		uint64_t ref_ctr_offset, pid_t tid, bool on_exec,
 		const struct uprobe_sampling *sampling, int *fd);
 /* The hit count of an event opened by uprobe_open, including inherited children. */
 int uprobe_count(int fd, uint64_t *count);
+
+/* Following a target's tasks with ptrace (PTRACE_SEIZE: the target is not stopped), so
+ * that a new thread or child process gets its events before its first instruction. */
+struct usdt_follow {
+	pid_t main;                              /* its end ends the session */
+	int (*on_task)(pid_t tid, void *ctx);    /* a new task, stopped until this returns */
+	void (*on_exec)(pid_t tid, void *ctx);   /* a followed task called exec (stopped) */
+	void *ctx;
+	pid_t *tasks;                            /* seized, events opened */
+	size_t ntasks, cap;
+	bool main_ended;
+	int main_status;                         /* wait status of main, once ended */
+	int error;                               /* first failure of on_task */
+};
+/* Seizes tid and calls on_task for it (unless known). */
+int usdt_follow_seize(struct usdt_follow *f, pid_t tid);
+/* Handles every pending ptrace stop and exit, without blocking. */
+void usdt_follow_poll(struct usdt_follow *f);
+/* Lets every followed task go (interrupting each to detach it) within about a second. */
+void usdt_follow_detach(struct usdt_follow *f);
+void usdt_follow_free(struct usdt_follow *f);
 
 /* The fallback: adds delta to the 16-bit semaphore at file offset sem_offset of obj in
  * process pid, through /proc/PID/mem. -ESRCH when obj is not mapped there (yet). */

@@ -1,10 +1,11 @@
 /*
  * The counting session (see count.h). A command is forked and held on a pipe while its
  * events are opened with enable_on_exec, so counting starts exactly at exec and no hit is
- * missed. For a running process, one event per existing thread (perf counts a task, not a
- * process; threads created later are inherited). Without kernel ref_ctr support the
- * semaphores are raised through /proc/PID/mem: for a command, at the exec stop of ptrace
- * (the executable is mapped, its libraries not yet).
+ * missed. perf counts tasks, not processes, and cannot inherit uprobe events (attach.h):
+ * every thread and child process is followed with ptrace (follow.c) and gets its own
+ * events before it runs; for a running process, every thread it has. Without kernel
+ * ref_ctr support the semaphores are raised through /proc/PID/mem: for a command, at its
+ * exec stop (the executable is mapped, its libraries not yet).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,7 +14,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -43,8 +43,10 @@ struct session {
 	VEC(size_t) fd_site;
 	struct uprobe_pmu pmu;
 	struct usdt_sampler sampler;
+	struct usdt_follow follow;
 	pid_t pid;
-	bool need_ptrace;
+	bool any_by_hand;      /* some semaphore is raised by hand */
+	bool exec_seen;
 	struct usdt_count_result *res;
 };
 
@@ -109,7 +111,7 @@ static int select_sites(struct session *s)
 				return err_set(-ENOMEM, "out of memory");
 			st->obj = obj, st->probe = p;
 			st->by_hand = p->semaphore && (s->pmu.ref_ctr_shift < 0 || !p->sem_offset);
-			s->need_ptrace |= st->by_hand;
+			s->any_by_hand |= st->by_hand;
 			int e = row_index(s->res, p, &st->row);
 			if (e)
 				return e;
@@ -118,40 +120,29 @@ static int select_sites(struct session *s)
 	return 0;
 }
 
-static int open_one(struct session *s, size_t i, pid_t tid, int cpu, bool on_exec)
-{
-	struct site *st = &s->sites.v[i];
-	uint64_t ref = st->by_hand ? 0 : st->probe->sem_offset;
-	int fd = -1, e = uprobe_open(&s->pmu, st->obj->open_path, st->probe->pc_offset, ref, tid,
-				     cpu, on_exec, s->o->args ? usdt_sampler_config(&s->sampler) : NULL,
-				     &fd);
-	if (!e && s->o->args)
-		e = usdt_sampler_add(&s->sampler, fd, cpu, i);
-	int *slot = vec_push(&s->fds);
-	size_t *which = vec_push(&s->fd_site);
-	if (!slot || !which) {
-		if (slot)
-			s->fds.n--;
-		if (fd >= 0)
-			close(fd);
-		return err_set(-ENOMEM, "out of memory");
-	}
-	*slot = fd, *which = i;
-	return e;
-}
-
-/* One counting event per site for tid, or with --args one sampling event per site and cpu. */
+/* One event per site for task tid; with --args a sampling one. */
 static int open_site_events(struct session *s, pid_t tid, bool on_exec)
 {
-	long ncpus = s->o->args ? sysconf(_SC_NPROCESSORS_CONF) : 1;
 	for (size_t i = 0; i < s->sites.n; i++) {
-		for (long cpu = 0; cpu < ncpus; cpu++) {
-			int e = open_one(s, i, tid, s->o->args ? (int)cpu : -1, on_exec);
-			if (e == -ENODEV)
-				continue;
-			if (e)
-				return e;
+		struct site *st = &s->sites.v[i];
+		uint64_t ref = st->by_hand ? 0 : st->probe->sem_offset;
+		int fd = -1, e = uprobe_open(&s->pmu, st->obj->open_path, st->probe->pc_offset, ref,
+					     tid, on_exec,
+					     s->o->args ? usdt_sampler_config(&s->sampler) : NULL, &fd);
+		if (!e && s->o->args)
+			e = usdt_sampler_add(&s->sampler, fd, tid, i);
+		int *slot = vec_push(&s->fds);
+		size_t *which = vec_push(&s->fd_site);
+		if (!slot || !which) {
+			if (slot)
+				s->fds.n--;
+			if (fd >= 0)
+				close(fd);
+			return err_set(-ENOMEM, "out of memory");
 		}
+		*slot = fd, *which = i;
+		if (e)
+			return e;
 	}
 	return 0;
 }
@@ -172,24 +163,55 @@ static void semaphores_by_hand(struct session *s, int delta)
 	}
 }
 
+/* A task the target started (or the target itself): its events, enabled at exec for the
+ * command not yet exec'd. A task that is already gone has nothing to count. */
+static int on_task(pid_t tid, void *ctx)
+{
+	struct session *s = ctx;
+	int e = open_site_events(s, tid, s->o->cmd && tid == s->pid && !s->exec_seen);
+	return e == -ESRCH ? 0 : e;
+}
+
+static void on_exec(pid_t tid, void *ctx)
+{
+	struct session *s = ctx;
+	if (tid != s->pid || s->exec_seen)
+		return;
+	s->exec_seen = true;
+	if (s->any_by_hand) {
+		note(s, "%s", "this kernel cannot raise USDT semaphores for uprobes "
+			      "(no ref_ctr_offset): raising them through /proc/PID/mem instead");
+		semaphores_by_hand(s, 1);
+	}
+}
+
+/* Every thread of a running process, until a pass over /proc/PID/task finds no new one
+ * (threads that seized threads create are followed already). */
 static int attach_threads(struct session *s)
 {
 	char name[64];
 	snprintf(name, sizeof(name), "/proc/%d/task", (int)s->pid);
-	DIR *d = opendir(name);
-	if (!d)
-		return err_set(-ESRCH, "process %d: %s", (int)s->pid, strerror(errno));
-	int e = 0;
-	for (struct dirent *de; !e && (de = readdir(d));) {
-		pid_t tid = (pid_t)atoi(de->d_name);
-		if (tid > 0) {
-			e = open_site_events(s, tid, false);
+	for (bool more = true; more;) {
+		more = false;
+		DIR *d = opendir(name);
+		if (!d)
+			return err_set(-ESRCH, "process %d: %s", (int)s->pid, strerror(errno));
+		int e = 0;
+		for (struct dirent *de; !e && (de = readdir(d));) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			if (tid <= 0)
+				continue;
+			size_t before = s->follow.ntasks;
+			e = usdt_follow_seize(&s->follow, tid);
 			if (e == -ESRCH) /* the thread ended meanwhile */
 				e = 0;
+			more |= s->follow.ntasks != before;
 		}
+		closedir(d);
+		if (e)
+			return e;
 	}
-	closedir(d);
-	return e;
+	return 0;
 }
 
 static int resolve_command(const char *name, char *out, size_t len)
@@ -224,8 +246,6 @@ static int start_command(struct session *s, int *go, int *errpipe)
 		close(ep[0]);
 		if (read(gp[0], &c, 1) != 1)
 			_exit(127);
-		if (s->need_ptrace)
-			ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		execv(s->objs.v[0].open_path, s->o->cmd);
 		int e = errno;
 		if (write(ep[1], &e, sizeof(e)) < 0)
@@ -240,37 +260,30 @@ static int start_command(struct session *s, int *go, int *errpipe)
 	return 0;
 }
 
-static int wait_exec(struct session *s, int go, int errpipe)
+static int release_command(struct session *s, int go, int errpipe)
 {
-	int e = 0, st;
+	int e = 0;
 	if (write(go, "x", 1) != 1)
 		e = err_set(-errno, "releasing the command: %s", strerror(errno));
 	close(go);
+	/* EOF once exec has closed the pipe (before its ptrace stop), or exec's errno. */
 	int child_errno;
 	if (!e && read(errpipe, &child_errno, sizeof(child_errno)) == sizeof(child_errno))
 		e = err_set(-child_errno, "%s: %s", s->o->cmd[0], strerror(child_errno));
 	close(errpipe);
-	if (s->need_ptrace) {
-		if (!e && (waitpid(s->pid, &st, 0) != s->pid || !WIFSTOPPED(st)))
-			return err_set(-ECHILD, "%s: did not stop at exec", s->o->cmd[0]);
-		if (!e) {
-			note(s, "%s", "this kernel cannot raise USDT semaphores for uprobes "
-				      "(no ref_ctr_offset): raising them through /proc/PID/mem instead");
-			semaphores_by_hand(s, 1);
-		}
-		ptrace(PTRACE_DETACH, s->pid, NULL, NULL);
-	}
 	return e;
 }
 
-/* Waits for the target to end, a signal, or the duration. Returns true if it ended. */
+/* Waits for the target to end, a signal, or the duration, following its new tasks
+ * meanwhile. Returns true if it ended. */
 static bool wait_target(struct session *s, int sigfd)
 {
 	int pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
 	struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { pidfd, POLLIN, 0 } };
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
+	bool ended = false;
+	while (!ended && !s->follow.error) {
 		int timeout = -1;
 		if (s->o->duration > 0) {
 			struct timespec now;
@@ -284,20 +297,24 @@ static bool wait_target(struct session *s, int sigfd)
 		if (s->o->args) /* drain often: the rings must not fill, strings must still be there */
 			timeout = timeout < 0 || timeout > 5 ? 5 : timeout;
 		int n = poll(pf, pidfd >= 0 ? 2 : 1, timeout);
-		if (s->o->args)
-			usdt_sampler_drain(&s->sampler);
 		if (n < 0 && errno != EINTR)
 			break;
-		if (n > 0 && (pf[0].revents & POLLIN))
-			break;
-		if (n > 0 && (pf[1].revents & POLLIN)) {
-			close(pidfd);
-			return true;
+		bool stop = false;
+		if (n > 0 && (pf[0].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				stop |= si.ssi_signo != SIGCHLD;
 		}
+		usdt_follow_poll(&s->follow);
+		if (s->o->args)
+			usdt_sampler_drain(&s->sampler);
+		ended = s->follow.main_ended || (n > 0 && (pf[1].revents & POLLIN));
+		if (stop)
+			break;
 	}
 	if (pidfd >= 0)
 		close(pidfd);
-	return false;
+	return ended;
 }
 
 static int collect(struct session *s)
@@ -361,42 +378,54 @@ static int run(struct session *s, int sigfd)
 	for (size_t i = 0; o->args && i < s->sites.n; i++)
 		usdt_sampler_set_site(&s->sampler, i, s->sites.v[i].obj, s->sites.v[i].probe,
 				      s->sites.v[i].row);
-	bool ended = false;
+	s->follow = (struct usdt_follow){ .on_task = on_task, .on_exec = on_exec, .ctx = s };
 	if (o->cmd) {
 		int go = -1, errpipe = -1;
 		if ((e = start_command(s, &go, &errpipe)))
 			return e;
-		e = open_site_events(s, s->pid, true);
+		s->follow.main = s->pid;
+		e = usdt_follow_seize(&s->follow, s->pid);
+		if (!e)
+			e = release_command(s, go, errpipe);
+		else
+			close(go), close(errpipe);
 		if (e) {
 			kill(s->pid, SIGKILL);
-			close(go);
-			close(errpipe);
-			waitpid(s->pid, NULL, 0);
-			return e;
-		}
-		if ((e = wait_exec(s, go, errpipe))) {
+			usdt_follow_detach(&s->follow);
 			waitpid(s->pid, &s->res->cmd_status, 0);
 			return e;
 		}
 	} else {
-		if ((e = attach_threads(s)))
+		s->follow.main = s->pid;
+		if ((e = attach_threads(s))) {
+			usdt_follow_detach(&s->follow);
 			return e;
-		if (s->need_ptrace) {
+		}
+		if (s->any_by_hand) {
 			note(s, "%s", "this kernel cannot raise USDT semaphores for uprobes "
 				      "(no ref_ctr_offset): raising them through /proc/PID/mem instead");
 			semaphores_by_hand(s, 1);
 		}
+		if (o->log)
+			fprintf(o->log, "tally: counting %zu probe site%s in process %d%s\n", s->sites.n,
+				s->sites.n == 1 ? "" : "s", (int)s->pid,
+				o->duration > 0 ? "" : " until it exits or Ctrl-C");
 	}
-	ended = wait_target(s, sigfd);
-	if (o->cmd && !ended)
-		kill(s->pid, SIGTERM);
+	bool ended = wait_target(s, sigfd);
+	e = s->follow.error;
 	if (o->args)
 		usdt_sampler_drain(&s->sampler);
-	if (o->cmd)
-		waitpid(s->pid, &s->res->cmd_status, 0);
-	e = collect(s);
+	int ce = collect(s);
+	e = e ? e : ce;
 	if (!o->cmd && !ended)
 		semaphores_by_hand(s, -1);
+	if (o->cmd && !ended && !s->follow.main_ended)
+		kill(s->pid, SIGTERM);
+	usdt_follow_detach(&s->follow);
+	if (o->cmd && !s->follow.main_ended)
+		waitpid(s->pid, &s->res->cmd_status, 0);
+	else if (o->cmd)
+		s->res->cmd_status = s->follow.main_status;
 	if (o->args)
 		usdt_sampler_finish(&s->sampler, s->res);
 	return e;
@@ -413,8 +442,9 @@ int usdt_count(const struct usdt_count_opts *o, struct usdt_count_result *res)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &old);
-	int sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	int sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	int e = sigfd < 0 ? err_set(-errno, "signalfd: %s", strerror(errno)) : run(&s, sigfd);
 	for (size_t i = 0; i < s.fds.n; i++)
 		if (s.fds.v[i] >= 0)
@@ -427,6 +457,7 @@ int usdt_count(const struct usdt_count_opts *o, struct usdt_count_result *res)
 	vec_free(&s.fds);
 	vec_free(&s.fd_site);
 	vec_free(&s.sites);
+	usdt_follow_free(&s.follow);
 	usdt_objects_free(&s.objs);
 	if (!e)
 		qsort(res->v, res->n, sizeof(*res->v), cmp_rows);

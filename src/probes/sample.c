@@ -21,7 +21,7 @@
 #include "base/err.h"
 #include "probes/sample.h"
 
-#define RING_PAGES 256 /* data pages per cpu: 1 MiB */
+#define RING_PAGES 128 /* data pages per task: 512 KiB */
 #define FRAME_BYTES 1024 /* copied when an argument is relative to a frame pointer */
 #define MAX_ARGS 12
 
@@ -109,7 +109,7 @@ void usdt_sampler_set_site(struct usdt_sampler *s, size_t i, struct usdt_object 
 		s->cfg.stack_bytes = reach;
 }
 
-int usdt_sampler_add(struct usdt_sampler *s, int fd, int cpu, size_t site)
+int usdt_sampler_add(struct usdt_sampler *s, int fd, pid_t tid, size_t site)
 {
 	uint64_t id;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id))
@@ -120,7 +120,7 @@ int usdt_sampler_add(struct usdt_sampler *s, int fd, int cpu, size_t site)
 	s->ids = ids;
 	ids[s->nids++] = (struct sampler_id){ id, site };
 	for (size_t i = 0; i < s->nrings; i++)
-		if (s->rings[i].cpu == cpu)
+		if (s->rings[i].tid == tid)
 			return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[i].fd)
 				       ? err_set(-errno, "PERF_EVENT_IOC_SET_OUTPUT: %s", strerror(errno))
 				       : 0;
@@ -135,7 +135,7 @@ int usdt_sampler_add(struct usdt_sampler *s, int fd, int cpu, size_t site)
 		return err_set(-ENOMEM, "out of memory");
 	}
 	s->rings = r;
-	r[s->nrings++] = (struct sampler_ring){ fd, cpu, base, (size_t)page * RING_PAGES };
+	r[s->nrings++] = (struct sampler_ring){ fd, tid, base, (size_t)page * RING_PAGES };
 	return 0;
 }
 

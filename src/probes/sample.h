@@ -2,9 +2,8 @@
  * --args: every hit of a sampling uprobe records the user registers and the top of the
  * stack; the arguments are decoded from those (memory elsewhere is read from the process
  * when the sample is processed, a few milliseconds later) and tallied per probe and
- * argument. Sampling events are per cpu (an inherited event for any cpu cannot have a
- * buffer): one ring buffer per cpu, which every event on that cpu writes into
- * (PERF_EVENT_IOC_SET_OUTPUT); inherited events write to their parent's.
+ * argument. One ring buffer per followed task, which the events of all sites on that task
+ * write into (PERF_EVENT_IOC_SET_OUTPUT).
  */
 #ifndef TALLY_PROBES_SAMPLE_H
 #define TALLY_PROBES_SAMPLE_H
@@ -29,7 +28,7 @@ struct usdt_sampler {
 	size_t nsites;
 	struct sampler_ring {
 		int fd;
-		int cpu;
+		pid_t tid;
 		uint8_t *base;
 		size_t size; /* data area */
 	} *rings;
@@ -49,8 +48,8 @@ int usdt_sampler_init(struct usdt_sampler *s, const struct usdt_objects *objs, s
 const struct uprobe_sampling *usdt_sampler_config(const struct usdt_sampler *s);
 void usdt_sampler_set_site(struct usdt_sampler *s, size_t i, struct usdt_object *obj,
 			   struct usdt_probe *probe, size_t row);
-/* Registers an opened sampling event of site i on cpu. */
-int usdt_sampler_add(struct usdt_sampler *s, int fd, int cpu, size_t site);
+/* Registers an opened sampling event of site i on task tid. */
+int usdt_sampler_add(struct usdt_sampler *s, int fd, pid_t tid, size_t site);
 /* Decodes and tallies whatever the rings hold. */
 void usdt_sampler_drain(struct usdt_sampler *s);
 /* Fills the top values of each row's arguments. */

@@ -2,7 +2,8 @@
  * The uprobe PMU of perf_event_open (Linux 4.17): attr.config1 points at the path,
  * attr.config2 is the probe's file offset, and since 4.20 the semaphore's file offset goes
  * in the bits of attr.config that /sys/bus/event_source/devices/uprobe/format/ref_ctr_offset
- * names ("config:32-63"). Counting mode: no ring buffer, read() gives the hits.
+ * names ("config:32-63"). Counting mode: no ring buffer, read() gives the hits. One task
+ * per event and no inheritance (see attach.h).
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -45,7 +46,7 @@ int uprobe_pmu_probe(struct uprobe_pmu *pmu)
 }
 
 int uprobe_open(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
-		uint64_t ref_ctr_offset, pid_t tid, int cpu, bool on_exec,
+		uint64_t ref_ctr_offset, pid_t tid, bool on_exec,
 		const struct uprobe_sampling *sampling, int *fd)
 {
 	struct perf_event_attr attr;
@@ -56,7 +57,6 @@ int uprobe_open(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
 	attr.config2 = offset;
 	if (ref_ctr_offset && pmu->ref_ctr_shift >= 0)
 		attr.config = ref_ctr_offset << pmu->ref_ctr_shift;
-	attr.inherit = 1;
 	attr.disabled = on_exec;
 	attr.enable_on_exec = on_exec;
 	if (sampling) {
@@ -69,7 +69,7 @@ int uprobe_open(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
 		}
 		attr.wakeup_events = 1;
 	}
-	int r = (int)syscall(SYS_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int r = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (r >= 0) {
 		*fd = r;
 		return 0;
@@ -81,8 +81,6 @@ int uprobe_open(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
 			       path);
 	if (e == ESRCH)
 		return err_set(-e, "thread %d is gone", (int)tid);
-	if (e == ENODEV && cpu >= 0)
-		return err_set(-e, "cpu %d is offline", cpu);
 	if (e == EINVAL && ref_ctr_offset)
 		return err_set(-e, "%s: the kernel refused a uprobe at 0x%llx with semaphore at 0x%llx: "
 				   "another tracer may hold this probe with a different semaphore offset",

@@ -103,7 +103,7 @@ grep -q 'python:line .* 8@%r14 8@%rax -4@%ebp' <<<"$out" && grep -q 'arg2: s32 r
 "$OUT/multi" 1 >/dev/null # warm
 "$OUT/fire" 1 wait >/dev/null 2>&1 &
 fp=$!
-sleep 0.3
+for _ in $(seq 1000); do [ "$(readlink /proc/$fp/exe)" = "$OUT/fire" ] && break; sleep 0.01; done
 out=$("$TALLY" probes list -p $fp)
 kill $fp 2>/dev/null
 wait $fp 2>/dev/null
@@ -148,6 +148,27 @@ else
 		[ "$(grep '^python:' <<<"$mine" | awk '{print $1}')" = "$(grep '^python:' <<<"$mine" | awk '{print $1}' | sort)" ] \
 		&& pass count_prints_one_sorted_row_per_probe || fail count_prints_one_sorted_row_per_probe "$mine"
 fi
+
+# Threads: every thread counted, those that exist when tally attaches and those created
+# later (followed with ptrace), and thread creation still works in the target.
+build "$OUT/threads" gcc -O2 -pthread -- "$T/threads.c" || fail threads_build
+touch "$TMP/go.now"
+out=$("$TALLY" probes count tally_test:thread -- "$OUT/threads" 1000 3 4 "$TMP/go.now" 2>&1)
+[ "$out" = $'fired 8000\ntally_test:thread 8000' ] && pass count_command_counts_every_thread \
+	|| fail count_command_counts_every_thread "$out"
+"$OUT/threads" 1000 3 4 "$TMP/go.p" >"$TMP/threads.out" 2>&1 &
+tp=$!
+for _ in $(seq 1000); do [ "$(readlink /proc/$tp/exe)" = "$OUT/threads" ] && break; sleep 0.01; done
+"$TALLY" probes count tally_test:thread -p $tp >"$TMP/tc.out" 2>"$TMP/tc.err" &
+tc=$!
+for _ in $(seq 1000); do grep -q '^tally: counting' "$TMP/tc.err" && break; sleep 0.01; done
+touch "$TMP/go.p"
+wait $tp
+rc=$?
+wait $tc
+[ $rc = 0 ] && [ "$(cat "$TMP/threads.out")" = "fired 8000" ] &&
+	[ "$(cat "$TMP/tc.out")" = "tally_test:thread 8000" ] && pass count_pid_counts_existing_and_new_threads \
+	|| fail count_pid_counts_existing_and_new_threads "rc $rc: $(cat "$TMP/threads.out" "$TMP/tc.out" "$TMP/tc.err" | tr '\n' ' ')"
 
 # --args: decoded from the sampled registers and stack.
 out=$("$TALLY" probes count --args 'tally_test:multi' -- "$OUT/multi" 30 2>&1)

@@ -23,6 +23,15 @@ build() {
 
 notes() { readelf -n "$1" | grep -c NT_STAPSDT; }
 
+# until_exec PID FILE: waits (up to 10 s) for the background process to be running FILE.
+until_exec() {
+	for _ in $(seq 1000); do
+		[ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
 # ---- every arity, every language standard, both compilers, strict warnings ----
 STRICT="-pedantic -Wall -Wextra -Wconversion -Wsign-conversion -Wshadow -Wundef -Wredundant-decls -Werror"
 for cc in gcc clang; do
@@ -150,6 +159,7 @@ else
 		rm -f "$go"
 		"$FIRE" "$n" wait "$go" >"$fo" 2>&1 &
 		fp=$!
+		until_exec $fp "$FIRE"
 		local args=("$@")
 		args=("${args[@]//@PID@/$fp}")
 		timeout 120 bpftrace "${args[@]}" >"$bo" 2>&1 &
@@ -200,6 +210,7 @@ for mode in refctr fallback; do
 	env=(); [ $mode = fallback ] && env=(TALLY_PROBES_NO_REFCTR=1)
 	"$FIRE" 400 wait >"$TMP/fire.p" 2>&1 &
 	fp=$!
+	until_exec $fp "$FIRE"
 	out=$(env "${env[@]}" "$TALLY" probes count 'tally_test:fire' -p $fp --duration 3 2>&1)
 	wait $fp
 	rc=$?
