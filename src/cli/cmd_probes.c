@@ -183,6 +183,8 @@ const struct cli_cmd cli_cmd_probes = {
 		"  --args        also decode the arguments of every hit and print the most frequent\n"
 		"                values (a pointer to a C string is shown as the string)\n"
 		"\n"
+		"Threads and child processes are counted: tally follows them with ptrace, so a\n"
+		"debugger cannot attach to the target while it counts.\n"
 		"Counting needs root or CAP_PERFMON. While attached, the kernel raises each probe's\n"
 		"semaphore (uprobe ref_ctr_offset, Linux 4.20+); on older kernels tally raises it\n"
 		"through /proc/PID/mem instead and says so.\n",

@@ -64,7 +64,7 @@ struct uprobe_sampling {
 int uprobe_open(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
 		uint64_t ref_ctr_offset, pid_t tid, bool on_exec,
 		const struct uprobe_sampling *sampling, int *fd);
-/* The hit count of an event opened by uprobe_open, including inherited children. */
+/* The hit count of an event opened by uprobe_open. */
 int uprobe_count(int fd, uint64_t *count);
 
 /* Following a target's tasks with ptrace (PTRACE_SEIZE: the target is not stopped), so
