@@ -36,7 +36,7 @@ void cur_seek(struct cur *c, uint64_t off)
 	c->p = c->base + off;
 }
 
-void cur_skip(struct cur *c, uint64_t n)
+void cur_skip_slow(struct cur *c, uint64_t n)
 {
 	if (need(c, n))
 		c->p += n;

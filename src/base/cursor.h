@@ -34,7 +34,14 @@ static inline bool cur_eof(const struct cur *c) { return c->p >= c->end; }
 struct cur cur_sub(struct cur *c, uint64_t n);
 /* Moves to base + off (which must lie within [base, end]). */
 void cur_seek(struct cur *c, uint64_t off);
-void cur_skip(struct cur *c, uint64_t n);
+void cur_skip_slow(struct cur *c, uint64_t n);
+static inline void cur_skip(struct cur *c, uint64_t n)
+{
+	if (!c->bad && n <= (uint64_t)(c->end - c->p))
+		c->p += n;
+	else
+		cur_skip_slow(c, n);
+}
 const uint8_t *cur_bytes(struct cur *c, uint64_t n);
 
 uint8_t cur_u8_slow(struct cur *c);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/search.h"
 #include "base/cursor.h"
 #include "base/err.h"
 #include "dwarf/dwarf.h"
@@ -123,35 +124,15 @@ const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint
 {
 	if (code >= 1 && code <= t->n_dense)
 		return &t->by_code[code - 1];
-	size_t lo = 0, hi = t->n_sparse;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->sparse[mid].code < code)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = LOWER_BOUND(t->sparse, t->n_sparse, .code, code);
 	return lo < t->n_sparse && t->sparse[lo].code == code ? &t->sparse[lo] : NULL;
-}
-
-static size_t table_slot(const struct dwarf *d, uint64_t off)
-{
-	size_t lo = 0, hi = d->nabbrev_tables;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->abbrev_tables[mid]->offset < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
 {
 	if (u->abbrevs)
 		return 0;
-	size_t i = table_slot(d, u->abbrev_offset);
+	size_t i = LOWER_BOUND(d->abbrev_tables, d->nabbrev_tables, ->offset, u->abbrev_offset);
 	if (i < d->nabbrev_tables && d->abbrev_tables[i]->offset == u->abbrev_offset) {
 		u->abbrevs = d->abbrev_tables[i];
 		return 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/search.h"
 #include "base/cursor.h"
 #include "base/err.h"
 #include "base/vec.h"
@@ -412,25 +413,12 @@ const char *dwarf_line_file(const struct dwarf_line_table *t, uint64_t i)
 const struct dwarf_line_row *dwarf_line_lookup(const struct dwarf_line_table *t, uint64_t addr)
 {
 	/* The first sequence ending after addr, as LLVM's upper_bound by end address. */
-	size_t lo = 0, hi = t->nseqs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->seqs[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(t->seqs, t->nseqs, .hi, addr);
 	if (lo == t->nseqs || t->seqs[lo].lo > addr)
 		return NULL;
 	const struct dwarf_line_seq *s = &t->seqs[lo];
 	/* Last row at or before addr among rows first+1 .. end-2; else the first row. */
-	size_t a = s->first_row + 1, b = s->end_row - 1;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (t->rows[mid].addr <= addr)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	size_t a = s->first_row + 1;
+	a += UPPER_BOUND(t->rows + a, s->end_row - 1 - a, .addr, addr);
 	return &t->rows[a - 1];
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/search.h"
 #include "base/cursor.h"
 #include "base/err.h"
 #include "dwarf/dwarf.h"
@@ -209,14 +210,35 @@ static int reread_units(struct dwarf *d)
 	return read_units(d);
 }
 
-int dwarf_open(struct elf_file *elf, struct dwarf **out)
+static struct dwarf *dwarf_new(struct elf_file *elf)
 {
 	struct dwarf *d = calloc(1, sizeof(*d));
+	if (d) {
+		d->elf = elf;
+		d->path = elf->path;
+		d->big_endian = elf->big_endian;
+	}
+	return d;
+}
+
+/* Hands d out, or frees it when err says opening failed. */
+static int finish(struct dwarf *d, int err, struct dwarf **out)
+{
+	if (err) {
+		if (err == -ENOMEM)
+			err_set(err, "%s: out of memory", d->path);
+		dwarf_close(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
+int dwarf_open(struct elf_file *elf, struct dwarf **out)
+{
+	struct dwarf *d = dwarf_new(elf);
 	if (!d)
 		return err_set(-ENOMEM, "%s: out of memory", elf->path);
-	d->elf = elf;
-	d->path = elf->path;
-	d->big_endian = elf->big_endian;
 	int err = load_sections(d);
 	if (!err)
 		err = read_units(d);
@@ -228,37 +250,21 @@ int dwarf_open(struct elf_file *elf, struct dwarf **out)
 		else if (r > 0)
 			err = reread_units(d);
 	}
-	if (err) {
-		if (err == -ENOMEM)
-			err_set(err, "%s: out of memory", elf->path);
-		dwarf_close(d);
-		return err;
-	}
-	*out = d;
-	return 0;
+	return finish(d, err, out);
 }
 
 int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,
 			const struct dwarf_sect *abbrev, const struct dwarf_sect *str,
 			const struct dwarf_sect *line, struct dwarf **out)
 {
-	struct dwarf *d = calloc(1, sizeof(*d));
+	struct dwarf *d = dwarf_new(elf);
 	if (!d)
 		return err_set(-ENOMEM, "%s: out of memory", elf->path);
-	d->elf = elf;
-	d->path = elf->path;
-	d->big_endian = elf->big_endian;
 	d->info = *info;
 	d->abbrev = *abbrev;
 	d->str = *str;
 	d->line = *line;
-	int err = read_units(d);
-	if (err) {
-		dwarf_close(d);
-		return err;
-	}
-	*out = d;
-	return 0;
+	return finish(d, read_units(d), out);
 }
 
 void dwarf_close(struct dwarf *d)
@@ -273,14 +279,7 @@ void dwarf_close(struct dwarf *d)
 
 struct dwarf_unit *dwarf_unit_at(struct dwarf *d, uint64_t off)
 {
-	size_t lo = 0, hi = d->nunits;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (d->units[mid].end <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(d->units, d->nunits, .end, off);
 	if (lo < d->nunits && d->units[lo].first_die <= off)
 		return &d->units[lo];
 	return NULL;

@@ -111,20 +111,15 @@ static int by_debuglink(struct elf_file *f, const char *dir, char **out)
 
 int elf_find_debug_file(struct elf_file *f, const char *debug_dir, char **path)
 {
+	/* Build-id first, in every directory, then debuglink: an id cannot match by chance. */
+	int (*const ways[])(struct elf_file *, const char *, char **) = { by_build_id, by_debuglink };
 	const char *dirs[] = { debug_dir, SYSTEM_DEBUG_DIR };
-	for (int i = 0; i < 2; i++) {
-		if (!dirs[i])
-			continue;
-		int err = by_build_id(f, dirs[i], path);
-		if (err != -ENOENT)
-			return err;
-	}
-	for (int i = 0; i < 2; i++) {
-		if (!dirs[i])
-			continue;
-		int err = by_debuglink(f, dirs[i], path);
-		if (err != -ENOENT)
-			return err;
+	for (int w = 0; w < 2; w++) {
+		for (int i = 0; i < 2; i++) {
+			int err = dirs[i] ? ways[w](f, dirs[i], path) : -ENOENT;
+			if (err != -ENOENT)
+				return err;
+		}
 	}
 	return -ENOENT;
 }

@@ -8,20 +8,14 @@
  */
 #include <errno.h>
 
+#include "base/search.h"
 #include "symbolize/symbolize_internal.h"
 
 #define MAX_FRAMES 256
 
 int32_t sym_unit_of(const struct sym_module *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->ncu_ranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->cu_ranges[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(m->cu_ranges, m->ncu_ranges, .hi, addr);
 	if (lo < m->ncu_ranges && m->cu_ranges[lo].lo <= addr)
 		return (int32_t)m->cu_ranges[lo].unit;
 	return -1;
@@ -29,14 +23,7 @@ int32_t sym_unit_of(const struct sym_module *m, uint64_t addr)
 
 static int32_t find_scope(const struct sym_unit_index *ix, uint64_t addr)
 {
-	size_t lo = 0, hi = ix->nspans;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ix->spans[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(ix->spans, ix->nspans, .lo, addr);
 	if (lo == 0 || addr >= ix->spans[lo - 1].hi)
 		return -1;
 	return ix->spans[lo - 1].scope;

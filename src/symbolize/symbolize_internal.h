@@ -19,7 +19,8 @@
 
 struct sym_scope {
 	const char *name;     /* demangled unless asked not to; NULL when DWARF has none */
-	uint64_t die_offset;
+	uint64_t die_offset;  /* where its name is found: the DIE, or the abstract origin it
+			       * names itself through (see names.c) */
 	int32_t parent;       /* enclosing scope in this unit, -1 for none */
 	bool inlined;         /* DW_TAG_inlined_subroutine (else subprogram) */
 	bool named;           /* name has been resolved */

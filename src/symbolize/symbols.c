@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "base/search.h"
 #include "base/err.h"
 #include "symbolize/symbolize_internal.h"
 
@@ -33,14 +34,7 @@ int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool both,
 const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, bool any_size,
 			     uint64_t *start, size_t *idx)
 {
-	size_t lo = 0, hi = s->tab.n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->tab.syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(s->tab.syms, s->tab.n, .addr, addr);
 	if (lo == 0)
 		return NULL;
 	size_t i = lo - 1; /* sorted by (address, size, table order): the largest is last */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/search.h"
 #include "base/vec.h"
 #include "dwarf/dwarf_consts.h"
 #include "symbolize/symbolize_internal.h"
@@ -41,27 +42,11 @@ struct pos {
 /* The position of the first span whose lo is greater than key. */
 static struct pos upper_bound(const struct span_map *m, uint64_t key)
 {
-	size_t lo = 0, hi = m->blocks.n;
-	while (lo < hi) { /* the last block whose first span starts at or before key */
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->blocks.v[mid]->v[0].lo <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	struct pos p = { lo ? lo - 1 : 0, 0 };
-	if (!m->blocks.n)
-		return p;
-	const struct span_block *blk = m->blocks.v[p.b];
-	size_t a = 0, z = blk->n;
-	while (a < z) {
-		size_t mid = a + (z - a) / 2;
-		if (blk->v[mid].lo <= key)
-			a = mid + 1;
-		else
-			z = mid;
-	}
-	p.i = a;
+	/* The last block whose first span starts at or before key, then within it. */
+	size_t b = UPPER_BOUND(m->blocks.v, m->blocks.n, ->v[0].lo, key);
+	struct pos p = { b ? b - 1 : 0, 0 };
+	if (m->blocks.n)
+		p.i = UPPER_BOUND(m->blocks.v[p.b]->v, m->blocks.v[p.b]->n, .lo, key);
 	return p;
 }
 
@@ -162,6 +147,8 @@ static int insert_range(uint64_t lo, uint64_t hi, void *ctx)
 struct scope_attrs {
 	const struct dwarf_value *low, *high, *ranges, *call_file, *call_line, *call_column;
 	uint64_t sibling;
+	uint64_t origin;  /* DW_AT_abstract_origin, or 0 */
+	bool names_self;  /* has a name, a linkage name or a specification of its own */
 };
 
 static void pick(const struct dwarf_die *die, struct scope_attrs *a)
@@ -177,6 +164,11 @@ static void pick(const struct dwarf_die *die, struct scope_attrs *a)
 		case DW_AT_call_line: a->call_line = v; break;
 		case DW_AT_call_column: a->call_column = v; break;
 		case DW_AT_sibling: a->sibling = v->cls == DWC_REF ? v->u : 0; break;
+		case DW_AT_abstract_origin: a->origin = v->cls == DWC_REF ? v->u : 0; break;
+		case DW_AT_name:
+		case DW_AT_linkage_name:
+		case DW_AT_MIPS_linkage_name:
+		case DW_AT_specification: a->names_self = true; break;
 		}
 	}
 }
@@ -192,7 +184,10 @@ static int add_scope(struct build *b, const struct dwarf_die *die, const struct 
 	struct sym_scope *s = vec_push(&b->scopes);
 	if (!s)
 		return -ENOMEM;
-	s->die_offset = die->offset;
+	/* An instance named only by its abstract origin has the origin's name: resolving
+	 * the origin once serves all its inlined copies. */
+	s->die_offset = a->origin && !a->names_self && a->origin != die->offset ? a->origin
+										 : die->offset;
 	s->parent = parent;
 	s->inlined = die->abbrev->tag == DW_TAG_inlined_subroutine;
 	if (s->inlined) {

@@ -1,0 +1,168 @@
+#!/bin/bash
+# Symbolizer benchmark (issue 2 section 7): tally, llvm-symbolizer --inlining, addr2line -f -i
+# and eu-addr2line -f -i, side by side on the same 20,000-address batches of
+#   (a) libc.so.6 with libc6-dbg's separate debug file (zlib-compressed, found by build-id),
+#   (b) /usr/bin/python3.11d (python3.11-dbg: its DWARF 5 is inside the binary),
+#   (c) a generated program (bench/symbolize/gen-large.py, 4,000 functions each built from
+#       nested static inline helpers; clang -O2 -gdwarf-5, lld: no .debug_aranges).
+# Per batch and tool: wall time of the whole process (start-up, decompression and output
+# included; best of REPS runs), its CPU time (user + sys: steadier than wall time on a busy
+# machine), addresses/s (from wall time), peak RSS (GNU time %M), the latency of one
+# address (a whole process for a single address, median of 5), and how many addresses got a
+# file:line. Prints a Markdown table and tally's standing against the targets.
+#
+# usage: bench/symbolize/run.sh [BUILD_DIR]     (default build; TALLY=... overrides the binary)
+#        REPS=3 N=20000 EU_TIMEOUT=300 (environment)
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+TALLY=${TALLY:-$ROOT/${1:-build}/tally}
+REPS=${REPS:-3}
+N=${N:-20000}
+EU_TIMEOUT=${EU_TIMEOUT:-300}
+WORK=$ROOT/build/bench/symbolize
+mkdir -p "$WORK"
+. "$ROOT/tests/symbolize/addrs.sh"
+
+die() { echo "bench: $*" >&2; exit 1; }
+for t in llvm-symbolizer addr2line eu-addr2line objdump /usr/bin/time clang ld.lld python3; do
+	command -v "$t" >/dev/null || die "$t missing (scripts/install-deps.sh test)"
+done
+have_tally=1
+"$TALLY" help symbolize >/dev/null 2>&1 || { have_tally=0; echo "bench: $TALLY has no symbolize command: tally left out" >&2; }
+
+# The generated program, rebuilt only when the generator changed.
+large_program() {
+	local dir=$WORK/large bin=$WORK/large/large
+	if [ -x "$bin" ] && [ "$bin" -nt "$ROOT/bench/symbolize/gen-large.py" ]; then
+		echo "$bin"
+		return
+	fi
+	python3 "$ROOT/bench/symbolize/gen-large.py" "$dir/src" >&2 || die "gen-large.py failed"
+	echo "bench: building the generated program (2 jobs)..." >&2
+	(cd "$dir/src" && printf "%s\n" unit*.c main.c |
+		xargs -P2 -I{} nice clang -O2 -g -gdwarf-5 -c {} -o {}.o) >&2 || die "compiling the generated program failed"
+	clang -fuse-ld=lld "$dir"/src/*.o -o "$bin.tmp" && mv "$bin.tmp" "$bin" || die "linking the generated program failed"
+	echo "$bin"
+}
+
+# batch FILE NAME: N addresses, every k-th instruction of .text with k chosen to give N.
+batch() {
+	local file=$1 out=$WORK/$2.addrs total every
+	if [ ! -s "$out" ] || [ "$file" -nt "$out" ]; then
+		total=$(text_addrs "$file" | wc -l)
+		every=$((total / N))
+		[ $every -ge 1 ] || every=1
+		text_addrs "$file" objdump $every | head -n "$N" >"$out"
+	fi
+	echo "$out"
+}
+
+# run TOOL FILE < addresses > output: the command line of each tool.
+run() {
+	local tool=$1 file=$2
+	case "$tool" in
+	tally) "$TALLY" symbolize -e "$file" ;;
+	llvm-symbolizer) llvm-symbolizer --inlining --obj="$file" ;;
+	addr2line) addr2line -a -f -i -e "$file" ;;
+	eu-addr2line) timeout "$EU_TIMEOUT" eu-addr2line -a -f -i -e "$file" ;;
+	esac
+}
+
+# resolved TOOL OUTPUT: addresses whose innermost frame has a file:line (out of N). tally and
+# llvm-symbolizer end each address with a blank line; the GNU tools run with -a, which
+# prints each address before its frames.
+resolved() {
+	case "$1" in
+	tally | llvm-symbolizer)
+		awk 'BEGIN { RS = ""; FS = "\n" } $2 !~ /^\?\?:/ { r++ } END { print r + 0 }' "$2" ;;
+	*)
+		awk '/^0x[0-9a-f]+$/ { getline; getline; if ($0 !~ /^\?\?:/) r++ } END { print r + 0 }' "$2" ;;
+	esac
+}
+
+# measure TOOL FILE ADDRS: prints "seconds rss_kib exit_status cpu_seconds" for one run.
+measure() {
+	local t0 t1 rc
+	t0=$EPOCHREALTIME
+	/usr/bin/time -f '%M %U %S' -o "$WORK/rss" bash -c "$(declare -f run); TALLY='$TALLY' EU_TIMEOUT=$EU_TIMEOUT run $1 '$2'" \
+		<"$3" >"$WORK/out" 2>"$WORK/err"
+	rc=$?
+	t1=$EPOCHREALTIME
+	local rusage
+	rusage=$(grep -E '^[0-9]+ [0-9.]+ [0-9.]+$' "$WORK/rss" | tail -1)
+	[ -n "$rusage" ] || rusage="0 0 0"
+	awk -v a="$t0" -v b="$t1" -v rc="$rc" -v r="$rusage" \
+		'BEGIN { split(r, u, " "); printf "%.4f %d %d %.2f\n", b - a, u[1], rc, u[2] + u[3] }'
+}
+
+libc=/lib/x86_64-linux-gnu/libc.so.6
+python=/usr/bin/python3.11d
+[ -e "$python" ] || die "$python missing (package python3.11-dbg)"
+large=$(large_program)
+batches=("libc.so.6 + libc6-dbg:$libc:libc" "python3.11d:$python:python" "generated ($(basename "$large")):$large:large")
+tools=(llvm-symbolizer addr2line eu-addr2line)
+[ $have_tally = 1 ] && tools=(tally "${tools[@]}")
+
+load=$(cut -d' ' -f1 /proc/loadavg)
+awk -v l="$load" -v n="$(nproc)" 'BEGIN { exit !(l > n) }' &&
+	echo "bench: warning: load average $load on $(nproc) cores: wall times are inflated, compare CPU times" >&2
+echo "bench: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); llvm-symbolizer $(llvm-symbolizer --version | sed -n 's/.*LLVM version //p'), $(addr2line --version | head -1), $(eu-addr2line --version | head -1)" >&2
+echo
+echo "| batch | tool | wall (s) | CPU (s) | addresses/s | peak RSS (MiB) | 1 address (ms) | with file:line |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
+declare -A rate rss lat cpu
+for b in "${batches[@]}"; do
+	IFS=: read -r label file key <<<"$b"
+	addrs=$(batch "$file" "$key")
+	n=$(wc -l <"$addrs")
+	head -1 "$addrs" >"$WORK/one.addrs"
+	for tool in "${tools[@]}"; do
+		reps=$REPS
+		[ "$tool" = eu-addr2line ] && reps=1 # minutes per batch: one run says enough
+		best='' bestrss='' bestcpu='' status=0
+		for ((i = 0; i < reps; i++)); do
+			read -r s k rc c < <(measure "$tool" "$file" "$addrs")
+			[ "$rc" -ne 0 ] && status=$rc
+			if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+				best=$s bestrss=$k bestcpu=$c
+			fi
+		done
+		got=$(resolved "$tool" "$WORK/out")
+		note=
+		if [ "$status" = 124 ]; then
+			note=" (timed out after ${EU_TIMEOUT}s)"
+		elif [ "$status" -ne 0 ]; then
+			note=" (exit $status"
+			[ -s "$WORK/err" ] && note="$note: $(head -1 "$WORK/err" | cut -c1-60)"
+			readelf -S "$file" | grep -q '\.debug_aranges' || note="$note; the file has no .debug_aranges"
+			note="$note)"
+		fi
+		lats=()
+		for ((i = 0; i < 5; i++)); do
+			read -r s _ _ < <(measure "$tool" "$file" "$WORK/one.addrs")
+			lats+=("$s")
+		done
+		med=$(printf '%s\n' "${lats[@]}" | sort -n | sed -n 3p)
+		r=$(awk -v n="$n" -v s="$best" 'BEGIN { printf "%.0f", n / s }')
+		rate[$key.$tool]=$r rss[$key.$tool]=$bestrss lat[$key.$tool]=$med cpu[$key.$tool]=$bestcpu
+		printf '| %s | %s | %.3f | %.2f | %s | %.1f | %.1f | %s%s |\n' "$label" "$tool" "$best" "$bestcpu" "$r" \
+			"$(awk -v k="$bestrss" 'BEGIN { print k / 1024 }')" \
+			"$(awk -v s="$med" 'BEGIN { print s * 1000 }')" \
+			"$(awk -v g="$got" -v n="$n" 'BEGIN { printf "%.1f%%", 100 * g / n }')" "$note"
+	done
+done
+
+[ $have_tally = 1 ] || exit 0
+echo
+echo "Targets (issue 2 section 7): >= 5x llvm-symbolizer's addresses/s, one address < 10 ms, peak RSS <= llvm-symbolizer's."
+echo
+for b in "${batches[@]}"; do
+	IFS=: read -r label _ key <<<"$b"
+	awk -v l="$label" -v tr="${rate[$key.tally]}" -v lr="${rate[$key.llvm-symbolizer]}" \
+		-v tm="${rss[$key.tally]}" -v lm="${rss[$key.llvm-symbolizer]}" -v tl="${lat[$key.tally]}" \
+		-v tc="${cpu[$key.tally]}" -v lc="${cpu[$key.llvm-symbolizer]}" 'BEGIN {
+		x = tr / lr
+		printf "- %s: %.1fx the throughput (%s; %s in CPU time), %.1f ms for one address (%s), RSS %.0f%% of llvm-symbolizer'"'"'s (%s)\n",
+			l, x, (x >= 5 ? "met" : "NOT met"), (tc > 0 ? sprintf("%.1fx", lc / tc) : "too small to measure"),
+			tl * 1000, (tl < 0.010 ? "met" : "NOT met"), 100 * tm / lm, (tm <= lm ? "met" : "NOT met") }'
+done

@@ -1,0 +1,69 @@
+# `tally symbolize` against llvm-symbolizer on the system's libc.so.6, whose DWARF lives in
+# libc6-dbg's separate debug file (found through the build-id, under /usr/lib/debug; its
+# debug sections are zlib-compressed). At least 20,000 instruction addresses: every Nth
+# instruction that objdump lists in .text, N chosen so the sample reaches 20,000, so the
+# sample is the same on every run. Same rule as oracle.test.sh: >= 99.9% agree, "??" named
+# by tally counted apart as improvements.
+. tests/lib.sh
+. tests/symbolize/addrs.sh
+. tests/symbolize/tool.sh
+
+LIBC=/lib/x86_64-linux-gnu/libc.so.6
+if ! tool_ready; then
+	skip symbolize_libc "tally has no symbolize command"
+	exit 0
+fi
+id=$(readelf -n "$LIBC" 2>/dev/null | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
+if [ -z "$id" ] || [ ! -f "$dbg" ]; then
+	skip symbolize_libc "no debug file for $LIBC (install libc6-dbg)"
+	exit 0
+fi
+
+count=$(text_addrs "$LIBC" | wc -l)
+every=$((count / 20000))
+[ $every -ge 1 ] || every=1
+text_addrs "$LIBC" objdump $every >"$TMP/libc.addrs"
+n=$(wc -l <"$TMP/libc.addrs")
+echo "libc: $n of $count instructions in .text (every ${every}th), debug file $dbg"
+[ "$n" -ge 20000 ] && pass libc_sample_has_20000_addresses ||
+	fail libc_sample_has_20000_addresses "only $n"
+
+llvm-symbolizer --inlining --obj="$LIBC" <"$TMP/libc.addrs" >"$TMP/libc.want" 2>"$TMP/libc.want.err"
+if ! tool_symbolize "$LIBC" <"$TMP/libc.addrs" >"$TMP/libc.got" 2>"$TMP/libc.err"; then
+	fail libc_matches_llvm_symbolizer "exit $?: $(head -3 "$TMP/libc.err" | tr '\n' ' ')"
+	exit 0
+fi
+if report=$(python3 tests/symbolize/compare.py llvm "$TMP/libc.addrs" "$TMP/libc.want" \
+	"$TMP/libc.got" --name libc.so.6 --examples 3); then
+	head -1 <<<"$report"
+	pass libc_matches_llvm_symbolizer
+else
+	printf '%s\n' "$report" | head -80
+	fail libc_matches_llvm_symbolizer "$(head -1 <<<"$report")"
+fi
+
+# tally names what llvm-symbolizer leaves as "??" (assembly without DWARF subprograms,
+# named by the debug file's .symtab): at least some of them, or the fallback is missing.
+improved=$(sed -n 's/.*improved \([0-9]*\),.*/\1/p' <<<"$report")
+unknown=$(grep -c '^??$' "$TMP/libc.want")
+echo "libc: llvm-symbolizer prints ?? as a function name $unknown times; tally names $improved of those addresses"
+[ "${SYMBOLIZE_UNDER_TEST:-tally}" = llvm-symbolizer ] || {
+	[ "${improved:-0}" -gt 0 ] && pass libc_names_functions_llvm_symbolizer_cannot ||
+		fail libc_names_functions_llvm_symbolizer_cannot "improved ${improved:-?} of $unknown"
+}
+
+# GNU style against addr2line on the same sample, addr2line's known defects counted apart
+# (compare.py), same threshold.
+addr2line -a -f -i -e "$LIBC" <"$TMP/libc.addrs" >"$TMP/libc.gnu.want" 2>/dev/null
+if ! tool_symbolize "$LIBC" --output-style=GNU <"$TMP/libc.addrs" >"$TMP/libc.gnu.got" 2>"$TMP/libc.gnu.err"; then
+	fail libc_gnu_matches_addr2line "$(head -3 "$TMP/libc.gnu.err" | tr '\n' ' ')"
+elif report=$(python3 tests/symbolize/compare.py gnu "$TMP/libc.addrs" "$TMP/libc.gnu.want" \
+	"$TMP/libc.gnu.got" --frames "$TMP/libc.got" --alt "$TMP/libc.want" --examples 3 \
+	--name "libc.so.6 (GNU style vs addr2line)"); then
+	grep -v '^    ' <<<"$report"
+	pass libc_gnu_matches_addr2line
+else
+	printf '%s\n' "$report" | head -60
+	fail libc_gnu_matches_addr2line "$(head -1 <<<"$report")"
+fi
