@@ -83,11 +83,12 @@ static int select_sites(struct session *s)
 	size_t total = 0;
 	for (size_t i = 0; i < s->objs.n; i++)
 		total += s->objs.v[i].probes.n;
+	if (!total && o->cmd)
+		return err_set(-ENOENT, "%s: no USDT probes (no stapsdt notes) in the executable "
+					"or the libraries it needs", s->objs.n ? s->objs.v[0].path : o->cmd[0]);
 	if (!total)
-		return err_set(-ENOENT, "%s: no USDT probes (no stapsdt notes)%s",
-			       s->objs.n ? s->objs.v[0].path : "target",
-			       o->cmd ? " in the executable or the libraries it needs" :
-					" in any object the process maps");
+		return err_set(-ENOENT, "process %d: no USDT probes (no stapsdt notes) in any object "
+					"it maps", (int)o->pid);
 	for (size_t k = 0; k < o->npatterns; k++) {
 		bool any = false;
 		for (size_t i = 0; i < s->objs.n && !any; i++)

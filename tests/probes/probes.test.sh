@@ -195,6 +195,7 @@ expect_err count_no_such_probe 1 "tally: no probe matches 'nosuch:probe'" \
 	"$TALLY" probes count nosuch:probe -- "$OUT/fire" 1
 expect_err count_binary_without_notes 1 'no USDT probes' "$TALLY" probes count -- /bin/true
 expect_err list_not_elf 1 "tally: $TMP/script.py: " "$TALLY" probes list "$TMP/script.py"
+expect_err count_pid_without_probes 1 "tally: process $$: no USDT probes" "$TALLY" probes count -p $$
 expect_err count_no_such_process 1 'tally: no such process' "$TALLY" probes count -p 999999999
 expect_err count_needs_target 2 'count needs either -p PID or -- CMD' "$TALLY" probes count python:line
 expect_err count_command_not_found 1 'tally: no-such-command-here: command not found' \
