@@ -142,6 +142,31 @@ if [ -x "$OUT/multi" ]; then
 		|| fail tally_counts_probe_in_all_objects "$out"
 fi
 
+# Link-time variations: LTO and section garbage collection keep one semaphore and every
+# note; a C++ inline function's note goes with the COMDAT copy the linker drops.
+for cc in gcc clang; do
+	for how in "-flto" "-ffunction-sections -fdata-sections -Wl,--gc-sections"; do
+		name=multi_${cc}_${how%% *}
+		# shellcheck disable=SC2086
+		if build "$OUT/$name" $cc -O2 $how -L"$OUT" -Wl,-rpath,"$OUT" -- "$T/multi_main.c" "$T/multi_a.c" -lmulti1 -lmulti2 &&
+			[ "$(notes "$OUT/$name")" = 2 ] && [ "$(nm "$OUT/$name" | grep -c ' tally_sem\.tally_test\.multi$')" = 1 ] &&
+			out=$("$TALLY" probes count -- "$OUT/$name" 10 2>&1) && [ "$out" = "tally_test:multi 40" ]; then
+			pass "link_${name#multi_}"
+		else
+			fail "link_${name#multi_}" "${out:-build or notes}"
+		fi
+	done
+done
+for cc in g++ clang++; do
+	name=inline_$cc
+	if build "$OUT/$name" $cc -O0 -- "$T/inline_a.cc" "$T/inline_b.cc" && [ "$(notes "$OUT/$name")" = 1 ] &&
+		out=$("$TALLY" probes count tally_test:inl -- "$OUT/$name" 25 2>&1) && [ "$out" = "tally_test:inl 50" ]; then
+		pass "comdat_inline_function_keeps_one_note_$cc"
+	else
+		fail "comdat_inline_function_keeps_one_note_$cc" "${out:-notes: $(notes "$OUT/$name")}"
+	fi
+done
+
 # ---- the seed's point: arguments are evaluated only while a tracer is attached ----
 build "$OUT/fire" gcc -O2 -- "$T/fire.c" || fail fire_build
 FIRE=$OUT/fire
