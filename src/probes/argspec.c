@@ -270,7 +270,7 @@ int usdt_parse_args(const char *text, enum usdt_arch arch, struct arena *arena,
 		}
 		if ((r = parse_one(one, arch, arena, a))) {
 			if (r == -EINVAL)
-				err_set(r, "argument %zu: cannot parse \"%s\" as a %s operand", v.n, one,
+				err_set(r, "arg%zu: cannot parse \"%s\" as an %s operand", v.n - 1, one,
 					arch == USDT_ARCH_X86_64 ? "x86-64" : "aarch64");
 			break;
 		}

@@ -29,10 +29,10 @@ int usdt_parse_desc(const uint8_t *desc, size_t size, bool is64, bool big_endian
 	out->semaphore = cur_uN(&c, w);
 	const char *provider = cur_str(&c), *name = cur_str(&c), *args = cur_str(&c);
 	if (!cur_ok(&c))
-		return err_set(-EINVAL, "stapsdt note of %zu bytes is truncated or not NUL-terminated",
-			       size);
+		return err_set(-EINVAL, "descriptor of %zu bytes ends inside its addresses or a "
+					"string that is not NUL-terminated", size);
 	if (!*provider || !*name)
-		return err_set(-EINVAL, "stapsdt note has an empty provider or probe name");
+		return err_set(-EINVAL, "empty provider or probe name");
 	out->provider = arena_strdup(arena, provider);
 	out->name = arena_strdup(arena, name);
 	out->args_text = arena_strdup(arena, args);

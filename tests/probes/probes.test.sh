@@ -200,6 +200,26 @@ expect_err count_no_such_process 1 'tally: no such process' "$TALLY" probes coun
 expect_err count_needs_target 2 'count needs either -p PID or -- CMD' "$TALLY" probes count python:line
 expect_err count_command_not_found 1 'tally: no-such-command-here: command not found' \
 	"$TALLY" probes count -- no-such-command-here
+# Hostile notes: a bad operand, a descriptor cut inside its strings, a size past the section.
+corrupt() { # OUT PYTHON-EXPRESSION-ON-d (the file's bytes)
+	cp "$OUT/fire" "$1"
+	python3 -c "
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+note = d.find(b'stapsdt\\0', d.find(b'tally_test') - 200) - 12
+$2
+open(sys.argv[1], 'wb').write(d)" "$1"
+}
+corrupt "$TMP/bad_operand" "i = d.find(b'8@%rax'); d[i:i+6] = b'8@%zzz'"
+expect_err list_bad_operand_names_note_and_argument 1 \
+	"tally: $TMP/bad_operand: stapsdt note at 0x[0-9a-f]*: arg0: cannot parse \"8@%zzz\" as an x86-64 operand" \
+	"$TALLY" probes list "$TMP/bad_operand"
+corrupt "$TMP/cut_desc" "d[note+4:note+8] = (26).to_bytes(4, 'little')"
+expect_err list_truncated_note_is_refused 1 "tally: $TMP/cut_desc: stapsdt note at 0x[0-9a-f]*: descriptor of 26 bytes ends inside" \
+	"$TALLY" probes list "$TMP/cut_desc"
+corrupt "$TMP/huge_desc" "d[note+4:note+8] = (0x7fffffff).to_bytes(4, 'little')"
+expect_err list_note_past_section_is_refused 1 "tally: $TMP/huge_desc: note at 0x[0-9a-f]* runs past" \
+	"$TALLY" probes list "$TMP/huge_desc"
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	expect_err count_without_privileges_says_what_to_change 1 'needs root or CAP_PERFMON' \
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$TALLY" probes count -- "$OUT/fire" 1
