@@ -42,8 +42,10 @@ static void put_str(const char *s)
 
 static void print_llvm(const struct tally_frame *f, int n)
 {
+	char spelled[4096];
 	for (int i = 0; i < n; i++) {
-		put_str(f[i].function ? f[i].function : "??");
+		put_str(f[i].function ? sym_llvm_spelling(f[i].function, spelled, sizeof(spelled))
+				      : "??");
 		putchar_unlocked('\n');
 		put_str(f[i].file ? f[i].file : "??");
 		putchar_unlocked(':');

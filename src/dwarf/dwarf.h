@@ -69,6 +69,7 @@ struct dwarf_unit {
 	uint64_t stmt_list;
 	const char *name;
 	const char *comp_dir;
+	uint16_t language; /* DW_LANG_*, 0 when not given */
 	bool is_split; /* a skeleton pointing at a .dwo: its DIEs are elsewhere */
 };
 

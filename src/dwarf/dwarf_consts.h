@@ -24,6 +24,7 @@ enum {
 	DW_AT_sibling = 0x01,
 	DW_AT_name = 0x03,
 	DW_AT_stmt_list = 0x10,
+	DW_AT_language = 0x13,
 	DW_AT_low_pc = 0x11,
 	DW_AT_high_pc = 0x12,
 	DW_AT_comp_dir = 0x1b,
@@ -129,5 +130,12 @@ enum {
 enum { DW_LNCT_path = 1, DW_LNCT_directory_index = 2 };
 
 enum { DW_OP_reg10 = 0x5a };
+
+enum {
+	DW_LANG_C_plus_plus = 0x04,
+	DW_LANG_C_plus_plus_03 = 0x19,
+	DW_LANG_C_plus_plus_11 = 0x1a,
+	DW_LANG_C_plus_plus_14 = 0x21,
+};
 
 #endif

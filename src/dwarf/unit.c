@@ -155,6 +155,7 @@ static int read_unit_die(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die
 	u->stmt_list = value_u(die, DW_AT_stmt_list, &u->has_stmt_list);
 	u->name = value_str(die, DW_AT_name);
 	u->comp_dir = value_str(die, DW_AT_comp_dir);
+	u->language = (uint16_t)value_u(die, DW_AT_language, NULL);
 	u->is_split = u->unit_type == DW_UT_skeleton || u->tag == DW_TAG_skeleton_unit ||
 		      dwarf_die_attr(die, DW_AT_dwo_name) || dwarf_die_attr(die, DW_AT_GNU_dwo_name);
 	if (u->is_split && !d->unsupported)

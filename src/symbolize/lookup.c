@@ -42,8 +42,10 @@ static void from_row(const struct sym_unit_index *ix, uint64_t addr, struct tall
 	f->discriminator = row->discriminator;
 }
 
-/* Frames from DWARF; returns how many (0 when the address is in no unit). */
-static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_frame *fr)
+/* Frames from DWARF; returns how many (0 when the address is in no unit). *outer is the
+ * scope of the last frame, or NULL. */
+static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_frame *fr,
+			   const struct sym_scope **outer)
 {
 	int32_t unit = m->dwarf ? sym_unit_of(m, addr) : -1;
 	struct sym_unit_index *ix;
@@ -69,14 +71,27 @@ static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_fra
 			f->column = inner->call_column;
 		}
 		inner = sc;
+		*outer = sc;
 		if (!sc->inlined)
 			break;
 	}
 	return n;
 }
 
+/* addr2line names a C++ function that DWARF names without its linkage name by the symbol
+ * that starts where the function does (when the address has no inlined frames). */
+static void gnu_cxx_name(const struct sym_symbols *table, const struct sym_scope *outer,
+			 uint64_t addr, struct tally_frame *f)
+{
+	uint64_t start;
+	size_t idx;
+	const char *name = sym_symbols_find(table, addr, true, &start, &idx);
+	if (name && start == outer->low)
+		f->function = name;
+}
+
 static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style style,
-			   struct tally_frame *f)
+			   const struct sym_scope *outer, size_t n, struct tally_frame *f)
 {
 	uint64_t start = 0;
 	const char *name = NULL;
@@ -84,6 +99,8 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 	bool gnu = style == SYM_STYLE_GNU;
 	/* addr2line reads symbols from the separate debug file when there is one. */
 	const struct sym_symbols *table = gnu && m->debug_elf ? &m->fallback : &m->symbols;
+	if (gnu && n == 1 && outer && outer->cxx_plain_name)
+		gnu_cxx_name(table, outer, addr, f);
 	if (!gnu || !f->function) {
 		name = sym_symbols_find(table, addr, gnu, &start, &idx);
 		if (name) {
@@ -105,10 +122,11 @@ int sym_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
 	       struct tally_frame *frames, size_t max)
 {
 	struct tally_frame fr[MAX_FRAMES];
-	size_t n = dwarf_frames(m, addr, fr);
+	const struct sym_scope *outer = NULL;
+	size_t n = dwarf_frames(m, addr, fr, &outer);
 	if (n == 0)
 		fr[n++] = (struct tally_frame){ 0 };
-	name_outermost(m, addr, style, &fr[n - 1]);
+	name_outermost(m, addr, style, outer, n, &fr[n - 1]);
 	for (size_t i = 0; i < n; i++) {
 		fr[i].inlined = i + 1 < n;
 		if (i < max)

@@ -140,6 +140,8 @@ static const char *find_recursively(struct sym_module *m, uint64_t off, const ui
 	return NULL;
 }
 
+static const uint16_t linkage_attrs[] = { DW_AT_MIPS_linkage_name, DW_AT_linkage_name };
+
 /* An instance that names itself only through its abstract origin shares the origin's name,
  * and so its cache entry. */
 static bool only_origin(struct sym_module *m, uint64_t off, uint64_t *origin)
@@ -166,9 +168,8 @@ static const char *die_name(struct sym_module *m, uint64_t off, int depth)
 	if (depth < MAX_CHAIN && only_origin(m, off, &origin)) {
 		name = die_name(m, origin, depth + 1);
 	} else {
-		static const uint16_t linkage[] = { DW_AT_MIPS_linkage_name, DW_AT_linkage_name };
 		static const uint16_t plain[] = { DW_AT_name };
-		name = find_recursively(m, off, linkage, 2);
+		name = find_recursively(m, off, linkage_attrs, 2);
 		if (!name)
 			name = find_recursively(m, off, plain, 1);
 		if (name)
@@ -176,6 +177,11 @@ static const char *die_name(struct sym_module *m, uint64_t off, int depth)
 	}
 	cache_put(m, off, name);
 	return name;
+}
+
+bool sym_die_has_linkage_name(struct sym_module *m, uint64_t off)
+{
+	return find_recursively(m, off, linkage_attrs, 2) != NULL;
 }
 
 const char *sym_die_name(struct sym_module *m, uint64_t off)

@@ -41,6 +41,10 @@ int sym_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
  * a time; this only makes a large batch faster on a machine with cores to spare. */
 int sym_prepare(struct sym_module *m, const uint64_t *addrs, size_t n, unsigned threads);
 
+/* name (a demangled C++ name as libiberty spells it) as LLVM's demangler spells it, in buf
+ * when it differs; name itself when it does not or buf is too small. */
+const char *sym_llvm_spelling(const char *name, char *buf, size_t size);
+
 /* A sentence about DWARF this module has but cannot use (split DWARF, dwz), or NULL. */
 const char *sym_unsupported(const struct sym_module *m);
 /* The file whose DWARF is used (the module or its separate debug file), or NULL. */

@@ -24,7 +24,9 @@ struct sym_scope {
 	int32_t parent;       /* enclosing scope in this unit, -1 for none */
 	bool inlined;         /* DW_TAG_inlined_subroutine (else subprogram) */
 	bool named;           /* name has been resolved */
+	bool cxx_plain_name;  /* a C++ subprogram named by DW_AT_name alone (see lookup.c) */
 	uint32_t call_file, call_line, call_column;
+	uint64_t low;         /* start of its first range, UINT64_MAX when it has none */
 };
 
 struct sym_span {
@@ -81,6 +83,8 @@ void sym_unit_index_free(struct sym_unit_index *ix);
 /* names.c: the subroutine name LLVM would give the DIE (linkage name, else name, through
  * DW_AT_abstract_origin and DW_AT_specification), demangled; NULL when there is none. */
 const char *sym_die_name(struct sym_module *m, uint64_t die_offset);
+/* Whether the DIE has a linkage name, directly or through the same links. */
+bool sym_die_has_linkage_name(struct sym_module *m, uint64_t die_offset);
 const char *sym_demangle(struct sym_module *m, const char *name);
 void sym_names_free(struct sym_module *m);
 

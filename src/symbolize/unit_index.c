@@ -132,6 +132,9 @@ struct build {
 static int insert_range(uint64_t lo, uint64_t hi, void *ctx)
 {
 	struct build *b = ctx;
+	struct sym_scope *scope = &b->scopes.v[b->current];
+	if (scope->low == UINT64_MAX)
+		scope->low = lo;
 	struct sym_span *prev = before(&b->spans, upper_bound(&b->spans, lo));
 	if (prev && lo < prev->hi) {
 		struct sym_span old = *prev;
@@ -189,6 +192,7 @@ static int add_scope(struct build *b, const struct dwarf_die *die, const struct 
 	s->die_offset = a->origin && !a->names_self && a->origin != die->offset ? a->origin
 										 : die->offset;
 	s->parent = parent;
+	s->low = UINT64_MAX;
 	s->inlined = die->abbrev->tag == DW_TAG_inlined_subroutine;
 	if (s->inlined) {
 		s->call_file = constant(a->call_file);
@@ -271,13 +275,23 @@ static int walk(struct build *b)
 
 /* Names are resolved only for scopes some address can reach: those with ranges and their
  * enclosing scopes (declarations and abstract instances far outnumber them). */
+static bool is_cxx(uint16_t lang)
+{
+	return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+	       lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
+}
+
 static void name_scopes(struct build *b, struct sym_unit_index *ix)
 {
+	bool cxx = is_cxx(b->u->language);
 	for (size_t i = 0; i < ix->nspans; i++) {
 		for (int32_t s = ix->spans[i].scope; s >= 0 && !ix->scopes[s].named;
 		     s = ix->scopes[s].parent) {
-			ix->scopes[s].name = sym_die_name(b->m, ix->scopes[s].die_offset);
-			ix->scopes[s].named = true;
+			struct sym_scope *sc = &ix->scopes[s];
+			sc->name = sym_die_name(b->m, sc->die_offset);
+			sc->named = true;
+			sc->cxx_plain_name = cxx && !sc->inlined && sc->name &&
+					     !sym_die_has_linkage_name(b->m, sc->die_offset);
 		}
 	}
 }
