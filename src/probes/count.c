@@ -44,6 +44,7 @@ struct session {
 	struct uprobe_pmu pmu;
 	struct usdt_sampler sampler;
 	struct usdt_follow follow;
+	sigset_t saved_mask;   /* the caller's signal mask, for the command to start with */
 	pid_t pid;
 	bool any_by_hand;      /* some semaphore is raised by hand */
 	bool exec_seen;
@@ -247,6 +248,8 @@ static int start_command(struct session *s, int *go, int *errpipe)
 		close(ep[0]);
 		if (read(gp[0], &c, 1) != 1)
 			_exit(127);
+		/* Not tally's mask, which blocks SIGINT, SIGTERM and SIGCHLD for its signalfd. */
+		sigprocmask(SIG_SETMASK, &s->saved_mask, NULL);
 		execv(s->objs.v[0].open_path, s->o->cmd);
 		int e = errno;
 		if (write(ep[1], &e, sizeof(e)) < 0)
@@ -420,9 +423,10 @@ static int run(struct session *s, int sigfd)
 	e = e ? e : ce;
 	if (!o->cmd && !ended)
 		semaphores_by_hand(s, -1);
+	/* Detached first, so that SIGTERM reaches a task no longer traced. */
+	usdt_follow_detach(&s->follow);
 	if (o->cmd && !ended && !s->follow.main_ended)
 		kill(s->pid, SIGTERM);
-	usdt_follow_detach(&s->follow);
 	if (o->cmd && !s->follow.main_ended)
 		waitpid(s->pid, &s->res->cmd_status, 0);
 	else if (o->cmd)
@@ -439,12 +443,12 @@ int usdt_count(const struct usdt_count_opts *o, struct usdt_count_result *res)
 	memset(res, 0, sizeof(*res));
 	s.o = o;
 	s.res = res;
-	sigset_t mask, old;
+	sigset_t mask;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &mask, &old);
+	sigprocmask(SIG_BLOCK, &mask, &s.saved_mask);
 	int sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	int e = sigfd < 0 ? err_set(-errno, "signalfd: %s", strerror(errno)) : run(&s, sigfd);
 	for (size_t i = 0; i < s.fds.n; i++)
@@ -454,7 +458,7 @@ int usdt_count(const struct usdt_count_opts *o, struct usdt_count_result *res)
 		usdt_sampler_free(&s.sampler);
 	if (sigfd >= 0)
 		close(sigfd);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	sigprocmask(SIG_SETMASK, &s.saved_mask, NULL);
 	vec_free(&s.fds);
 	vec_free(&s.fd_site);
 	vec_free(&s.sites);

@@ -149,6 +149,18 @@ else
 		&& pass count_prints_one_sorted_row_per_probe || fail count_prints_one_sorted_row_per_probe "$mine"
 fi
 
+# --duration ends a command that would run forever; the command starts with the caller's
+# signal mask, not tally's (which blocks SIGINT, SIGTERM and SIGCHLD).
+start=$(date +%s)
+out=$(timeout 60 "$TALLY" probes count --duration 1 python:line -- "$PY" -c '
+import signal, sys, time
+print("blocked", sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, [])), flush=True)
+while True: time.sleep(0.001)' 2>&1)
+took=$(($(date +%s) - start))
+grep -qx 'blocked \[\]' <<<"$out" && grep -qE '^python:line [1-9][0-9]*$' <<<"$out" && [ $took -le 10 ] \
+	&& pass count_duration_ends_command_with_clean_signal_mask \
+	|| fail count_duration_ends_command_with_clean_signal_mask "${took}s: $out"
+
 # Threads: every thread counted, those that exist when tally attaches and those created
 # later (followed with ptrace), and thread creation still works in the target.
 build "$OUT/threads" gcc -O2 -pthread -- "$T/threads.c" || fail threads_build
