@@ -24,6 +24,12 @@ int cli_fail_err(void);
 int cli_wants_help(int argc, char **argv);
 
 /* The commands, one per src/cli/cmd_NAME.c. */
+extern const struct cli_cmd cli_cmd_flamegraph;
+extern const struct cli_cmd cli_cmd_annotate;
+extern const struct cli_cmd cli_cmd_report;
+extern const struct cli_cmd cli_cmd_export;
+extern const struct cli_cmd cli_cmd_diff;
+extern const struct cli_cmd cli_cmd_sbpf;
 extern const struct cli_cmd cli_cmd_symbolize;
 extern const struct cli_cmd cli_cmd_probes;
 

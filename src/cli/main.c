@@ -12,6 +12,12 @@
 
 /* One line per command, in the order `tally --help` lists them; NULL ends the list. */
 static const struct cli_cmd *const commands[] = {
+	&cli_cmd_report,
+	&cli_cmd_flamegraph,
+	&cli_cmd_annotate,
+	&cli_cmd_export,
+	&cli_cmd_diff,
+	&cli_cmd_sbpf,
 	&cli_cmd_symbolize,
 	&cli_cmd_probes,
 	NULL,

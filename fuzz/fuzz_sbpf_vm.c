@@ -1,0 +1,69 @@
+/*
+ * libFuzzer target for the sBPF interpreter: the first byte picks the version (v0..v4) and
+ * the next 64 bytes are the input region; the rest is raw bytecode. Whatever verifies runs
+ * with a small budget, plain and with hooks; both runs must agree, the instruction trace
+ * must add up to the CU charged, and no run may take more CU than its budget.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbpf/program.h"
+#include "sbpf/syscall.h"
+#include "sbpf/vm.h"
+
+#define BUDGET 20000
+
+struct tally_hooks {
+	uint64_t insns, syscall_cu;
+	int depth;
+};
+
+static void on_insns(void *ctx, const uint32_t *pcs, size_t n)
+{
+	((struct tally_hooks *)ctx)->insns += n;
+}
+
+static void on_exit_sc(void *ctx, const struct sbpf_syscall *sc, uint64_t cost)
+{
+	((struct tally_hooks *)ctx)->syscall_cu += cost;
+}
+
+static void run(const struct sbpf_program *p, const uint8_t *input, size_t input_len,
+		const struct sbpf_hooks *h, struct sbpf_result *res)
+{
+	uint8_t buf[64];
+	memcpy(buf, input, input_len);
+	struct sbpf_vm_config cfg = { .compute_budget = BUDGET, .heap_size = 1024 };
+	struct sbpf_vm *vm;
+	if (sbpf_vm_create(p, &cfg, &vm))
+		abort();
+	sbpf_vm_set_input(vm, buf, input_len, true);
+	sbpf_vm_set_hooks(vm, h);
+	if (sbpf_vm_run(vm, res))
+		abort();
+	sbpf_vm_free(vm);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct sbpf_syscalls sys;
+	if (!sys.n)
+		sbpf_syscalls_standard(&sys, SBPF_SYSCALLS_TEST_LOG);
+	if (size < 65)
+		return 0;
+	struct sbpf_load_options opt = { false, (enum sbpf_version)(data[0] % 5), true };
+	struct sbpf_program *p;
+	if (sbpf_program_load("fuzz", data + 65, size - 65, &sys, &opt, &p))
+		return 0;
+	struct sbpf_result plain, hooked;
+	struct tally_hooks t = { 0 };
+	struct sbpf_hooks h = { .ctx = &t, .on_insns = on_insns, .on_syscall_exit = on_exit_sc };
+	run(p, data + 1, 64, NULL, &plain);
+	run(p, data + 1, 64, &h, &hooked);
+	if (plain.cu_used > BUDGET || plain.error != hooked.error || plain.cu_used != hooked.cu_used ||
+	    plain.r0 != hooked.r0 || t.insns + t.syscall_cu != hooked.cu_used)
+		abort();
+	sbpf_program_free(p);
+	return 0;
+}

@@ -1,0 +1,306 @@
+/*
+ * `tally sbpf`: run an sBPF program in tally's VM (result, compute units, logs, return
+ * data, as text or one JSON object) and disassemble it. A bare ELF may call the reference
+ * VM's test syscall `log` (0 CU) besides the standard syscalls.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "cli/cli.h"
+#include "sbpf/disasm.h"
+#include "sbpf/program.h"
+#include "sbpf/syscall.h"
+#include "sbpf/vm.h"
+
+static const char help[] =
+	"usage: tally sbpf run PROGRAM [--input FILE] [--version VER] [--budget CU] [--json]\n"
+	"                      [--reject-broken-elfs] [--raw]\n"
+	"       tally sbpf disasm PROGRAM [--version VER] [--raw]\n\n"
+	"Runs an sBPF program (an ELF .so of sBPF v0 to v4, an eBPF object from\n"
+	"`clang -target bpf -mcpu=v3 -c`, linked in memory, or raw bytecode) in tally's VM and\n"
+	"prints how it ended, the compute units (CU) it consumed, its logs and return data.\n"
+	"CU are metered exactly as the Solana runtime meters them: 1 per instruction, syscalls\n"
+	"charge their own cost on top.\n\n"
+	"  --input FILE          bytes mapped at 0x400000000 (r1 points there); default none\n"
+	"  --version VER         v0..v4: the version the ELF must have, or the version raw\n"
+	"                        bytecode runs as (default v3)\n"
+	"  --raw                 PROGRAM is bytecode (8-byte instructions), not an ELF file\n"
+	"  --budget CU           compute budget (default 200000)\n"
+	"  --json                one JSON object: result (\"success\" or the reference VM's\n"
+	"                        error name), return_value, compute_units, logs, return_data\n"
+	"  --reject-broken-elfs  the deployment checks: a call to a syscall the Solana runtime\n"
+	"                        lacks (the test syscall `log` included) fails the load\n\n"
+	"Syscalls: sol_log_, sol_log_64_, sol_log_compute_units_, sol_log_pubkey, sol_log_data,\n"
+	"sol_memcpy_, sol_memmove_, sol_memset_, sol_memcmp_, and `log` (the reference VM's test\n"
+	"syscall, 0 CU, for bare ELF runs only).\n\n"
+	"Exit status: 0 when the program succeeded, 1 when it failed or could not be loaded.\n";
+
+static int read_file(const char *path, uint8_t **out, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return err_set(-errno, "%s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return err_set(-EINVAL, "%s: not a regular file", path);
+	}
+	size_t size = (size_t)st.st_size;
+	uint8_t *buf = malloc(size ? size : 1);
+	size_t got = 0;
+	while (buf && got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (!buf || got != size) {
+		free(buf);
+		return err_set(-EIO, "%s: cannot read the file", path);
+	}
+	*out = buf;
+	*len = size;
+	return 0;
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void print_hex(FILE *f, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%02x", p[i]);
+}
+
+/* "pc 12 (entrypoint+0x3)" */
+static void describe_pc(const struct sbpf_program *p, uint64_t pc, char *buf, size_t size)
+{
+	const struct sbpf_symbol *s = sbpf_program_symbol_at(p, pc);
+	if (s)
+		snprintf(buf, size, "pc %" PRIu64 " (%s+%#" PRIx64 ")", pc, s->name, pc - s->pc);
+	else
+		snprintf(buf, size, "pc %" PRIu64, pc);
+}
+
+static const char *result_name(const struct sbpf_result *r)
+{
+	if (r->error == SBPF_OK)
+		return "success";
+	if (r->error == SBPF_E_SYSCALL_ERROR)
+		return r->syscall_error;
+	return sbpf_error_name(r->error);
+}
+
+static void print_json(const struct sbpf_vm *vm, const struct sbpf_result *r)
+{
+	char desc[400], where[300];
+	printf("{\"result\": ");
+	json_string(stdout, result_name(r));
+	printf(", \"return_value\": %" PRIu64 ", \"compute_units\": %" PRIu64 ", \"logs\": [",
+	       r->error == SBPF_OK ? r->r0 : 0, r->cu_used);
+	for (size_t i = 0; i < sbpf_vm_log_count(vm); i++) {
+		if (i)
+			fputs(", ", stdout);
+		json_string(stdout, sbpf_vm_log_at(vm, i));
+	}
+	size_t rlen;
+	const uint8_t *rdata = sbpf_vm_return_data(vm, &rlen);
+	printf("], \"return_data\": \"");
+	print_hex(stdout, rdata, rlen);
+	printf("\"");
+	if (r->error != SBPF_OK) {
+		sbpf_result_describe(r, desc, sizeof(desc));
+		describe_pc(sbpf_vm_program(vm), r->pc, where, sizeof(where));
+		printf(", \"error\": ");
+		json_string(stdout, desc);
+		printf(", \"pc\": %" PRIu64 ", \"location\": ", r->pc);
+		json_string(stdout, where);
+	}
+	printf("}\n");
+}
+
+static void print_text(const struct sbpf_vm *vm, const struct sbpf_result *r)
+{
+	for (size_t i = 0; i < sbpf_vm_log_count(vm); i++)
+		printf("log: %s\n", sbpf_vm_log_at(vm, i));
+	if (r->error == SBPF_OK) {
+		printf("result: success\nreturn value: %" PRIu64 " (%#" PRIx64 ")\n", r->r0, r->r0);
+	} else {
+		char desc[400], where[300];
+		sbpf_result_describe(r, desc, sizeof(desc));
+		describe_pc(sbpf_vm_program(vm), r->pc, where, sizeof(where));
+		printf("result: %s at %s: %s\n", result_name(r), where, desc);
+	}
+	printf("compute units: %" PRIu64 "\n", r->cu_used);
+	size_t rlen;
+	const uint8_t *rdata = sbpf_vm_return_data(vm, &rlen);
+	printf("return data: ");
+	if (rlen)
+		print_hex(stdout, rdata, rlen);
+	else
+		printf("(none)");
+	printf("\n");
+}
+
+struct run_opts {
+	const char *program, *input;
+	struct sbpf_load_options load;
+	uint64_t budget;
+	bool json;
+};
+
+static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct run_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "version", required_argument, NULL, 'V' },
+		{ "budget", required_argument, NULL, 'b' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "reject-broken-elfs", no_argument, NULL, 'r' },
+		{ "raw", no_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	memset(o, 0, sizeof(*o));
+	o->load.version = SBPF_VRESERVED;
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'i': o->input = optarg; break;
+		case 'V':
+			if (sbpf_version_parse(optarg, &o->load.version))
+				return cli_usage(cmd, "unknown sBPF version: %s (v0..v4)", optarg);
+			break;
+		case 'b':
+			errno = 0;
+			o->budget = strtoull(optarg, &end, 0);
+			if (errno || *end || !o->budget)
+				return cli_usage(cmd, "bad compute budget: %s", optarg);
+			break;
+		case 'j': o->json = true; break;
+		case 'r': o->load.reject_broken_elfs = true; break;
+		case 'R': o->load.raw = true; break;
+		default: return cli_usage(cmd, "unknown option: %s", argv[optind - 1]);
+		}
+	}
+	if (optind + 1 != argc)
+		return cli_usage(cmd, "expected one PROGRAM");
+	o->program = argv[optind];
+	return 0;
+}
+
+static int run_program(int argc, char **argv)
+{
+	struct run_opts o;
+	int rc = parse_opts(&cli_cmd_sbpf, argc, argv, &o);
+	if (rc)
+		return rc;
+	struct sbpf_syscalls sys = { 0 };
+	struct sbpf_program *prog = NULL;
+	struct sbpf_vm *vm = NULL;
+	uint8_t *input = NULL;
+	size_t input_len = 0;
+	int status = CLI_FAIL;
+	if (sbpf_syscalls_standard(&sys, o.load.reject_broken_elfs ? 0 : SBPF_SYSCALLS_TEST_LOG)) {
+		cli_fail("out of memory");
+		goto out;
+	}
+	if ((o.input && read_file(o.input, &input, &input_len)) ||
+	    sbpf_program_load_file(o.program, &sys, &o.load, &prog)) {
+		cli_fail_err();
+		goto out;
+	}
+	struct sbpf_vm_config cfg = { .compute_budget = o.budget };
+	struct sbpf_result res;
+	if (sbpf_vm_create(prog, &cfg, &vm)) {
+		cli_fail_err();
+		goto out;
+	}
+	sbpf_vm_set_input(vm, input, input_len, true);
+	if (sbpf_vm_run(vm, &res)) {
+		cli_fail_err();
+		goto out;
+	}
+	if (o.json)
+		print_json(vm, &res);
+	else
+		print_text(vm, &res);
+	status = res.error == SBPF_OK ? CLI_OK : CLI_FAIL;
+out:
+	sbpf_vm_free(vm);
+	sbpf_program_free(prog);
+	sbpf_syscalls_free(&sys);
+	free(input);
+	return status;
+}
+
+static int disasm_program(int argc, char **argv)
+{
+	struct run_opts o;
+	int rc = parse_opts(&cli_cmd_sbpf, argc, argv, &o);
+	if (rc)
+		return rc;
+	struct sbpf_syscalls sys = { 0 };
+	struct sbpf_program *prog = NULL;
+	int status = CLI_FAIL;
+	if (sbpf_syscalls_standard(&sys, SBPF_SYSCALLS_TEST_LOG) ||
+	    sbpf_program_load_file(o.program, &sys, &o.load, &prog)) {
+		cli_fail_err();
+		goto out;
+	}
+	char line[256];
+	for (uint64_t pc = 0; pc < prog->ninsns; pc++) {
+		const struct sbpf_symbol *s = sbpf_program_symbol_at(prog, pc);
+		if (s && s->pc == pc)
+			printf("%s:\n", s->name);
+		sbpf_disasm(prog, pc, line, sizeof(line));
+		printf("%6" PRIu64 ":  %s\n", pc, line);
+		if (prog->code[pc].kind == SBPF_K_LDDW)
+			pc++;
+	}
+	status = CLI_OK;
+out:
+	sbpf_program_free(prog);
+	sbpf_syscalls_free(&sys);
+	return status;
+}
+
+static int cmd_sbpf(int argc, char **argv)
+{
+	if (argc < 2)
+		return cli_usage(&cli_cmd_sbpf, "expected a subcommand: run, disasm");
+	if (!strcmp(argv[1], "run"))
+		return run_program(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "disasm"))
+		return disasm_program(argc - 1, argv + 1);
+	return cli_usage(&cli_cmd_sbpf, "unknown subcommand: %s", argv[1]);
+}
+
+const struct cli_cmd cli_cmd_sbpf = {
+	.name = "sbpf",
+	.summary = "run and disassemble sBPF (Solana) programs with exact compute units",
+	.help = help,
+	.run = cmd_sbpf,
+};

@@ -1,0 +1,167 @@
+/*
+ * Profile input for commands: the whole file is read into memory and the first reader whose
+ * sniffer accepts the bytes parses it. The table is the one place a new input format is
+ * added: a perf.data reader (src/perf, issue 4) becomes one more row, ahead of folded
+ * stacks, whose sniffer is the loosest. Until then perf.data gets a clear error rather than
+ * being mistaken for something else.
+ */
+#include "cli/profile_input.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "profile/profile.h"
+#include "profile/read.h"
+
+struct input_format {
+	const char *name;
+	bool (*sniff)(const void *data, size_t size);
+	int (*read)(const char *name, const void *data, size_t size, struct prof **out);
+};
+
+static bool sniff_perf_data(const void *data, size_t size)
+{
+	return size >= 8 && !memcmp(data, "PERFILE2", 8);
+}
+
+static int perf_data_unsupported(const char *name, const void *data, size_t size,
+				 struct prof **out)
+{
+	return err_set(-ENOTSUP, "%s: perf.data input is not supported by this build yet", name);
+}
+
+static const struct input_format formats[] = {
+	{ "perf.data", sniff_perf_data, perf_data_unsupported },
+	{ "pprof", prof_sniff_pprof, prof_read_pprof },
+	{ "folded", prof_sniff_folded, prof_read_folded },
+};
+
+static int slurp(FILE *f, const char *path, uint8_t **data, size_t *size)
+{
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *buf = malloc(cap);
+	for (;;) {
+		if (!buf)
+			return err_set(-ENOMEM, "%s: out of memory reading the file", path);
+		n += fread(buf + n, 1, cap - n, f);
+		if (n < cap)
+			break;
+		uint8_t *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+		if (!nb)
+			free(buf);
+		buf = nb;
+		cap *= 2;
+	}
+	if (ferror(f)) {
+		free(buf);
+		return err_set(-EIO, "%s: read error: %s", path, strerror(errno));
+	}
+	*data = buf;
+	*size = n;
+	return 0;
+}
+
+int cli_read_profile(const char *path, struct prof **out)
+{
+	bool is_stdin = !strcmp(path, "-");
+	FILE *f = is_stdin ? stdin : fopen(path, "rb");
+	if (!f)
+		return err_set(-errno, "%s: %s", path, strerror(errno));
+	uint8_t *data = NULL;
+	size_t size = 0;
+	int rc = slurp(f, path, &data, &size);
+	if (!is_stdin)
+		fclose(f);
+	if (rc)
+		return rc;
+	size_t i = 0, n = sizeof(formats) / sizeof(formats[0]);
+	while (size && i < n && !formats[i].sniff(data, size))
+		i++;
+	if (!size)
+		rc = err_set(-EINVAL, "%s: empty file", path);
+	else if (i == n)
+		rc = err_set(-EINVAL, "%s: not a profile (pprof, folded stacks or perf.data)", path);
+	else
+		rc = formats[i].read(path, data, size, out);
+	free(data);
+	return rc;
+}
+
+FILE *cli_open_output(const char *path)
+{
+	if (!path || !strcmp(path, "-"))
+		return stdout;
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		err_set(-errno, "%s: %s", path, strerror(errno));
+	return f;
+}
+
+int cli_close_output(FILE *f, const char *path)
+{
+	bool bad = fflush(f) != 0 || ferror(f);
+	int saved = errno;
+	if (f != stdout && fclose(f))
+		bad = true, saved = errno;
+	if (bad)
+		return err_set(-EIO, "%s: write error: %s", path && strcmp(path, "-") ? path : "stdout",
+			       strerror(saved));
+	return 0;
+}
+
+static int replace(struct prof **p, int rc, struct prof *np)
+{
+	if (rc)
+		return rc;
+	prof_free(*p);
+	*p = np;
+	return 0;
+}
+
+static int filter_regex(struct prof **p, const char *re, bool focus)
+{
+	struct prof_regex *r;
+	struct prof *np = NULL;
+	int rc = prof_regex_compile(re, &r);
+	if (rc)
+		return rc;
+	rc = focus ? prof_focus(*p, prof_regex_match_frame, r, &np)
+		   : prof_hide(*p, prof_regex_match_frame, r, &np);
+	prof_regex_free(r);
+	return replace(p, rc, np);
+}
+
+int cli_filter_profile(struct prof **p, const char *focus, const char *hide, bool fold)
+{
+	int rc = 0;
+	struct prof *np = NULL;
+	if (focus)
+		rc = filter_regex(p, focus, true);
+	if (!rc && hide)
+		rc = filter_regex(p, hide, false);
+	if (!rc && fold) {
+		rc = prof_fold_recursion(*p, &np);
+		rc = replace(p, rc, np);
+	}
+	if (!rc && prof_is_empty(*p))
+		rc = err_set(-EINVAL, "no samples left after filtering");
+	return rc;
+}
+
+int cli_pick_metric(const struct prof *p, const char *path, const char *type)
+{
+	if (!type)
+		return -1;
+	int m = prof_find_metric(p, type, NULL);
+	if (m >= 0)
+		return m;
+	char list[512] = "";
+	size_t used = 0;
+	for (size_t i = 0; i < prof_nmetrics(p) && used < sizeof(list); i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+					 prof_str(p, prof_metric(p, i)->type));
+	return err_set(-ENOENT, "%s: no metric '%s' (it has: %s)", path, type, list);
+}

@@ -1,0 +1,83 @@
+/*
+ * Folded stacks export: "root;...;leaf COUNT" per calling context with self weight, in
+ * canonical order, call sites merged (folded stacks have no pcs). The format has no
+ * escaping, so a ';' or a line break inside a name would split a frame or a line: those
+ * bytes are written as '_' (and a name that is empty as "[unknown]"); everything else,
+ * including bytes that are not UTF-8, is written as it is.
+ */
+#include "report/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "base/err.h"
+#include "profile/profile.h"
+
+struct folded {
+	FILE *f;
+	int metric;
+	bool kinds;
+	uint32_t *path; /* frames from the root, by depth */
+	size_t cap;
+};
+
+static void put_name(FILE *f, const char *s)
+{
+	if (!*s)
+		fputs("[unknown]", f);
+	for (; *s; s++)
+		fputc(*s == ';' || *s == '\n' || *s == '\r' ? '_' : *s, f);
+}
+
+static int visit(const struct prof *p, uint32_t node, void *ctx)
+{
+	struct folded *x = ctx;
+	const struct prof_node *n = prof_node_at(p, node);
+	if (node == PROF_ROOT)
+		return 0;
+	if (n->depth > x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 64;
+		while (cap < n->depth)
+			cap *= 2;
+		uint32_t *np = realloc(x->path, cap * sizeof(*np));
+		if (!np)
+			return err_set(-ENOMEM, "out of memory");
+		x->path = np;
+		x->cap = cap;
+	}
+	x->path[n->depth - 1] = n->frame;
+	int64_t w = prof_self(p, node)[x->metric];
+	if (!w)
+		return 0;
+	for (uint32_t d = 0; d < n->depth; d++) {
+		const struct prof_frame *fr = prof_frame_at(p, x->path[d]);
+		if (d)
+			fputc(';', x->f);
+		put_name(x->f, prof_frame_label(p, x->path[d]));
+		if (x->kinds && fr->kind == PROF_INLINE)
+			fputs("_[i]", x->f);
+		else if (x->kinds && fr->kind == PROF_KERNEL)
+			fputs("_[k]", x->f);
+	}
+	fprintf(x->f, " %" PRId64 "\n", w);
+	return 0;
+}
+
+int rep_folded(FILE *f, const struct prof *p, const struct rep_folded_opts *o)
+{
+	struct prof *merged;
+	int metric = o->metric < 0 ? prof_info(p)->default_metric : o->metric;
+	if ((size_t)metric >= prof_nmetrics(p))
+		return err_set(-EINVAL, "no metric %d", metric);
+	int rc = prof_merge_callsites(p, &merged);
+	if (rc)
+		return rc;
+	struct folded x = { f, metric, o->annotate_kinds, NULL, 0 };
+	rc = prof_walk(merged, visit, NULL, &x);
+	free(x.path);
+	prof_free(merged);
+	if (!rc && ferror(f))
+		rc = err_set(-EIO, "write error");
+	return rc;
+}

@@ -1,0 +1,47 @@
+/*
+ * Outputs written from a finished profile (src/profile): text report and tree, folded
+ * stacks, pprof, speedscope JSON, and the per-function diff table. Every writer is
+ * deterministic: the same profile gives the same bytes. Writers return 0 or a negative
+ * code with the message set (write errors included). The flame graph and annotation live
+ * in their own headers.
+ */
+#ifndef TALLY_REPORT_H
+#define TALLY_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct prof;
+
+struct rep_text_opts {
+	int metric;	  /* -1: the profile's default */
+	unsigned top;	  /* rows per table; 0: 20 */
+	bool tree;	  /* print the call tree instead of the tables */
+	double threshold; /* tree: hide nodes under this percent of the total (< 0: 0.5) */
+};
+int rep_text(FILE *f, const struct prof *p, const struct rep_text_opts *o);
+
+struct rep_folded_opts {
+	int metric;		/* -1: the profile's default */
+	bool annotate_kinds;	/* suffix inline frames "_[i]", kernel frames "_[k]" */
+};
+int rep_folded(FILE *f, const struct prof *p, const struct rep_folded_opts *o);
+
+/* gzipped profile.proto, gzip header without mtime or name. */
+int rep_pprof(FILE *f, const struct prof *p);
+/* The same, unzipped, into a malloc'd buffer (tests, fuzzing). */
+int rep_pprof_encode(const struct prof *p, uint8_t **buf, size_t *len);
+
+/* speedscope file format: one sampled profile per metric. name is the profile's title. */
+int rep_speedscope(FILE *f, const struct prof *p, const char *name);
+
+struct rep_diff_opts {
+	int metric_before, metric_after; /* -1: each profile's default */
+	unsigned top;			 /* rows; 0: all */
+};
+/* Per-function self and total change, sorted by absolute change of self, then total. */
+int rep_diff(FILE *f, const struct prof *before, const struct prof *after,
+	     const struct rep_diff_opts *o);
+
+#endif

@@ -1,0 +1,110 @@
+/*
+ * Function names for messages, disassembly and profiles, from .symtab and .dynsym (sh_link
+ * names the string table, so section names are not needed). Unlike the reference's debug
+ * labels (at most 255 bytes), names of any length up to 4 KiB are kept: Rust's mangled
+ * generic names run longer. Sorted by pc; a symbol without a size ends where the next one
+ * starts.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbpf/elf_parse.h"
+#include "sbpf/link.h"
+#include "sbpf/program.h"
+
+enum { SHT_SYMTAB_ = 2, SHT_DYNSYM_ = 11, SHT_STRTAB_ = 3, STT_FUNC_ = 2, SYMBOL_NAME_MAX = 4096 };
+
+static int by_pc(const void *a, const void *b)
+{
+	const struct sbpf_symbol *x = a, *y = b;
+	if (x->pc != y->pc)
+		return x->pc < y->pc ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void add_table(struct sbpf_program *p, struct sx_elf *e, const struct sx_shdr *tab,
+		      size_t *cap, uint64_t base)
+{
+	if (tab->link >= e->nsh || e->sh[tab->link].type != SHT_STRTAB_)
+		return;
+	const struct sx_shdr *str = &e->sh[tab->link];
+	for (uint64_t off = tab->offset; off + 24 <= tab->offset + tab->size; off += 24) {
+		struct sx_sym s;
+		const char *name;
+		size_t len;
+		if (sx_read_sym(e->bytes, e->size, off, &s))
+			return;
+		if ((s.info & 0xf) != STT_FUNC_ || s.value < base || !s.name ||
+		    sx_string(e, str, s.name, SYMBOL_NAME_MAX, &name, &len) || !len)
+			continue;
+		uint64_t pc = (s.value - base) / 8;
+		if (pc >= p->ninsns)
+			continue;
+		if (p->nsyms == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 64;
+			struct sbpf_symbol *v = realloc(p->syms, ncap * sizeof(*v));
+			if (!v)
+				return;
+			p->syms = v;
+			*cap = ncap;
+		}
+		const char *copy = arena_strndup(&p->arena, name, len);
+		if (!copy)
+			return;
+		uint64_t end = s.size ? pc + (s.size + 7) / 8 : 0;
+		p->syms[p->nsyms++] = (struct sbpf_symbol){ pc, end, copy };
+	}
+}
+
+void sbpf_collect_symbols(struct sbpf_program *p, const uint8_t *bytes, size_t size)
+{
+	struct sx_elf e = { .bytes = bytes, .size = size };
+	if (sx_read_ehdr(bytes, size, &e.eh) || !e.eh.shnum)
+		return;
+	e.sh = calloc(e.eh.shnum, sizeof(*e.sh));
+	if (!e.sh)
+		return;
+	for (size_t i = 0; i < e.eh.shnum; i++, e.nsh++)
+		if (sx_read_shdr(bytes, size, e.eh.shoff + i * 64, &e.sh[i]))
+			break;
+	uint64_t base = sbpf_strict_elf(p->version) ? p->text_vaddr : p->text_vaddr - SBPF_REGION_SIZE;
+	size_t cap = 0;
+	for (size_t i = 0; i < e.nsh; i++)
+		if (e.sh[i].type == SHT_SYMTAB_ || e.sh[i].type == SHT_DYNSYM_)
+			add_table(p, &e, &e.sh[i], &cap, base);
+	free(e.sh);
+	sbpf_sort_symbols(p);
+}
+
+void sbpf_sort_symbols(struct sbpf_program *p)
+{
+	if (!p->nsyms)
+		return;
+	qsort(p->syms, p->nsyms, sizeof(*p->syms), by_pc);
+	/* one name per pc: the first in order (tables list the same function twice) */
+	size_t n = 0;
+	for (size_t i = 0; i < p->nsyms; i++)
+		if (!n || p->syms[n - 1].pc != p->syms[i].pc)
+			p->syms[n++] = p->syms[i];
+	p->nsyms = n;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t next = i + 1 < n ? p->syms[i + 1].pc : p->ninsns;
+		if (p->syms[i].end_pc <= p->syms[i].pc || p->syms[i].end_pc > next)
+			p->syms[i].end_pc = next;
+	}
+}
+
+const struct sbpf_symbol *sbpf_program_symbol_at(const struct sbpf_program *p, uint64_t pc)
+{
+	size_t lo = 0, hi = p->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->syms[mid].pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || pc >= p->syms[lo - 1].end_pc)
+		return NULL;
+	return &p->syms[lo - 1];
+}

@@ -1,0 +1,55 @@
+/*
+ * Syscall tables: a sorted array searched by hash (a program's calls are resolved once at
+ * load, so lookups are not on the interpreter's path).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbpf/isa.h"
+#include "sbpf/syscall.h"
+
+int sbpf_syscalls_add(struct sbpf_syscalls *s, const char *name, sbpf_syscall_fn fn)
+{
+	uint32_t hash = sbpf_hash(name, strlen(name));
+	if (sbpf_syscalls_find(s, hash))
+		return -EEXIST;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 32;
+		struct sbpf_syscall *v = realloc(s->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	size_t i = s->n;
+	while (i > 0 && s->v[i - 1].hash > hash) {
+		s->v[i] = s->v[i - 1];
+		i--;
+	}
+	s->v[i] = (struct sbpf_syscall){ name, hash, fn };
+	s->n++;
+	return 0;
+}
+
+const struct sbpf_syscall *sbpf_syscalls_find(const struct sbpf_syscalls *s, uint32_t hash)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->v[mid].hash == hash)
+			return &s->v[mid];
+		if (s->v[mid].hash < hash)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void sbpf_syscalls_free(struct sbpf_syscalls *s)
+{
+	free(s->v);
+	s->v = NULL;
+	s->n = s->cap = 0;
+}

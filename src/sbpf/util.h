@@ -1,0 +1,22 @@
+/*
+ * Small encodings the Solana runtime uses in logs and fixtures: base58 (public keys),
+ * base64 (sol_log_data), UTF-8 validation (sol_log_ rejects invalid strings), hex.
+ */
+#ifndef TALLY_SBPF_UTIL_H
+#define TALLY_SBPF_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+bool sbpf_utf8_valid(const uint8_t *p, size_t len);
+/* Writes a NUL-terminated base58 string (44 characters suffice for 32 bytes). */
+void sbpf_base58_encode(const uint8_t *p, size_t len, char *out, size_t out_size);
+/* Decodes base58 into exactly out_len bytes; -1 on a bad character or another length. */
+int sbpf_base58_decode(const char *s, uint8_t *out, size_t out_len);
+/* Whether 32 bytes decompress as an ed25519 point (Solana's on-curve test; curve25519.c). */
+bool sbpf_on_curve(const uint8_t bytes[32]);
+/* Standard base64 with padding; returns the characters written (no NUL). */
+size_t sbpf_base64_encode(const uint8_t *p, size_t len, char *out, size_t out_size);
+
+#endif

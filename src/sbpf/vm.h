@@ -1,0 +1,126 @@
+/*
+ * The sBPF virtual machine: memory regions (rodata/bytecode, stack, heap, input) with
+ * checked access, 4 KiB stack frames (with the v0 gaps), call depth 64, an exact compute
+ * unit meter (1 per instruction, lddw included; syscalls charge their own cost on top),
+ * and errors named as the reference VM names them.
+ *
+ * Hooks let a profiler (or a CPI implementation) watch calls, returns, syscalls and the
+ * instruction meter without the VM knowing what they are for. With no hooks the VM runs
+ * its fast variant; with hooks, a variant that also records the pc of every executed
+ * instruction and reports them before each boundary, so per-pc costs are exact.
+ *
+ * Ownership: a VM borrows its program (which must outlive it) and owns its stack, heap,
+ * logs and return data. The input buffer is borrowed too.
+ */
+#ifndef TALLY_SBPF_VM_H
+#define TALLY_SBPF_VM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sbpf/program.h"
+#include "sbpf/syscall.h"
+
+/* How a run ended: Ok, or the reference's EbpfError variant. */
+enum sbpf_error {
+	SBPF_OK,
+	SBPF_E_CALL_DEPTH_EXCEEDED,
+	SBPF_E_DIVIDE_BY_ZERO,
+	SBPF_E_DIVIDE_OVERFLOW,
+	SBPF_E_EXECUTION_OVERRUN,
+	SBPF_E_CALL_OUTSIDE_TEXT_SEGMENT,
+	SBPF_E_EXCEEDED_MAX_INSTRUCTIONS,
+	SBPF_E_ACCESS_VIOLATION,
+	SBPF_E_STACK_ACCESS_VIOLATION,
+	SBPF_E_INVALID_INSTRUCTION,
+	SBPF_E_UNSUPPORTED_INSTRUCTION,
+	SBPF_E_SYSCALL_ERROR,
+};
+
+/* "CallDepthExceeded", "AccessViolation", ... ("Ok" for SBPF_OK). */
+const char *sbpf_error_name(enum sbpf_error e);
+
+/* Everything known about how a run ended. */
+struct sbpf_result {
+	enum sbpf_error error;
+	uint64_t r0;           /* the return value on success */
+	uint64_t cu_used;      /* compute units consumed, instructions and syscalls */
+	uint64_t insns;        /* instructions executed (each cost 1 CU) */
+	uint64_t pc;           /* the instruction that failed */
+	/* access violations */
+	bool store;
+	uint64_t addr, size;
+	int64_t stack_frame;   /* StackAccessViolation */
+	const char *region;    /* AccessViolation: "program", "stack", "heap", "input", ... */
+	/* syscall errors: the syscall's own error name (e.g. "Abort") and a description */
+	char syscall_error[64];
+	char detail[256];
+};
+
+/* Formats the error the way the reference's Display does, with the pc:
+ * "Access violation writing 8 bytes at address 0x400000010 (in input region) at pc 3". */
+void sbpf_result_describe(const struct sbpf_result *r, char *buf, size_t size);
+
+struct sbpf_hooks {
+	void *ctx;
+	/* pcs of the instructions executed since the last report, in order; called before
+	 * every other hook and when the run ends (this is the instruction-meter flush). */
+	void (*on_insns)(void *ctx, const uint32_t *pcs, size_t n);
+	/* A bpf-to-bpf call at call_pc entered target_pc; depth is the new depth (1 = first). */
+	void (*on_call)(void *ctx, uint64_t call_pc, uint64_t target_pc, unsigned depth);
+	/* exit at exit_pc returned to the caller; depth is the new depth. */
+	void (*on_return)(void *ctx, uint64_t exit_pc, unsigned depth);
+	/* A syscall at pc, before it runs / after it ran with cost its own CU charge. */
+	void (*on_syscall_enter)(void *ctx, uint64_t pc, const struct sbpf_syscall *sc);
+	void (*on_syscall_exit)(void *ctx, const struct sbpf_syscall *sc, uint64_t cost);
+};
+
+struct sbpf_vm_config {
+	uint64_t compute_budget;  /* CU; 0 means the Solana default 200000 */
+	uint32_t heap_size;       /* bytes; 0 means 32 KiB */
+	bool no_stack_frame_gaps; /* v0 without gaps (the runtime's direct-mapping mode) */
+};
+
+struct sbpf_vm;
+
+int sbpf_vm_create(const struct sbpf_program *p, const struct sbpf_vm_config *cfg,
+		   struct sbpf_vm **out);
+void sbpf_vm_free(struct sbpf_vm *vm);
+/* Maps input at 0x4_0000_0000 (r1 points there). Borrowed; must outlive the run. */
+void sbpf_vm_set_input(struct sbpf_vm *vm, uint8_t *input, size_t len, bool writable);
+void sbpf_vm_set_hooks(struct sbpf_vm *vm, const struct sbpf_hooks *hooks);
+/* Opaque pointer for syscalls (the fixture runner's state). */
+void sbpf_vm_set_user(struct sbpf_vm *vm, void *user);
+void *sbpf_vm_user(struct sbpf_vm *vm);
+
+/* Runs from the entrypoint. Returns 0 with *res filled whatever the program did, or a
+ * negative code when tally itself failed (out of memory). A VM runs once. */
+int sbpf_vm_run(struct sbpf_vm *vm, struct sbpf_result *res);
+
+const struct sbpf_program *sbpf_vm_program(const struct sbpf_vm *vm);
+size_t sbpf_vm_log_count(const struct sbpf_vm *vm);
+const char *sbpf_vm_log_at(const struct sbpf_vm *vm, size_t i);
+/* Return data set by sol_set_return_data (NULL, 0 when none). */
+const uint8_t *sbpf_vm_return_data(const struct sbpf_vm *vm, size_t *len);
+
+/* ---- for syscalls ---- */
+
+uint64_t sbpf_vm_remaining(const struct sbpf_vm *vm);
+/* The name of the syscall running now (NULL outside syscalls). */
+const char *sbpf_vm_current_syscall(const struct sbpf_vm *vm);
+/* Charges cu; when fewer remain, takes them all and fails with ComputationalBudgetExceeded. */
+int sbpf_vm_consume(struct sbpf_vm *vm, uint64_t cu);
+/* Translates [addr, addr+len) for a load or a store; fails with the access violation. */
+int sbpf_vm_map(struct sbpf_vm *vm, uint64_t addr, uint64_t len, bool store, uint8_t **host);
+/* Ends the run with a syscall error named name (e.g. "Abort") and a description. */
+int sbpf_vm_syscall_error(struct sbpf_vm *vm, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Appends a log line (copied). */
+int sbpf_vm_log(struct sbpf_vm *vm, const char *msg, size_t len);
+int sbpf_vm_set_return_data(struct sbpf_vm *vm, const uint8_t *data, size_t len);
+/* The heap allocator's position (bytes used from the heap's start) and the heap's size. */
+uint64_t *sbpf_vm_heap_cursor(struct sbpf_vm *vm);
+uint64_t sbpf_vm_heap_size(const struct sbpf_vm *vm);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * The folded-stacks reader: kinds from suffixes, CRLF, counts, and the errors it gives.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "base/err.h"
+#include "profile/profile.h"
+#include "profile/read.h"
+
+static struct prof *read_ok(const char *text)
+{
+	struct prof *p = NULL;
+	assert_true(prof_sniff_folded(text, strlen(text)));
+	int rc = prof_read_folded("t.folded", text, strlen(text), &p);
+	if (rc)
+		fail_msg("%s", err_msg());
+	return p;
+}
+
+static void read_err(const char *text, const char *msg)
+{
+	struct prof *p;
+	assert_int_not_equal(prof_read_folded("t.folded", text, strlen(text), &p), 0);
+	assert_string_equal(err_msg(), msg);
+}
+
+static void folded_suffixes_give_kinds_and_crlf_is_a_line_end(void **state)
+{
+	struct prof *p = read_ok("\r\nmain;mix_[i];sys_read_[k] 7\r\nmain;x_[j] 2\n");
+	uint32_t main_ = prof_node_at(p, PROF_ROOT)->first_child;
+	uint32_t mix = prof_node_at(p, main_)->first_child;
+	uint32_t sys = prof_node_at(p, mix)->first_child;
+	assert_string_equal(prof_frame_label(p, prof_node_at(p, mix)->frame), "mix");
+	assert_int_equal(prof_frame_at(p, prof_node_at(p, mix)->frame)->kind, PROF_INLINE);
+	assert_string_equal(prof_frame_label(p, prof_node_at(p, sys)->frame), "sys_read");
+	assert_int_equal(prof_frame_at(p, prof_node_at(p, sys)->frame)->kind, PROF_KERNEL);
+	assert_int_equal(prof_self(p, sys)[0], 7);
+	/* Other FlameGraph annotations stay part of the name. */
+	uint32_t x = prof_node_at(p, mix)->next_sibling;
+	assert_string_equal(prof_frame_label(p, prof_node_at(p, x)->frame), "x_[j]");
+	int64_t t;
+	prof_grand_total(p, &t);
+	assert_int_equal(t, 9);
+	prof_free(p);
+}
+
+static void folded_names_may_hold_spaces_and_any_bytes(void **state)
+{
+	struct prof *p = read_ok("operator new(unsigned long);a b\xff 3\n");
+	uint32_t a = prof_node_at(p, prof_node_at(p, PROF_ROOT)->first_child)->first_child;
+	assert_string_equal(prof_frame_label(p, prof_node_at(p, a)->frame), "a b\xff");
+	prof_free(p);
+}
+
+static void folded_errors_name_line_and_problem(void **state)
+{
+	read_err("a;b 1\na;b\n", "t.folded: line 2: expected 'frame;frame;... COUNT'");
+	read_err("a;b 1\n;b 2\n", "t.folded: line 2: empty frame name at column 1");
+	read_err("a;b 1\nb; 2\n", "t.folded: line 2: empty frame name at column 3");
+	read_err("a 1234567890123456789\n", "t.folded: line 1: expected 'frame;frame;... COUNT'");
+	read_err("\n\n", "t.folded: no stacks (empty profile)");
+	read_err("a 999999999999999999\nb 999999999999999999\nc 999999999999999999\n"
+		 "d 999999999999999999\ne 999999999999999999\nf 999999999999999999\n"
+		 "g 999999999999999999\nh 999999999999999999\ni 999999999999999999\n"
+		 "j 999999999999999999\n",
+		 "t.folded: line 10: total weight exceeds 2^63");
+	assert_false(prof_sniff_folded("<svg/>\n", 7));
+	assert_false(prof_sniff_folded("a 1\0", 4));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(folded_suffixes_give_kinds_and_crlf_is_a_line_end),
+		cmocka_unit_test(folded_names_may_hold_spaces_and_any_bytes),
+		cmocka_unit_test(folded_errors_name_line_and_problem),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
