@@ -218,12 +218,23 @@ uint32_t psym_function(struct psym *s, uint64_t pc)
 	return n ? c[n - 1].frame : symtab_function(s, pc, true);
 }
 
+static uint32_t named_frame(struct psym *s, enum prof_kind kind, const char *prefix,
+			    const char *name)
+{
+	char buf[512];
+	snprintf(buf, sizeof(buf), "%s:%s", prefix, name);
+	struct prof_frame_desc d = { .kind = kind, .function = buf, .module = PROF_NONE };
+	return prof_frame(s->p, &d);
+}
+
 uint32_t psym_syscall(struct psym *s, const char *name)
 {
-	char buf[160];
-	snprintf(buf, sizeof(buf), "syscall:%s", name);
-	struct prof_frame_desc d = { .kind = PROF_SYSCALL, .function = buf, .module = PROF_NONE };
-	return prof_frame(s->p, &d);
+	return named_frame(s, PROF_SYSCALL, "syscall", name);
+}
+
+uint32_t psym_program(struct psym *s, const char *name)
+{
+	return named_frame(s, PROF_PROGRAM, "program", name);
 }
 
 uint32_t psym_inline_node(struct psym *s, uint32_t fnode, uint64_t pc, uint32_t *line)

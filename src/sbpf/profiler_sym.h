@@ -71,6 +71,8 @@ int psym_chain(struct psym *s, uint64_t pc, const struct psym_loc **chain, size_
 uint32_t psym_function(struct psym *s, uint64_t pc);
 /* The frame "syscall:NAME". */
 uint32_t psym_syscall(struct psym *s, const char *name);
+/* The frame "program:NAME" (a program entered through CPI). */
+uint32_t psym_program(struct psym *s, const char *name);
 /* The node of pc's innermost inline frame below fnode (the node of pc's function): its
  * inlined frames entered in turn, each keyed by the line of the inlined call. *line is
  * the source line at pc. PROF_NONE on failure. */
