@@ -197,7 +197,21 @@ static void on_insns(void *ctx, const uint32_t *pcs, size_t n)
 	struct sbpf_profiler *pr = ctx;
 	pr->recorded += n;
 	uint64_t *counts = pr->counts, lo = pr->lo, len = pr->n;
-	for (size_t i = 0; i < n; i++) {
+	size_t i = 0;
+	/* four at a time while they all fall in the current function's array */
+	for (; i + 4 <= n; i += 4) {
+		uint64_t o0 = pcs[i] - lo, o1 = pcs[i + 1] - lo, o2 = pcs[i + 2] - lo,
+			 o3 = pcs[i + 3] - lo;
+		if (__builtin_expect((o0 < len) & (o1 < len) & (o2 < len) & (o3 < len), 1)) {
+			counts[o0]++;
+			counts[o1]++;
+			counts[o2]++;
+			counts[o3]++;
+			continue;
+		}
+		break;
+	}
+	for (; i < n; i++) {
 		uint64_t off = pcs[i] - lo;
 		if (__builtin_expect(off < len, 1)) {
 			counts[off]++;
