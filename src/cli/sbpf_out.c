@@ -4,6 +4,7 @@
  */
 #include "cli/sbpf_out.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +33,28 @@ bool sbpf_outputs_option(struct sbpf_outputs *o, int c, const char *arg)
 
 enum kind { PPROF, FLAME, FOLDED, ANNOTATE, REPORT };
 
+/* The named function with the most self CU (annotate needs a symbol to find the code: an
+ * unnamed function of a stripped program cannot be listed), first in frame order on ties;
+ * NULL when there is none. */
+static const char *hottest_named(const struct prof *p)
+{
+	struct prof_funcs f;
+	if (prof_func_stats(p, &f))
+		return NULL;
+	const char *best = NULL;
+	int64_t most = 0;
+	size_t nm = prof_nmetrics(p);
+	for (size_t i = 0; i < f.n; i++) {
+		const struct prof_frame *fr = prof_frame_at(p, f.frame[i]);
+		if (fr->module == PROF_NONE || !fr->function || f.self[i * nm] <= most)
+			continue;
+		most = f.self[i * nm];
+		best = prof_str(p, fr->label);
+	}
+	prof_funcs_free(&f);
+	return best;
+}
+
 static int write_one(FILE *f, enum kind k, const struct sbpf_outputs *o, const struct prof *p)
 {
 	switch (k) {
@@ -48,7 +71,9 @@ static int write_one(FILE *f, enum kind k, const struct sbpf_outputs *o, const s
 		return rep_folded(f, p, &fo);
 	}
 	case ANNOTATE: {
-		struct rep_annot_opts ao = { .metric = -1, .html = true };
+		struct rep_annot_opts ao = { .metric = -1, .html = true, .function = hottest_named(p) };
+		if (!ao.function)
+			return err_set(-ENOENT, "no named function to annotate in the profile");
 		return rep_annotate(f, p, &ao);
 	}
 	case REPORT: {

@@ -165,11 +165,15 @@ got=$("$TALLY" sbpf size "$OUT/inline.o" --folded -)
 	[[ "$("$TALLY" sbpf size "$OUT/recurse.o")" == *"total:    $(awk '{ s += $2 } END { print s }' <<<"$want") instructions"* ]] &&
 	pass sbpf_size_outputs || fail sbpf_size_outputs "no SVG or report"
 
-# A deployed program without DWARF: .symtab names, total equal to the CU consumed.
+# A deployed program without DWARF: .symtab names, total equal to the CU consumed; the
+# annotation takes the hottest function with a name (the hottest unnamed one has no
+# symbol to find its code by).
 DIR="${SBPF_CORPUS:-/work/shared/corpus/sbpf}/programs"
 if [ -f "$DIR/hello_world.so" ]; then
 	{ head -c 8 /dev/zero; printf '\000\000\000\000\000\000\000\000'; head -c 32 /dev/zero; } >"$TMP/empty"
 	json=$("$TALLY" sbpf run "$DIR/hello_world.so" --input "$TMP/empty" --json --folded "$TMP/hello.folded")
+	"$TALLY" sbpf run "$DIR/hello_world.so" --input "$TMP/empty" --annotate "$TMP/hello.html" >/dev/null &&
+	grep -q '<h1>entrypoint</h1>' "$TMP/hello.html" &&
 	[ "$(folded_sum "$TMP/hello.folded")" = "$(cu_of "$json")" ] && grep -q '^entrypoint' "$TMP/hello.folded" &&
 		grep -q ';syscall:sol_log_ ' "$TMP/hello.folded" && pass sbpf_profile_symtab ||
 		fail sbpf_profile_symtab "$json $(tr '\n' ' ' <"$TMP/hello.folded")"
