@@ -139,7 +139,9 @@ static void give_away_nonzero(uint8_t *buf, size_t a1)
 static void give_away_zeroed(uint8_t *buf, size_t a1)
 {
 	(void)a1;
-	memset(buf + 8 + 88, 0, 3);
+	uint64_t len;
+	memcpy(&len, buf + 8 + 80, 8);
+	memset(buf + 8 + 88, 0, len);
 	buf[8 + 40] = 0xcc;
 }
 
