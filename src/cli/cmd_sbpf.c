@@ -15,6 +15,7 @@
 
 #include "base/err.h"
 #include "cli/cli.h"
+#include "cli/cmd_sbpf_test.h"
 #include "sbpf/disasm.h"
 #include "sbpf/program.h"
 #include "sbpf/syscall.h"
@@ -23,6 +24,8 @@
 static const char help[] =
 	"usage: tally sbpf run PROGRAM [--input FILE] [--version VER] [--budget CU] [--json]\n"
 	"                      [--reject-broken-elfs] [--raw]\n"
+	"       tally sbpf run FIXTURE.json [--json]\n"
+	"       tally sbpf test DIR\n"
 	"       tally sbpf disasm PROGRAM [--version VER] [--raw]\n\n"
 	"Runs an sBPF program (an ELF .so of sBPF v0 to v4, an eBPF object from\n"
 	"`clang -target bpf -mcpu=v3 -c`, linked in memory, or raw bytecode) in tally's VM and\n"
@@ -41,6 +44,9 @@ static const char help[] =
 	"Syscalls: sol_log_, sol_log_64_, sol_log_compute_units_, sol_log_pubkey, sol_log_data,\n"
 	"sol_memcpy_, sol_memmove_, sol_memset_, sol_memcmp_, and `log` (the reference VM's test\n"
 	"syscall, 0 CU, for bare ELF runs only).\n\n"
+	"A FIXTURE.json is one Solana instruction with its programs and accounts (see\n"
+	"docs/sbpf.md); `run` executes it in tally's runtime and checks its `expect`,\n"
+	"printing every difference; `test` runs every *.json below DIR.\n\n"
 	"Exit status: 0 when the program succeeded, 1 when it failed or could not be loaded.\n";
 
 static int read_file(const char *path, uint8_t **out, size_t *len)
@@ -211,12 +217,20 @@ static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct r
 	return 0;
 }
 
+static bool is_fixture(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 5 && !strcmp(path + n - 5, ".json");
+}
+
 static int run_program(int argc, char **argv)
 {
 	struct run_opts o;
 	int rc = parse_opts(&cli_cmd_sbpf, argc, argv, &o);
 	if (rc)
 		return rc;
+	if (is_fixture(o.program))
+		return sbpf_cli_run_fixture(o.program, o.json);
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *prog = NULL;
 	struct sbpf_vm *vm = NULL;
@@ -290,9 +304,11 @@ out:
 static int cmd_sbpf(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage(&cli_cmd_sbpf, "expected a subcommand: run, disasm");
+		return cli_usage(&cli_cmd_sbpf, "expected a subcommand: run, test, disasm");
 	if (!strcmp(argv[1], "run"))
 		return run_program(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "test"))
+		return sbpf_cli_test(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "disasm"))
 		return disasm_program(argc - 1, argv + 1);
 	return cli_usage(&cli_cmd_sbpf, "unknown subcommand: %s", argv[1]);

@@ -1,0 +1,15 @@
+/*
+ * The fixture side of `tally sbpf`: `run FIXTURE.json` and `test DIR` (cmd_sbpf_test.c).
+ */
+#ifndef TALLY_CLI_CMD_SBPF_TEST_H
+#define TALLY_CLI_CMD_SBPF_TEST_H
+
+#include <stdbool.h>
+
+/* Runs one fixture, prints the outcome (text or one JSON object) and every difference
+ * from its `expect`; CLI_OK when all held. */
+int sbpf_cli_run_fixture(const char *path, bool json);
+/* `tally sbpf test DIR`: every *.json below DIR; "N passed, N failed". */
+int sbpf_cli_test(int argc, char **argv);
+
+#endif
