@@ -85,7 +85,8 @@ static int pass_on(struct sbpf_runtime *rt, struct sbpf_vm *parent, struct sbpf_
 			return -ENOMEM;
 		rt->nlogs = i + 1;
 	}
-	memcpy(rt->return_data, rdata, rlen);
+	if (rlen)
+		memcpy(rt->return_data, rdata, rlen);
 	rt->return_len = rlen;
 	return 0;
 }

@@ -185,7 +185,8 @@ static int add_account(struct sbpf_fixture *f, const uint8_t key[32], const char
 	a->data = malloc(len ? len : 1);
 	if (!a->data)
 		return -ENOMEM;
-	memcpy(a->data, data, len);
+	if (len)
+		memcpy(a->data, data, len);
 	a->len = len;
 	f->naccounts++;
 	return 0;

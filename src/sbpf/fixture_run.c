@@ -69,7 +69,8 @@ static int snapshot(const struct sbpf_fixture *f, struct sbpf_account **out)
 			free(c);
 			return -ENOMEM;
 		}
-		memcpy(c[i].data, f->accounts[i].data, c[i].len);
+		if (c[i].len)
+			memcpy(c[i].data, f->accounts[i].data, c[i].len);
 	}
 	*out = c;
 	return 0;
@@ -201,7 +202,7 @@ static size_t check_account(const struct sbpf_fixture *fx, size_t k, FILE *f)
 			   ", got %" PRIu64 "\n", fx->path, k, x->key58, x->lamports, a->lamports);
 		bad++;
 	}
-	if (x->has_data && (x->len != a->len || memcmp(x->data, a->data, a->len))) {
+	if (x->has_data && (x->len != a->len || (a->len && memcmp(x->data, a->data, a->len)))) {
 		fprintf(f, "%s: expect.accounts[%zu] (%s): data: expected ", fx->path, k, x->key58);
 		hex(f, x->data, x->len);
 		fputs(", got ", f);
@@ -233,7 +234,8 @@ size_t sbpf_fixture_check(const struct sbpf_fixture *fx, const struct sbpf_outco
 		bad++;
 	}
 	if (e->has_return_data &&
-	    (e->return_len != o->return_len || memcmp(e->return_data, o->return_data, o->return_len))) {
+	    (e->return_len != o->return_len ||
+	     (o->return_len && memcmp(e->return_data, o->return_data, o->return_len)))) {
 		fprintf(f, "%s: expect.return_data: expected ", fx->path);
 		hex(f, e->return_data, e->return_len);
 		fputs(", got ", f);
