@@ -71,7 +71,8 @@ static int check_sizes(struct sbpf_vm *vm, uint64_t naccounts, uint64_t data_len
 	return sbpf_vm_consume(vm, data_len / CPI_BYTES_PER_UNIT) ? -1 : 0;
 }
 
-/* StableInstruction { accounts: (ptr, cap, len), data: (ptr, cap, len), program_id };
+/* Sizes are checked before anything is mapped, so no length product can wrap.
+ * StableInstruction { accounts: (ptr, cap, len), data: (ptr, cap, len), program_id };
  * AccountMeta { pubkey, is_signer, is_writable } (34 bytes). */
 static int read_ix_rust(struct sbpf_vm *vm, uint64_t addr, struct cpi_ix *ix)
 {
@@ -81,9 +82,8 @@ static int read_ix_rust(struct sbpf_vm *vm, uint64_t addr, struct cpi_ix *ix)
 	uint64_t n = rd64(p + 16);
 	ix->data_len = rd64(p + 40);
 	memcpy(ix->program_id, p + 48, 32);
-	if (map(vm, rd64(p), n * 34, false, &metas) ||
-	    map(vm, rd64(p + 24), ix->data_len, false, (uint8_t **)&ix->data) ||
-	    check_sizes(vm, n, ix->data_len))
+	if (check_sizes(vm, n, ix->data_len) || map(vm, rd64(p), n * 34, false, &metas) ||
+	    map(vm, rd64(p + 24), ix->data_len, false, (uint8_t **)&ix->data))
 		return -1;
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *m = metas + i * 34;
@@ -106,9 +106,9 @@ static int read_ix_c(struct sbpf_vm *vm, uint64_t addr, struct cpi_ix *ix)
 		return -EFAULT;
 	uint64_t n = rd64(p + 16);
 	ix->data_len = rd64(p + 32);
-	if (map(vm, rd64(p), 32, false, &id) || map(vm, rd64(p + 8), n * 16, false, &metas) ||
-	    map(vm, rd64(p + 24), ix->data_len, false, (uint8_t **)&ix->data) ||
-	    check_sizes(vm, n, ix->data_len))
+	if (check_sizes(vm, n, ix->data_len) || map(vm, rd64(p), 32, false, &id) ||
+	    map(vm, rd64(p + 8), n * 16, false, &metas) ||
+	    map(vm, rd64(p + 24), ix->data_len, false, (uint8_t **)&ix->data))
 		return -1;
 	memcpy(ix->program_id, id, 32);
 	for (uint64_t i = 0; i < n; i++) {

@@ -407,13 +407,9 @@ static int load_root(struct ctx *c, json_t *root, struct sbpf_fixture *f)
 	return rc == -ENOMEM ? err_set(rc, "%s: out of memory", c->path) : rc;
 }
 
-int sbpf_fixture_load(const char *path, struct sbpf_fixture **out)
+static int load_json(const char *path, json_t *root, struct sbpf_fixture **out)
 {
 	*out = NULL;
-	json_error_t je;
-	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (!root)
-		return err_set(-EINVAL, "%s: line %d: %s", path, je.line, je.text);
 	struct sbpf_fixture *f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(path))) {
 		free(f);
@@ -430,6 +426,27 @@ int sbpf_fixture_load(const char *path, struct sbpf_fixture **out)
 	}
 	*out = f;
 	return 0;
+}
+
+int sbpf_fixture_load(const char *path, struct sbpf_fixture **out)
+{
+	json_error_t je;
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	*out = NULL;
+	if (!root)
+		return err_set(-EINVAL, "%s: line %d: %s", path, je.line, je.text);
+	return load_json(path, root, out);
+}
+
+int sbpf_fixture_parse(const char *path, const char *text, size_t len,
+		       struct sbpf_fixture **out)
+{
+	json_error_t je;
+	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	*out = NULL;
+	if (!root)
+		return err_set(-EINVAL, "%s: line %d: %s", path, je.line, je.text);
+	return load_json(path, root, out);
 }
 
 void sbpf_fixture_free(struct sbpf_fixture *f)

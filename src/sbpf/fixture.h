@@ -63,6 +63,9 @@ struct sbpf_fixture {
 };
 
 int sbpf_fixture_load(const char *path, struct sbpf_fixture **out);
+/* The same from JSON text in memory; path names it in messages and anchors "elf" paths. */
+int sbpf_fixture_parse(const char *path, const char *text, size_t len,
+		       struct sbpf_fixture **out);
 void sbpf_fixture_free(struct sbpf_fixture *f);
 
 /* How a run ended. logs are malloc'd strings. */

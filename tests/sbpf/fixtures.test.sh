@@ -2,7 +2,7 @@
 # The programs come from the corpus: the fixtures are copied next to a `programs` link to it.
 # Expected account data are the SPL Token layouts (Mint 82 bytes, Account 165 bytes) built
 # by hand; both p-token builds must leave the same balances as SPL Token 3.5.0, whose
-# Transfer costs 4645 CU on Solana.
+# Transfer costs 4645 CU (the figure the p-token project publishes for SPL Token).
 . tests/lib.sh
 
 DIR="${SBPF_CORPUS:-/work/shared/corpus/sbpf}/programs"
