@@ -374,9 +374,9 @@ static int call(struct sbpf_vm *vm, const uint64_t a[5], bool rust, struct cpi_c
 	if (!rc)
 		rc = prepare(vm, caller, &c->ix, c->pdas, c->npdas, c->callee_ix);
 	if (!rc)
-		rc = check_stack(vm, caller->rt, c->ix.program_id);
-	if (!rc)
 		rc = translate_accounts(vm, caller, c->callee_ix, c->ix.n, a[1], a[2], rust, c->cas);
+	if (!rc)
+		rc = check_stack(vm, caller->rt, c->ix.program_id);
 	if (rc)
 		return rc;
 	struct sbpf_invoke_result res;

@@ -1,8 +1,9 @@
-# Cross-program invocation between two C programs built at test time with upstream clang
-# (tests/sbpf/cpi/caller.c invokes callee.c through sol_invoke_signed_c), run from fixtures
-# written here. Oracles: the balances and data the callee's source must leave, the PDA
-# computed independently below (sha256 and the ed25519 curve equation in Python), agave's
-# CPI costs (cpi_bytes_per_unit 250: 2500 more bytes of account data cost exactly 10 CU).
+# Cross-program invocation between C programs built at test time with upstream clang:
+# tests/sbpf/cpi/caller.c invokes callee.c through sol_invoke_signed_c, caller_rust.c through
+# sol_invoke_signed_rust with the Rust SDK's layouts; fixtures are written here. Oracles:
+# the balances and data the callee's source must leave, the PDA computed independently
+# below (sha256 and the ed25519 curve equation in Python), agave's CPI costs
+# (cpi_bytes_per_unit 250: 2500 more bytes of account data cost exactly 10 CU).
 . tests/lib.sh
 
 SRC="$ROOT/tests/sbpf/cpi"
@@ -12,7 +13,7 @@ if ! command -v clang >/dev/null || ! command -v python3 >/dev/null; then
 	skip sbpf_cpi "clang or python3 not installed"
 	exit 0
 fi
-for p in caller callee; do
+for p in caller caller_rust callee; do
 	if [ ! -f "$OUT/cpi_$p.o" ] || [ "$SRC/$p.c" -nt "$OUT/cpi_$p.o" ] || [ "$SRC/solana_rt.h" -nt "$OUT/cpi_$p.o" ]; then
 		clang -target bpf -mcpu=v3 -O2 -g -c "$SRC/$p.c" -o "$OUT/cpi_$p.o.tmp" &&
 			mv "$OUT/cpi_$p.o.tmp" "$OUT/cpi_$p.o" || { fail "sbpf_cpi_build_$p" "clang failed"; exit 0; }
@@ -22,7 +23,7 @@ done
 # fixture NAME MODE VAULT_WRITABLE VAULT_DATA_HEX EXPECT_JSON
 fixture() {
 	python3 - "$OUT" "$@" >"$TMP/$1.json" <<'PY'
-import hashlib, json, sys
+import hashlib, json, os, sys
 out, name, mode, vault_w, vault_data, expect = sys.argv[1:]
 A = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
 def b58(b):
@@ -44,7 +45,7 @@ for bump in range(255, -1, -1):
     if not on_curve(pda):
         break
 SYS = '11111111111111111111111111111111'
-d = {"programs": [{"id": b58(caller), "elf": out + "/cpi_caller.o", "name": "caller"},
+d = {"programs": [{"id": b58(caller), "elf": out + "/cpi_" + os.environ.get("CALLER", "caller") + ".o", "name": "caller"},
                   {"id": b58(callee), "elf": out + "/cpi_callee.o", "name": "callee"}],
      "accounts": [{"pubkey": b58(key('vault')), "owner": b58(callee), "lamports": 10000, "data": vault_data},
                   {"pubkey": b58(key('dest')), "owner": SYS, "lamports": 0, "data": ""},
@@ -70,7 +71,8 @@ fixture pda_signer 1 1 61626364 "$ok"
 fixture unsigned 2 1 61626364 '{"result": "PrivilegeEscalation", "accounts": [{"pubkey": "VAULT", "lamports": 10000, "data": "61626364"}]}'
 fixture readonly 0 0 61626364 '{"result": "PrivilegeEscalation"}'
 fixture depth 3 1 61626364 '{"result": "CallDepth"}'
-for f in plain pda_signer unsigned readonly depth; do
+CALLER=caller_rust fixture rust 0 1 61626364 "$ok"
+for f in plain pda_signer unsigned readonly depth rust; do
 	out=$("$TALLY" sbpf run "$TMP/$f.json" 2>&1)
 	[ $? = 0 ] && pass "sbpf_cpi_$f" || fail "sbpf_cpi_$f" "$out"
 done
