@@ -1,7 +1,7 @@
 /*
  * libFuzzer target for the input deserialization: a program may leave any bytes in its
  * input region, so fuzz bytes overwrite a serialized input (three accounts, one of them a
- * duplicate) before it is read back with the runtime's checks.
+ * duplicate; aligned and unaligned) before it is read back with the runtime's checks.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -25,8 +25,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct sbpf_ix_account ix[3] = { { 0, true, true }, { 1, false, false }, { 0, true, true } };
 	struct sbpf_input in;
 	const char *ierr;
-	if (acc[0].data && acc[1].data &&
-	    !sbpf_serialize(acc, ix, 3, data, size < 64 ? size : 64, program, &in, &ierr)) {
+	for (int aligned = 0; aligned < 2; aligned++) {
+		if (!acc[0].data || !acc[1].data ||
+		    sbpf_serialize(acc, ix, 3, data, size < 64 ? size : 64, program, aligned, &in,
+				   &ierr))
+			break;
 		memcpy(in.buf + 8, data, size < in.len - 8 ? size : in.len - 8);
 		sbpf_deserialize(&in, acc, ix, program, &ierr);
 		sbpf_input_free(&in);

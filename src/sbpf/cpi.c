@@ -45,6 +45,7 @@ struct caller_account {
 	uint32_t index; /* into the transaction's accounts */
 	uint64_t lamports_addr, owner_addr, data_addr, data_len, len_addr;
 	uint64_t original_len; /* at the caller's serialization */
+	uint64_t max_len;      /* what the caller's input has room for */
 	bool write_back;
 };
 
@@ -296,6 +297,8 @@ static int translate_accounts(struct sbpf_vm *vm, const struct sbpf_invocation *
 						     "no account info for instruction account %zu", i);
 		long pos = caller_position(caller, a->key);
 		ca->original_len = caller->input.pre_len[pos];
+		ca->max_len = ca->original_len +
+			      (caller->input.aligned ? SBPF_MAX_PERMITTED_DATA_INCREASE : 0);
 		ca->write_back = callee_ix[i].is_writable;
 		int rc = read_info(vm, p + k * size, infos + k * size, rust, ca);
 		if (!rc)
@@ -319,9 +322,10 @@ static int update_caller(struct sbpf_vm *vm, const struct sbpf_runtime *rt,
 	memcpy(owner, a->owner, 32);
 	uint64_t prev = rd64(len_ref), post = a->len;
 	if (prev != post) {
-		if (post > ca->original_len + SBPF_MAX_PERMITTED_DATA_INCREASE)
+		if (post > ca->max_len)
 			return sbpf_vm_syscall_error(vm, "InvalidRealloc",
-						     "realloc limited to 10240 bytes in CPI");
+						     "the caller's input has no room for %llu bytes",
+						     (unsigned long long)post);
 		if (post < prev) {
 			if (map(vm, ca->data_addr, prev, true, &data))
 				return -EFAULT;

@@ -21,6 +21,7 @@ struct sbpf_rt_program {
 	const uint8_t *id;
 	const char *name;
 	struct sbpf_program *prog;
+	bool aligned; /* false under the deprecated BPF loader (unaligned input) */
 };
 
 /* One running instruction; a VM's user pointer. */

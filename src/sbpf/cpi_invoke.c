@@ -159,7 +159,8 @@ int sbpf_runtime_invoke(struct sbpf_runtime *rt, struct sbpf_vm *parent,
 	const char *ierr;
 	uint64_t before[2], after[2];
 	lamport_sum(rt, ix, n, before);
-	int rc = sbpf_serialize(rt->accounts, ix, n, data, data_len, program_id, &inv.input, &ierr);
+	int rc = sbpf_serialize(rt->accounts, ix, n, data, data_len, program_id, p->aligned,
+				&inv.input, &ierr);
 	if (rc)
 		return err_set(rc, "out of memory");
 	if (ierr) {

@@ -13,6 +13,7 @@
 
 #include "base/err.h"
 #include "sbpf/cpi.h"
+#include "sbpf/util.h"
 
 enum { SYSVAR_BASE_COST = 100 };
 
@@ -53,6 +54,18 @@ static int runtime_syscalls(struct sbpf_syscalls *s)
 			s->v[i].fn = sys_rent;
 	}
 	return rc;
+}
+
+/* Whether the program reads the aligned input: all do but those the fixture's accounts
+ * show owned by the deprecated BPF loader. */
+static bool aligned(const struct sbpf_fixture *f, const uint8_t id[32])
+{
+	uint8_t deprecated[32];
+	sbpf_base58_decode("BPFLoader1111111111111111111111111111111111", deprecated, 32);
+	for (size_t i = 0; i < f->naccounts; i++)
+		if (!memcmp(f->accounts[i].key, id, 32))
+			return memcmp(f->accounts[i].owner, deprecated, 32) != 0;
+	return true;
 }
 
 static int snapshot(const struct sbpf_fixture *f, struct sbpf_account **out)
@@ -132,6 +145,7 @@ int sbpf_fixture_run(struct sbpf_fixture *f, struct sbpf_outcome *out)
 		struct sbpf_rt_program *p = &rt.programs[i];
 		p->id = f->programs[i].id;
 		p->name = f->programs[i].name;
+		p->aligned = aligned(f, p->id);
 		rt.nprograms = i + 1;
 		if ((rc = sbpf_program_load_file(f->programs[i].elf, &sys, &opt, &p->prog)))
 			err_prefix(rc, "%s: programs[%zu]", f->path, i);

@@ -1,10 +1,12 @@
 /*
- * The BPF loader's aligned input serialization and its deserialization, as agave lays them
- * out: a u64 account count; per account either a duplicate marker (the position of the
+ * The BPF loader's input serialization and its deserialization, as agave lays them out.
+ * Aligned (BPF loader v2 and the upgradeable loader): a u64 account count; per account either a duplicate marker (the position of the
  * first occurrence, then 7 bytes of padding) or 0xff, is_signer, is_writable, executable,
  * 4 bytes of padding, key, owner, lamports, data length, the data, 10 KiB of zeroed room to
  * grow into (realloc), padding to 8 bytes, rent_epoch; then the instruction data's length
- * and bytes, and the program id.
+ * and bytes, and the program id. Unaligned (the deprecated BPF loader): a duplicate is its
+ * position alone; an account is 0xff, is_signer, is_writable, key, lamports, data length,
+ * data, owner, executable, rent_epoch, with no padding and no room to grow.
  */
 #include "sbpf/serialize.h"
 
@@ -116,14 +118,34 @@ void sbpf_input_free(struct sbpf_input *in)
 	memset(in, 0, sizeof(*in));
 }
 
-static size_t record_size(const struct sbpf_account *a)
+static size_t record_size(const struct sbpf_account *a, bool aligned)
 {
+	if (!aligned)
+		return SBPF_UNALIGNED_DATA + a->len + 32 + 1 + 8;
 	return SBPF_SER_DATA + a->len + SBPF_MAX_PERMITTED_DATA_INCREASE + pad8(a->len) + 8;
+}
+
+/* The deprecated loader's record: no padding, no realloc room, owner after the data. */
+static void write_unaligned(uint8_t *p, const struct sbpf_account *a,
+			    const struct sbpf_ix_account *ix)
+{
+	p[0] = SBPF_NON_DUP_MARKER;
+	p[1] = ix->is_signer;
+	p[2] = ix->is_writable;
+	memcpy(p + 3, a->key, 32);
+	put64(p + SBPF_UNALIGNED_LAMPORTS, a->lamports);
+	put64(p + SBPF_UNALIGNED_LAMPORTS + 8, a->len);
+	if (a->len)
+		memcpy(p + SBPF_UNALIGNED_DATA, a->data, a->len);
+	p += SBPF_UNALIGNED_DATA + a->len;
+	memcpy(p, a->owner, 32);
+	p[32] = a->executable;
+	put64(p + 33, a->rent_epoch);
 }
 
 int sbpf_serialize(const struct sbpf_account *accounts, const struct sbpf_ix_account *ix,
 		   size_t n, const uint8_t *data, size_t data_len, const uint8_t program_id[32],
-		   struct sbpf_input *out, const char **ierr)
+		   bool aligned, struct sbpf_input *out, const char **ierr)
 {
 	memset(out, 0, sizeof(*out));
 	*ierr = NULL;
@@ -133,7 +155,8 @@ int sbpf_serialize(const struct sbpf_account *accounts, const struct sbpf_ix_acc
 	}
 	size_t size = 8 + 8 + data_len + 32;
 	for (size_t i = 0; i < n; i++)
-		size += first_occurrence(ix, i) >= 0 ? 8 : record_size(&accounts[ix[i].index]);
+		size += first_occurrence(ix, i) >= 0 ? (aligned ? 8 : 1)
+						     : record_size(&accounts[ix[i].index], aligned);
 	out->buf = calloc(1, size);
 	out->off = calloc(n ? n : 1, sizeof(*out->off));
 	out->pre_len = calloc(n ? n : 1, sizeof(*out->pre_len));
@@ -144,6 +167,7 @@ int sbpf_serialize(const struct sbpf_account *accounts, const struct sbpf_ix_acc
 	}
 	out->len = size;
 	out->n = n;
+	out->aligned = aligned;
 	uint8_t *p = out->buf;
 	put64(p, n);
 	size_t at = 8;
@@ -155,7 +179,12 @@ int sbpf_serialize(const struct sbpf_account *accounts, const struct sbpf_ix_acc
 		out->pre_len[i] = a->len;
 		if (dup >= 0) {
 			p[at] = (uint8_t)dup;
-			at += 8;
+			at += aligned ? 8 : 1;
+			continue;
+		}
+		if (!aligned) {
+			write_unaligned(p + at, a, &ix[i]);
+			at += record_size(a, false);
 			continue;
 		}
 		p[at] = SBPF_NON_DUP_MARKER;
@@ -168,7 +197,7 @@ int sbpf_serialize(const struct sbpf_account *accounts, const struct sbpf_ix_acc
 		put64(p + at + SBPF_SER_DATA_LEN, a->len);
 		if (a->len)
 			memcpy(p + at + SBPF_SER_DATA, a->data, a->len);
-		at += record_size(a);
+		at += record_size(a, true);
 		put64(p + at - 8, a->rent_epoch);
 	}
 	put64(p + at, data_len);
@@ -180,9 +209,24 @@ int sbpf_serialize(const struct sbpf_account *accounts, const struct sbpf_ix_acc
 
 /* One non-duplicate account: lamports, data (length changes within the realloc room),
  * then owner, so a program can still write an account it is giving away. */
+/* The deprecated loader reads back lamports and data of the same length, nothing else. */
+static int deserialize_unaligned(const struct sbpf_input *in, size_t i, struct sbpf_borrow *b,
+				 const char **ierr)
+{
+	const uint8_t *rec = in->buf + in->off[i];
+	uint64_t lamports = get64(rec + SBPF_UNALIGNED_LAMPORTS);
+	if (lamports != b->a->lamports && (*ierr = sbpf_account_set_lamports(b, lamports)))
+		return 0;
+	bool oom;
+	*ierr = sbpf_account_set_data(b, rec + SBPF_UNALIGNED_DATA, in->pre_len[i], &oom);
+	return oom ? -ENOMEM : 0;
+}
+
 static int deserialize_one(const struct sbpf_input *in, size_t i, struct sbpf_borrow *b,
 			   const char **ierr)
 {
+	if (!in->aligned)
+		return deserialize_unaligned(in, i, b, ierr);
 	const uint8_t *rec = in->buf + in->off[i];
 	uint64_t lamports = get64(rec + SBPF_SER_LAMPORTS);
 	uint64_t post_len = get64(rec + SBPF_SER_DATA_LEN);

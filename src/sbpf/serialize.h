@@ -63,13 +63,15 @@ struct sbpf_input {
 	size_t *off;      /* record offset (the duplicate marker byte) */
 	uint64_t *pre_len;
 	int *dup_of;      /* -1, or the position of the first occurrence */
+	bool aligned;
 };
 
-/* The aligned (BPF loader v2/v3) layout. Fails with "MaxAccountsExceeded" (*ierr) for
- * more than 255 accounts, or -ENOMEM. */
+/* The aligned layout (BPF loader v2, upgradeable loader), or the deprecated loader's
+ * unaligned one. Fails with "MaxAccountsExceeded" (*ierr) for more than 255 accounts, or
+ * -ENOMEM. */
 int sbpf_serialize(const struct sbpf_account *accounts, const struct sbpf_ix_account *ix,
 		   size_t n, const uint8_t *data, size_t data_len, const uint8_t program_id[32],
-		   struct sbpf_input *out, const char **ierr);
+		   bool aligned, struct sbpf_input *out, const char **ierr);
 /* Writes the program's changes back into accounts with the runtime's checks, in the
  * runtime's order (lamports, data, then owner, account by account). 0 with *ierr NULL on
  * success, 0 with *ierr set when the runtime rejects a change, -ENOMEM. */
@@ -88,6 +90,9 @@ enum {
 	SBPF_SER_LAMPORTS = 72,
 	SBPF_SER_DATA_LEN = 80,
 	SBPF_SER_DATA = 88,
+	/* the unaligned layout */
+	SBPF_UNALIGNED_LAMPORTS = 35,
+	SBPF_UNALIGNED_DATA = 51,
 };
 
 #endif

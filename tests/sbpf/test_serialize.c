@@ -56,7 +56,7 @@ static void test_layout(void **state)
 	world_init(&w);
 	struct sbpf_input in;
 	const char *ierr;
-	assert_int_equal(sbpf_serialize(w.acc, ix3, 3, (const uint8_t *)"hi", 2, w.program, &in,
+	assert_int_equal(sbpf_serialize(w.acc, ix3, 3, (const uint8_t *)"hi", 2, w.program, true, &in,
 					&ierr), 0);
 	assert_null(ierr);
 	/* account 0: 88 header bytes + 3 data + 10240 room + 5 padding + 8 rent epoch */
@@ -93,7 +93,7 @@ static const char *roundtrip(struct world *w, void (*edit)(uint8_t *buf, size_t 
 {
 	struct sbpf_input in;
 	const char *ierr;
-	assert_int_equal(sbpf_serialize(w->acc, ix3, 3, NULL, 0, w->program, &in, &ierr), 0);
+	assert_int_equal(sbpf_serialize(w->acc, ix3, 3, NULL, 0, w->program, true, &in, &ierr), 0);
 	edit(in.buf, 10352);
 	assert_int_equal(sbpf_deserialize(&in, w->acc, ix3, w->program, &ierr), 0);
 	sbpf_input_free(&in);
@@ -164,6 +164,42 @@ static void test_changes(void **state)
 	world_free(&w);
 }
 
+static void test_unaligned_layout(void **state)
+{
+	(void)state;
+	struct world w;
+	world_init(&w);
+	struct sbpf_input in;
+	const char *ierr;
+	assert_int_equal(sbpf_serialize(w.acc, ix3, 3, (const uint8_t *)"hi", 2, w.program, false,
+					&in, &ierr), 0);
+	/* account 0: marker, signer, writable, key, lamports, length, 3 data bytes, owner,
+	 * executable, rent epoch = 95 bytes; account 1 without data: 92; the duplicate: 1 */
+	size_t a0 = 8, a1 = a0 + 95, d = a1 + 92, ixd = d + 1;
+	assert_int_equal(in.len, ixd + 8 + 2 + 32);
+	assert_int_equal(in.buf[a0], 0xff);
+	assert_int_equal(in.buf[a0 + 3], 1);
+	assert_int_equal(get64(in.buf + a0 + 35), 1000);
+	assert_int_equal(get64(in.buf + a0 + 43), 3);
+	assert_memory_equal(in.buf + a0 + 51, "\x01\x02\x03", 3);
+	assert_int_equal(in.buf[a0 + 54], 0xaa);
+	assert_int_equal(get64(in.buf + a0 + 87), 7);
+	assert_int_equal(in.buf[a1 + 3], 2);
+	assert_int_equal(in.buf[a1 + 51], 0xbb);
+	assert_int_equal(in.buf[d], 0);
+	assert_int_equal(get64(in.buf + ixd), 2);
+	assert_memory_equal(in.buf + ixd + 10, w.program, 32);
+	/* lamports and data come back; the owner and the length do not */
+	in.buf[a0 + 51] = 9;
+	in.buf[a0 + 54] = 0xcc;
+	assert_int_equal(sbpf_deserialize(&in, w.acc, ix3, w.program, &ierr), 0);
+	assert_null(ierr);
+	assert_int_equal(w.acc[0].data[0], 9);
+	assert_int_equal(w.acc[0].owner[0], 0xaa);
+	sbpf_input_free(&in);
+	world_free(&w);
+}
+
 static void test_checks(void **state)
 {
 	(void)state;
@@ -192,6 +228,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_changes),
+		cmocka_unit_test(test_unaligned_layout),
 		cmocka_unit_test(test_checks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
