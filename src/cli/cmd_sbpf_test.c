@@ -76,7 +76,7 @@ static int run_one(const char *path, bool print, bool json, FILE *diff)
 
 int sbpf_cli_run_fixture(const char *path, bool json)
 {
-	int rc = run_one(path, true, json, stdout);
+	int rc = run_one(path, true, json, json ? stderr : stdout);
 	if (rc < 0)
 		return cli_fail_err();
 	return rc ? CLI_FAIL : CLI_OK;
@@ -105,7 +105,7 @@ static int by_name(const void *a, const void *b)
 int sbpf_cli_test(int argc, char **argv)
 {
 	if (argc != 2)
-		return cli_usage(&cli_cmd_sbpf, "usage: tally sbpf test DIR");
+		return cli_usage(&cli_cmd_sbpf, "expected one DIR");
 	if (nftw(argv[1], collect, 16, FTW_PHYS)) {
 		vec_free(&found);
 		return cli_fail("%s: cannot read the directory", argv[1]);

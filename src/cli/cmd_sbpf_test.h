@@ -6,8 +6,8 @@
 
 #include <stdbool.h>
 
-/* Runs one fixture, prints the outcome (text or one JSON object) and every difference
- * from its `expect`; CLI_OK when all held. */
+/* Runs one fixture, prints the outcome (text, or one JSON object with the differences on
+ * stderr) and every difference from its `expect`; CLI_OK when all held. */
 int sbpf_cli_run_fixture(const char *path, bool json);
 /* `tally sbpf test DIR`: every *.json below DIR; "N passed, N failed". */
 int sbpf_cli_test(int argc, char **argv);
