@@ -30,6 +30,26 @@ out=$("$TALLY" sbpf test "$TMP/fx" 2>&1)
 	pass sbpf_fixture_test_counts_failures || fail sbpf_fixture_test_counts_failures "$out"
 rm "$TMP/fx/wrong.json"
 
+# A wrong balance is named with the account and both values.
+python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+d['expect']['accounts'][1]['data'] = d['expect']['accounts'][1]['data'][:128] + 'fb' + d['expect']['accounts'][1]['data'][130:]
+json.dump(d, open(sys.argv[2], 'w'))" "$TMP/fx/spl_token_transfer.json" "$TMP/balance.json"
+ln -sf "$DIR" "$TMP/programs"
+out=$("$TALLY" sbpf run "$TMP/balance.json" 2>&1)
+[[ $? == 1 && "$out" == *"balance.json: expect.accounts[1] ("*"): data: expected "*"fb00000000000000"*", got "*"fa00000000000000"* ]] &&
+	pass sbpf_fixture_account_mismatch || fail sbpf_fixture_account_mismatch "$out"
+
+# The clock the fixture sets is what the program reads (clock_sysvar.so returns the
+# unix_timestamp, big-endian, as return data); without it the clock is zero.
+python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1])); del d['sysvars']; d['expect'] = {'return_data': '0000000000000000'}
+json.dump(d, open(sys.argv[2], 'w'))" "$TMP/fx/clock_sysvar.json" "$TMP/clock0.json"
+out=$("$TALLY" sbpf run "$TMP/clock0.json" 2>&1)
+[ $? = 0 ] && pass sbpf_fixture_default_clock || fail sbpf_fixture_default_clock "$out"
+
 # Errors name the file and the field: an instruction account missing from "accounts", a
 # bad key, bad hex.
 edit() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2; json.dump(d,open(sys.argv[3],'w'))" "$TMP/fx/$1" x "$TMP/bad.json"; }
