@@ -71,8 +71,9 @@ fixture pda_signer 1 1 61626364 "$ok"
 fixture unsigned 2 1 61626364 '{"result": "PrivilegeEscalation", "accounts": [{"pubkey": "VAULT", "lamports": 10000, "data": "61626364"}]}'
 fixture readonly 0 0 61626364 '{"result": "PrivilegeEscalation"}'
 fixture depth 3 1 61626364 '{"result": "CallDepth"}'
+fixture foreign_write 4 1 61626364 '{"result": "ExternalAccountDataModified"}'
 CALLER=caller_rust fixture rust 0 1 61626364 "$ok"
-for f in plain pda_signer unsigned readonly depth rust; do
+for f in plain pda_signer unsigned readonly depth foreign_write rust; do
 	out=$("$TALLY" sbpf run "$TMP/$f.json" 2>&1)
 	[ $? = 0 ] && pass "sbpf_cpi_$f" || fail "sbpf_cpi_$f" "$out"
 done

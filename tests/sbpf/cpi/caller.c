@@ -4,7 +4,8 @@
  * the destination; mode 1 adds the authority as a signer through the PDA seeds
  * ("vault", bump) of this program; mode 2 adds it as a signer without seeds (privilege
  * escalation); mode 3 invokes this program itself with the same data until the runtime's
- * depth limit stops it. After the call it logs the vault's data length and both balances
+ * depth limit stops it; mode 4 first writes into the vault's data, which the callee owns,
+ * so the runtime refuses the change when the call syncs it. After the call it logs the vault's data length and both balances
  * as the runtime wrote them back.
  */
 #include "solana_rt.h"
@@ -19,7 +20,7 @@ u64 entrypoint(u8 *input)
 	SolAccountMeta metas[4] = { { acc[1].key, 1, 0 }, { acc[2].key, 1, 0 }, { acc[3].key, 0, 1 },
 				    { acc[0].key, 0, 0 } };
 	u64 amount = 500;
-	SolInstruction ix = { acc[0].key, metas, mode == 0 ? 2 : 3, (u8 *)&amount, 8 };
+	SolInstruction ix = { acc[0].key, metas, mode == 1 || mode == 2 ? 3 : 2, (u8 *)&amount, 8 };
 	if (mode == 3) {
 		/* this program again, with the same accounts in the same order */
 		for (u64 i = 0; i < 4; i++) {
@@ -32,6 +33,8 @@ u64 entrypoint(u8 *input)
 		ix.data = in.data;
 		ix.data_len = 2;
 	}
+	if (mode == 4)
+		acc[1].data[0] = 'Z';
 	SolSignerSeed seeds[2] = { { (const u8 *)"vault", 5 }, { &bump, 1 } };
 	SolSignerSeeds signer = { seeds, 2 };
 	sol_invoke_signed_c(&ix, acc, in.n, &signer, mode == 1 ? 1 : 0);
