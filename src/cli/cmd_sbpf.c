@@ -29,7 +29,7 @@ static const char help[] =
 	"usage: tally sbpf run PROGRAM [--input FILE] [--version VER] [--budget CU] [--json]\n"
 	"                      [--reject-broken-elfs] [--raw] [--no-profile]\n"
 	"                      [-o PROFILE.pb.gz] [--flamegraph SVG] [--folded FILE] [--annotate HTML]\n"
-	"       tally sbpf run FIXTURE.json [--json]\n"
+	"       tally sbpf run FIXTURE.json [--json] [-o PROFILE.pb.gz] [--flamegraph SVG] ...\n"
 	"       tally sbpf test DIR\n"
 	"       tally sbpf disasm PROGRAM [--version VER] [--raw]\n"
 	"       tally sbpf size PROGRAM [--version VER] [--raw] [-o PROFILE.pb.gz] [--flamegraph SVG]\n"
@@ -260,10 +260,8 @@ static int run_program(int argc, char **argv)
 	int rc = parse_opts(&cli_cmd_sbpf, argc, argv, &o);
 	if (rc)
 		return rc;
-	if (is_fixture(o.program) && sbpf_outputs_any(&o.out))
-		return cli_usage(&cli_cmd_sbpf, "fixtures have no profile outputs yet");
 	if (is_fixture(o.program))
-		return sbpf_cli_run_fixture(o.program, o.json);
+		return sbpf_cli_run_fixture(o.program, o.json, &o.out);
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *prog = NULL;
 	struct sbpf_vm *vm = NULL;

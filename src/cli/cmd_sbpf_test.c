@@ -14,6 +14,8 @@
 #include "base/err.h"
 #include "base/vec.h"
 #include "cli/cli.h"
+#include "cli/sbpf_out.h"
+#include "profile/profile.h"
 #include "sbpf/fixture.h"
 
 static void json_str(const char *s)
@@ -55,28 +57,34 @@ static void print_outcome(const struct sbpf_outcome *o, bool json)
 	printf("%s\n", o->return_len ? "" : "(none)");
 }
 
-/* 0: ran and every expectation held; 1: it differed; -1: the fixture could not run. */
-static int run_one(const char *path, bool print, bool json, FILE *diff)
+/* 0: ran and every expectation held; 1: it differed; -1: the fixture could not run (or its
+ * profile could not be written). */
+static int run_one(const char *path, bool print, bool json, FILE *diff,
+		   const struct sbpf_outputs *outs)
 {
 	struct sbpf_fixture *fx;
 	struct sbpf_outcome o;
+	struct prof *profile = NULL;
+	bool profiling = outs && sbpf_outputs_any(outs);
 	if (sbpf_fixture_load(path, &fx))
 		return -1;
-	if (sbpf_fixture_run(fx, &o)) {
+	if (sbpf_fixture_run(fx, &o, profiling ? &profile : NULL)) {
 		sbpf_fixture_free(fx);
 		return -1;
 	}
 	if (print)
 		print_outcome(&o, json);
 	size_t bad = sbpf_fixture_check(fx, &o, diff);
+	int rc = profiling && sbpf_outputs_write(outs, profile) ? -1 : 0;
+	prof_free(profile);
 	sbpf_outcome_free(&o);
 	sbpf_fixture_free(fx);
-	return bad ? 1 : 0;
+	return rc ? rc : bad ? 1 : 0;
 }
 
-int sbpf_cli_run_fixture(const char *path, bool json)
+int sbpf_cli_run_fixture(const char *path, bool json, const struct sbpf_outputs *outs)
 {
-	int rc = run_one(path, true, json, json ? stderr : stdout);
+	int rc = run_one(path, true, json, json ? stderr : stdout, outs);
 	if (rc < 0)
 		return cli_fail_err();
 	return rc ? CLI_FAIL : CLI_OK;
@@ -113,7 +121,7 @@ int sbpf_cli_test(int argc, char **argv)
 	qsort(found.v, found.n, sizeof(char *), by_name);
 	size_t passed = 0, failed = 0;
 	for (size_t i = 0; i < found.n; i++) {
-		int rc = run_one(found.v[i], false, false, stdout);
+		int rc = run_one(found.v[i], false, false, stdout, NULL);
 		if (rc < 0)
 			printf("tally: %s\n", err_msg());
 		printf("%s %s\n", rc ? "FAIL" : "ok  ", found.v[i]);

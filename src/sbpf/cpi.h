@@ -17,9 +17,12 @@ enum {
 	SBPF_INVOKE_UNITS = 1000,
 };
 
+struct sbpf_profiler;
+
 struct sbpf_rt_program {
 	const uint8_t *id;
 	const char *name;
+	const char *path; /* the program's file, for the profiler's symbols */
 	struct sbpf_program *prog;
 	bool aligned; /* false under the deprecated BPF loader (unaligned input) */
 };
@@ -42,6 +45,8 @@ struct sbpf_runtime {
 	const uint8_t *rent;  /* 24 bytes */
 	struct sbpf_invocation *stack[SBPF_MAX_INVOKE_DEPTH];
 	unsigned depth;
+	/* optional: watches every VM; invoked programs nest under their invoke syscall */
+	struct sbpf_profiler *profiler;
 	/* what the top-level instruction leaves: logs (malloc'd) and return data */
 	char **logs;
 	size_t nlogs;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "sbpf/profiler.h"
 
 void sbpf_program_error_name(uint64_t r0, char *buf, size_t size)
 {
@@ -131,9 +132,18 @@ static int run_vm(struct sbpf_runtime *rt, struct sbpf_vm *parent,
 		return rc;
 	sbpf_vm_set_input(vm, inv->input.buf, inv->input.len, true);
 	sbpf_vm_set_user(vm, inv);
+	if (rt->profiler)
+		sbpf_vm_set_hooks(vm, sbpf_profiler_hooks(rt->profiler));
 	struct sbpf_result r;
+	bool nested = rt->profiler && parent;
 	rt->stack[rt->depth++] = inv;
-	rc = sbpf_vm_run(vm, &r);
+	rc = nested ? sbpf_profiler_enter_program(rt->profiler, p->prog, p->name, p->path) : 0;
+	if (!rc)
+		rc = sbpf_vm_run(vm, &r);
+	if (nested) {
+		int rc2 = sbpf_profiler_exit_program(rt->profiler);
+		rc = rc ? rc : rc2;
+	}
 	rt->depth--;
 	if (!rc) {
 		res->cu = r.cu_used;

@@ -79,9 +79,13 @@ struct sbpf_outcome {
 	size_t return_len;
 };
 
+struct prof;
+
 /* Loads the programs and runs the instruction. Negative when tally failed (a program
- * that does not load, no memory); the program's own failures land in out->result. */
-int sbpf_fixture_run(struct sbpf_fixture *f, struct sbpf_outcome *out);
+ * that does not load, no memory); the program's own failures land in out->result. With
+ * profile non-NULL the run is profiled (invoked programs under their invoke syscalls)
+ * and *profile receives the finished profile (the caller frees it with prof_free). */
+int sbpf_fixture_run(struct sbpf_fixture *f, struct sbpf_outcome *out, struct prof **profile);
 void sbpf_outcome_free(struct sbpf_outcome *o);
 /* Prints every difference from `expect` to f ("FILE: expect.FIELD: expected X, got Y");
  * returns how many there were. */

@@ -13,6 +13,7 @@
 
 #include "base/err.h"
 #include "sbpf/cpi.h"
+#include "sbpf/profiler.h"
 #include "sbpf/util.h"
 
 enum { SYSVAR_BASE_COST = 100 };
@@ -130,7 +131,27 @@ static int execute(struct sbpf_fixture *f, struct sbpf_runtime *rt, struct sbpf_
 	return rc;
 }
 
-int sbpf_fixture_run(struct sbpf_fixture *f, struct sbpf_outcome *out)
+/* The profiler watches from the instruction's program down; the profile is built while
+ * the programs it borrows still exist. */
+static int profiled(struct sbpf_fixture *f, struct sbpf_runtime *rt, struct sbpf_outcome *out,
+		    struct prof **profile)
+{
+	const struct sbpf_rt_program *top = NULL;
+	for (size_t i = 0; i < rt->nprograms; i++)
+		if (!memcmp(rt->programs[i].id, f->program_id, 32))
+			top = &rt->programs[i];
+	int rc = sbpf_profiler_new(top->prog, &rt->profiler);
+	if (rc)
+		return err_set(rc, "%s: out of memory", f->path);
+	rc = execute(f, rt, out);
+	if (!rc && (rc = sbpf_profiler_build(rt->profiler, top->path, out->cu, profile)))
+		err_prefix(rc, "%s", f->path);
+	sbpf_profiler_free(rt->profiler);
+	rt->profiler = NULL;
+	return rc;
+}
+
+int sbpf_fixture_run(struct sbpf_fixture *f, struct sbpf_outcome *out, struct prof **profile)
 {
 	memset(out, 0, sizeof(*out));
 	struct sbpf_syscalls sys = { 0 };
@@ -145,13 +166,14 @@ int sbpf_fixture_run(struct sbpf_fixture *f, struct sbpf_outcome *out)
 		struct sbpf_rt_program *p = &rt.programs[i];
 		p->id = f->programs[i].id;
 		p->name = f->programs[i].name;
+		p->path = f->programs[i].elf;
 		p->aligned = aligned(f, p->id);
 		rt.nprograms = i + 1;
 		if ((rc = sbpf_program_load_file(f->programs[i].elf, &sys, &opt, &p->prog)))
 			err_prefix(rc, "%s: programs[%zu]", f->path, i);
 	}
 	if (!rc)
-		rc = execute(f, &rt, out);
+		rc = profile ? profiled(f, &rt, out, profile) : execute(f, &rt, out);
 	if (rc) {
 		for (size_t i = 0; i < rt.nlogs; i++)
 			free(rt.logs[i]);

@@ -97,3 +97,12 @@ c=$(cu callee)
 own=$((a - c - 1000))
 [ -n "$c" ] && [ "$own" -gt 20 ] && [ "$own" -lt 400 ] && pass sbpf_cpi_invoke_cost ||
 	fail sbpf_cpi_invoke_cost "caller with CPI $a, callee alone $c"
+
+# Profiled: the callee's frames nest under the invoke syscall below program:callee, the
+# syscall keeps its 1000 CU, and the profile adds up to the CU consumed.
+out=$("$TALLY" sbpf run "$TMP/plain.json" --folded "$TMP/plain.folded" 2>&1)
+total=$(awk '{ s += $NF } END { print s }' "$TMP/plain.folded")
+grep -q '^entrypoint;syscall:sol_invoke_signed_c 1000$' "$TMP/plain.folded" &&
+	grep -q '^entrypoint;syscall:sol_invoke_signed_c;program:callee;entrypoint;syscall:sol_log_ 100$' "$TMP/plain.folded" &&
+	[[ "$out" == *"compute units: $total"* ]] && pass sbpf_cpi_profile_nests ||
+	fail sbpf_cpi_profile_nests "$out $(cat "$TMP/plain.folded")"
