@@ -78,8 +78,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(acc[1].key, ids[1], 32);
 	acc[1].executable = true;
 	acc[1].lamports = 1;
-	struct sbpf_rt_program progs[2] = { { ids[0], "caller", caller[data[40] & 1], true },
-					    { ids[1], "callee", callee, true } };
+	struct sbpf_rt_program progs[2] = {
+		{ .id = ids[0], .name = "caller", .prog = caller[data[40] & 1], .aligned = true },
+		{ .id = ids[1], .name = "callee", .prog = callee, .aligned = true },
+	};
 	struct sbpf_runtime rt = { .accounts = acc, .naccounts = 2, .programs = progs,
 				   .nprograms = 2 };
 	static const uint8_t clock[40], rent[24];
