@@ -15,6 +15,7 @@
 
 #include "base/err.h"
 #include "cli/cli.h"
+#include "cli/cmd_sbpf_test.h"
 #include "cli/sbpf_out.h"
 #include "profile/profile.h"
 #include "sbpf/disasm.h"
@@ -28,6 +29,8 @@ static const char help[] =
 	"usage: tally sbpf run PROGRAM [--input FILE] [--version VER] [--budget CU] [--json]\n"
 	"                      [--reject-broken-elfs] [--raw] [--no-profile]\n"
 	"                      [-o PROFILE.pb.gz] [--flamegraph SVG] [--folded FILE] [--annotate HTML]\n"
+	"       tally sbpf run FIXTURE.json [--json] [-o PROFILE.pb.gz] [--flamegraph SVG] ...\n"
+	"       tally sbpf test DIR\n"
 	"       tally sbpf disasm PROGRAM [--version VER] [--raw]\n"
 	"       tally sbpf size PROGRAM [--version VER] [--raw] [-o PROFILE.pb.gz] [--flamegraph SVG]\n"
 	"                       [--folded FILE]\n\n"
@@ -59,6 +62,9 @@ static const char help[] =
 	"Syscalls: sol_log_, sol_log_64_, sol_log_compute_units_, sol_log_pubkey, sol_log_data,\n"
 	"sol_memcpy_, sol_memmove_, sol_memset_, sol_memcmp_, and `log` (the reference VM's test\n"
 	"syscall, 0 CU, for bare ELF runs only).\n\n"
+	"A FIXTURE.json is one Solana instruction with its programs and accounts (see\n"
+	"docs/sbpf.md); `run` executes it in tally's runtime and checks its `expect`,\n"
+	"printing every difference; `test` runs every *.json below DIR.\n\n"
 	"Exit status: 0 when the program succeeded, 1 when it failed or could not be loaded.\n";
 
 static int read_file(const char *path, uint8_t **out, size_t *len)
@@ -242,12 +248,20 @@ static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct r
 	return 0;
 }
 
+static bool is_fixture(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 5 && !strcmp(path + n - 5, ".json");
+}
+
 static int run_program(int argc, char **argv)
 {
 	struct run_opts o;
 	int rc = parse_opts(&cli_cmd_sbpf, argc, argv, &o);
 	if (rc)
 		return rc;
+	if (is_fixture(o.program))
+		return sbpf_cli_run_fixture(o.program, o.json, &o.out);
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *prog = NULL;
 	struct sbpf_vm *vm = NULL;
@@ -358,9 +372,11 @@ static int size_program(int argc, char **argv)
 static int cmd_sbpf(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage(&cli_cmd_sbpf, "expected a subcommand: run, disasm, size");
+		return cli_usage(&cli_cmd_sbpf, "expected a subcommand: run, test, disasm, size");
 	if (!strcmp(argv[1], "run"))
 		return run_program(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "test"))
+		return sbpf_cli_test(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "disasm"))
 		return disasm_program(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "size"))
