@@ -75,10 +75,16 @@ demo:
 
 FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined $(CPPFLAGS)
+FUZZ_OBJS := $(LIB_SRCS:%.c=build-fuzz/obj/%.o)
 fuzz: $(FUZZ_BINS)
-build-fuzz/%: fuzz/%.c $(LIB_SRCS)
-	@mkdir -p build-fuzz
-	clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) -o $@ $< $(LIB_SRCS) $(LIBS)
+build-fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $<"
+	@clang $(FUZZ_CFLAGS) -c $< -o $@
+build-fuzz/%: fuzz/%.c $(FUZZ_OBJS)
+	@echo "  FUZZ    $@"
+	@clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LIBS)
 
 clean:
 	rm -rf build build-asan build-fuzz build-clang

@@ -1,6 +1,8 @@
 /*
  * Interpreter speed in instructions per second on two compute-bound sBPF v3 programs,
- * plain and with profiling hooks attached (every executed pc is reported). The programs:
+ * plain, with profiling hooks attached (every executed pc is reported to a counter), and
+ * profiled (tally's profiler on the hooks, its profile built after the run, as
+ * `tally sbpf run` does by default). The programs:
  *
  *   arith: a 64-bit arithmetic loop (add, xor, shifts, mul, a conditional branch)
  *   bytes: a byte load / add / store loop over a 4 KiB input buffer, repeated
@@ -14,6 +16,8 @@
 #include <time.h>
 
 #include "base/err.h"
+#include "profile/profile.h"
+#include "sbpf/profiler.h"
 #include "sbpf/program.h"
 #include "sbpf/syscall.h"
 #include "sbpf/vm.h"
@@ -63,11 +67,35 @@ static void on_insns(void *ctx, const uint32_t *pcs, size_t n)
 static double now(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* CPU time: steadier on a shared machine */
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int bench(const char *name, const uint8_t *code, size_t len, bool hooked, int rounds)
+enum mode { PLAIN, HOOKED, PROFILED };
+static const char *const mode_names[] = { "plain", "hooked", "profiled" };
+
+/* One run; the profiled mode includes building the profile from the recorded tree. */
+static int run_once(struct sbpf_vm *vm, const struct sbpf_program *p, enum mode mode,
+		    struct sbpf_result *res, double *dt)
+{
+	static uint8_t input[4096];
+	uint64_t seen = 0;
+	struct sbpf_hooks h = { .ctx = &seen, .on_insns = on_insns };
+	struct sbpf_profiler *pr = NULL;
+	struct prof *prof = NULL;
+	if (mode == PROFILED && sbpf_profiler_new(p, &pr))
+		return 1;
+	sbpf_vm_set_input(vm, input, sizeof(input), true);
+	sbpf_vm_set_hooks(vm, mode == HOOKED ? &h : mode == PROFILED ? sbpf_profiler_hooks(pr) : NULL);
+	double t0 = now();
+	int rc = sbpf_vm_run(vm, res) || (pr && sbpf_profiler_build(pr, NULL, res->cu_used, &prof));
+	*dt = now() - t0;
+	prof_free(prof);
+	sbpf_profiler_free(pr);
+	return rc || res->error != SBPF_OK || (mode == HOOKED && seen != res->insns);
+}
+
+static int bench(const char *name, const uint8_t *code, size_t len, enum mode mode, int rounds)
 {
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *p;
@@ -79,21 +107,15 @@ static int bench(const char *name, const uint8_t *code, size_t len, bool hooked,
 	double best = 0;
 	uint64_t insns = 0;
 	for (int r = 0; r < rounds; r++) {
-		static uint8_t input[4096];
 		struct sbpf_vm_config cfg = { .compute_budget = UINT64_MAX / 2 };
 		struct sbpf_vm *vm;
 		struct sbpf_result res;
-		uint64_t seen = 0;
-		struct sbpf_hooks h = { .ctx = &seen, .on_insns = on_insns };
+		double dt;
 		if (sbpf_vm_create(p, &cfg, &vm))
 			return 1;
-		sbpf_vm_set_input(vm, input, sizeof(input), true);
-		sbpf_vm_set_hooks(vm, hooked ? &h : NULL);
-		double t0 = now();
-		sbpf_vm_run(vm, &res);
-		double dt = now() - t0;
-		if (res.error != SBPF_OK || (hooked && seen != res.insns)) {
-			fprintf(stderr, "%s: run failed (%s)\n", name, sbpf_error_name(res.error));
+		if (run_once(vm, p, mode, &res, &dt)) {
+			fprintf(stderr, "%s: run failed (%s; %s)\n", name, sbpf_error_name(res.error),
+				err_msg());
 			return 1;
 		}
 		insns = res.insns;
@@ -102,8 +124,8 @@ static int bench(const char *name, const uint8_t *code, size_t len, bool hooked,
 			best = rate;
 		sbpf_vm_free(vm);
 	}
-	printf("%-6s %-8s %11llu instructions  %7.1f M instructions/s (best of %d)\n", name,
-	       hooked ? "hooked" : "plain", (unsigned long long)insns, best / 1e6, rounds);
+	printf("%-6s %-9s %11llu instructions  %7.1f M instructions/s (best of %d)\n", name,
+	       mode_names[mode], (unsigned long long)insns, best / 1e6, rounds);
 	sbpf_program_free(p);
 	return 0;
 }
@@ -113,8 +135,11 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 5;
 	if (rounds < 1)
 		rounds = 1;
-	return bench("arith", arith, sizeof(arith), false, rounds) ||
-	       bench("arith", arith, sizeof(arith), true, rounds) ||
-	       bench("bytes", bytes, sizeof(bytes), false, rounds) ||
-	       bench("bytes", bytes, sizeof(bytes), true, rounds);
+	for (enum mode m = PLAIN; m <= PROFILED; m++)
+		if (bench("arith", arith, sizeof(arith), m, rounds))
+			return 1;
+	for (enum mode m = PLAIN; m <= PROFILED; m++)
+		if (bench("bytes", bytes, sizeof(bytes), m, rounds))
+			return 1;
+	return 0;
 }

@@ -32,5 +32,6 @@ extern const struct cli_cmd cli_cmd_export;
 extern const struct cli_cmd cli_cmd_diff;
 extern const struct cli_cmd cli_cmd_sbpf;
 extern const struct cli_cmd cli_cmd_symbolize;
+extern const struct cli_cmd cli_cmd_probes;
 
 #endif

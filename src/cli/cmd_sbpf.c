@@ -15,15 +15,25 @@
 
 #include "base/err.h"
 #include "cli/cli.h"
+#include "cli/cmd_sbpf_test.h"
+#include "cli/sbpf_out.h"
+#include "profile/profile.h"
 #include "sbpf/disasm.h"
+#include "sbpf/profiler.h"
 #include "sbpf/program.h"
+#include "sbpf/size.h"
 #include "sbpf/syscall.h"
 #include "sbpf/vm.h"
 
 static const char help[] =
 	"usage: tally sbpf run PROGRAM [--input FILE] [--version VER] [--budget CU] [--json]\n"
-	"                      [--reject-broken-elfs] [--raw]\n"
-	"       tally sbpf disasm PROGRAM [--version VER] [--raw]\n\n"
+	"                      [--reject-broken-elfs] [--raw] [--no-profile]\n"
+	"                      [-o PROFILE.pb.gz] [--flamegraph SVG] [--folded FILE] [--annotate HTML]\n"
+	"       tally sbpf run FIXTURE.json [--json] [-o PROFILE.pb.gz] [--flamegraph SVG] ...\n"
+	"       tally sbpf test DIR\n"
+	"       tally sbpf disasm PROGRAM [--version VER] [--raw]\n"
+	"       tally sbpf size PROGRAM [--version VER] [--raw] [-o PROFILE.pb.gz] [--flamegraph SVG]\n"
+	"                       [--folded FILE]\n\n"
 	"Runs an sBPF program (an ELF .so of sBPF v0 to v4, an eBPF object from\n"
 	"`clang -target bpf -mcpu=v3 -c`, linked in memory, or raw bytecode) in tally's VM and\n"
 	"prints how it ended, the compute units (CU) it consumed, its logs and return data.\n"
@@ -38,9 +48,23 @@ static const char help[] =
 	"                        error name), return_value, compute_units, logs, return_data\n"
 	"  --reject-broken-elfs  the deployment checks: a call to a syscall the Solana runtime\n"
 	"                        lacks (the test syscall `log` included) fails the load\n\n"
+	"Profiling (on unless --no-profile): an exact calling-context tree of the CU, with\n"
+	"inlined functions from DWARF (else .symtab names) and syscalls as `syscall:NAME` leaves\n"
+	"holding their own cost. Its total always equals the CU consumed. Outputs (any number):\n"
+	"  -o, --output FILE     pprof (gzipped profile.proto; `go tool pprof` reads it)\n"
+	"  --flamegraph FILE     interactive SVG flame graph\n"
+	"  --folded FILE         folded stacks (`a;b;c CU` lines)\n"
+	"  --annotate FILE       HTML: CU per instruction of the hottest named function, with\n"
+	"                        its sBPF disassembly and source lines\n"
+	"  --no-profile          run without the profiler's hooks\n\n"
+	"`size` counts the instructions of each function and inline frame (a binary-size\n"
+	"view): a report on stdout, or the outputs above.\n\n"
 	"Syscalls: sol_log_, sol_log_64_, sol_log_compute_units_, sol_log_pubkey, sol_log_data,\n"
 	"sol_memcpy_, sol_memmove_, sol_memset_, sol_memcmp_, and `log` (the reference VM's test\n"
 	"syscall, 0 CU, for bare ELF runs only).\n\n"
+	"A FIXTURE.json is one Solana instruction with its programs and accounts (see\n"
+	"docs/sbpf.md); `run` executes it in tally's runtime and checks its `expect`,\n"
+	"printing every difference; `test` runs every *.json below DIR.\n\n"
 	"Exit status: 0 when the program succeeded, 1 when it failed or could not be loaded.\n";
 
 static int read_file(const char *path, uint8_t **out, size_t *len)
@@ -166,7 +190,8 @@ struct run_opts {
 	const char *program, *input;
 	struct sbpf_load_options load;
 	uint64_t budget;
-	bool json;
+	bool json, no_profile;
+	struct sbpf_outputs out;
 };
 
 static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct run_opts *o)
@@ -178,6 +203,11 @@ static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct r
 		{ "json", no_argument, NULL, 'j' },
 		{ "reject-broken-elfs", no_argument, NULL, 'r' },
 		{ "raw", no_argument, NULL, 'R' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "flamegraph", required_argument, NULL, 'F' },
+		{ "folded", required_argument, NULL, 'f' },
+		{ "annotate", required_argument, NULL, 'A' },
+		{ "no-profile", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof(*o));
@@ -185,7 +215,7 @@ static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct r
 	optind = 1;
 	opterr = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		char *end;
 		switch (c) {
 		case 'i': o->input = optarg; break;
@@ -202,13 +232,26 @@ static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct r
 		case 'j': o->json = true; break;
 		case 'r': o->load.reject_broken_elfs = true; break;
 		case 'R': o->load.raw = true; break;
-		default: return cli_usage(cmd, "unknown option: %s", argv[optind - 1]);
+		case 'N': o->no_profile = true; break;
+		default:
+			if (sbpf_outputs_option(&o->out, c, optarg))
+				break;
+			return cli_usage(cmd, "unknown option: %s", argv[optind - 1]);
 		}
 	}
 	if (optind + 1 != argc)
 		return cli_usage(cmd, "expected one PROGRAM");
 	o->program = argv[optind];
+	o->out.title = o->program;
+	if (o->no_profile && sbpf_outputs_any(&o->out))
+		return cli_usage(cmd, "--no-profile leaves no profile to write");
 	return 0;
+}
+
+static bool is_fixture(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 5 && !strcmp(path + n - 5, ".json");
 }
 
 static int run_program(int argc, char **argv)
@@ -217,9 +260,13 @@ static int run_program(int argc, char **argv)
 	int rc = parse_opts(&cli_cmd_sbpf, argc, argv, &o);
 	if (rc)
 		return rc;
+	if (is_fixture(o.program))
+		return sbpf_cli_run_fixture(o.program, o.json, &o.out);
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *prog = NULL;
 	struct sbpf_vm *vm = NULL;
+	struct sbpf_profiler *profiler = NULL;
+	struct prof *profile = NULL;
 	uint8_t *input = NULL;
 	size_t input_len = 0;
 	int status = CLI_FAIL;
@@ -239,7 +286,15 @@ static int run_program(int argc, char **argv)
 		goto out;
 	}
 	sbpf_vm_set_input(vm, input, input_len, true);
-	if (sbpf_vm_run(vm, &res)) {
+	if ((!o.no_profile && sbpf_profiler_new(prog, &profiler))) {
+		cli_fail_err();
+		goto out;
+	}
+	if (profiler)
+		sbpf_vm_set_hooks(vm, sbpf_profiler_hooks(profiler));
+	if (sbpf_vm_run(vm, &res) ||
+	    (profiler && (sbpf_profiler_build(profiler, o.program, res.cu_used, &profile) ||
+			  sbpf_outputs_write(&o.out, profile)))) {
 		cli_fail_err();
 		goto out;
 	}
@@ -249,6 +304,8 @@ static int run_program(int argc, char **argv)
 		print_text(vm, &res);
 	status = res.error == SBPF_OK ? CLI_OK : CLI_FAIL;
 out:
+	prof_free(profile);
+	sbpf_profiler_free(profiler);
 	sbpf_vm_free(vm);
 	sbpf_program_free(prog);
 	sbpf_syscalls_free(&sys);
@@ -287,14 +344,43 @@ out:
 	return status;
 }
 
+/* `tally sbpf size`: static instruction counts, as a report or the profile outputs. */
+static int size_program(int argc, char **argv)
+{
+	struct run_opts o;
+	int rc = parse_opts(&cli_cmd_sbpf, argc, argv, &o);
+	if (rc)
+		return rc;
+	struct sbpf_syscalls sys = { 0 };
+	struct sbpf_program *prog = NULL;
+	struct prof *profile = NULL;
+	if (!sbpf_outputs_any(&o.out))
+		o.out.report = "-";
+	int status = CLI_FAIL;
+	if (sbpf_syscalls_standard(&sys, SBPF_SYSCALLS_TEST_LOG) ||
+	    sbpf_program_load_file(o.program, &sys, &o.load, &prog) ||
+	    sbpf_size_profile(prog, o.program, &profile) || sbpf_outputs_write(&o.out, profile))
+		cli_fail_err();
+	else
+		status = CLI_OK;
+	prof_free(profile);
+	sbpf_program_free(prog);
+	sbpf_syscalls_free(&sys);
+	return status;
+}
+
 static int cmd_sbpf(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage(&cli_cmd_sbpf, "expected a subcommand: run, disasm");
+		return cli_usage(&cli_cmd_sbpf, "expected a subcommand: run, test, disasm, size");
 	if (!strcmp(argv[1], "run"))
 		return run_program(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "test"))
+		return sbpf_cli_test(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "disasm"))
 		return disasm_program(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "size"))
+		return size_program(argc - 1, argv + 1);
 	return cli_usage(&cli_cmd_sbpf, "unknown subcommand: %s", argv[1]);
 }
 

@@ -20,6 +20,7 @@ static const struct cli_cmd *const commands[] = {
 	&cli_cmd_diff,
 	&cli_cmd_sbpf,
 	&cli_cmd_symbolize,
+	&cli_cmd_probes,
 	NULL,
 };
 

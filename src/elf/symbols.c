@@ -106,7 +106,8 @@ int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,
 		if (err)
 			return free(t.syms), err;
 	}
-	qsort(t.syms, t.n, sizeof(*t.syms), by_addr);
+	if (t.n)
+		qsort(t.syms, t.n, sizeof(*t.syms), by_addr);
 	*out = t;
 	return 0;
 }

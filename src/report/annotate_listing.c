@@ -306,7 +306,9 @@ static int build(const struct prof *p, const struct rep_annot_opts *o, int metri
 		l->asked = prof_str(p, fr->label);
 	if ((rc = collect(p, fr->module, metric, l->lo, l->hi, &w, &nw)))
 		goto out;
-	if (annot_disasm_open(f->machine, f->flags, &d)) {
+	/* an eBPF object (clang -target bpf -c) runs as sBPF v3 once tally links it */
+	uint32_t flags = f->type == 1 /* ET_REL */ && f->machine == ELF_EM_BPF ? 3 : f->flags;
+	if (annot_disasm_open(f->machine, flags, &d)) {
 		l->no_disasm = arena_strdup(&l->arena, err_msg());
 		for (size_t i = 0; i < nw; i++)
 			if ((!i || w[i].pc != w[i - 1].pc) && !add_insn(l, w[i].pc, 0, "")) {

@@ -157,11 +157,15 @@ write_profile "$TMP/esc.pb" "$prog" "$bid" 'evil\u001b[2J\u009b1m'
 head -1 "$TMP/esc.txt" | grep -qxF 'function evil?[2J?1m' && ! grep -q $'\033' "$TMP/esc.txt" &&
 	pass annotate_text_neutralises_control_characters || fail annotate_text_neutralises_control_characters "$(head -1 "$TMP/esc.txt" | od -c | head -3)"
 
-# sBPF: no disassembler yet (the hook is in src/report/annotate_disasm.c). A real program
-# from the shared corpus: annotate says so and lists the addresses that carry weight.
+# sBPF: src/sbpf's disassembler. A real program from the shared corpus: every instruction
+# of the function reads as `tally sbpf disasm` prints it (itself checked against
+# llvm-objdump), jump targets as addresses; weights land on their instructions. Calls and
+# lddw are left out: annotate reads the file's bytes, disasm the loaded program (calls
+# resolved to names, lddw immediates relocated).
 sbpf=$ROOT/../shared/corpus/sbpf/programs/counter.so
 if [ -f "$sbpf" ]; then
 	entry=$(readelf --dyn-syms "$sbpf" | awk '$8 == "entrypoint" { print $2 }')
+	text=$(readelf -SW "$sbpf" | awk '{ for (i = 1; i < NF; i++) if ($i == ".text") print $(i + 2) }')
 	cat >"$TMP/sbpf.json" <<-JSON
 	{ "binary": "$sbpf", "build_id": "", "start": "0x100000000", "samples": [
 	  { "stack": [{ "addr": $((0x$entry + 40)), "func": "entrypoint" }], "value": 9 },
@@ -169,12 +173,22 @@ if [ -f "$sbpf" ]; then
 	JSON
 	node tests/report/annotate_pprof.js "$TMP/sbpf.json" "$TMP/sbpf.pb"
 	"$TALLY" annotate "$TMP/sbpf.pb" >"$TMP/sbpf.txt" 2>&1
-	grep -q 'no sBPF disassembler yet: listing the addresses that carry weight' "$TMP/sbpf.txt" &&
-		[ "$(rows "$TMP/sbpf.txt" | tr '\n' ' ')" = "$(printf '%x %x ' $((0x$entry + 8)) $((0x$entry + 40)))" ] &&
-		[[ "$(row "$TMP/sbpf.txt" "$(printf %x $((0x$entry + 40)))")" == *" 75.00% "*" 9 "* ]] &&
-		pass annotate_sbpf_lists_weighted_addresses || fail annotate_sbpf_lists_weighted_addresses "$(cat "$TMP/sbpf.txt" | tr '\n' ' ')"
+	"$TALLY" sbpf disasm "$sbpf" | sed -n 's/^ *\([0-9][0-9]*\):  \(.*\)$/\1 \2/p' >"$TMP/sbpf.dis"
+	got=$(sed -n 's/^.* \([0-9a-f]*\):  \(.*[^ ]\) *$/\1 \2/p' "$TMP/sbpf.txt" | grep -v -e ' call ' -e ' lddw ')
+	want=$(while read -r addr insn; do
+		pc=$(((0x$addr - 0x$text) / 8))
+		line=$(awk -v pc=$pc '$1 == pc { $1 = ""; print substr($0, 2) }' "$TMP/sbpf.dis")
+		if [[ "$line" =~ ^(.*)lbb_([0-9]+)$ ]]; then
+			line=$(printf '%s%#x' "${BASH_REMATCH[1]}" $((0x$text + 8 * BASH_REMATCH[2])))
+		fi
+		echo "$addr $line"
+	done <<<"$got")
+	[ -n "$got" ] && [ "$got" = "$want" ] && ! grep -q 'no sBPF disassembler' "$TMP/sbpf.txt" &&
+		[[ "$(row "$TMP/sbpf.txt" "$(printf %x $((0x$entry + 40)))")" == *" 75.00% "*" 9 "*"jne r1, 0, "* ]] &&
+		[[ "$(row "$TMP/sbpf.txt" "$(printf %x $((0x$entry + 8)))")" == *" 25.00% "*" 3 "*"mov64 r1, r10"* ]] &&
+		pass annotate_sbpf_disassembles || fail annotate_sbpf_disassembles "$(diff <(echo "$want") <(echo "$got") | head -6 | tr '\n' ' ')"
 else
-	skip annotate_sbpf_lists_weighted_addresses "no shared corpus at $sbpf"
+	skip annotate_sbpf_disassembles "no shared corpus at $sbpf"
 fi
 
 # HTML: names escaped; in Chromium, the hottest instruction stands out.

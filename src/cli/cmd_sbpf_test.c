@@ -1,0 +1,136 @@
+/*
+ * `tally sbpf run FIXTURE.json` and `tally sbpf test DIR`: Solana instructions described
+ * by fixtures (src/sbpf/fixture.h) run in tally's runtime, checked against their `expect`.
+ */
+#include "cli/cmd_sbpf_test.h"
+
+#include <ftw.h>
+#include <sys/stat.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/vec.h"
+#include "cli/cli.h"
+#include "cli/sbpf_out.h"
+#include "profile/profile.h"
+#include "sbpf/fixture.h"
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+static void print_outcome(const struct sbpf_outcome *o, bool json)
+{
+	if (json) {
+		printf("{\"result\": ");
+		json_str(o->result);
+		printf(", \"compute_units\": %" PRIu64 ", \"logs\": [", o->cu);
+		for (size_t i = 0; i < o->nlogs; i++) {
+			fputs(i ? ", " : "", stdout);
+			json_str(o->logs[i]);
+		}
+		printf("], \"return_data\": \"");
+		for (size_t i = 0; i < o->return_len; i++)
+			printf("%02x", o->return_data[i]);
+		printf("\"}\n");
+		return;
+	}
+	for (size_t i = 0; i < o->nlogs; i++)
+		printf("log: %s\n", o->logs[i]);
+	printf("result: %s%s%s\ncompute units: %" PRIu64 "\nreturn data: ", o->result,
+	       o->detail[0] ? ": " : "", o->detail, o->cu);
+	for (size_t i = 0; i < o->return_len; i++)
+		printf("%02x", o->return_data[i]);
+	printf("%s\n", o->return_len ? "" : "(none)");
+}
+
+/* 0: ran and every expectation held; 1: it differed; -1: the fixture could not run (or its
+ * profile could not be written). */
+static int run_one(const char *path, bool print, bool json, FILE *diff,
+		   const struct sbpf_outputs *outs)
+{
+	struct sbpf_fixture *fx;
+	struct sbpf_outcome o;
+	struct prof *profile = NULL;
+	bool profiling = outs && sbpf_outputs_any(outs);
+	if (sbpf_fixture_load(path, &fx))
+		return -1;
+	if (sbpf_fixture_run(fx, &o, profiling ? &profile : NULL)) {
+		sbpf_fixture_free(fx);
+		return -1;
+	}
+	if (print)
+		print_outcome(&o, json);
+	size_t bad = sbpf_fixture_check(fx, &o, diff);
+	int rc = profiling && sbpf_outputs_write(outs, profile) ? -1 : 0;
+	prof_free(profile);
+	sbpf_outcome_free(&o);
+	sbpf_fixture_free(fx);
+	return rc ? rc : bad ? 1 : 0;
+}
+
+int sbpf_cli_run_fixture(const char *path, bool json, const struct sbpf_outputs *outs)
+{
+	int rc = run_one(path, true, json, json ? stderr : stdout, outs);
+	if (rc < 0)
+		return cli_fail_err();
+	return rc ? CLI_FAIL : CLI_OK;
+}
+
+static VEC(char *) found;
+
+static int collect(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	size_t n = strlen(path);
+	if (type == FTW_F && n > 5 && !strcmp(path + n - 5, ".json")) {
+		char **slot = vec_push(&found);
+		if (!slot || !(*slot = strdup(path)))
+			return -1;
+	}
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sbpf_cli_test(int argc, char **argv)
+{
+	if (argc != 2)
+		return cli_usage(&cli_cmd_sbpf, "expected one DIR");
+	if (nftw(argv[1], collect, 16, FTW_PHYS)) {
+		vec_free(&found);
+		return cli_fail("%s: cannot read the directory", argv[1]);
+	}
+	qsort(found.v, found.n, sizeof(char *), by_name);
+	size_t passed = 0, failed = 0;
+	for (size_t i = 0; i < found.n; i++) {
+		int rc = run_one(found.v[i], false, false, stdout, NULL);
+		if (rc < 0)
+			printf("tally: %s\n", err_msg());
+		printf("%s %s\n", rc ? "FAIL" : "ok  ", found.v[i]);
+		rc ? failed++ : passed++;
+		free(found.v[i]);
+	}
+	vec_free(&found);
+	printf("%zu passed, %zu failed\n", passed, failed);
+	if (!passed && !failed)
+		return cli_fail("%s: no fixtures (*.json) found", argv[1]);
+	return failed ? CLI_FAIL : CLI_OK;
+}

@@ -1,0 +1,113 @@
+/*
+ * Writing the sBPF profile outputs (see sbpf_out.h). Every writer is deterministic, so two
+ * runs of the same input give byte-identical files.
+ */
+#include "cli/sbpf_out.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "cli/profile_input.h"
+#include "profile/profile.h"
+#include "report/annotate.h"
+#include "report/flamegraph.h"
+#include "report/report.h"
+
+bool sbpf_outputs_any(const struct sbpf_outputs *o)
+{
+	return o->pprof || o->flamegraph || o->folded || o->annotate || o->report;
+}
+
+bool sbpf_outputs_option(struct sbpf_outputs *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'o': o->pprof = arg; return true;
+	case 'F': o->flamegraph = arg; return true;
+	case 'f': o->folded = arg; return true;
+	case 'A': o->annotate = arg; return true;
+	default: return false;
+	}
+}
+
+enum kind { PPROF, FLAME, FOLDED, ANNOTATE, REPORT };
+
+/* The named function with the most self CU (annotate needs a symbol to find the code: an
+ * unnamed function of a stripped program cannot be listed), first in frame order on ties;
+ * NULL when there is none. */
+static const char *hottest_named(const struct prof *p)
+{
+	struct prof_funcs f;
+	if (prof_func_stats(p, &f))
+		return NULL;
+	const char *best = NULL;
+	int64_t most = 0;
+	size_t nm = prof_nmetrics(p);
+	for (size_t i = 0; i < f.n; i++) {
+		const struct prof_frame *fr = prof_frame_at(p, f.frame[i]);
+		if (fr->module == PROF_NONE || !fr->function || f.self[i * nm] <= most)
+			continue;
+		most = f.self[i * nm];
+		best = prof_str(p, fr->label);
+	}
+	prof_funcs_free(&f);
+	return best;
+}
+
+static int write_one(FILE *f, enum kind k, const struct sbpf_outputs *o, const struct prof *p)
+{
+	switch (k) {
+	case PPROF: return rep_pprof(f, p);
+	case FLAME: {
+		struct rep_flame_opts fo;
+		rep_flame_opts_init(&fo);
+		fo.title = o->title;
+		fo.subtitle = prof_str(p, prof_metric(p, 0)->type);
+		return rep_flamegraph(f, p, &fo);
+	}
+	case FOLDED: {
+		struct rep_folded_opts fo = { .metric = -1, .annotate_kinds = false };
+		return rep_folded(f, p, &fo);
+	}
+	case ANNOTATE: {
+		struct rep_annot_opts ao = { .metric = -1, .html = true, .function = hottest_named(p) };
+		if (!ao.function)
+			return err_set(-ENOENT, "no named function to annotate in the profile");
+		return rep_annotate(f, p, &ao);
+	}
+	case REPORT: {
+		struct rep_text_opts to = { .metric = -1 };
+		return rep_text(f, p, &to);
+	}
+	}
+	return 0;
+}
+
+static int write_file(const char *path, enum kind k, const struct sbpf_outputs *o,
+		      const struct prof *p)
+{
+	FILE *f = cli_open_output(path);
+	if (!f)
+		return -1;
+	int rc = write_one(f, k, o, p);
+	if (rc) {
+		err_prefix(rc, "%s", path);
+		cli_close_output(f, path);
+		if (strcmp(path, "-"))
+			remove(path);
+		return rc;
+	}
+	return cli_close_output(f, path);
+}
+
+int sbpf_outputs_write(const struct sbpf_outputs *o, const struct prof *p)
+{
+	const char *paths[] = { o->pprof, o->flamegraph, o->folded, o->annotate, o->report };
+	for (int k = PPROF; k <= REPORT; k++) {
+		int rc = paths[k] ? write_file(paths[k], (enum kind)k, o, p) : 0;
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,26 @@
+/*
+ * The profile outputs of `tally sbpf run` and `tally sbpf size`: pprof, SVG flame graph,
+ * folded stacks, annotated disassembly (HTML), text report, several at once.
+ */
+#ifndef TALLY_CLI_SBPF_OUT_H
+#define TALLY_CLI_SBPF_OUT_H
+
+#include <stdbool.h>
+
+struct prof;
+
+struct sbpf_outputs {
+	const char *pprof, *flamegraph, *folded, *annotate, *report;
+	const char *title; /* of the flame graph */
+};
+
+/* True when any output was asked for. */
+bool sbpf_outputs_any(const struct sbpf_outputs *o);
+/* Parses one of --output/-o, --flamegraph, --folded, --annotate (getopt codes 'o', 'F',
+ * 'f', 'A'); false when c is none of them. */
+bool sbpf_outputs_option(struct sbpf_outputs *o, int c, const char *arg);
+/* Writes every output asked for from the finished profile p; 0, or a negative code with
+ * the message set (a file that could not be written is removed). */
+int sbpf_outputs_write(const struct sbpf_outputs *o, const struct prof *p);
+
+#endif

@@ -1,0 +1,477 @@
+/*
+ * The counting session (see count.h). A command is forked and held on a pipe while its
+ * events are opened with enable_on_exec, so counting starts exactly at exec and no hit is
+ * missed. perf counts tasks, not processes, and cannot inherit uprobe events (attach.h):
+ * every thread and child process is followed with ptrace (follow.c) and gets its own
+ * events before it runs; for a running process, every thread it has. Without kernel
+ * ref_ctr support the semaphores are raised through /proc/PID/mem: for a command, at its
+ * exec stop (the executable is mapped, its libraries not yet).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/vec.h"
+#include "probes/attach.h"
+#include "probes/count.h"
+#include "probes/sample.h"
+
+struct site {
+	struct usdt_object *obj;
+	struct usdt_probe *probe;
+	bool by_hand;   /* semaphore raised through /proc/PID/mem */
+	bool raised;
+	size_t row;
+};
+
+struct session {
+	const struct usdt_count_opts *o;
+	struct usdt_objects objs;
+	VEC(struct site) sites;
+	VEC(int) fds;         /* parallel to fd_site */
+	VEC(size_t) fd_site;
+	struct uprobe_pmu pmu;
+	struct usdt_sampler sampler;
+	struct usdt_follow follow;
+	sigset_t saved_mask;   /* the caller's signal mask, for the command to start with */
+	pid_t pid;
+	bool any_by_hand;      /* some semaphore is raised by hand */
+	bool exec_seen;
+	struct usdt_count_result *res;
+};
+
+static void note(const struct session *s, const char *fmt, const char *arg)
+{
+	if (s->o->log) {
+		fputs("tally: ", s->o->log);
+		fprintf(s->o->log, fmt, arg);
+		fputc('\n', s->o->log);
+	}
+}
+
+static int row_index(struct usdt_count_result *res, const struct usdt_probe *p, size_t *out)
+{
+	char name[512];
+	snprintf(name, sizeof(name), "%s:%s", p->provider, p->name);
+	for (size_t i = 0; i < res->n; i++)
+		if (!strcmp(res->v[i].probe, name)) {
+			*out = i;
+			return 0;
+		}
+	struct usdt_count_row *r = vec_push(res);
+	if (!r || !(r->probe = strdup(name)))
+		return err_set(-ENOMEM, "out of memory");
+	r->nargs = p->nargs < 12 ? p->nargs : 12;
+	*out = res->n - 1;
+	return 0;
+}
+
+/* Picks the sites matching the patterns; every pattern must match something. */
+static int select_sites(struct session *s)
+{
+	const struct usdt_count_opts *o = s->o;
+	size_t total = 0;
+	for (size_t i = 0; i < s->objs.n; i++)
+		total += s->objs.v[i].probes.n;
+	if (!total && o->cmd)
+		return err_set(-ENOENT, "%s: no USDT probes (no stapsdt notes) in the executable "
+					"or the libraries it needs", s->objs.n ? s->objs.v[0].path : o->cmd[0]);
+	if (!total)
+		return err_set(-ENOENT, "process %d: no USDT probes (no stapsdt notes) in any object "
+					"it maps", (int)o->pid);
+	for (size_t k = 0; k < o->npatterns; k++) {
+		bool any = false;
+		for (size_t i = 0; i < s->objs.n && !any; i++)
+			for (size_t j = 0; j < s->objs.v[i].probes.n && !any; j++)
+				any = usdt_match(&s->objs.v[i].probes.v[j], o->patterns[k]);
+		if (!any)
+			return err_set(-ENOENT, "no probe matches '%s' (tally probes list shows them)",
+				       o->patterns[k]);
+	}
+	for (size_t i = 0; i < s->objs.n; i++) {
+		struct usdt_object *obj = &s->objs.v[i];
+		for (size_t j = 0; j < obj->probes.n; j++) {
+			struct usdt_probe *p = &obj->probes.v[j];
+			bool want = !o->npatterns;
+			for (size_t k = 0; k < o->npatterns && !want; k++)
+				want = usdt_match(p, o->patterns[k]);
+			if (!want)
+				continue;
+			struct site *st = vec_push(&s->sites);
+			if (!st)
+				return err_set(-ENOMEM, "out of memory");
+			st->obj = obj, st->probe = p;
+			st->by_hand = p->semaphore && (s->pmu.ref_ctr_shift < 0 || !p->sem_offset);
+			s->any_by_hand |= st->by_hand;
+			int e = row_index(s->res, p, &st->row);
+			if (e)
+				return e;
+		}
+	}
+	return 0;
+}
+
+/* One event per site for task tid; with --args a sampling one. */
+static int open_site_events(struct session *s, pid_t tid, bool on_exec)
+{
+	for (size_t i = 0; i < s->sites.n; i++) {
+		struct site *st = &s->sites.v[i];
+		uint64_t ref = st->by_hand ? 0 : st->probe->sem_offset;
+		int fd = -1, e = uprobe_open(&s->pmu, st->obj->open_path, st->probe->pc_offset, ref,
+					     tid, on_exec,
+					     s->o->args ? usdt_sampler_config(&s->sampler) : NULL, &fd);
+		if (!e && s->o->args)
+			e = usdt_sampler_add(&s->sampler, fd, tid, i);
+		int *slot = vec_push(&s->fds);
+		size_t *which = vec_push(&s->fd_site);
+		if (!slot || !which) {
+			if (slot)
+				s->fds.n--;
+			if (fd >= 0)
+				close(fd);
+			return err_set(-ENOMEM, "out of memory");
+		}
+		*slot = fd, *which = i;
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
+/* Raises (delta 1) or lowers (-1) the semaphores that the kernel does not manage. */
+static void semaphores_by_hand(struct session *s, int delta)
+{
+	for (size_t i = 0; i < s->sites.n; i++) {
+		struct site *st = &s->sites.v[i];
+		if (!st->by_hand || st->raised == (delta > 0))
+			continue;
+		if (delta > 0 && usdt_object_load_maps(st->obj, s->pid))
+			continue;
+		if (!usdt_semaphore_add(s->pid, st->obj, st->probe->sem_offset, delta))
+			st->raised = delta > 0;
+		else if (delta > 0)
+			note(s, "%s", err_msg());
+	}
+}
+
+/* A task the target started (or the target itself): its events, enabled at exec for the
+ * command not yet exec'd. A task that is already gone has nothing to count. */
+static int on_task(pid_t tid, void *ctx)
+{
+	struct session *s = ctx;
+	int e = open_site_events(s, tid, s->o->cmd && tid == s->pid && !s->exec_seen);
+	return e == -ESRCH ? 0 : e;
+}
+
+static void on_exec(pid_t tid, void *ctx)
+{
+	struct session *s = ctx;
+	if (tid != s->pid || s->exec_seen)
+		return;
+	s->exec_seen = true;
+	if (s->any_by_hand) {
+		note(s, "%s", "this kernel cannot raise USDT semaphores for uprobes "
+			      "(no ref_ctr_offset): raising them through /proc/PID/mem instead");
+		semaphores_by_hand(s, 1);
+	}
+}
+
+/* Every thread of a running process, until a pass over /proc/PID/task finds no new one
+ * (threads that seized threads create are followed already). */
+static int attach_threads(struct session *s)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "/proc/%d/task", (int)s->pid);
+	for (bool more = true; more;) {
+		more = false;
+		DIR *d = opendir(name);
+		if (!d)
+			return err_set(-ESRCH, "process %d: %s", (int)s->pid, strerror(errno));
+		int e = 0;
+		for (struct dirent *de; !e && (de = readdir(d));) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			if (tid <= 0)
+				continue;
+			size_t before = s->follow.ntasks;
+			e = usdt_follow_seize(&s->follow, tid);
+			if (e == -ESRCH) /* the thread ended meanwhile */
+				e = 0;
+			more |= s->follow.ntasks != before;
+		}
+		closedir(d);
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
+static int resolve_command(const char *name, char *out, size_t len)
+{
+	if (strchr(name, '/'))
+		return realpath(name, out) ? 0 : err_set(-errno, "%s: %s", name, strerror(errno));
+	const char *path = getenv("PATH");
+	char list[4096];
+	snprintf(list, sizeof(list), "%s", path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (char *save, *dir = strtok_r(list, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char cand[4096];
+		snprintf(cand, sizeof(cand), "%s/%s", dir, name);
+		if (!access(cand, X_OK) && realpath(cand, out))
+			return 0;
+	}
+	(void)len;
+	return err_set(-ENOENT, "%s: command not found", name);
+}
+
+/* Forks the command, stopped until released; its exec failures come back on errpipe. */
+static int start_command(struct session *s, int *go, int *errpipe)
+{
+	int gp[2], ep[2];
+	if (pipe2(gp, O_CLOEXEC) || pipe2(ep, O_CLOEXEC))
+		return err_set(-errno, "pipe: %s", strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0)
+		return err_set(-errno, "fork: %s", strerror(errno));
+	if (!pid) {
+		char c;
+		close(gp[1]);
+		close(ep[0]);
+		if (read(gp[0], &c, 1) != 1)
+			_exit(127);
+		/* Not tally's mask, which blocks SIGINT, SIGTERM and SIGCHLD for its signalfd. */
+		sigprocmask(SIG_SETMASK, &s->saved_mask, NULL);
+		execv(s->objs.v[0].open_path, s->o->cmd);
+		int e = errno;
+		if (write(ep[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(gp[0]);
+	close(ep[1]);
+	s->pid = pid;
+	*go = gp[1];
+	*errpipe = ep[0];
+	return 0;
+}
+
+static int release_command(struct session *s, int go, int errpipe)
+{
+	int e = 0;
+	if (write(go, "x", 1) != 1)
+		e = err_set(-errno, "releasing the command: %s", strerror(errno));
+	close(go);
+	/* EOF once exec has closed the pipe (before its ptrace stop), or exec's errno. */
+	int child_errno;
+	if (!e && read(errpipe, &child_errno, sizeof(child_errno)) == sizeof(child_errno))
+		e = err_set(-child_errno, "%s: %s", s->o->cmd[0], strerror(child_errno));
+	close(errpipe);
+	return e;
+}
+
+/* Waits for the target to end, a signal, or the duration, following its new tasks
+ * meanwhile. Returns true if it ended. */
+static bool wait_target(struct session *s, int sigfd)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+	struct pollfd pf[2] = { { sigfd, POLLIN, 0 }, { pidfd, POLLIN, 0 } };
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	bool ended = false;
+	while (!ended && !s->follow.error) {
+		int timeout = -1;
+		if (s->o->duration > 0) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			double left = s->o->duration - (double)(now.tv_sec - t0.tv_sec) -
+				      (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+			if (left <= 0)
+				break;
+			timeout = (int)(left * 1000) + 1;
+		}
+		if (s->o->args) /* drain often: the rings must not fill, strings must still be there */
+			timeout = timeout < 0 || timeout > 5 ? 5 : timeout;
+		int n = poll(pf, pidfd >= 0 ? 2 : 1, timeout);
+		if (n < 0 && errno != EINTR)
+			break;
+		bool stop = false;
+		if (n > 0 && (pf[0].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+			while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+				stop |= si.ssi_signo != SIGCHLD;
+		}
+		usdt_follow_poll(&s->follow);
+		if (s->o->args)
+			usdt_sampler_drain(&s->sampler);
+		ended = s->follow.main_ended || (n > 0 && (pf[1].revents & POLLIN));
+		if (stop)
+			break;
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return ended;
+}
+
+static int collect(struct session *s)
+{
+	for (size_t i = 0; i < s->fds.n; i++) {
+		uint64_t c;
+		if (s->fds.v[i] < 0)
+			continue;
+		int e = uprobe_count(s->fds.v[i], &c);
+		if (e)
+			return e;
+		s->res->v[s->sites.v[s->fd_site.v[i]].row].count += c;
+	}
+	return 0;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	return strcmp(((const struct usdt_count_row *)a)->probe,
+		      ((const struct usdt_count_row *)b)->probe);
+}
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int load_objects(struct session *s)
+{
+	const struct usdt_count_opts *o = s->o;
+	if (o->pid) {
+		s->pid = o->pid;
+		return usdt_objects_of_pid(&s->objs, o->pid, false);
+	}
+	char exe[4096];
+	int e = resolve_command(o->cmd[0], exe, sizeof(exe));
+	if (!e)
+		e = usdt_objects_add_file(&s->objs, exe, exe);
+	if (!e)
+		e = usdt_objects_add_needed(&s->objs, exe);
+	return e;
+}
+
+static int run(struct session *s, int sigfd)
+{
+	const struct usdt_count_opts *o = s->o;
+	int e = load_objects(s);
+	if (!e)
+		e = uprobe_pmu_probe(&s->pmu);
+	if (!e)
+		e = select_sites(s);
+	if (e)
+		return e;
+	raise_fd_limit();
+	if (o->args && (e = usdt_sampler_init(&s->sampler, &s->objs, s->sites.n, s->res->n)))
+		return e;
+	for (size_t i = 0; o->args && i < s->sites.n; i++)
+		usdt_sampler_set_site(&s->sampler, i, s->sites.v[i].obj, s->sites.v[i].probe,
+				      s->sites.v[i].row);
+	s->follow = (struct usdt_follow){ .on_task = on_task, .on_exec = on_exec, .ctx = s };
+	if (o->cmd) {
+		int go = -1, errpipe = -1;
+		if ((e = start_command(s, &go, &errpipe)))
+			return e;
+		s->follow.main = s->pid;
+		e = usdt_follow_seize(&s->follow, s->pid);
+		if (!e)
+			e = release_command(s, go, errpipe);
+		else
+			close(go), close(errpipe);
+		if (e) {
+			kill(s->pid, SIGKILL);
+			usdt_follow_detach(&s->follow);
+			waitpid(s->pid, &s->res->cmd_status, 0);
+			return e;
+		}
+	} else {
+		s->follow.main = s->pid;
+		if ((e = attach_threads(s))) {
+			usdt_follow_detach(&s->follow);
+			return e;
+		}
+		if (s->any_by_hand) {
+			note(s, "%s", "this kernel cannot raise USDT semaphores for uprobes "
+				      "(no ref_ctr_offset): raising them through /proc/PID/mem instead");
+			semaphores_by_hand(s, 1);
+		}
+		if (o->log)
+			fprintf(o->log, "tally: counting %zu probe site%s in process %d%s\n", s->sites.n,
+				s->sites.n == 1 ? "" : "s", (int)s->pid,
+				o->duration > 0 ? "" : " until it exits or Ctrl-C");
+	}
+	bool ended = wait_target(s, sigfd);
+	e = s->follow.error;
+	if (o->args)
+		usdt_sampler_drain(&s->sampler);
+	int ce = collect(s);
+	e = e ? e : ce;
+	if (!o->cmd && !ended)
+		semaphores_by_hand(s, -1);
+	/* Detached first, so that SIGTERM reaches a task no longer traced. */
+	usdt_follow_detach(&s->follow);
+	if (o->cmd && !ended && !s->follow.main_ended)
+		kill(s->pid, SIGTERM);
+	if (o->cmd && !s->follow.main_ended)
+		waitpid(s->pid, &s->res->cmd_status, 0);
+	else if (o->cmd)
+		s->res->cmd_status = s->follow.main_status;
+	if (o->args)
+		usdt_sampler_finish(&s->sampler, s->res);
+	return e;
+}
+
+int usdt_count(const struct usdt_count_opts *o, struct usdt_count_result *res)
+{
+	struct session s;
+	memset(&s, 0, sizeof(s));
+	memset(res, 0, sizeof(*res));
+	s.o = o;
+	s.res = res;
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, &s.saved_mask);
+	int sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	int e = sigfd < 0 ? err_set(-errno, "signalfd: %s", strerror(errno)) : run(&s, sigfd);
+	for (size_t i = 0; i < s.fds.n; i++)
+		if (s.fds.v[i] >= 0)
+			close(s.fds.v[i]);
+	if (o->args)
+		usdt_sampler_free(&s.sampler);
+	if (sigfd >= 0)
+		close(sigfd);
+	sigprocmask(SIG_SETMASK, &s.saved_mask, NULL);
+	vec_free(&s.fds);
+	vec_free(&s.fd_site);
+	vec_free(&s.sites);
+	usdt_follow_free(&s.follow);
+	usdt_objects_free(&s.objs);
+	if (!e)
+		qsort(res->v, res->n, sizeof(*res->v), cmp_rows);
+	return e;
+}
+
+void usdt_count_result_free(struct usdt_count_result *res)
+{
+	for (size_t i = 0; i < res->n; i++)
+		free(res->v[i].probe);
+	vec_free(res);
+}

@@ -1,0 +1,191 @@
+/*
+ * Running one instruction in the runtime (cpi.h): the BPF loader's part of agave's
+ * process_instruction. The input is serialized, the program runs in a fresh VM on the
+ * caller's remaining compute units, a nonzero return value becomes the runtime's error,
+ * and on success the accounts are deserialized with the runtime's checks; the lamports
+ * the instruction's accounts hold must not change in sum (UnbalancedInstruction).
+ */
+#include "sbpf/cpi.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "sbpf/profiler.h"
+
+void sbpf_program_error_name(uint64_t r0, char *buf, size_t size)
+{
+	static const char *const builtin[] = {
+		NULL, NULL, "InvalidArgument", "InvalidInstructionData", "InvalidAccountData",
+		"AccountDataTooSmall", "InsufficientFunds", "IncorrectProgramId",
+		"MissingRequiredSignature", "AccountAlreadyInitialized", "UninitializedAccount",
+		"NotEnoughAccountKeys", "AccountBorrowFailed", "MaxSeedLengthExceeded",
+		"InvalidSeeds", "BorshIoError", "AccountNotRentExempt", "UnsupportedSysvar",
+		"IllegalOwner", "MaxAccountsDataAllocationsExceeded", "InvalidRealloc",
+		"MaxInstructionTraceLengthExceeded", "BuiltinProgramsMustConsumeComputeUnits",
+		"InvalidAccountOwner", "ArithmeticOverflow", "Immutable", "IncorrectAuthority",
+	};
+	uint64_t hi = r0 >> 32;
+	if (!hi)
+		snprintf(buf, size, "Custom(%u)", (unsigned)r0);
+	else if (hi == 1 && !(uint32_t)r0)
+		snprintf(buf, size, "Custom(0)");
+	else if (!(uint32_t)r0 && hi < sizeof(builtin) / sizeof(builtin[0]))
+		snprintf(buf, size, "%s", builtin[hi]);
+	else
+		snprintf(buf, size, "InvalidError");
+}
+
+static const struct sbpf_rt_program *find_program(const struct sbpf_runtime *rt,
+						  const uint8_t id[32])
+{
+	for (size_t i = 0; i < rt->nprograms; i++)
+		if (!memcmp(rt->programs[i].id, id, 32))
+			return &rt->programs[i];
+	return NULL;
+}
+
+/* Sum of the lamports of the instruction's distinct accounts (as u128, in two halves). */
+static void lamport_sum(const struct sbpf_runtime *rt, const struct sbpf_ix_account *ix,
+			size_t n, uint64_t sum[2])
+{
+	sum[0] = sum[1] = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool dup = false;
+		for (size_t j = 0; j < i; j++)
+			dup |= ix[j].index == ix[i].index;
+		if (dup)
+			continue;
+		uint64_t v = rt->accounts[ix[i].index].lamports;
+		sum[0] += v;
+		sum[1] += sum[0] < v;
+	}
+}
+
+static int pass_on(struct sbpf_runtime *rt, struct sbpf_vm *parent, struct sbpf_vm *vm)
+{
+	size_t rlen;
+	const uint8_t *rdata = sbpf_vm_return_data(vm, &rlen);
+	if (parent) {
+		for (size_t i = 0; i < sbpf_vm_log_count(vm); i++) {
+			const char *s = sbpf_vm_log_at(vm, i);
+			if (sbpf_vm_log(parent, s, strlen(s)))
+				return -ENOMEM;
+		}
+		return rlen ? sbpf_vm_set_return_data(parent, rdata, rlen) : 0;
+	}
+	size_t n = sbpf_vm_log_count(vm);
+	rt->logs = calloc(n + 1, sizeof(char *));
+	rt->return_data = malloc(rlen + 1);
+	if (!rt->logs || !rt->return_data)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!(rt->logs[i] = strdup(sbpf_vm_log_at(vm, i))))
+			return -ENOMEM;
+		rt->nlogs = i + 1;
+	}
+	if (rlen)
+		memcpy(rt->return_data, rdata, rlen);
+	rt->return_len = rlen;
+	return 0;
+}
+
+static void set_error(struct sbpf_invoke_result *res, const char *name, const char *detail)
+{
+	snprintf(res->error, sizeof(res->error), "%s", name);
+	snprintf(res->detail, sizeof(res->detail), "%s", detail ? detail : name);
+}
+
+/* The VM's verdict: its error, or the program's return value. */
+static void vm_verdict(const struct sbpf_vm *vm, const struct sbpf_result *r,
+		       struct sbpf_invoke_result *res)
+{
+	char desc[400];
+	if (r->error == SBPF_E_SYSCALL_ERROR) {
+		snprintf(desc, sizeof(desc), "%s", r->detail[0] ? r->detail : r->syscall_error);
+		set_error(res, r->syscall_error, desc);
+	} else if (r->error != SBPF_OK) {
+		sbpf_result_describe(r, desc, sizeof(desc));
+		const struct sbpf_symbol *s = sbpf_program_symbol_at(sbpf_vm_program(vm), r->pc);
+		size_t l = strlen(desc);
+		snprintf(desc + l, sizeof(desc) - l, " at pc %llu%s%s", (unsigned long long)r->pc,
+			 s ? " in " : "", s ? s->name : "");
+		set_error(res, sbpf_error_name(r->error), desc);
+	} else if (r->r0) {
+		char name[64];
+		sbpf_program_error_name(r->r0, name, sizeof(name));
+		snprintf(desc, sizeof(desc), "the program returned %#llx", (unsigned long long)r->r0);
+		set_error(res, name, desc);
+	}
+}
+
+static int run_vm(struct sbpf_runtime *rt, struct sbpf_vm *parent,
+		  const struct sbpf_rt_program *p, struct sbpf_invocation *inv, uint64_t budget,
+		  struct sbpf_invoke_result *res)
+{
+	struct sbpf_vm *vm;
+	struct sbpf_vm_config cfg = { .compute_budget = budget };
+	int rc = sbpf_vm_create(p->prog, &cfg, &vm);
+	if (rc)
+		return rc;
+	sbpf_vm_set_input(vm, inv->input.buf, inv->input.len, true);
+	sbpf_vm_set_user(vm, inv);
+	if (rt->profiler)
+		sbpf_vm_set_hooks(vm, sbpf_profiler_hooks(rt->profiler));
+	struct sbpf_result r;
+	bool nested = rt->profiler && parent;
+	rt->stack[rt->depth++] = inv;
+	rc = nested ? sbpf_profiler_enter_program(rt->profiler, p->prog, p->name, p->path) : 0;
+	if (!rc)
+		rc = sbpf_vm_run(vm, &r);
+	if (nested) {
+		int rc2 = sbpf_profiler_exit_program(rt->profiler);
+		rc = rc ? rc : rc2;
+	}
+	rt->depth--;
+	if (!rc) {
+		res->cu = r.cu_used;
+		vm_verdict(vm, &r, res);
+		rc = pass_on(rt, parent, vm);
+	}
+	sbpf_vm_free(vm);
+	return rc;
+}
+
+int sbpf_runtime_invoke(struct sbpf_runtime *rt, struct sbpf_vm *parent,
+			const uint8_t program_id[32], const struct sbpf_ix_account *ix, size_t n,
+			const uint8_t *data, size_t data_len, uint64_t budget,
+			struct sbpf_invoke_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	const struct sbpf_rt_program *p = find_program(rt, program_id);
+	if (!p) {
+		set_error(res, "UnsupportedProgramId", "no such program in the fixture");
+		return 0;
+	}
+	struct sbpf_invocation inv = { rt, program_id, ix, n, { 0 } };
+	const char *ierr;
+	uint64_t before[2], after[2];
+	lamport_sum(rt, ix, n, before);
+	int rc = sbpf_serialize(rt->accounts, ix, n, data, data_len, program_id, p->aligned,
+				&inv.input, &ierr);
+	if (rc)
+		return err_set(rc, "out of memory");
+	if (ierr) {
+		set_error(res, ierr, NULL);
+		return 0;
+	}
+	rc = run_vm(rt, parent, p, &inv, budget, res);
+	if (!rc && !res->error[0]) {
+		rc = sbpf_deserialize(&inv.input, rt->accounts, ix, program_id, &ierr);
+		if (!rc && ierr)
+			set_error(res, ierr, NULL);
+	}
+	lamport_sum(rt, ix, n, after);
+	if (!rc && !res->error[0] && (before[0] != after[0] || before[1] != after[1]))
+		set_error(res, "UnbalancedInstruction", "the accounts' lamports changed in sum");
+	sbpf_input_free(&inv.input);
+	return rc == -ENOMEM ? err_set(rc, "out of memory") : rc;
+}
