@@ -5,6 +5,7 @@
  * FDEs are indexed once, sorted by start address. Rows are computed per lookup: callers
  * that unwind hot code keep their own cache (unwind/rule_cache.c).
  */
+#include "base/search.h"
 #include "dwarf/cfi.h"
 
 #include <elf.h>
@@ -635,14 +636,7 @@ static int index_lookup(struct dwarf_cfi *c, uint64_t pc, struct dwarf_cfi_row *
 		if (r)
 			return r;
 	}
-	size_t lo = 0, hi = c->nindex;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->index[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(c->index, c->nindex, .start, pc);
 	/* Walk back over entries starting at or before pc: FDEs may nest or overlap. */
 	for (size_t i = lo; i > 0 && lo - i < 4; i--) {
 		const struct cfi_index_entry *e = &c->index[i - 1];

@@ -5,6 +5,7 @@
  * kptr_restrict) every address reads as 0: the table is then empty and kernel frames are
  * shown as "[kernel]".
  */
+#include "base/search.h"
 #include "record/kallsyms.h"
 
 #include <stdio.h>
@@ -76,14 +77,7 @@ void rec_kallsyms_load(struct rec_kallsyms *k)
 
 const char *rec_kallsyms_find(const struct rec_kallsyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(k->syms, k->n, .addr, addr);
 	return lo ? k->syms[lo - 1].name : NULL;
 }
 

@@ -5,6 +5,7 @@
  * per-pc self weights of every node of the same module whose pc lies in that range, which
  * is exactly the cost that landed on these instructions, whichever stack it came with.
  */
+#include "base/search.h"
 #include "report/annotate_impl.h"
 
 #include <errno.h>
@@ -141,14 +142,7 @@ static int collect(const struct prof *p, uint32_t module, int metric, uint64_t l
  * symbol without size, runs up to the next symbol. */
 static const struct elf_symbol *symbol_at(const struct elf_symtab *t, uint64_t pc, uint64_t *end)
 {
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->syms[mid].addr <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(t->syms, t->n, .addr, pc);
 	/* Walk back a little: symbols may nest (aliases, local labels with sizes). */
 	for (size_t i = lo, steps = 0; i-- > 0 && steps < 64; steps++) {
 		const struct elf_symbol *s = &t->syms[i];

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/search.h"
 #include "sbpf/elf_parse.h"
 #include "sbpf/link.h"
 #include "sbpf/program.h"
@@ -96,14 +97,7 @@ void sbpf_sort_symbols(struct sbpf_program *p)
 
 const struct sbpf_symbol *sbpf_program_symbol_at(const struct sbpf_program *p, uint64_t pc)
 {
-	size_t lo = 0, hi = p->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->syms[mid].pc <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(p->syms, p->nsyms, .pc, pc);
 	if (!lo || pc >= p->syms[lo - 1].end_pc)
 		return NULL;
 	return &p->syms[lo - 1];

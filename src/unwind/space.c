@@ -2,6 +2,7 @@
  * A process's address space as mapping events describe it: a sorted array of mappings,
  * where a new mapping cuts away whatever it overlaps (as mmap with MAP_FIXED does).
  */
+#include "base/search.h"
 #include "unwind/unwind_internal.h"
 
 #include <errno.h>
@@ -91,14 +92,7 @@ void unw_space_clear(struct unw_space *s)
 
 const struct unw_mapping *unw_space_find(const struct unw_space *s, uint64_t addr)
 {
-	size_t lo = 0, hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(s->maps, s->n, .start, addr);
 	if (lo == 0 || addr >= s->maps[lo - 1].end)
 		return NULL;
 	return &s->maps[lo - 1];
