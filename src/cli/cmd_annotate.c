@@ -52,14 +52,25 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static bool colour_wanted(const char *when, const char *output, FILE *f)
+static bool colour_wanted(const char *when, const char *output)
 {
 	if (!strcmp(when, "always"))
 		return true;
 	if (!strcmp(when, "never") || (output && strcmp(output, "-")))
 		return false;
 	const char *term = getenv("TERM");
-	return isatty(fileno(f)) && !getenv("NO_COLOR") && !(term && !strcmp(term, "dumb"));
+	return isatty(fileno(stdout)) && !getenv("NO_COLOR") && !(term && !strcmp(term, "dumb"));
+}
+
+struct annotate_job {
+	struct prof *p;
+	const struct rep_annot_opts *o;
+};
+
+static int write_annotation(FILE *f, void *ctx)
+{
+	struct annotate_job *job = ctx;
+	return rep_annotate(f, job->p, job->o) ? -EINVAL : 0;
 }
 
 static int run(int argc, char **argv)
@@ -97,21 +108,9 @@ static int run(int argc, char **argv)
 		cli_fail("%s: no metric '%s' in the profile", path, metric);
 		goto out;
 	}
-	FILE *f = cli_open_output(output);
-	if (!f) {
-		cli_fail_err();
-		goto out;
-	}
-	o.color = !o.html && colour_wanted(when, output, f);
-	if (rep_annotate(f, p, &o)) {
-		err_prefix(-EINVAL, "%s", path);
-		cli_fail_err();
-		cli_close_output(f, output);
-		if (output && strcmp(output, "-"))
-			remove(output);
-		goto out;
-	}
-	rc = cli_close_output(f, output) ? cli_fail_err() : CLI_OK;
+	struct annotate_job job = { p, &o };
+	o.color = !o.html && colour_wanted(when, output);
+	rc = cli_write_output(output, path, write_annotation, &job) ? cli_fail_err() : CLI_OK;
 out:
 	prof_free(p);
 	return rc;

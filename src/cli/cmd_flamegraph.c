@@ -58,6 +58,17 @@ static int parse_number(const char *s, double min, double max, double *out)
 	return 0;
 }
 
+struct flame_job {
+	struct prof *p;
+	const struct rep_flame_opts *o;
+};
+
+static int write_flamegraph(FILE *f, void *ctx)
+{
+	struct flame_job *job = ctx;
+	return rep_flamegraph(f, job->p, job->o) ? -EINVAL : 0;
+}
+
 static int run(int argc, char **argv)
 {
 	struct rep_flame_opts o;
@@ -98,20 +109,8 @@ static int run(int argc, char **argv)
 		cli_fail("%s: no metric '%s' in the profile", path, metric);
 		goto out;
 	}
-	FILE *f = cli_open_output(output);
-	if (!f) {
-		cli_fail_err();
-		goto out;
-	}
-	if (rep_flamegraph(f, p, &o)) {
-		err_prefix(-EINVAL, "%s", path);
-		cli_fail_err();
-		cli_close_output(f, output);
-		if (output)
-			remove(output);
-		goto out;
-	}
-	rc = cli_close_output(f, output) ? cli_fail_err() : CLI_OK;
+	struct flame_job job = { p, &o };
+	rc = cli_write_output(output, path, write_flamegraph, &job) ? cli_fail_err() : CLI_OK;
 out:
 	prof_free(p);
 	return rc;

@@ -151,6 +151,22 @@ int cli_close_output(FILE *f, const char *path)
 	return 0;
 }
 
+int cli_write_output(const char *path, const char *source, int (*write)(FILE *f, void *ctx),
+		     void *ctx)
+{
+	FILE *f = cli_open_output(path);
+	if (!f)
+		return -errno;
+	int err = write(f, ctx);
+	if (!err)
+		return cli_close_output(f, path);
+	err_prefix(err, "%s", source);
+	cli_close_output(f, path);
+	if (path && strcmp(path, "-"))
+		remove(path);
+	return err;
+}
+
 static int replace(struct prof **p, int rc, struct prof *np)
 {
 	if (rc)

@@ -23,6 +23,11 @@ int cli_read_profile(const char *path, struct prof **out);
 FILE *cli_open_output(const char *path);
 /* Flushes and closes (not stdout: only flushed); reports write errors naming path. */
 int cli_close_output(FILE *f, const char *path);
+/* Opens path (as cli_open_output), runs write(f, ctx) and closes. When write fails its
+ * message is prefixed with source (the input it was writing from) and a partial output
+ * file is removed, so a failed run leaves no broken file behind. */
+int cli_write_output(const char *path, const char *source, int (*write)(FILE *f, void *ctx),
+		     void *ctx);
 
 /* The filters commands share (--focus RE, --hide RE, --fold-recursion), applied in that
  * order; *p is replaced by the filtered profile. NULL/false skip a filter. */
