@@ -25,6 +25,10 @@ check() {
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/tally-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
+# The project's shared material (test corpora) lies beside the checkout, in CI as here.
+SHARED=${SHARED:-$ROOT/../shared}
+[ -d "$SHARED" ] || SHARED=/work/shared
+
 # Test programs compiled once and shared by the plain and sanitized runs.
 CORPUS="$ROOT/build/test-corpus"
 mkdir -p "$CORPUS"

@@ -162,7 +162,7 @@ head -1 "$TMP/esc.txt" | grep -qxF 'function evil?[2J?1m' && ! grep -q $'\033' "
 # llvm-objdump), jump targets as addresses; weights land on their instructions. Calls and
 # lddw are left out: annotate reads the file's bytes, disasm the loaded program (calls
 # resolved to names, lddw immediates relocated).
-sbpf=$ROOT/../shared/corpus/sbpf/programs/counter.so
+sbpf=$SHARED/corpus/sbpf/programs/counter.so
 if [ -f "$sbpf" ]; then
 	entry=$(readelf --dyn-syms "$sbpf" | awk '$8 == "entrypoint" { print $2 }')
 	text=$(readelf -SW "$sbpf" | awk '{ for (i = 1; i < NF; i++) if ($i == ".text") print $(i + 2) }')

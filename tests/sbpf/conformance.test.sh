@@ -3,7 +3,7 @@
 # tests/execution.rs), and every rejection case fails with the reference's error.
 . tests/lib.sh
 
-DIR="${SBPF_CORPUS:-/work/shared/corpus/sbpf}/conformance"
+DIR="${SBPF_CORPUS:-$SHARED/corpus/sbpf}/conformance"
 if [ ! -f "$DIR/INDEX.md" ]; then
 	skip sbpf_conformance "no corpus at $DIR"
 	exit 0

@@ -5,7 +5,7 @@
 # Transfer costs 4645 CU (the figure the p-token project publishes for SPL Token).
 . tests/lib.sh
 
-DIR="${SBPF_CORPUS:-/work/shared/corpus/sbpf}/programs"
+DIR="${SBPF_CORPUS:-$SHARED/corpus/sbpf}/programs"
 if [ ! -f "$DIR/SOURCES.md" ]; then
 	skip sbpf_fixtures "no corpus at $DIR"
 	exit 0

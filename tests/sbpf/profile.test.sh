@@ -168,7 +168,7 @@ got=$("$TALLY" sbpf size "$OUT/inline.o" --folded -)
 # A deployed program without DWARF: .symtab names, total equal to the CU consumed; the
 # annotation takes the hottest function with a name (the hottest unnamed one has no
 # symbol to find its code by).
-DIR="${SBPF_CORPUS:-/work/shared/corpus/sbpf}/programs"
+DIR="${SBPF_CORPUS:-$SHARED/corpus/sbpf}/programs"
 if [ -f "$DIR/hello_world.so" ]; then
 	{ head -c 8 /dev/zero; printf '\000\000\000\000\000\000\000\000'; head -c 32 /dev/zero; } >"$TMP/empty"
 	json=$("$TALLY" sbpf run "$DIR/hello_world.so" --input "$TMP/empty" --json --folded "$TMP/hello.folded")

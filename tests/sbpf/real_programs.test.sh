@@ -5,7 +5,7 @@
 # InvalidInstructionData, 3 << 32; v4 by logging the memo, which sol_log_ refuses).
 . tests/lib.sh
 
-DIR="${SBPF_CORPUS:-/work/shared/corpus/sbpf}/programs"
+DIR="${SBPF_CORPUS:-$SHARED/corpus/sbpf}/programs"
 if [ ! -f "$DIR/SOURCES.md" ]; then
 	skip sbpf_real_programs "no corpus at $DIR"
 	exit 0
