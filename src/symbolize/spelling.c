@@ -64,9 +64,12 @@ static const char *lambda(struct out *o, const char *s)
 	return close + 1;
 }
 
-/* s at " [clone ": writes " (S1S2...)" for the run of clone suffixes, returns the rest. */
+/* s at " [clone ": writes " (S1S2...)" for the run of clone suffixes and returns the rest,
+ * or NULL (nothing written) when the first is not closed. */
 static const char *clones(struct out *o, const char *s)
 {
+	if (!strchr(s + 8, ']'))
+		return NULL;
 	put(o, " (", 2);
 	while (!strncmp(s, " [clone ", 8)) {
 		const char *end = strchr(s + 8, ']');
