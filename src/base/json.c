@@ -40,7 +40,7 @@ void json_print_string(FILE *out, const char *s)
 		} else if (*p == '"' || *p == '\\') {
 			putc('\\', out);
 			putc(*p++, out);
-		} else if (*p < 0x20) {
+		} else if (*p < 0x20 || *p == 0x7f) {
 			fprintf(out, "\\u%04x", *p++);
 		} else {
 			putc(*p++, out);

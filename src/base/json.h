@@ -7,7 +7,8 @@
 
 #include <stdio.h>
 
-/* Writes s as a JSON string with its quotes, or null when s is NULL. */
+/* Writes s as a JSON string with its quotes (control characters and DEL as \u escapes),
+ * or null when s is NULL. */
 void json_print_string(FILE *out, const char *s);
 
 #endif

@@ -105,10 +105,13 @@ static int run(int argc, char **argv)
 	if (cli_read_profile(path, &p))
 		return cli_fail_err();
 	int rc = CLI_FAIL;
-	if (metric && (o.metric = prof_find_metric(p, metric, NULL)) < 0) {
-		cli_fail("%s: no metric '%s' in the profile", path, metric);
+	int m = cli_pick_metric(p, path, metric);
+	if (m < -1) {
+		cli_fail_err();
 		goto out;
 	}
+	if (metric)
+		o.metric = m;
 	struct flame_job job = { p, &o };
 	rc = cli_write_output(output, path, write_flamegraph, &job) ? cli_fail_err() : CLI_OK;
 out:

@@ -4,16 +4,16 @@
  * VM's test syscall `log` (0 CU) besides the standard syscalls.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/file.h"
+#include "base/json.h"
 #include "cli/cli.h"
 #include "cli/cmd_sbpf_test.h"
 #include "cli/sbpf_out.h"
@@ -67,49 +67,6 @@ static const char help[] =
 	"printing every difference; `test` runs every *.json below DIR.\n\n"
 	"Exit status: 0 when the program succeeded, 1 when it failed or could not be loaded.\n";
 
-static int read_file(const char *path, uint8_t **out, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return err_set(-errno, "%s: %s", path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return err_set(-EINVAL, "%s: not a regular file", path);
-	}
-	size_t size = (size_t)st.st_size;
-	uint8_t *buf = malloc(size ? size : 1);
-	size_t got = 0;
-	while (buf && got < size) {
-		ssize_t n = read(fd, buf + got, size - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	if (!buf || got != size) {
-		free(buf);
-		return err_set(-EIO, "%s: cannot read the file", path);
-	}
-	*out = buf;
-	*len = size;
-	return 0;
-}
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 static void print_hex(FILE *f, const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -139,13 +96,13 @@ static void print_json(const struct sbpf_vm *vm, const struct sbpf_result *r)
 {
 	char desc[400], where[300];
 	printf("{\"result\": ");
-	json_string(stdout, result_name(r));
+	json_print_string(stdout, result_name(r));
 	printf(", \"return_value\": %" PRIu64 ", \"compute_units\": %" PRIu64 ", \"logs\": [",
 	       r->error == SBPF_OK ? r->r0 : 0, r->cu_used);
 	for (size_t i = 0; i < sbpf_vm_log_count(vm); i++) {
 		if (i)
 			fputs(", ", stdout);
-		json_string(stdout, sbpf_vm_log_at(vm, i));
+		json_print_string(stdout, sbpf_vm_log_at(vm, i));
 	}
 	size_t rlen;
 	const uint8_t *rdata = sbpf_vm_return_data(vm, &rlen);
@@ -156,9 +113,9 @@ static void print_json(const struct sbpf_vm *vm, const struct sbpf_result *r)
 		sbpf_result_describe(r, desc, sizeof(desc));
 		describe_pc(sbpf_vm_program(vm), r->pc, where, sizeof(where));
 		printf(", \"error\": ");
-		json_string(stdout, desc);
+		json_print_string(stdout, desc);
 		printf(", \"pc\": %" PRIu64 ", \"location\": ", r->pc);
-		json_string(stdout, where);
+		json_print_string(stdout, where);
 	}
 	printf("}\n");
 }
@@ -274,7 +231,7 @@ static int run_program(int argc, char **argv)
 		cli_fail("out of memory");
 		goto out;
 	}
-	if ((o.input && read_file(o.input, &input, &input_len)) ||
+	if ((o.input && file_read(o.input, &input, &input_len)) ||
 	    sbpf_program_load_file(o.program, &sys, &o.load, &prog)) {
 		cli_fail_err();
 		goto out;

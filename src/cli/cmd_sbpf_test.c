@@ -12,35 +12,22 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/json.h"
 #include "base/vec.h"
 #include "cli/cli.h"
 #include "cli/sbpf_out.h"
 #include "profile/profile.h"
 #include "sbpf/fixture.h"
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	putchar('"');
-}
-
 static void print_outcome(const struct sbpf_outcome *o, bool json)
 {
 	if (json) {
 		printf("{\"result\": ");
-		json_str(o->result);
+		json_print_string(stdout, o->result);
 		printf(", \"compute_units\": %" PRIu64 ", \"logs\": [", o->cu);
 		for (size_t i = 0; i < o->nlogs; i++) {
 			fputs(i ? ", " : "", stdout);
-			json_str(o->logs[i]);
+			json_print_string(stdout, o->logs[i]);
 		}
 		printf("], \"return_data\": \"");
 		for (size_t i = 0; i < o->return_len; i++)

@@ -4,6 +4,7 @@
  * with its weight. Call sites are merged first: speedscope has no notion of pcs. Frames are
  * numbered in order of first use during the canonical walk, so output is reproducible.
  */
+#include "base/json.h"
 #include "report/report.h"
 
 #include <errno.h>
@@ -13,7 +14,6 @@
 
 #include "base/err.h"
 #include "profile/profile.h"
-#include "report/json.h"
 #include "tally/tally.h"
 
 struct ss {
@@ -76,10 +76,10 @@ static void frames(struct ss *s, const struct prof *p)
 		else
 			snprintf(name, sizeof(name), "%.4000s", prof_frame_label(p, s->order[i]));
 		fputs(i ? ",\n{\"name\":" : "\n{\"name\":", s->f);
-		rep_json_string(s->f, name);
+		json_print_string(s->f, name);
 		if (fr->file) {
 			fputs(",\"file\":", s->f);
-			rep_json_string(s->f, prof_str(p, fr->file));
+			json_print_string(s->f, prof_str(p, fr->file));
 		}
 		if (fr->line)
 			fprintf(s->f, ",\"line\":%" PRIu32, fr->line);
@@ -108,7 +108,7 @@ static int profile(struct ss *s, const struct prof *p, int metric, const char *n
 	snprintf(title, sizeof(title), "%.4000s (%.100s)", name, prof_str(p, m->type));
 	fputs(metric ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":",
 	      s->f);
-	rep_json_string(s->f, title);
+	json_print_string(s->f, title);
 	fprintf(s->f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64 ",\"samples\":[",
 		unit_of(prof_str(p, m->unit)), total[metric]);
 	s->metric = metric;
@@ -143,7 +143,7 @@ int rep_speedscope(FILE *f, const struct prof *orig, const char *name)
 		for (size_t m = 0; !rc && m < prof_nmetrics(p); m++)
 			rc = profile(&s, p, (int)m, name);
 		fputs("],\n\"name\":", f);
-		rep_json_string(f, name);
+		json_print_string(f, name);
 		fprintf(f, ",\n\"activeProfileIndex\":%d,\n\"exporter\":\"tally %s\"}\n",
 			prof_info(p)->default_metric, TALLY_VERSION);
 	}

@@ -8,16 +8,14 @@
 #include "sbpf/program.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/cursor.h"
 #include "base/err.h"
+#include "base/file.h"
 #include "sbpf/elf_parse.h"
 #include "sbpf/link.h"
 #include "sbpf/syscall.h"
@@ -575,28 +573,11 @@ int sbpf_program_load(const char *name, const uint8_t *bytes, size_t size,
 int sbpf_program_load_file(const char *path, const struct sbpf_syscalls *syscalls,
 			   const struct sbpf_load_options *opt, struct sbpf_program **out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return err_set(-errno, "%s: %s", path, strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return err_set(-EINVAL, "%s: not a regular file", path);
-	}
-	size_t size = (size_t)st.st_size;
-	uint8_t *buf = malloc(size ? size : 1);
-	size_t got = 0;
-	while (buf && got < size) {
-		ssize_t n = read(fd, buf + got, size - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	if (!buf || got != size) {
-		free(buf);
-		return err_set(-EIO, "%s: cannot read the file", path);
-	}
+	uint8_t *buf;
+	size_t size;
+	int err = file_read(path, &buf, &size);
+	if (err)
+		return err;
 	int rc = sbpf_program_load(path, buf, size, syscalls, opt, out);
 	free(buf);
 	return rc;

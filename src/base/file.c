@@ -1,0 +1,42 @@
+/*
+ * Whole-file reads: see file.h.
+ */
+#include "base/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/err.h"
+
+int file_read(const char *path, uint8_t **out, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return err_set(-errno, "%s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return err_set(-EINVAL, "%s: not a regular file", path);
+	}
+	size_t size = (size_t)st.st_size;
+	uint8_t *buf = malloc(size ? size : 1);
+	size_t got = 0;
+	while (buf && got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (!buf || got != size) {
+		free(buf);
+		return err_set(-EIO, "%s: cannot read the file", path);
+	}
+	*out = buf;
+	*len = size;
+	return 0;
+}

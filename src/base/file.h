@@ -1,0 +1,15 @@
+/*
+ * Reading a whole regular file into memory, for inputs small enough to hold (programs,
+ * raw input buffers). Large files are mapped by their readers instead.
+ */
+#ifndef TALLY_BASE_FILE_H
+#define TALLY_BASE_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 0 and a malloc'd copy of path's bytes (*len of them), or a negative code with the
+ * message set ("PATH: not a regular file", "PATH: cannot read the file"). */
+int file_read(const char *path, uint8_t **out, size_t *len);
+
+#endif
