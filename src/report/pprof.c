@@ -427,8 +427,8 @@ static void comments(struct enc *e, struct pb_buf *out)
 		const struct wmap *w = &e->maps.v[e->map_order[i]];
 		const struct prof_module *m = prof_module_at(e->p, w->slot);
 		/* Pseudo-files ([kernel], [vdso]) have no file to disagree with. */
-		int n = m && prof_str(e->p, m->path)[0] != '[' ? snprintf(buf, sizeof(buf), PPROF_MAPPING_COMMENT "%#" PRIx64 ",%#" PRIx64
-				     ",%#" PRIx64 ",%s", w->start, w->offset, w->vaddr,
+		int n = m && prof_str(e->p, m->path)[0] != '[' ? snprintf(buf, sizeof(buf), PPROF_MAPPING_COMMENT "0x%" PRIx64 ",0x%" PRIx64
+				     ",0x%" PRIx64 ",%s", w->start, w->offset, w->vaddr,
 				     prof_str(e->p, m->path))
 			  : -1;
 		/* A name too long to repeat whole is left to the reader's other means. */
