@@ -306,6 +306,25 @@ static int index_tables(struct pprof *x)
 	return 0;
 }
 
+/* "0xHEX," at *p (before end), moving *p past it. */
+static bool hex_field(const char **p, const char *end, uint64_t *out)
+{
+	const char *s = *p;
+	*out = 0;
+	if (end - s < 4 || s[0] != '0' || s[1] != 'x')
+		return false;
+	for (s += 2; s < end && *s != ','; s++) {
+		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+		if (d < 0 || *out >> 60)
+			return false;
+		*out = *out << 4 | (uint64_t)d;
+	}
+	if (s == end || s == *p + 2)
+		return false;
+	*p = s + 1;
+	return true;
+}
+
 /* Reads the PPROF_MAPPING_COMMENTs. Comments are free text: one that does not parse is
  * someone else's and is left alone. */
 static int read_notes(struct pprof *x)
@@ -313,20 +332,15 @@ static int read_notes(struct pprof *x)
 	static const char tag[] = PPROF_MAPPING_COMMENT;
 	for (size_t i = 0; i < x->comments.n; i++) {
 		const struct pstr *c = x->comments.v[i] < x->strs.n ? &x->strs.v[x->comments.v[i]] : NULL;
-		char buf[128];
-		if (!c || c->len <= sizeof(tag) - 1 || memcmp(c->s, tag, sizeof(tag) - 1))
+		if (!c || c->len < sizeof(tag) - 1 || memcmp(c->s, tag, sizeof(tag) - 1))
 			continue;
-		/* The numbers are in the first bytes; the file name is compared in place. */
-		size_t n = c->len < sizeof(buf) - 1 ? c->len : sizeof(buf) - 1;
-		memcpy(buf, c->s, n);
-		buf[n] = 0;
+		const char *at = c->s + sizeof(tag) - 1, *end = c->s + c->len;
 		struct pnote note;
-		int used = 0;
-		if (sscanf(buf + sizeof(tag) - 1, "0x%" SCNx64 ",0x%" SCNx64 ",0x%" SCNx64 ",%n",
-			   &note.start, &note.offset, &note.vaddr, &used) != 3 || !used)
+		if (!hex_field(&at, end, &note.start) || !hex_field(&at, end, &note.offset) ||
+		    !hex_field(&at, end, &note.vaddr))
 			continue;
-		note.file = c->s + sizeof(tag) - 1 + used;
-		note.file_len = c->len - (sizeof(tag) - 1) - (size_t)used;
+		note.file = at;
+		note.file_len = (size_t)(end - at);
 		struct pnote *slot = vec_push(&x->notes);
 		if (!slot)
 			return err_set(-ENOMEM, "out of memory");
