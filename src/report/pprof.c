@@ -185,7 +185,8 @@ static uint64_t mapping_of(struct enc *e, uint32_t slot, uint64_t pc)
 	if (e->rc)
 		return 0;
 	size_t seg = 0;
-	while (seg < w->nsegs && !(pc >= w->segs[seg].vaddr && pc - w->segs[seg].vaddr < w->segs[seg].memsz))
+	while (seg < w->nsegs &&
+	       !(pc >= w->segs[seg].vaddr && pc - w->segs[seg].vaddr < w->segs[seg].memsz))
 		seg++;
 	if (w->map_of[seg])
 		return w->map_of[seg];
@@ -362,7 +363,8 @@ static void value_type(struct enc *e, struct pb_buf *out, unsigned field,
 static int cmp_map(const void *a, const void *b, void *ctx)
 {
 	const struct enc *e = ctx;
-	const struct wmap *x = &e->maps.v[*(const uint32_t *)a], *y = &e->maps.v[*(const uint32_t *)b];
+	const struct wmap *x = &e->maps.v[*(const uint32_t *)a];
+	const struct wmap *y = &e->maps.v[*(const uint32_t *)b];
 	uint32_t rx = e->mods[x->slot].rank - 1, ry = e->mods[y->slot].rank - 1;
 	if (rx != ry)
 		return rx < ry ? -1 : 1;
@@ -426,12 +428,13 @@ static void comments(struct enc *e, struct pb_buf *out)
 	for (size_t i = 0; i < e->maps.n; i++) {
 		const struct wmap *w = &e->maps.v[e->map_order[i]];
 		const struct prof_module *m = prof_module_at(e->p, w->slot);
-		/* Pseudo-files ([kernel], [vdso]) have no file to disagree with. */
-		int n = m && prof_str(e->p, m->path)[0] != '[' ? snprintf(buf, sizeof(buf), PPROF_MAPPING_COMMENT "0x%" PRIx64 ",0x%" PRIx64
-				     ",0x%" PRIx64 ",%s", w->start, w->offset, w->vaddr,
-				     prof_str(e->p, m->path))
-			  : -1;
-		/* A name too long to repeat whole is left to the reader's other means. */
+		const char *path = m ? prof_str(e->p, m->path) : "[";
+		/* Pseudo-files ([kernel], [vdso]) have no file to disagree with; a name too long
+		 * to repeat whole is left to the reader's other means. */
+		int n = path[0] == '[' ? -1
+				       : snprintf(buf, sizeof(buf), PPROF_MAPPING_COMMENT "0x%" PRIx64
+						  ",0x%" PRIx64 ",0x%" PRIx64 ",%s", w->start,
+						  w->offset, w->vaddr, path);
 		if (n > 0 && (size_t)n < sizeof(buf))
 			pb_varint(&e->sub2, own_str_id(e, buf));
 	}
