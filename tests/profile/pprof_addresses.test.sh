@@ -7,8 +7,8 @@
 # the way perf_to_profile converts them (mapping from the MMAP2 event, raw sample ips).
 # Oracles: the file:line Go's runtime gave each pc, go tool pprof -disasm (for non-PIE:
 # its Go-only object reader ignores mappings), perf annotate, objdump. Then the round
-# trips: foreign -> tally -> pprof -> tally, and tally record -> pprof -> tally, exact
-# whether or not the binary is still there.
+# trips: foreign -> tally -> pprof -> tally, and tally record -> pprof (-> go tool pprof
+# -proto) -> tally, exact whether or not the binary is still there.
 . tests/lib.sh
 
 # Offline, with the build cache and module path in the scratch directory.
@@ -156,11 +156,15 @@ for kind in nopie lldpie; do
 		"$TALLY" annotate --function crunch "$TMP/$kind-rec.data" >"$TMP/rec-$kind.txt" 2>&1
 		"$TALLY" export -f pprof "$TMP/$kind-rec.data" -o "$TMP/$kind-rec.pb.gz"
 		"$TALLY" annotate --function crunch "$TMP/$kind-rec.pb.gz" >"$TMP/rec-$kind-re.txt" 2>&1
+		# go tool pprof -proto rewrites the file; tally's mapping comments survive it.
+		go tool pprof -symbolize=none -proto "$TMP/$kind-rec.pb.gz" >"$TMP/$kind-rec-go.pb.gz" 2>/dev/null
 		mv "$bin" "$bin.moved"
 		"$TALLY" annotate --function crunch --binary "$bin.moved" "$TMP/$kind-rec.pb.gz" >"$TMP/rec-$kind-moved.txt" 2>&1
+		"$TALLY" annotate --function crunch --binary "$bin.moved" "$TMP/$kind-rec-go.pb.gz" >"$TMP/rec-$kind-go.txt" 2>&1
 		mv "$bin.moved" "$bin"
 		grep -qE '^ *[0-9.]+% ' "$TMP/rec-$kind.txt" && cmp -s "$TMP/rec-$kind.txt" "$TMP/rec-$kind-re.txt" &&
 			cmp -s <(sed 2d "$TMP/rec-$kind.txt") <(sed 2d "$TMP/rec-$kind-moved.txt") &&
+			cmp -s "$TMP/rec-$kind-moved.txt" "$TMP/rec-$kind-go.txt" &&
 			pass "c_${kind}_recording_round_trip_is_exact" ||
 			fail "c_${kind}_recording_round_trip_is_exact" "$(diff "$TMP/rec-$kind.txt" "$TMP/rec-$kind-moved.txt" | head -4 | tr '\n' ' ')"
 	else
