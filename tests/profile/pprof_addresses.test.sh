@@ -139,8 +139,13 @@ for kind in nopie lldpie; do
 	[ "$(wc -l <<<"$ours")" -ge 2 ] && [ "$ours" = "$theirs" ] && pass "c_${kind}_annotate_matches_perf_annotate" ||
 		fail "c_${kind}_annotate_matches_perf_annotate" "ours: $(echo $ours) perf: $(echo $theirs) $(head -3 "$TMP/c-$kind.txt" | tr '\n' ' ')"
 
-	# foreign -> tally -> pprof -> tally: the same listing, with or without the binary.
+	# foreign -> tally -> pprof: the mapping is the kernel's MMAP2 event again, with the
+	# build-id readelf reports; -> tally: the same listing, with or without the binary.
 	"$TALLY" export -f pprof "$TMP/$kind.pb" -o "$TMP/$kind-re.pb.gz"
+	want=$(printf '0x%x/0x%x/0x%x %s %s' $((start)) $((start + len)) $((pgoff)) "$bin" "$bid")
+	got=$(go tool pprof -raw "$TMP/$kind-re.pb.gz" 2>/dev/null | sed -n '/^Mappings/,$s/^[0-9]*: \([^ ]* [^ ]* [^ ]*\).*/\1/p')
+	[ -n "$bid" ] && grep -qxF "$want" <<<"$got" && pass "c_${kind}_export_mapping_is_the_mmap_event_with_build_id" ||
+		fail "c_${kind}_export_mapping_is_the_mmap_event_with_build_id" "want $want; go tool pprof -raw: $(echo $got)"
 	"$TALLY" annotate "$TMP/$kind-re.pb.gz" >"$TMP/c-$kind-re.txt" 2>&1
 	mv "$bin" "$bin.moved"
 	"$TALLY" annotate --binary "$bin.moved" "$TMP/$kind-re.pb.gz" >"$TMP/c-$kind-moved.txt" 2>&1
