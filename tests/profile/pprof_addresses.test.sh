@@ -139,6 +139,15 @@ for kind in nopie lldpie; do
 	[ "$(wc -l <<<"$ours")" -ge 2 ] && [ "$ours" = "$theirs" ] && pass "c_${kind}_annotate_matches_perf_annotate" ||
 		fail "c_${kind}_annotate_matches_perf_annotate" "ours: $(echo $ours) perf: $(echo $theirs) $(head -3 "$TMP/c-$kind.txt" | tr '\n' ' ')"
 
+	# Unsymbolized (address-only locations, as perf_to_profile writes them): the report
+	# names each pc as BINARY+VADDR, which llvm-symbolizer puts in crunch.
+	sed 's/, "func": "crunch"//' "$TMP/$kind.json" >"$TMP/$kind-anon.json"
+	node tests/report/annotate_pprof.js "$TMP/$kind-anon.json" "$TMP/$kind-anon.pb"
+	addrs=$("$TALLY" report "$TMP/$kind-anon.pb" | sed -n "s/.*  $(basename "$bin")+\(0x[0-9a-f]*\)\$/\1/p" | sort -u)
+	funcs=$(llvm-symbolizer --no-inlines --obj="$bin" $addrs | awk 'NR % 3 == 1' | sort -u)
+	[ "$(wc -w <<<"$addrs")" -ge 2 ] && [ "$funcs" = crunch ] && pass "c_${kind}_unsymbolized_report_gives_vaddrs" ||
+		fail "c_${kind}_unsymbolized_report_gives_vaddrs" "$(echo $addrs) -> $(echo $funcs)"
+
 	# foreign -> tally -> pprof: the mapping is the kernel's MMAP2 event again, with the
 	# build-id readelf reports; -> tally: the same listing, with or without the binary.
 	"$TALLY" export -f pprof "$TMP/$kind.pb" -o "$TMP/$kind-re.pb.gz"

@@ -38,7 +38,7 @@ parts.push(msg(3, [uint(1, 1), uint(2, start), uint(3, limit), uint(4, BigInt(sp
 const funcs = new Map(), locs = new Map();
 for (const s of spec.samples) {
 	const ids = s.stack.map(({ addr, func, inlined }) => {
-		const names = [...(inlined || []), func];
+		const names = func ? [...(inlined || []), func] : []; /* no func: address only */
 		for (const f of names) {
 			if (!funcs.has(f)) {
 				funcs.set(f, funcs.size + 1);
