@@ -25,7 +25,8 @@ struct pprof_seg {
 };
 
 /* The loadable segments of the ELF file at path, when it is a regular file whose GNU
- * build-id is build_id_hex (any file when build_id_hex is NULL or ""). Returns 0 and a
+ * build-id is build_id_hex (any file when build_id_hex is NULL or ""), else of its copy in
+ * perf's build-id cache ($PERF_BUILDID_DIR or ~/.debug, .build-id/xx/rest/elf). Returns 0 and a
  * malloc'd array (*n may be 0: an object file has no segments), or -ENOENT with no message
  * set when there is no such file (missing, not ELF, another build). */
 int pprof_segments(const char *path, const char *build_id_hex, struct pprof_seg **out,

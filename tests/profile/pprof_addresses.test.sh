@@ -164,6 +164,21 @@ for kind in nopie lldpie; do
 		pass "c_${kind}_foreign_round_trip_is_exact" ||
 		fail "c_${kind}_foreign_round_trip_is_exact" "$(diff "$TMP/c-$kind.txt" "$TMP/c-$kind-moved.txt" | head -4 | tr '\n' ' ')"
 
+	# Gone from its path but kept in perf's build-id cache: the foreign file still reads as
+	# vaddrs (the cached copy has the segments).
+	cached=$TMP/buildid-cache/.build-id/${bid:0:2}/${bid:2}
+	mkdir -p "$cached" && cp "$bin" "$cached/elf"
+	mv "$bin" "$bin.moved"
+	PERF_BUILDID_DIR=$TMP/buildid-cache "$TALLY" annotate --binary "$bin.moved" "$TMP/$kind.pb" >"$TMP/c-$kind-cache.txt" 2>&1
+	# (perf record itself may have left a copy in ~/.debug: look in an empty cache instead)
+	mkdir -p "$TMP/empty-cache"
+	PERF_BUILDID_DIR=$TMP/empty-cache "$TALLY" annotate --binary "$bin.moved" "$TMP/$kind.pb" >"$TMP/c-$kind-nocache.txt" 2>&1
+	mv "$bin.moved" "$bin"
+	cmp -s <(sed 2d "$TMP/c-$kind.txt") <(sed 2d "$TMP/c-$kind-cache.txt") &&
+		! cmp -s "$TMP/c-$kind-cache.txt" "$TMP/c-$kind-nocache.txt" &&
+		pass "c_${kind}_binary_found_in_build_id_cache" ||
+		fail "c_${kind}_binary_found_in_build_id_cache" "$(head -3 "$TMP/c-$kind-cache.txt" | tr '\n' ' ')"
+
 	# tally record -> pprof -> tally: the listing of the recording itself, again with the
 	# binary in place and moved away.
 	if "$TALLY" record -o "$TMP/$kind-rec.data" -- "$bin" "$long" >/dev/null 2>"$TMP/rec.err"; then
