@@ -37,3 +37,33 @@ err=$("$TALLY" sbpf disasm "$TMP/em_bpf.so" 2>&1 >/dev/null)
 [ "$err" = "tally: $TMP/em_bpf.so: InvalidProgramHeader" ] &&
 	pass sbpf_old_v3_layout_invalid_program_header ||
 	fail sbpf_old_v3_layout_invalid_program_header "$err"
+
+# The reference's LocalVerifier (what `solana program deploy` checks on v3 programs), under
+# --reject-broken-elfs, on the programs of its own tests (tests/verifier.rs:
+# local_verifier_invalid_syscall, local_verifier_call_negative; their `add64 r10, 0` is a
+# `mov64 r0, 0` here, since v3 does not let a program write r10).
+bytecode() { python3 -c 'import sys; sys.stdout.buffer.write(bytes.fromhex(sys.argv[1]))' "$1" >"$2"; }
+bytecode 'b7000000 00000000 18070000 00800000 00000000 00000000 85000000 93d11b00 95000000 00000000' "$TMP/sys.bin"
+bytecode 'b7000000 00000000 18070000 00800000 00000000 00000000 85100000 ffffffff 95000000 00000000' "$TMP/neg.bin"
+err=$("$TALLY" sbpf run "$TMP/sys.bin" --raw --version v3 --reject-broken-elfs 2>&1)
+[ "$err" = "tally: $TMP/sys.bin: VerifierError(InvalidSyscall(1823123))" ] &&
+	pass sbpf_local_verifier_invalid_syscall || fail sbpf_local_verifier_invalid_syscall "$err"
+err=$("$TALLY" sbpf run "$TMP/neg.bin" --raw --version v3 --reject-broken-elfs 2>&1)
+[ "$err" = "tally: $TMP/neg.bin: VerifierError(InvalidFunction(3))" ] &&
+	pass sbpf_local_verifier_call_negative || fail sbpf_local_verifier_call_negative "$err"
+# Without the deployment checks both load, as in the runtime, and fail only when run.
+out=$("$TALLY" sbpf run "$TMP/sys.bin" --raw --version v3 --json 2>&1)
+[[ "$out" == '{"result": "'* && "$out" != *VerifierError* ]] && pass sbpf_local_verifier_only_on_deploy ||
+	fail sbpf_local_verifier_only_on_deploy "$out"
+
+# A file without the ELF magic is judged by its e_flags word first, as the reference's
+# get_sbpf_version does before parsing: version 7 is UnsupportedSBPFVersion whatever the
+# rest, a valid version gives the parser's errors.
+head -c 40 /dev/zero >"$TMP/short"
+{ head -c 48 /dev/zero; printf '\007\000\000\000'; head -c 30 /dev/zero; } >"$TMP/v7"
+{ head -c 48 /dev/zero; printf '\003\000\000\000'; head -c 30 /dev/zero; } >"$TMP/v3"
+{ head -c 48 /dev/zero; printf '\000\000\000\000'; head -c 4 /dev/zero; } >"$TMP/v0short"
+got=""
+for f in short v7 v3 v0short; do got="$got $("$TALLY" sbpf run "$TMP/$f" 2>&1 | sed 's/.*: //')"; done
+[ "$got" = " ValueOutOfBounds UnsupportedSBPFVersion FailedToParse(InvalidFileHeader) ValueOutOfBounds" ] &&
+	pass sbpf_version_read_before_magic || fail sbpf_version_read_before_magic "$got"
