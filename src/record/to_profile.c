@@ -86,18 +86,19 @@ static int on_stack(const struct rec_sym_stack *st, void *arg)
 static void counters(struct prof *p, const struct rec_quality *q)
 {
 	const struct unw_stats *s = &q->stats;
-	uint64_t n = s->samples ? s->samples : 1;
 	char name[160];
-	prof_set_counter(p, "samples", (int64_t)q->info.samples);
+	prof_set_counter(p, REC_COUNTER_SAMPLES, (int64_t)q->info.samples);
 	prof_set_counter(p, "lost records", (int64_t)q->info.lost);
 	if (q->info.lost_samples)
 		prof_set_counter(p, "lost samples", (int64_t)q->info.lost_samples);
 	if (q->info.throttled)
 		prof_set_counter(p, "throttled", (int64_t)q->info.throttled);
-	prof_set_counter(p, "unwind: complete stacks %", (int64_t)(100 * s->complete / n));
-	prof_set_counter(p, "unwind: truncated stacks", (int64_t)s->truncated);
-	prof_set_counter(p, "unwind: single-frame stacks", (int64_t)s->single);
-	prof_set_counter(p, "unwind: average depth x10", (int64_t)(10 * s->frames / n));
+	/* Counts, not shares: merged profiles add their counters, and a report derives the
+	 * shares at the precision they need (rec_quality_summary). */
+	prof_set_counter(p, REC_COUNTER_COMPLETE, (int64_t)s->complete);
+	prof_set_counter(p, REC_COUNTER_TRUNCATED, (int64_t)s->truncated);
+	prof_set_counter(p, REC_COUNTER_SINGLE, (int64_t)s->single);
+	prof_set_counter(p, REC_COUNTER_FRAMES, (int64_t)s->frames);
 	if (s->fp_steps)
 		prof_set_counter(p, "unwind: frame-pointer steps", (int64_t)s->fp_steps);
 	if (q->info.fp_recorded)
