@@ -474,6 +474,42 @@ static int by_time(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* The time of a sample without decoding it: the index pass touches only the first bytes
+ * of a 32 KiB record. It follows the id, ip and pid/tid, whichever the attribute has; 0
+ * when it has none (or the record is too short: decoding it later says so). */
+static uint64_t sample_time(const struct perf_data *d, uint64_t off, uint16_t size)
+{
+	const struct perf_attr_info *a = &d->attrs[0];
+	uint64_t t = a->attr.sample_type;
+	if (d->nattrs > 1 && (t & PERF_SAMPLE_IDENTIFIER) && size >= 16) {
+		const struct perf_attr_info *by_id = attr_by_id(d, load_u64(d->recs + off + 8, false));
+		if (by_id)
+			a = by_id;
+		t = a->attr.sample_type;
+	}
+	unsigned at = 8 + 8 * (!!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) +
+			       !!(t & PERF_SAMPLE_TID));
+	if (!(t & PERF_SAMPLE_TIME) || at + 8u > size)
+		return 0;
+	return load_u64(d->recs + off + at, false);
+}
+
+/* Pages of records already handed out, dropped in runs of adjacent records: one madvise
+ * per record costs more than the unwinding. */
+struct release_run {
+	uint64_t lo, hi;
+};
+
+static void release_after(const struct perf_data *d, struct release_run *run, uint64_t off,
+			  uint64_t size)
+{
+	if (off != run->hi || run->hi - run->lo >= (1u << 20)) {
+		release(d, run->lo, run->hi - run->lo);
+		run->lo = off;
+	}
+	run->hi = off + size;
+}
+
 int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *ev, void *arg),
 		   void *arg)
 {
@@ -488,10 +524,16 @@ int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *e
 			r = bad(d, off, "record size runs past the data section");
 			goto out;
 		}
-	if ((r = decode(d, off, &ev)))
-			goto out;
-		if (ev.time)
-			last = ev.time;
+		uint64_t time;
+		if (load_u32(d->recs + off, false) == PERF_RECORD_SAMPLE) {
+			time = sample_time(d, off, size);
+		} else {
+			if ((r = decode(d, off, &ev)))
+				goto out;
+			time = ev.time;
+		}
+		if (time)
+			last = time;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 1024;
 			void *no = realloc(ord, cap * sizeof(*ord));
@@ -501,7 +543,7 @@ int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *e
 			}
 			ord = no;
 		}
-		ord[n].time = ev.time ? ev.time : last;
+		ord[n].time = time ? time : last;
 		ord[n++].off = off;
 		off += size;
 		if (off - released >= (1u << 20)) { /* the index pass keeps nothing resident */
@@ -511,11 +553,14 @@ int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *e
 	}
 	if (n)
 		qsort(ord, n, sizeof(*ord), by_time);
+	struct release_run run = { 0, 0 };
 	for (size_t i = 0; i < n && !r; i++) {
-		decode(d, ord[i].off, &ev);
-		r = fn(&ev, arg);
-		release(d, ord[i].off, ev.size);
+		r = decode(d, ord[i].off, &ev);
+		if (!r)
+			r = fn(&ev, arg);
+		release_after(d, &run, ord[i].off, ev.size);
 	}
+	release(d, run.lo, run.hi - run.lo);
 out:
 	free(ord);
 	return r;
