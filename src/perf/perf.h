@@ -12,10 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Records perf itself writes into perf.data (tools/perf/util/event.h). */
+/* Records perf itself writes into perf.data (tools/perf/lib/include/perf/event.h); the
+ * HEADER_ ones only in the pipe format (perf record -o -), where they stand for the file
+ * header's attribute section and features. */
 enum {
+	PERF_RECORD_HEADER_ATTR = 64,
+	PERF_RECORD_HEADER_TRACING_DATA = 66, /* followed by that many bytes, 8-aligned */
 	PERF_RECORD_HEADER_BUILD_ID = 67,
 	PERF_RECORD_FINISHED_ROUND = 68,
+	PERF_RECORD_AUXTRACE = 71,            /* followed by its size of AUX data */
+	PERF_RECORD_COMPRESSED = 81,
 };
 
 /* Feature bits of the perf.data header (tools/perf/util/header.h). */
@@ -46,11 +52,17 @@ struct perf_build_id {
 	const char *filename; /* in the file */
 };
 
+/* A record's place in time order. */
+struct perf_order {
+	uint64_t time, off;
+};
+
 struct perf_data {
 	const char *path;
 	const uint8_t *map;
 	size_t size;
 	bool owns_map;
+	bool pipe; /* the pipe format: attributes and build-ids come as records */
 	struct perf_attr_info *attrs;
 	size_t nattrs;
 	uint64_t data_off, data_size;
@@ -62,6 +74,9 @@ struct perf_data {
 	uint64_t features[4];
 	struct perf_build_id *build_ids;
 	size_t nbuild_ids;
+	struct perf_order *order; /* every record, sorted by time (built on opening) */
+	size_t norder;
+	size_t cap_attrs, cap_build_ids;
 };
 
 /* One record, decoded as far as unwinding needs. Pointers point into the file. */
@@ -95,8 +110,10 @@ struct perf_event_rec {
 	uint64_t lost;
 };
 
+/* Both layouts: the file format, and the pipe format perf record -o - writes (a 16-byte
+ * header, then records only). */
 int perf_data_open(const char *path, struct perf_data **out);
-/* A perf.data image in memory (fuzzing), which must outlive the result. */
+/* A perf.data image in memory (stdin, fuzzing), which must outlive the result. */
 int perf_data_open_mem(const char *name, const void *data, size_t size, struct perf_data **out);
 void perf_data_close(struct perf_data *d);
 
