@@ -198,13 +198,13 @@ static uint64_t record_span(const struct perf_data *d, uint64_t off, uint64_t en
 	uint32_t type = load_u32(d->recs + off, false);
 	uint16_t size = load_u16(d->recs + off + 6, false);
 	uint64_t extra = 0;
+	if (size < 8 || size > end - off)
+		return 0;
 	if (type == PERF_RECORD_HEADER_TRACING_DATA && size >= 12)
 		extra = (load_u32(d->recs + off + 8, false) + 7ull) & ~7ull;
 	else if (type == PERF_RECORD_AUXTRACE && size >= 16)
 		extra = load_u64(d->recs + off + 8, false);
-	if (size < 8 || size > end - off || extra > end - off - size)
-		return 0;
-	return size + extra;
+	return extra > end - off - size ? 0 : size + extra;
 }
 
 /* perf record -z wraps runs of records in PERF_RECORD_COMPRESSED records: one zstd stream
@@ -299,14 +299,21 @@ static void reset_pipe(struct perf_data *d)
 	d->nattrs = d->cap_attrs = d->nbuild_ids = d->cap_build_ids = d->norder = 0;
 }
 
-int perf_data_open_mem(const char *name, const void *data, size_t size, struct perf_data **out)
+/* A mapped file is owned from the start: the index pass drops pages as it goes. On failure
+ * the image is unmapped with d. */
+static int open_image(const char *name, const void *data, size_t size, bool mapped,
+		      struct perf_data **out)
 {
 	struct perf_data *d = calloc(1, sizeof(*d));
-	if (!d)
+	if (!d) {
+		if (mapped)
+			munmap((void *)data, size);
 		return err_set(-ENOMEM, "%s: out of memory", name);
+	}
 	d->path = name;
 	d->map = data;
 	d->size = size;
+	d->owns_map = mapped;
 	int r = read_header(d);
 	if (!r) {
 		d->recs = d->map;
@@ -332,6 +339,11 @@ int perf_data_open_mem(const char *name, const void *data, size_t size, struct p
 	return 0;
 }
 
+int perf_data_open_mem(const char *name, const void *data, size_t size, struct perf_data **out)
+{
+	return open_image(name, data, size, false, out);
+}
+
 int perf_data_open(const char *path, struct perf_data **out)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -346,13 +358,7 @@ int perf_data_open(const char *path, struct perf_data **out)
 	close(fd);
 	if (m == MAP_FAILED)
 		return err_set(-errno, "%s: mmap: %s", path, strerror(errno));
-	int r = perf_data_open_mem(path, m, (size_t)st.st_size, out);
-	if (r) {
-		munmap(m, (size_t)st.st_size);
-		return r;
-	}
-	(*out)->owns_map = true;
-	return 0;
+	return open_image(path, m, (size_t)st.st_size, true, out);
 }
 
 void perf_data_close(struct perf_data *d)
@@ -631,7 +637,9 @@ static int build_index(struct perf_data *d)
 			r = pipe_build_id(d, off, size);
 		else if (type == PERF_RECORD_COMPRESSED)
 			d->features[0] |= 1ull << PERF_FEAT_COMPRESSED;
-		else if (type < PERF_RECORD_MAX && !d->nattrs)
+		else if (type >= PERF_RECORD_MAX)
+			; /* perf's own records carry no time */
+		else if (!d->nattrs)
 			r = bad(d, off, "record before any event attribute");
 		else if (type == PERF_RECORD_SAMPLE)
 			time = sample_time(d, off, size);
