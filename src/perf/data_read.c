@@ -191,19 +191,20 @@ static int pipe_build_id(struct perf_data *d, uint64_t off, uint16_t size)
 	return add_build_id(d, &r, off);
 }
 
-/* The bytes a record takes in the stream: tracing data and AUX data follow their record
- * (tools/perf/util/session.c reads them separately). 0 when that runs past end. */
-static uint64_t record_span(const struct perf_data *d, uint64_t off, uint64_t end)
+/* The bytes the record at off (its first bytes at h, at least 16 or all up to end) takes
+ * in the stream: tracing data and AUX data follow their record (tools/perf/util/session.c
+ * reads them separately). 0 when that runs past end. */
+static uint64_t record_span(const uint8_t *h, uint64_t off, uint64_t end)
 {
-	uint32_t type = load_u32(d->recs + off, false);
-	uint16_t size = load_u16(d->recs + off + 6, false);
+	uint32_t type = load_u32(h, false);
+	uint16_t size = load_u16(h + 6, false);
 	uint64_t extra = 0;
 	if (size < 8 || size > end - off)
 		return 0;
 	if (type == PERF_RECORD_HEADER_TRACING_DATA && size >= 12)
-		extra = (load_u32(d->recs + off + 8, false) + 7ull) & ~7ull;
+		extra = (load_u32(h + 8, false) + 7ull) & ~7ull;
 	else if (type == PERF_RECORD_AUXTRACE && size >= 16)
-		extra = load_u64(d->recs + off + 8, false);
+		extra = load_u64(h + 8, false);
 	return extra > end - off - size ? 0 : size + extra;
 }
 
@@ -230,7 +231,7 @@ static int inflate_compressed(struct perf_data *d)
 	}
 	while (off + 8 <= end && !r) {
 		uint32_t type = load_u32(d->recs + off, false);
-		uint64_t size = record_span(d, off, end);
+		uint64_t size = record_span(d->recs + off, off, end);
 		if (!size) {
 			r = bad(d, off, "record size runs past the data section");
 			break;
@@ -299,21 +300,25 @@ static void reset_pipe(struct perf_data *d)
 	d->nattrs = d->cap_attrs = d->nbuild_ids = d->cap_build_ids = d->norder = 0;
 }
 
-/* A mapped file is owned from the start: the index pass drops pages as it goes. On failure
- * the image is unmapped with d. */
-static int open_image(const char *name, const void *data, size_t size, bool mapped,
+/* A mapped file (fd >= 0, kept open for peek) is owned from the start: the index pass
+ * drops pages as it goes. On failure the image is unmapped and fd closed with d. */
+static int open_image(const char *name, const void *data, size_t size, int fd,
 		      struct perf_data **out)
 {
+	bool mapped = fd >= 0;
 	struct perf_data *d = calloc(1, sizeof(*d));
 	if (!d) {
-		if (mapped)
+		if (mapped) {
 			munmap((void *)data, size);
+			close(fd);
+		}
 		return err_set(-ENOMEM, "%s: out of memory", name);
 	}
 	d->path = name;
 	d->map = data;
 	d->size = size;
 	d->owns_map = mapped;
+	d->fd = fd;
 	int r = read_header(d);
 	if (!r) {
 		d->recs = d->map;
@@ -341,7 +346,7 @@ static int open_image(const char *name, const void *data, size_t size, bool mapp
 
 int perf_data_open_mem(const char *name, const void *data, size_t size, struct perf_data **out)
 {
-	return open_image(name, data, size, false, out);
+	return open_image(name, data, size, -1, out);
 }
 
 int perf_data_open(const char *path, struct perf_data **out)
@@ -355,10 +360,12 @@ int perf_data_open(const char *path, struct perf_data **out)
 		return err_set(-EINVAL, "%s: too small for a perf.data file", path);
 	}
 	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return err_set(-errno, "%s: mmap: %s", path, strerror(errno));
-	return open_image(path, m, (size_t)st.st_size, true, out);
+	if (m == MAP_FAILED) {
+		int e = errno;
+		close(fd);
+		return err_set(-e, "%s: mmap: %s", path, strerror(e));
+	}
+	return open_image(path, m, (size_t)st.st_size, fd, out);
 }
 
 void perf_data_close(struct perf_data *d)
@@ -367,6 +374,8 @@ void perf_data_close(struct perf_data *d)
 		return;
 	if (d->owns_map)
 		munmap((void *)d->map, d->size);
+	if (d->fd >= 0)
+		close(d->fd);
 	free(d->attrs);
 	free(d->build_ids);
 	free(d->order);
@@ -580,15 +589,15 @@ static int by_time(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* The time of a sample without decoding it: the index pass touches only the first bytes
- * of a 32 KiB record. It follows the id, ip and pid/tid, whichever the attribute has; 0
- * when it has none (or the record is too short: decoding it later says so). */
-static uint64_t sample_time(const struct perf_data *d, uint64_t off, uint16_t size)
+/* The time of a sample (its first bytes at h: at least 40, or the whole record) without
+ * decoding it. It follows the id, ip and pid/tid, whichever the attribute has; 0 when it
+ * has none (or the record is too short: decoding it later says so). */
+static uint64_t sample_time(const struct perf_data *d, const uint8_t *h, uint16_t size)
 {
 	const struct perf_attr_info *a = &d->attrs[0];
 	uint64_t t = a->attr.sample_type;
 	if (d->nattrs > 1 && (t & PERF_SAMPLE_IDENTIFIER) && size >= 16) {
-		const struct perf_attr_info *by_id = attr_by_id(d, load_u64(d->recs + off + 8, false));
+		const struct perf_attr_info *by_id = attr_by_id(d, load_u64(h + 8, false));
 		if (by_id)
 			a = by_id;
 		t = a->attr.sample_type;
@@ -597,7 +606,7 @@ static uint64_t sample_time(const struct perf_data *d, uint64_t off, uint16_t si
 			       !!(t & PERF_SAMPLE_TID));
 	if (!(t & PERF_SAMPLE_TIME) || at + 8u > size)
 		return 0;
-	return load_u64(d->recs + off + at, false);
+	return load_u64(h + at, false);
 }
 
 /* Pages of records already handed out, dropped in runs of adjacent records: one madvise
@@ -616,6 +625,20 @@ static void release_after(const struct perf_data *d, struct release_run *run, ui
 	run->hi = off + size;
 }
 
+/* The first bytes of the record at off, as many as record_span and sample_time read. From
+ * a file they are read with pread: touching the mapping would fault in, and map, 64 KiB
+ * around each 32 KiB sample only to drop it again (a third of the index pass's time). */
+#define HEAD_PEEK 40
+
+static const uint8_t *peek(const struct perf_data *d, uint64_t off, uint64_t end,
+			   uint8_t buf[HEAD_PEEK])
+{
+	size_t n = end - off < HEAD_PEEK ? (size_t)(end - off) : HEAD_PEEK;
+	if (d->fd < 0 || d->recs != d->map || pread(d->fd, buf, n, (off_t)off) != (ssize_t)n)
+		return d->recs + off;
+	return buf;
+}
+
 /* Every record's place in time order, and, in the pipe format, the attributes and
  * build-ids its records carry. */
 static int build_index(struct perf_data *d)
@@ -623,12 +646,14 @@ static int build_index(struct perf_data *d)
 	uint64_t off = d->data_off, end = d->data_off + d->data_size, last = 0, released = off;
 	size_t cap = 0;
 	struct perf_event_rec ev;
+	uint8_t buf[HEAD_PEEK];
 	while (off + 8 <= end) {
-		uint64_t span = record_span(d, off, end);
+		const uint8_t *h = peek(d, off, end, buf);
+		uint64_t span = record_span(h, off, end);
 		if (!span)
 			return bad(d, off, "record size runs past the data section");
-		uint32_t type = load_u32(d->recs + off, false);
-		uint16_t size = load_u16(d->recs + off + 6, false);
+		uint32_t type = load_u32(h, false);
+		uint16_t size = load_u16(h + 6, false);
 		uint64_t time = 0;
 		int r = 0;
 		if (d->pipe && type == PERF_RECORD_HEADER_ATTR)
@@ -642,7 +667,7 @@ static int build_index(struct perf_data *d)
 		else if (!d->nattrs)
 			r = bad(d, off, "record before any event attribute");
 		else if (type == PERF_RECORD_SAMPLE)
-			time = sample_time(d, off, size);
+			time = sample_time(d, h, size);
 		else if (!(r = decode(d, off, &ev)))
 			time = ev.time;
 		if (r)

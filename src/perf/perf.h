@@ -62,6 +62,7 @@ struct perf_data {
 	const uint8_t *map;
 	size_t size;
 	bool owns_map;
+	int fd;    /* the mapped file, -1 for an image in memory */
 	bool pipe; /* the pipe format: attributes and build-ids come as records */
 	struct perf_attr_info *attrs;
 	size_t nattrs;
