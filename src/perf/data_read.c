@@ -453,8 +453,7 @@ static int decode_sample(const struct perf_data *d, struct cur *c, struct perf_e
 				if (!(ev->regs_mask >> i & 1))
 					continue;
 				uint64_t v = cur_u64(c);
-				if (i < PERF_X86_NREGS)
-					ev->regs[i] = v;
+				ev->regs[i] = v;
 			}
 		}
 	}

@@ -34,6 +34,8 @@ enum {
 	PERF_X86_BP, PERF_X86_SP, PERF_X86_IP, PERF_X86_FLAGS, PERF_X86_CS, PERF_X86_SS,
 	PERF_X86_R8 = 16, PERF_X86_R15 = 23, PERF_X86_NREGS = 24,
 };
+/* sample_regs_user is a 64-bit mask: no architecture has more. */
+#define PERF_REGS_MAX 64
 /* AX..SS and R8..R15: what perf record --call-graph dwarf asks for. */
 #define PERF_X86_REGS_USER_MASK 0xff0fffull
 
@@ -96,7 +98,7 @@ struct perf_event_rec {
 	const uint8_t *callchain; /* nr_callchain u64s */
 	uint64_t nr_callchain;
 	uint64_t regs_abi;
-	uint64_t regs[PERF_X86_NREGS]; /* by perf register number, 0 where not sampled */
+	uint64_t regs[PERF_REGS_MAX]; /* by perf register number, 0 where not sampled */
 	uint64_t regs_mask;
 	const uint8_t *stack;
 	uint64_t stack_size; /* valid bytes (dyn_size) */
