@@ -448,13 +448,12 @@ static int decode_sample(const struct perf_data *d, struct cur *c, struct perf_e
 	if (t & PERF_SAMPLE_REGS_USER) {
 		ev->regs_abi = cur_u64(c);
 		if (ev->regs_abi) {
+			/* One bounds check for all of them: this runs for every sample. */
 			ev->regs_mask = a->sample_regs_user;
-			for (int i = 0; i < 64; i++) {
-				if (!(ev->regs_mask >> i & 1))
-					continue;
-				uint64_t v = cur_u64(c);
-				ev->regs[i] = v;
-			}
+			const uint8_t *v = cur_bytes(c, 8u * (unsigned)__builtin_popcountll(ev->regs_mask));
+			for (int i = 0, k = 0; v && i < 64; i++)
+				if (ev->regs_mask >> i & 1)
+					ev->regs[i] = load_u64(v + 8 * k++, false);
 		}
 	}
 	if (t & PERF_SAMPLE_STACK_USER) {
