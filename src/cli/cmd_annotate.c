@@ -40,8 +40,8 @@ static const char help[] =
 	"                      never\n"
 	"  --unwind METHOD     perf.data input: how stacks are recovered: auto (DWARF CFI,\n"
 	"                      frame pointers as fallback; the default), cfi or fp (frame\n"
-	"                      pointers only); it decides which function is the caller of\n"
-	"                      an inlined one and which samples --function finds\n";
+	"                      pointers only); a function that is only ever a caller is in\n"
+	"                      the profile, and --function finds it, only when stacks reach it\n";
 
 enum { OPT_FUNCTION = 256, OPT_HTML, OPT_BINARY, OPT_DEBUG_DIR, OPT_METRIC, OPT_COLOR,
        OPT_UNWIND };
