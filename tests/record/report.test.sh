@@ -71,10 +71,15 @@ truncated_share() { awk '{n += $NF} /^\[truncated\]/ {t += $NF} END {print n ? 1
 awk -v a="$(truncated_share "$TMP/cfi.folded")" -v b="$(truncated_share "$TMP/fp.folded")" \
 	'BEGIN {exit !(a >= 0 && a <= 1 && b == 100)}' \
 	&& pass export_unwind_cfi_vs_fp || fail export_unwind_cfi_vs_fp "$(head -3 "$TMP/cfi.folded") / $(head -3 "$TMP/fp.folded")"
+# the share a frame's boxes cover in a flame graph ("<title>NAME" then "N samples, P%")
+svg_share() { awk -v f="$2" 'prev ~ "<title>" f "$" {split($0, a, ", "); sub("%", "", a[2]); s += a[2]}
+	{prev = $0} END {print s + 0}' "$1"; }
 "$TALLY" flamegraph --unwind cfi -o "$TMP/cfi.svg" "$TMP/tally.data" 2>"$TMP/err" \
 	&& "$TALLY" flamegraph --unwind fp -o "$TMP/fp.svg" "$TMP/tally.data" 2>>"$TMP/err" \
-	&& grep -q 'f1\.' "$TMP/cfi.svg" && ! grep -q 'f1\.' "$TMP/fp.svg" && grep -q '\[truncated\]' "$TMP/fp.svg" \
-	&& pass flamegraph_unwind_cfi_vs_fp || fail flamegraph_unwind_cfi_vs_fp "$(cat "$TMP/err")"
+	&& awk -v m="$(svg_share "$TMP/cfi.svg" main)" -v t="$(svg_share "$TMP/cfi.svg" '\\[truncated\\]')" \
+		-v ft="$(svg_share "$TMP/fp.svg" '\\[truncated\\]')" -v fm="$(svg_share "$TMP/fp.svg" main)" \
+		'BEGIN {exit !(m >= 99 && t <= 1 && ft >= 90 && fm <= 10)}' \
+	&& pass flamegraph_unwind_cfi_vs_fp || fail flamegraph_unwind_cfi_vs_fp "$(cat "$TMP/err") main $(svg_share "$TMP/cfi.svg" main)/$(svg_share "$TMP/fp.svg" main)"
 # annotate finds f1 (no samples of its own, on every stack) only when stacks reach it
 f1=$(awk '$5 ~ /^f1(\.|$)/ {print $5; exit}' "$TMP/cfi.report")
 "$TALLY" annotate --unwind cfi --function "$f1" "$TMP/tally.data" >"$TMP/cfi.annot" 2>&1 \
