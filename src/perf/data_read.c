@@ -354,6 +354,11 @@ int perf_data_open(const char *path, struct perf_data **out)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return err_set(-errno, "%s: %s", path, strerror(errno));
+	return perf_data_open_fd(path, fd, out);
+}
+
+int perf_data_open_fd(const char *path, int fd, struct perf_data **out)
+{
 	struct stat st;
 	if (fstat(fd, &st) < 0 || st.st_size < PIPE_HEADER_SIZE) {
 		close(fd);

@@ -116,6 +116,9 @@ struct perf_event_rec {
 /* Both layouts: the file format, and the pipe format perf record -o - writes (a 16-byte
  * header, then records only). */
 int perf_data_open(const char *path, struct perf_data **out);
+/* The same on an open regular file, which d owns from then on (closed on failure too);
+ * path names it in messages. */
+int perf_data_open_fd(const char *path, int fd, struct perf_data **out);
 /* A perf.data image in memory (stdin, fuzzing), which must outlive the result. */
 int perf_data_open_mem(const char *name, const void *data, size_t size, struct perf_data **out);
 void perf_data_close(struct perf_data *d);
