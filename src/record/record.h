@@ -64,6 +64,7 @@ struct rec_sym_frame {
 	const char *file;         /* source file, NULL when unknown */
 	uint32_t line;
 	const char *module;       /* path as mapped; NULL when in no file */
+	const char *build_id;     /* the module's build-id in hex, NULL or "" when unknown */
 	uint64_t addr;            /* module-relative pc (return addresses as found), 0 unknown */
 	uint64_t pc;              /* the runtime address */
 	uint64_t sym_start;       /* module-relative start of the function, 0 unknown */

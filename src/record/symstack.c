@@ -125,9 +125,21 @@ static const struct named *lookup(struct symstack *y, const struct unw_frame *fr
 	return scratch;
 }
 
+/* A frame of fr's module at fr's address: the caller adds the names. */
+static struct rec_sym_frame *push_native(struct symstack *y, enum rec_frame_kind kind,
+					 const struct unw_frame *fr)
+{
+	struct rec_sym_frame *f = push(y, kind);
+	if (f) {
+		f->module = fr->mod ? fr->mod->path : NULL;
+		f->build_id = fr->mod ? fr->mod->build_id : NULL;
+		f->addr = fr->rel;
+	}
+	return f;
+}
+
 static void native(struct symstack *y, const struct unw_frame *fr, bool exact)
 {
-	const char *module = fr->mod ? fr->mod->path : NULL;
 	struct tally_frame buf[MAX_INLINE];
 	struct named scratch;
 	const struct named *nm = NULL;
@@ -137,32 +149,25 @@ static void native(struct symstack *y, const struct unw_frame *fr, bool exact)
 		nm = lookup(y, fr, exact ? fr->rel : fr->rel - 1, buf, &scratch, &n);
 	const struct tally_frame *tf = nm && n <= MEMO_FRAMES ? nm->tf : buf;
 	if (nm && nm->plt) {
-		struct rec_sym_frame *f = push(y, REC_FRAME_NATIVE);
-		if (f) {
+		struct rec_sym_frame *f = push_native(y, REC_FRAME_NATIVE, fr);
+		if (f)
 			f->function = "[plt]";
-			f->module = module;
-			f->addr = fr->rel;
-		}
 		return;
 	}
 	if (n <= 0) {
-		struct rec_sym_frame *f = push(y, REC_FRAME_NATIVE);
-		if (f) {
-			f->module = module;
-			f->addr = fr->rel;
+		struct rec_sym_frame *f = push_native(y, REC_FRAME_NATIVE, fr);
+		if (f)
 			f->pc = fr->pc;
-		}
 		return;
 	}
 	for (int i = n; i > 0; i--) { /* outermost (the real function) first */
-		struct rec_sym_frame *f = push(y, i == n ? REC_FRAME_NATIVE : REC_FRAME_INLINE);
+		struct rec_sym_frame *f =
+			push_native(y, i == n ? REC_FRAME_NATIVE : REC_FRAME_INLINE, fr);
 		if (!f)
 			return;
 		f->function = tf[i - 1].function;
 		f->file = tf[i - 1].file;
 		f->line = tf[i - 1].line;
-		f->module = module;
-		f->addr = fr->rel;
 		f->pc = fr->pc;
 		f->sym_start = tf[i - 1].sym_start;
 	}

@@ -42,14 +42,14 @@ static const enum prof_kind kinds[] = {
 	[REC_FRAME_TRUNCATED] = PROF_TRUNCATED,
 };
 
-static uint32_t module_id(struct build *b, const char *path)
+static uint32_t module_id(struct build *b, const char *path, const char *build_id)
 {
 	if (!path)
 		return PROF_NONE;
 	if (b->mod_path && !strcmp(b->mod_path, path))
 		return b->mod_id;
 	b->mod_path = path;
-	b->mod_id = prof_module(b->p, path, "", 0);
+	b->mod_id = prof_module(b->p, path, build_id ? build_id : "", 0);
 	return b->mod_id;
 }
 
@@ -89,7 +89,8 @@ static int on_stack(const struct rec_sym_stack *st, void *arg)
 			.kind = kinds[f->kind],
 			.function = f->kind == REC_FRAME_TRUNCATED ? NULL : f->function,
 			.file = f->file,
-			.module = f->kind == REC_FRAME_TRUNCATED ? PROF_NONE : module_id(b, f->module),
+			.module = f->kind == REC_FRAME_TRUNCATED ? PROF_NONE
+								 : module_id(b, f->module, f->build_id),
 			/* A named function is one frame whatever the symbol table says (inline
 			 * instances and functions without a symbol have no start of their own);
 			 * an unnamed one is told apart by its address. */

@@ -67,6 +67,7 @@ struct unw_module {
 	char *path;   /* as the mapping names it */
 	char *file;   /* the file actually read (a build-id cache copy), NULL for memory */
 	struct elf_file *elf;
+	char build_id[41];    /* the ELF's build-id in hex (up to 20 bytes), "" without one */
 	struct elf_file *dbg; /* separate debug file, opened when .eh_frame does not cover a pc */
 	struct dwarf_cfi *cfi;
 	bool dbg_tried;
