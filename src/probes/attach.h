@@ -64,6 +64,11 @@ struct uprobe_sampling {
 int uprobe_open(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
 		uint64_t ref_ctr_offset, pid_t tid, bool on_exec,
 		const struct uprobe_sampling *sampling, int *fd);
+/* The same from a caller's template (sampling fields, side-band records): the uprobe
+ * fields (type, config, config1, config2) are filled in here. */
+struct perf_event_attr;
+int uprobe_open_attr(const struct uprobe_pmu *pmu, struct perf_event_attr *attr,
+		     const char *path, uint64_t offset, uint64_t ref_ctr_offset, pid_t tid, int *fd);
 /* The hit count of an event opened by uprobe_open. */
 int uprobe_count(int fd, uint64_t *count);
 

@@ -8,6 +8,7 @@
  * exec stop (the executable is mapped, its libraries not yet).
  */
 #include <dirent.h>
+#include <linux/perf_event.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -122,17 +123,37 @@ static int select_sites(struct session *s)
 	return 0;
 }
 
-/* One event per site for task tid; with --args a sampling one. */
+/* A recording event (usdt_recorder): the side-band records come from the task's first. */
+static int open_recording(struct session *s, const struct site *st, uint64_t ref, pid_t tid,
+			  bool on_exec, bool first, int *fd)
+{
+	const struct usdt_recorder *r = s->o->recorder;
+	struct perf_event_attr attr = *r->attr;
+	attr.disabled = on_exec;
+	attr.enable_on_exec = on_exec;
+	if (!first)
+		attr.mmap = attr.mmap2 = attr.mmap_data = attr.comm = attr.comm_exec = attr.task = 0;
+	int e = uprobe_open_attr(&s->pmu, &attr, st->obj->open_path, st->probe->pc_offset, ref,
+				 tid, fd);
+	return e ? e : r->event(r->ctx, *fd, tid, first);
+}
+
+/* One event per site for task tid; with --args a sampling one, recording a recording one. */
 static int open_site_events(struct session *s, pid_t tid, bool on_exec)
 {
 	for (size_t i = 0; i < s->sites.n; i++) {
 		struct site *st = &s->sites.v[i];
 		uint64_t ref = st->by_hand ? 0 : st->probe->sem_offset;
-		int fd = -1, e = uprobe_open(&s->pmu, st->obj->open_path, st->probe->pc_offset, ref,
-					     tid, on_exec,
-					     s->o->args ? usdt_sampler_config(&s->sampler) : NULL, &fd);
-		if (!e && s->o->args)
-			e = usdt_sampler_add(&s->sampler, fd, tid, i);
+		int fd = -1, e;
+		if (s->o->recorder) {
+			e = open_recording(s, st, ref, tid, on_exec, i == 0, &fd);
+		} else {
+			e = uprobe_open(&s->pmu, st->obj->open_path, st->probe->pc_offset, ref, tid,
+					on_exec, s->o->args ? usdt_sampler_config(&s->sampler) : NULL,
+					&fd);
+			if (!e && s->o->args)
+				e = usdt_sampler_add(&s->sampler, fd, tid, i);
+		}
 		int *slot = vec_push(&s->fds);
 		size_t *which = vec_push(&s->fd_site);
 		if (!slot || !which) {
@@ -298,7 +319,8 @@ static bool wait_target(struct session *s, int sigfd)
 				break;
 			timeout = (int)(left * 1000) + 1;
 		}
-		if (s->o->args) /* drain often: the rings must not fill, strings must still be there */
+		/* Drain often: the rings must not fill, --args strings must still be there. */
+		if (s->o->args || s->o->recorder)
 			timeout = timeout < 0 || timeout > 5 ? 5 : timeout;
 		int n = poll(pf, pidfd >= 0 ? 2 : 1, timeout);
 		if (n < 0 && errno != EINTR)
@@ -312,6 +334,8 @@ static bool wait_target(struct session *s, int sigfd)
 		usdt_follow_poll(&s->follow);
 		if (s->o->args)
 			usdt_sampler_drain(&s->sampler);
+		if (s->o->recorder && !s->follow.error)
+			s->follow.error = s->o->recorder->drain(s->o->recorder->ctx);
 		ended = s->follow.main_ended || (n > 0 && (pf[1].revents & POLLIN));
 		if (stop)
 			break;
@@ -419,6 +443,8 @@ static int run(struct session *s, int sigfd)
 	e = s->follow.error;
 	if (o->args)
 		usdt_sampler_drain(&s->sampler);
+	if (o->recorder && !e)
+		e = o->recorder->drain(o->recorder->ctx);
 	int ce = collect(s);
 	e = e ? e : ce;
 	if (!o->cmd && !ended)

@@ -12,6 +12,21 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+struct perf_event_attr;
+
+/* Recording instead of counting (tally record -e usdt:...): every site's event is opened
+ * from attr, a template of sampling fields and side-band bits (mmap, comm, task: kept on
+ * each task's first event only, so that those records are not repeated per site), and
+ * handed to event(), which maps or redirects its output (first: the task's first event).
+ * drain() is called every few milliseconds and once more before the events are closed;
+ * a non-zero return ends the session with that error. The hit counts are still read. */
+struct usdt_recorder {
+	const struct perf_event_attr *attr;
+	int (*event)(void *ctx, int fd, pid_t tid, bool first);
+	int (*drain)(void *ctx);
+	void *ctx;
+};
+
 struct usdt_count_opts {
 	pid_t pid;               /* a running process, or 0 */
 	char *const *cmd;        /* a command to run (argv, NULL-terminated), or NULL */
@@ -19,6 +34,7 @@ struct usdt_count_opts {
 	size_t npatterns;
 	double duration;         /* seconds; 0: until the target ends or SIGINT/SIGTERM */
 	bool args;               /* also sample the arguments of each hit */
+	const struct usdt_recorder *recorder; /* or NULL */
 	FILE *log;               /* remarks for the user (semaphore fallback), or NULL */
 };
 
