@@ -28,6 +28,8 @@
 #include "probes/count.h"
 #include "probes/sample.h"
 
+#define RECORD_SIGNAL SIGURG
+
 struct site {
 	struct usdt_object *obj;
 	struct usdt_probe *probe;
@@ -123,7 +125,16 @@ static int select_sites(struct session *s)
 	return 0;
 }
 
-/* A recording event (usdt_recorder): the side-band records come from the task's first. */
+/* A recording event (usdt_recorder): the side-band records come from the task's first.
+ *
+ * Backpressure: a uprobe fires as often as the target runs into it, which can be far
+ * faster than tally can drain (CPython's function__return: 4000 hits in 40 ms, each with
+ * a stack copy), and a full ring drops samples. So every event asks the kernel to signal
+ * the task itself when its ring is half full (O_ASYNC, owner the task, RECORD_SIGNAL):
+ * the task takes that signal on its way back from the probe, which under ptrace stops
+ * it until tally has drained the ring and cancelled the signal (own_signal). The target
+ * never sees the signal, and no sample is lost however busy the machine is. SIGURG,
+ * whose default action is to ignore it, in case one is in flight when tally detaches. */
 static int open_recording(struct session *s, const struct site *st, uint64_t ref, pid_t tid,
 			  bool on_exec, bool first, int *fd)
 {
@@ -135,7 +146,41 @@ static int open_recording(struct session *s, const struct site *st, uint64_t ref
 		attr.mmap = attr.mmap2 = attr.mmap_data = attr.comm = attr.comm_exec = attr.task = 0;
 	int e = uprobe_open_attr(&s->pmu, &attr, st->obj->open_path, st->probe->pc_offset, ref,
 				 tid, fd);
-	return e ? e : r->event(r->ctx, *fd, tid, first);
+	if (e)
+		return e;
+	struct f_owner_ex owner = { F_OWNER_TID, tid };
+	if (fcntl(*fd, F_SETOWN_EX, &owner) || fcntl(*fd, F_SETSIG, RECORD_SIGNAL) ||
+	    fcntl(*fd, F_SETFL, O_ASYNC))
+		return err_set(-errno, "perf event of thread %d: fcntl: %s", (int)tid,
+			       strerror(errno));
+	return r->event(r->ctx, *fd, tid, first);
+}
+
+/* A recording's wake-up signal, stopped on its way to the task that filled half of its
+ * ring: the ring is drained, then the task goes on without it. */
+static bool own_signal(pid_t tid, const siginfo_t *si, void *ctx)
+{
+	struct session *s = ctx;
+	const struct usdt_recorder *r = s->o->recorder;
+	if (!r || si->si_signo != RECORD_SIGNAL || (si->si_code != POLL_IN && si->si_code != POLL_HUP))
+		return false;
+	for (size_t i = 0; i < s->fds.n; i++)
+		if (s->fds.v[i] == si->si_fd) {
+			int e = r->drain(r->ctx);
+			if (e && !s->follow.error)
+				s->follow.error = e;
+			return true;
+		}
+	(void)tid;
+	return false;
+}
+
+/* No more wake-up signals: the target may be detached with some on their way. */
+static void quiet_recording(struct session *s)
+{
+	for (size_t i = 0; i < s->fds.n; i++)
+		if (s->fds.v[i] >= 0)
+			fcntl(s->fds.v[i], F_SETFL, 0);
 }
 
 /* One event per site for task tid; with --args a sampling one, recording a recording one. */
@@ -406,7 +451,8 @@ static int run(struct session *s, int sigfd)
 	for (size_t i = 0; o->args && i < s->sites.n; i++)
 		usdt_sampler_set_site(&s->sampler, i, s->sites.v[i].obj, s->sites.v[i].probe,
 				      s->sites.v[i].row);
-	s->follow = (struct usdt_follow){ .on_task = on_task, .on_exec = on_exec, .ctx = s };
+	s->follow = (struct usdt_follow){ .on_task = on_task, .on_exec = on_exec,
+					  .on_signal = own_signal, .ctx = s };
 	if (o->cmd) {
 		int go = -1, errpipe = -1;
 		if ((e = start_command(s, &go, &errpipe)))
@@ -443,8 +489,10 @@ static int run(struct session *s, int sigfd)
 	e = s->follow.error;
 	if (o->args)
 		usdt_sampler_drain(&s->sampler);
-	if (o->recorder && !e)
-		e = o->recorder->drain(o->recorder->ctx);
+	if (o->recorder) {
+		quiet_recording(s);
+		e = e ? e : o->recorder->drain(o->recorder->ctx);
+	}
 	int ce = collect(s);
 	e = e ? e : ce;
 	if (!o->cmd && !ended)

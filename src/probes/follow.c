@@ -64,6 +64,13 @@ static bool group_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+static bool own_signal(struct usdt_follow *f, pid_t tid)
+{
+	siginfo_t si;
+	return f->on_signal && !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) &&
+	       f->on_signal(tid, &si, f->ctx);
+}
+
 static void handle_stop(struct usdt_follow *f, pid_t tid, int status)
 {
 	int event = status >> 16, sig = WSTOPSIG(status);
@@ -91,8 +98,8 @@ static void handle_stop(struct usdt_follow *f, pid_t tid, int status)
 		ptrace(PTRACE_CONT, tid, NULL, NULL);
 		return;
 	default:
-		/* A signal on its way to the task: deliver it. */
-		ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig);
+		/* A signal on its way to the task: deliver it, unless it is tally's own. */
+		ptrace(PTRACE_CONT, tid, NULL, (void *)(long)(own_signal(f, tid) ? 0 : sig));
 	}
 }
 
@@ -124,7 +131,7 @@ void usdt_follow_detach(struct usdt_follow *f)
 		if (tid > 0 && WIFSTOPPED(status)) {
 			int event = status >> 16, sig = WSTOPSIG(status);
 			/* A pending signal goes with the detach; an event stop carries none. */
-			long pass = !event ? sig : 0;
+			long pass = !event && !own_signal(f, tid) ? sig : 0;
 			if (!ptrace(PTRACE_DETACH, tid, NULL, (void *)pass))
 				left--;
 		} else if (tid > 0) {
