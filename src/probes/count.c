@@ -28,7 +28,7 @@
 #include "probes/count.h"
 #include "probes/sample.h"
 
-#define RECORD_SIGNAL SIGURG
+#define STOP_SIGNAL SIGURG
 
 struct site {
 	struct usdt_object *obj;
@@ -125,12 +125,23 @@ static int select_sites(struct session *s)
 	return 0;
 }
 
+/* Makes the event's wake-ups a signal to the task it watches (see below). */
+static int signal_task(int fd, pid_t tid)
+{
+	struct f_owner_ex owner = { F_OWNER_TID, tid };
+	if (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, STOP_SIGNAL) ||
+	    fcntl(fd, F_SETFL, O_ASYNC))
+		return err_set(-errno, "perf event of thread %d: fcntl: %s", (int)tid,
+			       strerror(errno));
+	return 0;
+}
+
 /* A recording event (usdt_recorder): the side-band records come from the task's first.
  *
  * Backpressure: a uprobe fires as often as the target runs into it, which can be far
  * faster than tally can drain (CPython's function__return: 4000 hits in 40 ms, each with
  * a stack copy), and a full ring drops samples. So every event asks the kernel to signal
- * the task itself when its ring is half full (O_ASYNC, owner the task, RECORD_SIGNAL):
+ * the task itself when its ring is half full (O_ASYNC, owner the task, STOP_SIGNAL):
  * the task takes that signal on its way back from the probe, which under ptrace stops
  * it until tally has drained the ring and cancelled the signal (own_signal). The target
  * never sees the signal, and no sample is lost however busy the machine is. SIGURG,
@@ -146,27 +157,24 @@ static int open_recording(struct session *s, const struct site *st, uint64_t ref
 		attr.mmap = attr.mmap2 = attr.mmap_data = attr.comm = attr.comm_exec = attr.task = 0;
 	int e = uprobe_open_attr(&s->pmu, &attr, st->obj->open_path, st->probe->pc_offset, ref,
 				 tid, fd);
-	if (e)
-		return e;
-	struct f_owner_ex owner = { F_OWNER_TID, tid };
-	if (fcntl(*fd, F_SETOWN_EX, &owner) || fcntl(*fd, F_SETSIG, RECORD_SIGNAL) ||
-	    fcntl(*fd, F_SETFL, O_ASYNC))
-		return err_set(-errno, "perf event of thread %d: fcntl: %s", (int)tid,
-			       strerror(errno));
-	return r->event(r->ctx, *fd, tid, first);
+	e = e ? e : signal_task(*fd, tid);
+	return e ? e : r->event(r->ctx, *fd, tid, first);
 }
 
-/* A recording's wake-up signal, stopped on its way to the task that filled half of its
- * ring: the ring is drained, then the task goes on without it. */
+/* A wake-up signal of tally's events, stopped on its way to the task: the rings are
+ * drained (and --args decoded while the task cannot change its memory), then the task
+ * goes on without it. */
 static bool own_signal(pid_t tid, const siginfo_t *si, void *ctx)
 {
 	struct session *s = ctx;
 	const struct usdt_recorder *r = s->o->recorder;
-	if (!r || si->si_signo != RECORD_SIGNAL || (si->si_code != POLL_IN && si->si_code != POLL_HUP))
+	if (si->si_signo != STOP_SIGNAL || (si->si_code != POLL_IN && si->si_code != POLL_HUP))
 		return false;
 	for (size_t i = 0; i < s->fds.n; i++)
 		if (s->fds.v[i] == si->si_fd) {
-			int e = r->drain(r->ctx);
+			if (s->o->args)
+				usdt_sampler_drain(&s->sampler);
+			int e = r ? r->drain(r->ctx) : 0;
 			if (e && !s->follow.error)
 				s->follow.error = e;
 			return true;
@@ -176,7 +184,7 @@ static bool own_signal(pid_t tid, const siginfo_t *si, void *ctx)
 }
 
 /* No more wake-up signals: the target may be detached with some on their way. */
-static void quiet_recording(struct session *s)
+static void quiet_events(struct session *s)
 {
 	for (size_t i = 0; i < s->fds.n; i++)
 		if (s->fds.v[i] >= 0)
@@ -198,6 +206,9 @@ static int open_site_events(struct session *s, pid_t tid, bool on_exec)
 					&fd);
 			if (!e && s->o->args)
 				e = usdt_sampler_add(&s->sampler, fd, tid, i);
+			/* --args reading memory: a stop at every hit (wakeup_events 1). */
+			if (!e && s->o->args && usdt_sampler_needs_stop(&s->sampler, st->probe))
+				e = signal_task(fd, tid);
 		}
 		int *slot = vec_push(&s->fds);
 		size_t *which = vec_push(&s->fd_site);
@@ -481,18 +492,18 @@ static int run(struct session *s, int sigfd)
 			semaphores_by_hand(s, 1);
 		}
 		if (o->log)
-			fprintf(o->log, "tally: counting %zu probe site%s in process %d%s\n", s->sites.n,
+			fprintf(o->log, "tally: %s %zu probe site%s in process %d%s\n",
+				o->recorder ? "recording" : "counting", s->sites.n,
 				s->sites.n == 1 ? "" : "s", (int)s->pid,
 				o->duration > 0 ? "" : " until it exits or Ctrl-C");
 	}
 	bool ended = wait_target(s, sigfd);
 	e = s->follow.error;
+	quiet_events(s);
 	if (o->args)
 		usdt_sampler_drain(&s->sampler);
-	if (o->recorder) {
-		quiet_recording(s);
-		e = e ? e : o->recorder->drain(o->recorder->ctx);
-	}
+	if (o->recorder && !e)
+		e = o->recorder->drain(o->recorder->ctx);
 	int ce = collect(s);
 	e = e ? e : ce;
 	if (!o->cmd && !ended)

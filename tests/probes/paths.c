@@ -1,14 +1,18 @@
 /*
- * Two call paths to one probe, for tally record -e usdt: usage: paths N1 N2 [THREADS]
- * main -> path_a -> path_b fires tally_test:hit N1 times, main -> path_c N2 times, each
- * in THREADS threads (default 0: main alone; with threads, main only starts and joins them
- * and the paths hang below worker). Built with -O2 -fomit-frame-pointer: the stacks can
- * only come from CFI. The global `level` is a probe argument the compiler addresses
- * rip-relative ("8@level(%rip)"), for probes count --args.
+ * Two call paths to one probe, for tally record -e usdt: usage: paths N1 N2 [THREADS [GOFILE]]
+ * main -> run -> path_a -> path_b fires tally_test:hit N1 times, main -> run -> path_c N2
+ * times, in THREADS threads (default 0: main alone; with threads, main only starts and
+ * joins them and run hangs below worker). With GOFILE, run first waits for that file (up
+ * to 60 s): a tracer attaching with -p is then in place before the first hit. Built with
+ * -O2 -fomit-frame-pointer: the stacks can only come from CFI. The global `level` (i % 3
+ * at each hit) is a probe argument the compiler addresses rip-relative
+ * ("-8@level(%rip)"), for probes count --args: 300 and 200 hits give it the values 0, 1
+ * and 2 167, 167 and 166 times.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <tally/trace.h>
 
@@ -34,13 +38,20 @@ __attribute__((noinline)) static void path_c(long i)
 }
 
 static long n1, n2;
+static const char *gofile;
 
 __attribute__((noinline)) static void run(void)
 {
-	for (long i = 0; i < n1; i++)
+	for (int i = 0; gofile && access(gofile, F_OK) && i < 60000; i++)
+		usleep(1000);
+	for (long i = 0; i < n1; i++) {
+		level = i % 3;
 		path_a(i);
-	for (long i = 0; i < n2; i++)
+	}
+	for (long i = 0; i < n2; i++) {
+		level = i % 3;
 		path_c(i);
+	}
 }
 
 __attribute__((noinline)) static void *worker(void *arg)
@@ -57,6 +68,7 @@ int main(int argc, char **argv)
 	n1 = strtol(argv[1], NULL, 10);
 	n2 = strtol(argv[2], NULL, 10);
 	int threads = argc > 3 ? atoi(argv[3]) : 0;
+	gofile = argc > 4 ? argv[4] : NULL;
 	pthread_t t[16];
 	if (threads > 16)
 		return 2;
