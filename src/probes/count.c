@@ -5,7 +5,9 @@
  * every thread and child process is followed with ptrace (follow.c) and gets its own
  * events before it runs; for a running process, every thread it has. Without kernel
  * ref_ctr support the semaphores are raised through /proc/PID/mem: for a command, at its
- * exec stop (the executable is mapped, its libraries not yet).
+ * exec stop (the executable is mapped, its libraries not yet). Events whose readers must
+ * keep pace with the target (recording, --args reading memory) signal the task, which
+ * stops under ptrace until tally has read what the events wrote (see open_recording).
  */
 #include <dirent.h>
 #include <linux/perf_event.h>

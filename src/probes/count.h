@@ -2,7 +2,8 @@
  * Counting USDT probe hits in a running process (-p PID) or a command started for the
  * purpose (-- CMD ...): every matching probe site of every object (the command's
  * executable and the libraries it needs, or everything the process maps) gets a uprobe
- * event per thread; the counts are summed per provider:name.
+ * event per thread; the counts are summed per provider:name. The same session records a
+ * sample at every hit for tally record -e usdt (struct usdt_recorder).
  */
 #ifndef TALLY_PROBES_COUNT_H
 #define TALLY_PROBES_COUNT_H

@@ -72,6 +72,12 @@ else
 	skip record_usdt_sites_match_bpftrace "needs bpftrace"
 fi
 
+# A kernel without ref_ctr support (forced): the semaphore raised through /proc/PID/mem.
+TALLY_PROBES_NO_REFCTR=1 "$TALLY" record -e usdt:tally_test:hit -o "$TMP/nr.data" -- "$P" 30 20 >/dev/null 2>"$TMP/nr.err"
+got=$(folded "$TMP/nr.data")
+[ "$got" = $'main;run;path_a;path_b 30\nmain;run;path_c 20' ] && grep -q 'raising them through /proc/PID/mem' "$TMP/nr.err" \
+	&& pass record_usdt_semaphore_by_hand || fail record_usdt_semaphore_by_hand "$got $(cat "$TMP/nr.err")"
+
 # ---- threads: every thread's hits, below worker ----
 "$TALLY" record -q -e 'usdt:tally_test:*' -o "$TMP/thr.data" -- "$P" 100 50 4 >"$TMP/thr.out" 2>&1
 got=$(folded "$TMP/thr.data")
