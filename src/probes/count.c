@@ -45,6 +45,7 @@ struct session {
 	struct usdt_objects objs;
 	VEC(struct site) sites;
 	VEC(int) fds;         /* parallel to fd_site */
+	VEC(int) pacers;      /* recording: the events that stop a task (open_recording) */
 	VEC(size_t) fd_site;
 	struct uprobe_pmu pmu;
 	struct usdt_sampler sampler;
@@ -142,11 +143,14 @@ static int signal_task(int fd, pid_t tid)
  *
  * Backpressure: a uprobe fires as often as the target runs into it, which can be far
  * faster than tally can drain (CPython's function__return: 4000 hits in 40 ms, each with
- * a stack copy), and a full ring drops samples. So every event asks the kernel to signal
- * the task itself when its ring is half full (O_ASYNC, owner the task, STOP_SIGNAL):
- * the task takes that signal on its way back from the probe, which under ptrace stops
- * it until tally has drained the ring and cancelled the signal (own_signal). The target
- * never sees the signal, and no sample is lost however busy the machine is. SIGURG,
+ * a stack copy), and a full ring drops samples. So a second event per site and task, the
+ * pacer, counts the same hits with a sample period of half the ring's capacity shared
+ * among the sites, and has the kernel signal the task itself at each overflow (O_ASYNC,
+ * owner the task, STOP_SIGNAL): the task takes the signal on its way back from the probe,
+ * which under ptrace stops it until tally has drained its ring and cancelled the signal
+ * (own_signal). The target never sees the signal, and no sample is lost however busy the
+ * machine is. (The recording event cannot signal itself: with O_ASYNC the kernel signals
+ * every sample, not every wake-up, and a stop per hit costs ten times the hit.) SIGURG,
  * whose default action is to ignore it, in case one is in flight when tally detaches. */
 static int open_recording(struct session *s, const struct site *st, uint64_t ref, pid_t tid,
 			  bool on_exec, bool first, int *fd)
@@ -159,8 +163,21 @@ static int open_recording(struct session *s, const struct site *st, uint64_t ref
 		attr.mmap = attr.mmap2 = attr.mmap_data = attr.comm = attr.comm_exec = attr.task = 0;
 	int e = uprobe_open_attr(&s->pmu, &attr, st->obj->open_path, st->probe->pc_offset, ref,
 				 tid, fd);
-	e = e ? e : signal_task(*fd, tid);
-	return e ? e : r->event(r->ctx, *fd, tid, first);
+	if (!e)
+		e = r->event(r->ctx, *fd, tid, first);
+	if (e)
+		return e;
+	uint64_t period = r->capacity(r->ctx, tid) / 2 / (s->sites.n ? s->sites.n : 1);
+	struct perf_event_attr pacer = { .sample_period = period ? period : 1,
+					 .disabled = on_exec, .enable_on_exec = on_exec };
+	int pfd = -1;
+	int *slot = vec_push(&s->pacers);
+	if (!slot)
+		return err_set(-ENOMEM, "out of memory");
+	e = uprobe_open_attr(&s->pmu, &pacer, st->obj->open_path, st->probe->pc_offset, ref, tid,
+			     &pfd);
+	*slot = pfd;
+	return e ? e : signal_task(pfd, tid);
 }
 
 /* A wake-up signal of tally's events, stopped on its way to the task: the rings are
@@ -172,17 +189,20 @@ static bool own_signal(pid_t tid, const siginfo_t *si, void *ctx)
 	const struct usdt_recorder *r = s->o->recorder;
 	if (si->si_signo != STOP_SIGNAL || (si->si_code != POLL_IN && si->si_code != POLL_HUP))
 		return false;
-	for (size_t i = 0; i < s->fds.n; i++)
-		if (s->fds.v[i] == si->si_fd) {
-			if (s->o->args)
-				usdt_sampler_drain(&s->sampler);
-			int e = r ? r->drain(r->ctx) : 0;
-			if (e && !s->follow.error)
-				s->follow.error = e;
-			return true;
-		}
+	bool ours = false;
+	for (size_t i = 0; i < s->fds.n && !ours; i++)
+		ours = s->fds.v[i] == si->si_fd;
+	for (size_t i = 0; i < s->pacers.n && !ours; i++)
+		ours = s->pacers.v[i] == si->si_fd;
+	if (!ours)
+		return false;
+	if (s->o->args)
+		usdt_sampler_drain(&s->sampler);
+	int e = r ? r->drain(r->ctx) : 0;
+	if (e && !s->follow.error)
+		s->follow.error = e;
 	(void)tid;
-	return false;
+	return true;
 }
 
 /* No more wake-up signals: the target may be detached with some on their way. */
@@ -191,6 +211,9 @@ static void quiet_events(struct session *s)
 	for (size_t i = 0; i < s->fds.n; i++)
 		if (s->fds.v[i] >= 0)
 			fcntl(s->fds.v[i], F_SETFL, 0);
+	for (size_t i = 0; i < s->pacers.n; i++)
+		if (s->pacers.v[i] >= 0)
+			fcntl(s->pacers.v[i], F_SETFL, 0);
 }
 
 /* One event per site for task tid; with --args a sampling one, recording a recording one. */
@@ -541,12 +564,16 @@ int usdt_count(const struct usdt_count_opts *o, struct usdt_count_result *res)
 	for (size_t i = 0; i < s.fds.n; i++)
 		if (s.fds.v[i] >= 0)
 			close(s.fds.v[i]);
+	for (size_t i = 0; i < s.pacers.n; i++)
+		if (s.pacers.v[i] >= 0)
+			close(s.pacers.v[i]);
 	if (o->args)
 		usdt_sampler_free(&s.sampler);
 	if (sigfd >= 0)
 		close(sigfd);
 	sigprocmask(SIG_SETMASK, &s.saved_mask, NULL);
 	vec_free(&s.fds);
+	vec_free(&s.pacers);
 	vec_free(&s.fd_site);
 	vec_free(&s.sites);
 	usdt_follow_free(&s.follow);

@@ -19,11 +19,14 @@ struct perf_event_attr;
  * from attr, a template of sampling fields and side-band bits (mmap, comm, task: kept on
  * each task's first event only, so that those records are not repeated per site), and
  * handed to event(), which maps or redirects its output (first: the task's first event).
- * drain() is called every few milliseconds and once more before the events are closed;
- * a non-zero return ends the session with that error. The hit counts are still read. */
+ * capacity() says how many samples the task's ring holds once its first event is in.
+ * drain() is called every few milliseconds, whenever a task has filled half its ring (the
+ * task waits meanwhile), and once more before the events are closed; a non-zero return
+ * ends the session with that error. The hit counts are still read. */
 struct usdt_recorder {
 	const struct perf_event_attr *attr;
 	int (*event)(void *ctx, int fd, pid_t tid, bool first);
+	uint64_t (*capacity)(void *ctx, pid_t tid);
 	int (*drain)(void *ctx);
 	void *ctx;
 };

@@ -104,6 +104,18 @@ static int on_event(void *ctx, int fd, pid_t tid, bool first)
 	return 0;
 }
 
+/* Samples of the largest size (registers, the whole stack copy, a short callchain) that
+ * tid's ring holds. */
+static uint64_t capacity(void *ctx, pid_t tid)
+{
+	struct usdt_rec *u = ctx;
+	uint64_t sample = 512 + u->attr.sample_stack_user;
+	for (size_t i = u->nrings; i-- > 0;)
+		if (u->rings[i].tid == tid)
+			return u->rings[i].ring.size / sample;
+	return 1;
+}
+
 static int drain(void *ctx)
 {
 	struct usdt_rec *u = ctx;
@@ -199,7 +211,7 @@ int rec_usdt_run(const struct rec_opts *o, char *const *patterns, size_t npatter
 			perf_writer_abort(u.w);
 		return r;
 	}
-	struct usdt_recorder hooks = { &u.attr, on_event, drain, &u };
+	struct usdt_recorder hooks = { &u.attr, on_event, capacity, drain, &u };
 	struct usdt_count_opts co = {
 		.pid = o->npids ? o->pids[0] : 0,
 		.cmd = o->argv,
