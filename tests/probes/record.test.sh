@@ -42,7 +42,7 @@ grep -qx 'tally record: 500 samples, 0 lost, .*' "$TMP/one.err" &&
 	grep -qx 'tally record: usdt:tally_test:hit: 500 hits' "$TMP/one.err" \
 	&& pass record_usdt_summary_counts_hits || fail record_usdt_summary_counts_hits "$(cat "$TMP/one.err")"
 out=$("$TALLY" report "$TMP/one.data")
-grep -qE '^ +60\.00% +300 +60\.00% +300 +path_b ' <<<"$out" && grep -qE '^total: +500 ' <<<"$out" \
+grep -qE '^ +60\.00% +300 +60\.00% +300 +path_b ' <<<"$out" && grep -qE '^total: +500 hits/count' <<<"$out" \
 	&& pass record_usdt_report_weights_hits || fail record_usdt_report_weights_hits "$(head -20 <<<"$out")"
 
 # perf's own unwinder on the same samples: the same stacks.
