@@ -13,7 +13,8 @@
  * are followed with ptrace and get their events before their first instruction.
  *
  * One ring buffer per task (the events of all sites of a task share it): a per-task event
- * on any CPU can only share a ring with events of the same task.
+ * on any CPU can only share a ring with events of the same task. That the rings never
+ * overflow is the session's doing (the pacer events of count.c).
  */
 #include "record/usdt.h"
 
@@ -31,9 +32,10 @@
 #include "record/modules.h"
 #include "record/sideband.h"
 
-/* 16 MiB per task for the first tasks: 2048 samples of 8 KiB may wait for tally (a busy
- * machine) before any is lost. Later tasks get 1 MiB, so that a program that starts
- * thousands of threads does not pin gigabytes. */
+/* 16 MiB per task for the first tasks: a task stops for tally to drain whenever it has
+ * filled half its ring (count.c), every 1000 samples of 8 KiB, so the size sets how often
+ * the target waits, not whether samples are lost. Later tasks get 1 MiB, so that a program
+ * that starts thousands of threads does not pin gigabytes. */
 #define RING_PAGES 4096
 #define RING_PAGES_LATER 256
 #define BIG_RINGS 16
