@@ -3,7 +3,7 @@
  * main -> run -> path_a -> path_b fires tally_test:hit N1 times, main -> run -> path_c N2
  * times, in THREADS threads (default 0: main alone; with threads, main only starts and
  * joins them and run hangs below worker). With GOFILE, run first waits for that file (up
- * to 60 s): a tracer attaching with -p is then in place before the first hit. Built with
+ * to 10 minutes): a tracer attaching with -p is then in place before the first hit. Built with
  * -O2 -fomit-frame-pointer: the stacks can only come from CFI. The global `level` (i % 3
  * at each hit) is a probe argument the compiler addresses rip-relative
  * ("-8@level(%rip)"), for probes count --args: 300 and 200 hits give it the values 0, 1
@@ -42,7 +42,7 @@ static const char *gofile;
 
 __attribute__((noinline)) static void run(void)
 {
-	for (int i = 0; gofile && access(gofile, F_OK) && i < 60000; i++)
+	for (int i = 0; gofile && access(gofile, F_OK) && i < 600000; i++)
 		usleep(1000);
 	for (long i = 0; i < n1; i++) {
 		level = i % 3;

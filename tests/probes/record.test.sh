@@ -88,10 +88,10 @@ got=$(folded "$TMP/thr.data")
 rm -f "$TMP/go"
 "$P" 100 50 2 "$TMP/go" >"$TMP/p.out" 2>&1 &
 pid=$!
-for _ in $(seq 1000); do [ "$(readlink /proc/$pid/exe)" = "$P" ] && break; sleep 0.01; done
+for _ in $(seq 12000); do [ "$(readlink /proc/$pid/exe)" = "$P" ] && break; sleep 0.01; done
 "$TALLY" record -e usdt:tally_test -o "$TMP/p.data" -p $pid >"$TMP/rec.out" 2>"$TMP/rec.err" &
 rec=$!
-for _ in $(seq 3000); do grep -q '^tally: recording' "$TMP/rec.err" && break; sleep 0.01; done
+for _ in $(seq 12000); do grep -q '^tally: recording' "$TMP/rec.err" && break; sleep 0.01; done
 touch "$TMP/go"
 wait $pid
 wait $rec
@@ -131,7 +131,7 @@ else
 	timeout 600 bpftrace -e "usdt:$TMP/pyrec:python:function__return { @n = count(); }
 		BEGIN { printf(\"ready\\n\"); }" >"$TMP/bt.out" 2>&1 &
 	bt=$!
-	for _ in $(seq 6000); do grep -q '^ready' "$TMP/bt.out" && break; sleep 0.01; done
+	for _ in $(seq 12000); do grep -q '^ready' "$TMP/bt.out" && break; sleep 0.01; done
 	"$TALLY" record -e usdt:python:function__return -o "$TMP/py.data" -- "$TMP/pyrec" "$TMP/script.py" >/dev/null 2>"$TMP/py.err"
 	kill -INT $bt
 	wait $bt
