@@ -44,9 +44,10 @@ struct session {
 	const struct usdt_count_opts *o;
 	struct usdt_objects objs;
 	VEC(struct site) sites;
-	VEC(int) fds;         /* parallel to fd_site */
-	VEC(int) pacers;      /* recording: the events that stop a task (open_recording) */
+	VEC(int) fds;         /* parallel to fd_site and fd_tid; -1 once closed */
 	VEC(size_t) fd_site;
+	VEC(pid_t) fd_tid;
+	VEC(struct pacer { int fd; pid_t tid; }) pacers; /* recording: see open_recording */
 	struct uprobe_pmu pmu;
 	struct usdt_sampler sampler;
 	struct usdt_follow follow;
@@ -170,14 +171,13 @@ static int open_recording(struct session *s, const struct site *st, uint64_t ref
 	uint64_t period = r->capacity(r->ctx, tid) / 2 / (s->sites.n ? s->sites.n : 1);
 	struct perf_event_attr pacer = { .sample_period = period ? period : 1,
 					 .disabled = on_exec, .enable_on_exec = on_exec };
-	int pfd = -1;
-	int *slot = vec_push(&s->pacers);
+	struct pacer *slot = vec_push(&s->pacers);
 	if (!slot)
 		return err_set(-ENOMEM, "out of memory");
+	*slot = (struct pacer){ -1, tid };
 	e = uprobe_open_attr(&s->pmu, &pacer, st->obj->open_path, st->probe->pc_offset, ref, tid,
-			     &pfd);
-	*slot = pfd;
-	return e ? e : signal_task(pfd, tid);
+			     &slot->fd);
+	return e ? e : signal_task(slot->fd, tid);
 }
 
 /* A wake-up signal of tally's events, stopped on its way to the task: the rings are
@@ -193,7 +193,7 @@ static bool own_signal(pid_t tid, const siginfo_t *si, void *ctx)
 	for (size_t i = 0; i < s->fds.n && !ours; i++)
 		ours = s->fds.v[i] == si->si_fd;
 	for (size_t i = 0; i < s->pacers.n && !ours; i++)
-		ours = s->pacers.v[i] == si->si_fd;
+		ours = s->pacers.v[i].fd == si->si_fd;
 	if (!ours)
 		return false;
 	if (s->o->args)
@@ -212,8 +212,8 @@ static void quiet_events(struct session *s)
 		if (s->fds.v[i] >= 0)
 			fcntl(s->fds.v[i], F_SETFL, 0);
 	for (size_t i = 0; i < s->pacers.n; i++)
-		if (s->pacers.v[i] >= 0)
-			fcntl(s->pacers.v[i], F_SETFL, 0);
+		if (s->pacers.v[i].fd >= 0)
+			fcntl(s->pacers.v[i].fd, F_SETFL, 0);
 }
 
 /* One event per site for task tid; with --args a sampling one, recording a recording one. */
@@ -236,15 +236,16 @@ static int open_site_events(struct session *s, pid_t tid, bool on_exec)
 				e = signal_task(fd, tid);
 		}
 		int *slot = vec_push(&s->fds);
-		size_t *which = vec_push(&s->fd_site);
-		if (!slot || !which) {
-			if (slot)
-				s->fds.n--;
+		size_t *which = slot ? vec_push(&s->fd_site) : NULL;
+		pid_t *whose = which ? vec_push(&s->fd_tid) : NULL;
+		if (!whose) {
+			s->fds.n -= !!slot;
+			s->fd_site.n -= !!which;
 			if (fd >= 0)
 				close(fd);
 			return err_set(-ENOMEM, "out of memory");
 		}
-		*slot = fd, *which = i;
+		*slot = fd, *which = i, *whose = tid;
 		if (e)
 			return e;
 	}
@@ -274,6 +275,35 @@ static int on_task(pid_t tid, void *ctx)
 	struct session *s = ctx;
 	int e = open_site_events(s, tid, s->o->cmd && tid == s->pid && !s->exec_seen);
 	return e == -ESRCH ? 0 : e;
+}
+
+/* A task ended: its hits are counted, its events closed (a program that starts threads
+ * all day would otherwise run tally out of descriptors and ring memory). With --args the
+ * sampler keeps its descriptors: its rings are found by thread id. */
+static void on_exit_task(pid_t tid, void *ctx)
+{
+	struct session *s = ctx;
+	const struct usdt_recorder *r = s->o->recorder;
+	if (s->o->args)
+		return;
+	if (r && !s->follow.error) /* its last samples, and its EXIT record */
+		s->follow.error = r->drain(r->ctx);
+	for (size_t i = 0; i < s->fds.n; i++) {
+		uint64_t c;
+		if (s->fd_tid.v[i] != tid || s->fds.v[i] < 0)
+			continue;
+		if (!uprobe_count(s->fds.v[i], &c))
+			s->res->v[s->sites.v[s->fd_site.v[i]].row].count += c;
+		close(s->fds.v[i]);
+		s->fds.v[i] = -1;
+	}
+	for (size_t i = 0; i < s->pacers.n; i++)
+		if (s->pacers.v[i].tid == tid && s->pacers.v[i].fd >= 0) {
+			close(s->pacers.v[i].fd);
+			s->pacers.v[i].fd = -1;
+		}
+	if (r)
+		r->task_done(r->ctx, tid);
 }
 
 static void on_exec(pid_t tid, void *ctx)
@@ -488,7 +518,8 @@ static int run(struct session *s, int sigfd)
 		usdt_sampler_set_site(&s->sampler, i, s->sites.v[i].obj, s->sites.v[i].probe,
 				      s->sites.v[i].row);
 	s->follow = (struct usdt_follow){ .on_task = on_task, .on_exec = on_exec,
-					  .on_signal = own_signal, .ctx = s };
+					  .on_exit = on_exit_task, .on_signal = own_signal,
+					  .ctx = s };
 	if (o->cmd) {
 		int go = -1, errpipe = -1;
 		if ((e = start_command(s, &go, &errpipe)))
@@ -565,8 +596,8 @@ int usdt_count(const struct usdt_count_opts *o, struct usdt_count_result *res)
 		if (s.fds.v[i] >= 0)
 			close(s.fds.v[i]);
 	for (size_t i = 0; i < s.pacers.n; i++)
-		if (s.pacers.v[i] >= 0)
-			close(s.pacers.v[i]);
+		if (s.pacers.v[i].fd >= 0)
+			close(s.pacers.v[i].fd);
 	if (o->args)
 		usdt_sampler_free(&s.sampler);
 	if (sigfd >= 0)
@@ -575,6 +606,7 @@ int usdt_count(const struct usdt_count_opts *o, struct usdt_count_result *res)
 	vec_free(&s.fds);
 	vec_free(&s.pacers);
 	vec_free(&s.fd_site);
+	vec_free(&s.fd_tid);
 	vec_free(&s.sites);
 	usdt_follow_free(&s.follow);
 	usdt_objects_free(&s.objs);

@@ -27,6 +27,7 @@ struct usdt_recorder {
 	const struct perf_event_attr *attr;
 	int (*event)(void *ctx, int fd, pid_t tid, bool first);
 	uint64_t (*capacity)(void *ctx, pid_t tid);
+	void (*task_done)(void *ctx, pid_t tid); /* tid ended, its records drained */
 	int (*drain)(void *ctx);
 	void *ctx;
 };

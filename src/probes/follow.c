@@ -27,6 +27,16 @@ static bool known(const struct usdt_follow *f, pid_t tid)
 	return false;
 }
 
+/* An ended task: its id may come back for a new one, which must be adopted. */
+static void forget(struct usdt_follow *f, pid_t tid)
+{
+	for (size_t i = 0; i < f->ntasks; i++)
+		if (f->tasks[i] == tid) {
+			f->tasks[i] = f->tasks[--f->ntasks];
+			return;
+		}
+}
+
 /* Opens tid's events once; the first failure is kept for the session to report. */
 static void adopt(struct usdt_follow *f, pid_t tid)
 {
@@ -113,6 +123,10 @@ void usdt_follow_poll(struct usdt_follow *f)
 		} else if (tid == f->main) {
 			f->main_ended = true;
 			f->main_status = status;
+		} else {
+			forget(f, tid);
+			if (f->on_exit)
+				f->on_exit(tid, f->ctx);
 		}
 	}
 }

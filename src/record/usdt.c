@@ -32,10 +32,11 @@
 #include "record/modules.h"
 #include "record/sideband.h"
 
-/* 16 MiB per task for the first tasks: a task stops for tally to drain whenever it has
- * filled half its ring (count.c), every 1000 samples of 8 KiB, so the size sets how often
- * the target waits, not whether samples are lost. Later tasks get 1 MiB, so that a program
- * that starts thousands of threads does not pin gigabytes. */
+/* 16 MiB per task while there are at most 16: a task stops for tally to drain whenever it
+ * has filled half its ring (count.c), every 1000 samples of 8 KiB, so the size sets how
+ * often the target waits, not whether samples are lost. Tasks beyond get 1 MiB, so that a
+ * program with thousands of threads does not pin gigabytes. A task's ring goes when the
+ * task ends. */
 #define RING_PAGES 4096
 #define RING_PAGES_LATER 256
 #define BIG_RINGS 16
@@ -116,6 +117,17 @@ static uint64_t capacity(void *ctx, pid_t tid)
 		if (u->rings[i].tid == tid)
 			return u->rings[i].ring.size / sample;
 	return 1;
+}
+
+static void task_done(void *ctx, pid_t tid)
+{
+	struct usdt_rec *u = ctx;
+	for (size_t i = 0; i < u->nrings; i++)
+		if (u->rings[i].tid == tid) {
+			perf_ring_unmap(&u->rings[i].ring);
+			u->rings[i] = u->rings[--u->nrings];
+			return;
+		}
 }
 
 static int drain(void *ctx)
@@ -213,7 +225,7 @@ int rec_usdt_run(const struct rec_opts *o, char *const *patterns, size_t npatter
 			perf_writer_abort(u.w);
 		return r;
 	}
-	struct usdt_recorder hooks = { &u.attr, on_event, capacity, drain, &u };
+	struct usdt_recorder hooks = { &u.attr, on_event, capacity, task_done, drain, &u };
 	struct usdt_count_opts co = {
 		.pid = o->npids ? o->pids[0] : 0,
 		.cmd = o->argv,
