@@ -94,14 +94,15 @@ static int on_event(void *ctx, int fd, pid_t tid, bool first)
 			return err_set(-ENOMEM, "out of memory");
 		u->rings = n, u->cap = cap;
 	}
-	size_t pages = u->nrings < BIG_RINGS ? RING_PAGES : RING_PAGES_LATER;
+	size_t want = u->nrings < BIG_RINGS ? RING_PAGES : RING_PAGES_LATER, pages = want;
 	struct task_ring *t = &u->rings[u->nrings];
 	int r;
 	while ((r = perf_ring_map(&t->ring, fd, pages)) && pages > MIN_RING_PAGES)
 		pages /= 2;
 	if (r)
 		return r;
-	err_clear();
+	if (pages != want)
+		err_clear(); /* the larger sizes' failures: a smaller ring serves */
 	t->tid = tid;
 	u->nrings++;
 	return 0;
