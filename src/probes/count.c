@@ -10,9 +10,9 @@
  * stops under ptrace until tally has read what the events wrote (see open_recording).
  */
 #include <dirent.h>
-#include <linux/perf_event.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -202,7 +202,6 @@ static bool own_signal(pid_t tid, const siginfo_t *si, void *ctx)
 	int e = r ? r->drain(r->ctx) : 0;
 	if (e && !s->follow.error)
 		s->follow.error = e;
-	(void)tid;
 	return true;
 }
 
