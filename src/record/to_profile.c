@@ -13,6 +13,7 @@
 
 #include "base/err.h"
 #include "profile/profile.h"
+#include "record/usdt.h"
 
 /* Frames of the model by description: a sample repeats the frames of the last, and the
  * names are the symbolizer's own strings (stable while the replay runs), so comparing
@@ -158,7 +159,7 @@ int rec_profile(struct perf_data *d, enum unw_method method, struct prof **out)
 	const struct perf_event_attr *a = &d->attrs[0].attr;
 	bool clock = a->type == PERF_TYPE_SOFTWARE && (a->config == PERF_COUNT_SW_CPU_CLOCK ||
 						       a->config == PERF_COUNT_SW_TASK_CLOCK);
-	if (prof_add_metric(p, "samples", "count") < 0 ||
+	if (prof_add_metric(p, rec_is_hits(a) ? "hits" : "samples", "count") < 0 ||
 	    prof_add_metric(p, clock ? "cpu" : "events", clock ? "nanoseconds" : "count") < 0) {
 		prof_free(p);
 		return err_set(-ENOMEM, "out of memory");
