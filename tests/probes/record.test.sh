@@ -26,7 +26,7 @@ folded() {
 	"$TALLY" export -f folded "$1" | sed -E 's/^.*;(main|worker);/\1;/'
 }
 complete() { # FILE: every stack complete
-	"$TALLY" report "$1" | grep -q 'unwind: complete stacks % 100$'
+	"$TALLY" report "$1" | grep -Eq '^unwind: +[0-9]+ stacks: 100% complete,'
 }
 
 # ---- a command, one thread: two call paths, exact hits on complete stacks ----
