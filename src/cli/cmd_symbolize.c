@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,8 +119,23 @@ static void print_frames(struct sym_module *m, const struct options *o, uint64_t
 		print_json(addr, f, n);
 }
 
-/* A batch of address texts: parsed, their units indexed in parallel, then printed in order.
- * A text that is not an address is reported where it stands. */
+struct ahead {
+	struct sym_module *m;
+	const uint64_t *addrs;
+	size_t n;
+	unsigned threads;
+};
+
+static void *index_ahead(void *arg)
+{
+	struct ahead *a = arg;
+	sym_prepare(a->m, a->addrs, a->n, a->threads);
+	return NULL;
+}
+
+/* A batch of address texts: parsed, then printed in order while the other cores index
+ * the batch's units from its end (printing builds what it reaches first). A text that is
+ * not an address is reported where it stands. */
 static int batch(struct sym_module *m, const struct options *o, char **texts, size_t n)
 {
 	uint64_t *addrs = malloc((n ? n : 1) * sizeof(*addrs));
@@ -134,8 +150,10 @@ static int batch(struct sym_module *m, const struct options *o, char **texts, si
 		if ((ok[i] = !parse_addr(texts[i], &addrs[i])))
 			addrs[nok++] = addrs[i];
 	/* Threads pay off only when there are many units to index. */
-	if (nok >= 256)
-		sym_prepare(m, addrs, nok, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct ahead a = { m, addrs, nok, cpus > 1 ? (unsigned)(cpus - 1) : 0 };
+	pthread_t th;
+	bool ahead = nok >= 256 && a.threads && !pthread_create(&th, NULL, index_ahead, &a);
 	int rc = CLI_OK;
 	for (size_t i = 0, k = 0; i < n; i++) {
 		if (ok[i]) {
@@ -147,6 +165,8 @@ static int batch(struct sym_module *m, const struct options *o, char **texts, si
 		rc = CLI_FAIL;
 	}
 	fflush(stdout);
+	if (ahead)
+		pthread_join(th, NULL);
 	free(addrs);
 	free(ok);
 	return rc;

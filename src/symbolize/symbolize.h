@@ -36,9 +36,11 @@ enum sym_style { SYM_STYLE_LLVM, SYM_STYLE_GNU };
 int sym_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
 	       struct tally_frame *frames, size_t max);
 
-/* Builds, ahead of lookups and on up to threads threads, the index of every unit that
- * the n addresses fall in. Optional: lookups build what they need themselves, one unit at
- * a time; this only makes a large batch faster on a machine with cores to spare. */
+/* Builds, ahead of lookups and on threads threads (the caller's included), the index of
+ * every unit that the n addresses fall in, the last address's unit first. Optional:
+ * lookups build what they need themselves, one unit at a time; this makes a large batch
+ * faster on a machine with cores to spare, also while another thread looks the batch up
+ * in order (see prepare.c). */
 int sym_prepare(struct sym_module *m, const uint64_t *addrs, size_t n, unsigned threads);
 
 /* name (a demangled C++ name as libiberty spells it) as LLVM's demangler spells it, in buf

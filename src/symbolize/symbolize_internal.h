@@ -76,6 +76,8 @@ struct sym_module {
 
 /* unit_index.c: the index of a unit, built on first use by whichever thread asks first. */
 int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **out);
+/* Builds the unit's index unless it is built or being built: never waits. */
+void sym_unit_build_ahead(struct sym_module *m, uint32_t unit);
 /* unit.c/lookup.c: the unit holding addr, or -1. */
 int32_t sym_unit_of(const struct sym_module *m, uint64_t addr);
 void sym_unit_index_free(struct sym_unit_index *ix);
