@@ -36,10 +36,16 @@ struct dwarf_abbrev {
 	uint16_t nattrs;
 	struct dwarf_abbrev_attr *attrs;
 	/* For skipping, in units of the table's shape: the attributes' total size when all
-	 * are fixed and none is DW_AT_sibling (whose value the walker wants). */
+	 * are fixed, and where among them DW_AT_sibling's value lies (the walker wants it):
+	 * DWARF_NO_SIBLING, or DWARF_SLOW_SIBLING when it must be decoded attribute by
+	 * attribute. */
 	bool fixed;
+	int32_t sibling_at;
+	uint16_t sibling_form;
 	uint32_t fixed_size;
 };
+#define DWARF_NO_SIBLING (-1)
+#define DWARF_SLOW_SIBLING (-2)
 
 struct dwarf_abbrevs {
 	uint64_t offset;

@@ -206,16 +206,31 @@ uint32_t dwarf_unit_shape(const struct dwarf_unit *u)
 	return (uint32_t)u->addr_size << 16 | (uint32_t)u->offset_size << 8 | (u->version <= 2);
 }
 
+/* Sibling references whose value the skipping fast path reads in place. */
+static bool plain_ref(uint16_t form)
+{
+	return form == DW_FORM_ref1 || form == DW_FORM_ref2 || form == DW_FORM_ref4 ||
+	       form == DW_FORM_ref8 || form == DW_FORM_ref_addr;
+}
+
 void dwarf_abbrev_sizes(const struct dwarf_unit *u, struct dwarf_abbrev *a)
 {
 	a->fixed = true;
 	a->fixed_size = 0;
+	a->sibling_at = DWARF_NO_SIBLING;
 	for (uint16_t i = 0; i < a->nattrs; i++) {
 		struct dwarf_abbrev_attr *at = &a->attrs[i];
 		unsigned n = fixed_size(u, at->form);
 		bool zero = at->form == DW_FORM_flag_present || at->form == DW_FORM_implicit_const;
 		at->size = n || zero ? (int16_t)n : -1;
-		if (at->size < 0 || at->name == DW_AT_sibling)
+		if (at->name == DW_AT_sibling && a->sibling_at == DWARF_NO_SIBLING) {
+			bool fast = a->fixed && at->size > 0 && plain_ref(at->form);
+			a->sibling_at = fast ? (int32_t)a->fixed_size : DWARF_SLOW_SIBLING;
+			a->sibling_form = at->form;
+		} else if (at->name == DW_AT_sibling) {
+			a->sibling_at = DWARF_SLOW_SIBLING; /* two of them: the last one counts */
+		}
+		if (at->size < 0)
 			a->fixed = false;
 		else
 			a->fixed_size += n;

@@ -329,12 +329,37 @@ int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct d
 	return 0;
 }
 
+/* The DW_AT_sibling value of a DIE whose attributes are all of fixed size, read in place:
+ * what dwarf_form_read() makes of these forms. */
+static uint64_t sibling_in_place(const struct dwarf_unit *u, const struct cur *c,
+				 const struct dwarf_abbrev *a)
+{
+	struct cur at = *c;
+	at.p += a->sibling_at;
+	switch (a->sibling_form) {
+	case DW_FORM_ref1: return u->offset + cur_u8(&at);
+	case DW_FORM_ref2: return u->offset + cur_u16(&at);
+	case DW_FORM_ref4: return u->offset + cur_u32(&at);
+	case DW_FORM_ref8: return u->offset + cur_u64(&at);
+	}
+	return cur_uN(&at, u->version <= 2 ? u->addr_size : u->offset_size); /* ref_addr */
+}
+
 /* Skips the attributes of a DIE of abbreviation a at c, noting its DW_AT_sibling. */
 static int skip_attrs(struct dwarf *d, struct dwarf_unit *u, struct cur *c,
 		      const struct dwarf_abbrev *a, uint64_t *sibling)
 {
 	bool sized = u->abbrevs->shape == dwarf_unit_shape(u);
-	if (sized && a->fixed) {
+	if (sized && a->fixed && a->sibling_at == DWARF_NO_SIBLING) {
+		cur_skip(c, a->fixed_size);
+		return 0;
+	}
+	if (sized && a->fixed && a->sibling_at >= 0) {
+		if (cur_left(c) < a->fixed_size) {
+			cur_skip(c, a->fixed_size); /* marks c bad, as the slow path would */
+			return -EINVAL;
+		}
+		*sibling = sibling_in_place(u, c, a);
 		cur_skip(c, a->fixed_size);
 		return 0;
 	}
