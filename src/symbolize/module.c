@@ -195,24 +195,31 @@ static void warn(const char *fmt, const char *path, const char *what)
 	fprintf(stderr, fmt, path, what);
 }
 
-static int open_dwarf(struct sym_module *m)
+/* The file whose DWARF to use: the module, else its separate debug file (opened into
+ * m->debug_elf), else NULL. */
+static struct elf_file *dwarf_source(struct sym_module *m)
 {
-	struct elf_file *src = m->elf;
-	if (!has_debug_info(src)) {
-		char *path;
-		if (elf_find_debug_file(m->elf, m->opts.debug_dir, &path))
-			return 0;
-		int err = elf_open(path, &m->debug_elf);
-		free(path);
-		if (err)
-			return warn("tally: warning: %s\n", err_msg(), ""), 0;
-		src = m->debug_elf;
-		if (!has_debug_info(src))
-			return 0;
+	if (has_debug_info(m->elf))
+		return m->elf;
+	char *path;
+	if (elf_find_debug_file(m->elf, m->opts.debug_dir, &path))
+		return NULL;
+	int err = elf_open(path, &m->debug_elf);
+	free(path);
+	if (err) {
+		warn("tally: warning: %s\n", err_msg(), "");
+		return NULL;
 	}
+	return has_debug_info(m->debug_elf) ? m->debug_elf : NULL;
+}
+
+static void open_dwarf(struct sym_module *m, struct elf_file *src)
+{
+	if (!src)
+		return;
 	if (dwarf_open(src, &m->dwarf)) {
 		warn("tally: warning: %s%s; using symbol tables only\n", err_msg(), "");
-		return 0;
+		return;
 	}
 	if (m->dwarf->unsupported) {
 		warn("tally: %s: %s is not supported; using symbol tables only\n", src->path,
@@ -220,7 +227,27 @@ static int open_dwarf(struct sym_module *m)
 		dwarf_close(m->dwarf);
 		m->dwarf = NULL;
 	}
-	return 0;
+}
+
+/* Symbol tables load on a thread of their own while the DWARF opens: reading and
+ * sorting a large .symtab takes as long as reading every unit header of a large
+ * .debug_info, and the two share nothing but the name arena (which has its lock). */
+struct symbols_job {
+	struct sym_module *m;
+	int err;
+	char msg[512];
+};
+
+static void *load_symbols(void *arg)
+{
+	struct symbols_job *j = arg;
+	struct sym_module *m = j->m;
+	j->err = sym_symbols_load(m, m->elf, false, &m->symbols);
+	if (!j->err && m->debug_elf)
+		j->err = sym_symbols_load(m, m->debug_elf, true, &m->fallback);
+	if (j->err)
+		snprintf(j->msg, sizeof(j->msg), "%s", err_msg()); /* messages are per thread */
+	return NULL;
 }
 
 static int index_units(struct sym_module *m)
@@ -249,14 +276,20 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 	pthread_cond_init(&m->built, NULL);
 	pthread_mutex_init(&m->names_lock, NULL);
 	int err = elf_open(path, &m->elf);
-	if (!err)
-		err = open_dwarf(m);
-	if (!err)
-		err = sym_symbols_load(m, m->elf, false, &m->symbols);
-	if (!err && m->debug_elf)
-		err = sym_symbols_load(m, m->debug_elf, true, &m->fallback);
-	if (!err)
+	if (!err) {
+		struct elf_file *src = dwarf_source(m);
+		struct symbols_job job = { .m = m };
+		pthread_t th;
+		bool apart = !pthread_create(&th, NULL, load_symbols, &job);
+		if (!apart)
+			load_symbols(&job);
+		open_dwarf(m, src);
 		err = index_units(m);
+		if (apart)
+			pthread_join(th, NULL);
+		if (job.err)
+			err = err_set(job.err, "%s", job.msg);
+	}
 	if (err) {
 		if (err == -ENOMEM)
 			err_set(err, "%s: out of memory", path);
