@@ -92,6 +92,11 @@ struct dwarf {
 	/* Why some of this DWARF cannot be used (split DWARF, dwz), or NULL. */
 	const char *unsupported;
 	struct arena arena;
+	/* Opened by dwarf_open_front(): .debug_info was read only as far as info.size, out
+	 * of info_total (partial says whether anything was left out), and beyond is set
+	 * when a reference leads past that front. Only one thread may use such a reader. */
+	bool front, partial, beyond;
+	uint64_t front_upto, info_total;
 };
 
 /* An attribute value. Which member is meaningful follows the form's class. */
@@ -123,6 +128,10 @@ struct dwarf_value {
  * without DWARF. */
 int dwarf_open(struct elf_file *elf, struct dwarf **out);
 void dwarf_close(struct dwarf *d);
+/* The same, reading .debug_info only through the unit that holds offset upto (and every
+ * unit before it): for a few lookups in a large compressed .debug_info, whose rest is
+ * not inflated. Opened again with a larger upto, it goes on inflating where it stopped. */
+int dwarf_open_front(struct elf_file *elf, uint64_t upto, struct dwarf **out);
 /* The same over sections given directly (tests and fuzzing): elf is a stand-in that
  * names the file and gives byte order; its sections are not read. */
 int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,

@@ -36,10 +36,56 @@ struct info_loader {
 	int err;
 };
 
+/* Inflates the front of .debug_info up to byte want (rounded up: one call per unit
+ * would be many calls). */
+static int info_front(struct dwarf *d, struct elf_section *s, uint64_t want, size_t *avail,
+		      size_t *total)
+{
+	want = (want + 0xffff) & ~(uint64_t)0xffff;
+	return elf_section_prefix(d->elf, s, want > SIZE_MAX ? SIZE_MAX : (size_t)want,
+				  &d->info.data, avail, total);
+}
+
+/* .debug_info through the unit that holds offset upto only: unit lengths are read as the
+ * front comes in. A damaged length takes the whole section, for read_units() to report. */
+static int load_info_front(struct dwarf *d, uint64_t upto)
+{
+	struct elf_section *s = elf_section_by_name(d->elf, ".debug_info");
+	if (!s)
+		return 0;
+	size_t avail, total;
+	uint64_t off = 0;
+	int err = info_front(d, s, upto, &avail, &total);
+	while (!err && off < total) {
+		err = info_front(d, s, off + 12, &avail, &total);
+		struct cur c = cur_make(d->info.data, avail, d->big_endian);
+		cur_seek(&c, off);
+		uint64_t len = cur_u32(&c);
+		if (len == 0xffffffff)
+			len = cur_u64(&c);
+		if (err || !cur_ok(&c) || len > total - cur_off(&c)) {
+			off = total;
+			break;
+		}
+		off = cur_off(&c) + len;
+		if (off > upto)
+			break;
+	}
+	if (!err)
+		err = info_front(d, s, off, &avail, &total);
+	d->info.size = off < total ? off : total;
+	d->info_total = total;
+	d->partial = d->info.size < total;
+	return err;
+}
+
 static void *load_info(void *arg)
 {
 	struct info_loader *l = arg;
-	load_section(l->d, ".debug_info", &l->d->info, &l->err);
+	if (l->d->front)
+		l->err = load_info_front(l->d, l->d->front_upto);
+	else
+		load_section(l->d, ".debug_info", &l->d->info, &l->err);
 	return NULL;
 }
 
@@ -59,7 +105,7 @@ static int load_sections(struct dwarf *d)
 	pthread_t th;
 	bool apart = inflate_info_apart(d) && !pthread_create(&th, NULL, load_info, &l);
 	if (!apart)
-		load_section(d, ".debug_info", &d->info, &err);
+		load_info(&l);
 	load_section(d, ".debug_abbrev", &d->abbrev, &err);
 	load_section(d, ".debug_str", &d->str, &err);
 	load_section(d, ".debug_line_str", &d->line_str, &err);
@@ -68,12 +114,9 @@ static int load_sections(struct dwarf *d)
 	load_section(d, ".debug_ranges", &d->ranges, &err);
 	load_section(d, ".debug_rnglists", &d->rnglists, &err);
 	load_section(d, ".debug_line", &d->line, &err);
-	if (apart) {
+	if (apart)
 		pthread_join(th, NULL);
-		if (!err)
-			err = l.err;
-	}
-	return err;
+	return err ? err : l.err;
 }
 
 static int read_header(struct dwarf *d, struct cur *c, struct dwarf_unit *u)
@@ -254,6 +297,19 @@ int dwarf_open(struct elf_file *elf, struct dwarf **out)
 	return finish(d, err, out);
 }
 
+int dwarf_open_front(struct elf_file *elf, uint64_t upto, struct dwarf **out)
+{
+	struct dwarf *d = dwarf_new(elf);
+	if (!d)
+		return err_set(-ENOMEM, "%s: out of memory", elf->path);
+	d->front = true;
+	d->front_upto = upto;
+	int err = load_sections(d);
+	if (!err)
+		err = read_units(d);
+	return finish(d, err, out);
+}
+
 int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,
 			const struct dwarf_sect *abbrev, const struct dwarf_sect *str,
 			const struct dwarf_sect *line, struct dwarf **out)
@@ -280,6 +336,8 @@ void dwarf_close(struct dwarf *d)
 
 struct dwarf_unit *dwarf_unit_at(struct dwarf *d, uint64_t off)
 {
+	if (d->partial && off >= d->info.size && off < d->info_total)
+		d->beyond = true;
 	size_t lo = UPPER_BOUND(d->units, d->nunits, .end, off);
 	if (lo < d->nunits && d->units[lo].first_die <= off)
 		return &d->units[lo];

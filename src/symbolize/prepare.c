@@ -49,6 +49,7 @@ static size_t wanted_units(struct sym_module *m, const uint64_t *addrs, size_t n
 
 int sym_prepare(struct sym_module *m, const uint64_t *addrs, size_t n, unsigned threads)
 {
+	sym_front_end(m); /* a batch reads most units: read them all */
 	if (!m->dwarf || threads < 1)
 		return 0;
 	struct work w = { .m = m };
