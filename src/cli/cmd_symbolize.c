@@ -153,6 +153,8 @@ static int batch(struct sym_module *m, const struct options *o, char **texts, si
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	struct ahead a = { m, addrs, nok, cpus > 1 ? (unsigned)(cpus - 1) : 0 };
 	pthread_t th;
+	if (nok >= 256)
+		sym_read_all(m);
 	bool ahead = nok >= 256 && a.threads && !pthread_create(&th, NULL, index_ahead, &a);
 	int rc = CLI_OK;
 	for (size_t i = 0, k = 0; i < n; i++) {

@@ -145,6 +145,11 @@ static void end_locked(struct sym_module *m)
 	atomic_store_explicit(&m->front, false, memory_order_release);
 }
 
+void sym_read_all(struct sym_module *m)
+{
+	sym_front_end(m);
+}
+
 void sym_front_end(struct sym_module *m)
 {
 	if (!atomic_load_explicit(&m->front, memory_order_acquire))

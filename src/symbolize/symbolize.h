@@ -43,6 +43,11 @@ int sym_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
  * in order (see prepare.c). */
 int sym_prepare(struct sym_module *m, const uint64_t *addrs, size_t n, unsigned threads);
 
+/* Reads all of the module's DWARF now. Without it, the first few lookups in a large
+ * compressed .debug_info read only as much of it as they need (see front.c); a caller
+ * about to look up many addresses saves that detour. */
+void sym_read_all(struct sym_module *m);
+
 /* name (a demangled C++ name as libiberty spells it) as LLVM's demangler spells it, in buf
  * when it differs; name itself when it does not or buf is too small. */
 const char *sym_llvm_spelling(const char *name, char *buf, size_t size);
