@@ -59,7 +59,7 @@ static int cmp_code(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t)
+static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t, uint64_t *end)
 {
 	if (off >= d->abbrev.size)
 		return bad(d, off, "abbreviation table offset lies past the section");
@@ -95,6 +95,7 @@ static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t)
 	if (!err)
 		err = dwarf_abbrevs_index(d, t, all, n);
 	free(all);
+	*end = cur_off(&c);
 	return err;
 }
 
@@ -120,28 +121,22 @@ int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_a
 	return 0;
 }
 
-const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint64_t code)
+const struct dwarf_abbrev *dwarf_abbrev_find_sparse(const struct dwarf_abbrevs *t, uint64_t code)
 {
-	if (code >= 1 && code <= t->n_dense)
-		return &t->by_code[code - 1];
 	size_t lo = LOWER_BOUND(t->sparse, t->n_sparse, .code, code);
 	return lo < t->n_sparse && t->sparse[lo].code == code ? &t->sparse[lo] : NULL;
 }
 
-int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
+/* Decodes the table at off for units of u's shape and adds it to d's tables, at index i
+ * of the sorted array. */
+static int add_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t off, size_t i,
+		     struct dwarf_abbrevs **out, uint64_t *end)
 {
-	if (u->abbrevs)
-		return 0;
-	size_t i = LOWER_BOUND(d->abbrev_tables, d->nabbrev_tables, ->offset, u->abbrev_offset);
-	if (i < d->nabbrev_tables && d->abbrev_tables[i]->offset == u->abbrev_offset) {
-		u->abbrevs = d->abbrev_tables[i];
-		return 0;
-	}
 	struct dwarf_abbrevs *t = arena_alloc(&d->arena, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->offset = u->abbrev_offset;
-	int err = parse_table(d, u->abbrev_offset, t);
+	t->offset = off;
+	int err = parse_table(d, off, t, end);
 	if (err)
 		return err;
 	t->shape = dwarf_unit_shape(u);
@@ -161,6 +156,34 @@ int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
 		(d->nabbrev_tables - i) * sizeof(*d->abbrev_tables));
 	d->abbrev_tables[i] = t;
 	d->nabbrev_tables++;
-	u->abbrevs = t;
+	*out = t;
 	return 0;
+}
+
+int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
+{
+	if (u->abbrevs)
+		return 0;
+	size_t i = LOWER_BOUND(d->abbrev_tables, d->nabbrev_tables, ->offset, u->abbrev_offset);
+	int err = 0;
+	if (i < d->nabbrev_tables && d->abbrev_tables[i]->offset == u->abbrev_offset) {
+		u->abbrevs = d->abbrev_tables[i];
+	} else {
+		uint64_t end;
+		err = add_table(d, u, u->abbrev_offset, i, &u->abbrevs, &end);
+	}
+	u->abbrevs_fit = !err && u->abbrevs->shape == dwarf_unit_shape(u);
+	return err;
+}
+
+void dwarf_abbrevs_preload(struct dwarf *d, const struct dwarf_unit *shape)
+{
+	uint64_t off = 0, end;
+	struct dwarf_abbrevs *t;
+	if (d->nabbrev_tables)
+		return;
+	while (off < d->abbrev.size && !add_table(d, shape, off, d->nabbrev_tables, &t, &end) &&
+	       end > off)
+		off = end;
+	err_clear(); /* a table no unit names may be damaged: units load theirs as usual */
 }

@@ -66,6 +66,7 @@ struct dwarf_unit {
 	uint8_t offset_size; /* 4 or 8 */
 	uint64_t abbrev_offset;
 	struct dwarf_abbrevs *abbrevs; /* NULL until loaded */
+	bool abbrevs_fit; /* abbrevs were sized for this unit's shape (see dwarf_abbrev) */
 	/* From the unit DIE: */
 	uint16_t tag;
 	uint64_t base_addr; /* DW_AT_low_pc, the base for DWARF 4 ranges */

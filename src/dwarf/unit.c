@@ -114,6 +114,14 @@ static int load_sections(struct dwarf *d)
 	load_section(d, ".debug_ranges", &d->ranges, &err);
 	load_section(d, ".debug_rnglists", &d->rnglists, &err);
 	load_section(d, ".debug_line", &d->line, &err);
+	if (apart && !d->front && !err) {
+		/* Units are read as soon as .debug_info is in; their abbreviation tables,
+		 * most of that work, can be read before. The usual shape is a guess: a unit of
+		 * another shape skips DIEs attribute by attribute, which is slower, not wrong. */
+		struct dwarf_unit shape = { .addr_size = d->elf->is64 ? 8 : 4, .offset_size = 4,
+					    .version = 5 };
+		dwarf_abbrevs_preload(d, &shape);
+	}
 	if (apart)
 		pthread_join(th, NULL);
 	return err ? err : l.err;
@@ -407,7 +415,7 @@ static uint64_t sibling_in_place(const struct dwarf_unit *u, const struct cur *c
 static int skip_attrs(struct dwarf *d, struct dwarf_unit *u, struct cur *c,
 		      const struct dwarf_abbrev *a, uint64_t *sibling)
 {
-	bool sized = u->abbrevs->shape == dwarf_unit_shape(u);
+	bool sized = u->abbrevs_fit;
 	if (sized && a->fixed && a->sibling_at == DWARF_NO_SIBLING) {
 		cur_skip(c, a->fixed_size);
 		return 0;
@@ -446,7 +454,7 @@ int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 	if (off < u->first_die || off >= u->end)
 		return bad(d, off, "DIE offset outside its unit");
 	struct cur c = cur_make(d->info.data, u->end, d->big_endian);
-	cur_seek(&c, off);
+	c.p += off; /* inside the unit: checked above */
 	uint64_t code = cur_uleb(&c);
 	*sibling = 0;
 	*abbrev = NULL;
