@@ -59,8 +59,35 @@ static int cmp_code(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Whether the table at off ends (a zero code) inside what is readable of the section. */
+static bool table_complete(const struct dwarf *d, uint64_t off)
+{
+	if (off >= d->abbrev.size)
+		return false;
+	struct cur c = cur_make(d->abbrev.data, d->abbrev.size, d->big_endian);
+	cur_seek(&c, off);
+	while (cur_uleb(&c)) {
+		cur_uleb(&c);
+		cur_u8(&c);
+		for (;;) {
+			uint64_t name = cur_uleb(&c), form = cur_uleb(&c);
+			if (form == DW_FORM_implicit_const)
+				cur_sleb(&c);
+			if (!cur_ok(&c))
+				return false;
+			if (!name && !form)
+				break;
+		}
+	}
+	return cur_ok(&c);
+}
+
 static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t, uint64_t *end)
 {
+	/* Front mode: inflate until the table is whole (or the section is). */
+	for (uint64_t want = off + 4096; d->abbrev_lazy && !table_complete(d, off);
+	     want = want < UINT64_MAX / 2 ? 2 * want : UINT64_MAX)
+		dwarf_sect_need(d, &d->abbrev, want);
 	if (off >= d->abbrev.size)
 		return bad(d, off, "abbreviation table offset lies past the section");
 	struct cur c = cur_make(d->abbrev.data, d->abbrev.size, d->big_endian);

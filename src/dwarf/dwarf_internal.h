@@ -24,6 +24,10 @@ static inline const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_ab
 	return dwarf_abbrev_find_sparse(t, code);
 }
 
+/* Makes the first end bytes of s (d->line or d->abbrev) readable where front mode left
+ * them compressed; a failure sets d->beyond, for the full reader to report. */
+void dwarf_sect_need(struct dwarf *d, struct dwarf_sect *s, uint64_t end);
+
 /* Decodes one attribute value of the given form at c. 0, or -EINVAL for an unknown form
  * or a value past the end (the cursor is then bad). */
 int dwarf_form_read(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, uint16_t form,

@@ -373,8 +373,18 @@ int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 		    struct dwarf_line_table *t)
 {
 	memset(t, 0, sizeof(*t));
+	dwarf_sect_need(d, &d->line, off + 12);
 	if (off >= d->line.size)
 		return bad(d, off, "offset lies past the section");
+	if (d->line_lazy) {
+		struct cur l = cur_make(d->line.data, d->line.size, d->big_endian);
+		cur_seek(&l, off);
+		uint64_t len = cur_u32(&l);
+		if (len == 0xffffffff)
+			len = cur_u64(&l);
+		dwarf_sect_need(d, &d->line, cur_ok(&l) && len < UINT64_MAX / 2 ? cur_off(&l) + len
+										  : UINT64_MAX);
+	}
 	struct header h = { .off = off };
 	struct cur c = cur_make(d->line.data, d->line.size, d->big_endian);
 	cur_seek(&c, off);

@@ -31,6 +31,36 @@ static void load_section(struct dwarf *d, const char *name, struct dwarf_sect *s
 		*err = e;
 }
 
+/* Front mode: the front of a section, the rest inflated by dwarf_sect_need(). */
+static void load_lazy(struct dwarf *d, const char *name, struct dwarf_sect *s,
+		      struct elf_section **lazy, int *err)
+{
+	struct elf_section *e = elf_section_by_name(d->elf, name);
+	size_t total;
+	if (*err || !e)
+		return;
+	*err = elf_section_prefix(d->elf, e, 0, &s->data, &s->size, &total);
+	*lazy = !*err && s->size < total ? e : NULL;
+}
+
+void dwarf_sect_need(struct dwarf *d, struct dwarf_sect *s, uint64_t end)
+{
+	struct elf_section **lazy = s == &d->line     ? &d->line_lazy
+				    : s == &d->abbrev ? &d->abbrev_lazy
+						      : NULL;
+	if (!lazy || !*lazy || end <= s->size)
+		return;
+	uint64_t want = end > UINT64_MAX - 0xffff ? end : (end + 0xffff) & ~(uint64_t)0xffff;
+	size_t total;
+	if (elf_section_prefix(d->elf, *lazy, want > SIZE_MAX ? SIZE_MAX : (size_t)want, &s->data,
+			       &s->size, &total)) {
+		d->beyond = true;
+		*lazy = NULL;
+	} else if (s->size == total) {
+		*lazy = NULL;
+	}
+}
+
 struct info_loader {
 	struct dwarf *d;
 	int err;
@@ -106,14 +136,20 @@ static int load_sections(struct dwarf *d)
 	bool apart = inflate_info_apart(d) && !pthread_create(&th, NULL, load_info, &l);
 	if (!apart)
 		load_info(&l);
-	load_section(d, ".debug_abbrev", &d->abbrev, &err);
+	if (d->front)
+		load_lazy(d, ".debug_abbrev", &d->abbrev, &d->abbrev_lazy, &err);
+	else
+		load_section(d, ".debug_abbrev", &d->abbrev, &err);
 	load_section(d, ".debug_str", &d->str, &err);
 	load_section(d, ".debug_line_str", &d->line_str, &err);
 	load_section(d, ".debug_str_offsets", &d->str_offsets, &err);
 	load_section(d, ".debug_addr", &d->addr, &err);
 	load_section(d, ".debug_ranges", &d->ranges, &err);
 	load_section(d, ".debug_rnglists", &d->rnglists, &err);
-	load_section(d, ".debug_line", &d->line, &err);
+	if (d->front)
+		load_lazy(d, ".debug_line", &d->line, &d->line_lazy, &err);
+	else
+		load_section(d, ".debug_line", &d->line, &err);
 	if (apart && !d->front && !err) {
 		/* Units are read as soon as .debug_info is in; their abbreviation tables,
 		 * most of that work, can be read before. The usual shape is a guess: a unit of
