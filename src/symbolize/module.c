@@ -357,12 +357,14 @@ void sym_close(struct sym_module *m)
 	free(m);
 }
 
-const char *sym_unsupported(const struct sym_module *m)
+const char *sym_unsupported(struct sym_module *m)
 {
+	sym_read_all(m); /* the front alone cannot tell */
 	return m->dwarf ? m->dwarf->unsupported : NULL;
 }
 
-const char *sym_debug_path(const struct sym_module *m)
+const char *sym_debug_path(struct sym_module *m)
 {
+	sym_read_all(m);
 	return m->dwarf ? m->dwarf->path : NULL;
 }
