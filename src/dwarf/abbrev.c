@@ -20,20 +20,27 @@ static int bad(struct dwarf *d, uint64_t off, const char *what)
 		       (unsigned long long)off, what);
 }
 
+/* Attribute lists are short: up to this many are decoded in one pass into a local array. */
+#define QUICK_ATTRS 64
+
 static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a)
 {
 	a->tag = (uint16_t)cur_uleb(c);
 	a->has_children = cur_u8(c) != 0;
 	const uint8_t *start = c->p;
+	struct dwarf_abbrev_attr quick[QUICK_ATTRS];
 	size_t n = 0;
-	for (;;) { /* count first, then decode into an exact-size array */
+	for (;;) {
 		uint64_t name = cur_uleb(c), form = cur_uleb(c);
-		if (form == DW_FORM_implicit_const)
-			cur_sleb(c);
+		int64_t value = form == DW_FORM_implicit_const ? cur_sleb(c) : 0;
 		if (!cur_ok(c))
 			return bad(d, cur_off(c), "attribute list runs past the section");
 		if (!name && !form)
 			break;
+		if (n < QUICK_ATTRS)
+			quick[n] = (struct dwarf_abbrev_attr){ .name = (uint16_t)name,
+							       .form = (uint16_t)form,
+							       .implicit_const = value };
 		n++;
 	}
 	if (n > UINT16_MAX)
@@ -42,7 +49,11 @@ static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a)
 	a->attrs = arena_alloc(&d->arena, (n ? n : 1) * sizeof(*a->attrs));
 	if (!a->attrs)
 		return -ENOMEM;
-	struct cur r = *c;
+	if (n <= QUICK_ATTRS) {
+		memcpy(a->attrs, quick, n * sizeof(*quick));
+		return 0;
+	}
+	struct cur r = *c; /* a long list: decoded again, into its exact-size array */
 	r.p = start;
 	for (size_t i = 0; i < n; i++) {
 		a->attrs[i].name = (uint16_t)cur_uleb(&r);
