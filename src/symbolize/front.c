@@ -28,10 +28,18 @@ struct front_range {
 	uint64_t lo, hi, info_off;
 };
 
+/* Unit indexes built on an earlier front. Frames handed out point into them (file paths
+ * live in their line tables), so they stay until the module is closed. */
+struct old_units {
+	struct sym_unit_index *units;
+	size_t n;
+};
+
 struct sym_front {
 	struct elf_file *src;
 	VEC(struct front_range) ranges;
 	unsigned lookups;
+	VEC(struct old_units) old;
 };
 
 static bool is_compressed(const struct elf_section *s)
@@ -84,6 +92,12 @@ void sym_front_free(struct sym_module *m)
 {
 	if (!m->fr)
 		return;
+	for (size_t i = 0; i < m->fr->old.n; i++) {
+		for (size_t u = 0; u < m->fr->old.v[i].n; u++)
+			sym_unit_index_free(&m->fr->old.v[i].units[u]);
+		free(m->fr->old.v[i].units);
+	}
+	vec_free(&m->fr->old);
 	vec_free(&m->fr->ranges);
 	free(m->fr);
 	m->fr = NULL;
@@ -103,13 +117,20 @@ static bool candidate(const struct sym_front *fr, uint64_t addr, uint64_t *info_
 	return found;
 }
 
-/* Forgets what was built on the front read so far, and that reader. */
+/* Forgets what was built on the front read so far, and that reader. The unit indexes are
+ * kept aside (see struct old_units); when there is no memory to note them, they are kept
+ * by leaking them rather than freed under frames that point into them. */
 static void drop_front(struct sym_module *m)
 {
 	if (!m->dwarf)
 		return;
-	sym_drop_units(m);
-	sym_names_free(m); /* names resolved on the front may lack what lies past it */
+	struct old_units *o = m->units ? vec_push(&m->fr->old) : NULL;
+	if (o)
+		*o = (struct old_units){ m->units, m->dwarf->nunits };
+	m->units = NULL;
+	sym_drop_units(m); /* the ranges */
+	sym_names_free(m); /* names resolved on the front may lack what lies past it; the
+			    * names themselves live in the sections and the module's arena */
 	dwarf_close(m->dwarf);
 	m->dwarf = NULL;
 }
