@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,64 +28,62 @@ struct options {
 #define MAX_FRAMES 64
 
 /* printf's format parsing was a tenth of a large batch's time: numbers are written here. */
-static void put_uint(uint32_t v)
+static void put_uint(FILE *out, uint32_t v)
 {
 	char buf[12], *p = buf + sizeof(buf);
 	do
 		*--p = (char)('0' + v % 10);
 	while (v /= 10);
-	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), stdout);
+	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), out);
 }
 
-static void put_str(const char *s)
-{
-	fputs_unlocked(s, stdout);
-}
-
-static void print_llvm(const struct tally_frame *f, int n)
+static void print_llvm(FILE *out, const struct tally_frame *f, int n)
 {
 	char spelled[4096];
 	for (int i = 0; i < n; i++) {
-		put_str(f[i].function ? sym_llvm_spelling(f[i].function, spelled, sizeof(spelled))
-				      : "??");
-		putchar_unlocked('\n');
-		put_str(f[i].file ? f[i].file : "??");
-		putchar_unlocked(':');
-		put_uint(f[i].line);
-		putchar_unlocked(':');
-		put_uint(f[i].column);
-		putchar_unlocked('\n');
+		fputs_unlocked(f[i].function ? sym_llvm_spelling(f[i].function, spelled,
+								 sizeof(spelled))
+					     : "??",
+			       out);
+		putc_unlocked('\n', out);
+		fputs_unlocked(f[i].file ? f[i].file : "??", out);
+		putc_unlocked(':', out);
+		put_uint(out, f[i].line);
+		putc_unlocked(':', out);
+		put_uint(out, f[i].column);
+		putc_unlocked('\n', out);
 	}
-	putchar_unlocked('\n');
+	putc_unlocked('\n', out);
 }
 
-static void print_gnu(const struct tally_frame *f, int n)
+static void print_gnu(FILE *out, const struct tally_frame *f, int n)
 {
 	for (int i = 0; i < n; i++) {
-		printf("%s\n%s:", f[i].function ? f[i].function : "??", f[i].file ? f[i].file : "??");
+		fprintf(out, "%s\n%s:", f[i].function ? f[i].function : "??",
+			f[i].file ? f[i].file : "??");
 		if (f[i].line)
-			printf("%u", f[i].line);
+			fprintf(out, "%u", f[i].line);
 		else
-			putchar('?'); /* addr2line's mark for an unknown line */
+			putc('?', out); /* addr2line's mark for an unknown line */
 		/* addr2line repeats the line-table row's discriminator on every inlined frame. */
 		if (f[0].discriminator)
-			printf(" (discriminator %u)", f[0].discriminator);
-		putchar('\n');
+			fprintf(out, " (discriminator %u)", f[0].discriminator);
+		putc('\n', out);
 	}
 }
 
-static void print_json(uint64_t addr, const struct tally_frame *f, int n)
+static void print_json(FILE *out, uint64_t addr, const struct tally_frame *f, int n)
 {
-	printf("{\"address\":\"0x%" PRIx64 "\",\"frames\":[", addr);
+	fprintf(out, "{\"address\":\"0x%" PRIx64 "\",\"frames\":[", addr);
 	for (int i = 0; i < n; i++) {
-		printf("%s{\"function\":", i ? "," : "");
-		json_print_string(stdout, f[i].function);
-		fputs(",\"file\":", stdout);
-		json_print_string(stdout, f[i].file);
-		printf(",\"line\":%u,\"column\":%u,\"inlined\":%s}", f[i].line, f[i].column,
-		       f[i].inlined ? "true" : "false");
+		fprintf(out, "%s{\"function\":", i ? "," : "");
+		json_print_string(out, f[i].function);
+		fputs(",\"file\":", out);
+		json_print_string(out, f[i].file);
+		fprintf(out, ",\"line\":%u,\"column\":%u,\"inlined\":%s}", f[i].line, f[i].column,
+			f[i].inlined ? "true" : "false");
 	}
-	fputs("]}\n", stdout);
+	fputs("]}\n", out);
 }
 
 static int parse_addr(const char *s, uint64_t *addr)
@@ -103,7 +103,8 @@ static int parse_addr(const char *s, uint64_t *addr)
 	return 0;
 }
 
-static void print_frames(struct sym_module *m, const struct options *o, uint64_t addr)
+static void print_frames(FILE *out, struct sym_module *m, const struct options *o,
+			 uint64_t addr)
 {
 	struct tally_frame f[MAX_FRAMES];
 	int n = sym_lookup(m, addr, o->style == OUT_GNU ? SYM_STYLE_GNU : SYM_STYLE_LLVM, f,
@@ -111,44 +112,171 @@ static void print_frames(struct sym_module *m, const struct options *o, uint64_t
 	if (n > MAX_FRAMES)
 		n = MAX_FRAMES;
 	if (o->style == OUT_LLVM)
-		print_llvm(f, n);
+		print_llvm(out, f, n);
 	else if (o->style == OUT_GNU)
-		print_gnu(f, n);
+		print_gnu(out, f, n);
 	else
-		print_json(addr, f, n);
+		print_json(out, addr, f, n);
 }
 
-/* A batch of address texts: parsed, their units indexed in parallel, then printed in order.
- * A text that is not an address is reported where it stands. */
+static void report_bad(const char *text)
+{
+	fflush(stdout);
+	fprintf(stderr, "tally: not an address: %s\n", text);
+}
+
+/* A large batch is cut into chunks of consecutive addresses that the threads take in
+ * order from a shared counter; each chunk is looked up (its units indexed on demand) and
+ * formatted into memory, and the main thread prints finished chunks in input order,
+ * errors included. Chunks are small, so no thread waits long for another at the end. */
+#define CHUNKS 32
+
+struct chunk {
+	size_t from, to;
+	char *buf; /* the output of texts[from, to), or NULL when formatting failed */
+	size_t len;
+	atomic_bool done;
+};
+
+struct batch_work {
+	struct sym_module *m;
+	const struct options *o;
+	const bool *ok;
+	const uint64_t *addrs;
+	off_t *ends; /* where each text's output ends in its chunk's buf */
+	struct chunk chunks[CHUNKS];
+	atomic_size_t next;
+	pthread_mutex_t lock;
+	pthread_cond_t finished;
+};
+
+static void format_chunk(struct batch_work *w, struct chunk *c)
+{
+	FILE *out = open_memstream(&c->buf, &c->len);
+	for (size_t i = c->from; out && i < c->to; i++) {
+		if (w->ok[i])
+			print_frames(out, w->m, w->o, w->addrs[i]);
+		w->ends[i] = ftello(out);
+	}
+	if (out && (ferror(out) | fclose(out))) {
+		free(c->buf);
+		c->buf = NULL;
+	}
+	pthread_mutex_lock(&w->lock);
+	atomic_store_explicit(&c->done, true, memory_order_release);
+	pthread_cond_broadcast(&w->finished);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Takes and formats chunks until none is left; returns whether it did any. */
+static bool take_chunk(struct batch_work *w)
+{
+	size_t k = atomic_fetch_add(&w->next, 1);
+	if (k >= CHUNKS)
+		return false;
+	format_chunk(w, &w->chunks[k]);
+	return true;
+}
+
+static void *chunk_worker(void *arg)
+{
+	while (take_chunk(arg))
+		;
+	return NULL;
+}
+
+/* Prints chunk c (formatted, or not when its formatting failed). */
+static int print_chunk(struct batch_work *w, char **texts, const struct chunk *c)
+{
+	int rc = CLI_OK;
+	for (size_t i = c->from; i < c->to; i++) {
+		if (!w->ok[i]) {
+			report_bad(texts[i]);
+			rc = CLI_FAIL;
+		} else if (c->buf) {
+			off_t start = i > c->from ? w->ends[i - 1] : 0;
+			fwrite_unlocked(c->buf + start, 1, (size_t)(w->ends[i] - start), stdout);
+		} else {
+			print_frames(stdout, w->m, w->o, w->addrs[i]);
+		}
+	}
+	return rc;
+}
+
+static int print_in_parallel(struct batch_work *w, char **texts, size_t n, unsigned threads)
+{
+	for (size_t k = 0; k < CHUNKS; k++) {
+		w->chunks[k] = (struct chunk){ .from = n * k / CHUNKS, .to = n * (k + 1) / CHUNKS };
+		atomic_init(&w->chunks[k].done, false);
+	}
+	atomic_init(&w->next, 0);
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->finished, NULL);
+	pthread_t th[16];
+	unsigned started = 0;
+	while (started + 1 < threads && started < 16 &&
+	       !pthread_create(&th[started], NULL, chunk_worker, w))
+		started++;
+	int rc = CLI_OK;
+	size_t printed = 0;
+	while (printed < CHUNKS) {
+		struct chunk *c = &w->chunks[printed];
+		if (!atomic_load_explicit(&c->done, memory_order_acquire) && !take_chunk(w)) {
+			pthread_mutex_lock(&w->lock);
+			while (!atomic_load_explicit(&c->done, memory_order_acquire))
+				pthread_cond_wait(&w->finished, &w->lock);
+			pthread_mutex_unlock(&w->lock);
+		}
+		for (; printed < CHUNKS && atomic_load_explicit(&w->chunks[printed].done,
+							       memory_order_acquire);
+		     printed++) {
+			if (print_chunk(w, texts, &w->chunks[printed]) != CLI_OK)
+				rc = CLI_FAIL;
+			free(w->chunks[printed].buf);
+		}
+	}
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->finished);
+	return rc;
+}
+
+/* A batch of address texts: parsed, then looked up and printed in order. A text that is
+ * not an address is reported where it stands. */
 static int batch(struct sym_module *m, const struct options *o, char **texts, size_t n)
 {
 	uint64_t *addrs = malloc((n ? n : 1) * sizeof(*addrs));
 	bool *ok = malloc((n ? n : 1) * sizeof(*ok));
-	if (!addrs || !ok) {
+	off_t *ends = malloc((n ? n : 1) * sizeof(*ends));
+	struct batch_work *w = malloc(sizeof(*w));
+	if (!addrs || !ok || !ends || !w) {
 		free(addrs);
 		free(ok);
+		free(ends);
+		free(w);
 		return cli_fail("out of memory");
 	}
 	size_t nok = 0;
 	for (size_t i = 0; i < n; i++)
-		if ((ok[i] = !parse_addr(texts[i], &addrs[i])))
-			addrs[nok++] = addrs[i];
+		nok += ok[i] = !parse_addr(texts[i], &addrs[i]);
 	/* Threads pay off only when there are many units to index. */
-	if (nok >= 256)
-		sym_prepare(m, addrs, nok, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int rc = CLI_OK;
-	for (size_t i = 0, k = 0; i < n; i++) {
-		if (ok[i]) {
-			print_frames(m, o, addrs[k++]);
-			continue;
-		}
-		fflush(stdout);
-		fprintf(stderr, "tally: not an address: %s\n", texts[i]);
-		rc = CLI_FAIL;
+	if (nok >= 256 && cpus > 1) {
+		sym_read_all(m);
+		*w = (struct batch_work){ .m = m, .o = o, .ok = ok, .addrs = addrs, .ends = ends };
+		rc = print_in_parallel(w, texts, n, (unsigned)cpus);
+	} else {
+		struct chunk all = { .from = 0, .to = n };
+		*w = (struct batch_work){ .m = m, .o = o, .ok = ok, .addrs = addrs, .ends = ends };
+		rc = print_chunk(w, texts, &all);
 	}
 	fflush(stdout);
 	free(addrs);
 	free(ok);
+	free(ends);
+	free(w);
 	return rc;
 }
 

@@ -20,20 +20,27 @@ static int bad(struct dwarf *d, uint64_t off, const char *what)
 		       (unsigned long long)off, what);
 }
 
+/* Attribute lists are short: up to this many are decoded in one pass into a local array. */
+#define QUICK_ATTRS 64
+
 static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a)
 {
 	a->tag = (uint16_t)cur_uleb(c);
 	a->has_children = cur_u8(c) != 0;
 	const uint8_t *start = c->p;
+	struct dwarf_abbrev_attr quick[QUICK_ATTRS];
 	size_t n = 0;
-	for (;;) { /* count first, then decode into an exact-size array */
+	for (;;) {
 		uint64_t name = cur_uleb(c), form = cur_uleb(c);
-		if (form == DW_FORM_implicit_const)
-			cur_sleb(c);
+		int64_t value = form == DW_FORM_implicit_const ? cur_sleb(c) : 0;
 		if (!cur_ok(c))
 			return bad(d, cur_off(c), "attribute list runs past the section");
 		if (!name && !form)
 			break;
+		if (n < QUICK_ATTRS)
+			quick[n] = (struct dwarf_abbrev_attr){ .name = (uint16_t)name,
+							       .form = (uint16_t)form,
+							       .implicit_const = value };
 		n++;
 	}
 	if (n > UINT16_MAX)
@@ -42,7 +49,11 @@ static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a)
 	a->attrs = arena_alloc(&d->arena, (n ? n : 1) * sizeof(*a->attrs));
 	if (!a->attrs)
 		return -ENOMEM;
-	struct cur r = *c;
+	if (n <= QUICK_ATTRS) {
+		memcpy(a->attrs, quick, n * sizeof(*quick));
+		return 0;
+	}
+	struct cur r = *c; /* a long list: decoded again, into its exact-size array */
 	r.p = start;
 	for (size_t i = 0; i < n; i++) {
 		a->attrs[i].name = (uint16_t)cur_uleb(&r);
@@ -59,8 +70,35 @@ static int cmp_code(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t)
+/* Whether the table at off ends (a zero code) inside what is readable of the section. */
+static bool table_complete(const struct dwarf *d, uint64_t off)
 {
+	if (off >= d->abbrev.size)
+		return false;
+	struct cur c = cur_make(d->abbrev.data, d->abbrev.size, d->big_endian);
+	cur_seek(&c, off);
+	while (cur_uleb(&c)) {
+		cur_uleb(&c);
+		cur_u8(&c);
+		for (;;) {
+			uint64_t name = cur_uleb(&c), form = cur_uleb(&c);
+			if (form == DW_FORM_implicit_const)
+				cur_sleb(&c);
+			if (!cur_ok(&c))
+				return false;
+			if (!name && !form)
+				break;
+		}
+	}
+	return cur_ok(&c);
+}
+
+static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t, uint64_t *end)
+{
+	/* Front mode: inflate until the table is whole (or the section is). */
+	for (uint64_t want = off + 4096; d->abbrev_lazy && !table_complete(d, off);
+	     want = want < UINT64_MAX / 2 ? 2 * want : UINT64_MAX)
+		dwarf_sect_need(d, &d->abbrev, want);
 	if (off >= d->abbrev.size)
 		return bad(d, off, "abbreviation table offset lies past the section");
 	struct cur c = cur_make(d->abbrev.data, d->abbrev.size, d->big_endian);
@@ -95,6 +133,7 @@ static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t)
 	if (!err)
 		err = dwarf_abbrevs_index(d, t, all, n);
 	free(all);
+	*end = cur_off(&c);
 	return err;
 }
 
@@ -120,28 +159,22 @@ int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_a
 	return 0;
 }
 
-const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint64_t code)
+const struct dwarf_abbrev *dwarf_abbrev_find_sparse(const struct dwarf_abbrevs *t, uint64_t code)
 {
-	if (code >= 1 && code <= t->n_dense)
-		return &t->by_code[code - 1];
 	size_t lo = LOWER_BOUND(t->sparse, t->n_sparse, .code, code);
 	return lo < t->n_sparse && t->sparse[lo].code == code ? &t->sparse[lo] : NULL;
 }
 
-int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
+/* Decodes the table at off for units of u's shape and adds it to d's tables, at index i
+ * of the sorted array. */
+static int add_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t off, size_t i,
+		     struct dwarf_abbrevs **out, uint64_t *end)
 {
-	if (u->abbrevs)
-		return 0;
-	size_t i = LOWER_BOUND(d->abbrev_tables, d->nabbrev_tables, ->offset, u->abbrev_offset);
-	if (i < d->nabbrev_tables && d->abbrev_tables[i]->offset == u->abbrev_offset) {
-		u->abbrevs = d->abbrev_tables[i];
-		return 0;
-	}
 	struct dwarf_abbrevs *t = arena_alloc(&d->arena, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->offset = u->abbrev_offset;
-	int err = parse_table(d, u->abbrev_offset, t);
+	t->offset = off;
+	int err = parse_table(d, off, t, end);
 	if (err)
 		return err;
 	t->shape = dwarf_unit_shape(u);
@@ -161,6 +194,34 @@ int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
 		(d->nabbrev_tables - i) * sizeof(*d->abbrev_tables));
 	d->abbrev_tables[i] = t;
 	d->nabbrev_tables++;
-	u->abbrevs = t;
+	*out = t;
 	return 0;
+}
+
+int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
+{
+	if (u->abbrevs)
+		return 0;
+	size_t i = LOWER_BOUND(d->abbrev_tables, d->nabbrev_tables, ->offset, u->abbrev_offset);
+	int err = 0;
+	if (i < d->nabbrev_tables && d->abbrev_tables[i]->offset == u->abbrev_offset) {
+		u->abbrevs = d->abbrev_tables[i];
+	} else {
+		uint64_t end;
+		err = add_table(d, u, u->abbrev_offset, i, &u->abbrevs, &end);
+	}
+	u->abbrevs_fit = !err && u->abbrevs->shape == dwarf_unit_shape(u);
+	return err;
+}
+
+void dwarf_abbrevs_preload(struct dwarf *d, const struct dwarf_unit *shape)
+{
+	uint64_t off = 0, end;
+	struct dwarf_abbrevs *t;
+	if (d->nabbrev_tables)
+		return;
+	while (off < d->abbrev.size && !add_table(d, shape, off, d->nabbrev_tables, &t, &end) &&
+	       end > off)
+		off = end;
+	err_clear(); /* a table no unit names may be damaged: units load theirs as usual */
 }

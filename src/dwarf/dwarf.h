@@ -36,10 +36,16 @@ struct dwarf_abbrev {
 	uint16_t nattrs;
 	struct dwarf_abbrev_attr *attrs;
 	/* For skipping, in units of the table's shape: the attributes' total size when all
-	 * are fixed and none is DW_AT_sibling (whose value the walker wants). */
+	 * are fixed, and where among them DW_AT_sibling's value lies (the walker wants it):
+	 * DWARF_NO_SIBLING, or DWARF_SLOW_SIBLING when it must be decoded attribute by
+	 * attribute. */
 	bool fixed;
+	int32_t sibling_at;
+	uint16_t sibling_form;
 	uint32_t fixed_size;
 };
+#define DWARF_NO_SIBLING (-1)
+#define DWARF_SLOW_SIBLING (-2)
 
 struct dwarf_abbrevs {
 	uint64_t offset;
@@ -60,6 +66,7 @@ struct dwarf_unit {
 	uint8_t offset_size; /* 4 or 8 */
 	uint64_t abbrev_offset;
 	struct dwarf_abbrevs *abbrevs; /* NULL until loaded */
+	bool abbrevs_fit; /* abbrevs were sized for this unit's shape (see dwarf_abbrev) */
 	/* From the unit DIE: */
 	uint16_t tag;
 	uint64_t base_addr; /* DW_AT_low_pc, the base for DWARF 4 ranges */
@@ -86,6 +93,14 @@ struct dwarf {
 	/* Why some of this DWARF cannot be used (split DWARF, dwz), or NULL. */
 	const char *unsupported;
 	struct arena arena;
+	/* Opened by dwarf_open_front(): .debug_info was read only as far as info.size, out
+	 * of info_total (partial says whether anything was left out), and beyond is set
+	 * when a reference leads past that front. Only one thread may use such a reader. */
+	bool front, partial, beyond;
+	uint64_t front_upto, info_total;
+	/* In front mode, .debug_line and .debug_abbrev are inflated only as far as readers
+	 * ask (dwarf_sect_need); these are set while some of them is left. */
+	struct elf_section *line_lazy, *abbrev_lazy;
 };
 
 /* An attribute value. Which member is meaningful follows the form's class. */
@@ -117,6 +132,10 @@ struct dwarf_value {
  * without DWARF. */
 int dwarf_open(struct elf_file *elf, struct dwarf **out);
 void dwarf_close(struct dwarf *d);
+/* The same, reading .debug_info only through the unit that holds offset upto (and every
+ * unit before it): for a few lookups in a large compressed .debug_info, whose rest is
+ * not inflated. Opened again with a larger upto, it goes on inflating where it stopped. */
+int dwarf_open_front(struct elf_file *elf, uint64_t upto, struct dwarf **out);
 /* The same over sections given directly (tests and fuzzing): elf is a stand-in that
  * names the file and gives byte order; its sections are not read. */
 int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,

@@ -18,6 +18,8 @@ enum {
 	DW_TAG_subprogram = 0x2e,
 	DW_TAG_partial_unit = 0x3c,
 	DW_TAG_skeleton_unit = 0x4a,
+	DW_TAG_call_site = 0x48,
+	DW_TAG_GNU_call_site = 0x4109,
 };
 
 enum {

@@ -9,7 +9,24 @@
 
 int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_abbrev *all,
 			size_t n);
-const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t, uint64_t code);
+/* Decodes every abbreviation table of .debug_abbrev, front to back, as if for units
+ * shaped like shape, while .debug_info is still being inflated: the tables lie one after
+ * the other, so they need no unit to be found. Stops at the first damaged one (a unit
+ * that names it reads it itself and reports the damage). */
+void dwarf_abbrevs_preload(struct dwarf *d, const struct dwarf_unit *shape);
+const struct dwarf_abbrev *dwarf_abbrev_find_sparse(const struct dwarf_abbrevs *t, uint64_t code);
+/* The abbreviation of that code, or NULL. Inline: it runs for every DIE. */
+static inline const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_abbrevs *t,
+							   uint64_t code)
+{
+	if (code >= 1 && code <= t->n_dense)
+		return &t->by_code[code - 1];
+	return dwarf_abbrev_find_sparse(t, code);
+}
+
+/* Makes the first end bytes of s (d->line or d->abbrev) readable where front mode left
+ * them compressed; a failure sets d->beyond, for the full reader to report. */
+void dwarf_sect_need(struct dwarf *d, struct dwarf_sect *s, uint64_t end);
 
 /* Decodes one attribute value of the given form at c. 0, or -EINVAL for an unknown form
  * or a value past the end (the cursor is then bad). */

@@ -169,36 +169,35 @@ int dwarf_form_read(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, 
 	return cur_ok(c) ? 0 : -EINVAL;
 }
 
+/* Sizes of the standard forms up to DW_FORM_addrx4 whose size does not depend on their
+ * bytes: a byte count, or one of these for sizes that depend on the unit. 0: it varies
+ * (or is zero: flag_present, implicit_const). Computing sizes was a tenth of reading a
+ * large file's abbreviation tables while it was a switch. */
+enum { SZ_ADDR = 0xfd, SZ_OFFSET = 0xfe, SZ_REF_ADDR = 0xff };
+static const uint8_t form_sizes[0x2d] = {
+	[DW_FORM_addr] = SZ_ADDR,	[DW_FORM_data2] = 2,	       [DW_FORM_data4] = 4,
+	[DW_FORM_data8] = 8,		[DW_FORM_data1] = 1,	       [DW_FORM_flag] = 1,
+	[DW_FORM_strp] = SZ_OFFSET,	[DW_FORM_ref_addr] = SZ_REF_ADDR, [DW_FORM_ref1] = 1,
+	[DW_FORM_ref2] = 2,		[DW_FORM_ref4] = 4,	       [DW_FORM_ref8] = 8,
+	[DW_FORM_sec_offset] = SZ_OFFSET, [DW_FORM_ref_sup4] = 4,     [DW_FORM_strp_sup] = SZ_OFFSET,
+	[DW_FORM_data16] = 16,		[DW_FORM_line_strp] = SZ_OFFSET, [DW_FORM_ref_sig8] = 8,
+	[DW_FORM_ref_sup8] = 8,		[DW_FORM_strx1] = 1,	       [DW_FORM_strx2] = 2,
+	[DW_FORM_strx3] = 3,		[DW_FORM_strx4] = 4,	       [DW_FORM_addrx1] = 1,
+	[DW_FORM_addrx2] = 2,		[DW_FORM_addrx3] = 3,	       [DW_FORM_addrx4] = 4,
+};
+
 /* Size of a form whose size does not depend on its bytes, or 0 when it varies. */
 static unsigned fixed_size(const struct dwarf_unit *u, uint16_t form)
 {
-	switch (form) {
-	case DW_FORM_flag_present:
-	case DW_FORM_implicit_const:
-		return 0;
-	case DW_FORM_data1: case DW_FORM_ref1: case DW_FORM_flag: case DW_FORM_strx1:
-	case DW_FORM_addrx1:
-		return 1;
-	case DW_FORM_data2: case DW_FORM_ref2: case DW_FORM_strx2: case DW_FORM_addrx2:
-		return 2;
-	case DW_FORM_strx3: case DW_FORM_addrx3:
-		return 3;
-	case DW_FORM_data4: case DW_FORM_ref4: case DW_FORM_strx4: case DW_FORM_addrx4:
-	case DW_FORM_ref_sup4:
-		return 4;
-	case DW_FORM_data8: case DW_FORM_ref8: case DW_FORM_ref_sig8: case DW_FORM_ref_sup8:
-		return 8;
-	case DW_FORM_data16:
-		return 16;
-	case DW_FORM_addr:
-		return u->addr_size;
-	case DW_FORM_strp: case DW_FORM_sec_offset: case DW_FORM_line_strp:
-	case DW_FORM_strp_sup: case DW_FORM_GNU_ref_alt: case DW_FORM_GNU_strp_alt:
-		return u->offset_size;
-	case DW_FORM_ref_addr:
-		return u->version <= 2 ? u->addr_size : u->offset_size;
+	unsigned n = form < sizeof(form_sizes) ? form_sizes[form] : 0;
+	if (form == DW_FORM_GNU_ref_alt || form == DW_FORM_GNU_strp_alt)
+		n = SZ_OFFSET;
+	switch (n) {
+	case SZ_ADDR: return u->addr_size;
+	case SZ_OFFSET: return u->offset_size;
+	case SZ_REF_ADDR: return u->version <= 2 ? u->addr_size : u->offset_size;
 	}
-	return 0;
+	return n;
 }
 
 uint32_t dwarf_unit_shape(const struct dwarf_unit *u)
@@ -206,16 +205,31 @@ uint32_t dwarf_unit_shape(const struct dwarf_unit *u)
 	return (uint32_t)u->addr_size << 16 | (uint32_t)u->offset_size << 8 | (u->version <= 2);
 }
 
+/* Sibling references whose value the skipping fast path reads in place. */
+static bool plain_ref(uint16_t form)
+{
+	return form == DW_FORM_ref1 || form == DW_FORM_ref2 || form == DW_FORM_ref4 ||
+	       form == DW_FORM_ref8 || form == DW_FORM_ref_addr;
+}
+
 void dwarf_abbrev_sizes(const struct dwarf_unit *u, struct dwarf_abbrev *a)
 {
 	a->fixed = true;
 	a->fixed_size = 0;
+	a->sibling_at = DWARF_NO_SIBLING;
 	for (uint16_t i = 0; i < a->nattrs; i++) {
 		struct dwarf_abbrev_attr *at = &a->attrs[i];
 		unsigned n = fixed_size(u, at->form);
 		bool zero = at->form == DW_FORM_flag_present || at->form == DW_FORM_implicit_const;
 		at->size = n || zero ? (int16_t)n : -1;
-		if (at->size < 0 || at->name == DW_AT_sibling)
+		if (at->name == DW_AT_sibling && a->sibling_at == DWARF_NO_SIBLING) {
+			bool fast = a->fixed && at->size > 0 && plain_ref(at->form);
+			a->sibling_at = fast ? (int32_t)a->fixed_size : DWARF_SLOW_SIBLING;
+			a->sibling_form = at->form;
+		} else if (at->name == DW_AT_sibling) {
+			a->sibling_at = DWARF_SLOW_SIBLING; /* two of them: the last one counts */
+		}
+		if (at->size < 0)
 			a->fixed = false;
 		else
 			a->fixed_size += n;

@@ -31,15 +31,91 @@ static void load_section(struct dwarf *d, const char *name, struct dwarf_sect *s
 		*err = e;
 }
 
+/* Front mode: the front of a section, the rest inflated by dwarf_sect_need(). */
+static void load_lazy(struct dwarf *d, const char *name, struct dwarf_sect *s,
+		      struct elf_section **lazy, int *err)
+{
+	struct elf_section *e = elf_section_by_name(d->elf, name);
+	size_t total;
+	if (*err || !e)
+		return;
+	*err = elf_section_prefix(d->elf, e, 0, &s->data, &s->size, &total);
+	*lazy = !*err && s->size < total ? e : NULL;
+}
+
+void dwarf_sect_need(struct dwarf *d, struct dwarf_sect *s, uint64_t end)
+{
+	struct elf_section **lazy = s == &d->line     ? &d->line_lazy
+				    : s == &d->abbrev ? &d->abbrev_lazy
+						      : NULL;
+	if (!lazy || !*lazy || end <= s->size)
+		return;
+	uint64_t want = end > UINT64_MAX - 0xffff ? end : (end + 0xffff) & ~(uint64_t)0xffff;
+	size_t total;
+	if (elf_section_prefix(d->elf, *lazy, want > SIZE_MAX ? SIZE_MAX : (size_t)want, &s->data,
+			       &s->size, &total)) {
+		d->beyond = true;
+		*lazy = NULL;
+	} else if (s->size == total) {
+		*lazy = NULL;
+	}
+}
+
 struct info_loader {
 	struct dwarf *d;
 	int err;
 };
 
+/* Inflates the front of .debug_info up to byte want (rounded up: one call per unit
+ * would be many calls). */
+static int info_front(struct dwarf *d, struct elf_section *s, uint64_t want, size_t *avail,
+		      size_t *total)
+{
+	want = (want + 0xffff) & ~(uint64_t)0xffff;
+	return elf_section_prefix(d->elf, s, want > SIZE_MAX ? SIZE_MAX : (size_t)want,
+				  &d->info.data, avail, total);
+}
+
+/* .debug_info through the unit that holds offset upto only: unit lengths are read as the
+ * front comes in. A damaged length takes the whole section, for read_units() to report. */
+static int load_info_front(struct dwarf *d, uint64_t upto)
+{
+	struct elf_section *s = elf_section_by_name(d->elf, ".debug_info");
+	if (!s)
+		return 0;
+	size_t avail, total;
+	uint64_t off = 0;
+	int err = info_front(d, s, upto, &avail, &total);
+	while (!err && off < total) {
+		err = info_front(d, s, off + 12, &avail, &total);
+		struct cur c = cur_make(d->info.data, avail, d->big_endian);
+		cur_seek(&c, off);
+		uint64_t len = cur_u32(&c);
+		if (len == 0xffffffff)
+			len = cur_u64(&c);
+		if (err || !cur_ok(&c) || len > total - cur_off(&c)) {
+			off = total;
+			break;
+		}
+		off = cur_off(&c) + len;
+		if (off > upto)
+			break;
+	}
+	if (!err)
+		err = info_front(d, s, off, &avail, &total);
+	d->info.size = off < total ? off : total;
+	d->info_total = total;
+	d->partial = d->info.size < total;
+	return err;
+}
+
 static void *load_info(void *arg)
 {
 	struct info_loader *l = arg;
-	load_section(l->d, ".debug_info", &l->d->info, &l->err);
+	if (l->d->front)
+		l->err = load_info_front(l->d, l->d->front_upto);
+	else
+		load_section(l->d, ".debug_info", &l->d->info, &l->err);
 	return NULL;
 }
 
@@ -59,21 +135,32 @@ static int load_sections(struct dwarf *d)
 	pthread_t th;
 	bool apart = inflate_info_apart(d) && !pthread_create(&th, NULL, load_info, &l);
 	if (!apart)
-		load_section(d, ".debug_info", &d->info, &err);
-	load_section(d, ".debug_abbrev", &d->abbrev, &err);
+		load_info(&l);
+	if (d->front)
+		load_lazy(d, ".debug_abbrev", &d->abbrev, &d->abbrev_lazy, &err);
+	else
+		load_section(d, ".debug_abbrev", &d->abbrev, &err);
 	load_section(d, ".debug_str", &d->str, &err);
 	load_section(d, ".debug_line_str", &d->line_str, &err);
 	load_section(d, ".debug_str_offsets", &d->str_offsets, &err);
 	load_section(d, ".debug_addr", &d->addr, &err);
 	load_section(d, ".debug_ranges", &d->ranges, &err);
 	load_section(d, ".debug_rnglists", &d->rnglists, &err);
-	load_section(d, ".debug_line", &d->line, &err);
-	if (apart) {
-		pthread_join(th, NULL);
-		if (!err)
-			err = l.err;
+	if (d->front)
+		load_lazy(d, ".debug_line", &d->line, &d->line_lazy, &err);
+	else
+		load_section(d, ".debug_line", &d->line, &err);
+	if (apart && !d->front && !err) {
+		/* Units are read as soon as .debug_info is in; their abbreviation tables,
+		 * most of that work, can be read before. The usual shape is a guess: a unit of
+		 * another shape skips DIEs attribute by attribute, which is slower, not wrong. */
+		struct dwarf_unit shape = { .addr_size = d->elf->is64 ? 8 : 4, .offset_size = 4,
+					    .version = 5 };
+		dwarf_abbrevs_preload(d, &shape);
 	}
-	return err;
+	if (apart)
+		pthread_join(th, NULL);
+	return err ? err : l.err;
 }
 
 static int read_header(struct dwarf *d, struct cur *c, struct dwarf_unit *u)
@@ -254,6 +341,19 @@ int dwarf_open(struct elf_file *elf, struct dwarf **out)
 	return finish(d, err, out);
 }
 
+int dwarf_open_front(struct elf_file *elf, uint64_t upto, struct dwarf **out)
+{
+	struct dwarf *d = dwarf_new(elf);
+	if (!d)
+		return err_set(-ENOMEM, "%s: out of memory", elf->path);
+	d->front = true;
+	d->front_upto = upto;
+	int err = load_sections(d);
+	if (!err)
+		err = read_units(d);
+	return finish(d, err, out);
+}
+
 int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,
 			const struct dwarf_sect *abbrev, const struct dwarf_sect *str,
 			const struct dwarf_sect *line, struct dwarf **out)
@@ -280,6 +380,8 @@ void dwarf_close(struct dwarf *d)
 
 struct dwarf_unit *dwarf_unit_at(struct dwarf *d, uint64_t off)
 {
+	if (d->partial && off >= d->info.size && off < d->info_total)
+		d->beyond = true;
 	size_t lo = UPPER_BOUND(d->units, d->nunits, .end, off);
 	if (lo < d->nunits && d->units[lo].first_die <= off)
 		return &d->units[lo];
@@ -329,12 +431,37 @@ int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct d
 	return 0;
 }
 
+/* The DW_AT_sibling value of a DIE whose attributes are all of fixed size, read in place:
+ * what dwarf_form_read() makes of these forms. */
+static uint64_t sibling_in_place(const struct dwarf_unit *u, const struct cur *c,
+				 const struct dwarf_abbrev *a)
+{
+	struct cur at = *c;
+	at.p += a->sibling_at;
+	switch (a->sibling_form) {
+	case DW_FORM_ref1: return u->offset + cur_u8(&at);
+	case DW_FORM_ref2: return u->offset + cur_u16(&at);
+	case DW_FORM_ref4: return u->offset + cur_u32(&at);
+	case DW_FORM_ref8: return u->offset + cur_u64(&at);
+	}
+	return cur_uN(&at, u->version <= 2 ? u->addr_size : u->offset_size); /* ref_addr */
+}
+
 /* Skips the attributes of a DIE of abbreviation a at c, noting its DW_AT_sibling. */
 static int skip_attrs(struct dwarf *d, struct dwarf_unit *u, struct cur *c,
 		      const struct dwarf_abbrev *a, uint64_t *sibling)
 {
-	bool sized = u->abbrevs->shape == dwarf_unit_shape(u);
-	if (sized && a->fixed) {
+	bool sized = u->abbrevs_fit;
+	if (sized && a->fixed && a->sibling_at == DWARF_NO_SIBLING) {
+		cur_skip(c, a->fixed_size);
+		return 0;
+	}
+	if (sized && a->fixed && a->sibling_at >= 0) {
+		if (cur_left(c) < a->fixed_size) {
+			cur_skip(c, a->fixed_size); /* marks c bad, as the slow path would */
+			return -EINVAL;
+		}
+		*sibling = sibling_in_place(u, c, a);
 		cur_skip(c, a->fixed_size);
 		return 0;
 	}
@@ -363,7 +490,7 @@ int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 	if (off < u->first_die || off >= u->end)
 		return bad(d, off, "DIE offset outside its unit");
 	struct cur c = cur_make(d->info.data, u->end, d->big_endian);
-	cur_seek(&c, off);
+	c.p += off; /* inside the unit: checked above */
 	uint64_t code = cur_uleb(&c);
 	*sibling = 0;
 	*abbrev = NULL;

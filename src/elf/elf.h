@@ -24,6 +24,7 @@
 #define ELF_EM_SBPF 263
 
 struct elf_buf;
+struct elf_stream;
 
 struct elf_section {
 	const char *name; /* as in the file: ".zdebug_info" stays so */
@@ -41,6 +42,7 @@ struct elf_section {
 	const uint8_t *data;
 	size_t data_size;
 	bool loaded;
+	struct elf_stream *stream; /* a compressed section inflated only in part so far */
 };
 
 struct elf_segment {
@@ -106,6 +108,12 @@ struct elf_section *elf_section_by_name(struct elf_file *f, const char *name);
 /* Section contents, decompressed and (ET_REL .debug_*) relocated. SHT_NOBITS is empty. */
 int elf_section_data(struct elf_file *f, struct elf_section *s, const uint8_t **data,
 		     size_t *size);
+/* The front of the section's contents, at least its first want bytes (or all of them):
+ * a large compressed section is inflated only as far as asked, and later calls (and
+ * elf_section_data()) go on from there. *avail bytes of *data are valid, out of *total.
+ * Other sections come whole. */
+int elf_section_prefix(struct elf_file *f, struct elf_section *s, size_t want,
+		       const uint8_t **data, size_t *avail, size_t *total);
 /* Same, by name: -ENOENT (no message set) when the file has no such section. */
 int elf_section_data_by_name(struct elf_file *f, const char *name, const uint8_t **data,
 			     size_t *size);

@@ -12,6 +12,13 @@ void elf_bufs_free(struct elf_file *f);
 /* Inflates s (SHF_COMPRESSED or .zdebug_*) into a buffer of f's. */
 int elf_decompress(struct elf_file *f, const struct elf_section *s, const uint8_t *raw,
 		   size_t raw_size, uint8_t **out, size_t *out_size);
+/* The same as a stream, inflated front to back by elf_stream_fill() up to byte want
+ * (*have may be more; the whole section once want reaches its size). */
+int elf_stream_open(struct elf_file *f, const struct elf_section *s, const uint8_t *raw,
+		    size_t raw_size, struct elf_stream **out);
+int elf_stream_fill(struct elf_file *f, const struct elf_section *s, struct elf_stream *st,
+		    size_t want, const uint8_t **data, size_t *have, size_t *total);
+void elf_stream_free(struct elf_stream *st);
 /* Applies the relocations that target section s (an ET_REL .debug_* section) to buf. */
 int elf_relocate(struct elf_file *f, const struct elf_section *s, uint8_t *buf, size_t size);
 

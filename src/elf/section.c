@@ -62,6 +62,8 @@ void *elf_buf_alloc(struct elf_file *f, size_t size)
 
 void elf_bufs_free(struct elf_file *f)
 {
+	for (size_t i = 0; i < f->nsections; i++)
+		elf_stream_free(f->sections[i].stream);
 	for (size_t i = 0; i < f->nbufs; i++)
 		munmap(f->bufs[i].map, f->bufs[i].len);
 	free(f->bufs);
@@ -100,11 +102,28 @@ static bool needs_relocation(const struct elf_file *f, const struct elf_section 
 	return false;
 }
 
+static bool is_compressed(const struct elf_section *s)
+{
+	return (s->flags & SHF_COMPRESSED) || is_zdebug(s);
+}
+
+/* Finishes a section inflated in part. */
+static int finish_stream(struct elf_file *f, struct elf_section *s)
+{
+	size_t total;
+	int err = elf_stream_fill(f, s, s->stream, SIZE_MAX, &s->data, &s->data_size, &total);
+	elf_stream_free(s->stream);
+	s->stream = NULL;
+	return err;
+}
+
 static int load(struct elf_file *f, struct elf_section *s)
 {
+	if (s->stream)
+		return finish_stream(f, s);
 	const uint8_t *raw = f->map + s->offset;
 	size_t size = s->type == SHT_NOBITS ? 0 : s->size;
-	bool compressed = (s->flags & SHF_COMPRESSED) || is_zdebug(s);
+	bool compressed = is_compressed(s);
 	bool reloc = needs_relocation(f, s);
 	if (!compressed && !reloc) {
 		s->data = raw;
@@ -146,6 +165,30 @@ int elf_section_data(struct elf_file *f, struct elf_section *s, const uint8_t **
 	*data = s->data;
 	*size = s->data_size;
 	return 0;
+}
+
+int elf_section_prefix(struct elf_file *f, struct elf_section *s, size_t want,
+		       const uint8_t **data, size_t *avail, size_t *total)
+{
+	if (s->loaded || !is_compressed(s) || needs_relocation(f, s)) {
+		int err = elf_section_data(f, s, data, avail);
+		*total = *avail;
+		return err;
+	}
+	if (!s->stream) {
+		int err = elf_stream_open(f, s, f->map + s->offset, s->size, &s->stream);
+		if (err)
+			return err;
+	}
+	int err = elf_stream_fill(f, s, s->stream, want, data, avail, total);
+	if (!err && *avail == *total) {
+		elf_stream_free(s->stream);
+		s->stream = NULL;
+		s->data = *data;
+		s->data_size = *avail;
+		s->loaded = true;
+	}
+	return err;
 }
 
 int elf_section_data_by_name(struct elf_file *f, const char *name, const uint8_t **data,

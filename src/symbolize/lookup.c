@@ -121,6 +121,16 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 int sym_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
 	       struct tally_frame *frames, size_t max)
 {
+	int n;
+	if (atomic_load_explicit(&m->front, memory_order_acquire) &&
+	    sym_front_lookup(m, addr, style, frames, max, &n))
+		return n;
+	return sym_lookup_in(m, addr, style, frames, max);
+}
+
+int sym_lookup_in(struct sym_module *m, uint64_t addr, enum sym_style style,
+		  struct tally_frame *frames, size_t max)
+{
 	struct tally_frame fr[MAX_FRAMES];
 	const struct sym_scope *outer = NULL;
 	size_t n = dwarf_frames(m, addr, fr, &outer);

@@ -38,15 +38,15 @@ static bool is_code_unit(const struct dwarf_unit *u)
 	return u->unit_type == DW_UT_compile || u->unit_type == DW_UT_partial;
 }
 
-/* .debug_aranges sets (DWARF 5 section 6.1.2), for units whose DIE gives no ranges. */
-static int aranges(struct sym_module *m, const bool *has, range_vec *out)
+int sym_aranges_walk(struct elf_file *f, int (*fn)(uint64_t info_off, uint64_t lo, uint64_t hi,
+						    void *ctx),
+		     void *ctx)
 {
-	struct dwarf *d = m->dwarf;
 	const uint8_t *data;
 	size_t size;
-	if (elf_section_data_by_name(d->elf, ".debug_aranges", &data, &size))
-		return 0;
-	struct cur c = cur_make(data, size, d->big_endian);
+	if (elf_section_data_by_name(f, ".debug_aranges", &data, &size))
+		return -ENOENT; /* an unreadable table is no table */
+	struct cur c = cur_make(data, size, f->big_endian);
 	while (cur_left(&c) >= 16) {
 		uint64_t start = cur_off(&c), len = cur_u32(&c);
 		unsigned osz = len == 0xffffffff ? 8 : 4;
@@ -58,21 +58,44 @@ static int aranges(struct sym_module *m, const bool *has, range_vec *out)
 		uint8_t asz = cur_u8(&set);
 		cur_u8(&set);
 		if (!cur_ok(&set) || (asz != 4 && asz != 8))
-			return 0; /* a damaged table is simply not used */
+			return 1;
 		cur_seek(&set, (cur_off(&set) - start + 2 * asz - 1) / (2 * asz) * (2 * asz) + start);
-		struct dwarf_unit *u = dwarf_unit_at(d, info_off);
-		if (!u || u->offset != info_off || has[u - d->units])
-			continue;
-		struct unit_ranges r = { out, (uint32_t)(u - d->units) };
 		for (;;) {
 			uint64_t lo = cur_uN(&set, asz), n = cur_uN(&set, asz);
 			if (!cur_ok(&set) || (lo == 0 && n == 0))
 				break;
-			if (n && add_range(lo, lo + n, &r))
-				return -ENOMEM;
+			int err = n ? fn(info_off, lo, lo + n, ctx) : 0;
+			if (err)
+				return err;
 		}
 	}
 	return 0;
+}
+
+struct arange_ctx {
+	struct dwarf *d;
+	const bool *has;
+	range_vec *out;
+};
+
+static int add_arange(uint64_t info_off, uint64_t lo, uint64_t hi, void *ctx)
+{
+	struct arange_ctx *a = ctx;
+	if (info_off >= a->d->info.size)
+		return 0; /* past the front read so far (see front.c), or corrupt */
+	struct dwarf_unit *u = dwarf_unit_at(a->d, info_off);
+	if (!u || u->offset != info_off || a->has[u - a->d->units])
+		return 0;
+	struct unit_ranges r = { a->out, (uint32_t)(u - a->d->units) };
+	return add_range(lo, hi, &r);
+}
+
+/* .debug_aranges sets (DWARF 5 section 6.1.2), for units whose DIE gives no ranges. A
+ * damaged table is used as far as it is readable. */
+static int aranges(struct sym_module *m, const bool *has, range_vec *out)
+{
+	struct arange_ctx a = { m->dwarf, has, out };
+	return sym_aranges_walk(m->dwarf->elf, add_arange, &a) == -ENOMEM ? -ENOMEM : 0;
 }
 
 static int collect_ranges(struct sym_module *m, range_vec *out)
@@ -195,24 +218,31 @@ static void warn(const char *fmt, const char *path, const char *what)
 	fprintf(stderr, fmt, path, what);
 }
 
-static int open_dwarf(struct sym_module *m)
+/* The file whose DWARF to use: the module, else its separate debug file (opened into
+ * m->debug_elf), else NULL. */
+static struct elf_file *dwarf_source(struct sym_module *m)
 {
-	struct elf_file *src = m->elf;
-	if (!has_debug_info(src)) {
-		char *path;
-		if (elf_find_debug_file(m->elf, m->opts.debug_dir, &path))
-			return 0;
-		int err = elf_open(path, &m->debug_elf);
-		free(path);
-		if (err)
-			return warn("tally: warning: %s\n", err_msg(), ""), 0;
-		src = m->debug_elf;
-		if (!has_debug_info(src))
-			return 0;
+	if (has_debug_info(m->elf))
+		return m->elf;
+	char *path;
+	if (elf_find_debug_file(m->elf, m->opts.debug_dir, &path))
+		return NULL;
+	int err = elf_open(path, &m->debug_elf);
+	free(path);
+	if (err) {
+		warn("tally: warning: %s\n", err_msg(), "");
+		return NULL;
 	}
+	return has_debug_info(m->debug_elf) ? m->debug_elf : NULL;
+}
+
+void sym_open_dwarf(struct sym_module *m, struct elf_file *src)
+{
+	if (!src)
+		return;
 	if (dwarf_open(src, &m->dwarf)) {
 		warn("tally: warning: %s%s; using symbol tables only\n", err_msg(), "");
-		return 0;
+		return;
 	}
 	if (m->dwarf->unsupported) {
 		warn("tally: %s: %s is not supported; using symbol tables only\n", src->path,
@@ -220,10 +250,30 @@ static int open_dwarf(struct sym_module *m)
 		dwarf_close(m->dwarf);
 		m->dwarf = NULL;
 	}
-	return 0;
 }
 
-static int index_units(struct sym_module *m)
+/* Symbol tables load on a thread of their own while the DWARF opens: reading and
+ * sorting a large .symtab takes as long as reading every unit header of a large
+ * .debug_info, and the two share nothing but the name arena (which has its lock). */
+struct symbols_job {
+	struct sym_module *m;
+	int err;
+	char msg[512];
+};
+
+static void *load_symbols(void *arg)
+{
+	struct symbols_job *j = arg;
+	struct sym_module *m = j->m;
+	j->err = sym_symbols_load(m, m->elf, false, &m->symbols);
+	if (!j->err && m->debug_elf)
+		j->err = sym_symbols_load(m, m->debug_elf, true, &m->fallback);
+	if (j->err)
+		snprintf(j->msg, sizeof(j->msg), "%s", err_msg()); /* messages are per thread */
+	return NULL;
+}
+
+int sym_index_units(struct sym_module *m)
 {
 	if (!m->dwarf)
 		return 0;
@@ -248,15 +298,24 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->built, NULL);
 	pthread_mutex_init(&m->names_lock, NULL);
+	pthread_mutex_init(&m->front_lock, NULL);
 	int err = elf_open(path, &m->elf);
-	if (!err)
-		err = open_dwarf(m);
-	if (!err)
-		err = sym_symbols_load(m, m->elf, false, &m->symbols);
-	if (!err && m->debug_elf)
-		err = sym_symbols_load(m, m->debug_elf, true, &m->fallback);
-	if (!err)
-		err = index_units(m);
+	if (!err) {
+		struct elf_file *src = dwarf_source(m);
+		struct symbols_job job = { .m = m };
+		pthread_t th;
+		bool apart = !pthread_create(&th, NULL, load_symbols, &job);
+		if (!apart)
+			load_symbols(&job);
+		if (!sym_front_open(m, src)) {
+			sym_open_dwarf(m, src);
+			err = sym_index_units(m);
+		}
+		if (apart)
+			pthread_join(th, NULL);
+		if (job.err)
+			err = err_set(job.err, "%s", job.msg);
+	}
 	if (err) {
 		if (err == -ENOMEM)
 			err_set(err, "%s: out of memory", path);
@@ -267,14 +326,23 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 	return 0;
 }
 
-void sym_close(struct sym_module *m)
+void sym_drop_units(struct sym_module *m)
 {
-	if (!m)
-		return;
 	for (size_t i = 0; m->units && i < m->dwarf->nunits; i++)
 		sym_unit_index_free(&m->units[i]);
 	free(m->units);
 	free(m->cu_ranges);
+	m->units = NULL;
+	m->cu_ranges = NULL;
+	m->ncu_ranges = 0;
+}
+
+void sym_close(struct sym_module *m)
+{
+	if (!m)
+		return;
+	sym_drop_units(m);
+	sym_front_free(m);
 	sym_symbols_free(&m->symbols);
 	sym_symbols_free(&m->fallback);
 	sym_names_free(m);
@@ -285,15 +353,18 @@ void sym_close(struct sym_module *m)
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->built);
 	pthread_mutex_destroy(&m->names_lock);
+	pthread_mutex_destroy(&m->front_lock);
 	free(m);
 }
 
-const char *sym_unsupported(const struct sym_module *m)
+const char *sym_unsupported(struct sym_module *m)
 {
+	sym_read_all(m); /* the front alone cannot tell */
 	return m->dwarf ? m->dwarf->unsupported : NULL;
 }
 
-const char *sym_debug_path(const struct sym_module *m)
+const char *sym_debug_path(struct sym_module *m)
 {
+	sym_read_all(m);
 	return m->dwarf ? m->dwarf->path : NULL;
 }

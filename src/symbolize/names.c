@@ -105,29 +105,50 @@ const char *sym_demangle(struct sym_module *m, const char *name)
 	return kept ? kept : name;
 }
 
-/* LLVM's findRecursively for a set of attributes: depth-first over the DIE, then its
- * specification, then its abstract origin, each DIE visited once. */
+/* LLVM's findRecursively: depth-first over the DIE, then its specification, then its
+ * abstract origin, each DIE visited once. One walk serves both of LLVM's searches (a
+ * linkage name, else a plain name): it stops at the first linkage name and remembers the
+ * first plain name met on the way, which is where a walk for the plain name alone would
+ * have stopped. first is the DIE at off already decoded, or NULL. */
 #define MAX_CHAIN 16
 
-static const char *find_recursively(struct sym_module *m, uint64_t off, const uint16_t *ats,
-				    int nats)
+struct found {
+	const char *linkage, *name;
+};
+
+static bool string_attr(const struct dwarf_die *die, uint16_t at, const char **out)
+{
+	const struct dwarf_value *v = dwarf_die_attr(die, at);
+	if (!v || v->cls != DWC_STRING)
+		return false;
+	*out = v->str;
+	return true;
+}
+
+static struct found find_recursively(struct sym_module *m, uint64_t off,
+				     const struct dwarf_die *first)
 {
 	uint64_t work[MAX_CHAIN], seen[MAX_CHAIN];
 	int nwork = 0, nseen = 0;
 	work[nwork++] = seen[nseen++] = off;
-	struct dwarf_die die;
+	struct dwarf_die other;
+	struct found f = { 0 };
 	while (nwork) {
 		struct dwarf_unit *u;
-		if (dwarf_die_at(m->dwarf, work[--nwork], &die, &u) || !die.abbrev)
+		uint64_t at = work[--nwork];
+		const struct dwarf_die *die = &other;
+		if (at == off && first)
+			die = first;
+		else if (dwarf_die_at(m->dwarf, at, &other, &u) || !other.abbrev)
 			continue;
-		for (int i = 0; i < nats; i++) {
-			const struct dwarf_value *v = dwarf_die_attr(&die, ats[i]);
-			if (v && v->cls == DWC_STRING)
-				return v->str;
-		}
+		if (string_attr(die, DW_AT_MIPS_linkage_name, &f.linkage) ||
+		    string_attr(die, DW_AT_linkage_name, &f.linkage))
+			return f;
+		if (!f.name)
+			string_attr(die, DW_AT_name, &f.name);
 		const uint16_t links[2] = { DW_AT_abstract_origin, DW_AT_specification };
 		for (int i = 0; i < 2; i++) {
-			const struct dwarf_value *v = dwarf_die_attr(&die, links[i]);
+			const struct dwarf_value *v = dwarf_die_attr(die, links[i]);
 			if (!v || v->cls != DWC_REF || nseen == MAX_CHAIN)
 				continue;
 			bool dup = false;
@@ -137,26 +158,27 @@ static const char *find_recursively(struct sym_module *m, uint64_t off, const ui
 				work[nwork++] = seen[nseen++] = v->u;
 		}
 	}
-	return NULL;
+	return f;
 }
-
-static const uint16_t linkage_attrs[] = { DW_AT_MIPS_linkage_name, DW_AT_linkage_name };
 
 /* An instance that names itself only through its abstract origin shares the origin's name,
  * and so its cache entry. */
-static bool only_origin(struct sym_module *m, uint64_t off, uint64_t *origin)
+static bool only_origin(const struct dwarf_die *die, uint64_t off, uint64_t *origin)
 {
-	struct dwarf_die die;
-	struct dwarf_unit *u;
-	if (dwarf_die_at(m->dwarf, off, &die, &u) || !die.abbrev)
-		return false;
-	const struct dwarf_value *o = dwarf_die_attr(&die, DW_AT_abstract_origin);
-	if (!o || o->cls != DWC_REF || o->u == off || dwarf_die_attr(&die, DW_AT_specification) ||
-	    dwarf_die_attr(&die, DW_AT_name) || dwarf_die_attr(&die, DW_AT_linkage_name) ||
-	    dwarf_die_attr(&die, DW_AT_MIPS_linkage_name))
+	const struct dwarf_value *o = dwarf_die_attr(die, DW_AT_abstract_origin);
+	if (!o || o->cls != DWC_REF || o->u == off || dwarf_die_attr(die, DW_AT_specification) ||
+	    dwarf_die_attr(die, DW_AT_name) || dwarf_die_attr(die, DW_AT_linkage_name) ||
+	    dwarf_die_attr(die, DW_AT_MIPS_linkage_name))
 		return false;
 	*origin = o->u;
 	return true;
+}
+
+/* The DIE at off decoded into die, or NULL when it cannot be. */
+static const struct dwarf_die *decode(struct sym_module *m, uint64_t off, struct dwarf_die *die)
+{
+	struct dwarf_unit *u;
+	return dwarf_die_at(m->dwarf, off, die, &u) || !die->abbrev ? NULL : die;
 }
 
 static const char *die_name(struct sym_module *m, uint64_t off, int depth)
@@ -164,14 +186,14 @@ static const char *die_name(struct sym_module *m, uint64_t off, int depth)
 	const char *name;
 	if (cache_get(m, off, &name))
 		return name;
+	struct dwarf_die die;
+	const struct dwarf_die *first = decode(m, off, &die);
 	uint64_t origin;
-	if (depth < MAX_CHAIN && only_origin(m, off, &origin)) {
+	if (depth < MAX_CHAIN && first && only_origin(first, off, &origin)) {
 		name = die_name(m, origin, depth + 1);
 	} else {
-		static const uint16_t plain[] = { DW_AT_name };
-		name = find_recursively(m, off, linkage_attrs, 2);
-		if (!name)
-			name = find_recursively(m, off, plain, 1);
+		struct found f = find_recursively(m, off, first);
+		name = f.linkage ? f.linkage : f.name;
 		if (name)
 			name = sym_demangle(m, name);
 	}
@@ -181,7 +203,7 @@ static const char *die_name(struct sym_module *m, uint64_t off, int depth)
 
 bool sym_die_has_linkage_name(struct sym_module *m, uint64_t off)
 {
-	return find_recursively(m, off, linkage_attrs, 2) != NULL;
+	return find_recursively(m, off, NULL).linkage != NULL;
 }
 
 const char *sym_die_name(struct sym_module *m, uint64_t off)

@@ -36,18 +36,26 @@ enum sym_style { SYM_STYLE_LLVM, SYM_STYLE_GNU };
 int sym_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
 	       struct tally_frame *frames, size_t max);
 
-/* Builds, ahead of lookups and on up to threads threads, the index of every unit that
- * the n addresses fall in. Optional: lookups build what they need themselves, one unit at
- * a time; this only makes a large batch faster on a machine with cores to spare. */
+/* Builds, ahead of lookups and on threads threads (the caller's included), the index of
+ * every unit that the n addresses fall in, the last address's unit first. Optional:
+ * lookups build what they need themselves, one unit at a time; this makes a large batch
+ * faster on a machine with cores to spare, also while another thread looks the batch up
+ * in order (see prepare.c). */
 int sym_prepare(struct sym_module *m, const uint64_t *addrs, size_t n, unsigned threads);
+
+/* Reads all of the module's DWARF now. Without it, the first few lookups in a large
+ * compressed .debug_info read only as much of it as they need (see front.c); a caller
+ * about to look up many addresses saves that detour. */
+void sym_read_all(struct sym_module *m);
 
 /* name (a demangled C++ name as libiberty spells it) as LLVM's demangler spells it, in buf
  * when it differs; name itself when it does not or buf is too small. */
 const char *sym_llvm_spelling(const char *name, char *buf, size_t size);
 
-/* A sentence about DWARF this module has but cannot use (split DWARF, dwz), or NULL. */
-const char *sym_unsupported(const struct sym_module *m);
+/* A sentence about DWARF this module has but cannot use (split DWARF, dwz), or NULL.
+ * Both read all of the module's DWARF first (sym_read_all). */
+const char *sym_unsupported(struct sym_module *m);
 /* The file whose DWARF is used (the module or its separate debug file), or NULL. */
-const char *sym_debug_path(const struct sym_module *m);
+const char *sym_debug_path(struct sym_module *m);
 
 #endif

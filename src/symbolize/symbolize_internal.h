@@ -70,12 +70,45 @@ struct sym_module {
 	pthread_mutex_t lock;         /* with built: for threads waiting on another's build */
 	pthread_cond_t built;
 	pthread_mutex_t names_lock;   /* guards arena and names */
+	/* Front mode (front.c): dwarf reads .debug_info only as far as lookups so far
+	 * needed; lookups take front_lock while it lasts. */
+	atomic_bool front;
+	pthread_mutex_t front_lock;
+	struct sym_front *fr;
 	struct arena arena;           /* names */
 	struct sym_name_cache *names;
 };
 
+/* module.c */
+/* Opens src's DWARF whole into m->dwarf (NULL when unusable, with a warning). */
+void sym_open_dwarf(struct sym_module *m, struct elf_file *src);
+/* The address ranges of every unit of m->dwarf, and room for their indexes. */
+int sym_index_units(struct sym_module *m);
+/* Calls fn for each non-empty range of f's .debug_aranges: 0, 1 when the table is damaged
+ * (fn saw the ranges before the damage), -ENOENT without a table, or fn's error. */
+int sym_aranges_walk(struct elf_file *f, int (*fn)(uint64_t info_off, uint64_t lo, uint64_t hi,
+						    void *ctx),
+		     void *ctx);
+/* Frees the unit indexes and ranges (m->dwarf stays). */
+void sym_drop_units(struct sym_module *m);
+
+/* front.c: whether src's DWARF is read in front mode (then m->dwarf stays NULL until the
+ * first lookup). */
+bool sym_front_open(struct sym_module *m, struct elf_file *src);
+/* A lookup in front mode; false when front mode is over (the caller goes on in full). */
+bool sym_front_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
+		      struct tally_frame *frames, size_t max, int *n);
+/* Leaves front mode: m->dwarf read whole. Takes front_lock. */
+void sym_front_end(struct sym_module *m);
+void sym_front_free(struct sym_module *m);
+/* lookup.c: the lookup itself, in either mode. */
+int sym_lookup_in(struct sym_module *m, uint64_t addr, enum sym_style style,
+		  struct tally_frame *frames, size_t max);
+
 /* unit_index.c: the index of a unit, built on first use by whichever thread asks first. */
 int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **out);
+/* Builds the unit's index unless it is built or being built: never waits. */
+void sym_unit_build_ahead(struct sym_module *m, uint32_t unit);
 /* unit.c/lookup.c: the unit holding addr, or -1. */
 int32_t sym_unit_of(const struct sym_module *m, uint64_t addr);
 void sym_unit_index_free(struct sym_unit_index *ix);
