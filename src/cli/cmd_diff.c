@@ -82,9 +82,8 @@ static int run(int argc, char **argv)
 		case OPT_FLAME: svg = optarg; break;
 		case OPT_NORMALIZE: normalize = true; break;
 		case OPT_UNWIND:
-			if (cli_set_unwind(optarg))
-				return cli_usage(&cli_cmd_diff, "--unwind: expected auto, cfi or fp: %s",
-						 optarg);
+			if (cli_unwind_option(&cli_cmd_diff, optarg))
+				return CLI_USAGE;
 			break;
 		case OPT_TOP:
 			o.top = (unsigned)strtoul(optarg, &end, 10);
@@ -98,13 +97,9 @@ static int run(int argc, char **argv)
 	if (optind != argc - 2)
 		return cli_usage(&cli_cmd_diff, "expected two profiles: BEFORE AFTER");
 	struct prof *a = NULL, *b = NULL;
-	int rc = cli_read_profile(argv[optind], &a);
+	int rc = cli_load_profile(argv[optind], NULL, metric, &a, &o.metric_before);
 	if (!rc)
-		rc = cli_read_profile(argv[optind + 1], &b);
-	if (!rc && (o.metric_before = cli_pick_metric(a, argv[optind], metric)) < -1)
-		rc = o.metric_before;
-	if (!rc && (o.metric_after = cli_pick_metric(b, argv[optind + 1], metric)) < -1)
-		rc = o.metric_after;
+		rc = cli_load_profile(argv[optind + 1], NULL, metric, &b, &o.metric_after);
 	FILE *f = rc ? NULL : cli_open_output(output);
 	if (f) {
 		rc = rep_diff(f, a, b, &o);

@@ -67,8 +67,9 @@ static int write_format(FILE *f, const char *format, const struct prof *p, int m
 
 static int run(int argc, char **argv)
 {
-	const char *output = NULL, *format = NULL, *metric = NULL, *focus = NULL, *hide = NULL;
-	bool kinds = false, fold = false;
+	const char *output = NULL, *format = NULL, *metric = NULL;
+	struct cli_filters filters = { 0 };
+	bool kinds = false;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -78,13 +79,12 @@ static int run(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case OPT_KINDS: kinds = true; break;
 		case OPT_METRIC: metric = optarg; break;
-		case OPT_FOCUS: focus = optarg; break;
-		case OPT_HIDE: hide = optarg; break;
-		case OPT_FOLD: fold = true; break;
+		case OPT_FOCUS: filters.focus = optarg; break;
+		case OPT_HIDE: filters.hide = optarg; break;
+		case OPT_FOLD: filters.fold = true; break;
 		case OPT_UNWIND:
-			if (cli_set_unwind(optarg))
-				return cli_usage(&cli_cmd_export, "--unwind: expected auto, cfi or fp: %s",
-						 optarg);
+			if (cli_unwind_option(&cli_cmd_export, optarg))
+				return CLI_USAGE;
 			break;
 		default:
 			return cli_usage(&cli_cmd_export, "bad option: %s", argv[optind - 1]);
@@ -99,13 +99,11 @@ static int run(int argc, char **argv)
 		return cli_usage(&cli_cmd_export, "expected one profile FILE");
 	const char *path = argv[optind];
 	struct prof *p;
-	if (cli_read_profile(path, &p))
+	int m;
+	if (cli_load_profile(path, &filters, metric, &p, &m))
 		return cli_fail_err();
-	int rc = cli_filter_profile(&p, focus, hide, fold);
-	int m = rc ? -1 : cli_pick_metric(p, path, metric);
-	if (m < -1)
-		rc = m;
-	FILE *f = rc ? NULL : cli_open_output(output);
+	int rc = 0;
+	FILE *f = cli_open_output(output);
 	if (f) {
 		rc = write_format(f, format, p, m, kinds, path);
 		if (rc)

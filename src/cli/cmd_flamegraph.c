@@ -91,9 +91,8 @@ static int run(int argc, char **argv)
 		case OPT_INVERTED: o.inverted = true; break;
 		case OPT_METRIC: metric = optarg; break;
 		case OPT_UNWIND:
-			if (cli_set_unwind(optarg))
-				return cli_usage(&cli_cmd_flamegraph, "--unwind: expected auto, cfi or fp: %s",
-						 optarg);
+			if (cli_unwind_option(&cli_cmd_flamegraph, optarg))
+				return CLI_USAGE;
 			break;
 		case OPT_MINWIDTH:
 			if (parse_number(optarg, 0, 1e6, &o.minwidth))
@@ -112,19 +111,10 @@ static int run(int argc, char **argv)
 		return cli_usage(&cli_cmd_flamegraph, "expected one profile file");
 	const char *path = argv[optind];
 	struct prof *p;
-	if (cli_read_profile(path, &p))
+	if (cli_load_profile(path, NULL, metric, &p, &o.metric))
 		return cli_fail_err();
-	int rc = CLI_FAIL;
-	int m = cli_pick_metric(p, path, metric);
-	if (m < -1) {
-		cli_fail_err();
-		goto out;
-	}
-	if (metric)
-		o.metric = m;
 	struct flame_job job = { p, &o };
-	rc = cli_write_output(output, path, write_flamegraph, &job) ? cli_fail_err() : CLI_OK;
-out:
+	int rc = cli_write_output(output, path, write_flamegraph, &job) ? cli_fail_err() : CLI_OK;
 	prof_free(p);
 	return rc;
 }

@@ -61,8 +61,8 @@ static const struct option options[] = {
 static int run(int argc, char **argv)
 {
 	struct rep_text_opts o = { .metric = -1, .threshold = -1 };
-	const char *output = NULL, *metric = NULL, *focus = NULL, *hide = NULL;
-	bool fold = false;
+	const char *output = NULL, *metric = NULL;
+	struct cli_filters filters = { 0 };
 	char *end;
 	int c;
 	optind = 1;
@@ -72,13 +72,12 @@ static int run(int argc, char **argv)
 		case 'o': output = optarg; break;
 		case OPT_TREE: o.tree = true; break;
 		case OPT_METRIC: metric = optarg; break;
-		case OPT_FOCUS: focus = optarg; break;
-		case OPT_HIDE: hide = optarg; break;
-		case OPT_FOLD: fold = true; break;
+		case OPT_FOCUS: filters.focus = optarg; break;
+		case OPT_HIDE: filters.hide = optarg; break;
+		case OPT_FOLD: filters.fold = true; break;
 		case OPT_UNWIND:
-			if (cli_set_unwind(optarg))
-				return cli_usage(&cli_cmd_report, "--unwind: expected auto, cfi or fp: %s",
-						 optarg);
+			if (cli_unwind_option(&cli_cmd_report, optarg))
+				return CLI_USAGE;
 			break;
 		case OPT_TOP:
 			o.top = (unsigned)strtoul(optarg, &end, 10);
@@ -99,14 +98,10 @@ static int run(int argc, char **argv)
 		return cli_usage(&cli_cmd_report, "expected one profile FILE");
 	const char *path = optind < argc ? argv[optind] : "perf.data";
 	struct prof *p;
-	if (cli_read_profile(path, &p))
+	if (cli_load_profile(path, &filters, metric, &p, &o.metric))
 		return cli_fail_err();
-	int rc = cli_filter_profile(&p, focus, hide, fold);
-	int m = rc ? -1 : cli_pick_metric(p, path, metric);
-	if (m < -1)
-		rc = m;
-	o.metric = m;
-	FILE *f = rc ? NULL : cli_open_output(output);
+	int rc = 0;
+	FILE *f = cli_open_output(output);
 	if (f) {
 		rec_quality_summary(f, p);
 		rc = rep_text(f, p, &o);

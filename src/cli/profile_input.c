@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "cli/cli.h"
 #include "profile/profile.h"
 #include "profile/read.h"
 #include "record/record.h"
@@ -33,7 +34,7 @@ static bool sniff_perf_data(const void *data, size_t size)
 /* How perf.data stacks are recovered (--unwind): set once by the command's options. */
 static enum unw_method unwind_method = UNW_AUTO;
 
-int cli_set_unwind(const char *method)
+int cli_unwind_option(const struct cli_cmd *cmd, const char *method)
 {
 	static const char *const names[] = { [UNW_AUTO] = "auto", [UNW_CFI] = "cfi", [UNW_FP] = "fp" };
 	for (int i = 0; i < 3; i++)
@@ -41,7 +42,7 @@ int cli_set_unwind(const char *method)
 			unwind_method = (enum unw_method)i;
 			return 0;
 		}
-	return -EINVAL;
+	return cli_usage(cmd, "--unwind: expected auto, cfi or fp: %s", method);
 }
 
 /* perf.data in memory (after the other formats' sniffers saw the whole input). */
@@ -142,7 +143,7 @@ static int spool_perf_data(FILE *in, const uint8_t *head, size_t n, struct prof 
 	return profile_of_perf_data(d, rc, out);
 }
 
-int cli_read_profile(const char *path, struct prof **out)
+static int read_profile(const char *path, struct prof **out)
 {
 	bool is_stdin = !strcmp(path, "-");
 	if (!is_stdin && is_perf_data_file(path)) {
@@ -240,7 +241,7 @@ static int filter_regex(struct prof **p, const char *re, bool focus)
 	return replace(p, rc, np);
 }
 
-int cli_filter_profile(struct prof **p, const char *focus, const char *hide, bool fold)
+static int filter_profile(struct prof **p, const char *focus, const char *hide, bool fold)
 {
 	int rc = 0;
 	struct prof *np = NULL;
@@ -257,7 +258,7 @@ int cli_filter_profile(struct prof **p, const char *focus, const char *hide, boo
 	return rc;
 }
 
-int cli_pick_metric(const struct prof *p, const char *path, const char *type)
+static int pick_metric(const struct prof *p, const char *path, const char *type)
 {
 	if (!type)
 		return -1;
@@ -270,4 +271,24 @@ int cli_pick_metric(const struct prof *p, const char *path, const char *type)
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
 					 prof_str(p, prof_metric(p, i)->type));
 	return err_set(-ENOENT, "%s: no metric '%s' (it has: %s)", path, type, list);
+}
+
+int cli_load_profile(const char *path, const struct cli_filters *filters, const char *metric,
+		     struct prof **out, int *m)
+{
+	struct prof *p;
+	int rc = read_profile(path, &p);
+	if (rc)
+		return rc;
+	if (filters)
+		rc = filter_profile(&p, filters->focus, filters->hide, filters->fold);
+	*m = rc ? -1 : pick_metric(p, path, metric);
+	if (*m < -1)
+		rc = *m;
+	if (rc) {
+		prof_free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
 }

@@ -9,14 +9,26 @@
 #include <stdio.h>
 
 struct prof;
+struct cli_cmd;
 
-/* How perf.data input is unwound: "auto" (DWARF CFI, frame pointers as fallback), "cfi"
- * or "fp" (--unwind). -EINVAL for another name. */
-int cli_set_unwind(const char *method);
+/* --unwind METHOD: how perf.data input is unwound: "auto" (DWARF CFI, frame pointers as
+ * fallback), "cfi" or "fp". 0, or CLI_USAGE after printing cmd's usage error. */
+int cli_unwind_option(const struct cli_cmd *cmd, const char *method);
 
-/* Reads and detects PATH ("-" for stdin); 0 and a finished profile, or a code with the
- * message set ("PATH: not a profile (pprof, folded stacks or perf.data)"). */
-int cli_read_profile(const char *path, struct prof **out);
+/* The filters commands share (--focus RE, --hide RE, --fold-recursion), applied in that
+ * order. NULL/false skip a filter. */
+struct cli_filters {
+	const char *focus, *hide;
+	bool fold;
+};
+
+/* Reads and detects PATH ("-" for stdin: pprof, folded stacks or perf.data), applies the
+ * filters (NULL: none) and picks the metric of type metric (NULL: *m = -1, the profile's
+ * default). 0 with a finished profile in *out, or a code with the message set ("PATH: not
+ * a profile ...", "PATH: no metric 'x' (it has: ...)", "no samples left after filtering")
+ * and nothing to free. */
+int cli_load_profile(const char *path, const struct cli_filters *filters, const char *metric,
+		     struct prof **out, int *m);
 
 /* stdout when path is NULL or "-", else the file, created or truncated. NULL with the
  * message set on failure. */
@@ -28,13 +40,5 @@ int cli_close_output(FILE *f, const char *path);
  * file is removed, so a failed run leaves no broken file behind. */
 int cli_write_output(const char *path, const char *source, int (*write)(FILE *f, void *ctx),
 		     void *ctx);
-
-/* The filters commands share (--focus RE, --hide RE, --fold-recursion), applied in that
- * order; *p is replaced by the filtered profile. NULL/false skip a filter. */
-int cli_filter_profile(struct prof **p, const char *focus, const char *hide, bool fold);
-
-/* The metric named by --metric TYPE (NULL: -1, the profile's default); -ENOENT with a
- * message listing the metrics when there is none of that type. */
-int cli_pick_metric(const struct prof *p, const char *path, const char *type);
 
 #endif
