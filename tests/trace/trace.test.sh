@@ -236,7 +236,15 @@ for mode in refctr fallback; do
 	"$FIRE" 400 wait >"$TMP/fire.p" 2>&1 &
 	fp=$!
 	until_exec $fp "$FIRE"
-	out=$(env "${env[@]}" "$TALLY" probes count 'tally_test:fire' -p $fp --duration 3 2>&1)
+	# Stopped with SIGINT once the program has fired, not after a fixed time: attaching
+	# can take seconds on a loaded machine.
+	env "${env[@]}" "$TALLY" probes count 'tally_test:fire' -p $fp --duration 120 \
+		>"$TMP/count.out" 2>&1 &
+	tp=$!
+	for i in $(seq 1200); do grep -q '^fired' "$TMP/fire.p" && break; sleep 0.1; done
+	kill -INT $tp
+	wait $tp
+	out=$(cat "$TMP/count.out")
 	wait $fp
 	rc=$?
 	grep -qx 'tally_test:fire 400' <<<"$out" && grep -qx 'evaluated 400' "$TMP/fire.p" &&
