@@ -15,6 +15,7 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <tally/trace.h>
 
 #include "sbpf/util.h"
 
@@ -384,10 +385,13 @@ static int call(struct sbpf_vm *vm, const uint64_t a[5], bool rust, struct cpi_c
 	if (rc)
 		return rc;
 	struct sbpf_invoke_result res;
+	unsigned depth = caller->rt->depth + 1;
+	TALLY_TRACEPOINT(tally_sbpf, cpi_enter, c->ix.program_id, depth, sbpf_vm_remaining(vm));
 	rc = sbpf_runtime_invoke(caller->rt, vm, c->ix.program_id, c->callee_ix, c->ix.n,
 				 c->ix.data, c->ix.data_len, sbpf_vm_remaining(vm), &res);
 	if (rc)
 		return rc;
+	TALLY_TRACEPOINT(tally_sbpf, cpi_exit, c->ix.program_id, depth, res.cu, res.error);
 	if (sbpf_vm_consume(vm, res.cu))
 		return -1;
 	if (res.error[0])

@@ -3,6 +3,8 @@
  */
 #include <string.h>
 
+#include <tally/trace.h>
+
 #include "sbpf/vm_impl.h"
 
 #define INTERP_NAME sbpf_interp_run

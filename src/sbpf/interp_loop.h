@@ -10,6 +10,10 @@
  *
  * Metering matches the reference: an instruction is charged before it runs (so a failing
  * instruction is paid for), and one that finds no CU left fails ExceededMaxInstructions.
+ *
+ * Tracepoints (provider tally_sbpf, docs/sbpf.md) sit only on the syscall path and at the
+ * end of a run, never in the per-instruction path; detached, each is one load and an
+ * untaken branch.
  */
 
 #define DST (r[d->dst])
@@ -33,6 +37,11 @@
 #define TRACE() ((void)0)
 #define FLUSH() ((void)0)
 #endif
+
+/* The instruction meter is the local cu; it is committed to vm->remaining (which still
+ * holds the previous commit) before every syscall and when the run ends. */
+#define METER_FLUSH() \
+	TALLY_TRACEPOINT(tally_sbpf, meter_flush, pc, vm->remaining - cu, cu)
 
 #define DISPATCH()                                      \
 	do {                                            \
@@ -371,6 +380,8 @@ L_CALL:
 		if (vm->hooks.on_syscall_enter)
 			vm->hooks.on_syscall_enter(vm->hooks.ctx, pc, sc);
 #endif
+		METER_FLUSH();
+		TALLY_TRACEPOINT(tally_sbpf, syscall_enter, sc->name, sc->hash, pc, cu);
 		vm->remaining = cu;
 		memcpy(vm->reg, r, sizeof(r));
 		vm->pc = pc;
@@ -379,6 +390,7 @@ L_CALL:
 		int rc = sc->fn(vm, &r[1], &ret);
 		vm->cur_sc = NULL;
 		vm->syscall_cu += cu - vm->remaining;
+		TALLY_TRACEPOINT(tally_sbpf, syscall_exit, sc->name, sc->hash, pc, cu, vm->remaining, rc);
 #if INTERP_HOOKED
 		if (vm->hooks.on_syscall_exit)
 			vm->hooks.on_syscall_exit(vm->hooks.ctx, sc, cu - vm->remaining);
@@ -449,6 +461,7 @@ fault:
 	res->pc = pc;
 done:
 	FLUSH();
+	METER_FLUSH();
 	memcpy(vm->reg, r, sizeof(r));
 	vm->pc = pc;
 	vm->remaining = cu;
@@ -461,6 +474,7 @@ done:
 #undef IMM
 #undef TRACE
 #undef FLUSH
+#undef METER_FLUSH
 #undef DISPATCH
 #undef NEXT
 #undef JUMP_IF
