@@ -1,0 +1,50 @@
+#!/bin/bash
+# What the VM's tracepoints cost while no tracer is attached: src/sbpf is compiled twice with
+# the project's flags, as is and with -DTALLY_NO_TRACEPOINTS (which compiles them away),
+# each linked into bench_sbpf with the rest of libtally; the two binaries then run
+# alternately REPS times (ROUNDS runs of each program and mode per turn), and the best rate
+# of each is kept: the machine is shared, so the fastest run is the one least disturbed.
+# Prints, per program and mode, both rates and their ratio (with / without).
+# Usage: bench/sbpf/tracepoints.sh [BUILD_DIR] [REPS] [ROUNDS]   (BUILD_DIR has libtally.a)
+set -eu
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+reps=${2:-15}
+rounds=${3:-3}
+cc=${CC:-cc}
+[ "$build" = build-clang ] && cc=clang
+cflags="-std=gnu11 -g -fPIC -O2 -Iinclude -Isrc -D_GNU_SOURCE"
+libs=$(sed -n "s/^LIBS := //p" Makefile)
+dir=$build/bench/sbpf
+for variant in with without; do
+	mkdir -p "$dir/$variant"
+	extra=
+	[ $variant = without ] && extra=-DTALLY_NO_TRACEPOINTS
+	objs=
+	for src in src/sbpf/*.c; do
+		o=$dir/$variant/$(basename "${src%.c}").o
+		nice $cc $cflags $extra -c "$src" -o "$o"
+		objs="$objs $o"
+	done
+	nice $cc $cflags -o "$dir/bench_$variant" bench/sbpf/bench_sbpf.c $objs "$build/libtally.a" $libs
+done
+# The probes exist in one binary and not in the other.
+[ "$(readelf -n "$dir/bench_with" | grep -c 'Provider: tally_sbpf')" -gt 0 ] &&
+	[ "$(readelf -n "$dir/bench_without" | grep -c 'Provider: tally_sbpf')" = 0 ] ||
+	{ echo "tracepoints.sh: the two builds do not differ in probes" >&2; exit 1; }
+
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+for _ in $(seq "$reps"); do
+	for variant in without with; do
+		nice "$dir/bench_$variant" "$rounds" | sed "s/^/$variant /" >>"$out"
+	done
+done
+echo "best of $reps x $rounds runs each, $cc -O2, M instructions/s"
+printf "%-16s %10s %10s %8s\n" "program mode" without with ratio
+awk '{ k = $2 " " $3; r = $6 + 0; if (r > best[$1, k]) best[$1, k] = r; keys[k] = 1 }
+	END {
+		for (k in keys)
+			printf "%-16s %10.1f %10.1f %8.4f\n", k, best["without", k], best["with", k],
+				best["with", k] / best["without", k]
+	}' "$out" | sort
