@@ -13,7 +13,8 @@
  *
  * Tracepoints (provider tally_sbpf, docs/sbpf.md) sit only on the syscall path and at the
  * end of a run, never in the per-instruction path; detached, each is one load and an
- * untaken branch.
+ * untaken branch. They fire in cold out-of-line functions (interp.c), so their operands
+ * do not take part in this function's register allocation.
  */
 
 #define DST (r[d->dst])
@@ -40,8 +41,11 @@
 
 /* The instruction meter is the local cu; it is committed to vm->remaining (which still
  * holds the previous commit) before every syscall and when the run ends. */
-#define METER_FLUSH() \
-	TALLY_TRACEPOINT(tally_sbpf, meter_flush, pc, vm->remaining - cu, cu)
+#define METER_FLUSH()                                             \
+	do {                                                      \
+		if (TALLY_TRACEPOINT_ACTIVE(tally_sbpf, meter_flush)) \
+			trace_meter_flush(pc, vm->remaining - cu, cu); \
+	} while (0)
 
 #define DISPATCH()                                      \
 	do {                                            \
@@ -381,7 +385,8 @@ L_CALL:
 			vm->hooks.on_syscall_enter(vm->hooks.ctx, pc, sc);
 #endif
 		METER_FLUSH();
-		TALLY_TRACEPOINT(tally_sbpf, syscall_enter, sc->name, sc->hash, pc, cu);
+		if (TALLY_TRACEPOINT_ACTIVE(tally_sbpf, syscall_enter))
+			trace_syscall_enter(sc, pc, cu);
 		vm->remaining = cu;
 		memcpy(vm->reg, r, sizeof(r));
 		vm->pc = pc;
@@ -390,7 +395,8 @@ L_CALL:
 		int rc = sc->fn(vm, &r[1], &ret);
 		vm->cur_sc = NULL;
 		vm->syscall_cu += cu - vm->remaining;
-		TALLY_TRACEPOINT(tally_sbpf, syscall_exit, sc->name, sc->hash, pc, cu, vm->remaining, rc);
+		if (TALLY_TRACEPOINT_ACTIVE(tally_sbpf, syscall_exit))
+			trace_syscall_exit(sc, pc, cu, vm->remaining, rc);
 #if INTERP_HOOKED
 		if (vm->hooks.on_syscall_exit)
 			vm->hooks.on_syscall_exit(vm->hooks.ctx, sc, cu - vm->remaining);
