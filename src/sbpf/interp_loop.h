@@ -11,10 +11,9 @@
  * Metering matches the reference: an instruction is charged before it runs (so a failing
  * instruction is paid for), and one that finds no CU left fails ExceededMaxInstructions.
  *
- * Tracepoints (provider tally_sbpf, docs/sbpf.md) sit only on the syscall path and at the
- * end of a run, never in the per-instruction path; detached, each is one load and an
- * untaken branch. They fire in cold out-of-line functions (interp.c), so their operands
- * do not take part in this function's register allocation.
+ * The instruction meter is the local cu, committed to vm->remaining before every syscall
+ * and when the run ends; both go through functions of interp.c that carry the tracepoints,
+ * so this loop compiles the same with and without them.
  */
 
 #define DST (r[d->dst])
@@ -38,14 +37,6 @@
 #define TRACE() ((void)0)
 #define FLUSH() ((void)0)
 #endif
-
-/* The instruction meter is the local cu; it is committed to vm->remaining (which still
- * holds the previous commit) before every syscall and when the run ends. */
-#define METER_FLUSH()                                             \
-	do {                                                      \
-		if (TALLY_TRACEPOINT_ACTIVE(tally_sbpf, meter_flush)) \
-			trace_meter_flush(pc, vm->remaining - cu, cu); \
-	} while (0)
 
 #define DISPATCH()                                      \
 	do {                                            \
@@ -384,19 +375,11 @@ L_CALL:
 		if (vm->hooks.on_syscall_enter)
 			vm->hooks.on_syscall_enter(vm->hooks.ctx, pc, sc);
 #endif
-		METER_FLUSH();
-		if (TALLY_TRACEPOINT_ACTIVE(tally_sbpf, syscall_enter))
-			trace_syscall_enter(sc, pc, cu);
-		vm->remaining = cu;
 		memcpy(vm->reg, r, sizeof(r));
 		vm->pc = pc;
 		uint64_t ret = 0;
-		vm->cur_sc = sc;
-		int rc = sc->fn(vm, &r[1], &ret);
-		vm->cur_sc = NULL;
+		int rc = sbpf_interp_syscall(vm, sc, cu, &r[1], &ret);
 		vm->syscall_cu += cu - vm->remaining;
-		if (TALLY_TRACEPOINT_ACTIVE(tally_sbpf, syscall_exit))
-			trace_syscall_exit(sc, pc, cu, vm->remaining, rc);
 #if INTERP_HOOKED
 		if (vm->hooks.on_syscall_exit)
 			vm->hooks.on_syscall_exit(vm->hooks.ctx, sc, cu - vm->remaining);
@@ -467,10 +450,9 @@ fault:
 	res->pc = pc;
 done:
 	FLUSH();
-	METER_FLUSH();
+	sbpf_interp_end(vm, pc, cu);
 	memcpy(vm->reg, r, sizeof(r));
 	vm->pc = pc;
-	vm->remaining = cu;
 	vm->depth = depth;
 	return 0;
 }
@@ -480,7 +462,6 @@ done:
 #undef IMM
 #undef TRACE
 #undef FLUSH
-#undef METER_FLUSH
 #undef DISPATCH
 #undef NEXT
 #undef JUMP_IF
