@@ -11,18 +11,21 @@
 #include "sbpf/vm_impl.h"
 
 /* The instructions since the meter's last commit (vm->remaining still holds it) are
- * committed first: meter_flush. */
+ * committed first: meter_flush. syscall_exit reads its arguments back from vm, so that
+ * only vm and rc live across the call (each saved register cost a push and a pop on every
+ * syscall, attached or not). */
 int sbpf_interp_syscall(struct sbpf_vm *vm, const struct sbpf_syscall *sc, uint64_t cu,
 			uint64_t *args, uint64_t *ret)
 {
-	uint64_t pc = vm->pc;
-	TALLY_TRACEPOINT(tally_sbpf, meter_flush, pc, vm->remaining - cu, cu);
+	TALLY_TRACEPOINT(tally_sbpf, meter_flush, vm->pc, vm->remaining - cu, cu);
 	vm->remaining = cu;
-	TALLY_TRACEPOINT(tally_sbpf, syscall_enter, sc->name, sc->hash, pc, cu);
+	TALLY_TRACEPOINT(tally_sbpf, syscall_enter, sc->name, sc->hash, vm->pc, cu);
 	vm->cur_sc = sc;
+	vm->cur_sc_cu = cu;
 	int rc = sc->fn(vm, args, ret);
+	TALLY_TRACEPOINT(tally_sbpf, syscall_exit, vm->cur_sc->name, vm->cur_sc->hash, vm->pc,
+			 vm->cur_sc_cu, vm->remaining, rc);
 	vm->cur_sc = NULL;
-	TALLY_TRACEPOINT(tally_sbpf, syscall_exit, sc->name, sc->hash, pc, cu, vm->remaining, rc);
 	return rc;
 }
 

@@ -49,6 +49,7 @@ struct sbpf_vm {
 	bool has_hooks;
 	void *user;
 	const struct sbpf_syscall *cur_sc; /* the syscall running now */
+	uint64_t cur_sc_cu; /* CU left when it started (for its exit tracepoint) */
 	struct sbpf_result *res; /* where a syscall error lands during a run */
 	bool failed;
 	VEC(char *) logs;
