@@ -1,13 +1,17 @@
 /*
  * libFuzzer target for the sBPF interpreter: the first byte picks the version (v0..v4) and
  * the next 64 bytes are the input region; the rest is raw bytecode. Whatever verifies runs
- * with a small budget, plain and with hooks; both runs must agree, the instruction trace
- * must add up to the CU charged, and no run may take more CU than its budget.
+ * with a small budget three times: plain, with counting hooks and under the profiler. All
+ * runs must agree, the instruction trace must add up to the CU charged, no run may take more
+ * CU than its budget, and the profile must build with a total equal to the CU consumed (the
+ * profiler's invariant), whatever calls, returns, jumps, syscalls and failures it makes.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/profile.h"
+#include "sbpf/profiler.h"
 #include "sbpf/program.h"
 #include "sbpf/syscall.h"
 #include "sbpf/vm.h"
@@ -61,6 +65,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sbpf_hooks h = { .ctx = &t, .on_insns = on_insns, .on_syscall_exit = on_exit_sc };
 	run(p, data + 1, 64, NULL, &plain);
 	run(p, data + 1, 64, &h, &hooked);
+	struct sbpf_profiler *pr;
+	struct sbpf_result profiled;
+	struct prof *prof;
+	int64_t total;
+	if (sbpf_profiler_new(p, &pr))
+		abort();
+	run(p, data + 1, 64, sbpf_profiler_hooks(pr), &profiled);
+	if (sbpf_profiler_build(pr, NULL, profiled.cu_used, &prof))
+		abort();
+	prof_grand_total(prof, &total);
+	if ((uint64_t)total != profiled.cu_used || profiled.cu_used != plain.cu_used ||
+	    profiled.error != plain.error)
+		abort();
+	prof_free(prof);
+	sbpf_profiler_free(pr);
 	if (plain.cu_used > BUDGET || plain.error != hooked.error || plain.cu_used != hooked.cu_used ||
 	    plain.r0 != hooked.r0 || t.insns + t.syscall_cu != hooked.cu_used)
 		abort();

@@ -270,20 +270,31 @@ out:
 	return status;
 }
 
+/* The common start of disasm and size: the program loaded with the standard syscalls (and
+ * the conformance "log"), or a usage (2) or failure (1) status. */
+static int load_for_inspection(int argc, char **argv, struct run_opts *o,
+			       struct sbpf_syscalls *sys, struct sbpf_program **prog)
+{
+	int rc = parse_opts(&cli_cmd_sbpf, argc, argv, o);
+	if (rc)
+		return rc;
+	if (sbpf_syscalls_standard(sys, SBPF_SYSCALLS_TEST_LOG) ||
+	    sbpf_program_load_file(o->program, sys, &o->load, prog)) {
+		cli_fail_err();
+		sbpf_syscalls_free(sys);
+		return CLI_FAIL;
+	}
+	return 0;
+}
+
 static int disasm_program(int argc, char **argv)
 {
 	struct run_opts o;
-	int rc = parse_opts(&cli_cmd_sbpf, argc, argv, &o);
-	if (rc)
-		return rc;
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *prog = NULL;
-	int status = CLI_FAIL;
-	if (sbpf_syscalls_standard(&sys, SBPF_SYSCALLS_TEST_LOG) ||
-	    sbpf_program_load_file(o.program, &sys, &o.load, &prog)) {
-		cli_fail_err();
-		goto out;
-	}
+	int rc = load_for_inspection(argc, argv, &o, &sys, &prog);
+	if (rc)
+		return rc;
 	char line[256];
 	for (uint64_t pc = 0; pc < prog->ninsns; pc++) {
 		const struct sbpf_symbol *s = sbpf_program_symbol_at(prog, pc);
@@ -294,29 +305,25 @@ static int disasm_program(int argc, char **argv)
 		if (prog->code[pc].kind == SBPF_K_LDDW)
 			pc++;
 	}
-	status = CLI_OK;
-out:
 	sbpf_program_free(prog);
 	sbpf_syscalls_free(&sys);
-	return status;
+	return CLI_OK;
 }
 
 /* `tally sbpf size`: static instruction counts, as a report or the profile outputs. */
 static int size_program(int argc, char **argv)
 {
 	struct run_opts o;
-	int rc = parse_opts(&cli_cmd_sbpf, argc, argv, &o);
-	if (rc)
-		return rc;
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *prog = NULL;
 	struct prof *profile = NULL;
+	int rc = load_for_inspection(argc, argv, &o, &sys, &prog);
+	if (rc)
+		return rc;
 	if (!sbpf_outputs_any(&o.out))
 		o.out.report = "-";
 	int status = CLI_FAIL;
-	if (sbpf_syscalls_standard(&sys, SBPF_SYSCALLS_TEST_LOG) ||
-	    sbpf_program_load_file(o.program, &sys, &o.load, &prog) ||
-	    sbpf_size_profile(prog, o.program, &profile) || sbpf_outputs_write(&o.out, profile))
+	if (sbpf_size_profile(prog, o.program, &profile) || sbpf_outputs_write(&o.out, profile))
 		cli_fail_err();
 	else
 		status = CLI_OK;

@@ -499,40 +499,54 @@ static int by_start(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-static int index_section(struct dwarf_cfi *c, int sec, size_t *cap)
+/* Calls fn for every FDE of one section, in file order, with its offset and pc range. A
+ * terminator in .eh_frame ends the walk; any malformed entry ends it with an error. */
+static int walk_fdes(struct dwarf_cfi *c, int sec,
+		     int (*fn)(struct dwarf_cfi *c, int sec, size_t off, uint64_t start,
+			       uint64_t end, void *arg),
+		     void *arg)
 {
 	const struct dwarf_cfi_section *s = section(c, sec);
 	size_t off = 0;
 	while (s->data && off < s->size) {
-		struct cur b;
+		struct cur b, insns;
+		struct cie cie;
 		bool is_cie;
 		size_t cie_off, next;
+		uint64_t start, end;
 		int r = read_entry(c, sec, off, &b, &is_cie, &cie_off, &next);
 		if (r < 0)
 			return r;
 		if (r > 0 && sec == SEC_EH)
 			break;
 		if (r == 0 && !is_cie) {
-			struct cie cie;
-			struct cfi_index_entry e = { .off = off, .sec = (uint8_t)sec };
-			struct cur insns;
-			r = parse_fde(c, sec, off, &cie, &e.start, &e.end, &insns);
+			r = parse_fde(c, sec, off, &cie, &start, &end, &insns);
+			if (!r)
+				r = fn(c, sec, off, start, end, arg);
 			if (r)
 				return r;
-			if (e.end > e.start) {
-				if (c->nindex == *cap) {
-					size_t ncap = *cap ? *cap * 2 : 64;
-					void *n = realloc(c->index, ncap * sizeof(*c->index));
-					if (!n)
-						return err_set(-ENOMEM, "%s: out of memory", c->src.name);
-					c->index = n;
-					*cap = ncap;
-				}
-				c->index[c->nindex++] = e;
-			}
 		}
 		off = next;
 	}
+	return 0;
+}
+
+static int index_fde(struct dwarf_cfi *c, int sec, size_t off, uint64_t start, uint64_t end,
+		     void *arg)
+{
+	size_t *cap = arg;
+	if (end <= start)
+		return 0;
+	if (c->nindex == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		void *n = realloc(c->index, ncap * sizeof(*c->index));
+		if (!n)
+			return err_set(-ENOMEM, "%s: out of memory", c->src.name);
+		c->index = n;
+		*cap = ncap;
+	}
+	c->index[c->nindex++] =
+		(struct cfi_index_entry){ .start = start, .end = end, .off = off, .sec = (uint8_t)sec };
 	return 0;
 }
 
@@ -542,9 +556,9 @@ static int build_index(struct dwarf_cfi *c)
 	c->indexed = true;
 	int r = 0;
 	if (!c->hdr_table)
-		r = index_section(c, SEC_EH, &cap);
+		r = walk_fdes(c, SEC_EH, index_fde, &cap);
 	if (!r)
-		r = index_section(c, SEC_DEBUG, &cap);
+		r = walk_fdes(c, SEC_DEBUG, index_fde, &cap);
 	if (r) {
 		free(c->index);
 		c->index = NULL;
@@ -658,34 +672,27 @@ int dwarf_cfi_row_at(struct dwarf_cfi *c, uint64_t pc, struct dwarf_cfi_row *row
 	return index_lookup(c, pc, row);
 }
 
+struct each_fde {
+	int (*fn)(uint64_t start, uint64_t end, void *arg);
+	void *arg;
+};
+
+static int call_each_fde(struct dwarf_cfi *c, int sec, size_t off, uint64_t start,
+			 uint64_t end, void *arg)
+{
+	(void)c, (void)sec, (void)off;
+	const struct each_fde *e = arg;
+	return e->fn(start, end, e->arg);
+}
+
 int dwarf_cfi_each_fde(struct dwarf_cfi *c, int (*fn)(uint64_t start, uint64_t end, void *arg),
 		       void *arg)
 {
+	struct each_fde e = { fn, arg };
 	for (int sec = SEC_EH; sec <= SEC_DEBUG; sec++) {
-		const struct dwarf_cfi_section *s = section(c, sec);
-		size_t off = 0;
-		while (s->data && off < s->size) {
-			struct cur b;
-			bool is_cie;
-			size_t cie_off, next;
-			int r = read_entry(c, sec, off, &b, &is_cie, &cie_off, &next);
-			if (r < 0)
-				return r;
-			if (r > 0 && sec == SEC_EH)
-				break;
-			if (r == 0 && !is_cie) {
-				struct cie cie;
-				uint64_t start, end;
-				struct cur insns;
-				r = parse_fde(c, sec, off, &cie, &start, &end, &insns);
-				if (r)
-					return r;
-				r = fn(start, end, arg);
-				if (r)
-					return r;
-			}
-			off = next;
-		}
+		int r = walk_fdes(c, sec, call_each_fde, &e);
+		if (r)
+			return r;
 	}
 	return 0;
 }

@@ -234,6 +234,19 @@ int prof_merge(struct prof *dst, const struct prof *src)
 	return rc ? rc : replay(&r);
 }
 
+/* The end of every transform: a finished copy in *out, or nothing and the first error. */
+static int finish_into(struct prof *d, int rc, struct prof **out)
+{
+	if (!rc)
+		rc = prof_finish(d);
+	if (rc) {
+		prof_free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
 /* Runs one replay from p into a fresh profile with the same metrics and facts. */
 static int transformed(const struct prof *p, struct replay *r, struct prof **out)
 {
@@ -252,14 +265,7 @@ static int transformed(const struct prof *p, struct replay *r, struct prof **out
 	if (!rc)
 		rc = replay(r);
 	r->mmap = NULL;
-	if (!rc)
-		rc = prof_finish(d);
-	if (rc) {
-		prof_free(d);
-		return rc;
-	}
-	*out = d;
-	return 0;
+	return finish_into(d, rc, out);
 }
 
 int prof_focus(const struct prof *p, prof_frame_pred match, void *ctx, struct prof **out)
@@ -336,14 +342,7 @@ int prof_diff(const struct prof *before, int metric_before, const struct prof *a
 		d->info.default_metric = PROF_DIFF_AFTER;
 		rc = prof_set_source(d, after->info.source);
 	}
-	if (!rc)
-		rc = prof_finish(d);
-	if (rc) {
-		prof_free(d);
-		return rc;
-	}
-	*out = d;
-	return 0;
+	return finish_into(d, rc, out);
 }
 
 struct prof_regex {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "report/flamegraph_xml.h"
+#include "base/utf8.h"
 
 static const char *const heat_colour[5] = { "\033[2m", "\033[32m", "\033[33m", "\033[31m",
 					    "\033[1;31m" };
@@ -28,7 +28,7 @@ static void put_safe(FILE *out, const char *str, size_t n)
 	if (n == SIZE_MAX)
 		n = strlen(str);
 	while (i < n && s[i]) {
-		size_t len = utf8_seq(s + i, n - i);
+		size_t len = utf8_decode(s + i, n - i, NULL);
 		if (!len || s[i] < 0x20 || s[i] == 0x7f || (s[i] == 0xc2 && s[i + 1] < 0xa0))
 			fputc(s[i] == '\t' ? ' ' : '?', out);
 		else

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/utf8.h"
 #include "report/flamegraph_xml.h"
 
 enum {

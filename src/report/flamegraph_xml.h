@@ -10,17 +10,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Length of the valid UTF-8 character at s (n bytes available), or 0 when it is none. */
-size_t utf8_seq(const unsigned char *s, size_t n);
+/* Length of the UTF-8 character at s (n bytes available) when it is one XML allows, else 0. */
+size_t xml_char_len(const unsigned char *s, size_t n);
 /* Writes s escaped for XML/HTML text and attribute values. */
 void xml_put(FILE *out, const char *s);
 /* Same for at most n bytes of s. */
 void xml_putn(FILE *out, const char *s, size_t n);
-/* Length in bytes of the longest prefix of s that is whole UTF-8 characters and at most
- * max_chars characters long (an invalid byte counts as one character); *chars gets the
- * count. */
-size_t utf8_prefix(const char *s, size_t max_chars, size_t *chars);
-
 struct prof;
 /* The word for a unit of a metric's weight, as text and script show it: "samples" for
  * samples/count, "CU" for cu/count, else the unit ("nanoseconds"). Only letters, digits and

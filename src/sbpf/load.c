@@ -553,10 +553,17 @@ int sbpf_program_load(const char *name, const uint8_t *bytes, size_t size,
 		p->version = c.opt->version == SBPF_VRESERVED ? SBPF_V3 : c.opt->version;
 		rc = load_raw(&c, bytes, size);
 	} else {
-		rc = size < 64 ? lerr(&c, "ValueOutOfBounds") : lerr(&c, "FailedToParse(InvalidFileHeader)");
+		/* The reference reads e_flags before it looks for the ELF magic. */
+		rc = read_version(&c, bytes, size, &p->version);
+		if (!rc)
+			rc = size < 64 ? lerr(&c, "ValueOutOfBounds")
+				       : lerr(&c, "FailedToParse(InvalidFileHeader)");
 	}
 	char msg[300];
 	if (!rc && sbpf_verify(p->text, p->text_len, p->version, msg, sizeof(msg)))
+		rc = lerr(&c, "%s", msg);
+	if (!rc && c.opt->reject_broken_elfs &&
+	    sbpf_verify_local(p->text, p->text_len, p->version, c.syscalls, msg, sizeof(msg)))
 		rc = lerr(&c, "%s", msg);
 	if (!rc)
 		rc = predecode(&c);

@@ -113,5 +113,9 @@ const struct sbpf_symbol *sbpf_program_symbol_at(const struct sbpf_program *p, u
 /* The reference verifier (RequisiteVerifier): 0 or an error "VerifierError(...)". */
 int sbpf_verify(const uint8_t *text, uint64_t len, enum sbpf_version v, char *msg,
 		size_t msg_size);
+/* The reference's LocalVerifier (what `solana program deploy` checks on v3+): every static
+ * syscall in the table, no unlinked call; 0 or "VerifierError(...)". */
+int sbpf_verify_local(const uint8_t *text, uint64_t len, enum sbpf_version v,
+		      const struct sbpf_syscalls *syscalls, char *msg, size_t msg_size);
 
 #endif

@@ -38,13 +38,14 @@ enum {
 	SBPF_SYSCALLS_TEST_LOG = 1u << 0,
 };
 /* Registers the syscalls tally implements (sol_log_ and friends, memory, return data,
- * abort/panic, the heap allocator, sha256), plus the optional ones. */
+ * abort/panic, the heap allocator, sha256 and keccak256), plus the optional ones. */
 int sbpf_syscalls_standard(struct sbpf_syscalls *s, unsigned flags);
-/* The parts of the standard set in syscalls_rt.c and syscalls_sysvar.c. The latter also
- * registers the runtime syscalls tally lacks: most fail when called (UnsupportedSyscall);
- * those with fn NULL make a program that calls them fail to load. */
+/* The parts of the standard set in syscalls_rt.c, _sysvar.c, _pda.c and _hash.c. The sysvar
+ * part also registers the runtime syscalls tally lacks: most fail when called
+ * (UnsupportedSyscall); those with fn NULL make a program that calls them fail to load. */
 int sbpf_syscalls_runtime(struct sbpf_syscalls *s);
 int sbpf_syscalls_sysvars(struct sbpf_syscalls *s);
 int sbpf_syscalls_pda(struct sbpf_syscalls *s);
+int sbpf_syscalls_hash(struct sbpf_syscalls *s);
 
 #endif

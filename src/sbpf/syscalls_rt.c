@@ -3,11 +3,9 @@
  * costs: return data (syscall_base_cost 100, plus a byte cost of 1 CU per
  * cpi_bytes_per_unit 250 bytes), sol_remaining_compute_units (100), abort and sol_panic_
  * (which end the run with the runtime's error names), sol_alloc_free_ (agave's bump
- * allocator over the heap region, no charge) and sol_sha256 (sha256_base_cost 85, per slice
- * the larger of mem_op_base_cost 10 and one CU per two bytes; libsodium hashes).
+ * allocator over the heap region, no charge). The hashes are in syscalls_hash.c.
  */
 #include <errno.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,10 +17,6 @@ enum {
 	SYSCALL_BASE_COST = 100,
 	CPI_BYTES_PER_UNIT = 250,
 	REMAINING_CU_COST = 100,
-	MEM_OP_BASE_COST = 10,
-	SHA256_BASE_COST = 85,
-	SHA256_BYTE_COST = 1,
-	SHA256_MAX_SLICES = 20000,
 	MAX_RETURN_DATA = 1024,
 };
 
@@ -115,37 +109,6 @@ static int sys_alloc_free(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret
 	return 0;
 }
 
-/* sol_sha256(slices: &[&[u8]], n, result: *mut [u8; 32]) */
-static int sys_sha256(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
-{
-	*ret = 0;
-	if (a[1] > SHA256_MAX_SLICES)
-		return sbpf_vm_syscall_error(vm, "TooManySlices", "%llu slices",
-					     (unsigned long long)a[1]);
-	if (sbpf_vm_consume(vm, SHA256_BASE_COST))
-		return -1;
-	uint8_t *out, *slices = NULL;
-	if (sbpf_vm_map(vm, a[2], 32, true, &out) ||
-	    sbpf_vm_map(vm, a[0], a[1] * 16, false, &slices))
-		return -EFAULT;
-	crypto_hash_sha256_state st;
-	crypto_hash_sha256_init(&st);
-	for (uint64_t i = 0; i < a[1]; i++) {
-		uint64_t addr, len;
-		memcpy(&addr, slices + i * 16, 8);
-		memcpy(&len, slices + i * 16 + 8, 8);
-		uint64_t cost = SHA256_BYTE_COST * (len / 2);
-		if (sbpf_vm_consume(vm, cost > MEM_OP_BASE_COST ? cost : MEM_OP_BASE_COST))
-			return -1;
-		uint8_t *p;
-		if (sbpf_vm_map(vm, addr, len, false, &p))
-			return -EFAULT;
-		crypto_hash_sha256_update(&st, p, len);
-	}
-	crypto_hash_sha256_final(&st, out);
-	return 0;
-}
-
 int sbpf_syscalls_runtime(struct sbpf_syscalls *s)
 {
 	static const struct {
@@ -158,7 +121,6 @@ int sbpf_syscalls_runtime(struct sbpf_syscalls *s)
 		{ "abort", sys_abort },
 		{ "sol_panic_", sys_panic },
 		{ "sol_alloc_free_", sys_alloc_free },
-		{ "sol_sha256", sys_sha256 },
 	};
 	for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
 		int rc = sbpf_syscalls_add(s, rt[i].name, rt[i].fn);

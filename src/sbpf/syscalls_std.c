@@ -253,6 +253,8 @@ int sbpf_syscalls_standard(struct sbpf_syscalls *s, unsigned flags)
 		rc = sbpf_syscalls_sysvars(s);
 	if (!rc)
 		rc = sbpf_syscalls_pda(s);
+	if (!rc)
+		rc = sbpf_syscalls_hash(s);
 	if (!rc && (flags & SBPF_SYSCALLS_TEST_LOG))
 		rc = sbpf_syscalls_add(s, "log", sys_test_log);
 	return rc;

@@ -3,7 +3,7 @@
  * charged sysvar_base_cost 100 plus the struct's size as agave charges them, and the
  * Solana syscalls tally does not implement: calling one ends the run with
  * UnsupportedSyscall naming it (instead of an anonymous UnsupportedInstruction), and the
- * hashes without any maintained C library (keccak256, blake3) are refused at load time.
+ * hash without any maintained C library (blake3) is refused at load time.
  *
  * Bare runs see the runtime's default sysvars: a zero Clock, Rent::default() and
  * EpochSchedule::default().
@@ -84,8 +84,8 @@ static const char *const unsupported[] = {
 	"sol_get_processed_sibling_instruction",
 };
 
-/* No maintained C library for these on the machines tally targets (Debian 12). */
-static const char *const refused[] = { "sol_keccak256", "sol_blake3" };
+/* No maintained C library for BLAKE3 on the machines tally targets (Debian 12). */
+static const char *const refused[] = { "sol_blake3" };
 
 int sbpf_syscalls_sysvars(struct sbpf_syscalls *s)
 {

@@ -2,9 +2,12 @@
  * The load-time verifier, rule for rule the reference's RequisiteVerifier (which the Solana
  * runtime runs on every deployment and load): opcodes of the version, register numbers,
  * r10 read-only, jump targets inside the program and not into the middle of lddw, constant
- * divisors non-zero, shift amounts in range, byte-swap widths 16/32/64.
+ * divisors non-zero, shift amounts in range, byte-swap widths 16/32/64. Also its
+ * LocalVerifier, which `solana program deploy` runs on v3+ programs before sending them:
+ * every static syscall known, no call left unresolved by the linker (src 1, imm -1).
  */
 #include "sbpf/program.h"
+#include "sbpf/syscall.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -130,5 +133,22 @@ int sbpf_verify(const uint8_t *text, uint64_t len, enum sbpf_version v, char *ms
 	for (; pc < n; pc++)
 		if (check_one(text, n, &pc, v, msg, size))
 			return -1;
+	return 0;
+}
+
+int sbpf_verify_local(const uint8_t *text, uint64_t len, enum sbpf_version v,
+		      const struct sbpf_syscalls *syscalls, char *msg, size_t size)
+{
+	if (!sbpf_static_syscalls(v))
+		return 0;
+	for (uint64_t pc = 0; (pc + 1) * 8 <= len; pc++) {
+		struct sbpf_insn i = sbpf_decode(text + pc * 8);
+		if (i.op == OP_LDDW)
+			pc++;
+		else if (i.op == OP_CALL_IMM && i.src == 0 && !sbpf_syscalls_find(syscalls, (uint32_t)i.imm))
+			return fail(msg, size, "InvalidSyscall(%u)", (uint32_t)i.imm);
+		else if (i.op == OP_CALL_IMM && i.src == 1 && i.imm == -1)
+			return fail(msg, size, "InvalidFunction(%llu)", (unsigned long long)pc);
+	}
 	return 0;
 }

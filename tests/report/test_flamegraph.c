@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "base/utf8.h"
 #include "profile/profile.h"
 #include "report/flamegraph.h"
 #include "report/flamegraph_impl.h"

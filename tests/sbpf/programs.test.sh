@@ -101,7 +101,7 @@ out=$("$TALLY" sbpf run "$OUT/runtime.o" --input "$TMP/rt_panic" --json)
 [[ "$out" == *'"result": "Panic"'* && "$out" == *'runtime.c:42:7'* ]] && pass sbpf_panic || fail sbpf_panic "$out"
 
 # Sysvars in a bare run are the runtime's defaults (Rent::default(), EpochSchedule::default(),
-# a zero Clock); a syscall tally lacks fails naming itself; keccak256 is refused at load.
+# a zero Clock); a syscall tally lacks fails naming itself (blake3, refused at load: hash.test.sh).
 printf '\000' >"$TMP/sv0"
 out=$("$TALLY" sbpf run "$OUT/sysvar.o" --input "$TMP/sv0" --json)
 [[ "$out" == *'"Program log: 0xd98, 0x4000000000000000, 0x32, 0x0, 0x0"'* &&
@@ -111,11 +111,6 @@ printf '\001' >"$TMP/sv1"
 out=$("$TALLY" sbpf run "$OUT/sysvar.o" --input "$TMP/sv1" --json)
 [[ "$out" == *'"result": "UnsupportedSyscall"'* && "$out" == *'sol_invoke_signed_c is not implemented'* ]] &&
 	pass sbpf_unsupported_syscall_names_itself || fail sbpf_unsupported_syscall_names_itself "$out"
-printf 'extern void sol_keccak256(const void *, unsigned long, void *);\nunsigned long entrypoint(void) { sol_keccak256(0, 0, 0); return 0; }\n' >"$TMP/k.c"
-clang -target bpf -mcpu=v3 -O2 -c "$TMP/k.c" -o "$TMP/k.o"
-err=$("$TALLY" sbpf run "$TMP/k.o" 2>&1); rc=$?
-[ $rc -eq 1 ] && [[ "$err" == *'UnsupportedSyscall("sol_keccak256")'* ]] &&
-	pass sbpf_keccak_refused_at_load || fail sbpf_keccak_refused_at_load "$err"
 
 # Program-derived addresses: the vectors of the Solana SDK's test_create_program_address,
 # and try_find's answer recreated from its bump seed.

@@ -26,6 +26,24 @@
 		(uint8_t)(((imm) >> 8) & 0xff), (uint8_t)(((imm) >> 16) & 0xff),            \
 		(uint8_t)(((uint32_t)(imm) >> 24) & 0xff)
 
+/* Builds the profile of a finished run and frees the profiler; returns the folded stacks
+ * (malloc'd). */
+static char *folded_profile(struct sbpf_profiler *pr, uint64_t cu)
+{
+	struct prof *p;
+	if (sbpf_profiler_build(pr, NULL, cu, &p))
+		fail_msg("%s", err_msg());
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+	struct rep_folded_opts fo = { .metric = -1 };
+	assert_int_equal(rep_folded(f, p, &fo), 0);
+	fclose(f);
+	prof_free(p);
+	sbpf_profiler_free(pr);
+	return text;
+}
+
 /* Runs code (v3 raw bytecode) profiled with budget; returns the folded stacks (malloc'd)
  * and the CU consumed. */
 static char *profile(const uint8_t *code, size_t len, uint64_t budget, uint64_t *cu,
@@ -36,7 +54,6 @@ static char *profile(const uint8_t *code, size_t len, uint64_t budget, uint64_t 
 	struct sbpf_vm *vm;
 	struct sbpf_profiler *pr;
 	struct sbpf_result res;
-	struct prof *p;
 	struct sbpf_load_options opt = { false, SBPF_V3, true };
 	struct sbpf_vm_config cfg = { .compute_budget = budget };
 	assert_int_equal(sbpf_syscalls_standard(&sys, 0), 0);
@@ -45,18 +62,9 @@ static char *profile(const uint8_t *code, size_t len, uint64_t budget, uint64_t 
 	assert_int_equal(sbpf_profiler_new(prog, &pr), 0);
 	sbpf_vm_set_hooks(vm, sbpf_profiler_hooks(pr));
 	assert_int_equal(sbpf_vm_run(vm, &res), 0);
-	if (sbpf_profiler_build(pr, NULL, res.cu_used, &p))
-		fail_msg("%s", err_msg());
-	char *text = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&text, &size);
-	struct rep_folded_opts fo = { .metric = -1 };
-	assert_int_equal(rep_folded(f, p, &fo), 0);
-	fclose(f);
+	char *text = folded_profile(pr, res.cu_used);
 	*cu = res.cu_used;
 	*error = res.error;
-	prof_free(p);
-	sbpf_profiler_free(pr);
 	sbpf_vm_free(vm);
 	sbpf_program_free(prog);
 	sbpf_syscalls_free(&sys);
@@ -165,7 +173,6 @@ static char *profile_cpi(uint64_t callee_budget, uint64_t *cu)
 	struct sbpf_program *top, *callee;
 	struct sbpf_vm *vm;
 	struct sbpf_result res;
-	struct prof *p;
 	assert_int_equal(sbpf_program_load("test", caller, sizeof(caller), &sys, &opt, &top), 0);
 	assert_int_equal(sbpf_program_load("callee", recursion, sizeof(recursion), &sys, &opt, &callee), 0);
 	assert_int_equal(sbpf_vm_create(top, NULL, &vm), 0);
@@ -176,16 +183,7 @@ static char *profile_cpi(uint64_t callee_budget, uint64_t *cu)
 	assert_int_equal(sbpf_vm_run(vm, &res), 0);
 	assert_int_equal(res.error, SBPF_OK);
 	*cu = res.cu_used;
-	if (sbpf_profiler_build(cpi_ctx.pr, NULL, res.cu_used, &p))
-		fail_msg("%s", err_msg());
-	char *text = NULL;
-	size_t size = 0;
-	FILE *f = open_memstream(&text, &size);
-	struct rep_folded_opts fo = { .metric = -1 };
-	assert_int_equal(rep_folded(f, p, &fo), 0);
-	fclose(f);
-	prof_free(p);
-	sbpf_profiler_free(cpi_ctx.pr);
+	char *text = folded_profile(cpi_ctx.pr, res.cu_used);
 	sbpf_vm_free(vm);
 	sbpf_program_free(callee);
 	sbpf_program_free(top);
