@@ -75,7 +75,8 @@ const char *sbpf_instruction_error_text(const char *name, char *buf, size_t size
 		code = strtoul(name + 7, &end, 10);
 		if (end == name + 7 || strcmp(end, ")"))
 			return NULL;
-		snprintf(buf, size, "custom program error: %#lx", code);
+		/* Rust's {:#x}: C's %#lx would print 0 without its 0x */
+		snprintf(buf, size, "custom program error: 0x%lx", code);
 		return buf;
 	}
 	for (size_t i = 0; i < sizeof(instruction_errors) / sizeof(instruction_errors[0]); i++) {
