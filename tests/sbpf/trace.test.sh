@@ -152,8 +152,12 @@ budgets=($(sed -n 's/^cpi_enter depth 2 budget //p' <<<"${bt:-}"))
 	echo "Program $TICKER success"
 } >"$TMP/want.log"
 "$TALLY" sbpf run "$TMP/t5x3.json" | sed -n 's/^log: //p' >"$TMP/got.log"
-[ ${#budgets[@]} = 3 ] && diff "$TMP/want.log" "$TMP/got.log" >"$TMP/diff" && pass sbpf_log_framing_cpi ||
-	fail sbpf_log_framing_cpi "$(head -c 600 "$TMP/diff")"
+if [ -z "${bt:-}" ]; then
+	skip sbpf_log_framing_cpi "needs bpftrace for the callees' budgets"
+else
+	[ ${#budgets[@]} = 3 ] && diff "$TMP/want.log" "$TMP/got.log" >"$TMP/diff" && pass sbpf_log_framing_cpi ||
+		fail sbpf_log_framing_cpi "$(head -c 600 "$TMP/diff")"
+fi
 
 # A failing callee (7 bytes of data: Custom(1)): its consumed and failed lines, no return
 # line (the runtime cleared the return data when it started), and the caller failing with
@@ -181,8 +185,12 @@ Program $TICKER failed: custom program error: 0x1
 EOT
 out=$("$TALLY" sbpf run "$TMP/t1x1bad.json")
 sed -n 's/^log: //p' <<<"$out" >"$TMP/got_bad.log"
-diff "$TMP/want_bad.log" "$TMP/got_bad.log" >"$TMP/diff" && grep -q '^result: Custom(1)' <<<"$out" &&
-	pass sbpf_log_framing_cpi_failure || fail sbpf_log_framing_cpi_failure "$(head -c 600 "$TMP/diff")"
+if [ -z "${bad_budget:-}" ]; then
+	skip sbpf_log_framing_cpi_failure "needs bpftrace for the callee's budget"
+else
+	diff "$TMP/want_bad.log" "$TMP/got_bad.log" >"$TMP/diff" && grep -q '^result: Custom(1)' <<<"$out" &&
+		pass sbpf_log_framing_cpi_failure || fail sbpf_log_framing_cpi_failure "$(head -c 600 "$TMP/diff")"
+fi
 
 # expect.logs: framed lines are compared with the framed log, bare ones with what the
 # programs logged; a wrong framed line is reported with its index.
