@@ -1,9 +1,13 @@
 #!/bin/bash
 # Side by side: perf and tally unwinding the same perf.data recordings (perf record
-# --call-graph dwarf,32768 and tally record) of the issue-4 deep-chain workload, built with
-# clang+bfd, clang+lld, gcc, gcc with frame pointers. Prints, per file, perf script's
-# single-frame share and average depth (the seed's counting script), the time and memory of
-# perf report and tally report, and tally's own figures (unwinding and symbolizing only). Usage: bench/unwind.sh [BUILD]   (not a test: prints figures)
+# --call-graph dwarf,32768 and tally record, both 1 kHz) of the issue-4 workloads: the
+# deep chain built with clang+bfd, clang+lld, gcc, gcc with frame pointers (about 1,050
+# samples each), the gcc build run 5x longer (about 5,400 samples), recursion 40 deep and
+# 4 threads. Prints, per file, perf script's single-frame share and average depth (the
+# seed's counting script), the wall time, CPU time and peak memory of perf report --stdio
+# and of tally report, and tally's own figures with where its time goes (open and index,
+# unwinding alone, unwinding and symbolizing).
+# Usage: bench/unwind.sh [BUILD]   (not a test: prints figures)
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -16,7 +20,21 @@ static void *keep[4096];
 __attribute__((noinline)) static long f12(int n) { long c = 0; for (int i = 0; i < n; i++) { int k = i & 4095; free(keep[k]); keep[k] = malloc(64); c += (long)keep[k]; } return c; }
 #define F(a, b, k) __attribute__((noinline)) static long a(int n) { long r = b(n) + k; __asm__ volatile("" : "+r"(r)); return r; }
 F(f11, f12, 1) F(f10, f11, 2) F(f9, f10, 3) F(f8, f9, 4) F(f7, f8, 5) F(f6, f7, 6) F(f5, f6, 7) F(f4, f5, 8) F(f3, f4, 9) F(f2, f3, 10) F(f1, f2, 11)
-int main(void) { long s = 0; for (int i = 0; i < 800; i++) s += f1(200000); printf("%ld\n", s); return 0; }
+int main(int argc, char **argv) { int n = argc > 1 ? atoi(argv[1]) : 800; long s = 0; for (int i = 0; i < n; i++) s += f1(200000); printf("%ld\n", s); return 0; }
+C
+cat > "$W/rec.c" <<'C'
+#include <stdio.h>
+__attribute__((noinline)) static double rec(int d, double x) { if (d == 0) { for (int i = 0; i < 400000000; i++) x = x * 1.0000001 + 0.5; return x; } double r = rec(d - 1, x + d); __asm__ volatile("" : "+x"(r)); return r - d; }
+int main(void) { printf("%f\n", rec(39, 1.0)); return 0; }
+C
+cat > "$W/thr.c" <<'C'
+#include <pthread.h>
+#include <stdio.h>
+__attribute__((noinline)) static double spin(double x) { for (int i = 0; i < 100000000; i++) x = x * 1.0000001 + 0.25; return x; }
+__attribute__((noinline)) static double tf2(double x) { double r = spin(x); __asm__ volatile("" : "+x"(r)); return r; }
+__attribute__((noinline)) static double tf1(double x) { double r = tf2(x); __asm__ volatile("" : "+x"(r)); return r; }
+static void *worker(void *a) { static double out[4]; long i = (long)a; out[i] = tf1(i); return &out[i]; }
+int main(void) { pthread_t t[4]; for (long i = 0; i < 4; i++) pthread_create(&t[i], 0, worker, (void *)i); for (int i = 0; i < 4; i++) pthread_join(t[i], 0); puts("done"); return 0; }
 C
 # shellcheck disable=SC2046
 cc -O2 -Isrc -Iinclude -o "$W/unwind_stats" bench/unwind_stats.c "$BUILD/libtally.a" $(sed -n 's/^LIBS := //p' Makefile)
@@ -24,21 +42,34 @@ clang -O2 -g -fuse-ld=bfd -o "$W/deep_bfd" "$W/deep.c"
 clang -O2 -g -fuse-ld=lld -o "$W/deep_lld" "$W/deep.c"
 gcc -O2 -g -o "$W/deep_gcc" "$W/deep.c"
 gcc -O2 -g -fno-omit-frame-pointer -o "$W/deep_fp" "$W/deep.c"
+gcc -O2 -g -o "$W/rec40" "$W/rec.c"
+gcc -O2 -g -pthread -o "$W/threads4" "$W/thr.c"
 
 count() { perf script -i "$1" 2>/dev/null | awk '
 /^[^ \t]/ {if (n) {t++; if (n==1) o++; s+=n} n=0; next}
 /^[ \t]*[0-9a-f]+ / {n++}
 END {if (n) {t++; if (n==1) o++; s+=n}
      printf "perf:  %d samples, %.1f%% single-frame, avg depth %.1f\n", t, 100*o/t, s/t}'; }
-# CPU time (user + sys) besides wall time: the machine is shared, wall time is noisy.
-timed() { /usr/bin/time -f "%e s wall, %U+%S s cpu, %M KiB" "$@" 2>&1 >/dev/null | tail -1; }
+# CPU time (task-clock, to the millisecond) besides wall time: the machine is shared, wall
+# time is noisy. The best of 3 runs, by CPU time; peak RSS from /usr/bin/time.
+timed() {
+	for _ in 1 2 3; do
+		perf stat -x, -e task-clock -o "$W/stat" -- /usr/bin/time -f "%e %M" -o "$W/time" "$@" >/dev/null 2>&1
+		awk -F, '/task-clock/ {cpu = $1} END {getline t < "'"$W/time"'"; split(t, a, " ");
+			printf "%.3f s wall, %.1f ms cpu, %.1f MiB\n", a[1], cpu, a[2] / 1024}' "$W/stat"
+	done | sort -t, -k2 -g | head -1
+}
 
-for b in deep_bfd deep_lld deep_gcc deep_fp; do
-	perf record -q -e cpu-clock -F 1000 --call-graph dwarf,32768 -o "$W/$b.perf.data" "$W/$b" >/dev/null 2>&1
-	"$BUILD/tally" record -q -o "$W/$b.tally.data" -- "$W/$b" >/dev/null
+# name:program[:argument]
+for run in deep_bfd:deep_bfd deep_lld:deep_lld deep_gcc:deep_gcc deep_fp:deep_fp \
+	deep_gcc_x5:deep_gcc:4000 rec40:rec40 threads4:threads4; do
+	IFS=: read -r b prog arg <<<"$run"
+	perf record -q -e cpu-clock -F 1000 --call-graph dwarf,32768 -o "$W/$b.perf.data" \
+		"$W/$prog" ${arg:+"$arg"} >/dev/null 2>&1
+	"$BUILD/tally" record -q -o "$W/$b.tally.data" -- "$W/$prog" ${arg:+"$arg"} >/dev/null
 	for rec in perf tally; do
 		f="$W/$b.$rec.data"
-		echo "== $b, recorded by $rec"
+		echo "== $b, recorded by $rec ($(du -m "$f" | cut -f1) MB)"
 		count "$f"
 		echo "perf report --stdio: $(timed perf report -i "$f" --stdio)"
 		echo "tally report:        $(timed "$BUILD/tally" report "$f")"

@@ -37,9 +37,14 @@ static const char help[] =
 	"  --debug-dir DIR     also look for separate debug files in DIR\n"
 	"  --metric TYPE       which metric to show (e.g. samples, cpu, cu)\n"
 	"  --color WHEN        auto (default: on a terminal, unless NO_COLOR is set), always,\n"
-	"                      never\n";
+	"                      never\n"
+	"  --unwind METHOD     perf.data input: how stacks are recovered: auto (DWARF CFI,\n"
+	"                      frame pointers as fallback; the default), cfi or fp (frame\n"
+	"                      pointers only); a function that is only ever a caller is in\n"
+	"                      the profile, and --function finds it, only when stacks reach it\n";
 
-enum { OPT_FUNCTION = 256, OPT_HTML, OPT_BINARY, OPT_DEBUG_DIR, OPT_METRIC, OPT_COLOR };
+enum { OPT_FUNCTION = 256, OPT_HTML, OPT_BINARY, OPT_DEBUG_DIR, OPT_METRIC, OPT_COLOR,
+       OPT_UNWIND };
 
 static const struct option options[] = {
 	{ "function", required_argument, NULL, OPT_FUNCTION },
@@ -49,6 +54,7 @@ static const struct option options[] = {
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "metric", required_argument, NULL, OPT_METRIC },
 	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -88,6 +94,11 @@ static int run(int argc, char **argv)
 		case OPT_BINARY: o.binary = optarg; break;
 		case OPT_DEBUG_DIR: o.debug_dir = optarg; break;
 		case OPT_METRIC: metric = optarg; break;
+		case OPT_UNWIND:
+			if (cli_set_unwind(optarg))
+				return cli_usage(&cli_cmd_annotate, "--unwind: expected auto, cfi or fp: %s",
+						 optarg);
+			break;
 		case OPT_COLOR:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never"))
 				return cli_usage(&cli_cmd_annotate, "--color: auto, always or never, not %s", optarg);

@@ -28,15 +28,19 @@ static const char help[] =
 	"                         where self weight grew, blue where it shrank\n"
 	"  --normalize            flame graph: scale BEFORE to AFTER's total first (for\n"
 	"                         sampled profiles of different lengths)\n"
-	"  -o, --output FILE      write the table there instead of stdout\n";
+	"  -o, --output FILE      write the table there instead of stdout\n"
+	"  --unwind METHOD        perf.data inputs: how stacks are recovered: auto (DWARF CFI,\n"
+	"                         frame pointers as fallback; the default), cfi or fp (frame\n"
+	"                         pointers only)\n";
 
-enum { OPT_METRIC = 256, OPT_TOP, OPT_FLAME, OPT_NORMALIZE };
+enum { OPT_METRIC = 256, OPT_TOP, OPT_FLAME, OPT_NORMALIZE, OPT_UNWIND };
 
 static const struct option options[] = {
 	{ "metric", required_argument, NULL, OPT_METRIC },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "flamegraph", required_argument, NULL, OPT_FLAME },
 	{ "normalize", no_argument, NULL, OPT_NORMALIZE },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "output", required_argument, NULL, 'o' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -77,6 +81,11 @@ static int run(int argc, char **argv)
 		case OPT_METRIC: metric = optarg; break;
 		case OPT_FLAME: svg = optarg; break;
 		case OPT_NORMALIZE: normalize = true; break;
+		case OPT_UNWIND:
+			if (cli_set_unwind(optarg))
+				return cli_usage(&cli_cmd_diff, "--unwind: expected auto, cfi or fp: %s",
+						 optarg);
+			break;
 		case OPT_TOP:
 			o.top = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || !*optarg || !o.top)

@@ -33,9 +33,12 @@ static const char help[] =
 	"  --metric TYPE        folded: the metric to write (default: the profile's default)\n"
 	"  --focus REGEX        keep only samples whose stack has a function matching REGEX\n"
 	"  --hide REGEX         remove matching functions from stacks (cost goes to callers)\n"
-	"  --fold-recursion     fold recursive calls into their first occurrence\n";
+	"  --fold-recursion     fold recursive calls into their first occurrence\n"
+	"  --unwind METHOD      perf.data input: how stacks are recovered: auto (DWARF CFI,\n"
+	"                       frame pointers as fallback; the default), cfi or fp (frame\n"
+	"                       pointers only)\n";
 
-enum { OPT_KINDS = 256, OPT_METRIC, OPT_FOCUS, OPT_HIDE, OPT_FOLD };
+enum { OPT_KINDS = 256, OPT_METRIC, OPT_FOCUS, OPT_HIDE, OPT_FOLD, OPT_UNWIND };
 
 static const struct option options[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -45,6 +48,7 @@ static const struct option options[] = {
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "hide", required_argument, NULL, OPT_HIDE },
 	{ "fold-recursion", no_argument, NULL, OPT_FOLD },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -77,6 +81,11 @@ static int run(int argc, char **argv)
 		case OPT_FOCUS: focus = optarg; break;
 		case OPT_HIDE: hide = optarg; break;
 		case OPT_FOLD: fold = true; break;
+		case OPT_UNWIND:
+			if (cli_set_unwind(optarg))
+				return cli_usage(&cli_cmd_export, "--unwind: expected auto, cfi or fp: %s",
+						 optarg);
+			break;
 		default:
 			return cli_usage(&cli_cmd_export, "bad option: %s", argv[optind - 1]);
 		}

@@ -33,9 +33,13 @@ static const char help[] =
 	"                        all, which can make huge profiles slow in a browser)\n"
 	"  --width PX            image width (default 1200)\n"
 	"  --metric TYPE         which metric gives the widths (e.g. samples, cpu, cu);\n"
-	"                        default: the profile's default\n";
+	"                        default: the profile's default\n"
+	"  --unwind METHOD       perf.data input: how stacks are recovered: auto (DWARF CFI,\n"
+	"                        frame pointers as fallback; the default), cfi or fp (frame\n"
+	"                        pointers only)\n";
 
-enum { OPT_TITLE = 256, OPT_SUBTITLE, OPT_INVERTED, OPT_MINWIDTH, OPT_WIDTH, OPT_METRIC };
+enum { OPT_TITLE = 256, OPT_SUBTITLE, OPT_INVERTED, OPT_MINWIDTH, OPT_WIDTH, OPT_METRIC,
+       OPT_UNWIND };
 
 static const struct option options[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -45,6 +49,7 @@ static const struct option options[] = {
 	{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
 	{ "width", required_argument, NULL, OPT_WIDTH },
 	{ "metric", required_argument, NULL, OPT_METRIC },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -85,6 +90,11 @@ static int run(int argc, char **argv)
 		case OPT_SUBTITLE: o.subtitle = optarg; break;
 		case OPT_INVERTED: o.inverted = true; break;
 		case OPT_METRIC: metric = optarg; break;
+		case OPT_UNWIND:
+			if (cli_set_unwind(optarg))
+				return cli_usage(&cli_cmd_flamegraph, "--unwind: expected auto, cfi or fp: %s",
+						 optarg);
+			break;
 		case OPT_MINWIDTH:
 			if (parse_number(optarg, 0, 1e6, &o.minwidth))
 				return cli_usage(&cli_cmd_flamegraph, "--minwidth: not a width: %s", optarg);

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "record/record.h"
+#include "record/usdt.h"
 
 static int run_record(int argc, char **argv);
 
@@ -27,6 +28,12 @@ const struct cli_cmd cli_cmd_record = {
 	"  -e EVENT       cycles, instructions, cache-misses, branch-misses, cpu-clock,\n"
 	"                 task-clock, with :u :k :p modifiers (default: cycles where the\n"
 	"                 hardware counts them, else cpu-clock; never precise, see below)\n"
+	"  -e usdt:PROVIDER:NAME  a sample at every hit of a USDT probe (globs allowed,\n"
+	"                 usdt:PROVIDER for all its probes; -e repeats): reports then show\n"
+	"                 where the probe fires from, weighted by hits. Probes of CMD's\n"
+	"                 executable and the libraries it needs, or of every object PID maps.\n"
+	"                 Not with -F, -c or another event; one -p PID. Stack copies default\n"
+	"                 to 8192 bytes. See docs/tracepoints.md\n"
 	"  --call-graph dwarf[,SIZE]  copy SIZE bytes of user stack per sample for DWARF\n"
 	"                 unwinding (default, 32768; at most 65528)\n"
 	"  --call-graph fp  frame pointers only: on code built without them (Debian's\n"
@@ -86,10 +93,48 @@ static int parse_call_graph(const char *s, struct rec_opts *o)
 	return 0;
 }
 
+static int push_usdt(char ***v, size_t *n, const char *pattern)
+{
+	char **m = realloc(*v, (*n + 1) * sizeof(**v));
+	if (m)
+		*v = m;
+	if (!m || !(m[*n] = strdup(pattern)))
+		return cli_fail("out of memory");
+	(*n)++;
+	return 0;
+}
+
+/* -e usdt:...: every hit is a sample, so a sampling rate or event makes no sense. */
+static int record_usdt(const struct rec_opts *o, char **patterns, size_t n)
+{
+	const struct cli_cmd *cmd = &cli_cmd_record;
+	if (o->event || o->freq || o->period)
+		return cli_usage(cmd, "-e usdt: records every hit of the probes: %s cannot be "
+				      "combined with it", o->event ? o->event : o->freq ? "-F" : "-c");
+	if (o->npids > 1)
+		return cli_usage(cmd, "-e usdt: give one -p PID");
+	struct rec_result res;
+	struct usdt_count_result hits;
+	if (rec_usdt_run(o, patterns, n, &res, &hits))
+		return cli_fail_err();
+	if (!o->quiet) {
+		fprintf(stderr, "tally record: %llu samples, %llu lost, %.1f MiB written to %s\n",
+			(unsigned long long)res.samples, (unsigned long long)res.lost,
+			res.bytes / 1048576.0, o->output);
+		for (size_t i = 0; i < hits.n; i++)
+			fprintf(stderr, "tally record: usdt:%s: %llu hits\n", hits.v[i].probe,
+				(unsigned long long)hits.v[i].count);
+	}
+	usdt_count_result_free(&hits);
+	return o->argv ? res.exit_status : CLI_OK;
+}
+
 static int run_record(int argc, char **argv)
 {
 	const struct cli_cmd *cmd = &cli_cmd_record;
 	struct rec_opts o = { .output = "perf.data" };
+	char **usdt = NULL;
+	size_t nusdt = 0;
 	int rc = CLI_USAGE;
 	int i;
 	for (i = 1; i < argc; i++) {
@@ -120,7 +165,16 @@ static int run_record(int argc, char **argv)
 				goto out;
 			}
 		} else if (!strcmp(a, "-e")) {
-			o.event = v;
+			char pat[512];
+			if (!rec_usdt_pattern(v, pat, sizeof(pat)))
+				o.event = v;
+			else if (!pat[0] || pat[0] == ':') {
+				cli_usage(cmd, "-e %s: expected usdt:PROVIDER[:NAME]", v);
+				goto out;
+			} else if (push_usdt(&usdt, &nusdt, pat)) {
+				rc = CLI_FAIL;
+				goto out;
+			}
 		} else if (!strcmp(a, "-o")) {
 			o.output = v;
 		} else if (!strcmp(a, "-p")) {
@@ -154,6 +208,10 @@ static int run_record(int argc, char **argv)
 		cli_usage(cmd, "give either -F or -c, not both");
 		goto out;
 	}
+	if (nusdt) {
+		rc = record_usdt(&o, usdt, nusdt);
+		goto out;
+	}
 	struct rec_result res;
 	if (rec_run(&o, &res)) {
 		rc = cli_fail_err();
@@ -167,5 +225,8 @@ static int run_record(int argc, char **argv)
 	rc = o.argv ? res.exit_status : CLI_OK;
 out:
 	free(o.pids);
+	for (size_t k = 0; k < nusdt; k++)
+		free(usdt[k]);
+	free(usdt);
 	return rc;
 }

@@ -10,30 +10,36 @@
 #include "cli/cli.h"
 #include "cli/profile_input.h"
 #include "profile/profile.h"
+#include "record/record.h"
 #include "report/report.h"
 
 static const char help[] =
 	"usage: tally report [options] [FILE]\n"
 	"\n"
-	"Prints a text report of the profile in FILE (pprof, folded stacks or perf.data;\n"
-	"detected from the content; '-' for stdin; default perf.data, as tally record names\n"
-	"its output): where it came from, the total of each metric, the duration and the\n"
-	"figures the recorder attached (unwind quality), then the top functions by self weight\n"
-	"and by total weight with percentages of the whole.\n"
+	"Prints a text report of the profile in FILE (pprof, folded stacks or perf.data, also\n"
+	"the stream perf record -o - writes; detected from the content; '-' for stdin; default\n"
+	"perf.data, as tally record names its output): where it came from, the total of each\n"
+	"metric, the duration and the figures the recorder attached (unwind quality), then the\n"
+	"top functions by self weight and by total weight with percentages of the whole.\n"
+	"A perf.data (or a profile exported from one) starts with the unwind quality: the\n"
+	"shares of complete, truncated and single-frame stacks, never rounded to 0% or 100%\n"
+	"unless exact, and the average depth; the figures below it give the counts, why stacks\n"
+	"were truncated and the modules where they stopped most often.\n"
 	"A function's total counts each sample once even when it recurses. Frames that are\n"
 	"not plain native functions carry their kind: [inline], [kernel], [vm], [syscall]...\n"
 	"\n"
 	"options:\n"
 	"  --top N              rows per table (default 20)\n"
 	"  --tree               print the call tree instead of the tables\n"
-	"  --threshold PCT      --tree: hide subtrees under PCT%% of the total (default 0.5)\n"
+	"  --threshold PCT      --tree: hide subtrees under PCT% of the total (default 0.5)\n"
 	"  --metric TYPE        report this metric (e.g. samples, cpu, cu); default: the\n"
 	"                       profile's default\n"
 	"  --focus REGEX        keep only samples whose stack has a function matching REGEX\n"
 	"  --hide REGEX         remove matching functions from stacks (cost goes to callers)\n"
 	"  --fold-recursion     fold recursive calls into their first occurrence\n"
-	"  --unwind METHOD      perf.data: auto (DWARF CFI, frame pointers as fallback; the\n"
-	"                       default), cfi or fp (frame pointers only)\n"
+	"  --unwind METHOD      perf.data input: how stacks are recovered: auto (DWARF CFI,\n"
+	"                       frame pointers as fallback; the default), cfi or fp (frame\n"
+	"                       pointers only)\n"
 	"  -o, --output FILE    write there instead of stdout\n";
 
 enum { OPT_TOP = 256, OPT_TREE, OPT_THRESHOLD, OPT_METRIC, OPT_FOCUS, OPT_HIDE, OPT_FOLD,
@@ -102,6 +108,7 @@ static int run(int argc, char **argv)
 	o.metric = m;
 	FILE *f = rc ? NULL : cli_open_output(output);
 	if (f) {
+		rec_quality_summary(f, p);
 		rc = rep_text(f, p, &o);
 		int crc = cli_close_output(f, output);
 		rc = rc ? rc : crc;

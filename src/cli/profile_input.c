@@ -1,15 +1,18 @@
 /*
  * Profile input for commands: the whole file is read into memory and the first reader whose
  * sniffer accepts the bytes parses it. The table is the one place a new input format is
- * added; folded stacks come last, their sniffer is the loosest. perf.data files are the
- * exception: mapped, not read (they hold 32 KiB per sample), and unwound by src/record.
+ * added; folded stacks come last, their sniffer is the loosest. perf.data is the exception:
+ * mapped, not read (it holds 32 KiB per sample; from stdin it is copied to a temporary file
+ * first), and unwound by src/record.
  */
 #include "cli/profile_input.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/err.h"
 #include "profile/profile.h"
@@ -41,11 +44,20 @@ int cli_set_unwind(const char *method)
 	return -EINVAL;
 }
 
-/* perf.data from stdin (read whole); files are mapped instead, see cli_read_profile. */
+/* perf.data in memory (after the other formats' sniffers saw the whole input). */
 static int read_perf_data(const char *name, const void *data, size_t size, struct prof **out)
 {
 	struct perf_data *d = NULL;
 	int rc = perf_data_open_mem(name, data, size, &d);
+	if (!rc)
+		rc = rec_profile(d, unwind_method, out);
+	perf_data_close(d);
+	return rc;
+}
+
+/* rc: what opening d returned. */
+static int profile_of_perf_data(struct perf_data *d, int rc, struct prof **out)
+{
 	if (!rc)
 		rc = rec_profile(d, unwind_method, out);
 	perf_data_close(d);
@@ -70,10 +82,14 @@ static const struct input_format formats[] = {
 	{ "folded", prof_sniff_folded, prof_read_folded },
 };
 
-static int slurp(FILE *f, const char *path, uint8_t **data, size_t *size)
+/* The whole of f, after the n bytes of head already read from it. */
+static int slurp(FILE *f, const char *path, const uint8_t *head, size_t n, uint8_t **data,
+		 size_t *size)
 {
-	size_t cap = 1 << 16, n = 0;
+	size_t cap = 1 << 16;
 	uint8_t *buf = malloc(cap);
+	if (buf && n)
+		memcpy(buf, head, n);
 	for (;;) {
 		if (!buf)
 			return err_set(-ENOMEM, "%s: out of memory reading the file", path);
@@ -95,23 +111,58 @@ static int slurp(FILE *f, const char *path, uint8_t **data, size_t *size)
 	return 0;
 }
 
+/* perf.data on stdin (perf record -o - | tally report -) is spooled into an unlinked
+ * temporary file and mapped like any file: read whole, a long recording would sit in
+ * memory, 32 KiB a sample. head holds the n bytes already read. */
+static int spool_perf_data(FILE *in, const uint8_t *head, size_t n, struct prof **out)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd = open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) { /* a file system without O_TMPFILE: read it whole after all */
+		uint8_t *data;
+		size_t size;
+		int rc = slurp(in, "-", head, n, &data, &size);
+		if (rc)
+			return rc;
+		rc = read_perf_data("-", data, size, out);
+		free(data);
+		return rc;
+	}
+	static uint8_t buf[1 << 16];
+	bool ok = write(fd, head, n) == (ssize_t)n;
+	for (size_t k; ok && (k = fread(buf, 1, sizeof(buf), in)) > 0;)
+		ok = write(fd, buf, k) == (ssize_t)k;
+	if (!ok || ferror(in)) {
+		int e = errno;
+		close(fd);
+		return err_set(-EIO, "-: copying perf.data from stdin: %s", strerror(e));
+	}
+	struct perf_data *d = NULL;
+	int rc = perf_data_open_fd("-", fd, &d);
+	return profile_of_perf_data(d, rc, out);
+}
+
 int cli_read_profile(const char *path, struct prof **out)
 {
 	bool is_stdin = !strcmp(path, "-");
 	if (!is_stdin && is_perf_data_file(path)) {
 		struct perf_data *d = NULL;
 		int rc = perf_data_open(path, &d);
-		if (!rc)
-			rc = rec_profile(d, unwind_method, out);
-		perf_data_close(d);
-		return rc;
+		return profile_of_perf_data(d, rc, out);
+	}
+	uint8_t magic[8];
+	size_t nmagic = 0;
+	if (is_stdin) {
+		nmagic = fread(magic, 1, sizeof(magic), stdin);
+		if (sniff_perf_data(magic, nmagic))
+			return spool_perf_data(stdin, magic, nmagic, out);
 	}
 	FILE *f = is_stdin ? stdin : fopen(path, "rb");
 	if (!f)
 		return err_set(-errno, "%s: %s", path, strerror(errno));
 	uint8_t *data = NULL;
 	size_t size = 0;
-	int rc = slurp(f, path, &data, &size);
+	int rc = slurp(f, path, magic, nmagic, &data, &size);
 	if (!is_stdin)
 		fclose(f);
 	if (rc)

@@ -21,11 +21,36 @@
 
 #define PERF_MAGIC2 0x32454c4946524550ull /* "PERFILE2" */
 #define HEADER_SIZE 104
-#define PERF_RECORD_COMPRESSED_TYPE 81 /* tools/perf/util/event.h */
 
 static int bad(const struct perf_data *d, uint64_t off, const char *what)
 {
 	return err_set(-EINVAL, "%s: at 0x%llx: %s", d->path, (unsigned long long)off, what);
+}
+
+/* One build-id record (the feature section's and the pipe format's HEADER_BUILD_ID have
+ * the same layout): pid, 24 bytes of id with its length in byte 20, a file name. */
+static int add_build_id(struct perf_data *d, struct cur *r, uint64_t at)
+{
+	struct perf_build_id b = { .pid = cur_u32(r) };
+	const uint8_t *id = cur_bytes(r, 24);
+	if (!cur_ok(r))
+		return bad(d, at, "build-id record too short");
+	memcpy(b.id, id, 20);
+	b.len = id[20] && id[20] <= 20 ? id[20] : 20;
+	size_t n = cur_left(r);
+	if (!memchr(r->p, 0, n))
+		return bad(d, at, "build-id record's file name is not terminated");
+	b.filename = (const char *)r->p;
+	if (d->nbuild_ids == d->cap_build_ids) {
+		size_t cap = d->cap_build_ids ? d->cap_build_ids * 2 : 16;
+		void *nb = realloc(d->build_ids, cap * sizeof(*d->build_ids));
+		if (!nb)
+			return err_set(-ENOMEM, "%s: out of memory", d->path);
+		d->build_ids = nb;
+		d->cap_build_ids = cap;
+	}
+	d->build_ids[d->nbuild_ids++] = b;
+	return 0;
 }
 
 static int read_build_ids(struct perf_data *d, uint64_t off, uint64_t size)
@@ -35,7 +60,6 @@ static int read_build_ids(struct perf_data *d, uint64_t off, uint64_t size)
 	struct cur s = cur_sub(&c, size);
 	if (!cur_ok(&s))
 		return bad(d, off, "build-id feature runs past the end of the file");
-	size_t cap = 0;
 	while (!cur_eof(&s)) {
 		uint64_t at = cur_off(&s);
 		cur_u32(&s);
@@ -44,22 +68,9 @@ static int read_build_ids(struct perf_data *d, uint64_t off, uint64_t size)
 		struct cur r = cur_sub(&s, len < 8 ? 0 : len - 8u);
 		if (!cur_ok(&s) || len < 8 + 4 + 24)
 			return bad(d, at, "build-id record runs past its feature section");
-		struct perf_build_id b = { .pid = cur_u32(&r) };
-		const uint8_t *id = cur_bytes(&r, 24);
-		memcpy(b.id, id, 20);
-		b.len = id[20] && id[20] <= 20 ? id[20] : 20;
-		size_t n = cur_left(&r);
-		if (!memchr(r.p, 0, n))
-			return bad(d, at, "build-id record's file name is not terminated");
-		b.filename = (const char *)r.p;
-		if (d->nbuild_ids == cap) {
-			cap = cap ? cap * 2 : 16;
-			void *nb = realloc(d->build_ids, cap * sizeof(*d->build_ids));
-			if (!nb)
-				return err_set(-ENOMEM, "%s: out of memory", d->path);
-			d->build_ids = nb;
-		}
-		d->build_ids[d->nbuild_ids++] = b;
+		int e = add_build_id(d, &r, at);
+		if (e)
+			return e;
 	}
 	return 0;
 }
@@ -83,12 +94,51 @@ static int read_features(struct perf_data *d)
 	return 0;
 }
 
+/* One attribute (attr_size bytes at a) with its ids; attributes with different sample
+ * layouts need PERF_SAMPLE_IDENTIFIER to tell their records apart. */
+static int add_attr(struct perf_data *d, uint64_t at, const uint8_t *a, size_t attr_size,
+		    const uint8_t *ids, size_t nids)
+{
+	if (d->nattrs == 4096)
+		return bad(d, at, "more than 4096 event attributes");
+	if (d->nattrs == d->cap_attrs) {
+		size_t cap = d->cap_attrs ? d->cap_attrs * 2 : 4;
+		void *na = realloc(d->attrs, cap * sizeof(*d->attrs));
+		if (!na)
+			return err_set(-ENOMEM, "%s: out of memory", d->path);
+		d->attrs = na;
+		d->cap_attrs = cap;
+	}
+	struct perf_attr_info *i = &d->attrs[d->nattrs];
+	memset(i, 0, sizeof(*i));
+	memcpy(&i->attr, a, attr_size < sizeof(i->attr) ? attr_size : sizeof(i->attr));
+	i->ids = ids;
+	i->nids = nids;
+	if (d->nattrs && i->attr.sample_type != d->attrs[0].attr.sample_type &&
+	    !(d->attrs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+		return bad(d, at, "events with different sample layouts but no "
+				  "PERF_SAMPLE_IDENTIFIER");
+	d->nattrs++;
+	return 0;
+}
+
+/* The pipe format's header is the magic and its own size: everything else comes as
+ * records (HEADER_ATTR, HEADER_BUILD_ID, ...) among the kernel's. */
+#define PIPE_HEADER_SIZE 16
+
 static int read_header(struct perf_data *d)
 {
 	struct cur c = cur_make(d->map, d->size, false);
 	if (cur_u64(&c) != PERF_MAGIC2)
 		return err_set(-EINVAL, "%s: not a perf.data file (no PERFILE2 magic)", d->path);
-	uint64_t hsize = cur_u64(&c), attr_size = cur_u64(&c);
+	uint64_t hsize = cur_u64(&c);
+	if (cur_ok(&c) && hsize == PIPE_HEADER_SIZE) {
+		d->pipe = true;
+		d->data_off = PIPE_HEADER_SIZE;
+		d->data_size = d->size - PIPE_HEADER_SIZE;
+		return 0;
+	}
+	uint64_t attr_size = cur_u64(&c);
 	uint64_t attrs_off = cur_u64(&c), attrs_size = cur_u64(&c);
 	d->data_off = cur_u64(&c);
 	d->data_size = cur_u64(&c);
@@ -101,33 +151,61 @@ static int read_header(struct perf_data *d)
 		return bad(d, 40, "data section runs past the end of the file");
 	if (attr_size < 16 + PERF_ATTR_SIZE_VER0 || attr_size > 4096)
 		return bad(d, 16, "implausible attribute size");
-	d->nattrs = attrs_size / attr_size;
-	if (d->nattrs == 0 || d->nattrs > 4096)
+	size_t nattrs = attrs_size / attr_size;
+	if (nattrs == 0 || nattrs > 4096)
 		return bad(d, 32, "no event attributes");
-	d->attrs = calloc(d->nattrs, sizeof(*d->attrs));
-	if (!d->attrs)
-		return err_set(-ENOMEM, "%s: out of memory", d->path);
 	cur_seek(&c, attrs_off);
-	for (size_t i = 0; i < d->nattrs; i++) {
+	for (size_t i = 0; i < nattrs; i++) {
 		uint64_t at = cur_off(&c);
 		const uint8_t *a = cur_bytes(&c, attr_size - 16);
 		uint64_t ids_off = cur_u64(&c), ids_size = cur_u64(&c);
 		if (!cur_ok(&c))
 			return bad(d, at, "event attribute runs past the end of the file");
-		size_t n = attr_size - 16 < sizeof(d->attrs[i].attr) ? attr_size - 16
-								     : sizeof(d->attrs[i].attr);
-		memcpy(&d->attrs[i].attr, a, n);
 		if (ids_off > d->size || ids_size > d->size - ids_off)
 			return bad(d, at, "event ids run past the end of the file");
-		d->attrs[i].ids = d->map + ids_off;
-		d->attrs[i].nids = ids_size / 8;
+		int r = add_attr(d, at, a, attr_size - 16, d->map + ids_off, ids_size / 8);
+		if (r)
+			return r;
 	}
-	for (size_t i = 1; i < d->nattrs; i++)
-		if (d->attrs[i].attr.sample_type != d->attrs[0].attr.sample_type &&
-		    !(d->attrs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER))
-			return bad(d, attrs_off, "events with different sample layouts but no "
-						 "PERF_SAMPLE_IDENTIFIER");
 	return read_features(d);
+}
+
+/* The pipe format's HEADER_ATTR: the attribute (its own size field says how long), then
+ * the ids of its events up to the end of the record. */
+static int pipe_attr(struct perf_data *d, uint64_t off, uint16_t size)
+{
+	struct cur c = cur_make(d->recs + off + 8, size - 8u, false);
+	cur_u32(&c);
+	uint32_t attr_size = cur_u32(&c);
+	if (!attr_size)
+		attr_size = PERF_ATTR_SIZE_VER0;
+	if (!cur_ok(&c) || attr_size < PERF_ATTR_SIZE_VER0 || attr_size > size - 8u)
+		return bad(d, off, "attribute record shorter than its attribute");
+	return add_attr(d, off, d->recs + off + 8, attr_size, d->recs + off + 8 + attr_size,
+			(size - 8u - attr_size) / 8);
+}
+
+static int pipe_build_id(struct perf_data *d, uint64_t off, uint16_t size)
+{
+	struct cur r = cur_make(d->recs + off + 8, size - 8u, false);
+	return add_build_id(d, &r, off);
+}
+
+/* The bytes the record at off (its first bytes at h, at least 16 or all up to end) takes
+ * in the stream: tracing data and AUX data follow their record (tools/perf/util/session.c
+ * reads them separately). 0 when that runs past end. */
+static uint64_t record_span(const uint8_t *h, uint64_t off, uint64_t end)
+{
+	uint32_t type = load_u32(h, false);
+	uint16_t size = load_u16(h + 6, false);
+	uint64_t extra = 0;
+	if (size < 8 || size > end - off)
+		return 0;
+	if (type == PERF_RECORD_HEADER_TRACING_DATA && size >= 12)
+		extra = (load_u32(h + 8, false) + 7ull) & ~7ull;
+	else if (type == PERF_RECORD_AUXTRACE && size >= 16)
+		extra = load_u64(h + 8, false);
+	return extra > end - off - size ? 0 : size + extra;
 }
 
 /* perf record -z wraps runs of records in PERF_RECORD_COMPRESSED records: one zstd stream
@@ -137,8 +215,9 @@ static int read_header(struct perf_data *d)
 
 static int inflate_compressed(struct perf_data *d)
 {
-	/* perf sets the COMPRESSED feature when it writes such records; looking for them
-	 * instead would read the whole file. */
+	/* perf sets the COMPRESSED feature when it writes such records (the pipe format has
+	 * no features: the index pass sets it on finding one); looking for them here instead
+	 * would read the whole file. */
 	if (!(d->features[0] >> PERF_FEAT_COMPRESSED & 1))
 		return 0;
 	uint64_t off = d->data_off, end = d->data_off + d->data_size;
@@ -151,15 +230,15 @@ static int inflate_compressed(struct perf_data *d)
 		goto out;
 	}
 	while (off + 8 <= end && !r) {
-		uint32_t type = load_u32(d->map + off, false);
-		uint16_t size = load_u16(d->map + off + 6, false);
-		if (size < 8 || size > end - off) {
+		uint32_t type = load_u32(d->recs + off, false);
+		uint64_t size = record_span(d->recs + off, off, end);
+		if (!size) {
 			r = bad(d, off, "record size runs past the data section");
 			break;
 		}
-		ZSTD_inBuffer in = { d->map + off + 8, type == PERF_RECORD_COMPRESSED_TYPE ? size - 8u : 0, 0 };
-		if (type != PERF_RECORD_COMPRESSED_TYPE) {
-			in.src = d->map + off;
+		ZSTD_inBuffer in = { d->recs + off + 8, type == PERF_RECORD_COMPRESSED ? size - 8u : 0, 0 };
+		if (type != PERF_RECORD_COMPRESSED) {
+			in.src = d->recs + off;
 			in.size = size;
 		}
 		bool full = false; /* zstd may hold output back until it has room */
@@ -177,7 +256,7 @@ static int inflate_compressed(struct perf_data *d)
 				buf = nb;
 				cap *= 2;
 			}
-			if (type != PERF_RECORD_COMPRESSED_TYPE) {
+			if (type != PERF_RECORD_COMPRESSED) {
 				size_t k = in.size - in.pos < cap - n ? in.size - in.pos : cap - n;
 				memcpy(buf + n, (const uint8_t *)in.src + in.pos, k);
 				n += k;
@@ -207,20 +286,56 @@ out:
 	return r;
 }
 
-int perf_data_open_mem(const char *name, const void *data, size_t size, struct perf_data **out)
+static int build_index(struct perf_data *d);
+
+/* Forgets what the index pass collected from a pipe-format stream, to read it again. */
+static void reset_pipe(struct perf_data *d)
 {
+	free(d->attrs);
+	free(d->build_ids);
+	free(d->order);
+	d->attrs = NULL;
+	d->build_ids = NULL;
+	d->order = NULL;
+	d->nattrs = d->cap_attrs = d->nbuild_ids = d->cap_build_ids = d->norder = 0;
+}
+
+/* A mapped file (fd >= 0, kept open for peek) is owned from the start: the index pass
+ * drops pages as it goes. On failure the image is unmapped and fd closed with d. */
+static int open_image(const char *name, const void *data, size_t size, int fd,
+		      struct perf_data **out)
+{
+	bool mapped = fd >= 0;
 	struct perf_data *d = calloc(1, sizeof(*d));
-	if (!d)
+	if (!d) {
+		if (mapped) {
+			munmap((void *)data, size);
+			close(fd);
+		}
 		return err_set(-ENOMEM, "%s: out of memory", name);
+	}
 	d->path = name;
 	d->map = data;
 	d->size = size;
+	d->owns_map = mapped;
+	d->fd = fd;
 	int r = read_header(d);
 	if (!r) {
 		d->recs = d->map;
 		d->recs_size = d->data_off + d->data_size;
 		r = inflate_compressed(d);
 	}
+	if (!r)
+		r = build_index(d);
+	if (!r && d->pipe && (d->features[0] >> PERF_FEAT_COMPRESSED & 1)) {
+		/* perf record -z -o -: only now is it known that the stream is compressed */
+		reset_pipe(d);
+		r = inflate_compressed(d);
+		if (!r)
+			r = build_index(d);
+	}
+	if (!r && !d->nattrs)
+		r = bad(d, 0, "no event attributes");
 	if (r) {
 		perf_data_close(d);
 		return r;
@@ -229,27 +344,33 @@ int perf_data_open_mem(const char *name, const void *data, size_t size, struct p
 	return 0;
 }
 
+int perf_data_open_mem(const char *name, const void *data, size_t size, struct perf_data **out)
+{
+	return open_image(name, data, size, -1, out);
+}
+
 int perf_data_open(const char *path, struct perf_data **out)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return err_set(-errno, "%s: %s", path, strerror(errno));
+	return perf_data_open_fd(path, fd, out);
+}
+
+int perf_data_open_fd(const char *path, int fd, struct perf_data **out)
+{
 	struct stat st;
-	if (fstat(fd, &st) < 0 || st.st_size < HEADER_SIZE) {
+	if (fstat(fd, &st) < 0 || st.st_size < PIPE_HEADER_SIZE) {
 		close(fd);
 		return err_set(-EINVAL, "%s: too small for a perf.data file", path);
 	}
 	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return err_set(-errno, "%s: mmap: %s", path, strerror(errno));
-	int r = perf_data_open_mem(path, m, (size_t)st.st_size, out);
-	if (r) {
-		munmap(m, (size_t)st.st_size);
-		return r;
+	if (m == MAP_FAILED) {
+		int e = errno;
+		close(fd);
+		return err_set(-e, "%s: mmap: %s", path, strerror(e));
 	}
-	(*out)->owns_map = true;
-	return 0;
+	return open_image(path, m, (size_t)st.st_size, fd, out);
 }
 
 void perf_data_close(struct perf_data *d)
@@ -258,8 +379,11 @@ void perf_data_close(struct perf_data *d)
 		return;
 	if (d->owns_map)
 		munmap((void *)d->map, d->size);
+	if (d->fd >= 0)
+		close(d->fd);
 	free(d->attrs);
 	free(d->build_ids);
+	free(d->order);
 	free(d->inflated);
 	free(d);
 }
@@ -329,14 +453,12 @@ static int decode_sample(const struct perf_data *d, struct cur *c, struct perf_e
 	if (t & PERF_SAMPLE_REGS_USER) {
 		ev->regs_abi = cur_u64(c);
 		if (ev->regs_abi) {
+			/* One bounds check for all of them: this runs for every sample. */
 			ev->regs_mask = a->sample_regs_user;
-			for (int i = 0; i < 64; i++) {
-				if (!(ev->regs_mask >> i & 1))
-					continue;
-				uint64_t v = cur_u64(c);
-				if (i < PERF_X86_NREGS)
-					ev->regs[i] = v;
-			}
+			const uint8_t *v = cur_bytes(c, 8u * (unsigned)__builtin_popcountll(ev->regs_mask));
+			for (int i = 0, k = 0; v && i < 64; i++)
+				if (ev->regs_mask >> i & 1)
+					ev->regs[i] = load_u64(v + 8 * k++, false);
 		}
 	}
 	if (t & PERF_SAMPLE_STACK_USER) {
@@ -462,61 +584,132 @@ static void release(const struct perf_data *d, uint64_t off, uint64_t size)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
-struct order {
-	uint64_t time, off;
-};
-
 static int by_time(const void *a, const void *b)
 {
-	const struct order *x = a, *y = b;
+	const struct perf_order *x = a, *y = b;
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *ev, void *arg),
-		   void *arg)
+/* The time of a sample (its first bytes at h: at least 40, or the whole record) without
+ * decoding it. It follows the id, ip and pid/tid, whichever the attribute has; 0 when it
+ * has none (or the record is too short: decoding it later says so). */
+static uint64_t sample_time(const struct perf_data *d, const uint8_t *h, uint16_t size)
 {
-	struct order *ord = NULL;
-	size_t n = 0, cap = 0;
+	const struct perf_attr_info *a = &d->attrs[0];
+	uint64_t t = a->attr.sample_type;
+	if (d->nattrs > 1 && (t & PERF_SAMPLE_IDENTIFIER) && size >= 16) {
+		const struct perf_attr_info *by_id = attr_by_id(d, load_u64(h + 8, false));
+		if (by_id)
+			a = by_id;
+		t = a->attr.sample_type;
+	}
+	unsigned at = 8 + 8 * (!!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) +
+			       !!(t & PERF_SAMPLE_TID));
+	if (!(t & PERF_SAMPLE_TIME) || at + 8u > size)
+		return 0;
+	return load_u64(h + at, false);
+}
+
+/* Pages of records already handed out, dropped in runs of adjacent records: one madvise
+ * per record costs more than the unwinding. */
+struct release_run {
+	uint64_t lo, hi;
+};
+
+static void release_after(const struct perf_data *d, struct release_run *run, uint64_t off,
+			  uint64_t size)
+{
+	if (off != run->hi || run->hi - run->lo >= (1u << 20)) {
+		release(d, run->lo, run->hi - run->lo);
+		run->lo = off;
+	}
+	run->hi = off + size;
+}
+
+/* The first bytes of the record at off, as many as record_span and sample_time read. From
+ * a file they are read with pread: touching the mapping would fault in, and map, 64 KiB
+ * around each 32 KiB sample only to drop it again (a third of the index pass's time). */
+#define HEAD_PEEK 40
+
+static const uint8_t *peek(const struct perf_data *d, uint64_t off, uint64_t end,
+			   uint8_t buf[HEAD_PEEK])
+{
+	size_t n = end - off < HEAD_PEEK ? (size_t)(end - off) : HEAD_PEEK;
+	if (d->fd < 0 || d->recs != d->map || pread(d->fd, buf, n, (off_t)off) != (ssize_t)n)
+		return d->recs + off;
+	return buf;
+}
+
+/* Every record's place in time order, and, in the pipe format, the attributes and
+ * build-ids its records carry. */
+static int build_index(struct perf_data *d)
+{
 	uint64_t off = d->data_off, end = d->data_off + d->data_size, last = 0, released = off;
+	size_t cap = 0;
 	struct perf_event_rec ev;
-	int r = 0;
+	uint8_t buf[HEAD_PEEK];
 	while (off + 8 <= end) {
-		uint16_t size = load_u16(d->recs + off + 6, false);
-		if (size < 8 || size > end - off) {
-			r = bad(d, off, "record size runs past the data section");
-			goto out;
-		}
-	if ((r = decode(d, off, &ev)))
-			goto out;
-		if (ev.time)
-			last = ev.time;
-		if (n == cap) {
+		const uint8_t *h = peek(d, off, end, buf);
+		uint64_t span = record_span(h, off, end);
+		if (!span)
+			return bad(d, off, "record size runs past the data section");
+		uint32_t type = load_u32(h, false);
+		uint16_t size = load_u16(h + 6, false);
+		uint64_t time = 0;
+		int r = 0;
+		if (d->pipe && type == PERF_RECORD_HEADER_ATTR)
+			r = pipe_attr(d, off, size);
+		else if (d->pipe && type == PERF_RECORD_HEADER_BUILD_ID)
+			r = pipe_build_id(d, off, size);
+		else if (type == PERF_RECORD_COMPRESSED)
+			d->features[0] |= 1ull << PERF_FEAT_COMPRESSED;
+		else if (type >= PERF_RECORD_MAX)
+			; /* perf's own records carry no time */
+		else if (!d->nattrs)
+			r = bad(d, off, "record before any event attribute");
+		else if (type == PERF_RECORD_SAMPLE)
+			time = sample_time(d, h, size);
+		else if (!(r = decode(d, off, &ev)))
+			time = ev.time;
+		if (r)
+			return r;
+		if (time)
+			last = time;
+		if (d->norder == cap) {
 			cap = cap ? cap * 2 : 1024;
-			void *no = realloc(ord, cap * sizeof(*ord));
-			if (!no) {
-				r = err_set(-ENOMEM, "%s: out of memory", d->path);
-				goto out;
-			}
-			ord = no;
+			void *no = realloc(d->order, cap * sizeof(*d->order));
+			if (!no)
+				return err_set(-ENOMEM, "%s: out of memory", d->path);
+			d->order = no;
 		}
-		ord[n].time = ev.time ? ev.time : last;
-		ord[n++].off = off;
-		off += size;
+		d->order[d->norder].time = time ? time : last;
+		d->order[d->norder++].off = off;
+		off += span;
 		if (off - released >= (1u << 20)) { /* the index pass keeps nothing resident */
 			release(d, released, off - released);
 			released = off;
 		}
 	}
-	if (n)
-		qsort(ord, n, sizeof(*ord), by_time);
-	for (size_t i = 0; i < n && !r; i++) {
-		decode(d, ord[i].off, &ev);
-		r = fn(&ev, arg);
-		release(d, ord[i].off, ev.size);
+	if (d->norder)
+		qsort(d->order, d->norder, sizeof(*d->order), by_time);
+	return 0;
+}
+
+int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *ev, void *arg),
+		   void *arg)
+{
+	struct perf_event_rec ev;
+	struct release_run run = { 0, 0 };
+	int r = 0;
+	for (size_t i = 0; i < d->norder && !r; i++) {
+		uint64_t off = d->order[i].off;
+		r = decode(d, off, &ev);
+		if (!r)
+			r = fn(&ev, arg);
+		release_after(d, &run, off, ev.size);
 	}
-out:
-	free(ord);
+	release(d, run.lo, run.hi - run.lo);
 	return r;
 }

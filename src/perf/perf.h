@@ -12,10 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Records perf itself writes into perf.data (tools/perf/util/event.h). */
+/* Records perf itself writes into perf.data (tools/perf/lib/include/perf/event.h); the
+ * HEADER_ ones only in the pipe format (perf record -o -), where they stand for the file
+ * header's attribute section and features. */
 enum {
+	PERF_RECORD_HEADER_ATTR = 64,
+	PERF_RECORD_HEADER_TRACING_DATA = 66, /* followed by that many bytes, 8-aligned */
 	PERF_RECORD_HEADER_BUILD_ID = 67,
 	PERF_RECORD_FINISHED_ROUND = 68,
+	PERF_RECORD_AUXTRACE = 71,            /* followed by its size of AUX data */
+	PERF_RECORD_COMPRESSED = 81,
 };
 
 /* Feature bits of the perf.data header (tools/perf/util/header.h). */
@@ -28,6 +34,8 @@ enum {
 	PERF_X86_BP, PERF_X86_SP, PERF_X86_IP, PERF_X86_FLAGS, PERF_X86_CS, PERF_X86_SS,
 	PERF_X86_R8 = 16, PERF_X86_R15 = 23, PERF_X86_NREGS = 24,
 };
+/* sample_regs_user is a 64-bit mask: no architecture has more. */
+#define PERF_REGS_MAX 64
 /* AX..SS and R8..R15: what perf record --call-graph dwarf asks for. */
 #define PERF_X86_REGS_USER_MASK 0xff0fffull
 
@@ -46,11 +54,18 @@ struct perf_build_id {
 	const char *filename; /* in the file */
 };
 
+/* A record's place in time order. */
+struct perf_order {
+	uint64_t time, off;
+};
+
 struct perf_data {
 	const char *path;
 	const uint8_t *map;
 	size_t size;
 	bool owns_map;
+	int fd;    /* the mapped file, -1 for an image in memory */
+	bool pipe; /* the pipe format: attributes and build-ids come as records */
 	struct perf_attr_info *attrs;
 	size_t nattrs;
 	uint64_t data_off, data_size;
@@ -62,6 +77,9 @@ struct perf_data {
 	uint64_t features[4];
 	struct perf_build_id *build_ids;
 	size_t nbuild_ids;
+	struct perf_order *order; /* every record, sorted by time (built on opening) */
+	size_t norder;
+	size_t cap_attrs, cap_build_ids;
 };
 
 /* One record, decoded as far as unwinding needs. Pointers point into the file. */
@@ -80,7 +98,7 @@ struct perf_event_rec {
 	const uint8_t *callchain; /* nr_callchain u64s */
 	uint64_t nr_callchain;
 	uint64_t regs_abi;
-	uint64_t regs[PERF_X86_NREGS]; /* by perf register number, 0 where not sampled */
+	uint64_t regs[PERF_REGS_MAX]; /* by perf register number, 0 where not sampled */
 	uint64_t regs_mask;
 	const uint8_t *stack;
 	uint64_t stack_size; /* valid bytes (dyn_size) */
@@ -95,8 +113,13 @@ struct perf_event_rec {
 	uint64_t lost;
 };
 
+/* Both layouts: the file format, and the pipe format perf record -o - writes (a 16-byte
+ * header, then records only). */
 int perf_data_open(const char *path, struct perf_data **out);
-/* A perf.data image in memory (fuzzing), which must outlive the result. */
+/* The same on an open regular file, which d owns from then on (closed on failure too);
+ * path names it in messages. */
+int perf_data_open_fd(const char *path, int fd, struct perf_data **out);
+/* A perf.data image in memory (stdin, fuzzing), which must outlive the result. */
 int perf_data_open_mem(const char *name, const void *data, size_t size, struct perf_data **out);
 void perf_data_close(struct perf_data *d);
 

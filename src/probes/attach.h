@@ -9,6 +9,7 @@
 #define TALLY_PROBES_ATTACH_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -64,6 +65,11 @@ struct uprobe_sampling {
 int uprobe_open(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
 		uint64_t ref_ctr_offset, pid_t tid, bool on_exec,
 		const struct uprobe_sampling *sampling, int *fd);
+/* The same from a caller's template (sampling fields, side-band records): the uprobe
+ * fields (type, config, config1, config2) are filled in here. */
+struct perf_event_attr;
+int uprobe_open_attr(const struct uprobe_pmu *pmu, struct perf_event_attr *attr,
+		     const char *path, uint64_t offset, uint64_t ref_ctr_offset, pid_t tid, int *fd);
 /* The hit count of an event opened by uprobe_open. */
 int uprobe_count(int fd, uint64_t *count);
 
@@ -73,6 +79,10 @@ struct usdt_follow {
 	pid_t main;                              /* its end ends the session */
 	int (*on_task)(pid_t tid, void *ctx);    /* a new task, stopped until this returns */
 	void (*on_exec)(pid_t tid, void *ctx);   /* a followed task called exec (stopped) */
+	void (*on_exit)(pid_t tid, void *ctx);   /* a followed task other than main ended */
+	/* A signal on its way to a task (stopped): true suppresses it, for signals tally's
+	 * own events send (count.c). NULL: every signal is delivered. */
+	bool (*on_signal)(pid_t tid, const siginfo_t *si, void *ctx);
 	void *ctx;
 	pid_t *tasks;                            /* seized, events opened */
 	size_t ntasks, cap;

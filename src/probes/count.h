@@ -2,7 +2,8 @@
  * Counting USDT probe hits in a running process (-p PID) or a command started for the
  * purpose (-- CMD ...): every matching probe site of every object (the command's
  * executable and the libraries it needs, or everything the process maps) gets a uprobe
- * event per thread; the counts are summed per provider:name.
+ * event per thread; the counts are summed per provider:name. The same session records a
+ * sample at every hit for tally record -e usdt (struct usdt_recorder).
  */
 #ifndef TALLY_PROBES_COUNT_H
 #define TALLY_PROBES_COUNT_H
@@ -12,6 +13,25 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+struct perf_event_attr;
+
+/* Recording instead of counting (tally record -e usdt:...): every site's event is opened
+ * from attr, a template of sampling fields and side-band bits (mmap, comm, task: kept on
+ * each task's first event only, so that those records are not repeated per site), and
+ * handed to event(), which maps or redirects its output (first: the task's first event).
+ * capacity() says how many samples the task's ring holds once its first event is in.
+ * drain() is called every few milliseconds, whenever a task has filled half its ring (the
+ * task waits meanwhile), and once more before the events are closed; a non-zero return
+ * ends the session with that error. The hit counts are still read. */
+struct usdt_recorder {
+	const struct perf_event_attr *attr;
+	int (*event)(void *ctx, int fd, pid_t tid, bool first);
+	uint64_t (*capacity)(void *ctx, pid_t tid);
+	void (*task_done)(void *ctx, pid_t tid); /* tid ended, its records drained */
+	int (*drain)(void *ctx);
+	void *ctx;
+};
+
 struct usdt_count_opts {
 	pid_t pid;               /* a running process, or 0 */
 	char *const *cmd;        /* a command to run (argv, NULL-terminated), or NULL */
@@ -19,6 +39,7 @@ struct usdt_count_opts {
 	size_t npatterns;
 	double duration;         /* seconds; 0: until the target ends or SIGINT/SIGTERM */
 	bool args;               /* also sample the arguments of each hit */
+	const struct usdt_recorder *recorder; /* or NULL */
 	FILE *log;               /* remarks for the user (semaphore fallback), or NULL */
 };
 

@@ -27,6 +27,16 @@ static bool known(const struct usdt_follow *f, pid_t tid)
 	return false;
 }
 
+/* An ended task: its id may come back for a new one, which must be adopted. */
+static void forget(struct usdt_follow *f, pid_t tid)
+{
+	for (size_t i = 0; i < f->ntasks; i++)
+		if (f->tasks[i] == tid) {
+			f->tasks[i] = f->tasks[--f->ntasks];
+			return;
+		}
+}
+
 /* Opens tid's events once; the first failure is kept for the session to report. */
 static void adopt(struct usdt_follow *f, pid_t tid)
 {
@@ -64,6 +74,13 @@ static bool group_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+static bool own_signal(struct usdt_follow *f, pid_t tid)
+{
+	siginfo_t si;
+	return f->on_signal && !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) &&
+	       f->on_signal(tid, &si, f->ctx);
+}
+
 static void handle_stop(struct usdt_follow *f, pid_t tid, int status)
 {
 	int event = status >> 16, sig = WSTOPSIG(status);
@@ -91,8 +108,8 @@ static void handle_stop(struct usdt_follow *f, pid_t tid, int status)
 		ptrace(PTRACE_CONT, tid, NULL, NULL);
 		return;
 	default:
-		/* A signal on its way to the task: deliver it. */
-		ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig);
+		/* A signal on its way to the task: deliver it, unless it is tally's own. */
+		ptrace(PTRACE_CONT, tid, NULL, (void *)(long)(own_signal(f, tid) ? 0 : sig));
 	}
 }
 
@@ -106,6 +123,10 @@ void usdt_follow_poll(struct usdt_follow *f)
 		} else if (tid == f->main) {
 			f->main_ended = true;
 			f->main_status = status;
+		} else {
+			forget(f, tid);
+			if (f->on_exit)
+				f->on_exit(tid, f->ctx);
 		}
 	}
 }
@@ -124,7 +145,7 @@ void usdt_follow_detach(struct usdt_follow *f)
 		if (tid > 0 && WIFSTOPPED(status)) {
 			int event = status >> 16, sig = WSTOPSIG(status);
 			/* A pending signal goes with the detach; an event stop carries none. */
-			long pass = !event ? sig : 0;
+			long pass = !event && !own_signal(f, tid) ? sig : 0;
 			if (!ptrace(PTRACE_DETACH, tid, NULL, (void *)pass))
 				left--;
 		} else if (tid > 0) {

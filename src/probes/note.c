@@ -81,6 +81,35 @@ static int add_note(const struct elf_note *n, void *ctx)
 	return 0;
 }
 
+/* Link-time addresses of the symbols in memory operands ("8@level(%rip)": the value is at
+ * level), from the file's symbol tables; an operand whose symbol is not there (a stripped
+ * file) stays unresolved. The tables are read only when some operand names a symbol. */
+static int resolve_symbols(struct elf_file *f, struct usdt_list *l)
+{
+	struct elf_symtab t = { 0 };
+	bool loaded = false;
+	for (size_t i = 0; i < l->n; i++)
+		for (size_t j = 0; j < l->v[i].nargs; j++) {
+			struct usdt_arg *a = &l->v[i].args[j];
+			if (!a->symbol)
+				continue;
+			if (!loaded) {
+				int e = elf_symbols(f, ELF_SYMS_BOTH, true, &t);
+				if (e)
+					return e;
+				loaded = true;
+			}
+			for (size_t k = 0; k < t.n && !a->symbol_found; k++)
+				if (!strcmp(t.syms[k].name, a->symbol)) {
+					a->symbol_found = true;
+					a->symbol_addr = t.syms[k].addr;
+				}
+		}
+	if (loaded)
+		elf_symtab_free(&t);
+	return 0;
+}
+
 int usdt_read(struct elf_file *f, struct usdt_list *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -103,6 +132,8 @@ int usdt_read(struct elf_file *f, struct usdt_list *out)
 	if (base)
 		r.base = base->addr;
 	int e = elf_notes(f, add_note, &r);
+	if (!e && !out->relocatable)
+		e = resolve_symbols(f, out);
 	if (e)
 		usdt_list_free(out);
 	return e;

@@ -41,6 +41,7 @@ struct usdt_hist {
 /* perf_regs bits of rax..rdi, rbp, rsp, rip, r8..r15 (arch/x86/include/uapi/asm/perf_regs.h). */
 static const int perf_bit[USDT_X86_NREGS] = { 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8 };
 #define SP_REG USDT_X86_SP
+#define IP_REG USDT_X86_IP
 #define REGS_MASK 0xff01ffull
 #elif defined(__aarch64__)
 #define HOST_ARCH USDT_ARCH_AARCH64
@@ -50,6 +51,7 @@ static const int perf_bit[USDT_A64_NREGS] = {
 	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
 };
 #define SP_REG USDT_A64_SP
+#define IP_REG (-2) /* no pc operand on aarch64; the sampled pc is not decoded */
 #define REGS_MASK 0xffffffffull
 #endif
 
@@ -107,6 +109,19 @@ void usdt_sampler_set_site(struct usdt_sampler *s, size_t i, struct usdt_object 
 	uint32_t reach = stack_reach(probe, s->arch);
 	if (reach > s->cfg.stack_bytes)
 		s->cfg.stack_bytes = reach;
+}
+
+bool usdt_sampler_needs_stop(const struct usdt_sampler *s, const struct usdt_probe *p)
+{
+	int fp = s->arch == USDT_ARCH_X86_64 ? USDT_X86_BP : 29;
+	int sp = s->arch == USDT_ARCH_X86_64 ? USDT_X86_SP : USDT_A64_SP;
+	for (size_t i = 0; i < p->nargs; i++) {
+		const struct usdt_arg *a = &p->args[i];
+		if (a->kind == USDT_ARG_MEM &&
+		    (a->symbol || a->index != USDT_NO_REG || (a->reg != sp && a->reg != fp)))
+			return true;
+	}
+	return false;
 }
 
 int usdt_sampler_add(struct usdt_sampler *s, int fd, pid_t tid, size_t site)
@@ -224,9 +239,10 @@ static bool read_string(const struct hit *h, uint64_t addr, char *out, size_t le
 	return true;
 }
 
-static bool arg_value(const struct hit *h, const struct usdt_arg *a, uint64_t *v)
+static bool arg_value(const struct hit *h, const struct usdt_probe *p, const struct usdt_arg *a,
+		      uint64_t *v)
 {
-	uint64_t base = 0, index = 0;
+	uint64_t base = 0, index = 0, ip;
 	switch (a->kind) {
 	case USDT_ARG_CONST:
 		*v = (uint64_t)a->value;
@@ -237,11 +253,22 @@ static bool arg_value(const struct hit *h, const struct usdt_arg *a, uint64_t *v
 		*v >>= a->reg_shift;
 		return true;
 	case USDT_ARG_MEM:
-		/* Symbolic and rip-relative operands need the load address: not decoded. */
-		if (a->symbol || (HOST_ARCH == USDT_ARCH_X86_64 && a->reg == USDT_X86_IP))
+		/* A symbol is at its link-time address moved by the object's load bias, which
+		 * the hit gives: the sampled ip less the probe's link-time address. With a
+		 * symbol, %rip as base only says "position-independent": the symbol is the
+		 * address (what the assembler made rip-relative). */
+		if (a->symbol) {
+			if (!a->symbol_found || !reg_value(h, IP_REG, &ip))
+				return false;
+			base = a->symbol_addr + (ip - p->pc);
+			if (a->reg != USDT_NO_REG && a->reg != IP_REG && !reg_value(h, a->reg, &index))
+				return false;
+			base += index, index = 0;
+		} else if (a->reg == IP_REG) {
+			return false; /* relative to the next instruction, which the note does not give */
+		} else if (a->reg != USDT_NO_REG && !reg_value(h, a->reg, &base)) {
 			return false;
-		if (a->reg != USDT_NO_REG && !reg_value(h, a->reg, &base))
-			return false;
+		}
 		if (a->index != USDT_NO_REG && !reg_value(h, a->index, &index))
 			return false;
 		*v = 0;
@@ -251,10 +278,11 @@ static bool arg_value(const struct hit *h, const struct usdt_arg *a, uint64_t *v
 	return false;
 }
 
-static void format_arg(const struct hit *h, const struct usdt_arg *a, char *out, size_t len)
+static void format_arg(const struct hit *h, const struct usdt_probe *p, const struct usdt_arg *a,
+		       char *out, size_t len)
 {
 	uint64_t v;
-	if (!arg_value(h, a, &v)) {
+	if (!arg_value(h, p, a, &v)) {
 		snprintf(out, len, "?");
 		return;
 	}
@@ -308,7 +336,7 @@ static void handle_sample(struct usdt_sampler *s, const uint8_t *rec, size_t len
 	size_t nargs = site->probe->nargs < MAX_ARGS ? site->probe->nargs : MAX_ARGS;
 	for (size_t i = 0; i < nargs; i++) {
 		char text[48];
-		format_arg(&h, &site->probe->args[i], text, sizeof(text));
+		format_arg(&h, site->probe, &site->probe->args[i], text, sizeof(text));
 		hist_add(&s->hists[site->row * MAX_ARGS + i], text);
 	}
 }

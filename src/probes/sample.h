@@ -8,6 +8,7 @@
 #ifndef TALLY_PROBES_SAMPLE_H
 #define TALLY_PROBES_SAMPLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -48,6 +49,10 @@ int usdt_sampler_init(struct usdt_sampler *s, const struct usdt_objects *objs, s
 const struct uprobe_sampling *usdt_sampler_config(const struct usdt_sampler *s);
 void usdt_sampler_set_site(struct usdt_sampler *s, size_t i, struct usdt_object *obj,
 			   struct usdt_probe *probe, size_t row);
+/* Whether decoding p's arguments reads process memory beyond the stack copy (a global,
+ * memory through a register): then the task must be stopped at each hit until its
+ * sample is decoded, or the value read would be a later one. */
+bool usdt_sampler_needs_stop(const struct usdt_sampler *s, const struct usdt_probe *p);
 /* Registers an opened sampling event of site i on task tid. */
 int usdt_sampler_add(struct usdt_sampler *s, int fd, pid_t tid, size_t site);
 /* Decodes and tallies whatever the rings hold. */

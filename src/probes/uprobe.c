@@ -45,31 +45,16 @@ int uprobe_pmu_probe(struct uprobe_pmu *pmu)
 	return 0;
 }
 
-int uprobe_open(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
-		uint64_t ref_ctr_offset, pid_t tid, bool on_exec,
-		const struct uprobe_sampling *sampling, int *fd)
+int uprobe_open_attr(const struct uprobe_pmu *pmu, struct perf_event_attr *attr,
+		     const char *path, uint64_t offset, uint64_t ref_ctr_offset, pid_t tid, int *fd)
 {
-	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = (uint32_t)pmu->type;
-	attr.config1 = (uint64_t)(uintptr_t)path;
-	attr.config2 = offset;
-	if (ref_ctr_offset && pmu->ref_ctr_shift >= 0)
-		attr.config = ref_ctr_offset << pmu->ref_ctr_shift;
-	attr.disabled = on_exec;
-	attr.enable_on_exec = on_exec;
-	if (sampling) {
-		attr.sample_period = 1;
-		attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER;
-		attr.sample_regs_user = sampling->regs_mask;
-		if (sampling->stack_bytes) {
-			attr.sample_type |= PERF_SAMPLE_STACK_USER;
-			attr.sample_stack_user = sampling->stack_bytes;
-		}
-		attr.wakeup_events = 1;
-	}
-	int r = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	attr->size = sizeof(*attr);
+	attr->type = (uint32_t)pmu->type;
+	attr->config1 = (uint64_t)(uintptr_t)path;
+	attr->config2 = offset;
+	attr->config = ref_ctr_offset && pmu->ref_ctr_shift >= 0
+			       ? ref_ctr_offset << pmu->ref_ctr_shift : 0;
+	int r = (int)syscall(SYS_perf_event_open, attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (r >= 0) {
 		*fd = r;
 		return 0;
@@ -87,6 +72,27 @@ int uprobe_open(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
 			       path, (unsigned long long)offset, (unsigned long long)ref_ctr_offset);
 	return err_set(-e, "%s: uprobe at offset 0x%llx: perf_event_open: %s", path,
 		       (unsigned long long)offset, strerror(e));
+}
+
+int uprobe_open(const struct uprobe_pmu *pmu, const char *path, uint64_t offset,
+		uint64_t ref_ctr_offset, pid_t tid, bool on_exec,
+		const struct uprobe_sampling *sampling, int *fd)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.disabled = on_exec;
+	attr.enable_on_exec = on_exec;
+	if (sampling) {
+		attr.sample_period = 1;
+		attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_REGS_USER;
+		attr.sample_regs_user = sampling->regs_mask;
+		if (sampling->stack_bytes) {
+			attr.sample_type |= PERF_SAMPLE_STACK_USER;
+			attr.sample_stack_user = sampling->stack_bytes;
+		}
+		attr.wakeup_events = 1;
+	}
+	return uprobe_open_attr(pmu, &attr, path, offset, ref_ctr_offset, tid, fd);
 }
 
 int uprobe_count(int fd, uint64_t *count)

@@ -49,6 +49,8 @@ struct usdt_arg {
 	int scale;        /* MEM index scale */
 	int64_t value;    /* CONST value, MEM displacement */
 	const char *symbol; /* MEM displacement symbol ("fv(%rip)"), or NULL */
+	bool symbol_found;  /* symbol_addr is its link-time address (from .symtab/.dynsym) */
+	uint64_t symbol_addr;
 	const char *text; /* the operand as written, after the '@' */
 };
 

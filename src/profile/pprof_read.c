@@ -5,8 +5,10 @@
  * and adds the samples. A location's Line entries are innermost first; all but the last
  * become inline frames. Mappings named "[kernel..." give kernel frames, a function named
  * "[truncated]" the truncated kind, a system_name "NAME [vm]" (or syscall, program; tally's
- * export writes those) that kind. Addresses become module-relative with
- * address - memory_start + file_offset. Comments "tally.source=..." and
+ * export writes those) that kind. Addresses become module-relative ELF vaddrs (see
+ * pprof_addr.h): by the vaddr tally's export recorded for the mapping, else through the
+ * PT_LOAD segments of the mapping's file when it is at hand, else they stay file offsets
+ * (address - memory_start + file_offset). Comments "tally.source=..." and
  * "tally.counter.NAME=VALUE" (written by tally's pprof export) restore those facts.
  */
 #include "profile/read.h"
@@ -21,6 +23,7 @@
 #include "base/err.h"
 #include "base/vec.h"
 #include "profile/pb.h"
+#include "profile/pprof_addr.h"
 #include "profile/profile.h"
 
 /* A decompressed profile larger than this is refused (a gzip bomb is tiny on disk). */
@@ -31,10 +34,35 @@ struct pstr {
 	size_t len;
 };
 
+/* How a mapping's addresses become module-relative ones. */
+enum xlate {
+	XL_OFFSET,   /* address - start + offset: the file offset (no file to translate it) */
+	XL_VADDR,    /* address - start + vaddr: tally's export said where start is */
+	XL_SEGMENTS, /* the file offset through the PT_LOAD segments of the mapping's file */
+};
+
 struct pmapping {
 	uint64_t id, start, offset, file, build_id;
-	uint32_t module; /* prof module, made on first use */
+	uint32_t module; /* prof module, made on first use, with what follows */
 	bool kernel;
+	uint8_t xlate;	 /* enum xlate */
+	uint64_t vaddr;	 /* XL_VADDR: the vaddr at start */
+	size_t elf;	 /* XL_SEGMENTS: into elfs */
+};
+
+/* The segments of a mapping's file, looked up once per (filename, build_id). */
+struct pelf {
+	uint64_t file, build_id;
+	struct pprof_seg *segs;
+	size_t n;
+	bool found;
+};
+
+/* A PPROF_MAPPING_COMMENT. */
+struct pnote {
+	uint64_t start, offset, vaddr;
+	const char *file;
+	size_t file_len;
 };
 
 struct pfunction {
@@ -65,6 +93,8 @@ struct pprof {
 	VEC(struct cur) samples;
 	VEC(uint64_t) sample_types; /* type, unit string ids, pairwise */
 	VEC(uint64_t) comments;
+	VEC(struct pelf) elfs;
+	VEC(struct pnote) notes;
 	VEC(uint64_t) tmp;
 	VEC(struct prof_loc) stack;
 	VEC(struct prof_loc) loc_frames;
@@ -276,7 +306,111 @@ static int index_tables(struct pprof *x)
 	return 0;
 }
 
-static uint32_t module_of(struct pprof *x, struct pmapping *m)
+/* "0xHEX," at *p (before end), moving *p past it. */
+static bool hex_field(const char **p, const char *end, uint64_t *out)
+{
+	const char *s = *p;
+	*out = 0;
+	if (end - s < 4 || s[0] != '0' || s[1] != 'x')
+		return false;
+	for (s += 2; s < end && *s != ','; s++) {
+		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+		if (d < 0 || *out >> 60)
+			return false;
+		*out = *out << 4 | (uint64_t)d;
+	}
+	if (s == end || s == *p + 2)
+		return false;
+	*p = s + 1;
+	return true;
+}
+
+/* Reads the PPROF_MAPPING_COMMENTs. Comments are free text: one that does not parse is
+ * someone else's and is left alone. */
+static int read_notes(struct pprof *x)
+{
+	static const char tag[] = PPROF_MAPPING_COMMENT;
+	for (size_t i = 0; i < x->comments.n; i++) {
+		const struct pstr *c = x->comments.v[i] < x->strs.n ? &x->strs.v[x->comments.v[i]] : NULL;
+		if (!c || c->len < sizeof(tag) - 1 || memcmp(c->s, tag, sizeof(tag) - 1))
+			continue;
+		const char *at = c->s + sizeof(tag) - 1, *end = c->s + c->len;
+		struct pnote note;
+		if (!hex_field(&at, end, &note.start) || !hex_field(&at, end, &note.offset) ||
+		    !hex_field(&at, end, &note.vaddr))
+			continue;
+		note.file = at;
+		note.file_len = (size_t)(end - at);
+		struct pnote *slot = vec_push(&x->notes);
+		if (!slot)
+			return err_set(-ENOMEM, "out of memory");
+		*slot = note;
+	}
+	return 0;
+}
+
+static int find_elf(struct pprof *x, const struct pmapping *m, const char *path,
+		    const char *bid, size_t *out)
+{
+	for (*out = 0; *out < x->elfs.n; (*out)++)
+		if (x->elfs.v[*out].file == m->file && x->elfs.v[*out].build_id == m->build_id)
+			return 0;
+	struct pelf *e = vec_push(&x->elfs);
+	if (!e)
+		return err_set(-ENOMEM, "out of memory");
+	e->file = m->file;
+	e->build_id = m->build_id;
+	int rc = pprof_segments(path, bid, &e->segs, &e->n);
+	e->found = !rc;
+	return rc == -ENOENT ? 0 : rc;
+}
+
+/* Decides how the mapping's addresses are translated. */
+static int set_xlate(struct pprof *x, struct pmapping *m, const char *path, const char *bid)
+{
+	m->xlate = XL_OFFSET;
+	if (m->kernel)
+		return 0;
+	size_t plen = strlen(path);
+	for (size_t i = 0; i < x->notes.n; i++) {
+		const struct pnote *n = &x->notes.v[i];
+		if (n->start == m->start && n->offset == m->offset && n->file_len == plen &&
+		    !memcmp(n->file, path, plen)) {
+			m->xlate = XL_VADDR;
+			m->vaddr = n->vaddr;
+			return 0;
+		}
+	}
+	int rc = find_elf(x, m, path, bid, &m->elf);
+	if (!rc && x->elfs.v[m->elf].found && x->elfs.v[m->elf].n)
+		m->xlate = XL_SEGMENTS;
+	return rc;
+}
+
+/* The module-relative address of runtime address a in mapping m. */
+static uint64_t rel_address(const struct pprof *x, const struct pmapping *m, uint64_t a)
+{
+	uint64_t off = a - m->start + m->offset;
+	if (m->xlate == XL_VADDR)
+		return a - m->start + m->vaddr;
+	if (m->xlate != XL_SEGMENTS)
+		return off;
+	const struct pelf *e = &x->elfs.v[m->elf];
+	const struct pprof_seg *near = NULL; /* the segment the mapping itself starts in */
+	for (size_t i = 0; i < e->n; i++) {
+		const struct pprof_seg *s = &e->segs[i];
+		if (off >= s->offset && off - s->offset < s->filesz)
+			return s->vaddr + (off - s->offset);
+		if (!near && m->offset <= s->offset + s->filesz - 1 &&
+		    m->offset >= (s->offset & ~(uint64_t)0xfff))
+			near = s;
+	}
+	/* Not in the file (an address past a segment's bytes): the mapping's own segment. */
+	return near ? near->vaddr + (off - near->offset) : off;
+}
+
+/* The mapping's module, made on first use, with a as the first address seen in it. */
+static uint32_t module_of(struct pprof *x, struct pmapping *m, uint64_t a)
 {
 	if (m->module != PROF_NONE)
 		return m->module;
@@ -285,7 +419,9 @@ static uint32_t module_of(struct pprof *x, struct pmapping *m)
 	if (!bid)
 		return PROF_NONE;
 	m->kernel = !strncmp(path, "[kernel", 7);
-	m->module = prof_module(x->p, path, bid, m->start - m->offset);
+	if (set_xlate(x, m, path, bid))
+		return PROF_NONE;
+	m->module = prof_module(x->p, path, bid, a - rel_address(x, m, a));
 	return m->module;
 }
 
@@ -349,10 +485,10 @@ static int make_location(struct pprof *x, struct plocation *loc, uint64_t id)
 		if (!m)
 			return err_set(-EINVAL, "location %" PRIu64 " refers to missing mapping %" PRIu64,
 				       id, loc->mapping);
-		if ((module = module_of(x, m)) == PROF_NONE)
+		if ((module = module_of(x, m, loc->address)) == PROF_NONE)
 			return -EINVAL;
 	}
-	uint64_t pc = m ? loc->address - (m->start - m->offset) : loc->address;
+	uint64_t pc = m ? rel_address(x, m, loc->address) : loc->address;
 	struct prof_frame_desc d = { .kind = m && m->kernel ? PROF_KERNEL : PROF_NATIVE,
 				     .module = module };
 	if (!loc->nlines) {
@@ -486,6 +622,8 @@ static int build(struct pprof *x)
 		if ((int64_t)x->sample_types.v[i] == x->default_type)
 			def = (int)(i / 2);
 	prof_set_default_metric(x->p, def);
+	if ((rc = read_notes(x)))
+		return rc;
 	for (size_t i = 0; i < x->samples.n; i++)
 		if ((rc = read_sample(x, x->samples.v[i])) < 0)
 			return err_prefix(rc, "sample %zu", i);
@@ -569,6 +707,10 @@ static void pprof_free(struct pprof *x)
 	vec_free(&x->samples);
 	vec_free(&x->sample_types);
 	vec_free(&x->comments);
+	for (size_t i = 0; i < x->elfs.n; i++)
+		free(x->elfs.v[i].segs);
+	vec_free(&x->elfs);
+	vec_free(&x->notes);
 	vec_free(&x->tmp);
 	vec_free(&x->stack);
 	vec_free(&x->loc_frames);

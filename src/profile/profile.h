@@ -49,10 +49,10 @@ int prof_find_metric(const struct prof *p, const char *type, const char *unit);
 /* A loaded object (executable, library, kernel, sBPF program). Addresses in frames and
  * nodes are module-relative: the address as the module's own file sees it (what
  * `tally symbolize -e MODULE` takes). base is what was added at run time (load bias): the
- * runtime address is base + relative; 0 when unknown or irrelevant. Caveat: from other
- * tools' pprof files, which give no vaddr, relative is address - memory_start + file_offset:
- * the ELF vaddr for PIE executables and shared objects (first segment at vaddr 0), but a
- * file offset for non-PIE executables (consumers with the ELF at hand can convert). */
+ * runtime address is base + relative; 0 when unknown or irrelevant. Caveat: other tools'
+ * pprof files give file offsets, which the reader turns into vaddrs through the module's
+ * PT_LOAD segments; when its file was not at hand then, relative stays a file offset (the
+ * vaddr for shared objects and bfd-linked PIE, not for non-PIE executables or lld's). */
 struct prof_module {
 	uint32_t path;	   /* string id */
 	uint32_t build_id; /* string id: lowercase hex, "" when unknown */

@@ -18,7 +18,9 @@ bool prof_sniff_pprof(const void *data, size_t size);
 /* Text whose first non-empty line ends in a count. */
 bool prof_sniff_folded(const void *data, size_t size);
 
-/* Each returns 0 and a new finished profile, or a negative code with the message set. */
+/* Each returns 0 and a new finished profile, or a negative code with the message set.
+ * prof_read_pprof reads the ELF files the mappings name, when they are regular files with
+ * the mapping's build-id, to turn file offsets into vaddrs (profile/pprof_addr.h). */
 int prof_read_pprof(const char *name, const void *data, size_t size, struct prof **out);
 int prof_read_folded(const char *name, const void *data, size_t size, struct prof **out);
 

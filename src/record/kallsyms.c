@@ -1,22 +1,28 @@
 /*
- * Kernel symbols from /proc/kallsyms, for the kernel part of sampled callchains. The file
- * is read whole and names point into that buffer (120,000 lines: sscanf and a strdup per
- * line cost more than the kernel takes to print them). Without root (or with
- * kptr_restrict) every address reads as 0: the table is then empty and kernel frames are
- * shown as "[kernel]".
+ * Kernel symbols, looked up in the text of the listing itself: the kernel prints its own
+ * symbols sorted by address (scripts/kallsyms sorts them at build time), so a binary search
+ * over lines finds one without parsing 120,000 of them, and module symbols (the tagged
+ * lines at the end, a few thousand) are parsed and sorted on first use. Reading
+ * /proc/kallsyms costs 30-40 ms of kernel time formatting it; perf avoids that by copying
+ * it into its build-id cache at record time and reading the copy, and so does tally. A copy
+ * is used only when its first page equals /proc/kallsyms's (same kernel, same layout).
  */
-#include "base/search.h"
 #include "record/kallsyms.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-static int by_addr(const void *a, const void *b)
-{
-	const struct rec_ksym *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
+#include "base/cursor.h"
+#include "base/search.h"
+#include "record/modules.h"
+#include "unwind/unwind.h"
+
+#define PROC_KALLSYMS "/proc/kallsyms"
 
 static char *read_all(const char *path, size_t *len)
 {
@@ -45,45 +51,279 @@ static char *read_all(const char *path, size_t *len)
 	return buf;
 }
 
+size_t rec_kernel_build_id(uint8_t id[20])
+{
+	size_t len;
+	char *notes = read_all("/sys/kernel/notes", &len);
+	struct cur c = cur_make(notes, notes ? len : 0, false);
+	size_t found = 0;
+	while (!found && cur_left(&c) >= 12) {
+		uint32_t namesz = cur_u32(&c), descsz = cur_u32(&c), type = cur_u32(&c);
+		const uint8_t *name = cur_bytes(&c, (namesz + 3u) & ~3u);
+		const uint8_t *desc = cur_bytes(&c, (descsz + 3u) & ~3u);
+		if (!cur_ok(&c) || namesz > 64 || descsz > 1024)
+			break;
+		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && !memcmp(name, "GNU", 4) &&
+		    descsz && descsz <= 20) {
+			memcpy(id, desc, descsz);
+			found = descsz;
+		}
+	}
+	free(notes);
+	return found;
+}
+
+static bool cache_path(char *buf, size_t size)
+{
+	uint8_t id[20];
+	size_t n = rec_kernel_build_id(id);
+	if (!n)
+		return false;
+	char hex[41], dir[512];
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	return (size_t)snprintf(buf, size, "%s/[kernel.kallsyms]/%s/kallsyms",
+				unw_buildid_dir(dir, sizeof(dir)), hex) < size;
+}
+
+/* The cache copy, mapped, when its first page is what /proc/kallsyms prints now. */
+static bool map_copy(struct rec_kallsyms *k)
+{
+	char path[1024], head[4096];
+	if (!cache_path(path, sizeof(path)))
+		return false;
+	int pfd = open(PROC_KALLSYMS, O_RDONLY | O_CLOEXEC);
+	ssize_t n = pfd < 0 ? -1 : read(pfd, head, sizeof(head));
+	if (pfd >= 0)
+		close(pfd);
+	int fd = n > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	struct stat st;
+	if (fd < 0)
+		return false;
+	void *m = MAP_FAILED;
+	if (!fstat(fd, &st) && st.st_size >= n && st.st_size < UINT32_MAX)
+		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return false;
+	if (memcmp(m, head, (size_t)n)) {
+		munmap(m, (size_t)st.st_size);
+		return false;
+	}
+	k->text = m;
+	k->len = (size_t)st.st_size;
+	k->mapped = true;
+	return true;
+}
+
+static size_t line_start(const struct rec_kallsyms *k, size_t pos)
+{
+	while (pos > 0 && k->text[pos - 1] != '\n')
+		pos--;
+	return pos;
+}
+
+static size_t line_end(const struct rec_kallsyms *k, size_t pos)
+{
+	const char *nl = memchr(k->text + pos, '\n', k->len - pos);
+	return nl ? (size_t)(nl - k->text) : k->len;
+}
+
+struct kline {
+	uint64_t addr;
+	char type;
+	size_t name, name_len, next; /* next: the following line's start */
+	bool tagged;                 /* "name\t[module]" */
+};
+
+static int hexval(char ch)
+{
+	return ch >= '0' && ch <= '9' ? ch - '0'
+	     : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+	     : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+}
+
+/* "ADDR T name[\t[module]]" at pos; a line of another shape reads as address 0. */
+static struct kline parse_line(const struct rec_kallsyms *k, size_t pos)
+{
+	size_t end = line_end(k, pos), i = pos;
+	struct kline l = { .next = end < k->len ? end + 1 : end };
+	uint64_t a = 0;
+	for (int d; i < end && i - pos < 16 && (d = hexval(k->text[i])) >= 0; i++)
+		a = a << 4 | (uint64_t)d;
+	if (i == pos || i + 3 > end || k->text[i] != ' ' || k->text[i + 2] != ' ')
+		return l;
+	l.addr = a;
+	l.type = k->text[i + 1];
+	l.name = i + 3;
+	const char *tab = memchr(k->text + l.name, '\t', end - l.name);
+	l.name_len = tab ? (size_t)(tab - k->text) - l.name : end - l.name;
+	l.tagged = tab != NULL;
+	return l;
+}
+
+static bool is_text(const struct kline *l)
+{
+	return l->addr && (l->type == 't' || l->type == 'T');
+}
+
+/* The first tagged line: tagged lines all come after the kernel's own. */
+static size_t find_core_end(const struct rec_kallsyms *k)
+{
+	size_t lo = 0, hi = k->len;
+	while (lo < hi) {
+		size_t mid = line_start(k, lo + (hi - lo) / 2);
+		struct kline l = parse_line(k, mid);
+		if (l.tagged)
+			hi = mid;
+		else
+			lo = l.next;
+	}
+	return lo;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct rec_ksym *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void parse_modules(struct rec_kallsyms *k)
+{
+	size_t cap = 0;
+	for (size_t pos = k->core_end; pos < k->len;) {
+		struct kline l = parse_line(k, pos);
+		pos = l.next;
+		if (!is_text(&l))
+			continue;
+		if (k->nmods == cap) {
+			cap = cap ? cap * 2 : 1024;
+			struct rec_ksym *n = realloc(k->mods, cap * sizeof(*n));
+			if (!n)
+				break;
+			k->mods = n;
+		}
+		const char *name = arena_strndup(&k->arena, k->text + l.name, l.name_len);
+		if (!name)
+			break;
+		k->mods[k->nmods++] = (struct rec_ksym){ l.addr, name };
+	}
+	if (k->nmods)
+		qsort(k->mods, k->nmods, sizeof(*k->mods), by_addr);
+}
+
 void rec_kallsyms_load(struct rec_kallsyms *k)
 {
 	memset(k, 0, sizeof(*k));
-	size_t len, cap = 0;
-	k->text = read_all("/proc/kallsyms", &len);
-	for (char *p = k->text, *end = k->text + (k->text ? len : 0); p && p < end;) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			nl = end;
-		*nl = 0;
-		char *e;
-		uint64_t addr = strtoull(p, &e, 16);
-		if (addr && e[0] == ' ' && (e[1] == 't' || e[1] == 'T') && e[2] == ' ') {
-			char *name = e + 3;
-			name[strcspn(name, "\t")] = 0; /* "name\t[module]" */
-			if (k->n == cap) {
-				cap = cap ? cap * 2 : 65536;
-				struct rec_ksym *ns = realloc(k->syms, cap * sizeof(*ns));
-				if (!ns)
-					break;
-				k->syms = ns;
-			}
-			k->syms[k->n].addr = addr;
-			k->syms[k->n++].name = name;
-		}
-		p = nl + 1;
+	if (!map_copy(k)) {
+		k->text = read_all(PROC_KALLSYMS, &k->len);
+		if (!k->text || k->len >= UINT32_MAX)
+			k->len = 0;
 	}
-	qsort(k->syms, k->n, sizeof(*k->syms), by_addr);
+	if (k->len) {
+		k->core_end = find_core_end(k);
+		parse_modules(k);
+	}
 }
 
-const char *rec_kallsyms_find(const struct rec_kallsyms *k, uint64_t addr)
+/* The last text line of the kernel's own at or before addr: its offset, or SIZE_MAX. */
+static size_t find_core(const struct rec_kallsyms *k, uint64_t addr, uint64_t *at)
 {
-	size_t lo = UPPER_BOUND(k->syms, k->n, .addr, addr);
-	return lo ? k->syms[lo - 1].name : NULL;
+	size_t lo = 0, hi = k->core_end, best = SIZE_MAX;
+	while (lo < hi) {
+		size_t mid = line_start(k, lo + (hi - lo) / 2);
+		struct kline l = parse_line(k, mid);
+		if (l.addr <= addr) {
+			best = mid;
+			lo = l.next;
+		} else {
+			hi = mid;
+		}
+	}
+	/* Data symbols share the text's order; the text symbol is a few lines back. */
+	for (int back = 0; best != SIZE_MAX && back < 64; back++) {
+		struct kline l = parse_line(k, best);
+		if (is_text(&l)) {
+			*at = l.addr;
+			return best;
+		}
+		best = best ? line_start(k, best - 1) : SIZE_MAX;
+	}
+	return SIZE_MAX;
+}
+
+static const char *core_name(struct rec_kallsyms *k, size_t line)
+{
+	uint32_t i = rec_idmap_get(&k->names, (uint32_t)line);
+	if (i != REC_IDMAP_NONE)
+		return k->found[i];
+	struct kline l = parse_line(k, line);
+	const char *name = arena_strndup(&k->arena, k->text + l.name, l.name_len);
+	if (!name)
+		return NULL;
+	if (k->nfound == k->capfound) {
+		size_t cap = k->capfound ? k->capfound * 2 : 64;
+		const char **n = realloc(k->found, cap * sizeof(*n));
+		if (!n)
+			return name;
+		k->found = n;
+		k->capfound = cap;
+	}
+	if (!rec_idmap_put(&k->names, (uint32_t)line, (uint32_t)k->nfound))
+		k->found[k->nfound++] = name;
+	return name;
+}
+
+const char *rec_kallsyms_find(struct rec_kallsyms *k, uint64_t addr)
+{
+	if (!k->len)
+		return NULL;
+	uint64_t core_addr = 0;
+	size_t line = find_core(k, addr, &core_addr);
+	size_t m = UPPER_BOUND(k->mods, k->nmods, .addr, addr);
+	if (m && (line == SIZE_MAX || k->mods[m - 1].addr > core_addr))
+		return k->mods[m - 1].name;
+	return line == SIZE_MAX ? NULL : core_name(k, line);
 }
 
 void rec_kallsyms_free(struct rec_kallsyms *k)
 {
-	free(k->syms);
-	free(k->text);
+	if (k->mapped)
+		munmap((void *)k->text, k->len);
+	else
+		free((void *)k->text);
+	free(k->mods);
+	free(k->found);
+	rec_idmap_free(&k->names);
+	arena_free(&k->arena);
 	memset(k, 0, sizeof(*k));
+}
+
+void rec_kallsyms_save(void)
+{
+	char path[1024], tmp[1100];
+	size_t n = 0, old_n = 0;
+	if (!cache_path(path, sizeof(path)))
+		return;
+	char *now = read_all(PROC_KALLSYMS, &n);
+	/* Without root every address is 0: nothing worth keeping. */
+	bool useful = now && n > 16 && strspn(now, "0") < 16;
+	char *old = useful ? read_all(path, &old_n) : NULL;
+	bool same = old && old_n == n && !memcmp(old, now, n);
+	free(old);
+	char *slash = strrchr(path, '/');
+	if (useful && !same) {
+		*slash = 0;
+		int r = rec_mkdirs(path);
+		*slash = '/';
+		snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+		FILE *f = r ? NULL : fopen(tmp, "wb");
+		if (f) {
+			bool ok = fwrite(now, 1, n, f) == n;
+			ok = !fclose(f) && ok;
+			if (!ok || rename(tmp, path))
+				remove(tmp);
+		}
+	}
+	free(now);
 }

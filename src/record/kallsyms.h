@@ -1,5 +1,7 @@
 /*
- * /proc/kallsyms as a sorted table of kernel text symbols.
+ * Kernel symbols for the kernel part of sampled callchains: /proc/kallsyms, or the copy of
+ * it in perf's build-id cache ([kernel.kallsyms]/BUILD-ID/kallsyms, which perf record and
+ * tally record write) when that copy describes the running kernel as it is laid out now.
  */
 #ifndef TALLY_RECORD_KALLSYMS_H
 #define TALLY_RECORD_KALLSYMS_H
@@ -8,21 +10,41 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/arena.h"
+#include "record/idmap.h"
+
 struct rec_ksym {
 	uint64_t addr;
-	const char *name; /* in text */
+	const char *name; /* in the arena */
 };
 
+/* Owns the listing (mapped or read), the module table and the names handed out. */
 struct rec_kallsyms {
-	struct rec_ksym *syms;
-	size_t n;
-	char *text;
-	bool loaded;
+	const char *text;
+	size_t len;
+	bool mapped;     /* text is a mapping of the cache copy, else malloc'd */
+	size_t core_end; /* the kernel's own lines (sorted by address) end here; tagged
+			  * lines ("name\t[module]") follow */
+	struct rec_ksym *mods; /* text symbols of the tagged lines, sorted */
+	size_t nmods;
+	struct rec_idmap names; /* line offset -> index in found */
+	const char **found;
+	size_t nfound, capfound;
+	struct arena arena;
 };
 
+/* Finds the listing; nothing is parsed until an address is looked up. Without root (or
+ * with kptr_restrict) every address reads as 0 and nothing is ever found. */
 void rec_kallsyms_load(struct rec_kallsyms *k);
-/* The symbol at or before addr, NULL when the table is empty. */
-const char *rec_kallsyms_find(const struct rec_kallsyms *k, uint64_t addr);
+/* The text symbol at or before addr, NULL when there is none. */
+const char *rec_kallsyms_find(struct rec_kallsyms *k, uint64_t addr);
 void rec_kallsyms_free(struct rec_kallsyms *k);
+
+/* The running kernel's build-id (/sys/kernel/notes); 0 when there is none. */
+size_t rec_kernel_build_id(uint8_t id[20]);
+/* Copies /proc/kallsyms into perf's build-id cache for the running kernel, replacing a
+ * copy that differs (tally record, as perf record does), so reports need not make the
+ * kernel format 120,000 lines again. Failures are silent: reports then read /proc. */
+void rec_kallsyms_save(void);
 
 #endif

@@ -21,9 +21,10 @@
 
 #include "base/err.h"
 #include "elf/elf.h"
+#include "record/kallsyms.h"
 #include "unwind/unwind.h"
 
-static int mkdirs(char *path)
+int rec_mkdirs(char *path)
 {
 	for (char *p = path + 1; *p; p++)
 		if (*p == '/') {
@@ -42,7 +43,7 @@ static void cache_write(const char *sub, const char *name, const void *data, siz
 {
 	char dir[512], path[1024];
 	snprintf(path, sizeof(path), "%s/%s", unw_buildid_dir(dir, sizeof(dir)), sub);
-	if (mkdirs(path))
+	if (rec_mkdirs(path))
 		return;
 	strncat(path, "/", sizeof(path) - strlen(path) - 1);
 	strncat(path, name, sizeof(path) - strlen(path) - 1);
@@ -175,6 +176,15 @@ void rec_modules_write(struct rec_modules *m, struct perf_writer *w)
 		if (m->v[i].len)
 			perf_writer_add_build_id(w, UINT32_MAX, PERF_RECORD_MISC_USER, m->v[i].id,
 						 m->v[i].len, m->v[i].path);
+	/* The kernel as perf names it, with its symbols in the cache beside it: perf report
+	 * and tally report then read the copy rather than /proc/kallsyms. */
+	uint8_t id[20];
+	size_t len = rec_kernel_build_id(id);
+	if (len) {
+		perf_writer_add_build_id(w, UINT32_MAX, PERF_RECORD_MISC_KERNEL, id, len,
+					 "[kernel.kallsyms]");
+		rec_kallsyms_save();
+	}
 }
 
 void rec_modules_free(struct rec_modules *m)

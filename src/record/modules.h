@@ -30,6 +30,9 @@ struct rec_mmap {
 	const char *path;
 };
 
+/* mkdir -p; 0 or a negative errno. path is restored before returning. */
+int rec_mkdirs(char *path);
+
 void rec_modules_note(struct rec_modules *m, const struct rec_mmap *mm);
 /* Adds the build-ids to the file's build-id feature. */
 void rec_modules_write(struct rec_modules *m, struct perf_writer *w);

@@ -2,11 +2,41 @@
  * The unwind-quality header every native report starts with: how many samples, how many
  * lost, how many stacks are complete, single-frame or truncated and why, where they
  * stopped. Frame-pointer-only unwinding gets a warning: on code built without frame
- * pointers (Debian's libraries) it completes few stacks.
+ * pointers (Debian's libraries) it completes few stacks. Shares are printed with as many
+ * decimals as it takes not to round 3 truncated stacks in 1,000 to 0% or 999 to 100%.
  */
 #include "record/record.h"
 
-static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0; }
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+
+const char *rec_share(char *buf, size_t size, uint64_t part, uint64_t whole)
+{
+	if (!whole || !part || part >= whole) {
+		snprintf(buf, size, "%s", whole && part >= whole ? "100%" : "0%");
+		return buf;
+	}
+	double v = 100.0 * (double)part / (double)whole;
+	for (int prec = 1; prec <= 9; prec++) {
+		snprintf(buf, size, "%.*f%%", prec, v);
+		double shown = strtod(buf, NULL);
+		if (shown > 0 && shown < 100)
+			break;
+	}
+	return buf;
+}
+
+static void print_shares(FILE *out, uint64_t samples, uint64_t complete, uint64_t truncated,
+			 uint64_t single, uint64_t frames)
+{
+	char a[32], b[32], c[32];
+	fprintf(out, "%s complete, %s truncated, %s single-frame, average depth %.1f",
+		rec_share(a, sizeof(a), complete, samples), rec_share(b, sizeof(b), truncated, samples),
+		rec_share(c, sizeof(c), single, samples),
+		samples ? (double)frames / (double)samples : 0);
+}
 
 void rec_quality_print(FILE *out, const struct rec_quality *q)
 {
@@ -22,10 +52,9 @@ void rec_quality_print(FILE *out, const struct rec_quality *q)
 			(unsigned long long)q->info.fp_recorded, methods[q->method]);
 	else
 		fprintf(out, "# unwinding: %s\n", methods[q->method]);
-	fprintf(out, "# stacks: %.1f%% complete, %.1f%% truncated, %.1f%% single-frame, "
-		     "average depth %.1f\n",
-		pct(s->complete, s->samples), pct(s->truncated, s->samples),
-		pct(s->single, s->samples), s->samples ? (double)s->frames / s->samples : 0);
+	fputs("# stacks: ", out);
+	print_shares(out, s->samples, s->complete, s->truncated, s->single, s->frames);
+	fputc('\n', out);
 	for (int e = 1; e < UNW_END_COUNT; e++)
 		if (s->ends[e])
 			fprintf(out, "#   truncated: %llu (%s)\n", (unsigned long long)s->ends[e],
@@ -40,4 +69,31 @@ void rec_quality_print(FILE *out, const struct rec_quality *q)
 	else if (q->method == UNW_FP)
 		fprintf(out, "# warning: frame pointers only: code built without them (most "
 			     "distribution libraries) loses its callers; use --unwind=auto\n");
+}
+
+static bool counter(const struct prof *p, const char *name, uint64_t *out)
+{
+	for (size_t i = 0; i < prof_ncounters(p); i++) {
+		const char *n;
+		int64_t v;
+		prof_counter_at(p, i, &n, &v);
+		if (!strcmp(n, name)) {
+			*out = v > 0 ? (uint64_t)v : 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+void rec_quality_summary(FILE *out, const struct prof *p)
+{
+	uint64_t samples, complete, truncated, single, frames;
+	if (!counter(p, REC_COUNTER_SAMPLES, &samples) ||
+	    !counter(p, REC_COUNTER_COMPLETE, &complete) ||
+	    !counter(p, REC_COUNTER_TRUNCATED, &truncated) ||
+	    !counter(p, REC_COUNTER_SINGLE, &single) || !counter(p, REC_COUNTER_FRAMES, &frames))
+		return;
+	fprintf(out, "unwind:   %llu stacks: ", (unsigned long long)samples);
+	print_shares(out, samples, complete, truncated, single, frames);
+	fputc('\n', out);
 }

@@ -64,6 +64,7 @@ struct rec_sym_frame {
 	const char *file;         /* source file, NULL when unknown */
 	uint32_t line;
 	const char *module;       /* path as mapped; NULL when in no file */
+	const char *build_id;     /* the module's build-id in hex, NULL or "" when unknown */
 	uint64_t addr;            /* module-relative pc (return addresses as found), 0 unknown */
 	uint64_t pc;              /* the runtime address */
 	uint64_t sym_start;       /* module-relative start of the function, 0 unknown */
@@ -95,10 +96,24 @@ void rec_quality_print(FILE *out, const struct rec_quality *q);
 
 /* ---- as a profile ---- */
 
+/* The unwind-quality counters of a perf.data's profile: counts of samples (unwound
+ * stacks), of complete, truncated and single-frame stacks, and the frames of all stacks. */
+#define REC_COUNTER_SAMPLES "samples"
+#define REC_COUNTER_COMPLETE "unwind: complete stacks"
+#define REC_COUNTER_TRUNCATED "unwind: truncated stacks"
+#define REC_COUNTER_SINGLE "unwind: single-frame stacks"
+#define REC_COUNTER_FRAMES "unwind: frames"
+
 /* The profile of a perf.data: metrics samples/count and cpu/nanoseconds (clock events) or
  * events/count, stacks unwound with method and symbolized, unwind quality as counters. */
 struct prof;
 int rec_profile(struct perf_data *d, enum unw_method method, struct prof **out);
+/* One line of shares from those counters ("unwind:   99.7% complete, 0.3% truncated, ...";
+ * a share is rounded to 0% or 100% only when exact); nothing when p has none. */
+void rec_quality_summary(FILE *out, const struct prof *p);
+/* "12.5%" with the fewest decimals (at least one) that keep a non-zero share above 0 and a
+ * partial one below 100; "0%" and "100%" only when exact. */
+const char *rec_share(char *buf, size_t size, uint64_t part, uint64_t whole);
 
 /* ---- recording ---- */
 

@@ -60,25 +60,19 @@ static struct proc *proc_get(struct replay *r, uint32_t pid)
 	return p;
 }
 
-/* perf register numbers to DWARF ones (x86-64). */
-static void sample_regs(const struct perf_event_rec *ev, struct unw_regs *out)
+/* perf register numbers to DWARF ones, as the unwinder's architecture numbers them. */
+static void sample_regs(const struct unw_arch *a, const struct perf_event_rec *ev,
+			struct unw_regs *out)
 {
-	static const int8_t dwarf_of_perf[PERF_X86_NREGS] = {
-		[PERF_X86_AX] = 0, [PERF_X86_BX] = 3, [PERF_X86_CX] = 2, [PERF_X86_DX] = 1,
-		[PERF_X86_SI] = 4, [PERF_X86_DI] = 5, [PERF_X86_BP] = 6, [PERF_X86_SP] = 7,
-		[PERF_X86_IP] = 16, [PERF_X86_FLAGS] = -1, [PERF_X86_CS] = -1, [PERF_X86_SS] = -1,
-		[12] = -1, [13] = -1, [14] = -1, [15] = -1,
-		[16] = 8, [17] = 9, [18] = 10, [19] = 11, [20] = 12, [21] = 13, [22] = 14, [23] = 15,
-	};
 	memset(out, 0, sizeof(*out));
 	if (!ev->regs_abi)
 		return;
-	for (int i = 0; i < PERF_X86_NREGS; i++) {
-		int d = dwarf_of_perf[i];
+	for (unsigned i = 0; i < a->nperf && i < PERF_REGS_MAX; i++) {
+		int d = a->dwarf_of_perf[i];
 		if (d < 0 || !(ev->regs_mask >> i & 1))
 			continue;
 		out->r[d] = ev->regs[i];
-		out->valid |= 1u << d;
+		out->valid |= 1ull << d;
 	}
 }
 
@@ -150,7 +144,7 @@ static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 	p->sampled = true;
 	r->info->samples++;
 	struct unw_regs regs;
-	sample_regs(ev, &regs);
+	sample_regs(unw_ctx_arch(r->ctx), ev, &regs);
 	struct rec_stack st = { .ev = ev, .frames = r->frames, .nkernel = kernel_frames(ev),
 				.comm = comm_of(r, ev->tid) };
 	size_t max = sizeof(r->frames) / sizeof(r->frames[0]);

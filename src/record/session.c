@@ -23,6 +23,7 @@
 
 #include "base/err.h"
 #include "record/modules.h"
+#include "record/sideband.h"
 
 /* 8 MiB per CPU: 250 ms of 32 KiB samples at 1 kHz, so that tally may wait that long for a
  * CPU on a loaded machine without losing samples (2 MiB lost some at load 10 on 2 cores).
@@ -75,26 +76,7 @@ static int add_fd(struct session *s, int fd)
 static int on_record(const void *rec, size_t size, void *arg)
 {
 	struct session *s = arg;
-	const struct perf_event_header *h = rec;
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE: s->res->samples++; break;
-	case PERF_RECORD_LOST: s->res->lost += ((const uint64_t *)rec)[2]; break;
-	case PERF_RECORD_THROTTLE: s->res->throttled++; break;
-	case PERF_RECORD_MMAP2: {
-		const struct perf_record_mmap2 { struct perf_event_header h; uint32_t pid, tid;
-			uint64_t addr, len, pgoff; uint8_t ids[24]; uint32_t prot, flags;
-			char name[]; } *m = rec;
-		const struct { uint32_t maj, min; uint64_t ino; } *dev = (const void *)m->ids;
-		if (m->prot & PROT_EXEC && size > sizeof(*m) &&
-		    memchr(m->name, 0, size - sizeof(*m))) {
-			struct rec_mmap mm = { m->pid, m->addr, m->addr + m->len, dev->maj, dev->min,
-					       dev->ino, m->name };
-			rec_modules_note(&s->modules, &mm);
-		}
-		break;
-	}
-	}
-	s->res->bytes += size;
+	rec_account(s->res, &s->modules, rec, size);
 	return perf_writer_add(s->w, rec, size);
 }
 
@@ -307,74 +289,6 @@ static int open_task(struct session *s, int tid)
 	return 0;
 }
 
-/* Synthesized records for processes already running: what perf record -p writes too. */
-struct synth {
-	struct session *s;
-	int pid;
-};
-
-static int put_trailer(uint8_t *p, int pid, int tid)
-{
-	uint32_t ids[2] = { (uint32_t)pid, (uint32_t)tid };
-	memcpy(p, ids, 8);
-	memset(p + 8, 0, 16); /* time 0, cpu 0 */
-	return 24;
-}
-
-static int synth_map(const struct perf_map_entry *m, void *arg)
-{
-	struct synth *y = arg;
-	/* Data mappings of files too, as mmap_data reports them for new mappings: perf's
-	 * unwinder reaches .eh_frame_hdr through them. */
-	if (!(m->prot & PROT_EXEC) && m->path[0] != '/')
-		return 0;
-	uint8_t buf[8192];
-	size_t name = strlen(m->path) + 1, pad = (name + 7) / 8 * 8;
-	if (pad > 4096)
-		return 0;
-	struct perf_event_header h = { PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
-				       (uint16_t)(8 + 8 + 24 + 24 + 8 + pad + 24) };
-	uint8_t *p = buf;
-	memcpy(p, &h, 8); p += 8;
-	uint32_t ids[2] = { (uint32_t)y->pid, (uint32_t)y->pid };
-	memcpy(p, ids, 8); p += 8;
-	uint64_t v[3] = { m->start, m->end - m->start, m->pgoff };
-	memcpy(p, v, 24); p += 24;
-	uint32_t dev[2] = { m->maj, m->min };
-	uint64_t ino[2] = { m->ino, 0 };
-	memcpy(p, dev, 8); memcpy(p + 8, ino, 16); p += 24;
-	uint32_t pf[2] = { m->prot, m->flags };
-	memcpy(p, pf, 8); p += 8;
-	memset(p, 0, pad);
-	memcpy(p, m->path, name); p += pad;
-	p += put_trailer(p, y->pid, y->pid);
-	return on_record(buf, (size_t)(p - buf), y->s);
-}
-
-static int synth_comm(struct session *s, int pid, int tid)
-{
-	char path[64], comm[32] = "";
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
-	FILE *f = fopen(path, "r");
-	if (f) {
-		if (!fgets(comm, 16, f))
-			comm[0] = 0;
-		fclose(f);
-	}
-	comm[strcspn(comm, "\n")] = 0;
-	uint8_t buf[128], *p = buf;
-	size_t pad = (strlen(comm) + 1 + 7) / 8 * 8;
-	struct perf_event_header h = { PERF_RECORD_COMM, PERF_RECORD_MISC_USER,
-				       (uint16_t)(8 + 8 + pad + 24) };
-	memcpy(p, &h, 8); p += 8;
-	uint32_t ids[2] = { (uint32_t)pid, (uint32_t)tid };
-	memcpy(p, ids, 8); p += 8;
-	memset(p, 0, pad);
-	memcpy(p, comm, strlen(comm)); p += pad;
-	p += put_trailer(p, pid, tid);
-	return on_record(buf, (size_t)(p - buf), s);
-}
-
 static int attach_pid(struct session *s, int pid)
 {
 	char path[64];
@@ -387,7 +301,7 @@ static int attach_pid(struct session *s, int pid)
 		int tid = atoi(e->d_name);
 		if (tid <= 0)
 			continue;
-		r = synth_comm(s, pid, tid);
+		r = rec_synth_comm(pid, tid, on_record, s);
 		if (!r)
 			r = open_task(s, tid);
 		if (r == -ESRCH) { /* the thread ended meanwhile */
@@ -396,9 +310,8 @@ static int attach_pid(struct session *s, int pid)
 		}
 	}
 	closedir(d);
-	struct synth y = { s, pid };
 	if (!r)
-		r = perf_proc_maps(pid, synth_map, &y);
+		r = rec_synth_maps(pid, on_record, s);
 	return r;
 }
 

@@ -19,13 +19,32 @@
 
 #define MAX_FRAMES 4096
 #define MAX_INLINE 32
+/* Samples repeat a few hundred return addresses: their names are kept in a direct-mapped
+ * memo of 4096 slots, each holding up to 4 frames (deeper inline chains are looked up each
+ * time), so a symbolizer lookup runs once per address rather than once per frame. */
+#define MEMO_BITS 12
+#define MEMO_FRAMES 4
 
 struct symcache {
 	const struct unw_module *mod;
 	struct tally_symbolizer *s; /* NULL when the module could not be opened */
 };
 
+/* What a module address is: a PLT stub, or up to MEMO_FRAMES frames (innermost first). */
+struct named {
+	bool plt;
+	int n; /* frames; 0 when unknown (more than MEMO_FRAMES: not kept in the memo) */
+	struct tally_frame tf[MEMO_FRAMES];
+};
+
+struct memo {
+	const struct unw_module *mod; /* NULL: an empty slot */
+	uint64_t addr;
+	struct named named;
+};
+
 struct symstack {
+	struct memo *memo; /* 1 << MEMO_BITS slots */
 	struct symcache *syms;
 	size_t nsyms, capsyms;
 	struct rec_kallsyms ksyms;
@@ -67,46 +86,88 @@ static struct rec_sym_frame *push(struct symstack *y, enum rec_frame_kind kind)
 	return f;
 }
 
-static void native(struct symstack *y, const struct unw_frame *fr, bool exact)
+static void name_of(struct symstack *y, const struct unw_frame *fr, uint64_t addr,
+		    struct named *out, struct tally_frame *tf)
 {
-	const char *module = fr->mod ? fr->mod->path : NULL;
-	if (fr->mod && fr->mod->elf && fr->rel) {
+	out->plt = false;
+	out->n = 0;
+	if (fr->mod->elf) {
 		/* PLT stubs have no symbol: a symbolizer would name the function before them. */
 		struct elf_section *sec = elf_section_at(fr->mod->elf, fr->rel);
-		if (sec && !strncmp(sec->name, ".plt", 4)) {
-			struct rec_sym_frame *f = push(y, REC_FRAME_NATIVE);
-			if (f) {
-				f->function = "[plt]";
-				f->module = module;
-				f->addr = fr->rel;
-			}
-			return;
-		}
+		out->plt = sec && !strncmp(sec->name, ".plt", 4);
 	}
-	struct tally_symbolizer *s = fr->mod ? symbolizer(y, fr->mod) : NULL;
-	struct tally_frame tf[MAX_INLINE];
+	struct tally_symbolizer *s = out->plt ? NULL : symbolizer(y, fr->mod);
+	int n = s ? tally_symbolize(s, addr, tf, MAX_INLINE) : 0;
+	out->n = n < 0 ? 0 : n > MAX_INLINE ? MAX_INLINE : n;
+	if (out->n <= MEMO_FRAMES)
+		memcpy(out->tf, tf, (size_t)out->n * sizeof(*tf));
+}
+
+/* The name of a module address, from the memo when it was seen before; frames in *tf. */
+static const struct named *lookup(struct symstack *y, const struct unw_frame *fr, uint64_t addr,
+				  struct tally_frame *tf, struct named *scratch, int *n)
+{
+	uint64_t h = (addr ^ (uint64_t)(uintptr_t)fr->mod * 0x9e3779b97f4a7c15ull) *
+		     0xff51afd7ed558ccdull;
+	struct memo *m = &y->memo[h >> (64 - MEMO_BITS)];
+	if (m->mod == fr->mod && m->addr == addr) {
+		*n = m->named.n;
+		return &m->named;
+	}
+	name_of(y, fr, addr, scratch, tf);
+	*n = scratch->n;
+	if (scratch->n <= MEMO_FRAMES) {
+		m->mod = fr->mod;
+		m->addr = addr;
+		m->named = *scratch;
+		return &m->named;
+	}
+	return scratch;
+}
+
+/* A frame of fr's module at fr's address: the caller adds the names. */
+static struct rec_sym_frame *push_native(struct symstack *y, enum rec_frame_kind kind,
+					 const struct unw_frame *fr)
+{
+	struct rec_sym_frame *f = push(y, kind);
+	if (f) {
+		f->module = fr->mod ? fr->mod->path : NULL;
+		f->build_id = fr->mod ? fr->mod->build_id : NULL;
+		f->addr = fr->rel;
+	}
+	return f;
+}
+
+static void native(struct symstack *y, const struct unw_frame *fr, bool exact)
+{
+	struct tally_frame buf[MAX_INLINE];
+	struct named scratch;
+	const struct named *nm = NULL;
+	int n = 0;
 	/* A return address points after its call: name the call. */
-	int n = s && fr->rel ? tally_symbolize(s, exact ? fr->rel : fr->rel - 1, tf, MAX_INLINE) : 0;
-	if (n > MAX_INLINE)
-		n = MAX_INLINE;
+	if (fr->mod && fr->rel)
+		nm = lookup(y, fr, exact ? fr->rel : fr->rel - 1, buf, &scratch, &n);
+	const struct tally_frame *tf = nm && n <= MEMO_FRAMES ? nm->tf : buf;
+	if (nm && nm->plt) {
+		struct rec_sym_frame *f = push_native(y, REC_FRAME_NATIVE, fr);
+		if (f)
+			f->function = "[plt]";
+		return;
+	}
 	if (n <= 0) {
-		struct rec_sym_frame *f = push(y, REC_FRAME_NATIVE);
-		if (f) {
-			f->module = module;
-			f->addr = fr->rel;
+		struct rec_sym_frame *f = push_native(y, REC_FRAME_NATIVE, fr);
+		if (f)
 			f->pc = fr->pc;
-		}
 		return;
 	}
 	for (int i = n; i > 0; i--) { /* outermost (the real function) first */
-		struct rec_sym_frame *f = push(y, i == n ? REC_FRAME_NATIVE : REC_FRAME_INLINE);
+		struct rec_sym_frame *f =
+			push_native(y, i == n ? REC_FRAME_NATIVE : REC_FRAME_INLINE, fr);
 		if (!f)
 			return;
 		f->function = tf[i - 1].function;
 		f->file = tf[i - 1].file;
 		f->line = tf[i - 1].line;
-		f->module = module;
-		f->addr = fr->rel;
 		f->pc = fr->pc;
 		f->sym_start = tf[i - 1].sym_start;
 	}
@@ -179,6 +240,11 @@ int rec_symbolized_data(struct perf_data *d, enum unw_method method,
 	struct symstack *y = calloc(1, sizeof(*y));
 	if (!y)
 		return err_set(-ENOMEM, "out of memory");
+	y->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*y->memo));
+	if (!y->memo) {
+		free(y);
+		return err_set(-ENOMEM, "out of memory");
+	}
 	y->fn = fn;
 	y->arg = arg;
 	memset(q, 0, sizeof(*q));
@@ -192,6 +258,7 @@ int rec_symbolized_data(struct perf_data *d, enum unw_method method,
 		if (y->syms[i].s)
 			tally_symbolizer_close(y->syms[i].s);
 	free(y->syms);
+	free(y->memo);
 	rec_kallsyms_free(&y->ksyms);
 	free(y);
 	return r;

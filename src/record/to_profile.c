@@ -13,8 +13,20 @@
 
 #include "base/err.h"
 #include "profile/profile.h"
+#include "record/usdt.h"
+
+/* Frames of the model by description: a sample repeats the frames of the last, and the
+ * names are the symbolizer's own strings (stable while the replay runs), so comparing
+ * pointers finds them without hashing strings. Direct-mapped. */
+#define FRAME_MEMO 1024
+
+struct frame_memo {
+	struct prof_frame_desc d;
+	uint32_t id; /* PROF_NONE: an empty slot */
+};
 
 struct build {
+	struct frame_memo *memo;
 	struct prof *p;
 	struct prof_loc *locs;
 	size_t cap;
@@ -31,15 +43,31 @@ static const enum prof_kind kinds[] = {
 	[REC_FRAME_TRUNCATED] = PROF_TRUNCATED,
 };
 
-static uint32_t module_id(struct build *b, const char *path)
+static uint32_t module_id(struct build *b, const char *path, const char *build_id)
 {
 	if (!path)
 		return PROF_NONE;
 	if (b->mod_path && !strcmp(b->mod_path, path))
 		return b->mod_id;
 	b->mod_path = path;
-	b->mod_id = prof_module(b->p, path, "", 0);
+	b->mod_id = prof_module(b->p, path, build_id ? build_id : "", 0);
 	return b->mod_id;
+}
+
+static uint32_t frame_id(struct build *b, const struct prof_frame_desc *d)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)d->function * 31 + (uint64_t)(uintptr_t)d->file) * 31 +
+		     d->addr * 7 + d->module * 3 + d->kind;
+	struct frame_memo *m = &b->memo[(h * 0x9e3779b97f4a7c15ull) >> 54];
+	if (m->id != PROF_NONE && m->d.function == d->function && m->d.file == d->file &&
+	    m->d.addr == d->addr && m->d.module == d->module && m->d.kind == d->kind)
+		return m->id;
+	uint32_t id = prof_frame(b->p, d);
+	if (id != PROF_NONE) {
+		m->d = *d;
+		m->id = id;
+	}
+	return id;
 }
 
 static int on_stack(const struct rec_sym_stack *st, void *arg)
@@ -62,13 +90,14 @@ static int on_stack(const struct rec_sym_stack *st, void *arg)
 			.kind = kinds[f->kind],
 			.function = f->kind == REC_FRAME_TRUNCATED ? NULL : f->function,
 			.file = f->file,
-			.module = f->kind == REC_FRAME_TRUNCATED ? PROF_NONE : module_id(b, f->module),
+			.module = f->kind == REC_FRAME_TRUNCATED ? PROF_NONE
+								 : module_id(b, f->module, f->build_id),
 			/* A named function is one frame whatever the symbol table says (inline
 			 * instances and functions without a symbol have no start of their own);
 			 * an unnamed one is told apart by its address. */
 			.addr = !f->function ? pc : f->kind == REC_FRAME_NATIVE ? f->sym_start : 0,
 		};
-		uint32_t id = prof_frame(b->p, &d);
+		uint32_t id = frame_id(b, &d);
 		if (id == PROF_NONE)
 			return -ENOMEM;
 		b->locs[i] = (struct prof_loc){ id, f->line, pc };
@@ -86,18 +115,19 @@ static int on_stack(const struct rec_sym_stack *st, void *arg)
 static void counters(struct prof *p, const struct rec_quality *q)
 {
 	const struct unw_stats *s = &q->stats;
-	uint64_t n = s->samples ? s->samples : 1;
 	char name[160];
-	prof_set_counter(p, "samples", (int64_t)q->info.samples);
+	prof_set_counter(p, REC_COUNTER_SAMPLES, (int64_t)q->info.samples);
 	prof_set_counter(p, "lost records", (int64_t)q->info.lost);
 	if (q->info.lost_samples)
 		prof_set_counter(p, "lost samples", (int64_t)q->info.lost_samples);
 	if (q->info.throttled)
 		prof_set_counter(p, "throttled", (int64_t)q->info.throttled);
-	prof_set_counter(p, "unwind: complete stacks %", (int64_t)(100 * s->complete / n));
-	prof_set_counter(p, "unwind: truncated stacks", (int64_t)s->truncated);
-	prof_set_counter(p, "unwind: single-frame stacks", (int64_t)s->single);
-	prof_set_counter(p, "unwind: average depth x10", (int64_t)(10 * s->frames / n));
+	/* Counts, not shares: merged profiles add their counters, and a report derives the
+	 * shares at the precision they need (rec_quality_summary). */
+	prof_set_counter(p, REC_COUNTER_COMPLETE, (int64_t)s->complete);
+	prof_set_counter(p, REC_COUNTER_TRUNCATED, (int64_t)s->truncated);
+	prof_set_counter(p, REC_COUNTER_SINGLE, (int64_t)s->single);
+	prof_set_counter(p, REC_COUNTER_FRAMES, (int64_t)s->frames);
 	if (s->fp_steps)
 		prof_set_counter(p, "unwind: frame-pointer steps", (int64_t)s->fp_steps);
 	if (q->info.fp_recorded)
@@ -129,14 +159,21 @@ int rec_profile(struct perf_data *d, enum unw_method method, struct prof **out)
 	const struct perf_event_attr *a = &d->attrs[0].attr;
 	bool clock = a->type == PERF_TYPE_SOFTWARE && (a->config == PERF_COUNT_SW_CPU_CLOCK ||
 						       a->config == PERF_COUNT_SW_TASK_CLOCK);
-	if (prof_add_metric(p, "samples", "count") < 0 ||
+	if (prof_add_metric(p, rec_is_hits(a) ? "hits" : "samples", "count") < 0 ||
 	    prof_add_metric(p, clock ? "cpu" : "events", clock ? "nanoseconds" : "count") < 0) {
 		prof_free(p);
 		return err_set(-ENOMEM, "out of memory");
 	}
-	struct build b = { .p = p };
+	struct build b = { .p = p, .memo = malloc(FRAME_MEMO * sizeof(*b.memo)) };
+	if (!b.memo) {
+		prof_free(p);
+		return err_set(-ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < FRAME_MEMO; i++)
+		b.memo[i].id = PROF_NONE;
 	struct rec_quality q;
 	r = rec_symbolized_data(d, method, on_stack, &b, &q);
+	free(b.memo);
 	if (r == -ENOMEM)
 		err_set(r, "%s: out of memory", d->path);
 	free(b.locs);

@@ -5,6 +5,12 @@
  * share one Location whose Line entries are innermost first, as pprof expects. Tables are
  * numbered in order of first use during the canonical walk, so the bytes depend only on the
  * profile's content. gzip is written with no mtime and no file name, for the same reason.
+ *
+ * Mappings are what /proc/PID/maps would have shown: one per PT_LOAD segment of a module's
+ * file that holds sampled pcs, page-aligned, so that address - memory_start + file_offset
+ * is a file offset as profile.proto means it (go tool pprof finds instructions by it). A
+ * comment per mapping (pprof_addr.h) keeps the vaddr for tally's reader, which may not
+ * have the file. Without the file, a module gets one mapping at its base, file offset 0.
  */
 #include "report/report.h"
 
@@ -19,6 +25,7 @@
 #include "base/vec.h"
 #include "profile/idhash.h"
 #include "profile/pb.h"
+#include "profile/pprof_addr.h"
 #include "profile/profile.h"
 
 struct wstr {
@@ -33,10 +40,11 @@ struct enc {
 	uint32_t *func_of;    /* by frame: pprof function id, 0 when not yet written */
 	uint32_t nfuncs;
 	/* By module, plus one slot (nmodules) for kernel frames that have no module: */
-	uint32_t *mapping_of; /* pprof mapping id, 0 when not used yet */
-	uint64_t *limit_of;   /* highest runtime address seen + 1 */
-	uint8_t *mflags;      /* MF_* */
-	VEC(uint32_t) mapping_order; /* module slots in mapping id order */
+	struct wmod *mods;
+	size_t nmods;
+	uint32_t nranked;
+	VEC(struct wmap) maps; /* in order of first use; key.v[0] is an index + 1 */
+	uint32_t *map_order;   /* indexes into maps, in Mapping id order */
 	VEC(uint64_t) loc_keys; /* concatenated location keys */
 	VEC(size_t) loc_key_at; /* start of each location's key in loc_keys; n + 1 entries */
 	struct idhash loc_index;
@@ -45,6 +53,23 @@ struct enc {
 	struct pb_buf samples, locations, functions, sub, sub2;
 	VEC(char *) owned; /* strings made by the encoder */
 	int rc;
+};
+
+/* A module slot as the mappings see it. */
+struct wmod {
+	uint32_t rank;	/* order of first use in the walk, 0 when not seen yet */
+	uint8_t flags;	/* MF_* */
+	bool looked;	/* segs read (or found missing) */
+	struct pprof_seg *segs;
+	size_t nsegs;
+	uint32_t *map_of; /* by segment, then one for "none": maps index + 1, 0 unused */
+};
+
+/* One Mapping: a slot and a segment of its file (or none). */
+struct wmap {
+	uint32_t slot, seg; /* seg PROF_NONE: no segment */
+	uint64_t start, limit, offset, vaddr;
+	uint32_t id;	    /* the Mapping id, given once all are known */
 };
 
 struct str_key {
@@ -129,24 +154,68 @@ static uint32_t slot_of(const struct enc *e, uint32_t frame)
 	return f->kind == PROF_KERNEL ? (uint32_t)prof_nmodules(e->p) : PROF_NONE;
 }
 
-static uint64_t mapping_id(struct enc *e, uint32_t slot)
-{
-	if (!e->mapping_of[slot]) {
-		uint32_t *o = vec_push(&e->mapping_order);
-		if (!o) {
-			e->rc = -ENOMEM;
-			return 0;
-		}
-		*o = slot;
-		e->mapping_of[slot] = (uint32_t)e->mapping_order.n;
-	}
-	return e->mapping_of[slot];
-}
-
 static uint64_t base_of(const struct enc *e, uint32_t slot)
 {
 	const struct prof_module *m = prof_module_at(e->p, slot);
 	return m ? m->base : 0;
+}
+
+/* The loadable segments of the slot's file, read on first use. */
+static struct wmod *mod_of(struct enc *e, uint32_t slot)
+{
+	struct wmod *w = &e->mods[slot];
+	if (w->looked)
+		return w;
+	w->looked = true;
+	const struct prof_module *m = prof_module_at(e->p, slot);
+	int rc = m ? pprof_segments(prof_str(e->p, m->path), prof_str(e->p, m->build_id), &w->segs,
+				    &w->nsegs)
+		   : -ENOENT;
+	if (rc && rc != -ENOENT)
+		e->rc = rc;
+	if (!(w->map_of = calloc(w->nsegs + 1, sizeof(*w->map_of))))
+		e->rc = -ENOMEM;
+	return w;
+}
+
+/* The mapping (index + 1 into e->maps) of pc in slot; 0 on failure (e->rc set). */
+static uint64_t mapping_of(struct enc *e, uint32_t slot, uint64_t pc)
+{
+	struct wmod *w = mod_of(e, slot);
+	if (e->rc)
+		return 0;
+	size_t seg = 0;
+	while (seg < w->nsegs &&
+	       !(pc >= w->segs[seg].vaddr && pc - w->segs[seg].vaddr < w->segs[seg].memsz))
+		seg++;
+	if (w->map_of[seg])
+		return w->map_of[seg];
+	struct wmap *m = vec_push(&e->maps);
+	if (!m)
+		return e->rc = -ENOMEM, 0;
+	uint64_t base = base_of(e, slot);
+	m->slot = slot;
+	m->seg = seg < w->nsegs ? (uint32_t)seg : PROF_NONE;
+	m->start = base;
+	if (seg < w->nsegs) {
+		/* As the loader maps it: whole pages, when the segment's vaddr and offset agree
+		 * modulo the page (4 KiB, as pprof assumes; larger p_align keeps that true). */
+		const struct pprof_seg *s = &w->segs[seg];
+		uint64_t page = (s->vaddr - s->offset) & 0xfff ? 1 : 0x1000;
+		m->vaddr = s->vaddr & ~(page - 1);
+		m->offset = s->offset & ~(page - 1);
+		m->start = base + m->vaddr;
+		m->limit = base + ((s->vaddr + s->memsz + page - 1) & ~(page - 1));
+	}
+	return w->map_of[seg] = (uint32_t)e->maps.n;
+}
+
+/* Orders modules by first use in the walk: pprof takes the first mapping for the main
+ * binary. */
+static void rank_module(struct enc *e, uint32_t slot)
+{
+	if (!e->mods[slot].rank)
+		e->mods[slot].rank = ++e->nranked;
 }
 
 static bool key_eq(const void *ctx, uint32_t id)
@@ -180,18 +249,27 @@ static uint64_t location_id(struct enc *e)
 	if (!end || e->rc || idhash_add(&e->loc_index, h, id))
 		return e->rc = -ENOMEM, 0;
 	*end = e->loc_keys.n;
-	e->sub.n = 0;
-	pb_uint(&e->sub, 1, id + 1);
-	pb_uint(&e->sub, 2, e->key.v[0]);
-	pb_uint(&e->sub, 3, e->key.v[1]);
-	for (size_t i = 2; i < e->key.n; i += 2) {
-		e->sub2.n = 0;
-		pb_uint(&e->sub2, 1, e->key.v[i]);
-		pb_uint(&e->sub2, 2, e->key.v[i + 1]);
-		pb_sub(&e->sub, 4, &e->sub2);
-	}
-	pb_sub(&e->locations, 4, &e->sub);
 	return id + 1;
+}
+
+/* Every Location, once the Mapping ids are known. */
+static void encode_locations(struct enc *e)
+{
+	for (size_t id = 0; id + 1 < e->loc_key_at.n; id++) {
+		const uint64_t *k = e->loc_keys.v + e->loc_key_at.v[id];
+		size_t n = e->loc_key_at.v[id + 1] - e->loc_key_at.v[id];
+		e->sub.n = 0;
+		pb_uint(&e->sub, 1, id + 1);
+		pb_uint(&e->sub, 2, k[0] ? e->maps.v[k[0] - 1].id : 0);
+		pb_uint(&e->sub, 3, k[1]);
+		for (size_t i = 2; i < n; i += 2) {
+			e->sub2.n = 0;
+			pb_uint(&e->sub2, 1, k[i]);
+			pb_uint(&e->sub2, 2, k[i + 1]);
+			pb_sub(&e->sub, 4, &e->sub2);
+		}
+		pb_sub(&e->locations, 4, &e->sub);
+	}
 }
 
 /* Location ids of the stack ending at node, at pc/line, into e->sample_locs. */
@@ -220,7 +298,7 @@ static void stack_locations(struct enc *e, uint32_t node, uint64_t pc, uint32_t 
 			if (slot == PROF_NONE)
 				slot = slot_of(e, n->frame);
 			if (slot != PROF_NONE)
-				e->mflags[slot] |= (f->function ? MF_FUNCTIONS : 0) |
+				e->mods[slot].flags |= (f->function ? MF_FUNCTIONS : 0) |
 						   (f->file ? MF_FILENAMES : 0) | (line ? MF_LINES : 0) |
 						   (f->kind == PROF_INLINE ? MF_INLINE : 0);
 			line = n->call_line;
@@ -228,11 +306,11 @@ static void stack_locations(struct enc *e, uint32_t node, uint64_t pc, uint32_t 
 			node = n->parent;
 		} while (inlined);
 		e->key.v[1] = pc;
-		if (slot != PROF_NONE) {
-			e->key.v[0] = mapping_id(e, slot);
+		if (slot != PROF_NONE && (e->key.v[0] = mapping_of(e, slot, pc))) {
+			struct wmap *m = &e->maps.v[e->key.v[0] - 1];
 			e->key.v[1] = base_of(e, slot) + pc;
-			if (e->key.v[1] + 1 > e->limit_of[slot])
-				e->limit_of[slot] = e->key.v[1] + 1;
+			if (m->seg == PROF_NONE && e->key.v[1] + 1 > m->limit)
+				m->limit = e->key.v[1] + 1;
 		}
 		push64(e, &e->sample_locs, location_id(e));
 		pc = call_pc;
@@ -280,16 +358,46 @@ static void value_type(struct enc *e, struct pb_buf *out, unsigned field,
 	pb_sub(out, field, &e->sub);
 }
 
+/* Mapping order: modules by rank (the kernel's slot, never ranked, last), segments in file
+ * order, the segment-less mapping last. */
+static int cmp_map(const void *a, const void *b, void *ctx)
+{
+	const struct enc *e = ctx;
+	const struct wmap *x = &e->maps.v[*(const uint32_t *)a];
+	const struct wmap *y = &e->maps.v[*(const uint32_t *)b];
+	uint32_t rx = e->mods[x->slot].rank - 1, ry = e->mods[y->slot].rank - 1;
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	return x->seg < y->seg ? -1 : x->seg > y->seg;
+}
+
+/* Gives the mappings their ids; e->map_order lists them in id order. */
+static void number_mappings(struct enc *e)
+{
+	if (!e->maps.n)
+		return;
+	if (!(e->map_order = malloc(e->maps.n * sizeof(*e->map_order)))) {
+		e->rc = -ENOMEM;
+		return;
+	}
+	for (uint32_t i = 0; i < e->maps.n; i++)
+		e->map_order[i] = i;
+	qsort_r(e->map_order, e->maps.n, sizeof(*e->map_order), cmp_map, e);
+	for (uint32_t i = 0; i < e->maps.n; i++)
+		e->maps.v[e->map_order[i]].id = i + 1;
+}
+
 static void mappings(struct enc *e, struct pb_buf *out)
 {
-	for (size_t i = 0; i < e->mapping_order.n; i++) {
-		uint32_t slot = e->mapping_order.v[i];
-		const struct prof_module *m = prof_module_at(e->p, slot);
-		uint8_t fl = e->mflags[slot];
+	for (size_t i = 0; i < e->maps.n; i++) {
+		const struct wmap *w = &e->maps.v[e->map_order[i]];
+		const struct prof_module *m = prof_module_at(e->p, w->slot);
+		uint8_t fl = e->mods[w->slot].flags;
 		e->sub.n = 0;
-		pb_uint(&e->sub, 1, i + 1);
-		pb_uint(&e->sub, 2, base_of(e, slot));
-		pb_uint(&e->sub, 3, e->limit_of[slot]);
+		pb_uint(&e->sub, 1, w->id);
+		pb_uint(&e->sub, 2, w->start);
+		pb_uint(&e->sub, 3, w->limit);
+		pb_uint(&e->sub, 4, w->offset);
 		pb_uint(&e->sub, 5, str_id(e, m ? prof_str(e->p, m->path) : "[kernel]"));
 		pb_uint(&e->sub, 6, m ? str_id(e, prof_str(e->p, m->build_id)) : 0);
 		pb_uint(&e->sub, 7, !!(fl & MF_FUNCTIONS));
@@ -317,6 +425,19 @@ static void comments(struct enc *e, struct pb_buf *out)
 		snprintf(buf, sizeof(buf), "tally.counter.%.200s=%" PRId64, name, v);
 		pb_varint(&e->sub2, own_str_id(e, buf));
 	}
+	for (size_t i = 0; i < e->maps.n; i++) {
+		const struct wmap *w = &e->maps.v[e->map_order[i]];
+		const struct prof_module *m = prof_module_at(e->p, w->slot);
+		const char *path = m ? prof_str(e->p, m->path) : "[";
+		/* Pseudo-files ([kernel], [vdso]) have no file to disagree with; a name too long
+		 * to repeat whole is left to the reader's other means. */
+		int n = path[0] == '[' ? -1
+				       : snprintf(buf, sizeof(buf), PPROF_MAPPING_COMMENT "0x%" PRIx64
+						  ",0x%" PRIx64 ",0x%" PRIx64 ",%s", w->start,
+						  w->offset, w->vaddr, path);
+		if (n > 0 && (size_t)n < sizeof(buf))
+			pb_varint(&e->sub2, own_str_id(e, buf));
+	}
 	if (e->sub2.n)
 		pb_sub(out, 13, &e->sub2);
 }
@@ -327,7 +448,7 @@ static int number_modules(const struct prof *p, uint32_t node, void *ctx)
 	if (node != PROF_ROOT) {
 		uint32_t slot = slot_of(e, prof_node_at(p, node)->frame);
 		if (slot != PROF_NONE && slot != prof_nmodules(p))
-			mapping_id(e, slot);
+			rank_module(e, slot);
 	}
 	return e->rc;
 }
@@ -337,8 +458,6 @@ static int encode(struct enc *e, struct pb_buf *out)
 	const struct prof *p = e->p;
 	const struct prof_info *info = prof_info(p);
 	str_id(e, "");
-	/* Mappings in order of first use, the kernel's last: pprof takes the first mapping
-	 * for the main binary. */
 	int rc = prof_walk(p, number_modules, NULL, e);
 	if (rc)
 		return rc;
@@ -347,6 +466,8 @@ static int encode(struct enc *e, struct pb_buf *out)
 	rc = prof_walk(p, sample_node, NULL, e);
 	if (rc)
 		return rc;
+	number_mappings(e);
+	encode_locations(e);
 	mappings(e, out);
 	pb_raw(out, e->samples.v, e->samples.n);
 	pb_raw(out, e->locations.v, e->locations.n);
@@ -379,10 +500,13 @@ static void enc_free(struct enc *e)
 	vec_free(&e->strs);
 	idhash_free(&e->str_index);
 	free(e->func_of);
-	free(e->mapping_of);
-	free(e->limit_of);
-	free(e->mflags);
-	vec_free(&e->mapping_order);
+	for (size_t i = 0; e->mods && i < e->nmods; i++) {
+		free(e->mods[i].segs);
+		free(e->mods[i].map_of);
+	}
+	free(e->mods);
+	vec_free(&e->maps);
+	free(e->map_order);
 	vec_free(&e->loc_keys);
 	vec_free(&e->loc_key_at);
 	idhash_free(&e->loc_index);
@@ -404,11 +528,10 @@ int rep_pprof_encode(const struct prof *p, uint8_t **buf, size_t *len)
 	struct enc e = { .p = p };
 	struct pb_buf out = { 0 };
 	e.func_of = calloc(nf, sizeof(*e.func_of));
-	e.mapping_of = calloc(nmod, sizeof(*e.mapping_of));
-	e.limit_of = calloc(nmod, sizeof(*e.limit_of));
-	e.mflags = calloc(nmod, 1);
+	e.mods = calloc(nmod, sizeof(*e.mods));
+	e.nmods = nmod;
 	size_t *start = vec_push(&e.loc_key_at);
-	int rc = e.func_of && e.mapping_of && e.limit_of && e.mflags && start
+	int rc = e.func_of && e.mods && start
 			 ? encode(&e, &out)
 			 : err_set(-ENOMEM, "out of memory writing pprof");
 	enc_free(&e);

@@ -107,6 +107,17 @@ static int open_matching(const struct unw_ctx *c, const char *path, struct elf_f
 	return r;
 }
 
+/* Profiles name a module by path and build-id: kept in hex, as pprof mappings carry it. */
+static void hex_build_id(struct unw_module *m)
+{
+	const uint8_t *id;
+	size_t len;
+	if (elf_build_id(m->elf, &id, &len) || len > (sizeof(m->build_id) - 1) / 2)
+		return;
+	for (size_t i = 0; i < len; i++)
+		snprintf(m->build_id + 2 * i, 3, "%02x", id[i]);
+}
+
 static struct unw_module *open_module(const struct unw_ctx *c, const char *path)
 {
 	struct unw_module *m = calloc(1, sizeof(*m));
@@ -118,6 +129,8 @@ static struct unw_module *open_module(const struct unw_ctx *c, const char *path)
 		return NULL;
 	}
 	int r = open_matching(c, path, &m->elf, &m->file);
+	if (!r)
+		hex_build_id(m);
 	if (!r)
 		r = dwarf_cfi_open_elf(m->elf, NULL, &m->cfi);
 	if (r) {

@@ -4,18 +4,20 @@
  */
 #include "unwind/unwind_internal.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <string.h>
 
 #include "base/err.h"
 #include "elf/elf.h"
 
-/* lld emits no CFI for its PLT. A PLT entry is `jmp *GOT; push index; jmp PLT0` (16 bytes)
+/* lld emits no CFI for its x86-64 PLT. A PLT entry is `jmp *GOT; push index; jmp PLT0` (16 bytes)
  * after a 16-byte header `push GOT+8; jmp *GOT+16`: the CFA is rsp+8 until a push has run,
  * rsp+16 after it, the same rule GNU ld writes as an expression. */
 static int plt_row(struct unw_module *m, uint64_t vaddr, struct dwarf_cfi_row *row)
 {
-	struct elf_section *s = m->elf ? elf_section_at(m->elf, vaddr) : NULL;
+	struct elf_section *s = m->elf && m->elf->machine == EM_X86_64
+					? elf_section_at(m->elf, vaddr) : NULL;
 	if (!s || strncmp(s->name, ".plt", 4))
 		return -ENOENT;
 	uint64_t off = vaddr - s->addr;

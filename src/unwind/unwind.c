@@ -17,8 +17,6 @@
 #include "base/cursor.h"
 #include "elf/elf.h"
 
-#define CALLEE_SAVED_X86 (1u << 3 | 1u << 6 | 1u << 12 | 1u << 13 | 1u << 14 | 1u << 15)
-
 struct mem {
 	const uint8_t *stack;
 	uint64_t base, size; /* the copy holds [base, base + size) */
@@ -67,6 +65,7 @@ int unw_ctx_new(enum unw_method method, struct unw_ctx **out)
 		return -ENOMEM;
 	}
 	c->method = method;
+	c->arch = &unw_arch_x86_64;
 	*out = c;
 	return 0;
 }
@@ -86,6 +85,7 @@ void unw_ctx_free(struct unw_ctx *c)
 }
 
 const struct unw_stats *unw_ctx_stats(const struct unw_ctx *c) { return &c->stats; }
+const struct unw_arch *unw_ctx_arch(const struct unw_ctx *c) { return c->arch; }
 
 size_t unw_ctx_modules(const struct unw_ctx *c, struct unw_module *const **mods)
 {
@@ -105,8 +105,9 @@ const char *unw_end_name(enum unw_end e)
 
 /* One CFI step: the caller's registers from the row. 1 when the row marks the outermost
  * frame, 0 on success, or the reason the step failed (positive enum + 2). */
-static int cfi_step(const struct dwarf_cfi_row *row, const struct unw_regs *cur,
-		    const struct mem *mem, bool first, struct unw_regs *next, enum unw_end *why)
+static int cfi_step(const struct unw_arch *a, const struct dwarf_cfi_row *row,
+		    const struct unw_regs *cur, const struct mem *mem, bool first,
+		    struct unw_regs *next, enum unw_end *why)
 {
 	struct env e = { cur, mem };
 	struct dwarf_expr_env x = { env_reg, env_mem, &e, 8, false };
@@ -117,20 +118,20 @@ static int cfi_step(const struct dwarf_cfi_row *row, const struct unw_regs *cur,
 			return -1;
 		}
 	} else {
-		if (row->cfa.reg >= UNW_NREGS || !(cur->valid >> row->cfa.reg & 1)) {
+		if (row->cfa.reg >= a->nregs || !(cur->valid >> row->cfa.reg & 1)) {
 			*why = UNW_END_BAD_STEP;
 			return -1;
 		}
 		cfa = cur->r[row->cfa.reg] + (uint64_t)row->cfa.off;
 	}
-	if (row->ra_reg >= UNW_NREGS || row->regs[row->ra_reg].kind == DWARF_RULE_UNDEFINED)
+	if (row->ra_reg >= a->nregs || row->regs[row->ra_reg].kind == DWARF_RULE_UNDEFINED)
 		return 1;
-	uint64_t sp = cur->r[UNW_X86_RSP];
+	uint64_t sp = cur->r[a->sp];
 	*next = *cur;
-	next->valid = cur->valid & CALLEE_SAVED_X86;
-	next->r[UNW_X86_RSP] = cfa;
-	next->valid |= 1u << UNW_X86_RSP;
-	for (unsigned i = 0; i < UNW_NREGS; i++) {
+	next->valid = cur->valid & a->callee_saved;
+	next->r[a->sp] = cfa;
+	next->valid |= 1ull << a->sp;
+	for (unsigned i = 0; i < a->nregs; i++) {
 		const struct dwarf_rule *r = &row->regs[i];
 		uint64_t addr, v;
 		switch (r->kind) {
@@ -140,17 +141,17 @@ static int cfi_step(const struct dwarf_cfi_row *row, const struct unw_regs *cur,
 			continue;
 		case DWARF_RULE_SAME:
 			next->r[i] = cur->r[i];
-			next->valid |= cur->valid & (1u << i);
+			next->valid |= cur->valid & (1ull << i);
 			continue;
 		case DWARF_RULE_UNDEFINED:
-			next->valid &= ~(1u << i);
+			next->valid &= ~(1ull << i);
 			continue;
 		case DWARF_RULE_OFFSET:
 			addr = cfa + (uint64_t)r->off;
 			if (first && addr < sp && i != row->ra_reg) {
 				/* Already popped: see the top of the file. */
 				next->r[i] = cur->r[i];
-				next->valid |= cur->valid & (1u << i);
+				next->valid |= cur->valid & (1ull << i);
 				continue;
 			}
 			if (mem_read(mem, addr, 8, &v))
@@ -160,7 +161,7 @@ static int cfi_step(const struct dwarf_cfi_row *row, const struct unw_regs *cur,
 			v = cfa + (uint64_t)r->off;
 			break;
 		case DWARF_RULE_REGISTER:
-			if (r->reg >= UNW_NREGS || !(cur->valid >> r->reg & 1))
+			if (r->reg >= a->nregs || !(cur->valid >> r->reg & 1))
 				goto fail_bad;
 			v = cur->r[r->reg];
 			break;
@@ -177,10 +178,10 @@ static int cfi_step(const struct dwarf_cfi_row *row, const struct unw_regs *cur,
 			goto fail_bad;
 		}
 		next->r[i] = v;
-		next->valid |= 1u << i;
+		next->valid |= 1ull << i;
 	}
-	next->r[UNW_X86_RIP] = next->r[row->ra_reg];
-	next->valid |= (next->valid >> row->ra_reg & 1) << UNW_X86_RIP;
+	next->r[a->pc] = next->r[row->ra_reg];
+	next->valid |= (next->valid >> row->ra_reg & 1) << a->pc;
 	return 0;
 fail_stack:
 	*why = UNW_END_STACK;
@@ -190,12 +191,12 @@ fail_bad:
 	return -1;
 }
 
-/* One frame-pointer step: rbp points at the saved rbp, the return address above it. */
-static int fp_step(const struct unw_regs *cur, const struct mem *mem, struct unw_regs *next,
-		   enum unw_end *why)
+/* One frame-pointer step: fp points at the saved fp, the return address above it. */
+static int fp_step(const struct unw_arch *a, const struct unw_regs *cur, const struct mem *mem,
+		   struct unw_regs *next, enum unw_end *why)
 {
-	uint64_t bp = cur->r[UNW_X86_RBP], ra, saved;
-	if (!(cur->valid >> UNW_X86_RBP & 1) || bp < cur->r[UNW_X86_RSP] || bp & 7) {
+	uint64_t bp = cur->r[a->fp], ra, saved;
+	if (!(cur->valid >> a->fp & 1) || bp < cur->r[a->sp] || bp & 7) {
 		*why = UNW_END_NO_CFI;
 		return -1;
 	}
@@ -204,10 +205,10 @@ static int fp_step(const struct unw_regs *cur, const struct mem *mem, struct unw
 		return -1;
 	}
 	*next = *cur;
-	next->valid = (cur->valid & CALLEE_SAVED_X86) | 1u << UNW_X86_RSP | 1u << UNW_X86_RIP;
-	next->r[UNW_X86_RBP] = saved;
-	next->r[UNW_X86_RSP] = bp + 16;
-	next->r[UNW_X86_RIP] = ra;
+	next->valid = (cur->valid & a->callee_saved) | 1ull << a->sp | 1ull << a->pc;
+	next->r[a->fp] = saved;
+	next->r[a->sp] = bp + 16;
+	next->r[a->pc] = ra;
 	return 0;
 }
 
@@ -218,15 +219,15 @@ static bool executable(const struct unw_space *s, uint64_t pc)
 }
 
 /* The caller's frame must be above ours and return into code. */
-static bool valid_step(const struct unw_space *s, const struct unw_regs *cur,
-		       const struct unw_regs *next, bool first)
+static bool valid_step(const struct unw_arch *a, const struct unw_space *s,
+		       const struct unw_regs *cur, const struct unw_regs *next, bool first)
 {
-	if (!(next->valid >> UNW_X86_RIP & 1) || !(next->valid >> UNW_X86_RSP & 1))
+	if (!(next->valid >> a->pc & 1) || !(next->valid >> a->sp & 1))
 		return false;
-	uint64_t sp = cur->r[UNW_X86_RSP], nsp = next->r[UNW_X86_RSP];
+	uint64_t sp = cur->r[a->sp], nsp = next->r[a->sp];
 	if (first ? nsp < sp : nsp <= sp)
 		return false;
-	return executable(s, next->r[UNW_X86_RIP]);
+	return executable(s, next->r[a->pc]);
 }
 
 static void count_end(struct unw_ctx *c, enum unw_end end, size_t n, const struct unw_frame *f)
@@ -249,18 +250,19 @@ size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw
 		  const uint8_t *stack, uint64_t stack_size, struct unw_frame *out, size_t max,
 		  enum unw_end *end)
 {
-	struct mem mem = { stack, regs->r[UNW_X86_RSP], stack_size };
+	const struct unw_arch *a = c->arch;
+	struct mem mem = { stack, regs->r[a->sp], stack_size };
 	struct unw_regs cur = *regs, next;
 	size_t n = 0;
 	bool signal = false;
 	*end = UNW_END_DEPTH;
-	if (!(cur.valid >> UNW_X86_RIP & 1) || !(cur.valid >> UNW_X86_RSP & 1)) {
+	if (!(cur.valid >> a->pc & 1) || !(cur.valid >> a->sp & 1)) {
 		*end = UNW_END_NO_REGS;
 		count_end(c, *end, 0, out);
 		return 0;
 	}
 	while (n < max) {
-		uint64_t pc = cur.r[UNW_X86_RIP];
+		uint64_t pc = cur.r[a->pc];
 		const struct unw_mapping *m = unw_space_find(s, pc);
 		struct unw_frame *f = &out[n++];
 		memset(f, 0, sizeof(*f));
@@ -287,12 +289,12 @@ size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw
 			have_row = unw_rule_lookup(c, m->mod, vaddr - 1, &found) == 0;
 		if (have_row) {
 			row = found;
-			r = cfi_step(row, &cur, &mem, n == 1, &next, &why);
+			r = cfi_step(a, row, &cur, &mem, n == 1, &next, &why);
 			if (r == 1) {
 				*end = UNW_END_OUTERMOST;
 				break;
 			}
-			if (r == 0 && !valid_step(s, &cur, &next, n == 1)) {
+			if (r == 0 && !valid_step(a, s, &cur, &next, n == 1)) {
 				r = -1;
 				why = UNW_END_BAD_STEP;
 			}
@@ -307,8 +309,8 @@ size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw
 		}
 		if (r != 0 && c->method != UNW_CFI) {
 			enum unw_end fwhy;
-			r = fp_step(&cur, &mem, &next, &fwhy);
-			if (r == 0 && !valid_step(s, &cur, &next, false)) {
+			r = fp_step(a, &cur, &mem, &next, &fwhy);
+			if (r == 0 && !valid_step(a, s, &cur, &next, false)) {
 				r = -1;
 				fwhy = UNW_END_BAD_STEP;
 			}

@@ -3,8 +3,9 @@
  * PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER give). DWARF CFI first, frame pointers as
  * the fallback; every step is validated (the return address lies in an executable mapping,
  * the CFA moves up the stack) and a stack that cannot be followed to its outermost frame is
- * reported as truncated, with the reason and the module where it stopped. x86-64 now; the
- * register file and the CFI are already sized for aarch64.
+ * reported as truncated, with the reason and the module where it stopped. x86-64 now: what
+ * is particular to it is in struct unw_arch; the register file and CFI rows have room for
+ * aarch64's registers.
  *
  * Ownership: struct unw_ctx owns the modules (ELF files and their CFI) and the rule cache;
  * a struct unw_space (one process's mappings) borrows modules from the context that made it.
@@ -20,12 +21,32 @@
 #include "dwarf/cfi.h"
 
 /* DWARF register numbers on x86-64 (System V psABI, figure 3.36); 16 is the return address. */
-enum { UNW_X86_RBP = 6, UNW_X86_RSP = 7, UNW_X86_RIP = 16, UNW_NREGS = 17 };
+enum { UNW_X86_RBP = 6, UNW_X86_RSP = 7, UNW_X86_RIP = 16 };
+/* Room for aarch64's registers: x0-x30, sp (31) and the pc, given 32. */
+enum { UNW_NREGS = 33 };
 
 struct unw_regs {
-	uint64_t r[UNW_NREGS];
-	uint32_t valid; /* bit per register */
+	uint64_t r[UNW_NREGS]; /* by DWARF register number */
+	uint64_t valid;        /* bit per register */
 };
+
+/* What the step code and replay know of an architecture; everything else is DWARF. Only
+ * x86-64 exists (unw_arch_x86_64): aarch64 would be one more of these (sp 31, fp x29, the
+ * return address x30 copied to a pc slot, callee-saved x19-x29, perf's x0..pc numbering)
+ * and its lld/PLT habits, chosen from the recording's machine. */
+struct unw_arch {
+	const char *name;
+	unsigned nregs;        /* DWARF numbers a CFI row may name here, the pc's included */
+	unsigned sp, fp, pc;   /* pc: where a step leaves the return address it recovered */
+	uint64_t callee_saved; /* registers a call preserves: the rest are unknown above it */
+	/* The frame-pointer frame record: the saved fp at [fp], the return address at
+	 * [fp + 8], the caller's sp fp + 16 (x86-64 and aarch64 alike). */
+	const int8_t *dwarf_of_perf; /* perf's user-register numbers (asm/perf_regs.h) -> DWARF,
+				      * -1 for none */
+	unsigned nperf;
+};
+
+extern const struct unw_arch unw_arch_x86_64;
 
 enum unw_method { UNW_AUTO, UNW_CFI, UNW_FP };
 
@@ -46,6 +67,7 @@ struct unw_module {
 	char *path;   /* as the mapping names it */
 	char *file;   /* the file actually read (a build-id cache copy), NULL for memory */
 	struct elf_file *elf;
+	char build_id[41];    /* the ELF's build-id in hex (up to 20 bytes), "" without one */
 	struct elf_file *dbg; /* separate debug file, opened when .eh_frame does not cover a pc */
 	struct dwarf_cfi *cfi;
 	bool dbg_tried;
@@ -82,6 +104,7 @@ struct unw_ctx;
 int unw_ctx_new(enum unw_method method, struct unw_ctx **out);
 void unw_ctx_free(struct unw_ctx *c);
 const struct unw_stats *unw_ctx_stats(const struct unw_ctx *c);
+const struct unw_arch *unw_ctx_arch(const struct unw_ctx *c);
 /* Modules in the order they were opened, for reports of where stacks stopped. */
 size_t unw_ctx_modules(const struct unw_ctx *c, struct unw_module *const **mods);
 

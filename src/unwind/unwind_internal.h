@@ -25,6 +25,7 @@ struct unw_expect {
 
 struct unw_ctx {
 	enum unw_method method;
+	const struct unw_arch *arch;
 	struct unw_expect *expects;
 	size_t nexpects;
 	struct unw_module **mods;

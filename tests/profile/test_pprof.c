@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "base/err.h"
+#include "profile/pb.h"
 #include "profile/profile.h"
 #include "profile/read.h"
 #include "report/report.h"
@@ -165,12 +166,105 @@ static void pprof_rejects_dangling_ids(void **state)
 	assert_string_equal(err_msg(), "x.pb: sample 0: sample refers to missing location 9");
 }
 
+/* A profile as another tool writes it: one sample at runtime address addr in a mapping of
+ * path at [start, start + 64 KiB) with file offset offset, and the given comments. */
+static void foreign(struct pb_buf *out, const char *path, uint64_t start, uint64_t offset,
+		    uint64_t addr, const char *const *comments, size_t ncomments)
+{
+	/* strings: 0 "", 1 samples, 2 count, 3 path, 4 f, 5.. comments */
+	struct pb_buf sub = { 0 }, line = { 0 };
+	pb_uint(&sub, 1, 1);
+	pb_uint(&sub, 2, 2);
+	pb_sub(out, 1, &sub);
+	sub.n = 0;
+	pb_uint(&sub, 1, 1);
+	pb_uint(&sub, 2, 1);
+	pb_sub(out, 2, &sub); /* sample: location 1, value 1 (both packed of one) */
+	sub.n = 0;
+	pb_uint(&sub, 1, 1);
+	pb_uint(&sub, 2, start);
+	pb_uint(&sub, 3, start + 0x10000);
+	pb_uint(&sub, 4, offset);
+	pb_uint(&sub, 5, 3);
+	pb_sub(out, 3, &sub);
+	sub.n = 0;
+	pb_uint(&sub, 1, 1);
+	pb_uint(&sub, 2, 1);
+	pb_uint(&sub, 3, addr);
+	pb_uint(&line, 1, 1);
+	pb_sub(&sub, 4, &line);
+	pb_sub(out, 4, &sub);
+	sub.n = 0;
+	pb_uint(&sub, 1, 1);
+	pb_uint(&sub, 2, 4);
+	pb_sub(out, 5, &sub);
+	const char *strs[] = { "", "samples", "count", path, "f" };
+	for (size_t i = 0; i < 5; i++)
+		pb_bytes(out, 6, strs[i], strlen(strs[i]));
+	for (size_t i = 0; i < ncomments; i++) {
+		pb_bytes(out, 6, comments[i], strlen(comments[i]));
+		pb_uint(out, 13, 5 + i);
+	}
+	pb_free(&sub);
+	pb_free(&line);
+}
+
+/* The pc the single sample landed on, and its module's base. */
+static void read_foreign(const char *path, uint64_t start, uint64_t offset, uint64_t addr,
+			 const char *const *comments, size_t n, uint64_t *pc, uint64_t *base)
+{
+	struct pb_buf b = { 0 };
+	struct prof *p;
+	foreign(&b, path, start, offset, addr, comments, n);
+	assert_int_equal(prof_read_pprof("f.pb", b.v, b.n, &p), 0);
+	pb_free(&b);
+	const struct prof_node *leaf = prof_node_at(p, prof_node_at(p, PROF_ROOT)->first_child);
+	*pc = prof_pcw_at(p, leaf->first_pc)->pc;
+	*base = prof_module_at(p, prof_frame_at(p, leaf->frame)->module)->base;
+	prof_free(p);
+}
+
+static void pprof_address_without_file_is_a_file_offset(void **state)
+{
+	uint64_t pc, base;
+	read_foreign("/nonexistent/app", 0x400000, 0x1000, 0x400123, NULL, 0, &pc, &base);
+	assert_int_equal(pc, 0x1123);
+	assert_int_equal(base, 0x3ff000);
+}
+
+static void pprof_mapping_comment_gives_the_vaddr(void **state)
+{
+	static const char *const ok[] = { "tally.mapping=0x400000,0x1000,0x401000,/nonexistent/app" };
+	uint64_t pc, base;
+	read_foreign("/nonexistent/app", 0x400000, 0x1000, 0x400123, ok, 1, &pc, &base);
+	assert_int_equal(pc, 0x401123);
+	assert_int_equal(base, 0xfffffffffffff000ull); /* start 0x400000 is vaddr 0x401000 */
+	/* For another file, another start or offset, or malformed: someone else's comment. */
+	static const char *const others[] = {
+		"tally.mapping=0x400000,0x1000,0x401000,/nonexistent/other",
+		"tally.mapping=0x400001,0x1000,0x401000,/nonexistent/app",
+		"tally.mapping=0x400000,0x0,0x401000,/nonexistent/app",
+		"tally.mapping=0x400000,0x1000,0x401000",
+		"tally.mapping=0x400000,0x1000,0x,/nonexistent/app",
+		"tally.mapping=0x400000,0x1000,0x11112222333344445,/nonexistent/app",
+		"tally.mapping=0X400000,0x1000,0x401000,/nonexistent/app",
+		"tally.mapping=",
+		"tally.mapping",
+	};
+	for (size_t i = 0; i < sizeof(others) / sizeof(*others); i++) {
+		read_foreign("/nonexistent/app", 0x400000, 0x1000, 0x400123, &others[i], 1, &pc, &base);
+		assert_int_equal(pc, 0x1123);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pprof_round_trip_keeps_tree_pcs_and_inline_frames),
 		cmocka_unit_test(pprof_truncated_input_fails_with_offset),
 		cmocka_unit_test(pprof_rejects_dangling_ids),
+		cmocka_unit_test(pprof_address_without_file_is_a_file_offset),
+		cmocka_unit_test(pprof_mapping_comment_gives_the_vaddr),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

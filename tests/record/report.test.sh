@@ -20,6 +20,8 @@ perf record -q -e cpu-clock -F 1000 --call-graph dwarf,32768 -o "$TMP/perf.data"
 total_pct() { awk -v f="$2" '/^Top functions by total/ {on = 1; next}
 	on && $5 ~ "^" f "(\\.|$)" {sub("%", "", $3); print $3; exit}' "$1"; }
 figure() { awk -v k="$2" 'index($0, k) {print $NF; exit}' "$1"; }
+# the share of complete stacks in the report's first line, without the % sign
+complete_share() { awk '/^unwind: / {for (i = 1; i < NF; i++) if ($(i + 1) == "complete,") {sub("%", "", $i); print $i; exit}}' "$1"; }
 
 for rec in tally perf; do
 	out="$TMP/$rec.report"
@@ -27,19 +29,26 @@ for rec in tally perf; do
 		fail "report_${rec}_recording" "$(cat "$TMP/err")"
 		continue
 	fi
-	complete=$(figure "$out" "unwind: complete stacks %")
+	complete=$(complete_share "$out")
 	main=$(total_pct "$out" main)
 	f12=$(total_pct "$out" f12)
-	if [ "${complete:-0}" -ge 99 ] && awk -v a="${main:-0}" -v b="${f12:-0}" 'BEGIN {exit !(a >= 99 && b >= 99)}'; then
+	if awk -v c="${complete:-0}" -v a="${main:-0}" -v b="${f12:-0}" 'BEGIN {exit !(c >= 99 && a >= 99 && b >= 99)}'; then
 		pass "report_${rec}_recording_has_whole_chains"
 	else
 		fail "report_${rec}_recording_has_whole_chains" "complete=$complete main=$main f12=$f12"
 	fi
 done
 
-# The unwind-quality figures are in the header, with lost records.
+# The unwind-quality figures are in the header, with lost records; the shares agree with
+# the counts below them, to the precision printed.
+samples=$(figure "$TMP/tally.report" "samples ")
+done_n=$(figure "$TMP/tally.report" "unwind: complete stacks ")
 grep -q "^figures:  samples [0-9]" "$TMP/tally.report" && grep -q "lost records 0" "$TMP/tally.report" \
-	&& pass report_header_has_unwind_quality || fail report_header_has_unwind_quality
+	&& grep -Eq "^unwind: +$samples stacks: [0-9.]+% complete, [0-9.]+% truncated, [0-9.]+% single-frame, average depth [0-9]+\.[0-9]$" "$TMP/tally.report" \
+	&& awk -v c="$(complete_share "$TMP/tally.report")" -v d="$done_n" -v n="$samples" \
+		'BEGIN {s = 100 * d / n; exit !(n > 0 && (c - s) ^ 2 < 0.01 && (c == 100) == (d == n))}' \
+	&& pass report_header_has_unwind_quality \
+	|| fail report_header_has_unwind_quality "$(head -12 "$TMP/tally.report")"
 
 # --unwind fp says what it costs; a bad method is a usage error.
 "$TALLY" report --unwind fp "$TMP/tally.data" >"$TMP/fp.report" 2>&1
@@ -47,6 +56,50 @@ grep -q "unwind: --unwind=fp" "$TMP/fp.report" && grep -q "unwind: truncated, " 
 	&& pass report_unwind_fp_is_marked || fail report_unwind_fp_is_marked "$(head -20 "$TMP/fp.report")"
 "$TALLY" report --unwind bogus "$TMP/tally.data" >/dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] && pass report_bad_unwind_is_usage || fail report_bad_unwind_is_usage "rc=$rc"
+
+# Every command reading perf.data honours --unwind. The gcc -O2 build has no frame pointers:
+# CFI completes its stacks, frame pointers alone stop at the first frame.
+"$TALLY" report --unwind cfi "$TMP/tally.data" >"$TMP/cfi.report" 2>&1
+"$TALLY" report --unwind=fp "$TMP/tally.data" >"$TMP/fp2.report" 2>&1
+awk -v a="$(complete_share "$TMP/cfi.report")" -v b="$(complete_share "$TMP/fp2.report")" \
+	'BEGIN {exit !(a >= 99 && b == 0)}' \
+	&& pass report_unwind_cfi_vs_fp || fail report_unwind_cfi_vs_fp "$(head -1 "$TMP/cfi.report") / $(head -1 "$TMP/fp2.report")"
+# folded: the share of samples whose stack starts with [truncated]
+truncated_share() { awk '{n += $NF} /^\[truncated\]/ {t += $NF} END {print n ? 100 * t / n : -1}' "$1"; }
+"$TALLY" export -f folded --unwind cfi -o "$TMP/cfi.folded" "$TMP/tally.data" 2>"$TMP/err" || fail export_unwind "$(cat "$TMP/err")"
+"$TALLY" export -f folded --unwind fp -o "$TMP/fp.folded" "$TMP/tally.data" 2>"$TMP/err" || fail export_unwind "$(cat "$TMP/err")"
+awk -v a="$(truncated_share "$TMP/cfi.folded")" -v b="$(truncated_share "$TMP/fp.folded")" \
+	'BEGIN {exit !(a >= 0 && a <= 1 && b == 100)}' \
+	&& pass export_unwind_cfi_vs_fp || fail export_unwind_cfi_vs_fp "$(head -3 "$TMP/cfi.folded") / $(head -3 "$TMP/fp.folded")"
+# the share a frame's boxes cover in a flame graph ("<title>NAME" then "N samples, P%")
+svg_share() { awk -v f="$2" 'prev ~ "<title>" f "$" {split($0, a, ", "); sub("%", "", a[2]); s += a[2]}
+	{prev = $0} END {print s + 0}' "$1"; }
+"$TALLY" flamegraph --unwind cfi -o "$TMP/cfi.svg" "$TMP/tally.data" 2>"$TMP/err" \
+	&& "$TALLY" flamegraph --unwind fp -o "$TMP/fp.svg" "$TMP/tally.data" 2>>"$TMP/err" \
+	&& awk -v m="$(svg_share "$TMP/cfi.svg" main)" -v t="$(svg_share "$TMP/cfi.svg" '\\[truncated\\]')" \
+		-v ft="$(svg_share "$TMP/fp.svg" '\\[truncated\\]')" -v fm="$(svg_share "$TMP/fp.svg" main)" \
+		'BEGIN {exit !(m >= 99 && t <= 1 && ft >= 90 && fm <= 10)}' \
+	&& pass flamegraph_unwind_cfi_vs_fp || fail flamegraph_unwind_cfi_vs_fp "$(cat "$TMP/err") main $(svg_share "$TMP/cfi.svg" main)/$(svg_share "$TMP/fp.svg" main)"
+# annotate finds f1 (no samples of its own, on every stack) only when stacks reach it
+f1=$(awk '$5 ~ /^f1(\.|$)/ {print $5; exit}' "$TMP/cfi.report")
+"$TALLY" annotate --unwind cfi --function "$f1" "$TMP/tally.data" >"$TMP/cfi.annot" 2>&1 \
+	&& ! "$TALLY" annotate --unwind fp --function "$f1" "$TMP/tally.data" >"$TMP/fp.annot" 2>&1 \
+	&& grep -q "^function $f1" "$TMP/cfi.annot" && grep -q "no function '$f1'" "$TMP/fp.annot" \
+	&& pass annotate_unwind_cfi_vs_fp || fail annotate_unwind_cfi_vs_fp "f1=$f1 $(head -2 "$TMP/cfi.annot") / $(cat "$TMP/fp.annot")"
+# diff against the CFI profile: nothing changes under cfi; under fp every caller is gone
+"$TALLY" export -f pprof -o "$TMP/cfi.pb.gz" "$TMP/tally.data" 2>"$TMP/err" || fail export_pprof_for_diff "$(cat "$TMP/err")"
+"$TALLY" diff --unwind cfi "$TMP/cfi.pb.gz" "$TMP/tally.data" >"$TMP/cfi.diff" 2>&1
+"$TALLY" diff --unwind fp "$TMP/cfi.pb.gz" "$TMP/tally.data" >"$TMP/fp.diff" 2>&1
+grep -q "(no function changed)" "$TMP/cfi.diff" && grep -Eq " gone +main$" "$TMP/fp.diff" \
+	&& grep -Eq " new +\[truncated\]$" "$TMP/fp.diff" \
+	&& pass diff_unwind_cfi_vs_fp || fail diff_unwind_cfi_vs_fp "$(head -8 "$TMP/cfi.diff") / $(head -8 "$TMP/fp.diff")"
+# every such command documents the option and rejects a bad method as bad usage
+for cmd in report flamegraph export annotate diff; do
+	"$TALLY" help "$cmd" | grep -q -- "--unwind METHOD .*perf.data" || fail "${cmd}_help_mentions_unwind"
+	"$TALLY" "$cmd" --unwind bogus x y >/dev/null 2>&1; rc=$?
+	[ $rc -eq 2 ] || fail "${cmd}_bad_unwind_is_usage" "rc=$rc"
+done
+pass unwind_option_documented_everywhere
 
 # go tool pprof reads the exported profile of a perf.data and agrees: main and f12 are on
 # every sample's stack.
@@ -68,7 +121,7 @@ fi
 
 # From stdin too (read whole rather than mapped).
 "$TALLY" report - <"$TMP/tally.data" >"$TMP/stdin.report" 2>"$TMP/err" \
-	&& [ "$(figure "$TMP/stdin.report" "unwind: complete stacks %")" = "$(figure "$TMP/tally.report" "unwind: complete stacks %")" ] \
+	&& [ "$(head -1 "$TMP/stdin.report")" = "$(head -1 "$TMP/tally.report")" ] \
 	&& pass report_perf_data_from_stdin || fail report_perf_data_from_stdin "$(cat "$TMP/err")"
 
 # A truncated perf.data is an error naming the file, not a crash.

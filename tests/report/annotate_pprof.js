@@ -1,8 +1,10 @@
 // Writes a plain (not gzipped) pprof profile.proto from a JSON description, with an encoder
 // of our own written from the profile.proto schema, so annotate's input does not come from
 // tally itself. usage: node annotate_pprof.js IN.json OUT.pb
-// IN: { binary, build_id, start, samples: [{ stack: [{ addr, func, inlined }], value }] },
-// stack innermost first, addr module-relative (the mapping puts the binary at `start`),
+// IN: { binary, build_id, start, [limit, offset,] samples: [{ stack: [{ addr, func, inlined }],
+// value }] }, stack innermost first, addr relative to the mapping's start (its location's
+// address is start + addr); the mapping is [start, limit) at file offset `offset` (default
+// [start, start + 16 MiB) at 0: then addr is a file offset, and a vaddr where they agree),
 // inlined (optional) the functions inlined at addr, innermost first: they become the
 // location's first Line entries, as pprof represents inline frames.
 "use strict";
@@ -30,12 +32,13 @@ const str = (s) => { let i = strings.indexOf(s); if (i < 0) { i = strings.length
 
 const parts = [msg(1, [uint(1, str("samples")), uint(2, str("count"))])];
 const start = BigInt(spec.start);
-parts.push(msg(3, [uint(1, 1), uint(2, start), uint(3, start + 0x1000000n), uint(4, 0),
+const limit = spec.limit ? BigInt(spec.limit) : start + 0x1000000n;
+parts.push(msg(3, [uint(1, 1), uint(2, start), uint(3, limit), uint(4, BigInt(spec.offset || 0)),
 	uint(5, str(spec.binary)), uint(6, str(spec.build_id))]));
 const funcs = new Map(), locs = new Map();
 for (const s of spec.samples) {
 	const ids = s.stack.map(({ addr, func, inlined }) => {
-		const names = [...(inlined || []), func];
+		const names = func ? [...(inlined || []), func] : []; /* no func: address only */
 		for (const f of names) {
 			if (!funcs.has(f)) {
 				funcs.set(f, funcs.size + 1);

@@ -5,7 +5,8 @@
 # byte-identical for identical input, and bad input gets a clear error.
 . tests/lib.sh
 
-export GOFLAGS=-mod=mod GOTOOLCHAIN=local
+# Offline, with the build cache in the scratch directory.
+export GOFLAGS=-mod=mod GOTOOLCHAIN=local GOPROXY=off GOCACHE=$TMP/go-cache
 have_go=true
 command -v go >/dev/null || have_go=false
 

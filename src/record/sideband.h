@@ -1,0 +1,24 @@
+/*
+ * What recording sessions share besides their events: records synthesized for processes
+ * that were running before the events existed (COMM per thread, MMAP2 per mapping, as
+ * perf record -p writes them), and the accounting of each record on its way into the
+ * perf.data (samples, lost, throttled, bytes; executable mappings noted for build-ids).
+ */
+#ifndef TALLY_RECORD_SIDEBAND_H
+#define TALLY_RECORD_SIDEBAND_H
+
+#include <stddef.h>
+
+#include "record/modules.h"
+#include "record/record.h"
+
+typedef int (*rec_emit_fn)(const void *rec, size_t size, void *arg);
+
+/* A COMM record for thread tid of pid, from /proc, handed to emit. */
+int rec_synth_comm(int pid, int tid, rec_emit_fn emit, void *arg);
+/* An MMAP2 record for each executable or file-backed mapping of pid. */
+int rec_synth_maps(int pid, rec_emit_fn emit, void *arg);
+/* Counts rec (as the kernel wrote it) into res and notes executable mappings in m. */
+void rec_account(struct rec_result *res, struct rec_modules *m, const void *rec, size_t size);
+
+#endif

@@ -1,0 +1,255 @@
+/*
+ * Recording at USDT probe hits (usdt.h). The probes session (probes/count.h) finds the
+ * probe sites, attaches one uprobe event per site and task, and follows the target; here
+ * each event is made a sampling one (sample_period 1: every hit) with the native
+ * recorder's sample type, and its records go into the perf.data.
+ *
+ * Why per-task events and ptrace, not per-CPU events (pid -1) filtered to the target: a
+ * uprobe event without a task is installed in every process that maps the file, so its
+ * semaphore would be raised and its breakpoint hit in every python3.11 (or every process,
+ * for a libc probe) on the machine while tally records, and all those hits would cross the
+ * ring buffers only to be dropped. A per-task event touches the target alone. Its cost is
+ * that uprobe events cannot be inherited (probes/attach.h), so new threads and children
+ * are followed with ptrace and get their events before their first instruction.
+ *
+ * One ring buffer per task (the events of all sites of a task share it): a per-task event
+ * on any CPU can only share a ring with events of the same task. That the rings never
+ * overflow is the session's doing (the pacer events of count.c).
+ */
+#include "record/usdt.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "probes/attach.h"
+#include "record/modules.h"
+#include "record/sideband.h"
+
+/* 16 MiB per task while there are at most 16: a task stops for tally to drain whenever it
+ * has filled half its ring (count.c), every 1000 samples of 8 KiB, so the size sets how
+ * often the target waits, not whether samples are lost. Tasks beyond get 1 MiB, so that a
+ * program with thousands of threads does not pin gigabytes. A task's ring goes when the
+ * task ends. */
+#define RING_PAGES 4096
+#define RING_PAGES_LATER 256
+#define BIG_RINGS 16
+#define MIN_RING_PAGES 16
+/* perf's own default for --call-graph dwarf: probe hits can come millions of times a
+ * second, and every byte of stack copied is copied at each of them. */
+#define DEFAULT_STACK 8192
+
+struct task_ring {
+	pid_t tid;
+	struct perf_ring ring;
+};
+
+struct usdt_rec {
+	struct perf_event_attr attr;
+	struct perf_writer *w;
+	struct rec_modules modules;
+	struct rec_result *res;
+	struct task_ring *rings;
+	size_t nrings, cap;
+};
+
+bool rec_usdt_pattern(const char *spec, char *out, size_t len)
+{
+	if (strncmp(spec, "usdt:", 5))
+		return false;
+	spec += 5;
+	snprintf(out, len, strchr(spec, ':') ? "%s" : "%s:*", spec);
+	return true;
+}
+
+static int emit(const void *rec, size_t size, void *arg)
+{
+	struct usdt_rec *u = arg;
+	rec_account(u->res, &u->modules, rec, size);
+	return perf_writer_add(u->w, rec, size);
+}
+
+static int on_event(void *ctx, int fd, pid_t tid, bool first)
+{
+	struct usdt_rec *u = ctx;
+	if (!first) {
+		for (size_t i = u->nrings; i-- > 0;)
+			if (u->rings[i].tid == tid)
+				return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, u->rings[i].ring.fd) < 0
+					       ? err_set(-errno, "perf_event_open: redirecting output: %s",
+							 strerror(errno))
+					       : 0;
+		return err_set(-EINVAL, "thread %d: no ring buffer", (int)tid);
+	}
+	if (u->nrings == u->cap) {
+		size_t cap = u->cap ? 2 * u->cap : 8;
+		struct task_ring *n = realloc(u->rings, cap * sizeof(*n));
+		if (!n)
+			return err_set(-ENOMEM, "out of memory");
+		u->rings = n, u->cap = cap;
+	}
+	size_t want = u->nrings < BIG_RINGS ? RING_PAGES : RING_PAGES_LATER, pages = want;
+	struct task_ring *t = &u->rings[u->nrings];
+	int r;
+	while ((r = perf_ring_map(&t->ring, fd, pages)) && pages > MIN_RING_PAGES)
+		pages /= 2;
+	if (r)
+		return r;
+	if (pages != want)
+		err_clear(); /* the larger sizes' failures: a smaller ring serves */
+	t->tid = tid;
+	u->nrings++;
+	return 0;
+}
+
+/* Samples of the largest size (registers, the whole stack copy, a short callchain) that
+ * tid's ring holds. */
+static uint64_t capacity(void *ctx, pid_t tid)
+{
+	struct usdt_rec *u = ctx;
+	uint64_t sample = 512 + u->attr.sample_stack_user;
+	for (size_t i = u->nrings; i-- > 0;)
+		if (u->rings[i].tid == tid)
+			return u->rings[i].ring.size / sample;
+	return 1;
+}
+
+static void task_done(void *ctx, pid_t tid)
+{
+	struct usdt_rec *u = ctx;
+	for (size_t i = 0; i < u->nrings; i++)
+		if (u->rings[i].tid == tid) {
+			perf_ring_unmap(&u->rings[i].ring);
+			u->rings[i] = u->rings[--u->nrings];
+			return;
+		}
+}
+
+static int drain(void *ctx)
+{
+	struct usdt_rec *u = ctx;
+	for (size_t i = 0; i < u->nrings; i++) {
+		int r = perf_ring_drain(&u->rings[i].ring, emit, u);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The native recorder's sample (session.c), taken at every hit: user registers and stack
+ * for DWARF unwinding, or the kernel's frame-pointer walk with --call-graph fp. */
+static void setup_attr(const struct rec_opts *o, struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	if (!o->fp) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = PERF_X86_REGS_USER_MASK;
+		a->sample_stack_user = o->stack_size ? o->stack_size : DEFAULT_STACK;
+		a->exclude_callchain_user = 1;
+	}
+	a->mmap = a->mmap2 = a->mmap_data = 1;
+	a->comm = a->comm_exec = a->task = 1;
+	a->sample_id_all = 1;
+	/* Samples are taken in the target's own context: no kernel stack to walk. */
+	a->exclude_callchain_kernel = 1;
+}
+
+/* The file's attribute: the uprobe PMU, without the pointer and offset of any one site. */
+static int open_writer(struct usdt_rec *u, const char *path)
+{
+	struct uprobe_pmu pmu;
+	int r = uprobe_pmu_probe(&pmu);
+	if (r)
+		return r;
+	struct perf_event_attr file = u->attr;
+	file.type = (uint32_t)pmu.type;
+	return perf_writer_open(path, &file, &u->w);
+}
+
+bool rec_is_hits(const struct perf_event_attr *a)
+{
+	struct uprobe_pmu pmu;
+	if (a->freq || a->sample_period != 1)
+		return false;
+	if (a->type == PERF_TYPE_TRACEPOINT)
+		return true;
+	if (a->type < PERF_TYPE_MAX)
+		return false;
+	if (uprobe_pmu_probe(&pmu)) {
+		err_clear(); /* no uprobe PMU here: not one of its recordings, as far as we know */
+		return false;
+	}
+	return a->type == (uint32_t)pmu.type;
+}
+
+/* What the kernel reported before the events existed: mappings and thread names (threads
+ * that come later inherit theirs through FORK records). */
+static int synth_process(struct usdt_rec *u, int pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return err_set(-ESRCH, "no process %d", pid);
+	int r = 0;
+	for (struct dirent *e; !r && (e = readdir(d));)
+		if (atoi(e->d_name) > 0)
+			r = rec_synth_comm(pid, atoi(e->d_name), emit, u);
+	closedir(d);
+	return r ? r : rec_synth_maps(pid, emit, u);
+}
+
+int rec_usdt_run(const struct rec_opts *o, char *const *patterns, size_t npatterns,
+		 struct rec_result *res, struct usdt_count_result *hits)
+{
+	memset(res, 0, sizeof(*res));
+	memset(hits, 0, sizeof(*hits));
+	if (o->npids > 1)
+		return err_set(-EINVAL, "-e usdt: records one process (-p PID) or one command");
+	struct usdt_rec u = { .res = res };
+	setup_attr(o, &u.attr);
+	int r = open_writer(&u, o->output);
+	if (!r && o->npids)
+		r = synth_process(&u, o->pids[0]);
+	if (r) {
+		if (u.w)
+			perf_writer_abort(u.w);
+		return r;
+	}
+	struct usdt_recorder hooks = { &u.attr, on_event, capacity, task_done, drain, &u };
+	struct usdt_count_opts co = {
+		.pid = o->npids ? o->pids[0] : 0,
+		.cmd = o->argv,
+		.patterns = patterns,
+		.npatterns = npatterns,
+		.recorder = &hooks,
+		.log = o->quiet ? NULL : stderr,
+	};
+	r = usdt_count(&co, hits);
+	if (!r) {
+		rec_modules_write(&u.modules, u.w);
+		r = perf_writer_close(u.w, NULL, 0);
+	} else {
+		perf_writer_abort(u.w);
+	}
+	for (size_t i = 0; i < u.nrings; i++)
+		perf_ring_unmap(&u.rings[i].ring);
+	free(u.rings);
+	rec_modules_free(&u.modules);
+	int st = hits->cmd_status;
+	if (o->argv)
+		res->exit_status = WIFEXITED(st)     ? WEXITSTATUS(st)
+				   : WIFSIGNALED(st) ? 128 + WTERMSIG(st)
+						     : 1;
+	return r;
+}
