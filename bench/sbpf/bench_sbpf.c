@@ -6,6 +6,8 @@
  *
  *   arith: a 64-bit arithmetic loop (add, xor, shifts, mul, a conditional branch)
  *   bytes: a byte load / add / store loop over a 4 KiB input buffer, repeated
+ *   sysc:  a loop around the cheapest syscall, sol_remaining_compute_units (3 instructions
+ *          and one syscall per iteration): what crossing the syscall boundary costs
  *
  * Usage: bench_sbpf [ROUNDS]   prints one line per program and mode.
  */
@@ -17,6 +19,7 @@
 
 #include "base/err.h"
 #include "profile/profile.h"
+#include "sbpf/isa.h"
 #include "sbpf/profiler.h"
 #include "sbpf/program.h"
 #include "sbpf/syscall.h"
@@ -56,6 +59,15 @@ static const uint8_t bytes[] = {
 	I(0x17, 3, 0, 0, 1),        /* r3 -= 1 */
 	I(0x55, 3, 0, -10, 0),      /* if r3 != 0 goto outer */
 	I(0xbf, 0, 5, 0, 0),
+	I(0x95, 0, 0, 0, 0),
+};
+
+/* The call's imm is the syscall's murmur3 hash (v3 static syscalls), patched in main. */
+static uint8_t sysc[] = {
+	I(0xb7, 6, 0, 0, 10000000), /* r6 = 10M */
+	I(0x85, 0, 0, 0, 0),        /* loop: call sol_remaining_compute_units */
+	I(0x17, 6, 0, 0, 1),        /* r6 -= 1 */
+	I(0x55, 6, 0, -3, 0),       /* if r6 != 0 goto loop */
 	I(0x95, 0, 0, 0, 0),
 };
 
@@ -100,7 +112,7 @@ static int bench(const char *name, const uint8_t *code, size_t len, enum mode mo
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *p;
 	struct sbpf_load_options opt = { false, SBPF_V3, true };
-	if (sbpf_program_load(name, code, len, &sys, &opt, &p)) {
+	if (sbpf_syscalls_standard(&sys, 0) || sbpf_program_load(name, code, len, &sys, &opt, &p)) {
 		fprintf(stderr, "%s\n", err_msg());
 		return 1;
 	}
@@ -127,6 +139,7 @@ static int bench(const char *name, const uint8_t *code, size_t len, enum mode mo
 	printf("%-6s %-9s %11llu instructions  %7.1f M instructions/s (best of %d)\n", name,
 	       mode_names[mode], (unsigned long long)insns, best / 1e6, rounds);
 	sbpf_program_free(p);
+	sbpf_syscalls_free(&sys);
 	return 0;
 }
 
@@ -140,6 +153,12 @@ int main(int argc, char **argv)
 			return 1;
 	for (enum mode m = PLAIN; m <= PROFILED; m++)
 		if (bench("bytes", bytes, sizeof(bytes), m, rounds))
+			return 1;
+	const char *sc = "sol_remaining_compute_units";
+	uint32_t h = sbpf_hash(sc, strlen(sc));
+	memcpy(&sysc[12], &h, 4);
+	for (enum mode m = PLAIN; m <= PROFILED; m++)
+		if (bench("sysc", sysc, sizeof(sysc), m, rounds))
 			return 1;
 	return 0;
 }

@@ -15,7 +15,9 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <tally/trace.h>
 
+#include "sbpf/runtime_log.h"
 #include "sbpf/util.h"
 
 enum {
@@ -173,6 +175,17 @@ static long caller_position(const struct sbpf_invocation *c, const uint8_t key[3
 	return -1;
 }
 
+/* The runtime logs the account before it fails ("<key>'s signer privilege escalated"). */
+static int escalated(struct sbpf_vm *vm, const uint8_t key[32], const char *what, size_t i)
+{
+	char line[128], key58[64];
+	sbpf_base58_encode(key, 32, key58, sizeof(key58));
+	int n = snprintf(line, sizeof(line), "%s's %s privilege escalated", key58, what);
+	if (sbpf_vm_log(vm, line, (size_t)n))
+		return -ENOMEM;
+	return sbpf_vm_syscall_error(vm, "PrivilegeEscalation", "account %zu: %s", i, what);
+}
+
 /* The callee's instruction accounts: duplicates merged, privileges checked against the
  * caller's and the PDA signers. */
 static int prepare(struct sbpf_vm *vm, const struct sbpf_invocation *caller,
@@ -198,12 +211,11 @@ static int prepare(struct sbpf_vm *vm, const struct sbpf_invocation *caller,
 		bool pda = false;
 		for (size_t k = 0; k < npdas; k++)
 			pda |= !memcmp(pdas[k], ix->metas[i].key, 32);
-		if (out[i].is_writable && !caller->ix[at].is_writable)
-			return sbpf_vm_syscall_error(vm, "PrivilegeEscalation",
-						     "account %zu: writable", i);
-		if (out[i].is_signer && !caller->ix[at].is_signer && !pda)
-			return sbpf_vm_syscall_error(vm, "PrivilegeEscalation",
-						     "account %zu: signer", i);
+		const char *what = out[i].is_writable && !caller->ix[at].is_writable ? "writable"
+				   : out[i].is_signer && !caller->ix[at].is_signer && !pda ? "signer"
+											   : NULL;
+		if (what)
+			return escalated(vm, ix->metas[i].key, what, i);
 	}
 	return 0;
 }
@@ -384,14 +396,24 @@ static int call(struct sbpf_vm *vm, const uint64_t a[5], bool rust, struct cpi_c
 	if (rc)
 		return rc;
 	struct sbpf_invoke_result res;
+	unsigned depth = caller->rt->depth + 1;
+	TALLY_TRACEPOINT(tally_sbpf, cpi_enter, c->ix.program_id, depth, sbpf_vm_remaining(vm));
 	rc = sbpf_runtime_invoke(caller->rt, vm, c->ix.program_id, c->callee_ix, c->ix.n,
 				 c->ix.data, c->ix.data_len, sbpf_vm_remaining(vm), &res);
 	if (rc)
 		return rc;
+	TALLY_TRACEPOINT(tally_sbpf, cpi_exit, c->ix.program_id, depth, res.cu, res.error);
 	if (sbpf_vm_consume(vm, res.cu))
 		return -1;
+	/* An InstructionError reaches the caller as it is; any other failure (the VM's, or a
+	 * syscall's own) as ProgramFailedToComplete, as agave's process_executable_chain
+	 * turns it. */
+	char text[400];
 	if (res.error[0])
-		return sbpf_vm_syscall_error(vm, res.error, "in the invoked program: %s", res.detail);
+		return sbpf_vm_syscall_error(vm,
+					     sbpf_instruction_error_text(res.error, text, sizeof(text))
+						     ? res.error : "ProgramFailedToComplete",
+					     "in the invoked program: %s", res.detail);
 	for (size_t i = 0; i < c->ix.n; i++)
 		if (c->cas[i].write_back && (rc = update_caller(vm, caller->rt, &c->cas[i])))
 			return rc;

@@ -47,23 +47,27 @@ struct sbpf_runtime {
 	unsigned depth;
 	/* optional: watches every VM; invoked programs nest under their invoke syscall */
 	struct sbpf_profiler *profiler;
-	/* what the top-level instruction leaves: logs (malloc'd) and return data */
+	/* what the top-level instruction leaves: logs (malloc'd, framed as the runtime frames
+	 * them: runtime_log.h) and return data */
 	char **logs;
-	size_t nlogs;
+	size_t nlogs, logs_cap;
 	uint8_t *return_data;
 	size_t return_len;
 };
 
-/* How one instruction ended: error "" on success, else the runtime's or VM's name. */
+/* How one instruction ended: error "" on success, else the runtime's or VM's name;
+ * log_text is what the runtime's "Program <id> failed: ..." line shows. */
 struct sbpf_invoke_result {
 	char error[64];
 	char detail[400];
+	char log_text[400];
 	uint64_t cu;
 };
 
 /* Runs the instruction: serialize, run program_id's program with budget CU, deserialize
- * with the runtime's checks. Logs and return data go to parent (a CPI's caller) or, at the
- * top, into rt. Negative only when tally failed. */
+ * with the runtime's checks. Logs, framed by the runtime's invoke / consumed / return /
+ * success or failed lines, and return data go to parent (a CPI's caller) or, at the top,
+ * into rt. Negative only when tally failed. */
 int sbpf_runtime_invoke(struct sbpf_runtime *rt, struct sbpf_vm *parent,
 			const uint8_t program_id[32], const struct sbpf_ix_account *ix, size_t n,
 			const uint8_t *data, size_t data_len, uint64_t budget,

@@ -8,12 +8,16 @@
 #include "sbpf/cpi.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
 #include "sbpf/profiler.h"
+#include "sbpf/runtime_log.h"
+#include "sbpf/util.h"
 
 void sbpf_program_error_name(uint64_t r0, char *buf, size_t size)
 {
@@ -64,28 +68,68 @@ static void lamport_sum(const struct sbpf_runtime *rt, const struct sbpf_ix_acco
 	}
 }
 
-static int pass_on(struct sbpf_runtime *rt, struct sbpf_vm *parent, struct sbpf_vm *vm)
+/* Appends a log line where this instruction's logs go: the caller's VM for a CPI (whose
+ * logs pass on in turn when it ends), the transaction's at the top. */
+static int emit(struct sbpf_runtime *rt, struct sbpf_vm *parent, const char *line)
 {
+	if (parent)
+		return sbpf_vm_log(parent, line, strlen(line));
+	if (rt->nlogs == rt->logs_cap) {
+		size_t cap = rt->logs_cap ? rt->logs_cap * 2 : 16;
+		char **v = realloc(rt->logs, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		rt->logs = v;
+		rt->logs_cap = cap;
+	}
+	if (!(rt->logs[rt->nlogs] = strdup(line)))
+		return -ENOMEM;
+	rt->nlogs++;
+	return 0;
+}
+
+static int emitf(struct sbpf_runtime *rt, struct sbpf_vm *parent, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int emitf(struct sbpf_runtime *rt, struct sbpf_vm *parent, const char *fmt, ...)
+{
+	char line[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	return emit(rt, parent, line);
+}
+
+/* After the run: the program's logs, then the runtime's "consumed" and (when return data
+ * is set) "Program return:" lines. Return data belongs to the transaction: the runtime
+ * clears it when an instruction starts, so the caller sees what the callee left, even
+ * nothing, and "Program return:" names the program that just ran whoever set the data. */
+static int pass_on(struct sbpf_runtime *rt, struct sbpf_vm *parent, struct sbpf_vm *vm,
+		   const char *id58, uint64_t cu, uint64_t budget)
+{
+	int rc = 0;
+	for (size_t i = 0; !rc && i < sbpf_vm_log_count(vm); i++)
+		rc = emit(rt, parent, sbpf_vm_log_at(vm, i));
+	if (!rc)
+		rc = emitf(rt, parent, "Program %s consumed %" PRIu64 " of %" PRIu64 " compute units",
+			   id58, cu, budget);
 	size_t rlen;
 	const uint8_t *rdata = sbpf_vm_return_data(vm, &rlen);
-	if (parent) {
-		for (size_t i = 0; i < sbpf_vm_log_count(vm); i++) {
-			const char *s = sbpf_vm_log_at(vm, i);
-			if (sbpf_vm_log(parent, s, strlen(s)))
-				return -ENOMEM;
-		}
-		return rlen ? sbpf_vm_set_return_data(parent, rdata, rlen) : 0;
-	}
-	size_t n = sbpf_vm_log_count(vm);
-	rt->logs = calloc(n + 1, sizeof(char *));
-	rt->return_data = malloc(rlen + 1);
-	if (!rt->logs || !rt->return_data)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		if (!(rt->logs[i] = strdup(sbpf_vm_log_at(vm, i))))
+	if (!rc && rlen) {
+		size_t cap = 16 + strlen(id58) + 1 + (rlen + 2) / 3 * 4 + 1;
+		char *line = malloc(cap);
+		if (!line)
 			return -ENOMEM;
-		rt->nlogs = i + 1;
+		size_t o = (size_t)snprintf(line, cap, "Program return: %s ", id58);
+		line[o + sbpf_base64_encode(rdata, rlen, line + o, cap - o - 1)] = 0;
+		rc = emit(rt, parent, line);
+		free(line);
 	}
+	if (rc || parent)
+		return rc ? rc : sbpf_vm_set_return_data(parent, rdata, rlen);
+	rt->return_data = malloc(rlen + 1);
+	if (!rt->return_data)
+		return -ENOMEM;
 	if (rlen)
 		memcpy(rt->return_data, rdata, rlen);
 	rt->return_len = rlen;
@@ -96,6 +140,8 @@ static void set_error(struct sbpf_invoke_result *res, const char *name, const ch
 {
 	snprintf(res->error, sizeof(res->error), "%s", name);
 	snprintf(res->detail, sizeof(res->detail), "%s", detail ? detail : name);
+	if (!sbpf_instruction_error_text(name, res->log_text, sizeof(res->log_text)))
+		snprintf(res->log_text, sizeof(res->log_text), "%s", res->detail);
 }
 
 /* The VM's verdict: its error, or the program's return value. */
@@ -108,11 +154,15 @@ static void vm_verdict(const struct sbpf_vm *vm, const struct sbpf_result *r,
 		set_error(res, r->syscall_error, desc);
 	} else if (r->error != SBPF_OK) {
 		sbpf_result_describe(r, desc, sizeof(desc));
+		char text[sizeof(desc)];
+		memcpy(text, desc, sizeof(text));
 		const struct sbpf_symbol *s = sbpf_program_symbol_at(sbpf_vm_program(vm), r->pc);
 		size_t l = strlen(desc);
 		snprintf(desc + l, sizeof(desc) - l, " at pc %llu%s%s", (unsigned long long)r->pc,
 			 s ? " in " : "", s ? s->name : "");
 		set_error(res, sbpf_error_name(r->error), desc);
+		/* the runtime shows the VM's error as the VM words it, without a location */
+		memcpy(res->log_text, text, sizeof(text));
 	} else if (r->r0) {
 		char name[64];
 		sbpf_program_error_name(r->r0, name, sizeof(name));
@@ -123,7 +173,7 @@ static void vm_verdict(const struct sbpf_vm *vm, const struct sbpf_result *r,
 
 static int run_vm(struct sbpf_runtime *rt, struct sbpf_vm *parent,
 		  const struct sbpf_rt_program *p, struct sbpf_invocation *inv, uint64_t budget,
-		  struct sbpf_invoke_result *res)
+		  const char *id58, struct sbpf_invoke_result *res)
 {
 	struct sbpf_vm *vm;
 	struct sbpf_vm_config cfg = { .compute_budget = budget };
@@ -148,7 +198,7 @@ static int run_vm(struct sbpf_runtime *rt, struct sbpf_vm *parent,
 	if (!rc) {
 		res->cu = r.cu_used;
 		vm_verdict(vm, &r, res);
-		rc = pass_on(rt, parent, vm);
+		rc = pass_on(rt, parent, vm, id58, r.cu_used, budget);
 	}
 	sbpf_vm_free(vm);
 	return rc;
@@ -168,21 +218,30 @@ int sbpf_runtime_invoke(struct sbpf_runtime *rt, struct sbpf_vm *parent,
 	struct sbpf_invocation inv = { rt, program_id, ix, n, { 0 } };
 	const char *ierr;
 	uint64_t before[2], after[2];
+	char id58[64];
+	sbpf_base58_encode(program_id, 32, id58, sizeof(id58));
+	int rc = emitf(rt, parent, "Program %s invoke [%u]", id58, rt->depth + 1);
 	lamport_sum(rt, ix, n, before);
-	int rc = sbpf_serialize(rt->accounts, ix, n, data, data_len, program_id, p->aligned,
-				&inv.input, &ierr);
+	if (!rc)
+		rc = sbpf_serialize(rt->accounts, ix, n, data, data_len, program_id, p->aligned,
+				    &inv.input, &ierr);
 	if (rc)
 		return err_set(rc, "out of memory");
-	if (ierr) {
+	if (ierr)
 		set_error(res, ierr, NULL);
-		return 0;
-	}
-	rc = run_vm(rt, parent, p, &inv, budget, res);
-	if (!rc && !res->error[0]) {
+	else
+		rc = run_vm(rt, parent, p, &inv, budget, id58, res);
+	if (!rc && !ierr && !res->error[0]) {
 		rc = sbpf_deserialize(&inv.input, rt->accounts, ix, program_id, &ierr);
 		if (!rc && ierr)
 			set_error(res, ierr, NULL);
 	}
+	/* The runtime writes the verdict before it checks the lamports (when it pops the
+	 * instruction), so an unbalanced instruction still logs "success". */
+	if (!rc && res->error[0])
+		rc = emitf(rt, parent, "Program %s failed: %s", id58, res->log_text);
+	else if (!rc)
+		rc = emitf(rt, parent, "Program %s success", id58);
 	lamport_sum(rt, ix, n, after);
 	if (!rc && !res->error[0] && (before[0] != after[0] || before[1] != after[1]))
 		set_error(res, "UnbalancedInstruction", "the accounts' lamports changed in sum");

@@ -10,6 +10,10 @@
  *
  * Metering matches the reference: an instruction is charged before it runs (so a failing
  * instruction is paid for), and one that finds no CU left fails ExceededMaxInstructions.
+ *
+ * The instruction meter is the local cu, committed to vm->remaining before every syscall
+ * and when the run ends; both go through functions of interp.c that carry the tracepoints,
+ * so this loop compiles the same with and without them.
  */
 
 #define DST (r[d->dst])
@@ -371,13 +375,10 @@ L_CALL:
 		if (vm->hooks.on_syscall_enter)
 			vm->hooks.on_syscall_enter(vm->hooks.ctx, pc, sc);
 #endif
-		vm->remaining = cu;
 		memcpy(vm->reg, r, sizeof(r));
 		vm->pc = pc;
 		uint64_t ret = 0;
-		vm->cur_sc = sc;
-		int rc = sc->fn(vm, &r[1], &ret);
-		vm->cur_sc = NULL;
+		int rc = sbpf_interp_syscall(vm, sc, cu, &r[1], &ret);
 		vm->syscall_cu += cu - vm->remaining;
 #if INTERP_HOOKED
 		if (vm->hooks.on_syscall_exit)
@@ -449,9 +450,9 @@ fault:
 	res->pc = pc;
 done:
 	FLUSH();
+	sbpf_interp_end(vm, pc, cu);
 	memcpy(vm->reg, r, sizeof(r));
 	vm->pc = pc;
-	vm->remaining = cu;
 	vm->depth = depth;
 	return 0;
 }

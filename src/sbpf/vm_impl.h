@@ -49,6 +49,7 @@ struct sbpf_vm {
 	bool has_hooks;
 	void *user;
 	const struct sbpf_syscall *cur_sc; /* the syscall running now */
+	uint64_t cur_sc_cu; /* CU left when it started (for its exit tracepoint) */
 	struct sbpf_result *res; /* where a syscall error lands during a run */
 	bool failed;
 	VEC(char *) logs;
@@ -84,5 +85,13 @@ static inline uint8_t *sbpf_xlate(const struct sbpf_vm *vm, uint64_t addr, uint6
 
 int sbpf_interp_run(struct sbpf_vm *vm);
 int sbpf_interp_run_hooked(struct sbpf_vm *vm);
+/* What both loops call to run a syscall (cu: the meter, committed first) and to end a run;
+ * out of line for their tracepoints (interp.c). */
+__attribute__((visibility("hidden"))) int sbpf_interp_syscall(struct sbpf_vm *vm,
+							       const struct sbpf_syscall *sc,
+							       uint64_t cu, uint64_t *args,
+							       uint64_t *ret);
+__attribute__((visibility("hidden"))) void sbpf_interp_end(struct sbpf_vm *vm, uint64_t pc,
+							    uint64_t cu);
 
 #endif
