@@ -8,7 +8,6 @@
  */
 #include "record/record.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
 #include <poll.h>
@@ -289,30 +288,23 @@ static int open_task(struct session *s, int tid)
 	return 0;
 }
 
+static int attach_task(int pid, int tid, void *arg)
+{
+	struct session *s = arg;
+	int r = rec_synth_comm(pid, tid, on_record, s);
+	if (!r)
+		r = open_task(s, tid);
+	if (r == -ESRCH) { /* the thread ended meanwhile */
+		err_clear();
+		r = 0;
+	}
+	return r;
+}
+
 static int attach_pid(struct session *s, int pid)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return err_set(-ESRCH, "no process %d", pid);
-	int r = 0;
-	for (struct dirent *e; !r && (e = readdir(d));) {
-		int tid = atoi(e->d_name);
-		if (tid <= 0)
-			continue;
-		r = rec_synth_comm(pid, tid, on_record, s);
-		if (!r)
-			r = open_task(s, tid);
-		if (r == -ESRCH) { /* the thread ended meanwhile */
-			err_clear();
-			r = 0;
-		}
-	}
-	closedir(d);
-	if (!r)
-		r = rec_synth_maps(pid, on_record, s);
-	return r;
+	int r = rec_each_task(pid, attach_task, s);
+	return r ? r : rec_synth_maps(pid, on_record, s);
 }
 
 /* Starts CMD stopped before exec: it waits on a pipe until the events exist. */

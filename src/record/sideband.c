@@ -5,9 +5,14 @@
  */
 #include "record/sideband.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#include "base/err.h"
 
 struct synth {
 	rec_emit_fn emit;
@@ -57,6 +62,21 @@ int rec_synth_maps(int pid, rec_emit_fn emit, void *arg)
 {
 	struct synth y = { emit, arg, pid };
 	return perf_proc_maps(pid, synth_map, &y);
+}
+
+int rec_each_task(int pid, int (*fn)(int pid, int tid, void *arg), void *arg)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return err_set(-ESRCH, "no process %d", pid);
+	int r = 0;
+	for (struct dirent *e; !r && (e = readdir(d));)
+		if (atoi(e->d_name) > 0)
+			r = fn(pid, atoi(e->d_name), arg);
+	closedir(d);
+	return r;
 }
 
 int rec_synth_comm(int pid, int tid, rec_emit_fn emit, void *arg)

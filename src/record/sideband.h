@@ -14,6 +14,9 @@
 
 typedef int (*rec_emit_fn)(const void *rec, size_t size, void *arg);
 
+/* Calls fn for every thread of process pid listed in /proc/PID/task; stops at the first
+ * error. -ESRCH "no process PID" when there is no such process. */
+int rec_each_task(int pid, int (*fn)(int pid, int tid, void *arg), void *arg);
 /* A COMM record for thread tid of pid, from /proc, handed to emit. */
 int rec_synth_comm(int pid, int tid, rec_emit_fn emit, void *arg);
 /* An MMAP2 record for each executable or file-backed mapping of pid. */

@@ -18,7 +18,6 @@
  */
 #include "record/usdt.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,18 +193,14 @@ bool rec_is_hits(const struct perf_event_attr *a)
 
 /* What the kernel reported before the events existed: mappings and thread names (threads
  * that come later inherit theirs through FORK records). */
+static int synth_comm(int pid, int tid, void *arg)
+{
+	return rec_synth_comm(pid, tid, emit, arg);
+}
+
 static int synth_process(struct usdt_rec *u, int pid)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return err_set(-ESRCH, "no process %d", pid);
-	int r = 0;
-	for (struct dirent *e; !r && (e = readdir(d));)
-		if (atoi(e->d_name) > 0)
-			r = rec_synth_comm(pid, atoi(e->d_name), emit, u);
-	closedir(d);
+	int r = rec_each_task(pid, synth_comm, u);
 	return r ? r : rec_synth_maps(pid, emit, u);
 }
 

@@ -111,25 +111,7 @@ grep -q "^$OUT/fire: 2 probes" <<<"$out" && grep -q 'tally_test:fire ' <<<"$out"
 	&& pass list_pid_finds_mapped_objects || fail list_pid_finds_mapped_objects "$out"
 
 # ---- count: exact, against bpftrace on CPython's own probes ----
-cat >"$TMP/script.py" <<'EOF'
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-
-class Counter:
-    def __init__(self):
-        self.n = 0
-    def add(self, k):
-        for i in range(k):
-            self.n += i
-        return self.n
-
-c = Counter()
-total = 0
-for j in range(40):
-    total += c.add(j) + fib(10)
-import json
-print(total, len(json.dumps({"a": list(range(100))})))
-EOF
+cp "$ROOT/tests/probes/workload.py" "$TMP/script.py"
 if [ ! -x "$PY" ] || ! command -v bpftrace >/dev/null; then
 	skip python_counts_match_bpftrace "needs $PY and bpftrace"
 else

@@ -101,25 +101,7 @@ got=$(folded "$TMP/p.data")
 	&& pass record_usdt_pid_with_threads || fail record_usdt_pid_with_threads "rc $rc: $got $(cat "$TMP/rec.err")"
 
 # ---- CPython: as many samples as hits, as bpftrace and probes count see them ----
-cat >"$TMP/script.py" <<'PYEOF'
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-
-class Counter:
-    def __init__(self):
-        self.n = 0
-    def add(self, k):
-        for i in range(k):
-            self.n += i
-        return self.n
-
-c = Counter()
-total = 0
-for j in range(40):
-    total += c.add(j) + fib(10)
-import json
-print(total, len(json.dumps({"a": list(range(100))})))
-PYEOF
+cp "$ROOT/tests/probes/workload.py" "$TMP/script.py"
 if [ ! -x "$PY" ] || ! command -v bpftrace >/dev/null; then
 	skip record_usdt_python_hits_match_bpftrace "needs $PY and bpftrace"
 else
