@@ -86,13 +86,16 @@ f1=$(awk '$5 ~ /^f1(\.|$)/ {print $5; exit}' "$TMP/cfi.report")
 	&& ! "$TALLY" annotate --unwind fp --function "$f1" "$TMP/tally.data" >"$TMP/fp.annot" 2>&1 \
 	&& grep -q "^function $f1" "$TMP/cfi.annot" && grep -q "no function '$f1'" "$TMP/fp.annot" \
 	&& pass annotate_unwind_cfi_vs_fp || fail annotate_unwind_cfi_vs_fp "f1=$f1 $(head -2 "$TMP/cfi.annot") / $(cat "$TMP/fp.annot")"
-# diff against the CFI profile: nothing changes under cfi; under fp every caller is gone
+# diff against the CFI profile: nothing changes under cfi; under fp main keeps at most 10%
+# of its total (a stale %rbp can lead a frame-pointer walk there by chance, as in the
+# flame graph check above) and [truncated] takes at least 90%
 "$TALLY" export -f pprof -o "$TMP/cfi.pb.gz" "$TMP/tally.data" 2>"$TMP/err" || fail export_pprof_for_diff "$(cat "$TMP/err")"
 "$TALLY" diff --unwind cfi "$TMP/cfi.pb.gz" "$TMP/tally.data" >"$TMP/cfi.diff" 2>&1
 "$TALLY" diff --unwind fp "$TMP/cfi.pb.gz" "$TMP/tally.data" >"$TMP/fp.diff" 2>&1
-grep -q "(no function changed)" "$TMP/cfi.diff" && grep -Eq " gone +main$" "$TMP/fp.diff" \
-	&& grep -Eq " new +\[truncated\]$" "$TMP/fp.diff" \
-	&& pass diff_unwind_cfi_vs_fp || fail diff_unwind_cfi_vs_fp "$(head -8 "$TMP/cfi.diff") / $(head -8 "$TMP/fp.diff")"
+grep -q "(no function changed)" "$TMP/cfi.diff" &&
+	awk '$NF == "main" {m = $6 <= $5 / 10 && $5 > 0} $NF == "[truncated]" {t = $6 >= $5 + 0.9 * total}
+	     /^before:/ {total = $NF} END {exit !(m && t)}' "$TMP/fp.diff" \
+	&& pass diff_unwind_cfi_vs_fp || fail diff_unwind_cfi_vs_fp "cfi: $(sed -n '6,8p' "$TMP/cfi.diff" | tr '\n' ' ') / fp: $(grep -E ' (main|\[truncated\])$' "$TMP/fp.diff" | tr '\n' ' ')"
 # every such command documents the option and rejects a bad method as bad usage
 for cmd in report flamegraph export annotate diff; do
 	"$TALLY" help "$cmd" | grep -q -- "--unwind METHOD .*perf.data" || fail "${cmd}_help_mentions_unwind"
