@@ -34,6 +34,14 @@ size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 	return len;
 }
 
+bool utf8_valid(const unsigned char *s, size_t n)
+{
+	for (size_t i = 0, len; i < n; i += len)
+		if (!(len = utf8_decode(s + i, n - i, NULL)))
+			return false;
+	return true;
+}
+
 size_t utf8_prefix(const char *str, size_t max_chars, size_t *chars)
 {
 	const unsigned char *s = (const unsigned char *)str;

@@ -17,31 +17,18 @@
 #include "sbpf/runtime_log.h"
 #include "sbpf/util.h"
 
-enum { SYSVAR_BASE_COST = 100 };
-
-static int copy_sysvar(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, size_t len)
-{
-	if (sbpf_vm_consume(vm, SYSVAR_BASE_COST + len))
-		return -1;
-	uint8_t *dst;
-	if (sbpf_vm_map(vm, addr, len, true, &dst))
-		return -EFAULT;
-	memcpy(dst, bytes, len);
-	return 0;
-}
-
 static int sys_clock(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
 	struct sbpf_invocation *inv = sbpf_vm_user(vm);
 	*ret = 0;
-	return copy_sysvar(vm, a[0], inv->rt->clock, 40);
+	return sbpf_sysvar_copy(vm, a[0], inv->rt->clock, 40);
 }
 
 static int sys_rent(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
 	struct sbpf_invocation *inv = sbpf_vm_user(vm);
 	*ret = 0;
-	return copy_sysvar(vm, a[0], inv->rt->rent, 24);
+	return sbpf_sysvar_copy(vm, a[0], inv->rt->rent, 24);
 }
 
 static int runtime_syscalls(struct sbpf_syscalls *s)

@@ -47,5 +47,9 @@ int sbpf_syscalls_runtime(struct sbpf_syscalls *s);
 int sbpf_syscalls_sysvars(struct sbpf_syscalls *s);
 int sbpf_syscalls_pda(struct sbpf_syscalls *s);
 int sbpf_syscalls_hash(struct sbpf_syscalls *s);
+/* What every sol_get_*_sysvar does: charges the runtime's base cost plus one CU per byte,
+ * then writes the sysvar's bytes at addr. 0, -1 when the budget ran out, -EFAULT when addr
+ * is not writable. */
+int sbpf_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, size_t len);
 
 #endif

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "sbpf/syscall.h"
-#include "sbpf/util.h"
+#include "base/utf8.h"
 #include "sbpf/vm.h"
 
 enum {
@@ -81,7 +81,7 @@ static int sys_panic(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 		return -EFAULT;
 	char name[128];
 	size_t n = a[1] < sizeof(name) - 1 ? a[1] : sizeof(name) - 1;
-	if (!sbpf_utf8_valid(file, n))
+	if (!utf8_valid(file, n))
 		return sbpf_vm_syscall_error(vm, "InvalidString", "panic file name is not UTF-8");
 	memcpy(name, file, n);
 	name[n] = 0;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sbpf/syscall.h"
+#include "base/utf8.h"
 #include "sbpf/util.h"
 #include "sbpf/vm.h"
 
@@ -52,7 +53,7 @@ static int sys_test_log(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	if (sbpf_vm_map(vm, a[0], a[1], false, &p))
 		return -EFAULT;
 	size_t len = strnlen((const char *)p, a[1]);
-	if (!sbpf_utf8_valid(p, len))
+	if (!utf8_valid(p, len))
 		return sbpf_vm_log(vm, "Invalid UTF-8 String", 20);
 	return sbpf_vm_log(vm, (const char *)p, len);
 }
@@ -65,7 +66,7 @@ static int sys_log(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	uint8_t *p;
 	if (sbpf_vm_map(vm, a[0], a[1], false, &p))
 		return -EFAULT;
-	if (!sbpf_utf8_valid(p, a[1]))
+	if (!utf8_valid(p, a[1]))
 		return sbpf_vm_syscall_error(vm, "InvalidString", "invalid UTF-8 in sol_log_");
 	return program_log(vm, (const char *)p, a[1]);
 }

@@ -1,43 +1,9 @@
 /*
- * Encodings for logs: see util.h. UTF-8 validation follows Rust's str::from_utf8 (no
- * overlong forms, no surrogates, nothing above U+10FFFF), which is what sol_log_ applies.
+ * Encodings for logs: see util.h.
  */
 #include "sbpf/util.h"
 
 #include <string.h>
-
-bool sbpf_utf8_valid(const uint8_t *p, size_t len)
-{
-	size_t i = 0;
-	while (i < len) {
-		uint8_t c = p[i];
-		size_t n;
-		uint32_t cp, min;
-		if (c < 0x80) {
-			i++;
-			continue;
-		} else if ((c & 0xe0) == 0xc0) {
-			n = 1, cp = c & 0x1f, min = 0x80;
-		} else if ((c & 0xf0) == 0xe0) {
-			n = 2, cp = c & 0x0f, min = 0x800;
-		} else if ((c & 0xf8) == 0xf0) {
-			n = 3, cp = c & 0x07, min = 0x10000;
-		} else {
-			return false;
-		}
-		if (len - i <= n)
-			return false;
-		for (size_t k = 1; k <= n; k++) {
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (p[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n + 1;
-	}
-	return true;
-}
 
 void sbpf_base58_encode(const uint8_t *p, size_t len, char *out, size_t out_size)
 {

@@ -1,6 +1,6 @@
 /*
  * Small encodings the Solana runtime uses in logs and fixtures: base58 (public keys),
- * base64 (sol_log_data), UTF-8 validation (sol_log_ rejects invalid strings), hex.
+ * base64 (sol_log_data), hex. (UTF-8 validation, which sol_log_ applies, is base/utf8.h.)
  */
 #ifndef TALLY_SBPF_UTIL_H
 #define TALLY_SBPF_UTIL_H
@@ -9,7 +9,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-bool sbpf_utf8_valid(const uint8_t *p, size_t len);
 /* Writes a NUL-terminated base58 string (44 characters suffice for 32 bytes). */
 void sbpf_base58_encode(const uint8_t *p, size_t len, char *out, size_t out_size);
 /* Decodes base58 into exactly out_len bytes; -1 on a bad character or another length. */

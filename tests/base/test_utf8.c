@@ -53,6 +53,15 @@ static void utf8_never_reads_past_n(void **state)
 	assert_int_equal(utf8_decode((const unsigned char *)"\xe2\x82\xac", 3, NULL), 3);
 }
 
+static void utf8_valid_takes_nul_and_rejects_a_cut_sequence(void **state)
+{
+	(void)state;
+	assert_true(utf8_valid((const unsigned char *)"a\0\xe2\x82\xac", 5));
+	assert_true(utf8_valid((const unsigned char *)"", 0));
+	assert_false(utf8_valid((const unsigned char *)"ok\xe2\x82", 4));
+	assert_false(utf8_valid((const unsigned char *)"\xed\xa0\x80", 3));
+}
+
 static void utf8_prefix_counts_characters_and_invalid_bytes(void **state)
 {
 	size_t chars;
@@ -69,6 +78,7 @@ int main(void)
 		cmocka_unit_test(utf8_accepts_each_row_boundary_with_its_code_point),
 		cmocka_unit_test(utf8_rejects_overlongs_surrogates_and_out_of_range),
 		cmocka_unit_test(utf8_never_reads_past_n),
+		cmocka_unit_test(utf8_valid_takes_nul_and_rejects_a_cut_sequence),
 		cmocka_unit_test(utf8_prefix_counts_characters_and_invalid_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
