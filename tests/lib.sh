@@ -15,6 +15,16 @@ skip() {
 }
 
 # check NAME CMD...: PASS when CMD succeeds, FAIL with its output otherwise.
+# expect_err NAME EXIT PATTERN CMD...: CMD exits with EXIT and prints a line matching the
+# grep pattern PATTERN (stdout and stderr together).
+expect_err() {
+	local name=$1 want=$2 pat=$3 out rc
+	shift 3
+	out=$("$@" 2>&1)
+	rc=$?
+	[ $rc = "$want" ] && grep -q -- "$pat" <<<"$out" && pass "$name" || fail "$name" "exit $rc: $out"
+}
+
 check() {
 	local name=$1 out
 	shift

@@ -178,13 +178,6 @@ grep -qE '^    arg1: "fib" \([0-9]+\)' <<<"$out" && pass count_args_shows_python
 	|| fail count_args_shows_python_function_names "$out"
 
 # ---- errors ----
-expect_err() { # NAME EXIT PATTERN CMD...
-	local name=$1 want=$2 pat=$3 out rc
-	shift 3
-	out=$("$@" 2>&1)
-	rc=$?
-	[ $rc = "$want" ] && grep -q -- "$pat" <<<"$out" && pass "$name" || fail "$name" "exit $rc: $out"
-}
 expect_err count_no_such_probe 1 "tally: no probe matches 'nosuch:probe'" \
 	"$TALLY" probes count nosuch:probe -- "$OUT/fire" 1
 expect_err count_binary_without_notes 1 'no USDT probes' "$TALLY" probes count -- /bin/true

@@ -142,13 +142,6 @@ grep -qx '    arg1: 0 (1), 1 (1), 2 (1)' <<<"$out" \
 	&& pass count_args_reads_global_without_pie || fail count_args_reads_global_without_pie "$out"
 
 # ---- errors ----
-expect_err() { # NAME EXIT PATTERN CMD...
-	local name=$1 want=$2 pat=$3 out rc
-	shift 3
-	out=$("$@" 2>&1)
-	rc=$?
-	[ $rc = "$want" ] && grep -q -- "$pat" <<<"$out" && pass "$name" || fail "$name" "exit $rc: $out"
-}
 expect_err record_usdt_no_such_probe 1 "tally: no probe matches 'nosuch:probe'" \
 	"$TALLY" record -e usdt:nosuch:probe -o "$TMP/x.data" -- "$P" 1 1
 expect_err record_usdt_binary_without_notes 1 'tally: .*true: no USDT probes' \

@@ -4,16 +4,7 @@
 # alike), and perf script, which counts the samples.
 . tests/lib.sh
 
-cat > "$TMP/deep.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-static void *keep[4096];
-__attribute__((noinline)) static long f12(int n) { long c = 0; for (int i = 0; i < n; i++) { int k = i & 4095; free(keep[k]); keep[k] = malloc(64); c += (long)keep[k]; } return c; }
-#define F(a, b, k) __attribute__((noinline)) static long a(int n) { long r = b(n) + k; __asm__ volatile("" : "+r"(r)); return r; }
-F(f11, f12, 1) F(f10, f11, 2) F(f9, f10, 3) F(f8, f9, 4) F(f7, f8, 5) F(f6, f7, 6) F(f5, f6, 7) F(f4, f5, 8) F(f3, f4, 9) F(f2, f3, 10) F(f1, f2, 11)
-int main(void) { long s = 0; for (int i = 0; i < 150; i++) s += f1(200000); printf("%ld\n", s); return 0; }
-C
-gcc -O2 -g -o "$TMP/deep" "$TMP/deep.c" || { fail build_deep; exit 0; }
+gcc -O2 -g -o "$TMP/deep" "$ROOT/tests/record/deep.c" || { fail build_deep; exit 0; }
 
 # the share of complete stacks in a report's first line
 complete_share() { awk '/^unwind: / {for (i = 1; i < NF; i++) if ($(i + 1) == "complete,") {sub("%", "", $i); print $i; exit}}' "$1"; }
@@ -21,7 +12,7 @@ samples() { awk '{n += $NF} END {print n + 0}' "$1"; }
 
 for z in "" -z; do
 	name=pipe${z:+_compressed}
-	perf record -q $z -e cpu-clock -F 1000 --call-graph dwarf,32768 -o - "$TMP/deep" \
+	perf record -q $z -e cpu-clock -F 1000 --call-graph dwarf,32768 -o - "$TMP/deep" 150 \
 		2>/dev/null >"$TMP/$name.data"
 	if [ "$(head -c 8 "$TMP/$name.data")" != PERFILE2 ]; then
 		fail "${name}_recorded" "perf record -o - wrote no stream"
@@ -45,7 +36,7 @@ for z in "" -z; do
 done
 
 # Straight from perf record's stdout; tee keeps a copy for perf script to count.
-perf record -q -e cpu-clock -F 1000 --call-graph dwarf,32768 -o - "$TMP/deep" 2>/dev/null \
+perf record -q -e cpu-clock -F 1000 --call-graph dwarf,32768 -o - "$TMP/deep" 150 2>/dev/null \
 	| tee "$TMP/tee.data" | "$TALLY" export -f folded - >"$TMP/stdin.folded" 2>"$TMP/err"
 rc=$?
 theirs=$(perf script -i "$TMP/tee.data" -F time 2>/dev/null | grep -c ':')

@@ -2,16 +2,7 @@
 # unwound by tally; figures checked against go tool pprof on the exported profile.
 . tests/lib.sh
 
-cat > "$TMP/deep.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-static void *keep[4096];
-__attribute__((noinline)) static long f12(int n) { long c = 0; for (int i = 0; i < n; i++) { int k = i & 4095; free(keep[k]); keep[k] = malloc(64); c += (long)keep[k]; } return c; }
-#define F(a, b, k) __attribute__((noinline)) static long a(int n) { long r = b(n) + k; __asm__ volatile("" : "+r"(r)); return r; }
-F(f11, f12, 1) F(f10, f11, 2) F(f9, f10, 3) F(f8, f9, 4) F(f7, f8, 5) F(f6, f7, 6) F(f5, f6, 7) F(f4, f5, 8) F(f3, f4, 9) F(f2, f3, 10) F(f1, f2, 11)
-int main(void) { long s = 0; for (int i = 0; i < 300; i++) s += f1(200000); printf("%ld\n", s); return 0; }
-C
-gcc -O2 -g -o "$TMP/deep" "$TMP/deep.c" || { fail build_deep; exit 0; }
+gcc -O2 -g -o "$TMP/deep" "$ROOT/tests/record/deep.c" || { fail build_deep; exit 0; }
 "$TALLY" record -q -o "$TMP/tally.data" -- "$TMP/deep" >/dev/null || fail record_deep
 perf record -q -e cpu-clock -F 1000 --call-graph dwarf,32768 -o "$TMP/perf.data" "$TMP/deep" >/dev/null 2>&1 \
 	|| fail perf_record_deep
