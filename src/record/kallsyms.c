@@ -212,6 +212,15 @@ static void parse_modules(struct rec_kallsyms *k)
 		qsort(k->mods, k->nmods, sizeof(*k->mods), by_addr);
 }
 
+/* Indexes the listing in k->text: where the kernel's own lines end, and the module table. */
+static void index_listing(struct rec_kallsyms *k)
+{
+	if (k->len) {
+		k->core_end = find_core_end(k);
+		parse_modules(k);
+	}
+}
+
 void rec_kallsyms_load(struct rec_kallsyms *k)
 {
 	memset(k, 0, sizeof(*k));
@@ -220,10 +229,15 @@ void rec_kallsyms_load(struct rec_kallsyms *k)
 		if (!k->text || k->len >= UINT32_MAX)
 			k->len = 0;
 	}
-	if (k->len) {
-		k->core_end = find_core_end(k);
-		parse_modules(k);
-	}
+	index_listing(k);
+}
+
+void rec_kallsyms_from_text(struct rec_kallsyms *k, char *text, size_t len)
+{
+	memset(k, 0, sizeof(*k));
+	k->text = text;
+	k->len = len < UINT32_MAX ? len : 0;
+	index_listing(k);
 }
 
 /* The last text line of the kernel's own at or before addr: its offset, or SIZE_MAX. */

@@ -36,6 +36,9 @@ struct rec_kallsyms {
 /* Finds the listing; nothing is parsed until an address is looked up. Without root (or
  * with kptr_restrict) every address reads as 0 and nothing is ever found. */
 void rec_kallsyms_load(struct rec_kallsyms *k);
+/* The same for a listing already in memory (malloc'd; k takes it over), of any content:
+ * lines of another shape are passed over. */
+void rec_kallsyms_from_text(struct rec_kallsyms *k, char *text, size_t len);
 /* The text symbol at or before addr, NULL when there is none. */
 const char *rec_kallsyms_find(struct rec_kallsyms *k, uint64_t addr);
 void rec_kallsyms_free(struct rec_kallsyms *k);
