@@ -242,6 +242,21 @@ static int print_in_parallel(struct batch_work *w, char **texts, size_t n, unsig
 	return rc;
 }
 
+/* Tells the module the batch's addresses (the valid ones) so that threads do not wait for
+ * each other's units (sym_prepare). Without memory for the list, reads the DWARF anyway. */
+static void plan(struct sym_module *m, const uint64_t *addrs, const bool *ok, size_t n,
+		 size_t nok)
+{
+	uint64_t *valid = malloc(nok * sizeof(*valid));
+	size_t k = 0;
+	for (size_t i = 0; valid && i < n; i++)
+		if (ok[i])
+			valid[k++] = addrs[i];
+	if (!valid || sym_prepare(m, valid, k))
+		sym_read_all(m);
+	free(valid);
+}
+
 /* A batch of address texts: parsed, then looked up and printed in order. A text that is
  * not an address is reported where it stands. */
 static int batch(struct sym_module *m, const struct options *o, char **texts, size_t n)
@@ -264,7 +279,7 @@ static int batch(struct sym_module *m, const struct options *o, char **texts, si
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int rc = CLI_OK;
 	if (nok >= 256 && cpus > 1) {
-		sym_read_all(m);
+		plan(m, addrs, ok, n, nok);
 		*w = (struct batch_work){ .m = m, .o = o, .ok = ok, .addrs = addrs, .ends = ends };
 		rc = print_in_parallel(w, texts, n, (unsigned)cpus);
 	} else {

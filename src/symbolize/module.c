@@ -342,6 +342,7 @@ void sym_close(struct sym_module *m)
 	if (!m)
 		return;
 	sym_drop_units(m);
+	free(m->plan);
 	sym_front_free(m);
 	sym_symbols_free(&m->symbols);
 	sym_symbols_free(&m->fallback);

@@ -75,6 +75,11 @@ struct sym_module {
 	atomic_bool front;
 	pthread_mutex_t front_lock;
 	struct sym_front *fr;
+	/* The batch's units in the order it needs them (sym_prepare), and the next one no
+	 * thread has taken. */
+	uint32_t *plan;
+	size_t nplan;
+	atomic_size_t plan_next;
 	struct arena arena;           /* names */
 	struct sym_name_cache *names;
 };
@@ -107,8 +112,12 @@ int sym_lookup_in(struct sym_module *m, uint64_t addr, enum sym_style style,
 
 /* unit_index.c: the index of a unit, built on first use by whichever thread asks first. */
 int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **out);
-/* Builds the unit's index unless it is built or being built: never waits. */
-void sym_unit_build_ahead(struct sym_module *m, uint32_t unit);
+/* Builds the unit's index unless it is built or being built: never waits. Returns whether
+ * it built it. */
+bool sym_unit_build_ahead(struct sym_module *m, uint32_t unit);
+/* prepare.c: builds the next unit of the plan no thread has started; false when none is
+ * left. */
+bool sym_build_planned(struct sym_module *m);
 /* unit.c/lookup.c: the unit holding addr, or -1. */
 int32_t sym_unit_of(const struct sym_module *m, uint64_t addr);
 void sym_unit_index_free(struct sym_unit_index *ix);

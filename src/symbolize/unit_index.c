@@ -327,21 +327,27 @@ static bool try_build(struct sym_module *m, uint32_t unit, struct sym_unit_index
 	return true;
 }
 
-void sym_unit_build_ahead(struct sym_module *m, uint32_t unit)
+bool sym_unit_build_ahead(struct sym_module *m, uint32_t unit)
 {
-	if (atomic_load_explicit(&m->units[unit].state, memory_order_acquire) == UNIT_UNBUILT)
-		try_build(m, unit, &m->units[unit]);
+	return atomic_load_explicit(&m->units[unit].state, memory_order_acquire) == UNIT_UNBUILT &&
+	       try_build(m, unit, &m->units[unit]);
+}
+
+static bool ready(struct sym_unit_index *ix)
+{
+	return atomic_load_explicit(&ix->state, memory_order_acquire) == UNIT_READY;
 }
 
 int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **out)
 {
 	struct sym_unit_index *ix = &m->units[unit];
 	*out = ix;
-	if (atomic_load_explicit(&ix->state, memory_order_acquire) == UNIT_READY ||
-	    try_build(m, unit, ix))
+	if (ready(ix) || try_build(m, unit, ix))
 		return 0;
+	while (!ready(ix) && sym_build_planned(m))
+		;
 	pthread_mutex_lock(&m->lock);
-	while (atomic_load_explicit(&ix->state, memory_order_acquire) != UNIT_READY)
+	while (!ready(ix))
 		pthread_cond_wait(&m->built, &m->lock);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
