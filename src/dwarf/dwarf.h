@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/bulk.h"
 #include "elf/elf.h"
 
 struct dwarf_sect {
@@ -206,12 +207,14 @@ struct dwarf_line_table {
 	const char **file_paths; /* full path of each file entry, joined as LLVM does */
 	size_t nfiles;
 	bool zero_based_files; /* DWARF 5 */
+	bool kept;               /* rows and seqs live in the caller's bulk memory */
 	struct arena paths;      /* owns the joined paths */
 };
 
 /* Decodes the line program at .debug_line offset off for unit u. Free with
- * dwarf_line_free(). Reads d only, so tables may be decoded on several threads at once. */
-int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
+ * dwarf_line_free(). Reads d only, so tables may be decoded on several threads at once.
+ * The rows go to keep when it is not NULL (they then live as long as it), else to malloc. */
+int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct bulk *keep,
 		    struct dwarf_line_table *t);
 void dwarf_line_free(struct dwarf_line_table *t);
 /* The path of file index i (as the line program numbers files), or NULL. */

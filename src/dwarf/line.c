@@ -377,7 +377,28 @@ static int by_lo(const void *a, const void *b)
 	return x->first_row < y->first_row ? -1 : x->first_row > y->first_row;
 }
 
-int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
+/* Moves the decoded rows and sequences into their final place: keep, or a malloc block of
+ * their exact size. */
+static int settle(struct program *p, struct bulk *keep, struct dwarf_line_table *t)
+{
+	if (keep) {
+		t->rows = bulk_copy(keep, p->rows.v, p->rows.n * sizeof(*p->rows.v));
+		t->seqs = bulk_copy(keep, p->seqs.v, p->seqs.n * sizeof(*p->seqs.v));
+		t->kept = true;
+		vec_free(&p->rows);
+		vec_free(&p->seqs);
+		return t->rows && t->seqs ? 0 : -ENOMEM;
+	}
+	if (p->rows.n < p->rows.cap && p->rows.n) {
+		struct dwarf_line_row *fit = realloc(p->rows.v, p->rows.n * sizeof(*fit));
+		p->rows.v = fit ? fit : p->rows.v;
+	}
+	t->rows = p->rows.v;
+	t->seqs = p->seqs.v;
+	return 0;
+}
+
+int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct bulk *keep,
 		    struct dwarf_line_table *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -419,21 +440,21 @@ int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 	qsort(p.seqs.v, p.seqs.n, sizeof(*p.seqs.v), by_lo);
 	t->version = h.version;
 	t->zero_based_files = h.version >= 5;
-	if (p.rows.n < p.rows.cap && p.rows.n) {
-		struct dwarf_line_row *fit = realloc(p.rows.v, p.rows.n * sizeof(*fit));
-		p.rows.v = fit ? fit : p.rows.v;
-	}
-	t->rows = p.rows.v;
 	t->nrows = p.rows.n;
-	t->seqs = p.seqs.v;
 	t->nseqs = p.seqs.n;
+	if (settle(&p, keep, t)) {
+		dwarf_line_free(t);
+		return err_set(-ENOMEM, "%s: out of memory", d->path);
+	}
 	return 0;
 }
 
 void dwarf_line_free(struct dwarf_line_table *t)
 {
-	free(t->rows);
-	free(t->seqs);
+	if (!t->kept) {
+		free(t->rows);
+		free(t->seqs);
+	}
 	free(t->file_paths);
 	arena_free(&t->paths);
 	memset(t, 0, sizeof(*t));

@@ -299,6 +299,7 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 	pthread_cond_init(&m->built, NULL);
 	pthread_mutex_init(&m->names_lock, NULL);
 	pthread_mutex_init(&m->front_lock, NULL);
+	bulk_init(&m->bulk);
 	int err = elf_open(path, &m->elf);
 	if (!err) {
 		struct elf_file *src = dwarf_source(m);
@@ -351,6 +352,7 @@ void sym_close(struct sym_module *m)
 	elf_close(m->debug_elf);
 	elf_close(m->elf);
 	arena_free(&m->arena);
+	bulk_free(&m->bulk);
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->built);
 	pthread_mutex_destroy(&m->names_lock);

@@ -81,6 +81,7 @@ struct sym_module {
 	size_t nplan;
 	atomic_size_t plan_next;
 	struct arena arena;           /* names */
+	struct bulk bulk;             /* what unit indexes hold: scopes, spans, line rows */
 	struct sym_name_cache *names;
 };
 

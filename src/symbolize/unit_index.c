@@ -105,10 +105,10 @@ static int assign(struct span_map *m, uint64_t lo, uint64_t hi, int32_t scope)
 	return 0;
 }
 
-/* The map as one sorted array; frees the blocks. */
-static struct sym_span *flatten(struct span_map *m, size_t *n)
+/* The map as one sorted array in the module's bulk memory; frees the blocks. */
+static struct sym_span *flatten(struct bulk *keep, struct span_map *m, size_t *n)
 {
-	struct sym_span *all = malloc((m->total ? m->total : 1) * sizeof(*all));
+	struct sym_span *all = bulk_alloc(keep, (m->total ? m->total : 1) * sizeof(*all));
 	size_t k = 0;
 	for (size_t b = 0; b < m->blocks.n; b++) {
 		if (all)
@@ -306,12 +306,14 @@ static void build(struct sym_module *m, uint32_t unit, struct sym_unit_index *ix
 	ix->error = dwarf_unit_abbrevs(m->dwarf, b.u);
 	if (!ix->error)
 		ix->error = walk(&b);
-	ix->scopes = b.scopes.v;
-	ix->nscopes = b.scopes.n;
-	ix->spans = flatten(&b.spans, &ix->nspans);
+	ix->scopes = bulk_copy(&m->bulk, b.scopes.v, b.scopes.n * sizeof(*b.scopes.v));
+	ix->nscopes = ix->scopes ? b.scopes.n : 0;
+	vec_free(&b.scopes);
+	ix->spans = flatten(&m->bulk, &b.spans, &ix->nspans);
 	name_scopes(&b, ix);
 	if (b.u->has_stmt_list)
-		ix->has_lines = !dwarf_line_read(m->dwarf, b.u, b.u->stmt_list, &ix->lines);
+		ix->has_lines = !dwarf_line_read(m->dwarf, b.u, b.u->stmt_list, &m->bulk,
+						 &ix->lines);
 }
 
 static bool try_build(struct sym_module *m, uint32_t unit, struct sym_unit_index *ix)
@@ -355,8 +357,6 @@ int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **
 
 void sym_unit_index_free(struct sym_unit_index *ix)
 {
-	free(ix->scopes);
-	free(ix->spans);
 	if (ix->has_lines)
 		dwarf_line_free(&ix->lines);
 }
