@@ -1,6 +1,7 @@
 /*
- * Bump allocator: see arena.h. Chunks grow geometrically up to 4 MiB; a request larger than
- * a chunk gets a chunk of its own. Chunks of 2 MiB and more are huge pages (base/bulk.h):
+ * Bump allocator: see arena.h. Chunks grow geometrically to 1 MiB in all, then are 4 MiB
+ * each; a request larger than a chunk gets a chunk of its own. Chunks of 2 MiB and more
+ * are huge pages (base/bulk.h):
  * a large arena, such as the abbreviation tables of a big library, is faulted in a few
  * pages at a time instead of thousands.
  */
@@ -43,6 +44,8 @@ void *arena_alloc(struct arena *a, size_t size)
 	size = (size + align - 1) & ~(align - 1);
 	if (!a->head || a->head->size - a->used < size) {
 		size_t want = a->head ? a->head->size * 2 : 4096;
+		if (a->total >= BIG_CHUNK / 2)
+			want = MAX_CHUNK; /* a large arena: straight to huge pages */
 		if (want > MAX_CHUNK)
 			want = MAX_CHUNK;
 		if (want < size)

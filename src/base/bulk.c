@@ -1,6 +1,6 @@
 /*
- * Huge-page bulk memory: see bulk.h. Chunks grow from 256 KiB (a small module never touches
- * a huge page) to 4 MiB; a request larger than a quarter of that gets a mapping of its own,
+ * Huge-page bulk memory: see bulk.h. The first chunk is 256 KiB (a small module never
+ * touches a huge page), the next ones 4 MiB; a request larger than a quarter of that gets a mapping of its own,
  * so that little is left unused at the end of a chunk.
  */
 #include "base/bulk.h"
@@ -25,15 +25,18 @@ struct bulk_chunk {
 
 void *huge_map(size_t size, void **map, size_t *len)
 {
-	bool big = size >= HUGE_PAGE;
-	size_t n = (size ? size : 1) + (big ? HUGE_PAGE : 0);
+	/* From 1 MiB on, rounding up to whole huge pages costs less zeroing than the small
+	 * pages' faults would; the mapping has room to align the start. */
+	bool big = size >= HUGE_PAGE / 2;
+	size_t rounded = big ? (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1) : (size ? size : 1);
+	size_t n = rounded + (big ? HUGE_PAGE : 0);
 	uint8_t *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
 	uint8_t *p = m;
 	if (big) {
 		p = (uint8_t *)(((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-		madvise(p, size, MADV_HUGEPAGE);
+		madvise(p, rounded, MADV_HUGEPAGE);
 	}
 	*map = m;
 	*len = n;
@@ -50,8 +53,7 @@ void bulk_init(struct bulk *b)
  * own, which goes behind the head so that the head's free room stays in use. */
 static struct bulk_chunk *add_chunk(struct bulk *b, size_t size)
 {
-	size_t want = b->head ? b->head->size * 2 : FIRST_CHUNK;
-	want = want > MAX_CHUNK ? MAX_CHUNK : want;
+	size_t want = b->head ? MAX_CHUNK : FIRST_CHUNK;
 	bool own = size > MAX_CHUNK / 4;
 	if (own || want < size)
 		want = size;

@@ -25,7 +25,7 @@ void *bulk_alloc(struct bulk *b, size_t size);
 void *bulk_copy(struct bulk *b, const void *src, size_t size);
 void bulk_free(struct bulk *b);
 
-/* Maps at least size bytes of zeroed memory, on huge pages when there are 2 MiB or more of
+/* Maps at least size bytes of zeroed memory, on huge pages when there is 1 MiB or more of
  * it. *map and *len are what to munmap() later. NULL when out of memory. */
 void *huge_map(size_t size, void **map, size_t *len);
 
