@@ -23,7 +23,7 @@ struct sym_scope {
 			       * names itself through (see names.c) */
 	int32_t parent;       /* enclosing scope in this unit, -1 for none */
 	bool inlined;         /* DW_TAG_inlined_subroutine (else subprogram) */
-	bool named;           /* name has been resolved */
+	atomic_uchar naming;  /* SCOPE_*: name and cxx_plain_name are set on first use */
 	bool cxx_plain_name;  /* a C++ subprogram named by DW_AT_name alone (see lookup.c) */
 	uint32_t call_file, call_line, call_column;
 	uint64_t low;         /* start of its first range, UINT64_MAX when it has none */
@@ -35,6 +35,7 @@ struct sym_span {
 };
 
 enum { UNIT_UNBUILT, UNIT_BUILDING, UNIT_READY };
+enum { SCOPE_UNNAMED, SCOPE_NAMING, SCOPE_NAMED };
 
 struct sym_unit_index {
 	atomic_int state; /* UNIT_*: one thread builds, others wait on the module's cond */
@@ -45,6 +46,7 @@ struct sym_unit_index {
 	size_t nspans;
 	struct dwarf_line_table lines;
 	bool has_lines;
+	bool cxx; /* the unit is C++ */
 };
 
 struct sym_cu_range {
@@ -119,6 +121,10 @@ bool sym_unit_build_ahead(struct sym_module *m, uint32_t unit);
 /* prepare.c: builds the next unit of the plan no thread has started; false when none is
  * left. */
 bool sym_build_planned(struct sym_module *m);
+/* The name of scope s (NULL when DWARF has none), resolved on first use; *cxx_plain tells
+ * whether it is a C++ subprogram named by DW_AT_name alone. Thread-safe. */
+const char *sym_scope_name(struct sym_module *m, struct sym_unit_index *ix, int32_t s,
+			   bool *cxx_plain);
 /* unit.c/lookup.c: the unit holding addr, or -1. */
 int32_t sym_unit_of(const struct sym_module *m, uint64_t addr);
 void sym_unit_index_free(struct sym_unit_index *ix);
