@@ -24,7 +24,7 @@ CFLAGS ?=
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
 ALL_CFLAGS := -std=gnu11 -g -fPIC $(OPT) $(WARN) $(CPPFLAGS) $(CFLAGS)
-LIBS := -lz -ldeflate -lisal -lzstd -liberty -lcapstone -ljansson -lsodium -lnettle -lpthread -lm
+LIBS := -lz -ldeflate -lisal -lzstd -liberty -ljansson -lsodium -lnettle -lpthread -lm
 LDFLAGS_ALL := $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 
 LIB_SRCS := $(filter-out src/cli/%,$(wildcard src/*/*.c))
