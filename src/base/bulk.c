@@ -4,6 +4,7 @@
  * so that little is left unused at the end of a chunk.
  */
 #include "base/bulk.h"
+#include "base/mutex.h"
 
 #include <stdalign.h>
 #include <stdbool.h>
@@ -46,12 +47,7 @@ void *huge_map(size_t size, void **map, size_t *len)
 void bulk_init(struct bulk *b)
 {
 	*b = (struct bulk){ 0 };
-	/* Held for a few instructions by threads that allocate at once: spin, do not sleep. */
-	pthread_mutexattr_t spin;
-	pthread_mutexattr_init(&spin);
-	pthread_mutexattr_settype(&spin, PTHREAD_MUTEX_ADAPTIVE_NP);
-	pthread_mutex_init(&b->lock, &spin);
-	pthread_mutexattr_destroy(&spin);
+	mutex_init_adaptive(&b->lock);
 }
 
 /* Prepends a chunk with room for size bytes; it becomes the head unless it is a request's

@@ -12,6 +12,7 @@
 
 #include "base/cursor.h"
 #include "base/err.h"
+#include "base/mutex.h"
 #include "base/vec.h"
 #include "dwarf/dwarf_consts.h"
 #include "symbolize/symbolize_internal.h"
@@ -297,13 +298,7 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 		m->opts = *opts;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->built, NULL);
-	/* Threads looking up a batch take names_lock for a few hundred nanoseconds at a
-	 * time, thousands of times: spinning a little beats sleeping in the kernel. */
-	pthread_mutexattr_t spin;
-	pthread_mutexattr_init(&spin);
-	pthread_mutexattr_settype(&spin, PTHREAD_MUTEX_ADAPTIVE_NP);
-	pthread_mutex_init(&m->names_lock, &spin);
-	pthread_mutexattr_destroy(&spin);
+	mutex_init_adaptive(&m->names_lock); /* taken per name by every lookup thread */
 	pthread_mutex_init(&m->front_lock, NULL);
 	bulk_init(&m->bulk);
 	int err = elf_open(path, &m->elf);
