@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -287,6 +288,20 @@ static int print_in_parallel(struct batch_work *w, char **texts, size_t n, unsig
 	return rc;
 }
 
+/* A batch this large is looked up in parallel, and read all of the DWARF at open. */
+#define MANY 256
+
+/* Whether a large batch is coming: that many addresses as arguments, or standard input
+ * a file holding that many (an address is at least a digit and a newline). A pipe may
+ * carry anything: the module then starts small (see sym_opts.many). */
+static bool expect_many(int nargs)
+{
+	struct stat st;
+	if (nargs)
+		return nargs >= MANY;
+	return !fstat(STDIN_FILENO, &st) && S_ISREG(st.st_mode) && st.st_size >= 2 * MANY;
+}
+
 /* Tells the module the batch's addresses (the valid ones) so that threads do not wait for
  * each other's units (sym_prepare). Without memory for the list, reads the DWARF anyway. */
 static void plan(struct sym_module *m, const uint64_t *addrs, const bool *ok, size_t n,
@@ -323,7 +338,7 @@ static int batch(struct sym_module *m, const struct options *o, char **texts, si
 	/* Threads pay off only when there are many units to index. */
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int rc = CLI_OK;
-	if (nok >= 256 && cpus > 1) {
+	if (nok >= MANY && cpus > 1) {
 		plan(m, addrs, ok, n, nok);
 		*w = (struct batch_work){ .m = m, .o = o, .ok = ok, .addrs = addrs, .ends = ends };
 		rc = print_in_parallel(w, texts, n, (unsigned)cpus);
@@ -429,6 +444,7 @@ static int run(int argc, char **argv)
 	int rc = parse_options(argc, argv, &o);
 	if (rc != CLI_OK)
 		return rc;
+	o.sym.many = expect_many(argc - optind);
 	struct sym_module *m;
 	if (sym_open(o.obj, &o.sym, &m))
 		return cli_fail_err();

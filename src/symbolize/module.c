@@ -309,7 +309,7 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 		bool apart = !pthread_create(&th, NULL, load_symbols, &job);
 		if (!apart)
 			load_symbols(&job);
-		if (!sym_front_open(m, src)) {
+		if (m->opts.many || !sym_front_open(m, src)) {
 			sym_open_dwarf(m, src);
 			err = sym_index_units(m);
 		}

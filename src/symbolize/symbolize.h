@@ -22,6 +22,9 @@ struct sym_module;
 struct sym_opts {
 	const char *debug_dir; /* searched before /usr/lib/debug, or NULL */
 	bool no_demangle;
+	/* Many lookups will follow: all the DWARF is read at open, without first trying to
+	 * answer from the front of a large compressed .debug_info (see front.c). */
+	bool many;
 };
 
 int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **out);
