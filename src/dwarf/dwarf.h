@@ -10,6 +10,8 @@
 #ifndef TALLY_DWARF_H
 #define TALLY_DWARF_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -198,14 +200,23 @@ struct dwarf_line_seq {
 	uint32_t end_row;   /* the last being the end_sequence row */
 };
 
+struct dwarf_line_file {
+	const char *name, *dir;
+};
+
 struct dwarf_line_table {
 	uint16_t version;
 	struct dwarf_line_row *rows;
 	size_t nrows;
 	struct dwarf_line_seq *seqs; /* sorted by lo */
 	size_t nseqs;
-	const char **file_paths; /* full path of each file entry, joined as LLVM does */
+	/* Each file entry's name and directory (the comp_dir is the unit's); the full path,
+	 * joined as LLVM does, is made on first use by dwarf_line_file() into paths. */
+	struct dwarf_line_file *files;
+	_Atomic(const char *) *joined;
 	size_t nfiles;
+	const char *comp_dir;
+	pthread_mutex_t lock; /* guards paths */
 	bool zero_based_files; /* DWARF 5 */
 	bool kept;               /* rows and seqs live in the caller's bulk memory */
 	struct arena paths;      /* owns the joined paths */
@@ -217,8 +228,8 @@ struct dwarf_line_table {
 int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct bulk *keep,
 		    struct dwarf_line_table *t);
 void dwarf_line_free(struct dwarf_line_table *t);
-/* The path of file index i (as the line program numbers files), or NULL. */
-const char *dwarf_line_file(const struct dwarf_line_table *t, uint64_t i);
+/* The path of file index i (as the line program numbers files), or NULL. Thread-safe. */
+const char *dwarf_line_file(struct dwarf_line_table *t, uint64_t i);
 /* The row that covers addr, or NULL. */
 const struct dwarf_line_row *dwarf_line_lookup(const struct dwarf_line_table *t, uint64_t addr);
 

@@ -29,7 +29,7 @@ static int32_t find_scope(const struct sym_unit_index *ix, uint64_t addr)
 	return ix->spans[lo - 1].scope;
 }
 
-static void from_row(const struct sym_unit_index *ix, uint64_t addr, struct tally_frame *f)
+static void from_row(struct sym_unit_index *ix, uint64_t addr, struct tally_frame *f)
 {
 	const struct dwarf_line_row *row = ix->has_lines ? dwarf_line_lookup(&ix->lines, addr) : NULL;
 	if (!row)
