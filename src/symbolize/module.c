@@ -109,8 +109,7 @@ static int collect_ranges(struct sym_module *m, range_vec *out)
 	int err = die ? 0 : -ENOMEM;
 	for (size_t i = 0; i < d->nunits && !err; i++) {
 		struct dwarf_unit *u = &d->units[i];
-		uint64_t next;
-		if (!is_code_unit(u) || dwarf_die_read(d, u, u->first_die, die, &next) || !die->abbrev)
+		if (!is_code_unit(u) || dwarf_unit_root(d, u, die) || !die->abbrev)
 			continue;
 		size_t before = out->n;
 		struct unit_ranges r = { out, (uint32_t)i };
