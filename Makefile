@@ -75,7 +75,7 @@ demo:
 
 FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined $(CPPFLAGS)
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined $(CPPFLAGS)
 FUZZ_OBJS := $(LIB_SRCS:%.c=build-fuzz/obj/%.o)
 fuzz: $(FUZZ_BINS)
 build-fuzz/obj/%.o: %.c

@@ -164,8 +164,10 @@ int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_a
 	t->sparse = arena_alloc(&d->arena, (n - dense ? n - dense : 1) * sizeof(*all));
 	if (!t->by_code || !t->sparse)
 		return -ENOMEM;
-	memcpy(t->by_code, all, dense * sizeof(*all));
-	memcpy(t->sparse, all + dense, (n - dense) * sizeof(*all));
+	if (n) { /* all may be NULL when the table is empty */
+		memcpy(t->by_code, all, dense * sizeof(*all));
+		memcpy(t->sparse, all + dense, (n - dense) * sizeof(*all));
+	}
 	t->n_dense = dense;
 	t->n_sparse = n - dense;
 	return 0;

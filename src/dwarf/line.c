@@ -305,7 +305,9 @@ static int standard(struct program *p, struct cur *c, uint8_t op)
 	switch (op) {
 	case DW_LNS_copy: return emit_row(p);
 	case DW_LNS_advance_pc: p->r.addr += cur_uleb(c) * h->min_inst_len; return 0;
-	case DW_LNS_advance_line: p->r.line = (uint32_t)((int64_t)p->r.line + cur_sleb(c)); return 0;
+	case DW_LNS_advance_line: /* wraps as LLVM's 32-bit line register does */
+		p->r.line = (uint32_t)((uint64_t)p->r.line + (uint64_t)cur_sleb(c));
+		return 0;
 	case DW_LNS_set_file: p->r.file = (uint32_t)cur_uleb(c); return 0;
 	case DW_LNS_set_column: p->r.column = (uint32_t)cur_uleb(c); return 0;
 	case DW_LNS_const_add_pc:
@@ -442,7 +444,8 @@ int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct 
 		dwarf_line_free(t);
 		return err == -ENOMEM ? err_set(err, "%s: out of memory", d->path) : err;
 	}
-	qsort(p.seqs.v, p.seqs.n, sizeof(*p.seqs.v), by_lo);
+	if (p.seqs.n)
+		qsort(p.seqs.v, p.seqs.n, sizeof(*p.seqs.v), by_lo);
 	t->version = h.version;
 	t->zero_based_files = h.version >= 5;
 	t->nrows = p.rows.n;
