@@ -251,6 +251,10 @@ static int read_unit_die(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die
 			u->addr_base = value_u(die, DW_AT_GNU_addr_base, NULL);
 		u->rnglists_base = value_u(die, DW_AT_rnglists_base, &u->has_rnglists_base);
 		u->loclists_base = value_u(die, DW_AT_loclists_base, NULL);
+		/* The second pass reads again what depends on those bases: without any,
+		 * nothing would change. */
+		if (!u->str_offsets_base && !u->addr_base && !u->rnglists_base && !u->loclists_base)
+			break;
 	}
 	u->tag = die->abbrev->tag;
 	const struct dwarf_value *low = dwarf_die_attr(die, DW_AT_low_pc);
