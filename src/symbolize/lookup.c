@@ -103,6 +103,7 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 	const char *name = NULL;
 	size_t idx;
 	bool gnu = style == SYM_STYLE_GNU;
+	sym_symbols_wait(m);
 	/* addr2line reads symbols from the separate debug file when there is one. */
 	const struct sym_symbols *table = gnu && m->debug_elf ? &m->fallback : &m->symbols;
 	if (gnu && n == 1 && outer->scope && outer->cxx_plain)

@@ -252,27 +252,6 @@ void sym_open_dwarf(struct sym_module *m, struct elf_file *src)
 	}
 }
 
-/* Symbol tables load on a thread of their own while the DWARF opens: reading and
- * sorting a large .symtab takes as long as reading every unit header of a large
- * .debug_info, and the two share nothing but the name arena (which has its lock). */
-struct symbols_job {
-	struct sym_module *m;
-	int err;
-	char msg[512];
-};
-
-static void *load_symbols(void *arg)
-{
-	struct symbols_job *j = arg;
-	struct sym_module *m = j->m;
-	j->err = sym_symbols_load(m, m->elf, false, &m->symbols);
-	if (!j->err && m->debug_elf)
-		j->err = sym_symbols_load(m, m->debug_elf, true, &m->fallback);
-	if (j->err)
-		snprintf(j->msg, sizeof(j->msg), "%s", err_msg()); /* messages are per thread */
-	return NULL;
-}
-
 int sym_index_units(struct sym_module *m)
 {
 	if (!m->dwarf)
@@ -303,19 +282,13 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 	int err = elf_open(path, &m->elf);
 	if (!err) {
 		struct elf_file *src = dwarf_source(m);
-		struct symbols_job job = { .m = m };
-		pthread_t th;
-		bool apart = !pthread_create(&th, NULL, load_symbols, &job);
-		if (!apart)
-			load_symbols(&job);
+		sym_symbols_start(m);
 		if (m->opts.many || !sym_front_open(m, src)) {
 			sym_open_dwarf(m, src);
 			err = sym_index_units(m);
 		}
-		if (apart)
-			pthread_join(th, NULL);
-		if (job.err)
-			err = err_set(job.err, "%s", job.msg);
+		int symbols_err = sym_symbols_read_wait(m);
+		err = symbols_err ? symbols_err : err;
 	}
 	if (err) {
 		if (err == -ENOMEM)
@@ -342,6 +315,7 @@ void sym_close(struct sym_module *m)
 {
 	if (!m)
 		return;
+	sym_symbols_stop(m);
 	sym_drop_units(m);
 	free(m->plan);
 	sym_front_free(m);

@@ -66,6 +66,7 @@ struct sym_module {
 	struct dwarf *dwarf;        /* from whichever of the two has .debug_info, or NULL */
 	struct sym_symbols symbols; /* the module's .symtab, else its .dynsym */
 	struct sym_symbols fallback; /* the debug file's symbols */
+	struct sym_loader *loader;   /* loads both: see sym_symbols_start() */
 	struct sym_cu_range *cu_ranges;
 	size_t ncu_ranges;
 	struct sym_unit_index *units; /* parallel to dwarf->units */
@@ -138,9 +139,19 @@ const char *sym_demangle(struct sym_module *m, const char *name);
 void sym_names_free(struct sym_module *m);
 
 /* symbols.c */
-/* Loads f's .symtab, else its .dynsym; with both, the two merged. */
-int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool both,
-		     struct sym_symbols *out);
+/* Reads f's .symtab, else its .dynsym; with both, the two merged (in table order). */
+int sym_symbols_read(struct elf_file *f, bool both, struct sym_symbols *out);
+/* Sorts and demangles what sym_symbols_read() read. */
+int sym_symbols_finish(struct sym_module *m, struct elf_file *f, struct sym_symbols *out);
+/* The module's tables (symbols, and fallback from its debug file) load on a thread of
+ * their own, started here; sym_symbols_read_wait() waits until they are read (their error,
+ * with its message set), sym_symbols_wait() until they are sorted and demangled, which
+ * lookups need. */
+void sym_symbols_start(struct sym_module *m);
+int sym_symbols_read_wait(struct sym_module *m);
+void sym_symbols_wait(struct sym_module *m);
+/* Joins the loading thread (at close). */
+void sym_symbols_stop(struct sym_module *m);
 /* The (demangled) name of the symbol llvm-symbolizer would name addr with (with any_size,
  * addr2line's: the nearest symbol at or before addr), or NULL; *start is its address and
  * *idx its index in s->tab. */
