@@ -163,7 +163,7 @@ int elf_section_data(struct elf_file *f, struct elf_section *s, const uint8_t **
 int elf_section_prefix(struct elf_file *f, struct elf_section *s, size_t want,
 		       const uint8_t **data, size_t *avail, size_t *total)
 {
-	if (s->loaded || !is_compressed(s) || needs_relocation(f, s)) {
+	if (s->loaded || s->type == SHT_NOBITS || !is_compressed(s) || needs_relocation(f, s)) {
 		int err = elf_section_data(f, s, data, avail);
 		*total = *avail;
 		return err;
