@@ -134,7 +134,7 @@ int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,
  * them; a caller can answer errors early and sort later, elsewhere. */
 int elf_symbols_unsorted(struct elf_file *f, enum elf_syms_which which, bool want_all,
 			 struct elf_symtab *out);
-void elf_symtab_sort(struct elf_symtab *t);
+int elf_symtab_sort(struct elf_symtab *t); /* 0 or -ENOMEM */
 void elf_symtab_free(struct elf_symtab *t);
 
 /* Notes from SHT_NOTE sections (or PT_NOTE segments when there are no sections). Calls

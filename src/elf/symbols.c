@@ -75,14 +75,33 @@ static int read_table(struct elf_file *f, const struct elf_section *s, bool want
 	return 0;
 }
 
-static int by_addr(const void *a, const void *b)
+/* A symbol's address and where it stands in the table, as the radix sort moves them. */
+struct sort_key {
+	uint64_t addr;
+	uint64_t idx;
+};
+
+/* Sorts keys by address, stably: a radix sort, with a pass for each byte in which
+ * addresses differ (three or four in a library). */
+static void radix_by_addr(struct sort_key *keys, struct sort_key *tmp, size_t n)
 {
-	const struct elf_symbol *x = a, *y = b;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
+	uint64_t differ = 0;
+	for (size_t i = 1; i < n; i++)
+		differ |= keys[i].addr ^ keys[0].addr;
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		if (!(differ >> shift & 0xff))
+			continue;
+		size_t count[256] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			count[keys[i].addr >> shift & 0xff]++;
+		for (size_t v = 0, at = 0, c; v < 256; v++, at += c) {
+			c = count[v];
+			count[v] = at;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[count[keys[i].addr >> shift & 0xff]++] = keys[i];
+		memcpy(keys, tmp, n * sizeof(*keys));
+	}
 }
 
 int elf_symbols_unsorted(struct elf_file *f, enum elf_syms_which which, bool want_all,
@@ -110,18 +129,53 @@ int elf_symbols_unsorted(struct elf_file *f, enum elf_syms_which which, bool wan
 	return 0;
 }
 
-void elf_symtab_sort(struct elf_symtab *t)
+static int by_size_then_order(const void *a, const void *b)
 {
-	if (t->n)
-		qsort(t->syms, t->n, sizeof(*t->syms), by_addr);
+	const struct elf_symbol *x = a, *y = b;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* By (address, size, table order): a radix sort by address, then each run of aliases at
+ * one address (a few symbols) by size and order. qsort's comparisons of whole symbols over
+ * the whole table were most of loading a large one. */
+int elf_symtab_sort(struct elf_symtab *t)
+{
+	size_t n = t->n;
+	struct sort_key *keys = malloc(2 * (n ? n : 1) * sizeof(*keys));
+	struct elf_symbol *out = malloc((n ? n : 1) * sizeof(*out));
+	if (!keys || !out) {
+		free(keys);
+		free(out);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		keys[i] = (struct sort_key){ t->syms[i].addr, i };
+	if (n)
+		radix_by_addr(keys, keys + n, n);
+	for (size_t i = 0; i < n; i++)
+		out[i] = t->syms[keys[i].idx];
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && out[j].addr == out[i].addr; j++)
+			;
+		if (j - i > 1)
+			qsort(out + i, j - i, sizeof(*out), by_size_then_order);
+	}
+	free(keys);
+	free(t->syms);
+	t->syms = out;
+	return 0;
 }
 
 int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,
 		struct elf_symtab *out)
 {
 	int err = elf_symbols_unsorted(f, which, want_all, out);
-	if (!err)
-		elf_symtab_sort(out);
+	if (!err && elf_symtab_sort(out)) {
+		elf_symtab_free(out);
+		err = err_set(-ENOMEM, "%s: out of memory", f->path);
+	}
 	return err;
 }
 

@@ -24,7 +24,8 @@ int sym_symbols_read(struct elf_file *f, bool both, struct sym_symbols *out)
 
 int sym_symbols_finish(struct sym_module *m, struct elf_file *f, struct sym_symbols *out)
 {
-	elf_symtab_sort(&out->tab);
+	if (elf_symtab_sort(&out->tab))
+		return err_set(-ENOMEM, "%s: out of memory", f->path);
 	out->demangled = calloc(out->tab.n ? out->tab.n : 1, sizeof(*out->demangled));
 	if (!out->demangled)
 		return err_set(-ENOMEM, "%s: out of memory", f->path);

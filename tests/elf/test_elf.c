@@ -176,6 +176,40 @@ static void elf_compressed_nobits_section_is_empty(void **state)
 	elf_close(f);
 }
 
+/* The symbol sort orders by (address, size, table order) and keeps every symbol: random
+ * tables with many aliases, addresses differing in high and low bytes alike. */
+static void elf_symtab_sort_orders_by_address_size_and_order(void **state)
+{
+	(void)state;
+	uint64_t seed = 42;
+	for (int round = 0; round < 20; round++) {
+		size_t n = 1 + (size_t)(round * 397 % 3000);
+		struct elf_symtab t = { .syms = calloc(n, sizeof(struct elf_symbol)), .n = n };
+		assert_non_null(t.syms);
+		uint64_t sum = 0;
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005u + 1442695040888963407u;
+			uint64_t r = seed >> 11;
+			t.syms[i].addr = (r % 7 == 0 ? r << 40 : 0) + (r % 512) * 16;
+			t.syms[i].size = r >> 40 & 3;
+			t.syms[i].order = (uint32_t)i;
+			sum += i;
+		}
+		assert_int_equal(elf_symtab_sort(&t), 0);
+		for (size_t i = 0; i < n; i++) {
+			sum -= t.syms[i].order;
+			if (i == 0)
+				continue;
+			const struct elf_symbol *a = &t.syms[i - 1], *b = &t.syms[i];
+			assert_true(a->addr < b->addr ||
+				    (a->addr == b->addr && (a->size < b->size ||
+							    (a->size == b->size && a->order < b->order))));
+		}
+		assert_int_equal(sum, 0);
+		elf_symtab_free(&t);
+	}
+}
+
 static int setup(void **state)
 {
 	return mkdtemp(dir) ? 0 : -1;
@@ -198,6 +232,7 @@ int main(void)
 		cmocka_unit_test(elf_vaddr_offset_round_trip_bfd_separate_code),
 		cmocka_unit_test(elf_address_outside_segments_is_erange),
 		cmocka_unit_test(elf_compressed_nobits_section_is_empty),
+		cmocka_unit_test(elf_symtab_sort_orders_by_address_size_and_order),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
