@@ -8,11 +8,17 @@
 # and of tally report, and tally's own figures with where its time goes (open and index,
 # unwinding alone, unwinding and symbolizing).
 # Usage: bench/unwind.sh [BUILD]   (not a test: prints figures)
+# KEEP=DIR keeps the programs and recordings in DIR (to profile tally report on them).
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
-W=$(mktemp -d /tmp/tally-bench.XXXXXX)
-trap 'rm -rf "$W"' EXIT
+if [ -n "${KEEP:-}" ]; then
+	W=$KEEP
+	mkdir -p "$W"
+else
+	W=$(mktemp -d /tmp/tally-bench.XXXXXX)
+	trap 'rm -rf "$W"' EXIT
+fi
 cat > "$W/deep.c" <<'C'
 #include <stdlib.h>
 #include <stdio.h>
