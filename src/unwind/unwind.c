@@ -144,7 +144,7 @@ const char *unw_end_name(enum unw_end e)
 
 /* One CFI step: the caller's registers from the row. 1 when the row marks the outermost
  * frame, 0 on success, or the reason the step failed (positive enum + 2). */
-static int cfi_step(const struct unw_arch *a, const struct dwarf_cfi_row *row,
+static int cfi_step(const struct unw_arch *a, const struct dwarf_cfi_row *row, uint64_t rules,
 		    const struct unw_regs *cur, struct mem *mem, bool first,
 		    struct unw_regs *next, enum unw_end *why)
 {
@@ -169,7 +169,11 @@ static int cfi_step(const struct unw_arch *a, const struct dwarf_cfi_row *row,
 	keep_callee_saved(a, cur, next);
 	next->r[a->sp] = cfa;
 	next->valid |= 1ull << a->sp;
-	for (unsigned i = 0; i < a->nregs; i++) {
+	/* Registers without a rule keep what keep_callee_saved gave them, except the return
+	 * address, which must have one: visit those with a rule and it, in order. */
+	uint64_t visit = (rules | 1ull << row->ra_reg) & ((1ull << a->nregs) - 1);
+	for (; visit; visit &= visit - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(visit);
 		const struct dwarf_rule *r = &row->regs[i];
 		uint64_t addr, v;
 		switch (r->kind) {
@@ -329,15 +333,16 @@ size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const stru
 		enum unw_end why = UNW_END_NO_CFI;
 		int r = -1;
 		const struct dwarf_cfi_row *row = NULL, *found;
+		uint64_t rules;
 		bool have_row = c->method != UNW_FP && have_vaddr &&
-				unw_rule_lookup(c, m->mod, vaddr, &found) == 0;
+				unw_rule_lookup(c, m->mod, vaddr, &found, &rules) == 0;
 		/* Sampled in a syscall that ends its function (__restore_rt: mov, syscall), the
 		 * pc is the end of the FDE: the instruction before it has the same row. */
 		if (!have_row && n == 1 && c->method != UNW_FP && have_vaddr && vaddr > 0)
-			have_row = unw_rule_lookup(c, m->mod, vaddr - 1, &found) == 0;
+			have_row = unw_rule_lookup(c, m->mod, vaddr - 1, &found, &rules) == 0;
 		if (have_row) {
 			row = found;
-			r = cfi_step(a, row, cur, &mem, n == 1, next, &why);
+			r = cfi_step(a, row, rules, cur, &mem, n == 1, next, &why);
 			if (r == 1) {
 				*end = UNW_END_OUTERMOST;
 				break;
@@ -405,7 +410,7 @@ size_t unw_from_callchain(struct unw_ctx *c, const struct unw_space *s, const ui
 			continue;
 		f->rel = vaddr + (ips[i] - lookup);
 		const struct dwarf_cfi_row *row;
-		if (i == nips - 1 && unw_rule_lookup(c, m->mod, vaddr, &row) == 0 &&
+		if (i == nips - 1 && unw_rule_lookup(c, m->mod, vaddr, &row, NULL) == 0 &&
 		    row->ra_reg < DWARF_CFI_NREGS &&
 		    row->regs[row->ra_reg].kind == DWARF_RULE_UNDEFINED)
 			*end = UNW_END_OUTERMOST;
