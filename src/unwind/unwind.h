@@ -79,6 +79,9 @@ struct unw_mapping {
 	uint64_t start, end, pgoff;
 	uint32_t prot; /* PROT_* */
 	struct unw_module *mod; /* NULL for anonymous memory and files we cannot open */
+	/* The first executable segment of mod's file that the mapping covers, found when it
+	 * was mapped (NULL: none): unw_file_vaddr's answer for most pcs, without a search. */
+	const struct elf_segment *text;
 };
 
 struct unw_space {
