@@ -33,6 +33,11 @@
  * it needed, with a margin: copying what no walk reads costs as much as the walk. */
 #define PREFIX_START 1024
 #define PREFIX_MARGIN 512
+/* The index pass reads the first PREFIX_START bytes of every record anyway (for its time
+ * and size) and keeps them, up to this much in all: a second read of each record later
+ * costs as much as the first (the page cache's pages are cold by then). Past it (some
+ * 60,000 samples) records are read again as they are decoded. */
+#define HEADS_MAX (64u << 20)
 
 static int bad(const struct perf_data *d, uint64_t off, const char *what)
 {
@@ -400,6 +405,7 @@ void perf_data_close(struct perf_data *d)
 	free(d->inflated);
 	free(d->rec_buf);
 	free(d->stack_buf);
+	free(d->heads);
 	free(d);
 }
 
@@ -666,15 +672,18 @@ static int decode_image(struct perf_data *d, const struct perf_order *o, const u
 	return 0;
 }
 
-/* The record o, decoded: in memory, or read from the file (its first d->prefix bytes, all
- * of it when the fields run past them). */
+/* The record o, decoded: in memory, from what the index pass kept of it, or read from the
+ * file (its first d->prefix bytes); all of it when the fields run past those. */
 static int decode(struct perf_data *d, const struct perf_order *o, struct perf_event_rec *ev)
 {
 	if (!from_file(d))
 		return decode_image(d, o, d->recs + o->off, d->recs_size - o->off, ev);
+	int r;
 	size_t n = o->size < d->prefix ? o->size : d->prefix;
-	int r = read_at(d, &d->rec_buf, &d->rec_cap, o->off, n);
-	if (!r)
+	/* Kept, and as long as walks have needed so far (else read as far as they have). */
+	if (o->head_len && (o->head_len == o->size || o->head_len >= d->prefix))
+		r = decode_image(d, o, d->heads + o->head, o->head_len, ev);
+	else if (!(r = read_at(d, &d->rec_buf, &d->rec_cap, o->off, n)))
 		r = decode_image(d, o, d->rec_buf, n, ev);
 	if (r == NEED_ALL && !(r = read_at(d, &d->rec_buf, &d->rec_cap, o->off, o->size)))
 		r = decode_image(d, o, d->rec_buf, o->size, ev);
@@ -749,23 +758,49 @@ static uint8_t dyn_size_back(const struct perf_attr_info *a)
 			      !!(t & PERF_SAMPLE_CODE_PAGE_SIZE)));
 }
 
-/* The first bytes of the record at off, as many as record_span and sample_attr read. From
- * a file they are read with pread, with the back bytes before them, from which the
- * previous record's dyn_size is taken (then *before points at them). */
-#define HEAD_PEEK 40
+/* The first bytes of the record at off: as many as record_span and sample_attr read from
+ * memory; from a file with pread, the first PREFIX_START of them (the fields and the top
+ * of a sample's stack copy, which the index keeps: see HEADS_MAX), with the back bytes
+ * before them, from which the previous record's dyn_size is taken (then *before points at
+ * them). *avail: the bytes of the record at hand from there. */
 #define BACK_MAX (8 * 8)
 
 static const uint8_t *peek(const struct perf_data *d, uint64_t off, uint64_t end,
-			   unsigned back, uint8_t buf[BACK_MAX + HEAD_PEEK], const uint8_t **before)
+			   unsigned back, uint8_t buf[BACK_MAX + PREFIX_START],
+			   const uint8_t **before, size_t *avail)
 {
 	*before = NULL;
+	*avail = 0;
 	uint64_t from = back && off >= d->data_off + back ? off - back : off;
-	size_t n = (size_t)(off - from) + (end - off < HEAD_PEEK ? (size_t)(end - off) : HEAD_PEEK);
+	size_t want = end - off < PREFIX_START ? (size_t)(end - off) : PREFIX_START;
+	size_t n = (size_t)(off - from) + want;
 	if (!from_file(d) || pread(d->fd, buf, n, (off_t)from) != (ssize_t)n)
 		return d->recs + off;
 	if (from < off)
 		*before = buf;
+	*avail = want;
 	return buf + (off - from);
+}
+
+/* Keeps the first n bytes of the record o read by the index pass, within HEADS_MAX. */
+static void keep_head(struct perf_data *d, struct perf_order *o, const uint8_t *h, size_t n)
+{
+	if (n < 8 || d->nheads + n > HEADS_MAX)
+		return;
+	if (d->nheads + n > d->capheads) {
+		size_t cap = d->capheads ? d->capheads * 2 : 1 << 20;
+		while (cap < d->nheads + n)
+			cap *= 2;
+		uint8_t *nh = realloc(d->heads, cap);
+		if (!nh)
+			return;
+		d->heads = nh;
+		d->capheads = cap;
+	}
+	memcpy(d->heads + d->nheads, h, n);
+	o->head = (uint32_t)d->nheads;
+	o->head_len = (uint16_t)n;
+	d->nheads += n;
 }
 
 /* Every record's place in time order, and, in the pipe format, the attributes and
@@ -775,17 +810,20 @@ static int build_index(struct perf_data *d)
 	uint64_t off = d->data_off, end = d->data_off + d->data_size, last = 0;
 	size_t cap = 0;
 	struct perf_event_rec ev;
-	uint8_t buf[BACK_MAX + HEAD_PEEK];
+	uint8_t buf[BACK_MAX + PREFIX_START];
 	unsigned back = 0; /* where the previous record's dyn_size lies, back from here */
 	while (off + 8 <= end) {
 		const uint8_t *before;
-		const uint8_t *h = peek(d, off, end, back, buf, &before);
+		size_t avail;
+		const uint8_t *h = peek(d, off, end, back, buf, &before, &avail);
 		uint64_t span = record_span(h, off, end);
 		if (!span)
 			return bad(d, off, "record size runs past the data section");
 		uint32_t type = load_u32(h, false);
 		uint16_t size = load_u16(h + 6, false);
 		struct perf_order o = { .off = off, .size = size };
+		if (type < PERF_RECORD_MAX)
+			keep_head(d, &o, h, avail < size ? avail : size);
 		if (before) {
 			d->order[d->norder - 1].tail = load_u64(before, false);
 			d->order[d->norder - 1].tail_back = (uint8_t)back;

@@ -60,6 +60,8 @@ struct perf_build_id {
 struct perf_order {
 	uint64_t time, off;
 	uint64_t tail;
+	uint32_t head;     /* the first head_len bytes of a file's record, kept by the index */
+	uint16_t head_len; /* pass at perf_data.heads + head; 0: not kept */
 	uint16_t size;
 	uint8_t tail_back;
 };
@@ -90,6 +92,8 @@ struct perf_data {
 	uint8_t *rec_buf, *stack_buf;
 	size_t rec_cap, stack_cap;
 	size_t prefix; /* bytes of a record read up front */
+	uint8_t *heads; /* what the index pass kept of the records (perf_order.head) */
+	size_t nheads, capheads;
 };
 
 /* One record, decoded as far as unwinding needs. Pointers point into the file. */
