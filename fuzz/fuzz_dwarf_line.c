@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	struct dwarf_unit u = { .version = 5, .addr_size = 8, .offset_size = 4, .comp_dir = "/c" };
 	struct dwarf_line_table t;
-	if (!dwarf_line_read(d, &u, 0, &t)) {
+	if (!dwarf_line_read(d, &u, 0, NULL, &t)) {
 		for (size_t i = 0; i < t.nrows; i++) {
 			dwarf_line_lookup(&t, t.rows[i].addr);
 			dwarf_line_file(&t, t.rows[i].file);

@@ -5,7 +5,8 @@ set -u
 : "${TALLY:?run through tests/run.sh}" "${ROOT:?}" "${BUILD:?}"
 
 pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1: ${2:-}"; }
+# One line per failure, whatever the message holds (run.sh shows only FAIL lines).
+fail() { echo "FAIL: $1: $(printf '%s' "${2:-}" | tr '\n' ' ')"; }
 skip() {
 	if [ "${CI:-}" = true ]; then
 		echo "FAIL: $1: would skip under CI: ${2:-}"

@@ -1,19 +1,42 @@
 /*
- * Bump allocator: see arena.h. Chunks grow geometrically up to 1 MiB; a request larger than
- * a chunk gets a chunk of its own.
+ * Bump allocator: see arena.h. Chunks grow geometrically to 1 MiB in all, then are 4 MiB
+ * each; a request larger than a chunk gets a chunk of its own. Chunks of 2 MiB and more
+ * are huge pages (base/bulk.h):
+ * a large arena, such as the abbreviation tables of a big library, is faulted in a few
+ * pages at a time instead of thousands.
  */
 #include "base/arena.h"
+#include "base/bulk.h"
 
 #include <stdalign.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#define BIG_CHUNK ((size_t)2 << 20)
+#define MAX_CHUNK ((size_t)4 << 20)
 
 struct arena_chunk {
 	struct arena_chunk *next;
+	void *map; /* the mapping of a huge-page chunk, else NULL (malloc) */
+	size_t map_len;
 	size_t size;
 	alignas(max_align_t) unsigned char data[];
 };
+
+static struct arena_chunk *new_chunk(size_t size)
+{
+	void *map = NULL;
+	size_t len = 0;
+	struct arena_chunk *c = size >= BIG_CHUNK ? huge_map(sizeof(*c) + size, &map, &len)
+						  : malloc(sizeof(*c) + size);
+	if (c) {
+		c->map = map;
+		c->map_len = len;
+	}
+	return c;
+}
 
 void *arena_alloc(struct arena *a, size_t size)
 {
@@ -21,11 +44,13 @@ void *arena_alloc(struct arena *a, size_t size)
 	size = (size + align - 1) & ~(align - 1);
 	if (!a->head || a->head->size - a->used < size) {
 		size_t want = a->head ? a->head->size * 2 : 4096;
-		if (want > (1u << 20))
-			want = 1u << 20;
+		if (a->total >= BIG_CHUNK / 2)
+			want = MAX_CHUNK; /* a large arena: straight to huge pages */
+		if (want > MAX_CHUNK)
+			want = MAX_CHUNK;
 		if (want < size)
 			want = size;
-		struct arena_chunk *c = malloc(sizeof(*c) + want);
+		struct arena_chunk *c = new_chunk(want);
 		if (!c)
 			return NULL;
 		c->next = a->head;
@@ -58,7 +83,10 @@ void arena_free(struct arena *a)
 	struct arena_chunk *c = a->head;
 	while (c) {
 		struct arena_chunk *next = c->next;
-		free(c);
+		if (c->map)
+			munmap(c->map, c->map_len);
+		else
+			free(c);
 		c = next;
 	}
 	memset(a, 0, sizeof(*a));

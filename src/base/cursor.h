@@ -21,7 +21,8 @@ struct cur {
 
 static inline struct cur cur_make(const void *data, size_t size, bool big_endian)
 {
-	struct cur c = { data, data, (const uint8_t *)data + size, big_endian, false };
+	const uint8_t *end = size ? (const uint8_t *)data + size : data; /* NULL + 0 is UB */
+	struct cur c = { data, data, end, big_endian, false };
 	return c;
 }
 

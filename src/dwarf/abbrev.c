@@ -70,6 +70,20 @@ static int cmp_code(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Steps over one entry after its code: tag, children flag, attribute list. */
+static void skip_entry(struct cur *c)
+{
+	cur_uleb(c);
+	cur_u8(c);
+	for (;;) {
+		uint64_t name = cur_uleb(c), form = cur_uleb(c);
+		if (form == DW_FORM_implicit_const)
+			cur_sleb(c);
+		if (!cur_ok(c) || (!name && !form))
+			return;
+	}
+}
+
 /* Whether the table at off ends (a zero code) inside what is readable of the section. */
 static bool table_complete(const struct dwarf *d, uint64_t off)
 {
@@ -77,35 +91,33 @@ static bool table_complete(const struct dwarf *d, uint64_t off)
 		return false;
 	struct cur c = cur_make(d->abbrev.data, d->abbrev.size, d->big_endian);
 	cur_seek(&c, off);
-	while (cur_uleb(&c)) {
-		cur_uleb(&c);
-		cur_u8(&c);
-		for (;;) {
-			uint64_t name = cur_uleb(&c), form = cur_uleb(&c);
-			if (form == DW_FORM_implicit_const)
-				cur_sleb(&c);
-			if (!cur_ok(&c))
-				return false;
-			if (!name && !form)
-				break;
-		}
-	}
+	while (cur_uleb(&c))
+		skip_entry(&c);
 	return cur_ok(&c);
 }
 
-static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t, uint64_t *end)
+/* A cursor at the table at off, inflated first in front mode until the table is whole (or
+ * the section is). */
+static int table_at(struct dwarf *d, uint64_t off, struct cur *c)
 {
-	/* Front mode: inflate until the table is whole (or the section is). */
 	for (uint64_t want = off + 4096; d->abbrev_lazy && !table_complete(d, off);
 	     want = want < UINT64_MAX / 2 ? 2 * want : UINT64_MAX)
 		dwarf_sect_need(d, &d->abbrev, want);
 	if (off >= d->abbrev.size)
 		return bad(d, off, "abbreviation table offset lies past the section");
-	struct cur c = cur_make(d->abbrev.data, d->abbrev.size, d->big_endian);
-	cur_seek(&c, off);
+	*c = cur_make(d->abbrev.data, d->abbrev.size, d->big_endian);
+	cur_seek(c, off);
+	return 0;
+}
+
+static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t, uint64_t *end)
+{
+	struct cur c;
+	int err = table_at(d, off, &c);
+	if (err)
+		return err;
 	struct dwarf_abbrev *all = NULL;
 	size_t n = 0, cap = 0;
-	int err = 0;
 	for (;;) {
 		uint64_t code = cur_uleb(&c);
 		if (!cur_ok(&c)) {
@@ -152,8 +164,10 @@ int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_a
 	t->sparse = arena_alloc(&d->arena, (n - dense ? n - dense : 1) * sizeof(*all));
 	if (!t->by_code || !t->sparse)
 		return -ENOMEM;
-	memcpy(t->by_code, all, dense * sizeof(*all));
-	memcpy(t->sparse, all + dense, (n - dense) * sizeof(*all));
+	if (n) { /* all may be NULL when the table is empty */
+		memcpy(t->by_code, all, dense * sizeof(*all));
+		memcpy(t->sparse, all + dense, (n - dense) * sizeof(*all));
+	}
 	t->n_dense = dense;
 	t->n_sparse = n - dense;
 	return 0;
@@ -198,19 +212,63 @@ static int add_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t off, 
 	return 0;
 }
 
+/* The loaded table at off, or NULL and where it would go in the sorted array. */
+static struct dwarf_abbrevs *loaded(const struct dwarf *d, uint64_t off, size_t *at)
+{
+	size_t i = LOWER_BOUND(d->abbrev_tables, d->nabbrev_tables, ->offset, off);
+	*at = i;
+	return i < d->nabbrev_tables && d->abbrev_tables[i]->offset == off ? d->abbrev_tables[i]
+									     : NULL;
+}
+
+static void point_at(struct dwarf_unit *u, struct dwarf_abbrevs *t)
+{
+	u->abbrevs_fit = t->shape == dwarf_unit_shape(u);
+	u->abbrevs = t; /* after abbrevs_fit: a thread that sees the table sees that too */
+}
+
 int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
 {
 	if (u->abbrevs)
 		return 0;
-	size_t i = LOWER_BOUND(d->abbrev_tables, d->nabbrev_tables, ->offset, u->abbrev_offset);
+	pthread_mutex_lock(&d->abbrev_lock);
 	int err = 0;
-	if (i < d->nabbrev_tables && d->abbrev_tables[i]->offset == u->abbrev_offset) {
-		u->abbrevs = d->abbrev_tables[i];
-	} else {
+	if (!u->abbrevs) {
+		size_t i;
 		uint64_t end;
-		err = add_table(d, u, u->abbrev_offset, i, &u->abbrevs, &end);
+		struct dwarf_abbrevs *t = loaded(d, u->abbrev_offset, &i);
+		if (!t)
+			err = add_table(d, u, u->abbrev_offset, i, &t, &end);
+		if (!err)
+			point_at(u, t);
 	}
-	u->abbrevs_fit = !err && u->abbrevs->shape == dwarf_unit_shape(u);
+	pthread_mutex_unlock(&d->abbrev_lock);
+	return err;
+}
+
+bool dwarf_unit_abbrevs_loaded(struct dwarf *d, struct dwarf_unit *u)
+{
+	size_t i;
+	struct dwarf_abbrevs *t = u->abbrevs ? u->abbrevs : loaded(d, u->abbrev_offset, &i);
+	if (t && !u->abbrevs)
+		point_at(u, t);
+	return t != NULL;
+}
+
+int dwarf_abbrev_decode(struct dwarf *d, const struct dwarf_unit *u, uint64_t code,
+			struct dwarf_abbrev *a)
+{
+	struct cur c;
+	int err = table_at(d, u->abbrev_offset, &c);
+	for (uint64_t k; !err && (k = cur_uleb(&c)) != code; skip_entry(&c))
+		if (!k || !cur_ok(&c))
+			return -ENOENT;
+	if (err)
+		return err;
+	*a = (struct dwarf_abbrev){ .code = code };
+	err = read_one(d, &c, a);
+	if (!err)
+		dwarf_abbrev_sizes(u, a);
 	return err;
 }
 

@@ -10,11 +10,14 @@
 #ifndef TALLY_DWARF_H
 #define TALLY_DWARF_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/bulk.h"
 #include "elf/elf.h"
 
 struct dwarf_sect {
@@ -65,8 +68,12 @@ struct dwarf_unit {
 	uint8_t addr_size;
 	uint8_t offset_size; /* 4 or 8 */
 	uint64_t abbrev_offset;
-	struct dwarf_abbrevs *abbrevs; /* NULL until loaded */
+	/* NULL until loaded (dwarf_unit_abbrevs()); set by whichever thread loads it. */
+	struct dwarf_abbrevs *_Atomic abbrevs;
 	bool abbrevs_fit; /* abbrevs were sized for this unit's shape (see dwarf_abbrev) */
+	/* The root DIE's abbreviation, decoded alone when the unit was read (code 0 when
+	 * the whole table was loaded instead): see dwarf_unit_root(). */
+	struct dwarf_abbrev root_abbrev;
 	/* From the unit DIE: */
 	uint16_t tag;
 	uint64_t base_addr; /* DW_AT_low_pc, the base for DWARF 4 ranges */
@@ -90,6 +97,7 @@ struct dwarf {
 	size_t nunits;
 	struct dwarf_abbrevs **abbrev_tables; /* loaded tables, sorted by offset */
 	size_t nabbrev_tables, cap_abbrev_tables;
+	pthread_mutex_t abbrev_lock; /* guards abbrev_tables and arena once units are read */
 	/* Why some of this DWARF cannot be used (split DWARF, dwz), or NULL. */
 	const char *unsupported;
 	struct arena arena;
@@ -144,8 +152,8 @@ int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,
 
 /* The unit whose bytes hold .debug_info offset off, or NULL. */
 struct dwarf_unit *dwarf_unit_at(struct dwarf *d, uint64_t off);
-/* Loads the unit's abbreviation table if needed. dwarf_open() loads every unit's, so after
- * it this only reads, and DIEs can be read on several threads at once. */
+/* Loads the unit's abbreviation table if needed (dwarf_open() leaves it to the first
+ * reader of the unit's DIEs). Thread-safe: units may be walked on several threads. */
 int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u);
 
 /* DIEs. A reader walks a unit's DIEs in order; each DIE's attributes are decoded into
@@ -166,6 +174,9 @@ int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct d
  * DW_AT_sibling offset if it has one (else 0), and the next DIE's offset. */
 int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 		   const struct dwarf_abbrev **abbrev, uint64_t *sibling, uint64_t *next);
+/* Reads the unit's root DIE, with its table or, when that is not loaded, the root's
+ * abbreviation decoded when the unit was read. */
+int dwarf_unit_root(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die *die);
 /* The value of attribute at in die, or NULL. */
 const struct dwarf_value *dwarf_die_attr(const struct dwarf_die *die, uint16_t at);
 /* Reads the DIE at an absolute .debug_info offset, in whatever unit holds it. */
@@ -197,25 +208,36 @@ struct dwarf_line_seq {
 	uint32_t end_row;   /* the last being the end_sequence row */
 };
 
+struct dwarf_line_file {
+	const char *name, *dir;
+};
+
 struct dwarf_line_table {
 	uint16_t version;
 	struct dwarf_line_row *rows;
 	size_t nrows;
 	struct dwarf_line_seq *seqs; /* sorted by lo */
 	size_t nseqs;
-	const char **file_paths; /* full path of each file entry, joined as LLVM does */
+	/* Each file entry's name and directory (the comp_dir is the unit's); the full path,
+	 * joined as LLVM does, is made on first use by dwarf_line_file() into paths. */
+	struct dwarf_line_file *files;
+	_Atomic(const char *) *joined;
 	size_t nfiles;
+	const char *comp_dir;
+	pthread_mutex_t lock; /* guards paths */
 	bool zero_based_files; /* DWARF 5 */
+	bool kept;               /* rows and seqs live in the caller's bulk memory */
 	struct arena paths;      /* owns the joined paths */
 };
 
 /* Decodes the line program at .debug_line offset off for unit u. Free with
- * dwarf_line_free(). Reads d only, so tables may be decoded on several threads at once. */
-int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
+ * dwarf_line_free(). Reads d only, so tables may be decoded on several threads at once.
+ * The rows go to keep when it is not NULL (they then live as long as it), else to malloc. */
+int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct bulk *keep,
 		    struct dwarf_line_table *t);
 void dwarf_line_free(struct dwarf_line_table *t);
-/* The path of file index i (as the line program numbers files), or NULL. */
-const char *dwarf_line_file(const struct dwarf_line_table *t, uint64_t i);
+/* The path of file index i (as the line program numbers files), or NULL. Thread-safe. */
+const char *dwarf_line_file(struct dwarf_line_table *t, uint64_t i);
 /* The row that covers addr, or NULL. */
 const struct dwarf_line_row *dwarf_line_lookup(const struct dwarf_line_table *t, uint64_t addr);
 

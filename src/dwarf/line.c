@@ -196,20 +196,24 @@ char *dwarf_path_join(struct arena *a, const char *comp_dir, const char *dir, co
 	return out;
 }
 
-static int join_paths(struct dwarf_unit *u, struct header *h, struct dwarf_line_table *t)
+/* Keeps each file entry's name and directory. Joining them into paths waits for a lookup
+ * that needs one: a unit's table names every header it includes, a lookup a few of them,
+ * and joining them all was a sixth of the time spent on line tables. */
+static int keep_files(struct dwarf_unit *u, struct header *h, struct dwarf_line_table *t)
 {
+	size_t n = h->names.n ? h->names.n : 1;
 	t->nfiles = h->names.n;
-	t->file_paths = calloc(t->nfiles ? t->nfiles : 1, sizeof(*t->file_paths));
-	if (!t->file_paths)
+	t->comp_dir = u->comp_dir;
+	t->files = malloc(n * sizeof(*t->files));
+	t->joined = calloc(n, sizeof(*t->joined));
+	if (!t->files || !t->joined)
 		return -ENOMEM;
 	for (size_t i = 0; i < h->names.n; i++) {
 		uint64_t di = h->name_dirs.v[i];
 		const char *dir = "";
 		if (h->version >= 5 ? di < h->dirs.n : di > 0 && di <= h->dirs.n)
 			dir = h->dirs.v[h->version >= 5 ? di : di - 1];
-		t->file_paths[i] = dwarf_path_join(&t->paths, u->comp_dir, dir, h->names.v[i]);
-		if (!t->file_paths[i])
-			return -ENOMEM;
+		t->files[i] = (struct dwarf_line_file){ h->names.v[i], dir };
 	}
 	return 0;
 }
@@ -301,7 +305,9 @@ static int standard(struct program *p, struct cur *c, uint8_t op)
 	switch (op) {
 	case DW_LNS_copy: return emit_row(p);
 	case DW_LNS_advance_pc: p->r.addr += cur_uleb(c) * h->min_inst_len; return 0;
-	case DW_LNS_advance_line: p->r.line = (uint32_t)((int64_t)p->r.line + cur_sleb(c)); return 0;
+	case DW_LNS_advance_line: /* wraps as LLVM's 32-bit line register does */
+		p->r.line = (uint32_t)((uint64_t)p->r.line + (uint64_t)cur_sleb(c));
+		return 0;
 	case DW_LNS_set_file: p->r.file = (uint32_t)cur_uleb(c); return 0;
 	case DW_LNS_set_column: p->r.column = (uint32_t)cur_uleb(c); return 0;
 	case DW_LNS_const_add_pc:
@@ -377,7 +383,28 @@ static int by_lo(const void *a, const void *b)
 	return x->first_row < y->first_row ? -1 : x->first_row > y->first_row;
 }
 
-int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
+/* Moves the decoded rows and sequences into their final place: keep, or a malloc block of
+ * their exact size. */
+static int settle(struct program *p, struct bulk *keep, struct dwarf_line_table *t)
+{
+	if (keep) {
+		t->rows = bulk_copy(keep, p->rows.v, p->rows.n * sizeof(*p->rows.v));
+		t->seqs = bulk_copy(keep, p->seqs.v, p->seqs.n * sizeof(*p->seqs.v));
+		t->kept = true;
+		vec_free(&p->rows);
+		vec_free(&p->seqs);
+		return t->rows && t->seqs ? 0 : -ENOMEM;
+	}
+	if (p->rows.n < p->rows.cap && p->rows.n) {
+		struct dwarf_line_row *fit = realloc(p->rows.v, p->rows.n * sizeof(*fit));
+		p->rows.v = fit ? fit : p->rows.v;
+	}
+	t->rows = p->rows.v;
+	t->seqs = p->seqs.v;
+	return 0;
+}
+
+int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct bulk *keep,
 		    struct dwarf_line_table *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -393,6 +420,7 @@ int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 		dwarf_sect_need(d, &d->line, cur_ok(&l) && len < UINT64_MAX / 2 ? cur_off(&l) + len
 										  : UINT64_MAX);
 	}
+	pthread_mutex_init(&t->lock, NULL);
 	struct header h = { .off = off };
 	struct cur c = cur_make(d->line.data, d->line.size, d->big_endian);
 	cur_seek(&c, off);
@@ -406,7 +434,7 @@ int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 		err = run(&p, &prog);
 	}
 	if (!err)
-		err = join_paths(u, &h, t);
+		err = keep_files(u, &h, t);
 	vec_free(&h.dirs);
 	vec_free(&h.names);
 	vec_free(&h.name_dirs);
@@ -416,37 +444,52 @@ int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 		dwarf_line_free(t);
 		return err == -ENOMEM ? err_set(err, "%s: out of memory", d->path) : err;
 	}
-	qsort(p.seqs.v, p.seqs.n, sizeof(*p.seqs.v), by_lo);
+	if (p.seqs.n)
+		qsort(p.seqs.v, p.seqs.n, sizeof(*p.seqs.v), by_lo);
 	t->version = h.version;
 	t->zero_based_files = h.version >= 5;
-	if (p.rows.n < p.rows.cap && p.rows.n) {
-		struct dwarf_line_row *fit = realloc(p.rows.v, p.rows.n * sizeof(*fit));
-		p.rows.v = fit ? fit : p.rows.v;
-	}
-	t->rows = p.rows.v;
 	t->nrows = p.rows.n;
-	t->seqs = p.seqs.v;
 	t->nseqs = p.seqs.n;
+	if (settle(&p, keep, t)) {
+		dwarf_line_free(t);
+		return err_set(-ENOMEM, "%s: out of memory", d->path);
+	}
 	return 0;
 }
 
 void dwarf_line_free(struct dwarf_line_table *t)
 {
-	free(t->rows);
-	free(t->seqs);
-	free(t->file_paths);
+	if (!t->kept) {
+		free(t->rows);
+		free(t->seqs);
+	}
+	free(t->files);
+	free(t->joined);
 	arena_free(&t->paths);
+	pthread_mutex_destroy(&t->lock);
 	memset(t, 0, sizeof(*t));
 }
 
-const char *dwarf_line_file(const struct dwarf_line_table *t, uint64_t i)
+const char *dwarf_line_file(struct dwarf_line_table *t, uint64_t i)
 {
 	if (!t->zero_based_files) {
 		if (i == 0)
 			return NULL;
 		i--;
 	}
-	return i < t->nfiles ? t->file_paths[i] : NULL;
+	if (i >= t->nfiles)
+		return NULL;
+	const char *path = atomic_load_explicit(&t->joined[i], memory_order_acquire);
+	if (path)
+		return path;
+	pthread_mutex_lock(&t->lock);
+	path = atomic_load_explicit(&t->joined[i], memory_order_relaxed);
+	if (!path) {
+		path = dwarf_path_join(&t->paths, t->comp_dir, t->files[i].dir, t->files[i].name);
+		atomic_store_explicit(&t->joined[i], path, memory_order_release);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return path;
 }
 
 const struct dwarf_line_row *dwarf_line_lookup(const struct dwarf_line_table *t, uint64_t addr)

@@ -12,6 +12,7 @@
 #include "base/search.h"
 #include "base/cursor.h"
 #include "base/err.h"
+#include "base/mutex.h"
 #include "dwarf/dwarf.h"
 #include "dwarf/dwarf_consts.h"
 #include "dwarf/dwarf_internal.h"
@@ -218,14 +219,29 @@ static const char *value_str(const struct dwarf_die *die, uint16_t at)
 
 /* The unit DIE is read twice: its bases must be known before its own strx/addrx forms
  * can be resolved, and they may come after those forms. */
+/* The root DIE needs one abbreviation. Unless the unit's table is loaded already
+ * (preloaded for a whole read), that one is decoded alone: a front read or a few lookups
+ * touch a few units of many, and parsing every table was most of opening them. */
+static int root_abbrev(struct dwarf *d, struct dwarf_unit *u)
+{
+	if (dwarf_unit_abbrevs_loaded(d, u))
+		return 0;
+	struct cur c = cur_make(d->info.data, u->end, d->big_endian);
+	cur_seek(&c, u->first_die);
+	uint64_t code = cur_uleb(&c);
+	if (!cur_ok(&c) || !code)
+		return 0; /* dwarf_unit_root() says what is wrong, or finds no root */
+	int err = dwarf_abbrev_decode(d, u, code, &u->root_abbrev);
+	return err == -ENOENT ? 0 : err;
+}
+
 static int read_unit_die(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die *die)
 {
-	int err = dwarf_unit_abbrevs(d, u);
+	int err = root_abbrev(d, u);
 	if (err)
 		return err;
-	uint64_t next;
 	for (int pass = 0; pass < 2; pass++) {
-		err = dwarf_die_read(d, u, u->first_die, die, &next);
+		err = dwarf_unit_root(d, u, die);
 		if (err || !die->abbrev)
 			return err;
 		u->str_offsets_base = value_u(die, DW_AT_str_offsets_base, &u->has_str_offsets_base);
@@ -235,6 +251,10 @@ static int read_unit_die(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die
 			u->addr_base = value_u(die, DW_AT_GNU_addr_base, NULL);
 		u->rnglists_base = value_u(die, DW_AT_rnglists_base, &u->has_rnglists_base);
 		u->loclists_base = value_u(die, DW_AT_loclists_base, NULL);
+		/* The second pass reads again what depends on those bases: without any,
+		 * nothing would change. */
+		if (!u->str_offsets_base && !u->addr_base && !u->rnglists_base && !u->loclists_base)
+			break;
 	}
 	u->tag = die->abbrev->tag;
 	const struct dwarf_value *low = dwarf_die_attr(die, DW_AT_low_pc);
@@ -305,6 +325,7 @@ static struct dwarf *dwarf_new(struct elf_file *elf)
 		d->elf = elf;
 		d->path = elf->path;
 		d->big_endian = elf->big_endian;
+		mutex_init_adaptive(&d->abbrev_lock);
 	}
 	return d;
 }
@@ -375,6 +396,7 @@ void dwarf_close(struct dwarf *d)
 	free(d->units);
 	free(d->abbrev_tables);
 	arena_free(&d->arena);
+	pthread_mutex_destroy(&d->abbrev_lock);
 	free(d);
 }
 
@@ -398,6 +420,9 @@ const struct dwarf_value *dwarf_die_attr(const struct dwarf_die *die, uint16_t a
 	return NULL;
 }
 
+static int read_attrs(struct dwarf *d, struct dwarf_unit *u, struct cur *c, struct dwarf_die *die,
+		      uint64_t *next);
+
 int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct dwarf_die *die,
 		   uint64_t *next)
 {
@@ -418,16 +443,43 @@ int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct d
 	die->abbrev = dwarf_abbrev_find(u->abbrevs, code);
 	if (!die->abbrev)
 		return bad(d, off, "DIE uses an undefined abbreviation code");
+	return read_attrs(d, u, &c, die, next);
+}
+
+int dwarf_unit_root(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die *die)
+{
+	uint64_t next, off = u->first_die;
+	if (u->abbrevs || !u->root_abbrev.code) {
+		int err = dwarf_unit_abbrevs(d, u);
+		return err ? err : dwarf_die_read(d, u, off, die, &next);
+	}
+	if (off >= u->end)
+		return bad(d, off, "DIE offset outside its unit");
+	struct cur c = cur_make(d->info.data, u->end, d->big_endian);
+	cur_seek(&c, off);
+	die->offset = off;
+	die->nvals = 0;
+	if (cur_uleb(&c) != u->root_abbrev.code)
+		return bad(d, off, "truncated DIE");
+	die->abbrev = &u->root_abbrev;
+	return read_attrs(d, u, &c, die, &next);
+}
+
+/* Decodes die's attributes (die->abbrev's) at c. */
+static int read_attrs(struct dwarf *d, struct dwarf_unit *u, struct cur *c, struct dwarf_die *die,
+		      uint64_t *next)
+{
+	uint64_t off = die->offset;
 	for (uint16_t i = 0; i < die->abbrev->nattrs; i++) {
 		const struct dwarf_abbrev_attr *a = &die->abbrev->attrs[i];
 		struct dwarf_value scratch;
 		struct dwarf_value *v = i < DWARF_MAX_ATTRS ? &die->vals[i] : &scratch;
-		if (dwarf_form_read(d, u, &c, a->form, a->implicit_const, v))
-			return bad(d, off, cur_ok(&c) ? "DIE uses an unknown attribute form"
-						      : "DIE runs past the end of its unit");
+		if (dwarf_form_read(d, u, c, a->form, a->implicit_const, v))
+			return bad(d, off, cur_ok(c) ? "DIE uses an unknown attribute form"
+						     : "DIE runs past the end of its unit");
 	}
 	die->nvals = die->abbrev->nattrs < DWARF_MAX_ATTRS ? die->abbrev->nattrs : DWARF_MAX_ATTRS;
-	*next = cur_off(&c);
+	*next = cur_off(c);
 	return 0;
 }
 

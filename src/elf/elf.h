@@ -130,6 +130,11 @@ struct elf_symtab {
 enum elf_syms_which { ELF_SYMS_BOTH, ELF_SYMS_SYMTAB_ELSE_DYNSYM };
 int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,
 		struct elf_symtab *out);
+/* The same in two steps: reading (and checking) the tables, in table order, then sorting
+ * them; a caller can answer errors early and sort later, elsewhere. */
+int elf_symbols_unsorted(struct elf_file *f, enum elf_syms_which which, bool want_all,
+			 struct elf_symtab *out);
+void elf_symtab_sort(struct elf_symtab *t);
 void elf_symtab_free(struct elf_symtab *t);
 
 /* Notes from SHT_NOTE sections (or PT_NOTE segments when there are no sections). Calls

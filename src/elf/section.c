@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/bulk.h"
 #include "base/err.h"
 #include "elf/elf.h"
 #include "elf/elf_internal.h"
@@ -17,11 +18,6 @@ struct elf_buf {
 	void *map;
 	size_t len;
 };
-
-/* Debug sections inflate to megabytes: anonymous mappings with transparent huge pages
- * take one fault per 2 MiB instead of one per 4 KiB, which is a fifth of the time of
- * symbolizing a large library otherwise. */
-#define HUGE_PAGE ((size_t)2 << 20)
 
 static int remember(struct elf_file *f, void *map, size_t len)
 {
@@ -43,16 +39,13 @@ static int remember(struct elf_file *f, void *map, size_t len)
 
 void *elf_buf_alloc(struct elf_file *f, size_t size)
 {
-	bool big = size >= HUGE_PAGE;
-	size_t len = (size ? size : 1) + (big ? HUGE_PAGE : 0);
-	uint8_t *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED)
+	/* Debug sections inflate to megabytes: on huge pages, a fifth of the time of
+	 * symbolizing a large library otherwise goes to page faults. */
+	void *map;
+	size_t len;
+	void *p = huge_map(size, &map, &len);
+	if (!p)
 		return NULL;
-	uint8_t *p = map;
-	if (big) {
-		p = (uint8_t *)(((uintptr_t)map + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-		madvise(p, size, MADV_HUGEPAGE);
-	}
 	if (remember(f, map, len)) {
 		munmap(map, len);
 		return NULL;
@@ -170,7 +163,7 @@ int elf_section_data(struct elf_file *f, struct elf_section *s, const uint8_t **
 int elf_section_prefix(struct elf_file *f, struct elf_section *s, size_t want,
 		       const uint8_t **data, size_t *avail, size_t *total)
 {
-	if (s->loaded || !is_compressed(s) || needs_relocation(f, s)) {
+	if (s->loaded || s->type == SHT_NOBITS || !is_compressed(s) || needs_relocation(f, s)) {
 		int err = elf_section_data(f, s, data, avail);
 		*total = *avail;
 		return err;

@@ -85,8 +85,8 @@ static int by_addr(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,
-		struct elf_symtab *out)
+int elf_symbols_unsorted(struct elf_file *f, enum elf_syms_which which, bool want_all,
+			 struct elf_symtab *out)
 {
 	struct elf_symtab t = { 0 };
 	size_t cap = 0;
@@ -106,10 +106,23 @@ int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,
 		if (err)
 			return free(t.syms), err;
 	}
-	if (t.n)
-		qsort(t.syms, t.n, sizeof(*t.syms), by_addr);
 	*out = t;
 	return 0;
+}
+
+void elf_symtab_sort(struct elf_symtab *t)
+{
+	if (t->n)
+		qsort(t->syms, t->n, sizeof(*t->syms), by_addr);
+}
+
+int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,
+		struct elf_symtab *out)
+{
+	int err = elf_symbols_unsorted(f, which, want_all, out);
+	if (!err)
+		elf_symtab_sort(out);
+	return err;
 }
 
 void elf_symtab_free(struct elf_symtab *t)

@@ -6,7 +6,6 @@
  */
 #include "report/annotate_impl.h"
 
-#include <capstone/capstone.h>
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 
 #include "base/err.h"
 #include "elf/elf.h"
+#include "report/capstone_load.h"
 #include "sbpf/disasm.h"
 
 /* Decodes one instruction as annot_disasm_one() does; elf_flags is the module's e_flags
@@ -65,6 +65,7 @@ static const struct backend backends[] = {
 struct annot_disasm {
 	const struct backend *b;
 	uint32_t elf_flags;
+	const struct capstone_api *cs_api;
 	csh cs;
 	cs_insn *insn;
 };
@@ -83,13 +84,17 @@ int annot_disasm_open(uint16_t machine, uint32_t elf_flags, struct annot_disasm 
 	d->b = b;
 	d->elf_flags = elf_flags;
 	if (!b->decode) {
-		if (cs_open(b->cs_arch, b->cs_mode, &d->cs) != CS_ERR_OK) {
+		if (!(d->cs_api = capstone_api())) {
+			free(d);
+			return -ENOTSUP;
+		}
+		if (d->cs_api->open(b->cs_arch, b->cs_mode, &d->cs) != CS_ERR_OK) {
 			free(d);
 			return err_set(-ENOTSUP, "capstone cannot disassemble %s", b->arch);
 		}
-		d->insn = cs_malloc(d->cs);
+		d->insn = d->cs_api->malloc(d->cs);
 		if (!d->insn) {
-			cs_close(&d->cs);
+			d->cs_api->close(&d->cs);
 			free(d);
 			return err_set(-ENOMEM, "out of memory");
 		}
@@ -115,7 +120,7 @@ size_t annot_disasm_one(struct annot_disasm *d, const uint8_t *code, size_t size
 		return d->b->decode(d->elf_flags, code, size, addr, text, text_size);
 	const uint8_t *p = code;
 	uint64_t a = addr;
-	if (!cs_disasm_iter(d->cs, &p, &size, &a, d->insn))
+	if (!d->cs_api->disasm_iter(d->cs, &p, &size, &a, d->insn))
 		return 0;
 	if (d->insn->op_str[0])
 		snprintf(text, text_size, "%s %s", d->insn->mnemonic, d->insn->op_str);
@@ -129,8 +134,8 @@ void annot_disasm_close(struct annot_disasm *d)
 	if (!d)
 		return;
 	if (d->insn)
-		cs_free(d->insn, 1);
+		d->cs_api->free(d->insn, 1);
 	if (!d->b->decode)
-		cs_close(&d->cs);
+		d->cs_api->close(&d->cs);
 	free(d);
 }

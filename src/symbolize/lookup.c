@@ -29,7 +29,7 @@ static int32_t find_scope(const struct sym_unit_index *ix, uint64_t addr)
 	return ix->spans[lo - 1].scope;
 }
 
-static void from_row(const struct sym_unit_index *ix, uint64_t addr, struct tally_frame *f)
+static void from_row(struct sym_unit_index *ix, uint64_t addr, struct tally_frame *f)
 {
 	const struct dwarf_line_row *row = ix->has_lines ? dwarf_line_lookup(&ix->lines, addr) : NULL;
 	if (!row)
@@ -42,10 +42,16 @@ static void from_row(const struct sym_unit_index *ix, uint64_t addr, struct tall
 	f->discriminator = row->discriminator;
 }
 
-/* Frames from DWARF; returns how many (0 when the address is in no unit). *outer is the
- * scope of the last frame, or NULL. */
+/* The scope of the last frame from DWARF, if any, and whether it is named as
+ * sym_scope_name's cxx_plain says. */
+struct outermost {
+	const struct sym_scope *scope;
+	bool cxx_plain;
+};
+
+/* Frames from DWARF; returns how many (0 when the address is in no unit). */
 static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_frame *fr,
-			   const struct sym_scope **outer)
+			   struct outermost *outer)
 {
 	int32_t unit = m->dwarf ? sym_unit_of(m, addr) : -1;
 	struct sym_unit_index *ix;
@@ -62,7 +68,7 @@ static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_fra
 	for (; s >= 0 && n < MAX_FRAMES; s = ix->scopes[s].parent) {
 		const struct sym_scope *sc = &ix->scopes[s];
 		struct tally_frame *f = &fr[n++];
-		*f = (struct tally_frame){ .function = sc->name };
+		*f = (struct tally_frame){ .function = sym_scope_name(m, ix, s, &outer->cxx_plain) };
 		if (!inner) {
 			from_row(ix, addr, f);
 		} else {
@@ -71,7 +77,7 @@ static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_fra
 			f->column = inner->call_column;
 		}
 		inner = sc;
-		*outer = sc;
+		outer->scope = sc;
 		if (!sc->inlined)
 			break;
 	}
@@ -91,16 +97,17 @@ static void gnu_cxx_name(const struct sym_symbols *table, const struct sym_scope
 }
 
 static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style style,
-			   const struct sym_scope *outer, size_t n, struct tally_frame *f)
+			   const struct outermost *outer, size_t n, struct tally_frame *f)
 {
 	uint64_t start = 0;
 	const char *name = NULL;
 	size_t idx;
 	bool gnu = style == SYM_STYLE_GNU;
+	sym_symbols_wait(m);
 	/* addr2line reads symbols from the separate debug file when there is one. */
 	const struct sym_symbols *table = gnu && m->debug_elf ? &m->fallback : &m->symbols;
-	if (gnu && n == 1 && outer && outer->cxx_plain_name)
-		gnu_cxx_name(table, outer, addr, f);
+	if (gnu && n == 1 && outer->scope && outer->cxx_plain)
+		gnu_cxx_name(table, outer->scope, addr, f);
 	if (!gnu || !f->function) {
 		name = sym_symbols_find(table, addr, gnu, &start, &idx);
 		if (name) {
@@ -132,11 +139,11 @@ int sym_lookup_in(struct sym_module *m, uint64_t addr, enum sym_style style,
 		  struct tally_frame *frames, size_t max)
 {
 	struct tally_frame fr[MAX_FRAMES];
-	const struct sym_scope *outer = NULL;
+	struct outermost outer = { 0 };
 	size_t n = dwarf_frames(m, addr, fr, &outer);
 	if (n == 0)
 		fr[n++] = (struct tally_frame){ 0 };
-	name_outermost(m, addr, style, outer, n, &fr[n - 1]);
+	name_outermost(m, addr, style, &outer, n, &fr[n - 1]);
 	for (size_t i = 0; i < n; i++) {
 		fr[i].inlined = i + 1 < n;
 		if (i < max)

@@ -12,6 +12,7 @@
 
 #include "base/cursor.h"
 #include "base/err.h"
+#include "base/mutex.h"
 #include "base/vec.h"
 #include "dwarf/dwarf_consts.h"
 #include "symbolize/symbolize_internal.h"
@@ -108,8 +109,7 @@ static int collect_ranges(struct sym_module *m, range_vec *out)
 	int err = die ? 0 : -ENOMEM;
 	for (size_t i = 0; i < d->nunits && !err; i++) {
 		struct dwarf_unit *u = &d->units[i];
-		uint64_t next;
-		if (!is_code_unit(u) || dwarf_die_read(d, u, u->first_die, die, &next) || !die->abbrev)
+		if (!is_code_unit(u) || dwarf_unit_root(d, u, die) || !die->abbrev)
 			continue;
 		size_t before = out->n;
 		struct unit_ranges r = { out, (uint32_t)i };
@@ -252,27 +252,6 @@ void sym_open_dwarf(struct sym_module *m, struct elf_file *src)
 	}
 }
 
-/* Symbol tables load on a thread of their own while the DWARF opens: reading and
- * sorting a large .symtab takes as long as reading every unit header of a large
- * .debug_info, and the two share nothing but the name arena (which has its lock). */
-struct symbols_job {
-	struct sym_module *m;
-	int err;
-	char msg[512];
-};
-
-static void *load_symbols(void *arg)
-{
-	struct symbols_job *j = arg;
-	struct sym_module *m = j->m;
-	j->err = sym_symbols_load(m, m->elf, false, &m->symbols);
-	if (!j->err && m->debug_elf)
-		j->err = sym_symbols_load(m, m->debug_elf, true, &m->fallback);
-	if (j->err)
-		snprintf(j->msg, sizeof(j->msg), "%s", err_msg()); /* messages are per thread */
-	return NULL;
-}
-
 int sym_index_units(struct sym_module *m)
 {
 	if (!m->dwarf)
@@ -297,24 +276,19 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 		m->opts = *opts;
 	pthread_mutex_init(&m->lock, NULL);
 	pthread_cond_init(&m->built, NULL);
-	pthread_mutex_init(&m->names_lock, NULL);
+	mutex_init_adaptive(&m->names_lock); /* taken per name by every lookup thread */
 	pthread_mutex_init(&m->front_lock, NULL);
+	bulk_init(&m->bulk);
 	int err = elf_open(path, &m->elf);
 	if (!err) {
 		struct elf_file *src = dwarf_source(m);
-		struct symbols_job job = { .m = m };
-		pthread_t th;
-		bool apart = !pthread_create(&th, NULL, load_symbols, &job);
-		if (!apart)
-			load_symbols(&job);
-		if (!sym_front_open(m, src)) {
+		sym_symbols_start(m);
+		if (m->opts.many || !sym_front_open(m, src)) {
 			sym_open_dwarf(m, src);
 			err = sym_index_units(m);
 		}
-		if (apart)
-			pthread_join(th, NULL);
-		if (job.err)
-			err = err_set(job.err, "%s", job.msg);
+		int symbols_err = sym_symbols_read_wait(m);
+		err = symbols_err ? symbols_err : err;
 	}
 	if (err) {
 		if (err == -ENOMEM)
@@ -341,7 +315,9 @@ void sym_close(struct sym_module *m)
 {
 	if (!m)
 		return;
+	sym_symbols_stop(m);
 	sym_drop_units(m);
+	free(m->plan);
 	sym_front_free(m);
 	sym_symbols_free(&m->symbols);
 	sym_symbols_free(&m->fallback);
@@ -350,6 +326,7 @@ void sym_close(struct sym_module *m)
 	elf_close(m->debug_elf);
 	elf_close(m->elf);
 	arena_free(&m->arena);
+	bulk_free(&m->bulk);
 	pthread_mutex_destroy(&m->lock);
 	pthread_cond_destroy(&m->built);
 	pthread_mutex_destroy(&m->names_lock);

@@ -22,6 +22,9 @@ struct sym_module;
 struct sym_opts {
 	const char *debug_dir; /* searched before /usr/lib/debug, or NULL */
 	bool no_demangle;
+	/* Many lookups will follow: all the DWARF is read at open, without first trying to
+	 * answer from the front of a large compressed .debug_info (see front.c). */
+	bool many;
 };
 
 int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **out);
@@ -36,12 +39,11 @@ enum sym_style { SYM_STYLE_LLVM, SYM_STYLE_GNU };
 int sym_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
 	       struct tally_frame *frames, size_t max);
 
-/* Builds, ahead of lookups and on threads threads (the caller's included), the index of
- * every unit that the n addresses fall in, the last address's unit first. Optional:
- * lookups build what they need themselves, one unit at a time; this makes a large batch
- * faster on a machine with cores to spare, also while another thread looks the batch up
- * in order (see prepare.c). */
-int sym_prepare(struct sym_module *m, const uint64_t *addrs, size_t n, unsigned threads);
+/* Tells the module which n addresses are about to be looked up (on any number of
+ * threads). Optional: lookups build the unit indexes they need one at a time either way;
+ * with the plan a thread that would wait for a unit another thread is building builds one
+ * the batch needs later instead (see prepare.c). Reads all of the DWARF (sym_read_all). */
+int sym_prepare(struct sym_module *m, const uint64_t *addrs, size_t n);
 
 /* Reads all of the module's DWARF now. Without it, the first few lookups in a large
  * compressed .debug_info read only as much of it as they need (see front.c); a caller

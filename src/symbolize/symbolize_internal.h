@@ -23,7 +23,7 @@ struct sym_scope {
 			       * names itself through (see names.c) */
 	int32_t parent;       /* enclosing scope in this unit, -1 for none */
 	bool inlined;         /* DW_TAG_inlined_subroutine (else subprogram) */
-	bool named;           /* name has been resolved */
+	atomic_uchar naming;  /* SCOPE_*: name and cxx_plain_name are set on first use */
 	bool cxx_plain_name;  /* a C++ subprogram named by DW_AT_name alone (see lookup.c) */
 	uint32_t call_file, call_line, call_column;
 	uint64_t low;         /* start of its first range, UINT64_MAX when it has none */
@@ -35,6 +35,7 @@ struct sym_span {
 };
 
 enum { UNIT_UNBUILT, UNIT_BUILDING, UNIT_READY };
+enum { SCOPE_UNNAMED, SCOPE_NAMING, SCOPE_NAMED };
 
 struct sym_unit_index {
 	atomic_int state; /* UNIT_*: one thread builds, others wait on the module's cond */
@@ -45,6 +46,7 @@ struct sym_unit_index {
 	size_t nspans;
 	struct dwarf_line_table lines;
 	bool has_lines;
+	bool cxx; /* the unit is C++ */
 };
 
 struct sym_cu_range {
@@ -64,6 +66,7 @@ struct sym_module {
 	struct dwarf *dwarf;        /* from whichever of the two has .debug_info, or NULL */
 	struct sym_symbols symbols; /* the module's .symtab, else its .dynsym */
 	struct sym_symbols fallback; /* the debug file's symbols */
+	struct sym_loader *loader;   /* loads both: see sym_symbols_start() */
 	struct sym_cu_range *cu_ranges;
 	size_t ncu_ranges;
 	struct sym_unit_index *units; /* parallel to dwarf->units */
@@ -75,7 +78,13 @@ struct sym_module {
 	atomic_bool front;
 	pthread_mutex_t front_lock;
 	struct sym_front *fr;
+	/* The batch's units in the order it needs them (sym_prepare), and the next one no
+	 * thread has taken. */
+	uint32_t *plan;
+	size_t nplan;
+	atomic_size_t plan_next;
 	struct arena arena;           /* names */
+	struct bulk bulk;             /* what unit indexes hold: scopes, spans, line rows */
 	struct sym_name_cache *names;
 };
 
@@ -107,8 +116,16 @@ int sym_lookup_in(struct sym_module *m, uint64_t addr, enum sym_style style,
 
 /* unit_index.c: the index of a unit, built on first use by whichever thread asks first. */
 int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **out);
-/* Builds the unit's index unless it is built or being built: never waits. */
-void sym_unit_build_ahead(struct sym_module *m, uint32_t unit);
+/* Builds the unit's index unless it is built or being built: never waits. Returns whether
+ * it built it. */
+bool sym_unit_build_ahead(struct sym_module *m, uint32_t unit);
+/* prepare.c: builds the next unit of the plan no thread has started; false when none is
+ * left. */
+bool sym_build_planned(struct sym_module *m);
+/* The name of scope s (NULL when DWARF has none), resolved on first use; *cxx_plain tells
+ * whether it is a C++ subprogram named by DW_AT_name alone. Thread-safe. */
+const char *sym_scope_name(struct sym_module *m, struct sym_unit_index *ix, int32_t s,
+			   bool *cxx_plain);
 /* unit.c/lookup.c: the unit holding addr, or -1. */
 int32_t sym_unit_of(const struct sym_module *m, uint64_t addr);
 void sym_unit_index_free(struct sym_unit_index *ix);
@@ -122,9 +139,19 @@ const char *sym_demangle(struct sym_module *m, const char *name);
 void sym_names_free(struct sym_module *m);
 
 /* symbols.c */
-/* Loads f's .symtab, else its .dynsym; with both, the two merged. */
-int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool both,
-		     struct sym_symbols *out);
+/* Reads f's .symtab, else its .dynsym; with both, the two merged (in table order). */
+int sym_symbols_read(struct elf_file *f, bool both, struct sym_symbols *out);
+/* Sorts and demangles what sym_symbols_read() read. */
+int sym_symbols_finish(struct sym_module *m, struct elf_file *f, struct sym_symbols *out);
+/* The module's tables (symbols, and fallback from its debug file) load on a thread of
+ * their own, started here; sym_symbols_read_wait() waits until they are read (their error,
+ * with its message set), sym_symbols_wait() until they are sorted and demangled, which
+ * lookups need. */
+void sym_symbols_start(struct sym_module *m);
+int sym_symbols_read_wait(struct sym_module *m);
+void sym_symbols_wait(struct sym_module *m);
+/* Joins the loading thread (at close). */
+void sym_symbols_stop(struct sym_module *m);
 /* The (demangled) name of the symbol llvm-symbolizer would name addr with (with any_size,
  * addr2line's: the nearest symbol at or before addr), or NULL; *start is its address and
  * *idx its index in s->tab. */

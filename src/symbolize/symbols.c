@@ -7,19 +7,24 @@
  * a separate debug file's symbols, names what the first cannot (and is addr2line's table).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/search.h"
 #include "base/err.h"
 #include "symbolize/symbolize_internal.h"
 
-int sym_symbols_load(struct sym_module *m, struct elf_file *f, bool both,
-		     struct sym_symbols *out)
+int sym_symbols_read(struct elf_file *f, bool both, struct sym_symbols *out)
 {
-	int err = elf_symbols(f, both ? ELF_SYMS_BOTH : ELF_SYMS_SYMTAB_ELSE_DYNSYM, true,
-			      &out->tab);
-	if (err)
-		return err;
+	return elf_symbols_unsorted(f, both ? ELF_SYMS_BOTH : ELF_SYMS_SYMTAB_ELSE_DYNSYM, true,
+				    &out->tab);
+}
+
+int sym_symbols_finish(struct sym_module *m, struct elf_file *f, struct sym_symbols *out)
+{
+	elf_symtab_sort(&out->tab);
 	out->demangled = calloc(out->tab.n ? out->tab.n : 1, sizeof(*out->demangled));
 	if (!out->demangled)
 		return err_set(-ENOMEM, "%s: out of memory", f->path);
@@ -54,4 +59,102 @@ void sym_symbols_free(struct sym_symbols *s)
 	elf_symtab_free(&s->tab);
 	free(s->demangled);
 	s->demangled = NULL;
+}
+
+/* Symbol tables load on a thread of their own while the DWARF opens and is indexed:
+ * reading a large .symtab takes as long as reading every unit header of a large
+ * .debug_info, and sorting it twice that. The open waits for the reading only, so that a
+ * damaged table still fails it; the first lookup waits for the rest. The two share nothing
+ * but the name arena, which has its lock. */
+enum { LOADER_READING, LOADER_READ, LOADER_DONE };
+
+struct sym_loader {
+	struct sym_module *m;
+	pthread_t thread;
+	bool apart; /* runs on thread, to be joined */
+	pthread_mutex_t lock;
+	pthread_cond_t moved;
+	int stage;
+	atomic_bool done;
+	int err;
+	char msg[512];
+};
+
+static void reach(struct sym_loader *l, int stage)
+{
+	pthread_mutex_lock(&l->lock);
+	l->stage = stage;
+	pthread_cond_broadcast(&l->moved);
+	pthread_mutex_unlock(&l->lock);
+}
+
+static void *load(void *arg)
+{
+	struct sym_loader *l = arg;
+	struct sym_module *m = l->m;
+	int err = sym_symbols_read(m->elf, false, &m->symbols);
+	if (!err && m->debug_elf)
+		err = sym_symbols_read(m->debug_elf, true, &m->fallback);
+	if (err) {
+		l->err = err;
+		snprintf(l->msg, sizeof(l->msg), "%s", err_msg()); /* messages are per thread */
+	}
+	reach(l, LOADER_READ);
+	if (!err && (sym_symbols_finish(m, m->elf, &m->symbols) ||
+		     (m->debug_elf && sym_symbols_finish(m, m->debug_elf, &m->fallback)))) {
+		sym_symbols_free(&m->symbols); /* out of memory: names from DWARF only */
+		sym_symbols_free(&m->fallback);
+	}
+	atomic_store_explicit(&l->done, true, memory_order_release);
+	reach(l, LOADER_DONE);
+	return NULL;
+}
+
+void sym_symbols_start(struct sym_module *m)
+{
+	struct sym_loader *l = calloc(1, sizeof(*l));
+	if (!l)
+		return; /* sym_symbols_read_wait() says so */
+	l->m = m;
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->moved, NULL);
+	m->loader = l;
+	l->apart = !pthread_create(&l->thread, NULL, load, l);
+	if (!l->apart)
+		load(l);
+}
+
+static void wait_for(struct sym_loader *l, int stage)
+{
+	pthread_mutex_lock(&l->lock);
+	while (l->stage < stage)
+		pthread_cond_wait(&l->moved, &l->lock);
+	pthread_mutex_unlock(&l->lock);
+}
+
+int sym_symbols_read_wait(struct sym_module *m)
+{
+	if (!m->loader)
+		return err_set(-ENOMEM, "%s: out of memory", m->elf->path);
+	wait_for(m->loader, LOADER_READ);
+	return m->loader->err ? err_set(m->loader->err, "%s", m->loader->msg) : 0;
+}
+
+void sym_symbols_wait(struct sym_module *m)
+{
+	if (!atomic_load_explicit(&m->loader->done, memory_order_acquire))
+		wait_for(m->loader, LOADER_DONE);
+}
+
+void sym_symbols_stop(struct sym_module *m)
+{
+	struct sym_loader *l = m->loader;
+	if (!l)
+		return;
+	if (l->apart)
+		pthread_join(l->thread, NULL);
+	pthread_mutex_destroy(&l->lock);
+	pthread_cond_destroy(&l->moved);
+	free(l);
+	m->loader = NULL;
 }

@@ -105,10 +105,10 @@ static int assign(struct span_map *m, uint64_t lo, uint64_t hi, int32_t scope)
 	return 0;
 }
 
-/* The map as one sorted array; frees the blocks. */
-static struct sym_span *flatten(struct span_map *m, size_t *n)
+/* The map as one sorted array in the module's bulk memory; frees the blocks. */
+static struct sym_span *flatten(struct bulk *keep, struct span_map *m, size_t *n)
 {
-	struct sym_span *all = malloc((m->total ? m->total : 1) * sizeof(*all));
+	struct sym_span *all = bulk_alloc(keep, (m->total ? m->total : 1) * sizeof(*all));
 	size_t k = 0;
 	for (size_t b = 0; b < m->blocks.n; b++) {
 		if (all)
@@ -276,27 +276,35 @@ static int walk(struct build *b)
 	return err;
 }
 
-/* Names are resolved only for scopes some address can reach: those with ranges and their
- * enclosing scopes (declarations and abstract instances far outnumber them). */
 static bool is_cxx(uint16_t lang)
 {
 	return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
 	       lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
 }
 
-static void name_scopes(struct build *b, struct sym_unit_index *ix)
+/* Names are resolved on first use: a lookup reaches a small part of a unit's scopes
+ * (declarations and abstract instances aside, a batch of thousands of addresses still
+ * leaves most inlined copies untouched), and resolving one follows abstract origins and
+ * demangles. A thread that meets a scope another thread is naming names it too, rather
+ * than wait; only the first stores the result. */
+const char *sym_scope_name(struct sym_module *m, struct sym_unit_index *ix, int32_t s,
+			   bool *cxx_plain)
 {
-	bool cxx = is_cxx(b->u->language);
-	for (size_t i = 0; i < ix->nspans; i++) {
-		for (int32_t s = ix->spans[i].scope; s >= 0 && !ix->scopes[s].named;
-		     s = ix->scopes[s].parent) {
-			struct sym_scope *sc = &ix->scopes[s];
-			sc->name = sym_die_name(b->m, sc->die_offset);
-			sc->named = true;
-			sc->cxx_plain_name = cxx && !sc->inlined && sc->name &&
-					     !sym_die_has_linkage_name(b->m, sc->die_offset);
-		}
+	struct sym_scope *sc = &ix->scopes[s];
+	if (atomic_load_explicit(&sc->naming, memory_order_acquire) == SCOPE_NAMED) {
+		*cxx_plain = sc->cxx_plain_name;
+		return sc->name;
 	}
+	const char *name = sym_die_name(m, sc->die_offset);
+	*cxx_plain = ix->cxx && !sc->inlined && name &&
+		     !sym_die_has_linkage_name(m, sc->die_offset);
+	unsigned char unnamed = SCOPE_UNNAMED;
+	if (atomic_compare_exchange_strong(&sc->naming, &unnamed, SCOPE_NAMING)) {
+		sc->name = name;
+		sc->cxx_plain_name = *cxx_plain;
+		atomic_store_explicit(&sc->naming, SCOPE_NAMED, memory_order_release);
+	}
+	return name;
 }
 
 static void build(struct sym_module *m, uint32_t unit, struct sym_unit_index *ix)
@@ -306,12 +314,14 @@ static void build(struct sym_module *m, uint32_t unit, struct sym_unit_index *ix
 	ix->error = dwarf_unit_abbrevs(m->dwarf, b.u);
 	if (!ix->error)
 		ix->error = walk(&b);
-	ix->scopes = b.scopes.v;
-	ix->nscopes = b.scopes.n;
-	ix->spans = flatten(&b.spans, &ix->nspans);
-	name_scopes(&b, ix);
+	ix->scopes = bulk_copy(&m->bulk, b.scopes.v, b.scopes.n * sizeof(*b.scopes.v));
+	ix->nscopes = ix->scopes ? b.scopes.n : 0;
+	vec_free(&b.scopes);
+	ix->spans = flatten(&m->bulk, &b.spans, &ix->nspans);
+	ix->cxx = is_cxx(b.u->language);
 	if (b.u->has_stmt_list)
-		ix->has_lines = !dwarf_line_read(m->dwarf, b.u, b.u->stmt_list, &ix->lines);
+		ix->has_lines = !dwarf_line_read(m->dwarf, b.u, b.u->stmt_list, &m->bulk,
+						 &ix->lines);
 }
 
 static bool try_build(struct sym_module *m, uint32_t unit, struct sym_unit_index *ix)
@@ -327,21 +337,27 @@ static bool try_build(struct sym_module *m, uint32_t unit, struct sym_unit_index
 	return true;
 }
 
-void sym_unit_build_ahead(struct sym_module *m, uint32_t unit)
+bool sym_unit_build_ahead(struct sym_module *m, uint32_t unit)
 {
-	if (atomic_load_explicit(&m->units[unit].state, memory_order_acquire) == UNIT_UNBUILT)
-		try_build(m, unit, &m->units[unit]);
+	return atomic_load_explicit(&m->units[unit].state, memory_order_acquire) == UNIT_UNBUILT &&
+	       try_build(m, unit, &m->units[unit]);
+}
+
+static bool ready(struct sym_unit_index *ix)
+{
+	return atomic_load_explicit(&ix->state, memory_order_acquire) == UNIT_READY;
 }
 
 int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **out)
 {
 	struct sym_unit_index *ix = &m->units[unit];
 	*out = ix;
-	if (atomic_load_explicit(&ix->state, memory_order_acquire) == UNIT_READY ||
-	    try_build(m, unit, ix))
+	if (ready(ix) || try_build(m, unit, ix))
 		return 0;
+	while (!ready(ix) && sym_build_planned(m))
+		;
 	pthread_mutex_lock(&m->lock);
-	while (atomic_load_explicit(&ix->state, memory_order_acquire) != UNIT_READY)
+	while (!ready(ix))
 		pthread_cond_wait(&m->built, &m->lock);
 	pthread_mutex_unlock(&m->lock);
 	return 0;
@@ -349,8 +365,6 @@ int sym_unit_index(struct sym_module *m, uint32_t unit, struct sym_unit_index **
 
 void sym_unit_index_free(struct sym_unit_index *ix)
 {
-	free(ix->scopes);
-	free(ix->spans);
 	if (ix->has_lines)
 		dwarf_line_free(&ix->lines);
 }

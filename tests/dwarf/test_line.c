@@ -70,7 +70,7 @@ static void line_v5_file_index_is_zero_based(void **state)
 	assert_int_equal(dwarf_open_sections(&elf, &none, &none, &none, &line, &d), 0);
 	struct dwarf_unit u = { .version = 5, .addr_size = 8, .offset_size = 4, .comp_dir = "/c" };
 	struct dwarf_line_table t;
-	assert_int_equal(dwarf_line_read(d, &u, 0, &t), 0);
+	assert_int_equal(dwarf_line_read(d, &u, 0, NULL, &t), 0);
 	const struct dwarf_line_row *r = dwarf_line_lookup(&t, 0x1004);
 	assert_non_null(r);
 	assert_int_equal(r->line, 3);
@@ -93,7 +93,7 @@ static void line_truncated_program_is_an_error(void **state)
 	assert_int_equal(dwarf_open_sections(&elf, &none, &none, &none, &line, &d), 0);
 	struct dwarf_unit u = { .version = 5, .addr_size = 8, .offset_size = 4 };
 	struct dwarf_line_table t;
-	assert_true(dwarf_line_read(d, &u, 0, &t) < 0);
+	assert_true(dwarf_line_read(d, &u, 0, NULL, &t) < 0);
 	dwarf_close(d);
 }
 

@@ -3,6 +3,8 @@
  * build-id, function symbols, and virtual address <-> file offset through PT_LOAD for
  * lld's and bfd's layouts.
  */
+#include <elf.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -138,6 +140,42 @@ static void elf_address_outside_segments_is_erange(void **state)
 	elf_close(f);
 }
 
+/* A NOBITS section holds no bytes in the file, whatever its offset and size say, also
+ * when it claims to be compressed: then it lacks a compression header, read whole or as a
+ * prefix (the prefix reader once went to the offset instead: a fuzzer's find). */
+static void elf_compressed_nobits_section_is_empty(void **state)
+{
+	(void)state;
+	static unsigned char img[64 + 3 * 64 + 16]; /* header, section headers, names */
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_DYN;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(Elf64_Ehdr);
+	eh->e_shoff = 64;
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shnum = 3;
+	eh->e_shstrndx = 2;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(img + 64);
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_NOBITS, .sh_flags = SHF_COMPRESSED,
+			      .sh_offset = 0xf5f5f5f5, .sh_size = 0x60000 };
+	static const char names[] = "\0.debug_info\0";
+	sh[2] = (Elf64_Shdr){ .sh_type = SHT_STRTAB, .sh_offset = 64 + 3 * 64,
+			      .sh_size = sizeof(names) };
+	memcpy(img + 64 + 3 * 64, names, sizeof(names));
+	struct elf_file *f;
+	assert_int_equal(elf_open_mem("nobits.elf", img, sizeof(img), &f), 0);
+	const uint8_t *p;
+	size_t n, total;
+	assert_int_equal(elf_section_prefix(f, &f->sections[1], 1, &p, &n, &total), -EINVAL);
+	assert_int_equal(elf_section_data(f, &f->sections[1], &p, &n), -EINVAL);
+	elf_close(f);
+}
+
 static int setup(void **state)
 {
 	return mkdtemp(dir) ? 0 : -1;
@@ -159,6 +197,7 @@ int main(void)
 		cmocka_unit_test(elf_vaddr_offset_round_trip_lld_rosegment),
 		cmocka_unit_test(elf_vaddr_offset_round_trip_bfd_separate_code),
 		cmocka_unit_test(elf_address_outside_segments_is_erange),
+		cmocka_unit_test(elf_compressed_nobits_section_is_empty),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

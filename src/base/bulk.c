@@ -1,0 +1,118 @@
+/*
+ * Huge-page bulk memory: see bulk.h. The first chunk is 256 KiB (a small module never
+ * touches a huge page), the next ones 4 MiB; a request larger than a quarter of that gets a mapping of its own,
+ * so that little is left unused at the end of a chunk.
+ */
+#include "base/bulk.h"
+#include "base/mutex.h"
+
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define HUGE_PAGE ((size_t)2 << 20)
+#define FIRST_CHUNK ((size_t)256 << 10)
+#define MAX_CHUNK ((size_t)4 << 20)
+
+struct bulk_chunk {
+	struct bulk_chunk *next;
+	void *map;
+	size_t len;  /* of map */
+	size_t size; /* usable bytes at data */
+	alignas(max_align_t) unsigned char data[];
+};
+
+void *huge_map(size_t size, void **map, size_t *len)
+{
+	/* From 1 MiB on, rounding up to whole huge pages costs less zeroing than the small
+	 * pages' faults would; the mapping has room to align the start. */
+	bool big = size >= HUGE_PAGE / 2;
+	size_t rounded = big ? (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1) : (size ? size : 1);
+	size_t n = rounded + (big ? HUGE_PAGE : 0);
+	uint8_t *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	uint8_t *p = m;
+	if (big) {
+		p = (uint8_t *)(((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+		madvise(p, rounded, MADV_HUGEPAGE);
+	}
+	*map = m;
+	*len = n;
+	return p;
+}
+
+void bulk_init(struct bulk *b)
+{
+	*b = (struct bulk){ 0 };
+	mutex_init_adaptive(&b->lock);
+}
+
+/* Prepends a chunk with room for size bytes; it becomes the head unless it is a request's
+ * own, which goes behind the head so that the head's free room stays in use. */
+static struct bulk_chunk *add_chunk(struct bulk *b, size_t size)
+{
+	size_t want = b->head ? MAX_CHUNK : FIRST_CHUNK;
+	bool own = size > MAX_CHUNK / 4;
+	if (own || want < size)
+		want = size;
+	void *map;
+	size_t len;
+	struct bulk_chunk *c = huge_map(sizeof(*c) + want, &map, &len);
+	if (!c)
+		return NULL;
+	c->map = map;
+	c->len = len;
+	c->size = want;
+	if (own && b->head) {
+		c->next = b->head->next;
+		b->head->next = c;
+	} else {
+		c->next = b->head;
+		b->head = c;
+		b->used = 0;
+	}
+	return c;
+}
+
+void *bulk_alloc(struct bulk *b, size_t size)
+{
+	const size_t align = alignof(max_align_t);
+	size = (size + align - 1) & ~(align - 1);
+	void *p = NULL;
+	pthread_mutex_lock(&b->lock);
+	if (b->head && b->head->size - b->used >= size) {
+		p = b->head->data + b->used;
+		b->used += size;
+	} else {
+		struct bulk_chunk *c = add_chunk(b, size);
+		if (c && c == b->head) {
+			p = c->data;
+			b->used = size;
+		} else if (c) {
+			p = c->data;
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	return p;
+}
+
+void *bulk_copy(struct bulk *b, const void *src, size_t size)
+{
+	void *p = bulk_alloc(b, size);
+	if (p && size)
+		memcpy(p, src, size);
+	return p;
+}
+
+void bulk_free(struct bulk *b)
+{
+	for (struct bulk_chunk *c = b->head, *next; c; c = next) {
+		next = c->next;
+		munmap(c->map, c->len);
+	}
+	b->head = NULL;
+	pthread_mutex_destroy(&b->lock);
+}

@@ -1,0 +1,32 @@
+/*
+ * Memory for large tables that live as long as their owner and are written once (line
+ * tables, unit indexes), from transparent huge pages. Memory first touched is faulted in by
+ * the kernel page by page, and at 4 KiB a page those faults cost more than building the
+ * tables in them; a 2 MiB page takes one fault. Thread-safe; freed all at once.
+ */
+#ifndef TALLY_BASE_BULK_H
+#define TALLY_BASE_BULK_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+struct bulk_chunk;
+
+struct bulk {
+	pthread_mutex_t lock;
+	struct bulk_chunk *head;
+	size_t used; /* bytes used in head */
+};
+
+void bulk_init(struct bulk *b);
+/* size bytes aligned for any type (contents undefined), or NULL when out of memory. */
+void *bulk_alloc(struct bulk *b, size_t size);
+/* A copy of size bytes at src, or NULL. */
+void *bulk_copy(struct bulk *b, const void *src, size_t size);
+void bulk_free(struct bulk *b);
+
+/* Maps at least size bytes of zeroed memory, on huge pages when there is 1 MiB or more of
+ * it. *map and *len are what to munmap() later. NULL when out of memory. */
+void *huge_map(size_t size, void **map, size_t *len);
+
+#endif
