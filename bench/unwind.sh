@@ -5,14 +5,22 @@
 # samples each), the gcc build run 5x longer (about 5,400 samples), recursion 40 deep and
 # 4 threads. Prints, per file, perf script's single-frame share and average depth (the
 # seed's counting script), the wall time, CPU time and peak memory of perf report --stdio
-# and of tally report, and tally's own figures with where its time goes (open and index,
-# unwinding alone, unwinding and symbolizing).
+# and of tally report with the ratio of their CPU times, and tally's own figures with
+# where its time goes (open and index, unwinding alone, unwinding and symbolizing; the
+# symbolizer's cost per module).
 # Usage: bench/unwind.sh [BUILD]   (not a test: prints figures)
+# KEEP=DIR keeps the programs and recordings in DIR (to profile tally report on them); run
+# again with the same DIR, it measures those same recordings again (before/after a change).
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
-W=$(mktemp -d /tmp/tally-bench.XXXXXX)
-trap 'rm -rf "$W"' EXIT
+if [ -n "${KEEP:-}" ]; then
+	W=$KEEP
+	mkdir -p "$W"
+else
+	W=$(mktemp -d /tmp/tally-bench.XXXXXX)
+	trap 'rm -rf "$W"' EXIT
+fi
 cat > "$W/deep.c" <<'C'
 #include <stdlib.h>
 #include <stdio.h>
@@ -38,12 +46,15 @@ int main(void) { pthread_t t[4]; for (long i = 0; i < 4; i++) pthread_create(&t[
 C
 # shellcheck disable=SC2046
 cc -O2 -Isrc -Iinclude -o "$W/unwind_stats" bench/unwind_stats.c "$BUILD/libtally.a" $(sed -n 's/^LIBS := //p' Makefile)
-clang -O2 -g -fuse-ld=bfd -o "$W/deep_bfd" "$W/deep.c"
-clang -O2 -g -fuse-ld=lld -o "$W/deep_lld" "$W/deep.c"
-gcc -O2 -g -o "$W/deep_gcc" "$W/deep.c"
-gcc -O2 -g -fno-omit-frame-pointer -o "$W/deep_fp" "$W/deep.c"
-gcc -O2 -g -o "$W/rec40" "$W/rec.c"
-gcc -O2 -g -pthread -o "$W/threads4" "$W/thr.c"
+# Kept programs are not rebuilt: the kept recordings name them by build-id.
+[ -e "$W/threads4" ] || {
+	clang -O2 -g -fuse-ld=bfd -o "$W/deep_bfd" "$W/deep.c"
+	clang -O2 -g -fuse-ld=lld -o "$W/deep_lld" "$W/deep.c"
+	gcc -O2 -g -o "$W/deep_gcc" "$W/deep.c"
+	gcc -O2 -g -fno-omit-frame-pointer -o "$W/deep_fp" "$W/deep.c"
+	gcc -O2 -g -o "$W/rec40" "$W/rec.c"
+	gcc -O2 -g -pthread -o "$W/threads4" "$W/thr.c"
+}
 
 count() { perf script -i "$1" 2>/dev/null | awk '
 /^[^ \t]/ {if (n) {t++; if (n==1) o++; s+=n} n=0; next}
@@ -51,28 +62,39 @@ count() { perf script -i "$1" 2>/dev/null | awk '
 END {if (n) {t++; if (n==1) o++; s+=n}
      printf "perf:  %d samples, %.1f%% single-frame, avg depth %.1f\n", t, 100*o/t, s/t}'; }
 # CPU time (task-clock, to the millisecond) besides wall time: the machine is shared, wall
-# time is noisy. The best of 3 runs, by CPU time; peak RSS from /usr/bin/time.
+# time is noisy. The best of 5 runs, by CPU time, each measured on the command alone
+# (/usr/bin/time around it would add its own 1 ms); peak RSS from one more run under
+# /usr/bin/time. Prints "WALL s wall, CPU ms cpu, RSS MiB"; the CPU figure is also left in
+# $W/cpu for the ratio.
 timed() {
-	for _ in 1 2 3; do
-		perf stat -x, -e task-clock -o "$W/stat" -- /usr/bin/time -f "%e %M" -o "$W/time" "$@" >/dev/null 2>&1
-		awk -F, '/task-clock/ {cpu = $1} END {getline t < "'"$W/time"'"; split(t, a, " ");
-			printf "%.3f s wall, %.1f ms cpu, %.1f MiB\n", a[1], cpu, a[2] / 1024}' "$W/stat"
-	done | sort -t, -k2 -g | head -1
+	for _ in 1 2 3 4 5; do
+		perf stat -e task-clock -o "$W/stat" -- "$@" >/dev/null 2>&1
+		awk '/msec task-clock/ {cpu = $1} /seconds time elapsed/ {wall = $1}
+			END {printf "%.1f %.3f\n", cpu, wall}' "$W/stat"
+	done | sort -g | head -1 > "$W/best"
+	/usr/bin/time -f "%M" -o "$W/time" "$@" >/dev/null 2>&1
+	read -r cpu wall < "$W/best"
+	echo "$cpu" > "$W/cpu"
+	echo "$wall s wall, $cpu ms cpu, $(awk '{printf "%.1f", $1 / 1024}' "$W/time") MiB"
 }
 
 # name:program[:argument]
 for run in deep_bfd:deep_bfd deep_lld:deep_lld deep_gcc:deep_gcc deep_fp:deep_fp \
 	deep_gcc_x5:deep_gcc:4000 rec40:rec40 threads4:threads4; do
 	IFS=: read -r b prog arg <<<"$run"
-	perf record -q -e cpu-clock -F 1000 --call-graph dwarf,32768 -o "$W/$b.perf.data" \
-		"$W/$prog" ${arg:+"$arg"} >/dev/null 2>&1
-	"$BUILD/tally" record -q -o "$W/$b.tally.data" -- "$W/$prog" ${arg:+"$arg"} >/dev/null
+	[ -e "$W/$b.tally.data" ] || {
+		perf record -q -e cpu-clock -F 1000 --call-graph dwarf,32768 -o "$W/$b.perf.data" \
+			"$W/$prog" ${arg:+"$arg"} >/dev/null 2>&1
+		"$BUILD/tally" record -q -o "$W/$b.tally.data" -- "$W/$prog" ${arg:+"$arg"} >/dev/null
+	}
 	for rec in perf tally; do
 		f="$W/$b.$rec.data"
 		echo "== $b, recorded by $rec ($(du -m "$f" | cut -f1) MB)"
 		count "$f"
 		echo "perf report --stdio: $(timed perf report -i "$f" --stdio)"
+		perf_cpu=$(cat "$W/cpu")
 		echo "tally report:        $(timed "$BUILD/tally" report "$f")"
+		echo "cpu ratio:           $(awk -v p="$perf_cpu" '{printf "%.1fx", p / $1}' "$W/cpu")"
 		"$W/unwind_stats" "$f"
 	done
 done

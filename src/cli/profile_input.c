@@ -2,8 +2,8 @@
  * Profile input for commands: the whole file is read into memory and the first reader whose
  * sniffer accepts the bytes parses it. The table is the one place a new input format is
  * added; folded stacks come last, their sniffer is the loosest. perf.data is the exception:
- * mapped, not read (it holds 32 KiB per sample; from stdin it is copied to a temporary file
- * first), and unwound by src/record.
+ * not read whole (it holds 32 KiB per sample, of which unwinding reads the top; from stdin
+ * it is copied to a temporary file first), and unwound by src/record.
  */
 #include "cli/profile_input.h"
 
@@ -65,8 +65,8 @@ static int profile_of_perf_data(struct perf_data *d, int rc, struct prof **out)
 	return rc;
 }
 
-/* A perf.data file is mapped rather than read: its pages are dropped as samples are
- * unwound, so a large recording never sits in memory whole. */
+/* A perf.data file is not read whole: src/perf reads each record, and of a sample the part
+ * unwinding needs, as it comes to it, so a large recording never sits in memory. */
 static bool is_perf_data_file(const char *path)
 {
 	FILE *f = fopen(path, "rb");
@@ -113,7 +113,7 @@ static int slurp(FILE *f, const char *path, const uint8_t *head, size_t n, uint8
 }
 
 /* perf.data on stdin (perf record -o - | tally report -) is spooled into an unlinked
- * temporary file and mapped like any file: read whole, a long recording would sit in
+ * temporary file and read like any file: read whole, a long recording would sit in
  * memory, 32 KiB a sample. head holds the n bytes already read. */
 static int spool_perf_data(FILE *in, const uint8_t *head, size_t n, struct prof **out)
 {

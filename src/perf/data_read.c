@@ -2,7 +2,9 @@
  * Reading perf.data (the "PERFILE2" file format of tools/perf/util/header.c): attributes
  * with their sample ids, the data section, the build-id feature. Records are decoded
  * through a cursor; the kernel writes them per ring buffer, so the data section is only
- * ordered within rounds, and perf_data_each() sorts them by time first.
+ * ordered within rounds, and perf_data_each() sorts them by time first. A file's records
+ * are read with pread rather than through its mapping, a sample's stack copy only as far
+ * as a walk reads it (see PREFIX_START).
  */
 #include "perf/perf.h"
 
@@ -21,6 +23,21 @@
 
 #define PERF_MAGIC2 0x32454c4946524550ull /* "PERFILE2" */
 #define HEADER_SIZE 104
+
+/* Records of a mapped file are read with pread rather than through the mapping: touching
+ * a 32 KiB sample there faults in (and maps) 64 KiB around it, pages that then have to be
+ * dropped again with madvise for a long recording not to stay resident whole, which costs
+ * more than copying the bytes a walk reads. Of a record, the first d->prefix bytes are
+ * read: a sample's fields and the top of its stack copy, where nearly every walk ends.
+ * A walk that goes further reads more (perf_sample_stack), and the prefix grows to what
+ * it needed, with a margin: copying what no walk reads costs as much as the walk. */
+#define PREFIX_START 1024
+#define PREFIX_MARGIN 512
+/* The index pass reads the first PREFIX_START bytes of every record anyway (for its time
+ * and size) and keeps them, up to this much in all: a second read of each record later
+ * costs as much as the first (the page cache's pages are cold by then). Past it (some
+ * 60,000 samples) records are read again as they are decoded. */
+#define HEADS_MAX (64u << 20)
 
 static int bad(const struct perf_data *d, uint64_t off, const char *what)
 {
@@ -300,8 +317,8 @@ static void reset_pipe(struct perf_data *d)
 	d->nattrs = d->cap_attrs = d->nbuild_ids = d->cap_build_ids = d->norder = 0;
 }
 
-/* A mapped file (fd >= 0, kept open for peek) is owned from the start: the index pass
- * drops pages as it goes. On failure the image is unmapped and fd closed with d. */
+/* A mapped file (fd >= 0, kept open: its records are read with pread) is owned from the
+ * start. On failure the image is unmapped and fd closed with d. */
 static int open_image(const char *name, const void *data, size_t size, int fd,
 		      struct perf_data **out)
 {
@@ -315,6 +332,7 @@ static int open_image(const char *name, const void *data, size_t size, int fd,
 		return err_set(-ENOMEM, "%s: out of memory", name);
 	}
 	d->path = name;
+	d->prefix = PREFIX_START;
 	d->map = data;
 	d->size = size;
 	d->owns_map = mapped;
@@ -385,6 +403,9 @@ void perf_data_close(struct perf_data *d)
 	free(d->build_ids);
 	free(d->order);
 	free(d->inflated);
+	free(d->rec_buf);
+	free(d->stack_buf);
+	free(d->heads);
 	free(d);
 }
 
@@ -421,7 +442,81 @@ static void skip_read_values(struct cur *c, uint64_t fmt)
 	}
 }
 
-static int decode_sample(const struct perf_data *d, struct cur *c, struct perf_event_rec *ev)
+/* decode_image's answer when the bytes read of a record end before the fields it needs. */
+#define NEED_ALL 1
+
+static bool from_file(const struct perf_data *d)
+{
+	return d->fd >= 0 && d->recs == d->map;
+}
+
+/* n bytes of the file at off into *buf (grown as needed). */
+static int read_at(struct perf_data *d, uint8_t **buf, size_t *cap, uint64_t off, size_t n)
+{
+	if (*cap < n) {
+		size_t c = n < PREFIX_START ? PREFIX_START : n;
+		void *nb = realloc(*buf, c);
+		if (!nb)
+			return err_set(-ENOMEM, "%s: out of memory", d->path);
+		*buf = nb;
+		*cap = c;
+	}
+	ssize_t k = pread(d->fd, *buf, n, (off_t)off);
+	if (k < 0)
+		return err_set(-errno, "%s: at 0x%llx: %s", d->path, (unsigned long long)off,
+			       strerror(errno));
+	if ((size_t)k != n)
+		return bad(d, off, "file shorter than when it was opened");
+	return 0;
+}
+
+/* A sample's dyn_size, at off in the file when it was not among the bytes read: as the
+ * index pass read it, or read now. */
+static int dyn_size(struct perf_data *d, const struct perf_order *o, uint64_t off,
+		    uint64_t *dyn)
+{
+	uint8_t b[8];
+	if (o->tail_back && off + o->tail_back == o->off + o->size) {
+		*dyn = o->tail;
+		return 0;
+	}
+	if (!from_file(d))
+		return bad(d, off, "sample runs past its record");
+	ssize_t k = pread(d->fd, b, 8, (off_t)off);
+	if (k != 8)
+		return k < 0 ? err_set(-errno, "%s: at 0x%llx: %s", d->path,
+				       (unsigned long long)off, strerror(errno))
+			     : bad(d, off, "file shorter than when it was opened");
+	*dyn = load_u64(b, false);
+	return 0;
+}
+
+/* The stack copy: size bytes, then its valid size (dyn_size). c holds what was read of the
+ * record after the size field; missing bytes of it were not read. */
+static int stack_copy(struct perf_data *d, struct cur *c, uint64_t size, uint64_t missing,
+		      const struct perf_order *o, struct perf_event_rec *ev)
+{
+	uint64_t here = cur_left(c), left = here + missing;
+	if (size > left || left - size < 8)
+		return bad(d, ev->file_off, "sample runs past its record");
+	uint64_t got = size < here ? size : here, dyn = 0;
+	ev->stack_off = o->off + (uint64_t)(c->p - ev->raw);
+	ev->stack = cur_bytes(c, got);
+	if (here - got >= 8) {
+		dyn = cur_u64(c);
+	} else {
+		int r = dyn_size(d, o, ev->stack_off + size, &dyn);
+		if (r)
+			return r;
+	}
+	ev->stack_total = dyn < size ? dyn : size;
+	ev->stack_size = got < ev->stack_total ? got : ev->stack_total;
+	return 0;
+}
+
+/* A sample's fields; the cursor holds what was read of it, missing bytes were not. */
+static int decode_sample(struct perf_data *d, struct cur *c, uint64_t missing,
+			 const struct perf_order *o, struct perf_event_rec *ev)
 {
 	const struct perf_event_attr *a = &ev->attr->attr;
 	uint64_t t = a->sample_type;
@@ -438,7 +533,8 @@ static int decode_sample(const struct perf_data *d, struct cur *c, struct perf_e
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		ev->nr_callchain = cur_u64(c);
 		if (ev->nr_callchain > cur_left(c) / 8)
-			return bad(d, ev->file_off, "callchain runs past the record");
+			return missing ? NEED_ALL
+				       : bad(d, ev->file_off, "callchain runs past the record");
 		ev->callchain = cur_bytes(c, 8 * ev->nr_callchain);
 	}
 	if (t & PERF_SAMPLE_RAW) cur_skip(c, cur_u32(c));
@@ -447,7 +543,8 @@ static int decode_sample(const struct perf_data *d, struct cur *c, struct perf_e
 		if (a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
 			cur_u64(c);
 		if (nr > cur_left(c) / 24)
-			return bad(d, ev->file_off, "branch stack runs past the record");
+			return missing ? NEED_ALL
+				       : bad(d, ev->file_off, "branch stack runs past the record");
 		cur_skip(c, 24 * nr);
 	}
 	if (t & PERF_SAMPLE_REGS_USER) {
@@ -461,15 +558,10 @@ static int decode_sample(const struct perf_data *d, struct cur *c, struct perf_e
 					ev->regs[i] = load_u64(v + 8 * k++, false);
 		}
 	}
-	if (t & PERF_SAMPLE_STACK_USER) {
-		uint64_t size = cur_u64(c);
-		if (size) {
-			ev->stack = cur_bytes(c, size);
-			uint64_t dyn = cur_u64(c);
-			ev->stack_size = dyn < size ? dyn : size;
-		}
-	}
-	return cur_ok(c) ? 0 : bad(d, ev->file_off, "sample runs past its record");
+	uint64_t size = t & PERF_SAMPLE_STACK_USER ? cur_u64(c) : 0;
+	if (!cur_ok(c))
+		return missing ? NEED_ALL : bad(d, ev->file_off, "sample runs past its record");
+	return size ? stack_copy(d, c, size, missing, o, ev) : 0;
 }
 
 /* The sample_id_all trailer of a non-sample record: TID, TIME, ID, STREAM_ID, CPU,
@@ -502,22 +594,31 @@ static int read_name(const struct perf_data *d, struct cur *c, const char **out,
 	return 0;
 }
 
-static int decode(const struct perf_data *d, uint64_t off, struct perf_event_rec *ev)
+/* The record o at img, of which avail bytes are at hand (all of it, or a file's prefix). */
+static int decode_image(struct perf_data *d, const struct perf_order *o, const uint8_t *img,
+			size_t avail, struct perf_event_rec *ev)
 {
+	uint64_t off = o->off;
 	memset(ev, 0, sizeof(*ev));
-	struct cur c = cur_make(d->recs, d->recs_size, false);
-	cur_seek(&c, off);
+	struct cur c = cur_make(img, avail, false);
 	ev->file_off = off;
 	ev->type = cur_u32(&c);
 	ev->misc = cur_u16(&c);
 	ev->size = cur_u16(&c);
-	ev->raw = d->recs + off;
+	ev->raw = img;
 	struct cur body = cur_sub(&c, ev->size >= 8 ? ev->size - 8u : 0);
-	if (!cur_ok(&c) || ev->size < 8)
+	uint64_t missing = 0;
+	if (!cur_ok(&c) && ev->size >= 8 && avail >= 8 && avail < ev->size) {
+		body = cur_make(img + 8, avail - 8, false);
+		missing = ev->size - avail;
+	} else if (!cur_ok(&c) || ev->size < 8) {
 		return bad(d, off, "record runs past the data section");
+	}
 	ev->attr = &d->attrs[0];
 	if (ev->type >= PERF_RECORD_MAX)
 		return 0; /* perf's own records (rounds, build-ids, ...) */
+	if (missing && ev->type != PERF_RECORD_SAMPLE)
+		return NEED_ALL;
 	if (d->nattrs > 1 && (d->attrs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
 		struct cur idc = body;
 		if (ev->type != PERF_RECORD_SAMPLE && cur_left(&idc) >= 8)
@@ -527,7 +628,7 @@ static int decode(const struct perf_data *d, uint64_t off, struct perf_event_rec
 			ev->attr = a;
 	}
 	if (ev->type == PERF_RECORD_SAMPLE)
-		return decode_sample(d, &body, ev);
+		return decode_sample(d, &body, missing, o, ev);
 	decode_trailer(body, ev);
 	switch (ev->type) {
 	case PERF_RECORD_MMAP:
@@ -571,17 +672,42 @@ static int decode(const struct perf_data *d, uint64_t off, struct perf_event_rec
 	return 0;
 }
 
-/* A record is read once: drop its pages from memory after use, or a file of 32 KiB stack
- * copies would stay resident whole (the kernel maps 64 KiB around every fault). The
- * mapping is private and read-only, so pages come back from the file if touched again. */
-static void release(const struct perf_data *d, uint64_t off, uint64_t size)
+/* The record o, decoded: in memory, from what the index pass kept of it, or read from the
+ * file (its first d->prefix bytes); all of it when the fields run past those. */
+static int decode(struct perf_data *d, const struct perf_order *o, struct perf_event_rec *ev)
 {
-	if (!d->owns_map || d->inflated || size < 2 * 4096)
-		return;
-	uintptr_t lo = ((uintptr_t)(d->recs + off) + 4095) & ~(uintptr_t)4095;
-	uintptr_t hi = (uintptr_t)(d->recs + off + size) & ~(uintptr_t)4095;
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	if (!from_file(d))
+		return decode_image(d, o, d->recs + o->off, d->recs_size - o->off, ev);
+	int r;
+	size_t n = o->size < d->prefix ? o->size : d->prefix;
+	/* Kept, and as long as walks have needed so far (else read as far as they have). */
+	if (o->head_len && (o->head_len == o->size || o->head_len >= d->prefix))
+		r = decode_image(d, o, d->heads + o->head, o->head_len, ev);
+	else if (!(r = read_at(d, &d->rec_buf, &d->rec_cap, o->off, n)))
+		r = decode_image(d, o, d->rec_buf, n, ev);
+	if (r == NEED_ALL && !(r = read_at(d, &d->rec_buf, &d->rec_cap, o->off, o->size)))
+		r = decode_image(d, o, d->rec_buf, o->size, ev);
+	return r;
+}
+
+int perf_sample_stack(struct perf_data *d, const struct perf_event_rec *ev, uint64_t need,
+		      const uint8_t **data, uint64_t *size)
+{
+	if (need <= ev->stack_size) {
+		*data = ev->stack;
+		*size = ev->stack_size;
+		return 0;
+	}
+	uint64_t n = need + PREFIX_MARGIN < ev->stack_total ? need + PREFIX_MARGIN : ev->stack_total;
+	int r = read_at(d, &d->stack_buf, &d->stack_cap, ev->stack_off, n);
+	if (r)
+		return r;
+	uint64_t upfront = ev->stack_off - ev->file_off + n;
+	if (upfront > d->prefix)
+		d->prefix = upfront < UINT16_MAX ? (size_t)upfront : UINT16_MAX;
+	*data = d->stack_buf;
+	*size = n;
+	return 0;
 }
 
 static int by_time(const void *a, const void *b)
@@ -592,19 +718,25 @@ static int by_time(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* The time of a sample (its first bytes at h: at least 40, or the whole record) without
- * decoding it. It follows the id, ip and pid/tid, whichever the attribute has; 0 when it
- * has none (or the record is too short: decoding it later says so). */
-static uint64_t sample_time(const struct perf_data *d, const uint8_t *h, uint16_t size)
+/* The attribute of a sample (its first bytes at h: at least 40, or the whole record). */
+static const struct perf_attr_info *sample_attr(const struct perf_data *d, const uint8_t *h,
+						uint16_t size)
 {
 	const struct perf_attr_info *a = &d->attrs[0];
-	uint64_t t = a->attr.sample_type;
-	if (d->nattrs > 1 && (t & PERF_SAMPLE_IDENTIFIER) && size >= 16) {
+	if (d->nattrs > 1 && (a->attr.sample_type & PERF_SAMPLE_IDENTIFIER) && size >= 16) {
 		const struct perf_attr_info *by_id = attr_by_id(d, load_u64(h + 8, false));
 		if (by_id)
 			a = by_id;
-		t = a->attr.sample_type;
 	}
+	return a;
+}
+
+/* The time of a sample without decoding it. It follows the id, ip and pid/tid, whichever
+ * the attribute has; 0 when it has none (or the record is too short: decoding it later
+ * says so). */
+static uint64_t sample_time(const struct perf_attr_info *a, const uint8_t *h, uint16_t size)
+{
+	uint64_t t = a->attr.sample_type;
 	unsigned at = 8 + 8 * (!!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) +
 			       !!(t & PERF_SAMPLE_TID));
 	if (!(t & PERF_SAMPLE_TIME) || at + 8u > size)
@@ -612,52 +744,91 @@ static uint64_t sample_time(const struct perf_data *d, const uint8_t *h, uint16_
 	return load_u64(h + at, false);
 }
 
-/* Pages of records already handed out, dropped in runs of adjacent records: one madvise
- * per record costs more than the unwinding. */
-struct release_run {
-	uint64_t lo, hi;
-};
-
-static void release_after(const struct perf_data *d, struct release_run *run, uint64_t off,
-			  uint64_t size)
+/* Where a sample's dyn_size lies, in bytes back from the end of the record: after it come
+ * only fields of 8 bytes (weight, data_src, perf record's default, ...); 0 when one of
+ * variable size follows (interrupt registers, AUX data) or there is no stack copy. */
+static uint8_t dyn_size_back(const struct perf_attr_info *a)
 {
-	if (off != run->hi || run->hi - run->lo >= (1u << 20)) {
-		release(d, run->lo, run->hi - run->lo);
-		run->lo = off;
-	}
-	run->hi = off + size;
+	uint64_t t = a->attr.sample_type;
+	if (!(t & PERF_SAMPLE_STACK_USER) || (t & (PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_AUX)))
+		return 0;
+	return (uint8_t)(8 * (1 + !!(t & PERF_SAMPLE_WEIGHT_TYPE) + !!(t & PERF_SAMPLE_DATA_SRC) +
+			      !!(t & PERF_SAMPLE_TRANSACTION) + !!(t & PERF_SAMPLE_PHYS_ADDR) +
+			      !!(t & PERF_SAMPLE_CGROUP) + !!(t & PERF_SAMPLE_DATA_PAGE_SIZE) +
+			      !!(t & PERF_SAMPLE_CODE_PAGE_SIZE)));
 }
 
-/* The first bytes of the record at off, as many as record_span and sample_time read. From
- * a file they are read with pread: touching the mapping would fault in, and map, 64 KiB
- * around each 32 KiB sample only to drop it again (a third of the index pass's time). */
-#define HEAD_PEEK 40
+/* The first bytes of the record at off: as many as record_span and sample_attr read from
+ * memory; from a file with pread, the first PREFIX_START of them (the fields and the top
+ * of a sample's stack copy, which the index keeps: see HEADS_MAX), with the back bytes
+ * before them, from which the previous record's dyn_size is taken (then *before points at
+ * them). *avail: the bytes of the record at hand from there. */
+#define BACK_MAX (8 * 8)
 
 static const uint8_t *peek(const struct perf_data *d, uint64_t off, uint64_t end,
-			   uint8_t buf[HEAD_PEEK])
+			   unsigned back, uint8_t buf[BACK_MAX + PREFIX_START],
+			   const uint8_t **before, size_t *avail)
 {
-	size_t n = end - off < HEAD_PEEK ? (size_t)(end - off) : HEAD_PEEK;
-	if (d->fd < 0 || d->recs != d->map || pread(d->fd, buf, n, (off_t)off) != (ssize_t)n)
+	*before = NULL;
+	*avail = 0;
+	uint64_t from = back && off >= d->data_off + back ? off - back : off;
+	size_t want = end - off < PREFIX_START ? (size_t)(end - off) : PREFIX_START;
+	size_t n = (size_t)(off - from) + want;
+	if (!from_file(d) || pread(d->fd, buf, n, (off_t)from) != (ssize_t)n)
 		return d->recs + off;
-	return buf;
+	if (from < off)
+		*before = buf;
+	*avail = want;
+	return buf + (off - from);
+}
+
+/* Keeps the first n bytes of the record o read by the index pass, within HEADS_MAX. */
+static void keep_head(struct perf_data *d, struct perf_order *o, const uint8_t *h, size_t n)
+{
+	if (n < 8 || d->nheads + n > HEADS_MAX)
+		return;
+	if (d->nheads + n > d->capheads) {
+		size_t cap = d->capheads ? d->capheads * 2 : 1 << 20;
+		while (cap < d->nheads + n)
+			cap *= 2;
+		uint8_t *nh = realloc(d->heads, cap);
+		if (!nh)
+			return;
+		d->heads = nh;
+		d->capheads = cap;
+	}
+	memcpy(d->heads + d->nheads, h, n);
+	o->head = (uint32_t)d->nheads;
+	o->head_len = (uint16_t)n;
+	d->nheads += n;
 }
 
 /* Every record's place in time order, and, in the pipe format, the attributes and
  * build-ids its records carry. */
 static int build_index(struct perf_data *d)
 {
-	uint64_t off = d->data_off, end = d->data_off + d->data_size, last = 0, released = off;
+	uint64_t off = d->data_off, end = d->data_off + d->data_size, last = 0;
 	size_t cap = 0;
 	struct perf_event_rec ev;
-	uint8_t buf[HEAD_PEEK];
+	uint8_t buf[BACK_MAX + PREFIX_START];
+	unsigned back = 0; /* where the previous record's dyn_size lies, back from here */
 	while (off + 8 <= end) {
-		const uint8_t *h = peek(d, off, end, buf);
+		const uint8_t *before;
+		size_t avail;
+		const uint8_t *h = peek(d, off, end, back, buf, &before, &avail);
 		uint64_t span = record_span(h, off, end);
 		if (!span)
 			return bad(d, off, "record size runs past the data section");
 		uint32_t type = load_u32(h, false);
 		uint16_t size = load_u16(h + 6, false);
-		uint64_t time = 0;
+		struct perf_order o = { .off = off, .size = size };
+		if (type < PERF_RECORD_MAX)
+			keep_head(d, &o, h, avail < size ? avail : size);
+		if (before) {
+			d->order[d->norder - 1].tail = load_u64(before, false);
+			d->order[d->norder - 1].tail_back = (uint8_t)back;
+		}
+		back = 0;
 		int r = 0;
 		if (d->pipe && type == PERF_RECORD_HEADER_ATTR)
 			r = pipe_attr(d, off, size);
@@ -669,14 +840,18 @@ static int build_index(struct perf_data *d)
 			; /* perf's own records carry no time */
 		else if (!d->nattrs)
 			r = bad(d, off, "record before any event attribute");
-		else if (type == PERF_RECORD_SAMPLE)
-			time = sample_time(d, h, size);
-		else if (!(r = decode(d, off, &ev)))
-			time = ev.time;
+		else if (type == PERF_RECORD_SAMPLE) {
+			const struct perf_attr_info *a = sample_attr(d, h, size);
+			o.time = sample_time(a, h, size);
+			/* Only where it lies inside the record, and the next one follows it. */
+			back = span == size && dyn_size_back(a) < size ? dyn_size_back(a) : 0;
+		} else if (!(r = decode(d, &o, &ev))) {
+			o.time = ev.time;
+		}
 		if (r)
 			return r;
-		if (time)
-			last = time;
+		if (o.time)
+			last = o.time;
 		if (d->norder == cap) {
 			cap = cap ? cap * 2 : 1024;
 			void *no = realloc(d->order, cap * sizeof(*d->order));
@@ -684,13 +859,9 @@ static int build_index(struct perf_data *d)
 				return err_set(-ENOMEM, "%s: out of memory", d->path);
 			d->order = no;
 		}
-		d->order[d->norder].time = time ? time : last;
-		d->order[d->norder++].off = off;
+		o.time = o.time ? o.time : last;
+		d->order[d->norder++] = o;
 		off += span;
-		if (off - released >= (1u << 20)) { /* the index pass keeps nothing resident */
-			release(d, released, off - released);
-			released = off;
-		}
 	}
 	if (d->norder)
 		qsort(d->order, d->norder, sizeof(*d->order), by_time);
@@ -701,15 +872,11 @@ int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *e
 		   void *arg)
 {
 	struct perf_event_rec ev;
-	struct release_run run = { 0, 0 };
 	int r = 0;
 	for (size_t i = 0; i < d->norder && !r; i++) {
-		uint64_t off = d->order[i].off;
-		r = decode(d, off, &ev);
+		r = decode(d, &d->order[i], &ev);
 		if (!r)
 			r = fn(&ev, arg);
-		release_after(d, &run, off, ev.size);
 	}
-	release(d, run.lo, run.hi - run.lo);
 	return r;
 }

@@ -54,9 +54,16 @@ struct perf_build_id {
 	const char *filename; /* in the file */
 };
 
-/* A record's place in time order. */
+/* A record's place in time order. A file's index pass reads a sample's dyn_size (near its
+ * end) with the next record's header: tail, read tail_back bytes before the end (0: not
+ * read). */
 struct perf_order {
 	uint64_t time, off;
+	uint64_t tail;
+	uint32_t head;     /* the first head_len bytes of a file's record, kept by the index */
+	uint16_t head_len; /* pass at perf_data.heads + head; 0: not kept */
+	uint16_t size;
+	uint8_t tail_back;
 };
 
 struct perf_data {
@@ -80,6 +87,13 @@ struct perf_data {
 	struct perf_order *order; /* every record, sorted by time (built on opening) */
 	size_t norder;
 	size_t cap_attrs, cap_build_ids;
+	/* A file's records are read with pread, not through the mapping (see data_read.c):
+	 * the record being decoded, and the stack copy perf_sample_stack() reads. */
+	uint8_t *rec_buf, *stack_buf;
+	size_t rec_cap, stack_cap;
+	size_t prefix; /* bytes of a record read up front */
+	uint8_t *heads; /* what the index pass kept of the records (perf_order.head) */
+	size_t nheads, capheads;
 };
 
 /* One record, decoded as far as unwinding needs. Pointers point into the file. */
@@ -90,7 +104,7 @@ struct perf_event_rec {
 	uint32_t pid, tid;
 	uint32_t cpu;
 	const struct perf_attr_info *attr;
-	const uint8_t *raw; /* the whole record, header included */
+	const uint8_t *raw; /* the record, header included, as far as it was read */
 	uint16_t size;
 	uint64_t file_off;
 	/* PERF_RECORD_SAMPLE */
@@ -100,8 +114,12 @@ struct perf_event_rec {
 	uint64_t regs_abi;
 	uint64_t regs[PERF_REGS_MAX]; /* by perf register number, 0 where not sampled */
 	uint64_t regs_mask;
+	/* The user stack copy: stack_total valid bytes (dyn_size), of which the first
+	 * stack_size are at stack. From a file only a prefix of a large sample is read;
+	 * perf_sample_stack() reads the rest. */
 	const uint8_t *stack;
-	uint64_t stack_size; /* valid bytes (dyn_size) */
+	uint64_t stack_size, stack_total;
+	uint64_t stack_off; /* where the copy starts among the records */
 	/* MMAP / MMAP2 */
 	uint64_t map_start, map_len, map_pgoff;
 	uint32_t map_prot;
@@ -128,6 +146,12 @@ void perf_data_close(struct perf_data *d);
  * and is returned; a malformed record gives an error naming the file and offset. */
 int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *ev, void *arg),
 		   void *arg);
+
+/* At least need bytes (need <= stack_total) of a sample's stack copy, in *data and *size:
+ * ev->stack when they are there already, else read into a buffer of d that the next call
+ * reuses. Later records are then read that far up front. */
+int perf_sample_stack(struct perf_data *d, const struct perf_event_rec *ev, uint64_t need,
+		      const uint8_t **data, uint64_t *size);
 
 /* Reads the i-th callchain entry of a sample. */
 uint64_t perf_callchain_at(const struct perf_event_rec *ev, uint64_t i);

@@ -26,6 +26,7 @@ struct thread_comm {
 };
 
 struct replay {
+	struct perf_data *d;
 	struct unw_ctx *ctx;
 	struct rec_idmap proc_index, comm_index; /* pid -> procs[], tid -> comms[] */
 	struct thread_comm *comms;
@@ -134,6 +135,17 @@ static int set_comm(struct replay *r, uint32_t tid, const char *comm)
 	return 0;
 }
 
+struct sample_stack {
+	struct perf_data *d;
+	const struct perf_event_rec *ev;
+};
+
+static int fetch_stack(void *arg, uint64_t need, const uint8_t **data, uint64_t *size)
+{
+	const struct sample_stack *s = arg;
+	return perf_sample_stack(s->d, s->ev, need, data, size);
+}
+
 static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 {
 	struct proc *p = proc_get(r, ev->pid);
@@ -154,8 +166,15 @@ static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 		st.n = unw_from_callchain(r->ctx, &p->space, r->ips, nu, r->frames, max, &st.end);
 		r->info->fp_recorded++;
 	} else {
-		st.n = unw_unwind(r->ctx, &p->space, &regs, ev->stack, ev->stack_size, r->frames,
-				  max, &st.end);
+		/* Only the top of a file's stack copy has been read: the rest when a walk needs it. */
+		struct sample_stack ss = { r->d, ev };
+		struct unw_stack stack = { ev->stack, ev->stack_size, ev->stack_total, fetch_stack,
+					   &ss };
+		int err;
+		st.n = unw_unwind_stack(r->ctx, &p->space, &regs, &stack, r->frames, max, &st.end,
+					&err);
+		if (err)
+			return err;
 	}
 	return r->fn(&st, r->arg);
 }
@@ -219,7 +238,7 @@ int rec_replay_data(struct perf_data *d, enum unw_method method,
 		    struct rec_replay_info *info, struct unw_ctx **ctx_out)
 {
 	struct rec_replay_info dummy;
-	struct replay r = { .fn = fn, .arg = arg, .info = info ? info : &dummy };
+	struct replay r = { .d = d, .fn = fn, .arg = arg, .info = info ? info : &dummy };
 	memset(r.info, 0, sizeof(*r.info));
 	if (unw_ctx_new(method, &r.ctx))
 		return err_set(-ENOMEM, "out of memory");

@@ -25,13 +25,21 @@ struct frame_memo {
 	uint32_t id; /* PROF_NONE: an empty slot */
 };
 
+/* Modules by the address of their path (the unwinder's, stable while the replay runs):
+ * frames alternate between a few modules, and interning the path each time is a hash of
+ * the whole string. Round-robin replacement past MOD_MEMO. */
+#define MOD_MEMO 8
+
 struct build {
 	struct frame_memo *memo;
 	struct prof *p;
 	struct prof_loc *locs;
 	size_t cap;
-	const char *mod_path; /* the last module looked up, and its id: frames come in runs */
-	uint32_t mod_id;
+	struct {
+		const char *path, *build_id;
+		uint32_t id;
+	} mods[MOD_MEMO];
+	unsigned nmods, next_mod;
 	uint64_t first_time, last_time;
 	char source[128];
 };
@@ -47,11 +55,17 @@ static uint32_t module_id(struct build *b, const char *path, const char *build_i
 {
 	if (!path)
 		return PROF_NONE;
-	if (b->mod_path && !strcmp(b->mod_path, path))
-		return b->mod_id;
-	b->mod_path = path;
-	b->mod_id = prof_module(b->p, path, build_id ? build_id : "", 0);
-	return b->mod_id;
+	for (unsigned i = 0; i < b->nmods; i++)
+		if (b->mods[i].path == path && b->mods[i].build_id == build_id)
+			return b->mods[i].id;
+	uint32_t id = prof_module(b->p, path, build_id ? build_id : "", 0);
+	if (id != PROF_NONE) {
+		unsigned i = b->nmods < MOD_MEMO ? b->nmods++ : b->next_mod++ % MOD_MEMO;
+		b->mods[i].path = path;
+		b->mods[i].build_id = build_id;
+		b->mods[i].id = id;
+	}
+	return id;
 }
 
 static uint32_t frame_id(struct build *b, const struct prof_frame_desc *d)

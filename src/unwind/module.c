@@ -202,6 +202,13 @@ bool unw_file_vaddr(const struct unw_mapping *m, uint64_t addr, uint64_t *vaddr)
 		return false;
 	const struct elf_file *f = m->mod->elf;
 	uint64_t off = addr - m->start + m->pgoff;
+	/* The first executable segment the mapping covers is the search's answer whenever it
+	 * holds off: an earlier one holding off would have been found first. */
+	const struct elf_segment *t = m->text;
+	if (t && off >= t->offset && off - t->offset < t->filesz) {
+		*vaddr = off - t->offset + t->vaddr;
+		return true;
+	}
 	/* Prefer an executable segment: lld's default layout puts a read-only and an
 	 * executable segment in the same file page, and only the latter holds code. */
 	for (int want_x = 1; want_x >= 0; want_x--)

@@ -34,12 +34,14 @@ static int plt_row(struct unw_module *m, uint64_t vaddr, struct dwarf_cfi_row *r
 }
 
 int unw_rule_lookup(struct unw_ctx *c, struct unw_module *m, uint64_t vaddr,
-		    const struct dwarf_cfi_row **row)
+		    const struct dwarf_cfi_row **row, uint64_t *rules)
 {
 	uint64_t h = (vaddr ^ (uint64_t)(uintptr_t)m) * 0x9e3779b97f4a7c15ull;
 	struct unw_cache_entry *e = &c->cache[h >> 53 & (UNW_CACHE_SIZE - 1)];
 	if (e->mod == m && e->vaddr == vaddr) {
 		*row = &e->row;
+		if (rules)
+			*rules = e->rules;
 		return e->result;
 	}
 	int r = m->cfi ? dwarf_cfi_row_at(m->cfi, vaddr, &e->row) : -ENOENT;
@@ -55,6 +57,12 @@ int unw_rule_lookup(struct unw_ctx *c, struct unw_module *m, uint64_t vaddr,
 	e->mod = m;
 	e->vaddr = vaddr;
 	e->result = r;
+	e->rules = 0;
+	for (unsigned i = 0; !r && i < DWARF_CFI_NREGS; i++)
+		if (e->row.regs[i].kind != DWARF_RULE_UNSET)
+			e->rules |= 1ull << i;
 	*row = &e->row;
+	if (rules)
+		*rules = e->rules;
 	return r;
 }

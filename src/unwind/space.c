@@ -5,9 +5,12 @@
 #include "base/search.h"
 #include "unwind/unwind_internal.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "elf/elf.h"
 
 static int reserve(struct unw_space *s, size_t extra)
 {
@@ -24,6 +27,21 @@ static int reserve(struct unw_space *s, size_t extra)
 	return 0;
 }
 
+/* The first executable PT_LOAD segment whose file bytes the mapping covers. */
+static const struct elf_segment *text_segment(const struct unw_module *m, uint64_t pgoff,
+					      uint64_t len)
+{
+	if (!m || m->failed)
+		return NULL;
+	for (size_t i = 0; i < m->elf->nsegments; i++) {
+		const struct elf_segment *g = &m->elf->segments[i];
+		if (g->type == PT_LOAD && (g->flags & PF_X) && g->offset < pgoff + len &&
+		    pgoff < g->offset + g->filesz)
+			return g;
+	}
+	return NULL;
+}
+
 int unw_space_map(struct unw_ctx *c, struct unw_space *s, uint64_t start, uint64_t end,
 		  uint64_t pgoff, uint32_t prot, const char *path)
 {
@@ -31,7 +49,9 @@ int unw_space_map(struct unw_ctx *c, struct unw_space *s, uint64_t start, uint64
 		return 0;
 	if (reserve(s, 2))
 		return -ENOMEM;
-	struct unw_mapping nm = { start, end, pgoff, prot, unw_module_get(c, path) };
+	struct unw_module *mod = unw_module_get(c, path);
+	struct unw_mapping nm = { start, end, pgoff, prot, mod,
+				  text_segment(mod, pgoff, end - start) };
 	size_t out = 0, n = s->n;
 	struct unw_mapping *v = s->maps;
 	/* Cut the overlapped parts out of existing mappings; a mapping that the new one splits

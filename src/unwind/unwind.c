@@ -20,23 +20,62 @@
 struct mem {
 	const uint8_t *stack;
 	uint64_t base, size; /* the copy holds [base, base + size) */
+	const struct unw_stack *src; /* where the rest comes from, past a prefix */
+	int fetch_err;
 };
 
-static int mem_read(const struct mem *m, uint64_t addr, unsigned size, uint64_t *val)
+/* More of the copy, when only a prefix of it is at hand and [addr, addr + size) lies
+ * past it. */
+static bool mem_fetch(struct mem *m, uint64_t addr, unsigned size)
 {
-	if (addr < m->base || addr - m->base > m->size || m->size - (addr - m->base) < size)
+	const struct unw_stack *src = m->src;
+	uint64_t need = addr - m->base + size;
+	if (need > src->total || need < size || m->fetch_err)
+		return false;
+	const uint8_t *data = NULL;
+	uint64_t have = 0;
+	m->fetch_err = src->fetch(src->arg, need, &data, &have);
+	if (m->fetch_err || !data || have < need)
+		return false;
+	m->stack = data;
+	m->size = have;
+	return true;
+}
+
+static int mem_read(struct mem *m, uint64_t addr, unsigned size, uint64_t *val)
+{
+	if (addr < m->base)
+		return -EFAULT;
+	if ((addr - m->base > m->size || m->size - (addr - m->base) < size) &&
+	    !mem_fetch(m, addr, size))
 		return -EFAULT;
 	const uint8_t *p = m->stack + (addr - m->base);
 	uint64_t v = 0;
-	for (unsigned i = 0; i < size; i++)
-		v |= (uint64_t)p[i] << (8 * i);
+	if (size == 8) {
+		v = load_u64(p, false);
+	} else {
+		for (unsigned i = 0; i < size; i++)
+			v |= (uint64_t)p[i] << (8 * i);
+	}
 	*val = v;
 	return 0;
 }
 
+/* The registers a call preserves carry over to the caller; the others are unknown there
+ * (their values are left as they were: nothing reads a register not marked valid). */
+static void keep_callee_saved(const struct unw_arch *a, const struct unw_regs *cur,
+			      struct unw_regs *next)
+{
+	next->valid = cur->valid & a->callee_saved;
+	for (uint64_t m = next->valid; m; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(m);
+		next->r[i] = cur->r[i];
+	}
+}
+
 struct env {
 	const struct unw_regs *regs;
-	const struct mem *mem;
+	struct mem *mem;
 };
 
 static int env_reg(void *arg, unsigned regno, uint64_t *val)
@@ -105,8 +144,8 @@ const char *unw_end_name(enum unw_end e)
 
 /* One CFI step: the caller's registers from the row. 1 when the row marks the outermost
  * frame, 0 on success, or the reason the step failed (positive enum + 2). */
-static int cfi_step(const struct unw_arch *a, const struct dwarf_cfi_row *row,
-		    const struct unw_regs *cur, const struct mem *mem, bool first,
+static int cfi_step(const struct unw_arch *a, const struct dwarf_cfi_row *row, uint64_t rules,
+		    const struct unw_regs *cur, struct mem *mem, bool first,
 		    struct unw_regs *next, enum unw_end *why)
 {
 	struct env e = { cur, mem };
@@ -127,11 +166,14 @@ static int cfi_step(const struct unw_arch *a, const struct dwarf_cfi_row *row,
 	if (row->ra_reg >= a->nregs || row->regs[row->ra_reg].kind == DWARF_RULE_UNDEFINED)
 		return 1;
 	uint64_t sp = cur->r[a->sp];
-	*next = *cur;
-	next->valid = cur->valid & a->callee_saved;
+	keep_callee_saved(a, cur, next);
 	next->r[a->sp] = cfa;
 	next->valid |= 1ull << a->sp;
-	for (unsigned i = 0; i < a->nregs; i++) {
+	/* Registers without a rule keep what keep_callee_saved gave them, except the return
+	 * address, which must have one: visit those with a rule and it, in order. */
+	uint64_t visit = (rules | 1ull << row->ra_reg) & ((1ull << a->nregs) - 1);
+	for (; visit; visit &= visit - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(visit);
 		const struct dwarf_rule *r = &row->regs[i];
 		uint64_t addr, v;
 		switch (r->kind) {
@@ -192,7 +234,7 @@ fail_bad:
 }
 
 /* One frame-pointer step: fp points at the saved fp, the return address above it. */
-static int fp_step(const struct unw_arch *a, const struct unw_regs *cur, const struct mem *mem,
+static int fp_step(const struct unw_arch *a, const struct unw_regs *cur, struct mem *mem,
 		   struct unw_regs *next, enum unw_end *why)
 {
 	uint64_t bp = cur->r[a->fp], ra, saved;
@@ -204,30 +246,27 @@ static int fp_step(const struct unw_arch *a, const struct unw_regs *cur, const s
 		*why = UNW_END_STACK;
 		return -1;
 	}
-	*next = *cur;
-	next->valid = (cur->valid & a->callee_saved) | 1ull << a->sp | 1ull << a->pc;
+	keep_callee_saved(a, cur, next);
+	next->valid |= 1ull << a->sp | 1ull << a->pc;
 	next->r[a->fp] = saved;
 	next->r[a->sp] = bp + 16;
 	next->r[a->pc] = ra;
 	return 0;
 }
 
-static bool executable(const struct unw_space *s, uint64_t pc)
-{
-	const struct unw_mapping *m = unw_space_find(s, pc);
-	return m && (m->prot & PROT_EXEC);
-}
-
-/* The caller's frame must be above ours and return into code. */
+/* The caller's frame must be above ours and return into code: *map is that code's
+ * mapping, for the next step. */
 static bool valid_step(const struct unw_arch *a, const struct unw_space *s,
-		       const struct unw_regs *cur, const struct unw_regs *next, bool first)
+		       const struct unw_regs *cur, const struct unw_regs *next, bool first,
+		       const struct unw_mapping **map)
 {
 	if (!(next->valid >> a->pc & 1) || !(next->valid >> a->sp & 1))
 		return false;
 	uint64_t sp = cur->r[a->sp], nsp = next->r[a->sp];
 	if (first ? nsp < sp : nsp <= sp)
 		return false;
-	return executable(s, next->r[a->pc]);
+	*map = unw_space_find(s, next->r[a->pc]);
+	return *map && ((*map)->prot & PROT_EXEC);
 }
 
 static void count_end(struct unw_ctx *c, enum unw_end end, size_t n, const struct unw_frame *f)
@@ -250,20 +289,33 @@ size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw
 		  const uint8_t *stack, uint64_t stack_size, struct unw_frame *out, size_t max,
 		  enum unw_end *end)
 {
+	struct unw_stack whole = { stack, stack_size, stack_size, NULL, NULL };
+	int err;
+	return unw_unwind_stack(c, s, regs, &whole, out, max, end, &err);
+}
+
+size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *regs,
+			const struct unw_stack *stack, struct unw_frame *out, size_t max,
+			enum unw_end *end, int *fetch_err)
+{
 	const struct unw_arch *a = c->arch;
-	struct mem mem = { stack, regs->r[a->sp], stack_size };
-	struct unw_regs cur = *regs, next;
+	struct mem mem = { stack->data, regs->r[a->sp], stack->size, stack, 0 };
+	*fetch_err = 0;
+	/* Two register sets, the caller's and the callee's, swapped at each step. */
+	struct unw_regs sets[2];
+	struct unw_regs *cur = &sets[0], *next = &sets[1];
+	*cur = *regs;
+	const struct unw_mapping *m = unw_space_find(s, regs->r[a->pc]);
 	size_t n = 0;
 	bool signal = false;
 	*end = UNW_END_DEPTH;
-	if (!(cur.valid >> a->pc & 1) || !(cur.valid >> a->sp & 1)) {
+	if (!(cur->valid >> a->pc & 1) || !(cur->valid >> a->sp & 1)) {
 		*end = UNW_END_NO_REGS;
 		count_end(c, *end, 0, out);
 		return 0;
 	}
 	while (n < max) {
-		uint64_t pc = cur.r[a->pc];
-		const struct unw_mapping *m = unw_space_find(s, pc);
+		uint64_t pc = cur->r[a->pc];
 		struct unw_frame *f = &out[n++];
 		memset(f, 0, sizeof(*f));
 		f->pc = pc;
@@ -281,20 +333,21 @@ size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw
 		enum unw_end why = UNW_END_NO_CFI;
 		int r = -1;
 		const struct dwarf_cfi_row *row = NULL, *found;
+		uint64_t rules;
 		bool have_row = c->method != UNW_FP && have_vaddr &&
-				unw_rule_lookup(c, m->mod, vaddr, &found) == 0;
+				unw_rule_lookup(c, m->mod, vaddr, &found, &rules) == 0;
 		/* Sampled in a syscall that ends its function (__restore_rt: mov, syscall), the
 		 * pc is the end of the FDE: the instruction before it has the same row. */
 		if (!have_row && n == 1 && c->method != UNW_FP && have_vaddr && vaddr > 0)
-			have_row = unw_rule_lookup(c, m->mod, vaddr - 1, &found) == 0;
+			have_row = unw_rule_lookup(c, m->mod, vaddr - 1, &found, &rules) == 0;
 		if (have_row) {
 			row = found;
-			r = cfi_step(a, row, &cur, &mem, n == 1, &next, &why);
+			r = cfi_step(a, row, rules, cur, &mem, n == 1, next, &why);
 			if (r == 1) {
 				*end = UNW_END_OUTERMOST;
 				break;
 			}
-			if (r == 0 && !valid_step(a, s, &cur, &next, n == 1)) {
+			if (r == 0 && !valid_step(a, s, cur, next, n == 1, &m)) {
 				r = -1;
 				why = UNW_END_BAD_STEP;
 			}
@@ -309,8 +362,8 @@ size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw
 		}
 		if (r != 0 && c->method != UNW_CFI) {
 			enum unw_end fwhy;
-			r = fp_step(a, &cur, &mem, &next, &fwhy);
-			if (r == 0 && !valid_step(a, s, &cur, &next, false)) {
+			r = fp_step(a, cur, &mem, next, &fwhy);
+			if (r == 0 && !valid_step(a, s, cur, next, false, &m)) {
 				r = -1;
 				fwhy = UNW_END_BAD_STEP;
 			}
@@ -326,9 +379,13 @@ size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw
 			break;
 		}
 		signal = row && row->signal_frame;
+		struct unw_regs *t = cur;
 		cur = next;
+		next = t;
 	}
-	count_end(c, *end, n, out);
+	*fetch_err = mem.fetch_err;
+	if (!mem.fetch_err)
+		count_end(c, *end, n, out);
 	return n;
 }
 
@@ -353,7 +410,7 @@ size_t unw_from_callchain(struct unw_ctx *c, const struct unw_space *s, const ui
 			continue;
 		f->rel = vaddr + (ips[i] - lookup);
 		const struct dwarf_cfi_row *row;
-		if (i == nips - 1 && unw_rule_lookup(c, m->mod, vaddr, &row) == 0 &&
+		if (i == nips - 1 && unw_rule_lookup(c, m->mod, vaddr, &row, NULL) == 0 &&
 		    row->ra_reg < DWARF_CFI_NREGS &&
 		    row->regs[row->ra_reg].kind == DWARF_RULE_UNDEFINED)
 			*end = UNW_END_OUTERMOST;

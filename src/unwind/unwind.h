@@ -79,6 +79,9 @@ struct unw_mapping {
 	uint64_t start, end, pgoff;
 	uint32_t prot; /* PROT_* */
 	struct unw_module *mod; /* NULL for anonymous memory and files we cannot open */
+	/* The first executable segment of mod's file that the mapping covers, found when it
+	 * was mapped (NULL: none): unw_file_vaddr's answer for most pcs, without a search. */
+	const struct elf_segment *text;
 };
 
 struct unw_space {
@@ -128,6 +131,25 @@ const struct unw_mapping *unw_space_find(const struct unw_space *s, uint64_t add
 size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *regs,
 		  const uint8_t *stack, uint64_t stack_size, struct unw_frame *out, size_t max,
 		  enum unw_end *end);
+
+/* A stack copy of which only the first size bytes may be at hand (perf.data samples are
+ * read a prefix at a time: most walks never look further): the copy holds total valid
+ * bytes, and fetch, called when the walk reads past what it has, makes at least need of
+ * them (need <= total) available in *data and *size and returns 0, or returns a negative
+ * code that ends the walk (the caller's error, which it has set). fetch may be NULL when
+ * size == total. */
+struct unw_stack {
+	const uint8_t *data;
+	uint64_t size, total;
+	int (*fetch)(void *arg, uint64_t need, const uint8_t **data, uint64_t *size);
+	void *arg;
+};
+
+/* unw_unwind on such a copy. *fetch_err is fetch's failure, 0 without one; after one the
+ * frames are not to be used (the caller fails). */
+size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *regs,
+			const struct unw_stack *stack, struct unw_frame *out, size_t max,
+			enum unw_end *end, int *fetch_err);
 
 /* Frames from a callchain the kernel recorded by walking frame pointers (--call-graph fp,
  * perf record -g): ips[0] is the sampled ip. The chain is cut at the first address outside

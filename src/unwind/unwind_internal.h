@@ -14,6 +14,7 @@ struct unw_cache_entry {
 	const struct unw_module *mod;
 	uint64_t vaddr;
 	int result; /* 0 or -ENOENT */
+	uint64_t rules; /* bit per register whose rule is not DWARF_RULE_UNSET */
 	struct dwarf_cfi_row row;
 };
 
@@ -38,8 +39,9 @@ struct unw_module *unw_module_get(struct unw_ctx *c, const char *path);
 bool unw_module_try_debug(struct unw_module *m);
 void unw_module_free(struct unw_module *m);
 
-/* The row for vaddr in m, through the cache: 0, -ENOENT, or another negative code. */
+/* The row for vaddr in m, through the cache: 0, -ENOENT, or another negative code. *rules
+ * (when not NULL): the registers the row has a rule for, so that a step visits only them. */
 int unw_rule_lookup(struct unw_ctx *c, struct unw_module *m, uint64_t vaddr,
-		    const struct dwarf_cfi_row **row);
+		    const struct dwarf_cfi_row **row, uint64_t *rules);
 
 #endif

@@ -183,6 +183,86 @@ static void unwind_register_saved_below_sp_in_first_frame_is_current(void **stat
 	done(&fx);
 }
 
+/* A partial copy (as perf.data samples are read): the walk asks for more where it reads
+ * past the prefix and ends as a walk over the whole copy does. */
+struct partial {
+	const uint8_t *all;
+	uint64_t total;
+	int calls, fail;
+	uint64_t needs[4];
+};
+
+static int fetch_more(void *arg, uint64_t need, const uint8_t **data, uint64_t *size)
+{
+	struct partial *p = arg;
+	if (p->calls < 4)
+		p->needs[p->calls] = need;
+	p->calls++;
+	if (p->fail)
+		return p->fail;
+	*data = p->all;
+	*size = need; /* no more than asked for: the walk may ask again */
+	return 0;
+}
+
+static void unwind_partial_copy_fetches_what_the_walk_reads(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	in_leaf_body(&fx);
+	struct partial p = { (const uint8_t *)fx.stack, sizeof(fx.stack), 0, 0, { 0 } };
+	struct unw_stack st = { p.all, 8, p.total, fetch_more, &p };
+	enum unw_end end;
+	int err;
+	size_t n = unw_unwind_stack(fx.ctx, &fx.space, &fx.regs, &st, fx.frames, 16, &end, &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(end, UNW_END_OUTERMOST);
+	assert_int_equal(n, 3);
+	assert_int_equal(fx.frames[1].pc, a_after_leaf);
+	assert_int_equal(fx.frames[2].pc, a_after_outer);
+	/* leaf's return address at S+8, then outer's at S+40 */
+	assert_int_equal(p.calls, 2);
+	assert_int_equal(p.needs[0], 16);
+	assert_int_equal(p.needs[1], 48);
+	assert_int_equal(unw_ctx_stats(fx.ctx)->complete, 1);
+	done(&fx);
+}
+
+/* Past the valid bytes nothing is fetched: the walk is truncated as with a whole copy. */
+static void unwind_partial_copy_never_fetches_past_its_total(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	in_leaf_body(&fx);
+	struct partial p = { (const uint8_t *)fx.stack, 24, 0, 0, { 0 } };
+	struct unw_stack st = { p.all, 8, p.total, fetch_more, &p };
+	enum unw_end end;
+	int err;
+	size_t n = unw_unwind_stack(fx.ctx, &fx.space, &fx.regs, &st, fx.frames, 16, &end, &err);
+	assert_int_equal(err, 0);
+	assert_int_equal(end, UNW_END_STACK);
+	assert_int_equal(n, 2);
+	assert_int_equal(p.calls, 1);
+	done(&fx);
+}
+
+/* A copy that cannot be read ends the walk with the reader's error, counted nowhere. */
+static void unwind_partial_copy_fetch_error_is_returned(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	in_leaf_body(&fx);
+	struct partial p = { (const uint8_t *)fx.stack, sizeof(fx.stack), 0, -5, { 0 } };
+	struct unw_stack st = { p.all, 8, p.total, fetch_more, &p };
+	enum unw_end end;
+	int err;
+	unw_unwind_stack(fx.ctx, &fx.space, &fx.regs, &st, fx.frames, 16, &end, &err);
+	assert_int_equal(err, -5);
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(unw_ctx_stats(fx.ctx)->samples, 0);
+	done(&fx);
+}
+
 /* A stack copy that ends before outer's return address: the walk ends, marked truncated,
  * not completed with a guess. */
 static void unwind_past_copied_stack_is_truncated(void **state)
@@ -326,6 +406,9 @@ int main(void)
 		cmocka_unit_test(unwind_reaches_outermost_frame_through_cfi),
 		cmocka_unit_test(unwind_register_saved_below_sp_in_first_frame_is_current),
 		cmocka_unit_test(unwind_past_copied_stack_is_truncated),
+		cmocka_unit_test(unwind_partial_copy_fetches_what_the_walk_reads),
+		cmocka_unit_test(unwind_partial_copy_never_fetches_past_its_total),
+		cmocka_unit_test(unwind_partial_copy_fetch_error_is_returned),
 		cmocka_unit_test(unwind_return_into_non_executable_mapping_fails),
 		cmocka_unit_test(unwind_cfa_must_move_up),
 		cmocka_unit_test(unwind_pc_outside_mappings_ends_there),

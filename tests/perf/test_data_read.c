@@ -1,0 +1,223 @@
+/*
+ * Reading perf.data from a file (records read with pread, a sample's stack copy a prefix at
+ * a time) against reading the same bytes from memory (every record whole): the same
+ * records, fields, stack bytes and errors. Files are written here with perf_writer,
+ * samples laid out as the kernel lays them out (linux/perf_event.h, PERF_RECORD_SAMPLE).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "perf/perf.h"
+
+static char path[64];
+
+static int setup(void **state)
+{
+	strcpy(path, "/tmp/tally-perf-read.XXXXXX");
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	return remove(path);
+}
+
+#define REGS_MASK 0xff0fffull /* what perf record --call-graph dwarf asks for: 20 registers */
+
+static struct perf_event_attr attr_of(uint64_t extra)
+{
+	struct perf_event_attr a = { 0 };
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD |
+			PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
+			extra;
+	a.sample_regs_user = REGS_MASK;
+	a.sample_stack_user = 16384;
+	return a;
+}
+
+/* One sample: nchain callchain entries, a stack copy of size bytes of which dyn are valid
+ * (a pattern that tells each byte's place), and data_src after it when the attribute asks. */
+static size_t sample(uint8_t *buf, uint64_t t, uint64_t nchain, uint64_t size, uint64_t dyn,
+		     bool data_src)
+{
+	uint8_t *p = buf + 8;
+	uint64_t v;
+#define PUT(x) (v = (x), memcpy(p, &v, 8), p += 8)
+	PUT(0x401000 + t);
+	PUT(42ull | 43ull << 32);
+	PUT(1000 * t);
+	PUT(1000000);
+	PUT(nchain);
+	for (uint64_t i = 0; i < nchain; i++)
+		PUT(0xffffffff81000000ull + i);
+	PUT(2); /* PERF_SAMPLE_REGS_ABI_64 */
+	for (int i = 0; i < __builtin_popcountll(REGS_MASK); i++)
+		PUT(0x7ffd0000ull + (uint64_t)i);
+	PUT(size);
+	for (uint64_t i = 0; i < size; i++)
+		p[i] = (uint8_t)(i * 7 + t);
+	p += size;
+	if (size) /* an empty copy has no dyn_size */
+		PUT(dyn);
+	if (data_src)
+		PUT(0x5555);
+#undef PUT
+	uint16_t hdr[4] = { PERF_RECORD_SAMPLE, 0, 0, (uint16_t)(p - buf) };
+	memcpy(buf, hdr, 8);
+	return (size_t)(p - buf);
+}
+
+/* Samples of several shapes: deep and shallow copies, a callchain longer than what a file
+ * read takes up front, a copy with no valid bytes. */
+static uint8_t *write_file(bool data_src, size_t *len)
+{
+	static const uint64_t shapes[][3] = {
+		{ 3, 16384, 16384 }, { 3, 16384, 5000 }, { 300, 8192, 8192 },
+		{ 3, 4096, 0 },      { 1, 0, 0 },        { 3, 16384, 700 },
+	};
+	struct perf_event_attr a = attr_of(data_src ? PERF_SAMPLE_DATA_SRC : 0);
+	struct perf_writer *w;
+	assert_int_equal(perf_writer_open(path, &a, &w), 0);
+	uint8_t *rec = malloc(65536);
+	for (uint64_t t = 1; t <= 12; t++) {
+		const uint64_t *s = shapes[(t - 1) % 6];
+		size_t n = sample(rec, t, s[0], s[1], s[2], data_src);
+		assert_int_equal(perf_writer_add(w, rec, n), 0);
+	}
+	free(rec);
+	uint64_t id = 1;
+	assert_int_equal(perf_writer_close(w, &id, 1), 0);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	uint8_t *all = malloc(1 << 20);
+	*len = fread(all, 1, 1 << 20, f);
+	fclose(f);
+	return all;
+}
+
+struct seen {
+	struct perf_data *d;
+	int n;
+	uint64_t ip[16], nchain[16], chain_last[16], regs_sp[16], total[16], sum[16];
+	uint64_t partial; /* samples whose copy was not all read up front */
+};
+
+static int each(const struct perf_event_rec *ev, void *arg)
+{
+	struct seen *s = arg;
+	if (ev->type != PERF_RECORD_SAMPLE || s->n == 16)
+		return 0;
+	int i = s->n++;
+	s->ip[i] = ev->ip;
+	s->nchain[i] = ev->nr_callchain;
+	s->chain_last[i] = ev->nr_callchain ? perf_callchain_at(ev, ev->nr_callchain - 1) : 0;
+	s->regs_sp[i] = ev->regs[PERF_X86_SP];
+	s->total[i] = ev->stack_total;
+	s->partial += ev->stack_size < ev->stack_total;
+	const uint8_t *data = NULL;
+	uint64_t size = 0;
+	if (ev->stack_total) {
+		assert_int_equal(perf_sample_stack(s->d, ev, ev->stack_total, &data, &size), 0);
+		assert_true(size >= ev->stack_total);
+	}
+	for (uint64_t k = 0; k < ev->stack_total; k++)
+		s->sum[i] = s->sum[i] * 31 + data[k];
+	return 0;
+}
+
+static void read_both(bool data_src)
+{
+	size_t len;
+	uint8_t *bytes = write_file(data_src, &len);
+	struct seen file = { 0 }, mem = { 0 };
+	assert_int_equal(perf_data_open(path, &file.d), 0);
+	assert_int_equal(perf_data_each(file.d, each, &file), 0);
+	assert_int_equal(perf_data_open_mem("mem", bytes, len, &mem.d), 0);
+	assert_int_equal(perf_data_each(mem.d, each, &mem), 0);
+	assert_int_equal(file.n, 12);
+	assert_int_equal(mem.n, 12);
+	assert_memory_equal(file.ip, mem.ip, sizeof(file.ip));
+	assert_memory_equal(file.nchain, mem.nchain, sizeof(file.nchain));
+	assert_memory_equal(file.chain_last, mem.chain_last, sizeof(file.chain_last));
+	assert_memory_equal(file.regs_sp, mem.regs_sp, sizeof(file.regs_sp));
+	assert_memory_equal(file.total, mem.total, sizeof(file.total));
+	assert_memory_equal(file.sum, mem.sum, sizeof(file.sum));
+	/* the shapes as written: dyn_size caps the valid bytes */
+	assert_int_equal(mem.total[0], 16384);
+	assert_int_equal(mem.total[1], 5000);
+	assert_int_equal(mem.nchain[2], 300);
+	assert_int_equal(mem.total[3], 0);
+	assert_int_equal(mem.total[5], 700);
+	/* from the file, deep copies were not read whole up front; from memory they all were */
+	assert_true(file.partial > 0);
+	assert_int_equal(mem.partial, 0);
+	perf_data_close(file.d);
+	perf_data_close(mem.d);
+	free(bytes);
+}
+
+static void file_and_memory_read_the_same_samples(void **state)
+{
+	read_both(false);
+}
+
+/* perf record's default layout puts data_src after dyn_size. */
+static void file_and_memory_agree_with_fields_after_the_stack(void **state)
+{
+	read_both(true);
+}
+
+/* A stack copy claiming more bytes than its record holds: the same error either way. */
+static void stack_past_its_record_is_the_same_error(void **state)
+{
+	size_t len;
+	uint8_t *bytes = write_file(false, &len);
+	/* The first sample's stack size field: after the header, ip, tid, time, period, the
+	 * callchain (3) and the registers. */
+	size_t at = 104 + 8 + 4 * 8 + 8 + 3 * 8 + 8 + 8 * __builtin_popcountll(REGS_MASK);
+	uint64_t big = 60000;
+	memcpy(bytes + at, &big, 8);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(bytes, 1, len, f), len);
+	fclose(f);
+	struct seen file = { 0 }, mem = { 0 };
+	char msg[256];
+	assert_int_equal(perf_data_open(path, &file.d), 0);
+	assert_int_equal(perf_data_each(file.d, each, &file), -EINVAL);
+	snprintf(msg, sizeof(msg), "%s", err_msg());
+	assert_non_null(strstr(msg, "at 0x68: sample runs past its record"));
+	assert_int_equal(perf_data_open_mem(path, bytes, len, &mem.d), 0);
+	assert_int_equal(perf_data_each(mem.d, each, &mem), -EINVAL);
+	assert_string_equal(err_msg(), msg);
+	perf_data_close(file.d);
+	perf_data_close(mem.d);
+	free(bytes);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(file_and_memory_read_the_same_samples),
+		cmocka_unit_test(file_and_memory_agree_with_fields_after_the_stack),
+		cmocka_unit_test(stack_past_its_record_is_the_same_error),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
