@@ -6,8 +6,9 @@
 #   (c) a generated program (bench/symbolize/gen-large.py, 4,000 functions each built from
 #       nested static inline helpers; clang -O2 -gdwarf-5, lld: no .debug_aranges).
 # Per batch and tool: wall time of the whole process (start-up, decompression and output
-# included; best of REPS runs), its CPU time (user + sys: steadier than wall time on a busy
-# machine), addresses/s (from wall time), peak RSS (GNU time %M), the latency of one
+# included; best of REPS runs, timed around the command alone), its CPU time (user + sys:
+# steadier than wall time on a busy machine), addresses/s (from wall time), peak RSS (GNU
+# time %M, one more run), the latency of one
 # address (a whole process for a single address, median of 5), and how many addresses got a
 # file:line. Prints a Markdown table and tally's standing against the targets.
 #
@@ -80,19 +81,32 @@ resolved() {
 	esac
 }
 
-# measure TOOL FILE ADDRS: prints "seconds rss_kib exit_status cpu_seconds" for one run.
+# cpu_in FILE: seconds of CPU (user + sys) of the shell's finished children, from what the
+# times builtin wrote to FILE (run in the shell itself: a subshell has no such children).
+cpu_in() {
+	sed -n 2p "$1" | tr 'ms' '  ' | awk '{ print $1 * 60 + $2 + $3 * 60 + $4 }'
+}
+
+# measure TOOL FILE ADDRS: prints "seconds exit_status cpu_seconds" for one run of the tool
+# alone, timed around it. (Wrapped in GNU time and bash -c, each run took 3-5 ms more, for
+# every tool: a sixth of a fast run.)
 measure() {
 	local t0 t1 rc
+	times >"$WORK/times0"
 	t0=$EPOCHREALTIME
-	/usr/bin/time -f '%M %U %S' -o "$WORK/rss" bash -c "$(declare -f run); TALLY='$TALLY' EU_TIMEOUT=$EU_TIMEOUT run $1 '$2'" \
-		<"$3" >"$WORK/out" 2>"$WORK/err"
+	run "$1" "$2" <"$3" >"$WORK/out" 2>"$WORK/err"
 	rc=$?
 	t1=$EPOCHREALTIME
-	local rusage
-	rusage=$(grep -E '^[0-9]+ [0-9.]+ [0-9.]+$' "$WORK/rss" | tail -1)
-	[ -n "$rusage" ] || rusage="0 0 0"
-	awk -v a="$t0" -v b="$t1" -v rc="$rc" -v r="$rusage" \
-		'BEGIN { split(r, u, " "); printf "%.4f %d %d %.2f\n", b - a, u[1], rc, u[2] + u[3] }'
+	times >"$WORK/times1"
+	awk -v a="$t0" -v b="$t1" -v rc="$rc" -v c0="$(cpu_in "$WORK/times0")" \
+		-v c1="$(cpu_in "$WORK/times1")" 'BEGIN { printf "%.4f %d %.3f\n", b - a, rc, c1 - c0 }'
+}
+
+# peak_rss TOOL FILE ADDRS: the peak RSS (KiB) of one run, from GNU time.
+peak_rss() {
+	/usr/bin/time -f '%M' -o "$WORK/rss" bash -c "$(declare -f run); TALLY='$TALLY' EU_TIMEOUT=$EU_TIMEOUT run $1 '$2'" \
+		<"$3" >/dev/null 2>&1
+	grep -E '^[0-9]+$' "$WORK/rss" | tail -1
 }
 
 libc=/lib/x86_64-linux-gnu/libc.so.6
@@ -119,15 +133,17 @@ for b in "${batches[@]}"; do
 	for tool in "${tools[@]}"; do
 		reps=$REPS
 		[ "$tool" = eu-addr2line ] && reps=1 # minutes per batch: one run says enough
-		best='' bestrss='' bestcpu='' status=0
+		best='' bestcpu='' status=0
 		for ((i = 0; i < reps; i++)); do
-			read -r s k rc c < <(measure "$tool" "$file" "$addrs")
+			measure "$tool" "$file" "$addrs" >"$WORK/m"
+			read -r s rc c <"$WORK/m"
 			[ "$rc" -ne 0 ] && status=$rc
 			if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-				best=$s bestrss=$k bestcpu=$c
+				best=$s bestcpu=$c
 			fi
 		done
 		got=$(resolved "$tool" "$WORK/out")
+		bestrss=$(peak_rss "$tool" "$file" "$addrs")
 		note=
 		if [ "$status" = 124 ]; then
 			note=" (timed out after ${EU_TIMEOUT}s)"
@@ -139,7 +155,8 @@ for b in "${batches[@]}"; do
 		fi
 		lats=()
 		for ((i = 0; i < 5; i++)); do
-			read -r s _ _ < <(measure "$tool" "$file" "$WORK/one.addrs")
+			measure "$tool" "$file" "$WORK/one.addrs" >"$WORK/m"
+			read -r s _ _ <"$WORK/m"
 			lats+=("$s")
 		done
 		med=$(printf '%s\n' "${lats[@]}" | sort -n | sed -n 3p)
