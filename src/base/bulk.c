@@ -1,7 +1,7 @@
 /*
  * Huge-page bulk memory: see bulk.h. The first chunk is 256 KiB (a small module never
- * touches a huge page), the next ones 4 MiB; a request larger than a quarter of that gets a mapping of its own,
- * so that little is left unused at the end of a chunk.
+ * touches a huge page), the next ones 4 MiB; a request larger than a quarter of that gets
+ * a mapping of its own, so that little is left unused at the end of a chunk.
  */
 #include "base/bulk.h"
 #include "base/mutex.h"
