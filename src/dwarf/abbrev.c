@@ -255,18 +255,36 @@ bool dwarf_unit_abbrevs_loaded(struct dwarf *d, struct dwarf_unit *u)
 	return t != NULL;
 }
 
+/* Decodes the entry of that code in the table at off from what is readable: 0, -ENOENT
+ * when the table ends without it, or -EAGAIN when the readable bytes end first. */
+static int decode_entry(struct dwarf *d, uint64_t off, uint64_t code, struct dwarf_abbrev *a)
+{
+	if (off >= d->abbrev.size)
+		return d->abbrev_lazy ? -EAGAIN
+				      : bad(d, off, "abbreviation table offset lies past the section");
+	struct cur c = cur_make(d->abbrev.data, d->abbrev.size, d->big_endian);
+	cur_seek(&c, off);
+	uint64_t k;
+	while ((k = cur_uleb(&c)) && k != code && cur_ok(&c))
+		skip_entry(&c);
+	if (cur_ok(&c) && !k)
+		return -ENOENT;
+	*a = (struct dwarf_abbrev){ .code = code };
+	int err = cur_ok(&c) ? read_one(d, &c, a) : -EINVAL;
+	return err && d->abbrev_lazy ? -EAGAIN : err;
+}
+
+/* In front mode only as much of .debug_abbrev is inflated as reaches the entry, not the
+ * whole table (a grown front reads every unit's root DIE again). */
 int dwarf_abbrev_decode(struct dwarf *d, const struct dwarf_unit *u, uint64_t code,
 			struct dwarf_abbrev *a)
 {
-	struct cur c;
-	int err = table_at(d, u->abbrev_offset, &c);
-	for (uint64_t k; !err && (k = cur_uleb(&c)) != code; skip_entry(&c))
-		if (!k || !cur_ok(&c))
-			return -ENOENT;
-	if (err)
-		return err;
-	*a = (struct dwarf_abbrev){ .code = code };
-	err = read_one(d, &c, a);
+	uint64_t off = u->abbrev_offset, want = off + 4096;
+	int err;
+	while ((err = decode_entry(d, off, code, a)) == -EAGAIN) {
+		dwarf_sect_need(d, &d->abbrev, want);
+		want = want < UINT64_MAX / 2 ? 2 * want : UINT64_MAX;
+	}
 	if (!err)
 		dwarf_abbrev_sizes(u, a);
 	return err;
