@@ -22,23 +22,17 @@ done
 
 # fixture NAME MODE VAULT_WRITABLE VAULT_DATA_HEX EXPECT_JSON
 fixture() {
-	python3 - "$OUT" "$@" >"$TMP/$1.json" <<'PY'
+	PYTHONPATH="$ROOT/tests/sbpf" python3 - "$OUT" "$@" >"$TMP/$1.json" <<'PY'
 import hashlib, json, os, sys
+from keys import b58, name_key
 out, name, mode, vault_w, vault_data, expect = sys.argv[1:]
-A = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
-def b58(b):
-    n, s = int.from_bytes(b, 'big'), ''
-    while n:
-        n, r = divmod(n, 58)
-        s = A[r] + s
-    return '1' * (len(b) - len(b.lstrip(b'\0'))) + s
 P = 2**255 - 19
 D = -121665 * pow(121666, P - 2, P) % P
 def on_curve(b):
     y = int.from_bytes(b, 'little') & ((1 << 255) - 1)
     x2 = (y * y - 1) * pow(D * y * y + 1, P - 2, P) % P
     return x2 == 0 or pow(x2, (P - 1) // 2, P) == 1
-key = lambda t: hashlib.sha256(t.encode()).digest()
+key = name_key
 caller, callee = key('cpi-caller'), key('cpi-callee')
 for bump in range(255, -1, -1):
     pda = hashlib.sha256(b'vault' + bytes([bump]) + caller + b'ProgramDerivedAddress').digest()

@@ -22,17 +22,11 @@ done
 
 # fixture NAME N M BAD: ticker logs N times and invokes the callee M times.
 fixture() {
-	python3 - "$OUT" "$@" >"$TMP/$1.json" <<'PY'
-import hashlib, json, sys
+	PYTHONPATH="$ROOT/tests/sbpf" python3 - "$OUT" "$@" >"$TMP/$1.json" <<'PY'
+import json, sys
+from keys import b58, name_key
 out, name, n, m, bad = sys.argv[1:]
-A = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'
-def b58(b):
-    v, s = int.from_bytes(b, 'big'), ''
-    while v:
-        v, r = divmod(v, 58)
-        s = A[r] + s
-    return '1' * (len(b) - len(b.lstrip(b'\0'))) + s
-key = lambda t: b58(hashlib.sha256(t.encode()).digest())
+key = lambda t: b58(name_key(t))
 SYS = '11111111111111111111111111111111'
 print(json.dumps({
     "programs": [{"id": key('ticker'), "elf": out + "/trace_ticker.o", "name": "ticker"},
@@ -49,16 +43,9 @@ PY
 fixture t5x3 5 3 0
 fixture t2x1 2 1 0
 fixture t1x1bad 1 1 1
-ids=$(python3 -c '
-import hashlib
-A = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-def b58(b):
-    v, s = int.from_bytes(b, "big"), ""
-    while v:
-        v, r = divmod(v, 58)
-        s = A[r] + s
-    return s
-print(b58(hashlib.sha256(b"ticker").digest()), b58(hashlib.sha256(b"callee").digest()))')
+ids=$(PYTHONPATH="$ROOT/tests/sbpf" python3 -c '
+from keys import b58, name_key
+print(b58(name_key("ticker")), b58(name_key("callee")))')
 read -r TICKER CALLEE <<<"$ids"
 cu() { "$TALLY" sbpf run "$1" --json 2>/dev/null | sed -n 's/.*"compute_units": \([0-9]*\).*/\1/p'; }
 
