@@ -72,3 +72,14 @@ agrees_with_llvm() {
 		fail "$name" "$(diff "$TMP/want" "$TMP/got" | head -6 | tr '\n' ' ')"
 	fi
 }
+
+# build_layout KIND OUT: tests/report/annotate_prog.c built as KIND: nopie (gcc, fixed
+# addresses) or lldpie (clang and lld's default layout, text at a file offset other than
+# its address): the two layouts address translation must get right.
+build_layout() {
+	if [ "$1" = nopie ]; then
+		gcc -O2 -g -no-pie -o "$2" "$ROOT/tests/report/annotate_prog.c"
+	else
+		clang -O2 -g -fPIE -pie -fuse-ld=lld -o "$2" "$ROOT/tests/report/annotate_prog.c"
+	fi
+}

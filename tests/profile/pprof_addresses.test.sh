@@ -108,11 +108,7 @@ done
 long=$(head -c 100000 /dev/zero | tr '\0' a)
 for kind in nopie lldpie; do
 	bin=$TMP/c-$kind
-	if [ $kind = nopie ]; then
-		gcc -O2 -g -no-pie -o "$bin" tests/report/annotate_prog.c
-	else
-		clang -O2 -g -fPIE -pie -fuse-ld=lld -o "$bin" tests/report/annotate_prog.c
-	fi || { fail "c_${kind}_builds"; continue; }
+	build_layout $kind "$bin" || { fail "c_${kind}_builds"; continue; }
 	if ! perf record -q -e cpu-clock -F 10000 -o "$TMP/$kind.data" "$bin" "$long" >/dev/null 2>"$TMP/perf.err"; then
 		skip "c_${kind}_perf_record" "$(head -2 "$TMP/perf.err")"
 		continue

@@ -18,11 +18,7 @@ objdump_insns() {
 long=$(head -c 100000 /dev/zero | tr '\0' a)
 for kind in nopie lldpie; do
 	bin=$TMP/prog-$kind
-	if [ $kind = nopie ]; then
-		gcc -O2 -g -no-pie -o "$bin" tests/report/annotate_prog.c
-	else
-		clang -O2 -g -fPIE -pie -fuse-ld=lld -o "$bin" tests/report/annotate_prog.c
-	fi || { fail "pprof_mapping_${kind}_builds"; continue; }
+	build_layout $kind "$bin" || { fail "pprof_mapping_${kind}_builds"; continue; }
 	if ! "$TALLY" record -o "$TMP/$kind.data" -- "$bin" "$long" >/dev/null 2>"$TMP/rec.err"; then
 		fail "pprof_mapping_${kind}_records" "$(tail -2 "$TMP/rec.err")"
 		continue
