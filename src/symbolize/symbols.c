@@ -73,10 +73,9 @@ struct sym_loader {
 	struct sym_module *m;
 	pthread_t thread;
 	bool apart; /* runs on thread, to be joined */
-	pthread_mutex_t lock;
+	pthread_mutex_t lock; /* with moved: for threads waiting on stage */
 	pthread_cond_t moved;
-	int stage;
-	atomic_bool done;
+	atomic_int stage;
 	int err;
 	char msg[512];
 };
@@ -84,7 +83,7 @@ struct sym_loader {
 static void reach(struct sym_loader *l, int stage)
 {
 	pthread_mutex_lock(&l->lock);
-	l->stage = stage;
+	atomic_store_explicit(&l->stage, stage, memory_order_release);
 	pthread_cond_broadcast(&l->moved);
 	pthread_mutex_unlock(&l->lock);
 }
@@ -106,7 +105,6 @@ static void *load(void *arg)
 		sym_symbols_free(&m->symbols); /* out of memory: names from DWARF only */
 		sym_symbols_free(&m->fallback);
 	}
-	atomic_store_explicit(&l->done, true, memory_order_release);
 	reach(l, LOADER_DONE);
 	return NULL;
 }
@@ -127,8 +125,10 @@ void sym_symbols_start(struct sym_module *m)
 
 static void wait_for(struct sym_loader *l, int stage)
 {
+	if (atomic_load_explicit(&l->stage, memory_order_acquire) >= stage)
+		return; /* no lock taken: every lookup asks */
 	pthread_mutex_lock(&l->lock);
-	while (l->stage < stage)
+	while (atomic_load_explicit(&l->stage, memory_order_relaxed) < stage)
 		pthread_cond_wait(&l->moved, &l->lock);
 	pthread_mutex_unlock(&l->lock);
 }
@@ -143,8 +143,7 @@ int sym_symbols_read_wait(struct sym_module *m)
 
 void sym_symbols_wait(struct sym_module *m)
 {
-	if (!atomic_load_explicit(&m->loader->done, memory_order_acquire))
-		wait_for(m->loader, LOADER_DONE);
+	wait_for(m->loader, LOADER_DONE);
 }
 
 void sym_symbols_stop(struct sym_module *m)
