@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 
 #include "base/err.h"
 
@@ -17,14 +18,14 @@
 #define SONAME(major) "libcapstone.so." STR(major)
 
 static struct capstone_api api;
-static const char *load_error;
+static char load_error[256]; /* dlerror()'s text lives only until the next dl call */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void)
 {
 	void *h = dlopen(SONAME(CS_API_MAJOR), RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		load_error = dlerror();
+		snprintf(load_error, sizeof(load_error), "%s", dlerror());
 		return;
 	}
 	api.open = (cs_err(*)(cs_arch, cs_mode, csh *))dlsym(h, "cs_open");
@@ -34,13 +35,13 @@ static void load(void)
 	api.free = (void (*)(cs_insn *, size_t))dlsym(h, "cs_free");
 	api.close = (cs_err(*)(csh *))dlsym(h, "cs_close");
 	if (!api.open || !api.malloc || !api.disasm_iter || !api.free || !api.close)
-		load_error = "a capstone function is missing";
+		snprintf(load_error, sizeof(load_error), "a capstone function is missing");
 }
 
 const struct capstone_api *capstone_api(void)
 {
 	pthread_once(&once, load);
-	if (load_error) {
+	if (load_error[0]) {
 		err_set(-ENOTSUP, "cannot load %s: %s", SONAME(CS_API_MAJOR), load_error);
 		return NULL;
 	}
