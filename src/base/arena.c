@@ -1,9 +1,8 @@
 /*
  * Bump allocator: see arena.h. Chunks grow geometrically to 1 MiB in all, then are 4 MiB
  * each; a request larger than a chunk gets a chunk of its own. Chunks of 2 MiB and more
- * are huge pages (base/bulk.h):
- * a large arena, such as the abbreviation tables of a big library, is faulted in a few
- * pages at a time instead of thousands.
+ * are huge pages (base/bulk.h): a large arena, such as the abbreviation tables of a big
+ * library, is faulted in a few pages at a time instead of thousands.
  */
 #include "base/arena.h"
 #include "base/bulk.h"

@@ -14,7 +14,8 @@ int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_a
  * the other, so they need no unit to be found. Stops at the first damaged one (a unit
  * that names it reads it itself and reports the damage). */
 void dwarf_abbrevs_preload(struct dwarf *d, const struct dwarf_unit *shape);
-/* Points u at its table when that is loaded already (preloaded), parsing nothing. */
+/* Points u at its table when that is loaded already (preloaded), parsing nothing. Takes
+ * no lock: for the thread that reads the units, before any other walks them. */
 bool dwarf_unit_abbrevs_loaded(struct dwarf *d, struct dwarf_unit *u);
 /* The abbreviation with this code in u's table, decoded alone into *a (its attributes in
  * d's arena, so on the thread that reads the units): -ENOENT when the table has no such

@@ -217,8 +217,6 @@ static const char *value_str(const struct dwarf_die *die, uint16_t at)
 	return v && v->cls == DWC_STRING ? v->str : NULL;
 }
 
-/* The unit DIE is read twice: its bases must be known before its own strx/addrx forms
- * can be resolved, and they may come after those forms. */
 /* The root DIE needs one abbreviation. Unless the unit's table is loaded already
  * (preloaded for a whole read), that one is decoded alone: a front read or a few lookups
  * touch a few units of many, and parsing every table was most of opening them. */
@@ -235,6 +233,8 @@ static int root_abbrev(struct dwarf *d, struct dwarf_unit *u)
 	return err == -ENOENT ? 0 : err;
 }
 
+/* The unit DIE is read twice: its bases must be known before its own strx/addrx forms
+ * can be resolved, and they may come after those forms. */
 static int read_unit_die(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die *die)
 {
 	int err = root_abbrev(d, u);
