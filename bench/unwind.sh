@@ -7,7 +7,10 @@
 # seed's counting script), the wall time, CPU time and peak memory of perf report --stdio
 # and of tally report with the ratio of their CPU times, and tally's own figures with
 # where its time goes (open and index, unwinding alone, unwinding and symbolizing; the
-# symbolizer's cost per module).
+# symbolizer's cost per module). tally report is timed three ways: with its debug cache
+# filled (the usual case: the cache keeps libc6-dbg's DWARF decompressed, see
+# docs/symbolize.md), with an empty cache each run (the first report on a machine, which
+# fills it), and with the cache off (TALLY_CACHE=off: every run inflates libc6-dbg).
 # Usage: bench/unwind.sh [BUILD]   (not a test: prints figures)
 # KEEP=DIR keeps the programs and recordings in DIR (to profile tally report on them); run
 # again with the same DIR, it measures those same recordings again (before/after a change).
@@ -46,6 +49,8 @@ int main(void) { pthread_t t[4]; for (long i = 0; i < 4; i++) pthread_create(&t[
 C
 # shellcheck disable=SC2046
 cc -O2 -Isrc -Iinclude -o "$W/unwind_stats" bench/unwind_stats.c "$BUILD/libtally.a" $(sed -n 's/^LIBS := //p' Makefile)
+# The bench's own debug cache, filled by the first report: the user's is left alone.
+export TALLY_CACHE=$W/cache
 # Kept programs are not rebuilt: the kept recordings name them by build-id.
 [ -e "$W/threads4" ] || {
 	clang -O2 -g -fuse-ld=bfd -o "$W/deep_bfd" "$W/deep.c"
@@ -65,9 +70,10 @@ END {if (n) {t++; if (n==1) o++; s+=n}
 # time is noisy. The best of 5 runs, by CPU time, each measured on the command alone
 # (/usr/bin/time around it would add its own 1 ms); peak RSS from one more run under
 # /usr/bin/time. Prints "WALL s wall, CPU ms cpu, RSS MiB"; the CPU figure is also left in
-# $W/cpu for the ratio.
+# $W/cpu for the ratio. PREP, when set, is run (eval) before each run.
 timed() {
 	for _ in 1 2 3 4 5; do
+		eval "${PREP:-:}"
 		perf stat -e task-clock -o "$W/stat" -- "$@" >/dev/null 2>&1
 		awk '/msec task-clock/ {cpu = $1} /seconds time elapsed/ {wall = $1}
 			END {printf "%.1f %.3f\n", cpu, wall}' "$W/stat"
@@ -93,8 +99,11 @@ for run in deep_bfd:deep_bfd deep_lld:deep_lld deep_gcc:deep_gcc deep_fp:deep_fp
 		count "$f"
 		echo "perf report --stdio: $(timed perf report -i "$f" --stdio)"
 		perf_cpu=$(cat "$W/cpu")
-		echo "tally report:        $(timed "$BUILD/tally" report "$f")"
-		echo "cpu ratio:           $(awk -v p="$perf_cpu" '{printf "%.1fx", p / $1}' "$W/cpu")"
+		ratio() { awk -v p="$perf_cpu" '{printf "%.1fx", p / $1}' "$W/cpu"; }
+		echo "tally report:        $(timed "$BUILD/tally" report "$f"), $(ratio) less cpu"
+		echo "  empty cache:       $(PREP='rm -rf "$W/cold"' TALLY_CACHE="$W/cold" \
+			timed "$BUILD/tally" report "$f"), $(ratio)"
+		echo "  cache off:         $(TALLY_CACHE=off timed "$BUILD/tally" report "$f"), $(ratio)"
 		"$W/unwind_stats" "$f"
 	done
 done

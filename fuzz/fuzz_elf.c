@@ -2,12 +2,52 @@
  * libFuzzer target: the ELF reader on arbitrary bytes: headers, every section's contents
  * (decompression and relocation included; odd sections first inflated as a stream in two
  * steps, as front mode reads them), symbols, notes, build-id, debuglink, address
- * translation.
+ * translation; and the debug cache's decompressed copy, which must hold the same contents
+ * in every section, none compressed.
  */
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "base/err.h"
 #include "elf/elf.h"
+
+#define CACHE_DIR "/tmp/tally-fuzz-cache"
+
+static void same_section(struct elf_file *f, struct elf_file *copy, size_t i)
+{
+	const uint8_t *a, *b;
+	size_t na, nb;
+	if (elf_section_data(f, &f->sections[i], &a, &na))
+		return;
+	if (elf_section_data(copy, &copy->sections[i], &b, &nb) || na != nb ||
+	    (na && memcmp(a, b, na)))
+		abort();
+}
+
+/* A copy that was written reads back with every section's contents the original's. */
+static void check_cache_copy(struct elf_file *f)
+{
+	char path[PATH_MAX];
+	if (elf_debug_cache_store(f, CACHE_DIR) || elf_build_id_path(f, CACHE_DIR, path, sizeof(path)))
+		return;
+	struct elf_file *copy;
+	if (elf_open(path, &copy)) {
+		fprintf(stderr, "the cache's copy does not open: %s\n", err_msg());
+		abort();
+	}
+	if (copy->nsections != f->nsections || elf_has_compressed_sections(copy))
+		abort();
+	for (size_t i = 1; i < f->nsections; i++)
+		if (!(f->sections[i].flags & 2 /* SHF_ALLOC: kept in place, not compared */))
+			same_section(f, copy, i);
+	elf_close(copy);
+	unlink(path);
+}
 
 static int count_note(const struct elf_note *n, void *ctx)
 {
@@ -42,6 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	elf_vaddr_to_offset(f, f->entry, &x);
 	elf_offset_to_vaddr(f, 0x1000, &x);
 	elf_section_at(f, f->entry);
+	check_cache_copy(f);
+	err_clear();
 	elf_close(f);
 	return 0;
 }

@@ -11,6 +11,11 @@ set -u
 cd "$(dirname "$0")/.."
 pass=0 fail=0 skip=0
 failed=()
+# tally's debug cache (decompressed debug files) for this run only: tests neither read
+# nor fill the user's.
+TALLY_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/tally-cache.XXXXXX")
+export TALLY_CACHE
+trap 'rm -rf "$TALLY_CACHE"' EXIT
 
 run_unit() {
 	local bin=$1 out p f

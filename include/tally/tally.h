@@ -31,6 +31,11 @@ struct tally_symbolizer_opts {
 	const char *debug_dir;
 	/* Print names as stored (no C++/Rust demangling). */
 	bool no_demangle;
+	/* Use tally's debug cache: separate debug files are looked up there first, and a
+	 * compressed one is stored there decompressed when the symbolizer is closed. Its
+	 * directory is $TALLY_CACHE/debug, else $XDG_CACHE_HOME/tally/debug, else
+	 * ~/.cache/tally/debug; TALLY_CACHE=off turns it off. */
+	bool debug_cache;
 };
 
 struct tally_frame {

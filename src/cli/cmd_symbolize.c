@@ -440,7 +440,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 static int run(int argc, char **argv)
 {
-	struct options o = { .style = OUT_LLVM };
+	struct options o = { .style = OUT_LLVM, .sym.debug_cache = true };
 	int rc = parse_options(argc, argv, &o);
 	if (rc != CLI_OK)
 		return rc;
@@ -454,6 +454,7 @@ static int run(int argc, char **argv)
 		rc = from_stdin(m, &o);
 	else
 		rc = batch(m, &o, argv + optind, (size_t)(argc - optind));
+	fflush(stdout); /* before closing, which may write the debug cache */
 	sym_close(m);
 	return rc;
 }
@@ -472,7 +473,10 @@ const struct cli_cmd cli_cmd_symbolize = {
 		"build-id (DIR/.build-id/xx/rest.debug) or .gnu_debuglink (CRC checked) under\n"
 		"--debug-dir and /usr/lib/debug. Compressed sections (zlib, zstd, .zdebug) and\n"
 		"relocatable objects (clang -c -g) are handled. Split DWARF and dwz files are not\n"
-		"supported: tally says so and uses symbol tables only.\n"
+		"supported: tally says so and uses symbol tables only. A separate debug file with\n"
+		"compressed sections is copied decompressed into tally's cache, where later runs\n"
+		"find it by build-id (after --debug-dir, before /usr/lib/debug): see TALLY_CACHE\n"
+		"in 'tally --help'.\n"
 		"\n"
 		"Options:\n"
 		"  -e, --exe, --obj BINARY   the ELF file the addresses belong to\n"

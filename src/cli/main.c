@@ -70,15 +70,22 @@ int cli_wants_help(int argc, char **argv)
 static void print_main_help(FILE *f)
 {
 	fputs("usage: tally [--version] [--help] COMMAND [ARGS...]\n\n"
-	      "tally is a profiler whose stacks are right: DWARF-aware symbolization with\n"
-	      "inline frames, and (as they land) native sampling, sBPF profiling and reports.\n\n"
+	      "tally is a profiler whose stacks are right: native sampling with its own DWARF\n"
+	      "unwinder, deterministic sBPF profiling, symbolization with inline frames, and\n"
+	      "reports in the formats other tools read.\n\n"
 	      "Commands:\n",
 	      f);
 	for (size_t i = 0; commands[i]; i++)
 		fprintf(f, "  %-12s %s\n", commands[i]->name, commands[i]->summary);
 	fputs("  help         show the help of a command: tally help COMMAND\n\n"
 	      "Errors are printed as 'tally: FILE: what went wrong'. Exit status: 0 on success,\n"
-	      "1 on failure, 2 on bad usage.\n",
+	      "1 on failure, 2 on bad usage.\n\n"
+	      "Environment:\n"
+	      "  TALLY_CACHE  tally's cache directory (default $XDG_CACHE_HOME/tally, else\n"
+	      "               ~/.cache/tally; 'off' for none). Commands that symbolize keep\n"
+	      "               there, under debug/.build-id/, a decompressed copy of each\n"
+	      "               compressed separate debug file they read (libc6-dbg's: 10 MB):\n"
+	      "               later runs skip inflating it. Deleting it is always safe.\n",
 	      f);
 }
 

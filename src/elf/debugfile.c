@@ -68,19 +68,53 @@ static int try_path(char *cand, char **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-static int by_build_id(struct elf_file *f, const char *dir, char **out)
+int elf_build_id_path(struct elf_file *f, const char *dir, char *buf, size_t size)
 {
 	const uint8_t *id;
 	size_t len;
 	if (elf_build_id(f, &id, &len) || len < 2 || len > 64)
 		return -ENOENT;
-	char hex[129], cand[PATH_MAX];
+	char hex[129];
 	for (size_t i = 0; i < len; i++)
 		sprintf(hex + 2 * i, "%02x", id[i]);
-	snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
-	if (same_file(cand, f->path))
+	int n = snprintf(buf, size, "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static int by_build_id(struct elf_file *f, const char *dir, char **out)
+{
+	char cand[PATH_MAX];
+	if (elf_build_id_path(f, dir, cand, sizeof(cand)) || same_file(cand, f->path))
 		return -ENOENT;
 	return try_path(cand, out);
+}
+
+static bool same_build_id(struct elf_file *a, struct elf_file *b)
+{
+	const uint8_t *ia, *ib;
+	size_t na, nb;
+	return !elf_build_id(a, &ia, &na) && !elf_build_id(b, &ib, &nb) && na == nb &&
+	       !memcmp(ia, ib, na);
+}
+
+/* A copy in the debug cache counts only while its build-id is still the file's: the
+ * cache is writable, so unlike /usr/lib/debug it is not taken on trust. */
+static int in_cache(struct elf_file *f, const char *dir, char **out)
+{
+	if (by_build_id(f, dir, out))
+		return -ENOENT;
+	struct elf_file *copy;
+	bool ok = !elf_open(*out, &copy);
+	if (ok) {
+		ok = same_build_id(f, copy) && !elf_has_compressed_sections(copy);
+		elf_close(copy);
+	}
+	err_clear();
+	if (!ok) {
+		free(*out);
+		*out = NULL;
+	}
+	return ok ? 0 : -ENOENT;
 }
 
 static int by_debuglink(struct elf_file *f, const char *dir, char **out)
@@ -109,17 +143,18 @@ static int by_debuglink(struct elf_file *f, const char *dir, char **out)
 	return -ENOENT;
 }
 
-int elf_find_debug_file(struct elf_file *f, const char *debug_dir, char **path)
+int elf_find_debug_file(struct elf_file *f, const char *debug_dir, const char *cache_dir,
+			char **path)
 {
 	/* Build-id first, in every directory, then debuglink: an id cannot match by chance. */
-	int (*const ways[])(struct elf_file *, const char *, char **) = { by_build_id, by_debuglink };
-	const char *dirs[] = { debug_dir, SYSTEM_DEBUG_DIR };
-	for (int w = 0; w < 2; w++) {
-		for (int i = 0; i < 2; i++) {
-			int err = dirs[i] ? ways[w](f, dirs[i], path) : -ENOENT;
-			if (err != -ENOENT)
-				return err;
-		}
-	}
-	return -ENOENT;
+	int err = debug_dir ? by_build_id(f, debug_dir, path) : -ENOENT;
+	if (err == -ENOENT && cache_dir)
+		err = in_cache(f, cache_dir, path);
+	if (err == -ENOENT)
+		err = by_build_id(f, SYSTEM_DEBUG_DIR, path);
+	if (err == -ENOENT && debug_dir)
+		err = by_debuglink(f, debug_dir, path);
+	if (err == -ENOENT)
+		err = by_debuglink(f, SYSTEM_DEBUG_DIR, path);
+	return err;
 }

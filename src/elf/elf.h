@@ -150,10 +150,26 @@ int elf_offset_to_vaddr(const struct elf_file *f, uint64_t offset, uint64_t *vad
 struct elf_section *elf_section_at(struct elf_file *f, uint64_t vaddr);
 
 /* Separate debug information: looks for the file's debug companion by build-id
- * (DIR/.build-id/xx/rest.debug) and by .gnu_debuglink (next to the file, in .debug/,
- * in DIR/ + the file's directory), in debug_dir first, then /usr/lib/debug. A debuglink
- * candidate must match the CRC. Returns 0 and a malloc'd path, or -ENOENT. */
-int elf_find_debug_file(struct elf_file *f, const char *debug_dir, char **path);
+ * (DIR/.build-id/xx/rest.debug) in debug_dir, then in the debug cache cache_dir (a copy
+ * whose build-id matches), then in /usr/lib/debug; then by .gnu_debuglink (next to the
+ * file, in .debug/, in DIR/ + the file's directory; the CRC must match) in debug_dir and
+ * /usr/lib/debug. Either directory may be NULL. Returns 0 and a malloc'd path, or -ENOENT. */
+int elf_find_debug_file(struct elf_file *f, const char *debug_dir, const char *cache_dir,
+			char **path);
+/* DIR/.build-id/xx/rest.debug for f's build-id: 0, or -ENOENT without a build-id. */
+int elf_build_id_path(struct elf_file *f, const char *dir, char *buf, size_t size);
+
+/* The debug cache (debug_cache.c): decompressed copies of separate debug files. Its
+ * directory from the environment ($TALLY_CACHE/debug, $XDG_CACHE_HOME/tally/debug or
+ * ~/.cache/tally/debug), or NULL when TALLY_CACHE is "off" or empty. */
+const char *elf_debug_cache_dir(void);
+/* Whether any section is SHF_COMPRESSED. */
+bool elf_has_compressed_sections(const struct elf_file *f);
+/* Writes f, a debug file with compressed sections, into the cache under dir with those
+ * sections decompressed (it inflates what was not yet). 0, -ENOENT when f has no
+ * build-id or nothing compressed, or another negative code (nothing is left behind). */
+int elf_debug_cache_store(struct elf_file *f, const char *dir);
+
 /* The .gnu_debuglink name and CRC, or -ENOENT. */
 int elf_debuglink(struct elf_file *f, const char **name, uint32_t *crc);
 

@@ -114,8 +114,9 @@ static int load(struct elf_file *f, struct elf_section *s)
 {
 	if (s->stream)
 		return finish_stream(f, s);
-	const uint8_t *raw = f->map + s->offset;
+	/* A NOBITS section's offset is never checked against the file: not a place to point. */
 	size_t size = s->type == SHT_NOBITS ? 0 : s->size;
+	const uint8_t *raw = size ? f->map + s->offset : f->map;
 	bool compressed = is_compressed(s);
 	bool reloc = needs_relocation(f, s);
 	if (!compressed && !reloc) {

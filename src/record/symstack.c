@@ -71,7 +71,8 @@ static struct tally_symbolizer *symbolizer(struct symstack *y, const struct unw_
 	struct symcache *c = &y->syms[y->nsyms++];
 	c->mod = m;
 	c->s = NULL;
-	if (m->file && tally_symbolizer_open(m->file, NULL, &c->s))
+	struct tally_symbolizer_opts o = { .sz = sizeof(o), .debug_cache = true };
+	if (m->file && tally_symbolizer_open(m->file, &o, &c->s))
 		err_clear();
 	return c->s;
 }

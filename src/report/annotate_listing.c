@@ -184,7 +184,8 @@ static int check_build_id(struct elf_file *f, const char *want, const char *path
 /* Source position of each instruction; the listing keeps the symbolizer for its strings. */
 static void add_sources(struct annot_listing *l, const char *path, const char *debug_dir)
 {
-	struct tally_symbolizer_opts so = { .sz = sizeof(so), .debug_dir = debug_dir };
+	struct tally_symbolizer_opts so = { .sz = sizeof(so), .debug_dir = debug_dir,
+					    .debug_cache = true };
 	if (tally_symbolizer_open(path, &so, &l->sym))
 		return;
 	struct tally_frame fr[16];

@@ -14,6 +14,8 @@ int tally_symbolizer_open(const char *path, const struct tally_symbolizer_opts *
 		o.debug_dir = opts->debug_dir;
 		o.no_demangle = opts->no_demangle;
 	}
+	if (opts && opts->sz >= offsetof(struct tally_symbolizer_opts, debug_cache) + sizeof(bool))
+		o.debug_cache = opts->debug_cache;
 	return sym_open(path, &o, (struct sym_module **)out);
 }
 

@@ -218,6 +218,11 @@ static void warn(const char *fmt, const char *path, const char *what)
 	fprintf(stderr, fmt, path, what);
 }
 
+static const char *cache_dir(const struct sym_module *m)
+{
+	return m->opts.debug_cache ? elf_debug_cache_dir() : NULL;
+}
+
 /* The file whose DWARF to use: the module, else its separate debug file (opened into
  * m->debug_elf), else NULL. */
 static struct elf_file *dwarf_source(struct sym_module *m)
@@ -225,7 +230,7 @@ static struct elf_file *dwarf_source(struct sym_module *m)
 	if (has_debug_info(m->elf))
 		return m->elf;
 	char *path;
-	if (elf_find_debug_file(m->elf, m->opts.debug_dir, &path))
+	if (elf_find_debug_file(m->elf, m->opts.debug_dir, cache_dir(m), &path))
 		return NULL;
 	int err = elf_open(path, &m->debug_elf);
 	free(path);
@@ -322,6 +327,11 @@ void sym_close(struct sym_module *m)
 	sym_symbols_free(&m->symbols);
 	sym_symbols_free(&m->fallback);
 	sym_names_free(m);
+	/* A compressed debug file whose DWARF was used goes to the cache decompressed: the
+	 * next process that needs it will not inflate it again. Best effort. */
+	if (m->debug_elf && has_debug_info(m->debug_elf) && cache_dir(m) &&
+	    elf_debug_cache_store(m->debug_elf, cache_dir(m)) < 0)
+		err_clear();
 	dwarf_close(m->dwarf);
 	elf_close(m->debug_elf);
 	elf_close(m->elf);

@@ -25,6 +25,10 @@ struct sym_opts {
 	/* Many lookups will follow: all the DWARF is read at open, without first trying to
 	 * answer from the front of a large compressed .debug_info (see front.c). */
 	bool many;
+	/* Use the debug cache (elf_debug_cache_dir(): its directory comes from the
+	 * environment): a separate debug file is looked up there first, and a compressed one
+	 * is stored there decompressed when the module is closed. */
+	bool debug_cache;
 };
 
 int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **out);

@@ -168,7 +168,7 @@ bool unw_module_try_debug(struct unw_module *m)
 		return false;
 	m->dbg_tried = true;
 	char *path = NULL;
-	if (elf_find_debug_file(m->elf, NULL, &path)) {
+	if (elf_find_debug_file(m->elf, NULL, NULL, &path)) {
 		err_clear();
 		return false;
 	}

@@ -1,0 +1,80 @@
+# The debug cache (src/elf/debug_cache.c): a separate debug file with zlib-compressed
+# sections, found by build-id, is stored decompressed under $TALLY_CACHE/debug/.build-id/;
+# the copy is what `objcopy --decompress-debug-sections` makes of the same file (byte for
+# byte, but for the SHF_INFO_LINK flag objcopy adds to .rela.plt); later runs read the copy
+# and still print what llvm-symbolizer prints; a copy whose build-id is not the file's is
+# not used (and is replaced); TALLY_CACHE=off writes nothing; without TALLY_CACHE the
+# cache is under $XDG_CACHE_HOME/tally; an unwritable cache changes nothing in the output.
+. tests/lib.sh
+
+OUT="$CORPUS/symbolize"
+if ! notes=$(tests/symbolize/build-corpus.sh "$OUT" 2>&1); then
+	fail corpus_builds "$(tail -3 <<<"$notes")"
+	exit 0
+fi
+orig="$OUT/gcc-O2-dw5-bfd-pie"
+id=$(readelf -n "$orig" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+rel=".build-id/${id:0:2}/${id:2}.debug"
+mkdir -p "$TMP/dbg/${rel%/*}" "$TMP/moved"
+objcopy --only-keep-debug --compress-debug-sections=zlib "$orig" "$TMP/dbg/$rel"
+objcopy --strip-debug "$orig" "$TMP/bin"
+readelf -SW "$TMP/dbg/$rel" | grep -q ' \.debug_info .* C ' ||
+	fail setup_compressed "objcopy did not compress .debug_info"
+text_addrs "$orig" >"$TMP/addrs"
+llvm-symbolizer --inlining --obj="$TMP/bin" --debug-file-directory="$TMP/dbg" <"$TMP/addrs" \
+	>"$TMP/want"
+grep -q ':[1-9][0-9]*:' "$TMP/want" || fail setup_oracle "llvm-symbolizer found no lines"
+
+# agrees NAME [ENV=VALUE...]: tally symbolize, under that environment, prints what
+# llvm-symbolizer printed.
+agrees() {
+	local name=$1
+	shift
+	env "$@" "$TALLY" symbolize -e "$TMP/bin" --debug-dir "$TMP/dbg" <"$TMP/addrs" \
+		>"$TMP/got" 2>"$TMP/err"
+	if cmp -s "$TMP/want" "$TMP/got" && [ ! -s "$TMP/err" ]; then
+		pass "$name"
+	else
+		fail "$name" "$(cat "$TMP/err"; diff "$TMP/want" "$TMP/got" | head -4)"
+	fi
+}
+
+agrees cache_cold_run_agrees TALLY_CACHE="$TMP/cache"
+copy="$TMP/cache/debug/$rel"
+if [ -f "$copy" ] && ! readelf -SW "$copy" | grep -q ' \.debug_[a-z_]* .* C '; then
+	pass cache_stores_decompressed_copy
+else
+	fail cache_stores_decompressed_copy "$(ls -R "$TMP/cache" 2>&1 | head -5)"
+fi
+
+objcopy --decompress-debug-sections "$TMP/dbg/$rel" "$TMP/ref"
+check cache_copy_is_objcopys python3 - "$TMP/ref" "$copy" <<'PY'
+import struct, sys
+ref, got = (open(p, 'rb').read() for p in sys.argv[1:])
+assert len(ref) == len(got), f"sizes {len(ref)} and {len(got)}"
+shoff, = struct.unpack_from('<Q', got, 0x28)
+shentsize, shnum = struct.unpack_from('<HH', got, 0x3a)
+for i in (i for i in range(len(ref)) if ref[i] != got[i]):
+    # Only a section's sh_flags may differ, and only by SHF_INFO_LINK (0x40).
+    k, at = divmod(i - shoff, shentsize)
+    assert 0 <= k < shnum and at == 8 and ref[i] ^ got[i] == 0x40, f"byte {i:#x} differs"
+PY
+
+# The compressed file gone, the copy answers alone.
+mv "$TMP/dbg/$rel" "$TMP/moved/"
+agrees cache_warm_run_reads_copy TALLY_CACHE="$TMP/cache"
+mv "$TMP/moved/${rel##*/}" "$TMP/dbg/$rel"
+
+# A copy that is another file (other build-id) is passed over and replaced.
+cp "$TMP/ref" "$TMP/good"
+objcopy --only-keep-debug "$OUT/clang-O2-dw5-lld-pie" "$copy"
+agrees cache_foreign_copy_ignored TALLY_CACHE="$TMP/cache"
+check cache_foreign_copy_replaced cmp -s <(readelf -n "$copy") <(readelf -n "$TMP/good")
+
+mkdir -p "$TMP/xdg"
+agrees cache_off_agrees TALLY_CACHE=off XDG_CACHE_HOME="$TMP/xdg"
+check cache_off_writes_nothing test -z "$(ls -A "$TMP/xdg")"
+agrees cache_xdg_default_agrees -u TALLY_CACHE XDG_CACHE_HOME="$TMP/xdg"
+check cache_xdg_default_location test -f "$TMP/xdg/tally/debug/$rel"
+: >"$TMP/file"
+agrees cache_unwritable_agrees TALLY_CACHE="$TMP/file/sub"
