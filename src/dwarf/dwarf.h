@@ -193,13 +193,19 @@ int dwarf_ranges(struct dwarf *d, struct dwarf_unit *u, const struct dwarf_value
 		 const struct dwarf_value *high_pc, const struct dwarf_value *ranges,
 		 int (*fn)(uint64_t lo, uint64_t hi, void *ctx), void *ctx);
 
-/* Line programs. */
+/* Line programs. A row is 16 bytes (the tables are the largest part of an index): file
+ * and column are 16 bits wide, as LLVM's registers are, and discriminators, rare, are kept
+ * aside. */
 struct dwarf_line_row {
 	uint64_t addr;
-	uint32_t file;
 	uint32_t line;
+	uint16_t file;
 	uint16_t column;
-	uint16_t discriminator;
+};
+
+struct dwarf_line_disc {
+	uint32_t row; /* index in rows */
+	uint32_t value;
 };
 
 struct dwarf_line_seq {
@@ -218,6 +224,8 @@ struct dwarf_line_table {
 	size_t nrows;
 	struct dwarf_line_seq *seqs; /* sorted by lo */
 	size_t nseqs;
+	struct dwarf_line_disc *discs; /* the rows whose discriminator is not 0, in order */
+	size_t ndiscs;
 	/* Each file entry's name and directory (the comp_dir is the unit's); the full path,
 	 * joined as LLVM does, is made on first use by dwarf_line_file() into paths. */
 	struct dwarf_line_file *files;
@@ -226,7 +234,7 @@ struct dwarf_line_table {
 	const char *comp_dir;
 	pthread_mutex_t lock; /* guards paths */
 	bool zero_based_files; /* DWARF 5 */
-	bool kept;               /* rows and seqs live in the caller's bulk memory */
+	bool kept;               /* rows, seqs and discs live in the caller's bulk memory */
 	struct arena paths;      /* owns the joined paths */
 };
 
@@ -240,6 +248,9 @@ void dwarf_line_free(struct dwarf_line_table *t);
 const char *dwarf_line_file(struct dwarf_line_table *t, uint64_t i);
 /* The row that covers addr, or NULL. */
 const struct dwarf_line_row *dwarf_line_lookup(const struct dwarf_line_table *t, uint64_t addr);
+/* The discriminator of a row of t. */
+uint32_t dwarf_line_discriminator(const struct dwarf_line_table *t,
+				  const struct dwarf_line_row *row);
 
 /* Joins path components as LLVM's sys::path::append does (no normalisation). */
 char *dwarf_path_join(struct arena *a, const char *comp_dir, const char *dir, const char *file);

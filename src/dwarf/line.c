@@ -218,145 +218,226 @@ static int keep_files(struct dwarf_unit *u, struct header *h, struct dwarf_line_
 	return 0;
 }
 
-/* The state machine registers (DWARF 5 section 6.2.2). */
+/* The registers of the state machine (DWARF 5 section 6.2.2) that rows keep. */
 struct regs {
 	uint64_t addr;
-	uint32_t file, line, column, discriminator;
-	uint32_t seq_start;
+	uint32_t line, discriminator;
+	uint16_t file, column;
+	uint32_t seq_start; /* the sequence's first row */
 };
 
-static void reset(struct regs *r, size_t nrows)
+static struct regs reset(size_t nrows)
 {
-	memset(r, 0, sizeof(*r));
-	r->file = 1;
-	r->line = 1;
-	r->seq_start = (uint32_t)nrows;
+	return (struct regs){ .line = 1, .file = 1, .seq_start = (uint32_t)nrows };
 }
+
+/* Where rows go. */
+struct sink {
+	struct dwarf_line_row *rows;
+	size_t n, cap;
+};
 
 struct program {
 	struct dwarf *d;
 	struct header *h;
-	struct dwarf_line_table *t;
-	VEC(struct dwarf_line_row) rows;
+	struct sink out;
 	VEC(struct dwarf_line_seq) seqs;
-	struct regs r;
+	VEC(struct dwarf_line_disc) discs;
 };
 
-static int emit_row(struct program *p)
+/* Room for more rows than reserve_rows() foresaw (sequences number rows in 32 bits). */
+static int grow(struct program *p, struct sink *s)
 {
-	if (p->rows.n >= UINT32_MAX - 1)
+	size_t cap = s->cap ? 2 * s->cap : 1024;
+	if (cap > UINT32_MAX - 1)
+		cap = UINT32_MAX - 1;
+	if (s->n >= cap)
 		return bad(p->d, p->h->off, "too many rows");
-	struct dwarf_line_row *row = vec_push(&p->rows);
-	if (!row)
+	struct dwarf_line_row *rows = realloc(s->rows, cap * sizeof(*rows));
+	if (!rows)
 		return -ENOMEM;
-	row->addr = p->r.addr;
-	row->file = p->r.file;
-	row->line = p->r.line;
-	row->column = (uint16_t)(p->r.column > UINT16_MAX ? 0 : p->r.column);
-	row->discriminator = (uint16_t)(p->r.discriminator > UINT16_MAX ? 0 : p->r.discriminator);
-	p->r.discriminator = 0;
+	s->rows = rows;
+	s->cap = cap;
 	return 0;
 }
 
-static int end_sequence(struct program *p)
+static int keep_discriminator(struct program *p, size_t row, uint32_t value)
 {
-	int err = emit_row(p);
-	if (err)
-		return err;
-	uint32_t first = p->r.seq_start, end = (uint32_t)p->rows.n;
-	uint64_t lo = p->rows.v[first].addr, hi = p->r.addr;
-	if (lo < hi && end - first >= 2) {
+	struct dwarf_line_disc *slot = vec_push(&p->discs);
+	if (!slot)
+		return -ENOMEM;
+	*slot = (struct dwarf_line_disc){ (uint32_t)row, value };
+	return 0;
+}
+
+/* Appends the row the registers describe, and clears the discriminator (as DWARF says
+ * after every row). The loop's sink and registers stay in registers: what is not inlined
+ * gets p, or copies. */
+static inline int emit_row(struct program *p, struct sink *s, struct regs *r)
+{
+	if (s->n == s->cap) {
+		struct sink t = *s;
+		int err = grow(p, &t);
+		*s = t;
+		if (err)
+			return err;
+	}
+	s->rows[s->n++] = (struct dwarf_line_row){ r->addr, r->line, r->file, r->column };
+	if (!r->discriminator)
+		return 0;
+	uint32_t value = r->discriminator;
+	r->discriminator = 0;
+	return keep_discriminator(p, s->n - 1, value);
+}
+
+static int end_sequence(struct program *p, const struct dwarf_line_row *rows, size_t n,
+			struct regs r)
+{
+	uint32_t first = r.seq_start, end = (uint32_t)n;
+	uint64_t lo = rows[first].addr;
+	if (lo < r.addr && end - first >= 2) {
 		struct dwarf_line_seq *s = vec_push(&p->seqs);
 		if (!s)
 			return -ENOMEM;
-		*s = (struct dwarf_line_seq){ lo, hi, first, end };
+		*s = (struct dwarf_line_seq){ lo, r.addr, first, end };
 	}
-	reset(&p->r, p->rows.n);
 	return 0;
 }
 
-static int extended(struct program *p, struct cur *c)
+static int define_file(struct program *p, struct cur op)
 {
-	uint64_t len = cur_uleb(c);
-	if (!cur_ok(c) || len == 0 || len > cur_left(c))
+	const char *name = cur_str(&op);
+	uint64_t dir = cur_uleb(&op);
+	return name ? push_file(p->h, name, dir) : 0;
+}
+
+/* Reads for the loop: slow paths work on a copy of its cursor, so that the cursor never
+ * has its address taken and stays in registers. */
+static inline uint8_t u8(struct cur *c)
+{
+	if (!c->bad && c->p < c->end)
+		return *c->p++;
+	struct cur t = *c;
+	uint8_t v = cur_u8_slow(&t);
+	*c = t;
+	return v;
+}
+
+static inline void skip(struct cur *c, uint64_t n)
+{
+	if (!c->bad && n <= cur_left(c)) {
+		c->p += n;
+		return;
+	}
+	struct cur t = *c;
+	cur_skip_slow(&t, n);
+	*c = t;
+}
+
+static inline uint64_t uleb(struct cur *c)
+{
+	if (!c->bad && c->p < c->end && !(*c->p & 0x80))
+		return *c->p++;
+	struct cur t = *c;
+	uint64_t v = cur_uleb_slow(&t);
+	*c = t;
+	return v;
+}
+
+static inline int64_t sleb(struct cur *c)
+{
+	if (!c->bad && c->p < c->end && !(*c->p & 0x80))
+		return (int64_t)(*c->p++ ^ 0x40) - 0x40; /* 7 bits, sign-extended */
+	struct cur t = *c;
+	int64_t v = cur_sleb(&t);
+	*c = t;
+	return v;
+}
+
+static inline uint64_t read_n(struct cur *c, unsigned size)
+{
+	struct cur t = *c;
+	uint64_t v = cur_uN(&t, size);
+	*c = t;
+	return v;
+}
+
+/* One extended opcode (after its 0 byte). Inlined, for the loop's locals' sake. */
+static inline __attribute__((always_inline)) int extended(struct program *p, struct sink *s,
+							  struct cur *c, struct regs *r)
+{
+	uint64_t len = uleb(c);
+	if (c->bad || len == 0 || len > cur_left(c))
 		return bad(p->d, p->h->off, "extended opcode runs past the program");
-	struct cur op = cur_sub(c, len);
+	struct cur op = cur_make(c->p, len, c->big_endian);
+	skip(c, len);
+	int err = 0;
 	switch (cur_u8(&op)) {
 	case DW_LNE_end_sequence:
-		return end_sequence(p);
-	case DW_LNE_set_address:
-		p->r.addr = cur_uN(&op, (unsigned)(len - 1));
-		return 0;
-	case DW_LNE_define_file: {
-		const char *name = cur_str(&op);
-		uint64_t dir = cur_uleb(&op);
-		return name ? push_file(p->h, name, dir) : 0;
+		err = emit_row(p, s, r);
+		if (!err)
+			err = end_sequence(p, s->rows, s->n, *r);
+		*r = reset(s->n);
+		break;
+	case DW_LNE_set_address: r->addr = read_n(&op, (unsigned)(len - 1)); break;
+	case DW_LNE_define_file: err = define_file(p, op); break;
+	case DW_LNE_set_discriminator: r->discriminator = (uint32_t)uleb(&op); break;
 	}
-	case DW_LNE_set_discriminator:
-		p->r.discriminator = (uint32_t)cur_uleb(&op);
-		return 0;
-	}
-	return 0;
+	return err;
 }
 
-static int standard(struct program *p, struct cur *c, uint8_t op)
+/* Decodes the program at c into rows (p->out) and sequences. Rows are most of the time
+ * spent on line tables: the registers, the cursor and the sink are locals of this one
+ * loop. The file and column registers are 16 bits wide, and truncate, as LLVM's do. */
+static int run(struct program *p, const struct cur *prog)
 {
+	struct cur c = *prog;
 	const struct header *h = p->h;
-	switch (op) {
-	case DW_LNS_copy: return emit_row(p);
-	case DW_LNS_advance_pc: p->r.addr += cur_uleb(c) * h->min_inst_len; return 0;
-	case DW_LNS_advance_line: /* wraps as LLVM's 32-bit line register does */
-		p->r.line = (uint32_t)((uint64_t)p->r.line + (uint64_t)cur_sleb(c));
-		return 0;
-	case DW_LNS_set_file: p->r.file = (uint32_t)cur_uleb(c); return 0;
-	case DW_LNS_set_column: p->r.column = (uint32_t)cur_uleb(c); return 0;
-	case DW_LNS_const_add_pc:
-		p->r.addr += (uint64_t)((255 - h->opcode_base) / h->line_range) * h->min_inst_len;
-		return 0;
-	case DW_LNS_fixed_advance_pc: p->r.addr += cur_u16(c); return 0;
-	case DW_LNS_negate_stmt:
-	case DW_LNS_set_basic_block:
-	case DW_LNS_set_prologue_end:
-	case DW_LNS_set_epilogue_begin:
-		return 0;
-	}
-	/* An opcode this reader does not know (or DW_LNS_set_isa): skip its operands. */
-	for (unsigned i = 0; i < h->std_lengths[op - 1]; i++)
-		cur_uleb(c);
-	return 0;
-}
-
-static int run(struct program *p, struct cur *c)
-{
-	const struct header *h = p->h;
+	const uint8_t opcode_base = h->opcode_base, min_inst_len = h->min_inst_len;
 	/* Special opcodes, most of a program, advance by steps fixed per opcode: two
 	 * divisions each, worked out once here. */
 	uint32_t addr_step[256];
-	int32_t line_step[256];
-	for (unsigned op = h->opcode_base; op < 256; op++) {
-		unsigned adj = op - h->opcode_base;
-		addr_step[op] = adj / h->line_range * h->min_inst_len;
-		line_step[op] = h->line_base + (int32_t)(adj % h->line_range);
+	uint32_t line_step[256];
+	for (unsigned op = opcode_base; op < 256; op++) {
+		unsigned adj = op - opcode_base;
+		addr_step[op] = adj / h->line_range * min_inst_len;
+		line_step[op] = (uint32_t)(h->line_base + (int32_t)(adj % h->line_range));
 	}
-	reset(&p->r, 0);
-	while (!cur_eof(c)) {
-		uint8_t op = cur_u8(c);
-		int err;
-		if (op >= h->opcode_base) {
-			p->r.addr += addr_step[op];
-			p->r.line = (uint32_t)((int64_t)p->r.line + line_step[op]);
-			err = emit_row(p);
-		} else if (op == 0) {
-			err = extended(p, c);
-		} else {
-			err = standard(p, c, op);
+	uint64_t const_add = (uint64_t)((255 - opcode_base) / h->line_range) * min_inst_len;
+	struct sink s = p->out;
+	struct regs r = reset(0);
+	int err = 0;
+	while (!err && !cur_eof(&c)) {
+		uint8_t op = u8(&c);
+		if (op >= opcode_base) {
+			r.addr += addr_step[op];
+			r.line += line_step[op]; /* wraps as LLVM's 32-bit line register does */
+			err = emit_row(p, &s, &r);
+			continue;
 		}
-		if (err)
-			return err;
-		if (!cur_ok(c))
-			return bad(p->d, h->off, "opcode runs past the program");
+		switch (op) {
+		case 0: err = extended(p, &s, &c, &r); break;
+		case DW_LNS_copy: err = emit_row(p, &s, &r); break;
+		case DW_LNS_advance_pc: r.addr += uleb(&c) * min_inst_len; break;
+		case DW_LNS_advance_line: r.line += (uint32_t)sleb(&c); break;
+		case DW_LNS_set_file: r.file = (uint16_t)uleb(&c); break;
+		case DW_LNS_set_column: r.column = (uint16_t)uleb(&c); break;
+		case DW_LNS_const_add_pc: r.addr += const_add; break;
+		case DW_LNS_fixed_advance_pc: r.addr += read_n(&c, 2); break;
+		case DW_LNS_negate_stmt:
+		case DW_LNS_set_basic_block:
+		case DW_LNS_set_prologue_end:
+		case DW_LNS_set_epilogue_begin:
+			break;
+		default: /* an opcode this reader does not know (or set_isa): skip its operands */
+			for (unsigned i = 0; i < h->std_lengths[op - 1]; i++)
+				uleb(&c);
+		}
+		if (!err && c.bad)
+			err = bad(p->d, h->off, "opcode runs past the program");
 	}
-	return 0;
+	p->out = s;
+	return err;
 }
 
 /* Every row costs the program at least one byte, so its length bounds the row count:
@@ -368,11 +449,8 @@ static int run(struct program *p, struct cur *c)
 static void reserve_rows(struct program *p, size_t prog_len)
 {
 	size_t n = prog_len < MAX_RESERVED_ROWS ? prog_len : MAX_RESERVED_ROWS;
-	struct dwarf_line_row *rows = n ? malloc(n * sizeof(*rows)) : NULL;
-	if (rows) {
-		p->rows.v = rows;
-		p->rows.cap = n;
-	}
+	p->out.rows = n ? malloc(n * sizeof(*p->out.rows)) : NULL;
+	p->out.cap = p->out.rows ? n : 0;
 }
 
 static int by_lo(const void *a, const void *b)
@@ -383,24 +461,30 @@ static int by_lo(const void *a, const void *b)
 	return x->first_row < y->first_row ? -1 : x->first_row > y->first_row;
 }
 
-/* Moves the decoded rows and sequences into their final place: keep, or a malloc block of
- * their exact size. */
+/* Moves the decoded rows, sequences and discriminators into their final place: keep, or
+ * malloc blocks of their exact size. */
 static int settle(struct program *p, struct bulk *keep, struct dwarf_line_table *t)
 {
+	t->nrows = p->out.n;
+	t->nseqs = p->seqs.n;
+	t->ndiscs = p->discs.n;
 	if (keep) {
-		t->rows = bulk_copy(keep, p->rows.v, p->rows.n * sizeof(*p->rows.v));
+		t->rows = bulk_copy(keep, p->out.rows, p->out.n * sizeof(*p->out.rows));
 		t->seqs = bulk_copy(keep, p->seqs.v, p->seqs.n * sizeof(*p->seqs.v));
+		t->discs = bulk_copy(keep, p->discs.v, p->discs.n * sizeof(*p->discs.v));
 		t->kept = true;
-		vec_free(&p->rows);
+		free(p->out.rows);
 		vec_free(&p->seqs);
-		return t->rows && t->seqs ? 0 : -ENOMEM;
+		vec_free(&p->discs);
+		return t->rows && t->seqs && t->discs ? 0 : -ENOMEM;
 	}
-	if (p->rows.n < p->rows.cap && p->rows.n) {
-		struct dwarf_line_row *fit = realloc(p->rows.v, p->rows.n * sizeof(*fit));
-		p->rows.v = fit ? fit : p->rows.v;
+	if (p->out.n < p->out.cap && p->out.n) {
+		struct dwarf_line_row *fit = realloc(p->out.rows, p->out.n * sizeof(*fit));
+		p->out.rows = fit ? fit : p->out.rows;
 	}
-	t->rows = p->rows.v;
+	t->rows = p->out.rows;
 	t->seqs = p->seqs.v;
+	t->discs = p->discs.v;
 	return 0;
 }
 
@@ -426,10 +510,9 @@ int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct 
 	cur_seek(&c, off);
 	uint64_t end = 0;
 	int err = read_header(d, u, &c, &h, &end);
-	struct program p = { .d = d, .h = &h, .t = t };
+	struct program p = { .d = d, .h = &h };
 	if (!err) {
-		struct cur prog = cur_make(d->line.data, end, d->big_endian);
-		cur_seek(&prog, cur_off(&c));
+		struct cur prog = cur_sub(&c, end - cur_off(&c));
 		reserve_rows(&p, cur_left(&prog));
 		err = run(&p, &prog);
 	}
@@ -439,8 +522,9 @@ int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct 
 	vec_free(&h.names);
 	vec_free(&h.name_dirs);
 	if (err) {
-		vec_free(&p.rows);
+		free(p.out.rows);
 		vec_free(&p.seqs);
+		vec_free(&p.discs);
 		dwarf_line_free(t);
 		return err == -ENOMEM ? err_set(err, "%s: out of memory", d->path) : err;
 	}
@@ -448,8 +532,6 @@ int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct 
 		qsort(p.seqs.v, p.seqs.n, sizeof(*p.seqs.v), by_lo);
 	t->version = h.version;
 	t->zero_based_files = h.version >= 5;
-	t->nrows = p.rows.n;
-	t->nseqs = p.seqs.n;
 	if (settle(&p, keep, t)) {
 		dwarf_line_free(t);
 		return err_set(-ENOMEM, "%s: out of memory", d->path);
@@ -462,6 +544,7 @@ void dwarf_line_free(struct dwarf_line_table *t)
 	if (!t->kept) {
 		free(t->rows);
 		free(t->seqs);
+		free(t->discs);
 	}
 	free(t->files);
 	free(t->joined);
@@ -503,4 +586,12 @@ const struct dwarf_line_row *dwarf_line_lookup(const struct dwarf_line_table *t,
 	size_t a = s->first_row + 1;
 	a += UPPER_BOUND(t->rows + a, s->end_row - 1 - a, .addr, addr);
 	return &t->rows[a - 1];
+}
+
+uint32_t dwarf_line_discriminator(const struct dwarf_line_table *t,
+				  const struct dwarf_line_row *row)
+{
+	uint32_t i = (uint32_t)(row - t->rows);
+	size_t k = LOWER_BOUND(t->discs, t->ndiscs, .row, i);
+	return k < t->ndiscs && t->discs[k].row == i ? t->discs[k].value : 0;
 }

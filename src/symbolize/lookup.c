@@ -39,7 +39,7 @@ static void from_row(struct sym_unit_index *ix, uint64_t addr, struct tally_fram
 		return; /* LLVM gives up on the whole row when its file is unknown */
 	f->line = row->line;
 	f->column = row->column;
-	f->discriminator = row->discriminator;
+	f->discriminator = dwarf_line_discriminator(&ix->lines, row);
 }
 
 /* The scope of the last frame from DWARF, if any, and whether it is named as
