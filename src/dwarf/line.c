@@ -222,8 +222,8 @@ static int keep_files(struct dwarf_unit *u, struct header *h, struct dwarf_line_
 struct regs {
 	uint64_t addr;
 	uint32_t line, discriminator;
-	uint16_t file, column;
-	uint32_t seq_start; /* the sequence's first row */
+	uint32_t file, column; /* 16 bits in rows */
+	uint32_t seq_start;    /* the sequence's first row */
 };
 
 static struct regs reset(size_t nrows)
@@ -235,6 +235,7 @@ static struct regs reset(size_t nrows)
 struct sink {
 	struct dwarf_line_row *rows;
 	size_t n, cap;
+	size_t disc_row; /* the row of the last discriminator kept, or SIZE_MAX */
 };
 
 struct program {
@@ -243,11 +244,13 @@ struct program {
 	struct sink out;
 	VEC(struct dwarf_line_seq) seqs;
 	VEC(struct dwarf_line_disc) discs;
+	bool unsorted; /* a sequence went back in address */
 };
 
 /* Room for more rows than reserve_rows() foresaw (sequences number rows in 32 bits). */
-static int grow(struct program *p, struct sink *s)
+static int grow(struct program *p)
 {
+	struct sink *s = &p->out;
 	size_t cap = s->cap ? 2 * s->cap : 1024;
 	if (cap > UINT32_MAX - 1)
 		cap = UINT32_MAX - 1;
@@ -261,33 +264,57 @@ static int grow(struct program *p, struct sink *s)
 	return 0;
 }
 
-static int keep_discriminator(struct program *p, size_t row, uint32_t value)
+/* The discriminator of row (the last one), replacing the one it had (0 for none). */
+static int set_discriminator(struct program *p, size_t row, uint32_t value)
 {
+	struct sink *s = &p->out;
+	if (s->disc_row == row) {
+		p->discs.n--;
+		s->disc_row = SIZE_MAX;
+	}
+	if (!value)
+		return 0;
 	struct dwarf_line_disc *slot = vec_push(&p->discs);
 	if (!slot)
 		return -ENOMEM;
 	*slot = (struct dwarf_line_disc){ (uint32_t)row, value };
+	s->disc_row = row;
 	return 0;
 }
 
 /* Appends the row the registers describe, and clears the discriminator (as DWARF says
- * after every row). The loop's sink and registers stay in registers: what is not inlined
- * gets p, or copies. */
-static inline int emit_row(struct program *p, struct sink *s, struct regs *r)
+ * after every row). With merge, the row replaces the one before it when both are at one
+ * address (see decode()). The loop keeps the sink in a local copy s, and p->out is
+ * brought up to date for the slow paths, which take p. */
+static inline __attribute__((always_inline)) int emit_row(struct program *p, struct sink *s,
+							  struct regs *r, bool merge)
 {
-	if (s->n == s->cap) {
-		struct sink t = *s;
-		int err = grow(p, &t);
-		*s = t;
+	size_t at = s->n;
+	if (at > r->seq_start) {
+		uint64_t prev = s->rows[at - 1].addr;
+		if (r->addr == prev && merge)
+			at--;
+		else if (r->addr < prev)
+			p->unsorted = true;
+	}
+	int err = 0;
+	if (at == s->cap) {
+		p->out = *s;
+		err = grow(p);
+		*s = p->out;
 		if (err)
 			return err;
 	}
-	s->rows[s->n++] = (struct dwarf_line_row){ r->addr, r->line, r->file, r->column };
-	if (!r->discriminator)
-		return 0;
-	uint32_t value = r->discriminator;
-	r->discriminator = 0;
-	return keep_discriminator(p, s->n - 1, value);
+	s->rows[at] = (struct dwarf_line_row){ r->addr, r->line, (uint16_t)r->file,
+					       (uint16_t)r->column };
+	s->n = at + 1;
+	if (r->discriminator || s->disc_row == at) {
+		p->out = *s;
+		err = set_discriminator(p, at, r->discriminator);
+		*s = p->out;
+		r->discriminator = 0;
+	}
+	return err;
 }
 
 static int end_sequence(struct program *p, const struct dwarf_line_row *rows, size_t n,
@@ -312,10 +339,12 @@ static int define_file(struct program *p, struct cur op)
 }
 
 /* Reads for the loop: slow paths work on a copy of its cursor, so that the cursor never
- * has its address taken and stays in registers. */
+ * has its address taken and stays in registers. The fast paths need not test c->bad: a bad
+ * cursor's p still lies within its bounds, and the loop stops at the end of the opcode
+ * that made it bad. */
 static inline uint8_t u8(struct cur *c)
 {
-	if (!c->bad && c->p < c->end)
+	if (c->p < c->end)
 		return *c->p++;
 	struct cur t = *c;
 	uint8_t v = cur_u8_slow(&t);
@@ -325,7 +354,7 @@ static inline uint8_t u8(struct cur *c)
 
 static inline void skip(struct cur *c, uint64_t n)
 {
-	if (!c->bad && n <= cur_left(c)) {
+	if (n <= cur_left(c)) {
 		c->p += n;
 		return;
 	}
@@ -336,7 +365,7 @@ static inline void skip(struct cur *c, uint64_t n)
 
 static inline uint64_t uleb(struct cur *c)
 {
-	if (!c->bad && c->p < c->end && !(*c->p & 0x80))
+	if (c->p < c->end && !(*c->p & 0x80))
 		return *c->p++;
 	struct cur t = *c;
 	uint64_t v = cur_uleb_slow(&t);
@@ -346,7 +375,7 @@ static inline uint64_t uleb(struct cur *c)
 
 static inline int64_t sleb(struct cur *c)
 {
-	if (!c->bad && c->p < c->end && !(*c->p & 0x80))
+	if (c->p < c->end && !(*c->p & 0x80))
 		return (int64_t)(*c->p++ ^ 0x40) - 0x40; /* 7 bits, sign-extended */
 	struct cur t = *c;
 	int64_t v = cur_sleb(&t);
@@ -364,7 +393,8 @@ static inline uint64_t read_n(struct cur *c, unsigned size)
 
 /* One extended opcode (after its 0 byte). Inlined, for the loop's locals' sake. */
 static inline __attribute__((always_inline)) int extended(struct program *p, struct sink *s,
-							  struct cur *c, struct regs *r)
+							  struct cur *c, struct regs *r,
+							  bool merge)
 {
 	uint64_t len = uleb(c);
 	if (c->bad || len == 0 || len > cur_left(c))
@@ -374,7 +404,7 @@ static inline __attribute__((always_inline)) int extended(struct program *p, str
 	int err = 0;
 	switch (cur_u8(&op)) {
 	case DW_LNE_end_sequence:
-		err = emit_row(p, s, r);
+		err = emit_row(p, s, r, merge);
 		if (!err)
 			err = end_sequence(p, s->rows, s->n, *r);
 		*r = reset(s->n);
@@ -389,7 +419,7 @@ static inline __attribute__((always_inline)) int extended(struct program *p, str
 /* Decodes the program at c into rows (p->out) and sequences. Rows are most of the time
  * spent on line tables: the registers, the cursor and the sink are locals of this one
  * loop. The file and column registers are 16 bits wide, and truncate, as LLVM's do. */
-static int run(struct program *p, const struct cur *prog)
+static int run(struct program *p, const struct cur *prog, bool merge)
 {
 	struct cur c = *prog;
 	const struct header *h = p->h;
@@ -405,6 +435,7 @@ static int run(struct program *p, const struct cur *prog)
 	}
 	uint64_t const_add = (uint64_t)((255 - opcode_base) / h->line_range) * min_inst_len;
 	struct sink s = p->out;
+	s.disc_row = SIZE_MAX;
 	struct regs r = reset(0);
 	int err = 0;
 	while (!err && !cur_eof(&c)) {
@@ -412,16 +443,16 @@ static int run(struct program *p, const struct cur *prog)
 		if (op >= opcode_base) {
 			r.addr += addr_step[op];
 			r.line += line_step[op]; /* wraps as LLVM's 32-bit line register does */
-			err = emit_row(p, &s, &r);
+			err = emit_row(p, &s, &r, merge);
 			continue;
 		}
 		switch (op) {
-		case 0: err = extended(p, &s, &c, &r); break;
-		case DW_LNS_copy: err = emit_row(p, &s, &r); break;
+		case 0: err = extended(p, &s, &c, &r, merge); break;
+		case DW_LNS_copy: err = emit_row(p, &s, &r, merge); break;
 		case DW_LNS_advance_pc: r.addr += uleb(&c) * min_inst_len; break;
 		case DW_LNS_advance_line: r.line += (uint32_t)sleb(&c); break;
-		case DW_LNS_set_file: r.file = (uint16_t)uleb(&c); break;
-		case DW_LNS_set_column: r.column = (uint16_t)uleb(&c); break;
+		case DW_LNS_set_file: r.file = (uint32_t)uleb(&c); break;
+		case DW_LNS_set_column: r.column = (uint32_t)uleb(&c); break;
 		case DW_LNS_const_add_pc: r.addr += const_add; break;
 		case DW_LNS_fixed_advance_pc: r.addr += read_n(&c, 2); break;
 		case DW_LNS_negate_stmt:
@@ -438,6 +469,24 @@ static int run(struct program *p, const struct cur *prog)
 	}
 	p->out = s;
 	return err;
+}
+
+/* LLVM takes the last row at or before an address, so of rows at one address only the last
+ * is ever looked up: the others, two rows in five of gcc's tables, are not kept. That
+ * holds where each sequence is in address order, as compilers write them; a program with
+ * a sequence that is not is decoded again keeping every row, so that a binary search
+ * over it gives LLVM's answer. */
+static int decode(struct program *p, const struct cur *prog)
+{
+	size_t files = p->h->names.n;
+	int err = run(p, prog, true);
+	if (err || !p->unsorted)
+		return err;
+	p->out.n = 0;
+	p->seqs.n = 0;
+	p->discs.n = 0;
+	p->h->names.n = p->h->name_dirs.n = files; /* DW_LNE_define_file adds them again */
+	return run(p, prog, false);
 }
 
 /* Every row costs the program at least one byte, so its length bounds the row count:
@@ -514,7 +563,7 @@ int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct 
 	if (!err) {
 		struct cur prog = cur_sub(&c, end - cur_off(&c));
 		reserve_rows(&p, cur_left(&prog));
-		err = run(&p, &prog);
+		err = decode(&p, &prog);
 	}
 	if (!err)
 		err = keep_files(u, &h, t);
