@@ -1,8 +1,8 @@
 /*
  * libFuzzer target: .debug_info and .debug_abbrev. The input's first two bytes give the
  * abbreviation table's length; it follows, then .debug_info; the whole input also serves
- * as .debug_str. Every unit's DIEs are walked both ways (decoding and skipping) and their
- * address ranges read.
+ * as .debug_str. Every unit's DIEs are walked three ways (decoding, skipping, and decoding
+ * some attributes, which must agree with decoding all) and their address ranges read.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +16,31 @@ static int count_range(uint64_t lo, uint64_t hi, void *ctx)
 	return 0;
 }
 
-static void walk_unit(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die *die)
+/* Decodes the DIE at off again with some attributes only (which ones follows from off):
+ * those must come out as dwarf_die_read decoded them, and the next DIE at the same place. */
+static void read_some(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
+		      const struct dwarf_die *all, uint64_t next, struct dwarf_die *some)
+{
+	uint64_t want = off * 0x9e3779b97f4a7c15u, some_next;
+	if (dwarf_die_read_some(d, u, off, want, some, &some_next))
+		abort();
+	if (some_next != next || some->abbrev != all->abbrev || some->nvals != all->nvals)
+		abort();
+	for (uint16_t i = 0; i < some->nvals; i++) {
+		const struct dwarf_value *x = &some->vals[i], *y = &all->vals[i];
+		if (!(want >> i & 1))
+			continue;
+		if (x->cls != y->cls || x->u != y->u)
+			abort();
+		if (x->cls == DWC_STRING && x->str != y->str)
+			abort();
+		if (x->cls == DWC_BLOCK && (x->block != y->block || x->len != y->len))
+			abort();
+	}
+}
+
+static void walk_unit(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die *die,
+		      struct dwarf_die *some)
 {
 	if (dwarf_unit_abbrevs(d, u))
 		return;
@@ -25,6 +49,7 @@ static void walk_unit(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die *d
 	while (off < u->end && !dwarf_die_skip(d, u, off, &a, &sibling, &next)) {
 		if (dwarf_die_read(d, u, off, die, &next))
 			break;
+		read_some(d, u, off, die, next, some);
 		if (die->abbrev)
 			dwarf_die_ranges(d, u, die, count_range, &total);
 		off = next;
@@ -44,10 +69,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dwarf *d;
 	if (dwarf_open_sections(&elf, &info, &abbrev, &str, &line, &d))
 		return 0;
-	struct dwarf_die *die = malloc(sizeof(*die));
-	for (size_t i = 0; die && i < d->nunits; i++)
-		walk_unit(d, &d->units[i], die);
+	struct dwarf_die *die = malloc(sizeof(*die)), *some = malloc(sizeof(*some));
+	for (size_t i = 0; die && some && i < d->nunits; i++)
+		walk_unit(d, &d->units[i], die, some);
 	free(die);
+	free(some);
 	dwarf_close(d);
 	return 0;
 }

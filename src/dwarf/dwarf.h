@@ -170,6 +170,10 @@ struct dwarf_die {
  * A DIE with more than DWARF_MAX_ATTRS attributes keeps the first ones. */
 int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct dwarf_die *die,
 		   uint64_t *next);
+/* The same, decoding only attributes i whose bit (1 << i) is set in want: the others are
+ * stepped over and left as DWC_NONE. */
+int dwarf_die_read_some(struct dwarf *d, struct dwarf_unit *u, uint64_t off, uint64_t want,
+			struct dwarf_die *die, uint64_t *next);
 /* Steps over the DIE at off without decoding it: *abbrev (NULL for a null entry), the
  * DW_AT_sibling offset if it has one (else 0), and the next DIE's offset. */
 int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,

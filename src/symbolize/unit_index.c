@@ -121,12 +121,25 @@ static struct sym_span *flatten(struct bulk *keep, struct span_map *m, size_t *n
 	return all;
 }
 
+/* What the index reads of a subprogram or inlined subroutine of one abbreviation: which
+ * attributes' values (bit i for attrs[i]), and whether it has a name of its own, which
+ * the abbreviation tells without decoding it. */
+struct scope_shape {
+	uint64_t want;
+	bool names_self;
+	bool known; /* worked out */
+};
+
 struct build {
 	struct sym_module *m;
 	struct dwarf_unit *u;
 	VEC(struct sym_scope) scopes;
 	struct span_map spans;
 	int32_t current; /* the scope whose ranges are being inserted */
+	/* The shapes of the abbreviations with dense codes (code - 1), worked out on first
+	 * use: per DIE, that took as long as the decoding it spares. */
+	struct scope_shape *shapes;
+	size_t nshapes;
 };
 
 static int insert_range(uint64_t lo, uint64_t hi, void *ctx)
@@ -154,10 +167,48 @@ struct scope_attrs {
 	bool names_self;  /* has a name, a linkage name or a specification of its own */
 };
 
-static void pick(const struct dwarf_die *die, struct scope_attrs *a)
+static struct scope_shape shape_of(const struct dwarf_abbrev *a)
 {
-	*a = (struct scope_attrs){ 0 };
-	for (uint16_t i = 0; i < die->nvals; i++) {
+	struct scope_shape s = { .known = true };
+	for (uint16_t i = 0; i < a->nattrs && i < DWARF_MAX_ATTRS; i++) {
+		switch (a->attrs[i].name) {
+		case DW_AT_low_pc:
+		case DW_AT_high_pc:
+		case DW_AT_ranges:
+		case DW_AT_call_file:
+		case DW_AT_call_line:
+		case DW_AT_call_column:
+		case DW_AT_sibling:
+		case DW_AT_abstract_origin:
+			s.want |= (uint64_t)1 << i;
+			break;
+		case DW_AT_name:
+		case DW_AT_linkage_name:
+		case DW_AT_MIPS_linkage_name:
+		case DW_AT_specification:
+			s.names_self = true;
+			break;
+		}
+	}
+	return s;
+}
+
+static struct scope_shape shape(struct build *b, const struct dwarf_abbrev *a)
+{
+	if (a->code < 1 || a->code > b->nshapes)
+		return shape_of(a);
+	struct scope_shape *s = &b->shapes[a->code - 1];
+	if (!s->known)
+		*s = shape_of(a);
+	return *s;
+}
+
+/* The attribute values of die, read with s.want. */
+static void pick(const struct dwarf_die *die, struct scope_shape s, struct scope_attrs *a)
+{
+	*a = (struct scope_attrs){ .names_self = s.names_self };
+	for (uint64_t w = s.want; w; w &= w - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(w);
 		const struct dwarf_value *v = &die->vals[i];
 		switch (die->abbrev->attrs[i].name) {
 		case DW_AT_low_pc: a->low = v; break;
@@ -168,10 +219,6 @@ static void pick(const struct dwarf_die *die, struct scope_attrs *a)
 		case DW_AT_call_column: a->call_column = v; break;
 		case DW_AT_sibling: a->sibling = v->cls == DWC_REF ? v->u : 0; break;
 		case DW_AT_abstract_origin: a->origin = v->cls == DWC_REF ? v->u : 0; break;
-		case DW_AT_name:
-		case DW_AT_linkage_name:
-		case DW_AT_MIPS_linkage_name:
-		case DW_AT_specification: a->names_self = true; break;
 		}
 	}
 }
@@ -231,7 +278,9 @@ static int walk(struct build *b)
 	struct dwarf *d = b->m->dwarf;
 	struct dwarf_die *die = malloc(sizeof(*die));
 	int32_t *stack = malloc(MAX_DEPTH * sizeof(*stack));
-	int depth = 0, err = die && stack ? 0 : -ENOMEM;
+	b->nshapes = b->u->abbrevs->n_dense;
+	b->shapes = calloc(b->nshapes ? b->nshapes : 1, sizeof(*b->shapes));
+	int depth = 0, err = die && stack && b->shapes ? 0 : -ENOMEM;
 	if (stack)
 		stack[0] = -1;
 	uint64_t off = b->u->first_die, next, sibling;
@@ -246,9 +295,10 @@ static int walk(struct build *b)
 		bool has_code = true;
 		if (a->tag == DW_TAG_subprogram || a->tag == DW_TAG_inlined_subroutine) {
 			struct scope_attrs at;
-			err = dwarf_die_read(d, b->u, off, die, &next);
+			struct scope_shape sh = shape(b, a);
+			err = dwarf_die_read_some(d, b->u, off, sh.want, die, &next);
 			if (!err) {
-				pick(die, &at);
+				pick(die, sh, &at);
 				err = add_scope(b, die, &at, stack[depth], &scope, &has_code);
 			}
 			/* An abstract instance or a declaration: nothing below it has code. */
@@ -273,6 +323,7 @@ static int walk(struct build *b)
 	}
 	free(die);
 	free(stack);
+	free(b->shapes);
 	return err;
 }
 

@@ -1,6 +1,9 @@
 /*
  * Line tables: paths are joined as LLVM joins them (no normalisation), and a hand-made
- * DWARF 5 program numbers its files from 0 while DWARF 4 numbers them from 1.
+ * DWARF 5 program numbers its files from 0 while DWARF 4 numbers them from 1. Hand-made
+ * DWARF 4 programs pin what the compact row table keeps: the last of rows at one address,
+ * every row of a sequence out of address order, discriminators, and LLVM's 16-bit file
+ * register.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -97,12 +100,137 @@ static void line_truncated_program_is_an_error(void **state)
 	dwarf_close(d);
 }
 
+/* A DWARF 4 line table: directory /d, file 1 a.c, then the program given. */
+static const uint8_t v4_header[] = {
+	0, 0, 0, 0,           /* unit length, patched */
+	4, 0,                 /* version */
+	0, 0, 0, 0,           /* header length, patched */
+	1, 1, 1, (uint8_t)-5, 14, 13, /* min inst, max ops, default_is_stmt, line base/range, opcode base */
+	0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1, /* standard opcode lengths */
+	'/', 'd', 0, 0,       /* include directories */
+	'a', '.', 'c', 0, 1, 0, 0, 0, /* file names */
+};
+
+#define SET_ADDRESS(a) 0, 9, 2, (a) & 0xff, (a) >> 8, 0, 0, 0, 0, 0, 0
+#define END_SEQUENCE 0, 1, 1
+#define SET_DISCRIMINATOR(n) 0, 2, 4, (n)
+#define COPY 1
+#define ADVANCE_PC(n) 2, (n)
+#define ADVANCE_LINE(n) 3, (n)
+
+struct v4_table {
+	uint8_t bytes[256];
+	struct dwarf *d;
+	struct dwarf_line_table t;
+};
+
+static void read_v4(struct v4_table *v, const uint8_t *prog, size_t len)
+{
+	size_t n = sizeof(v4_header) + len;
+	assert_true(n <= sizeof(v->bytes));
+	memcpy(v->bytes, v4_header, sizeof(v4_header));
+	memcpy(v->bytes + sizeof(v4_header), prog, len);
+	uint32_t unit_len = (uint32_t)(n - 4), header_len = (uint32_t)(sizeof(v4_header) - 10);
+	memcpy(v->bytes, &unit_len, 4);
+	memcpy(v->bytes + 6, &header_len, 4);
+	static struct elf_file elf = { .path = "test" };
+	struct dwarf_sect none = { 0 }, line = { v->bytes, n };
+	assert_int_equal(dwarf_open_sections(&elf, &none, &none, &none, &line, &v->d), 0);
+	struct dwarf_unit u = { .version = 4, .addr_size = 8, .offset_size = 4 };
+	assert_int_equal(dwarf_line_read(v->d, &u, 0, NULL, &v->t), 0);
+}
+
+static void free_v4(struct v4_table *v)
+{
+	dwarf_line_free(&v->t);
+	dwarf_close(v->d);
+}
+
+static uint32_t line_at(const struct dwarf_line_table *t, uint64_t addr)
+{
+	const struct dwarf_line_row *r = dwarf_line_lookup(t, addr);
+	assert_non_null(r);
+	return r->line;
+}
+
+static void line_rows_at_one_address_keep_the_last(void **state)
+{
+	static const uint8_t prog[] = {
+		SET_ADDRESS(0x1000), COPY, ADVANCE_LINE(1), COPY, /* lines 1 and 2 at 0x1000 */
+		ADVANCE_PC(4), ADVANCE_LINE(1), COPY,               /* line 3 at 0x1004 */
+		ADVANCE_PC(4), END_SEQUENCE,
+	};
+	struct v4_table v;
+	read_v4(&v, prog, sizeof(prog));
+	assert_int_equal(line_at(&v.t, 0x1000), 2);
+	assert_int_equal(line_at(&v.t, 0x1003), 2);
+	assert_int_equal(line_at(&v.t, 0x1007), 3);
+	assert_int_equal(v.t.nrows, 3); /* line 1's row is not kept */
+	free_v4(&v);
+}
+
+/* A sequence that goes back in address: rows 0x1000 (line 1), 0x1050 (2), 0x1050 (3),
+ * 0x1010 (4), end 0x1060. LLVM's binary search over rows 1-3 finds none at or before
+ * 0x1020 and answers with row 0; without row 1 it would have answered line 4. */
+static void line_sequence_out_of_order_keeps_every_row(void **state)
+{
+	static const uint8_t prog[] = {
+		SET_ADDRESS(0x1000), COPY,
+		SET_ADDRESS(0x1050), ADVANCE_LINE(1), COPY, ADVANCE_LINE(1), COPY,
+		SET_ADDRESS(0x1010), ADVANCE_LINE(1), COPY,
+		SET_ADDRESS(0x1060), END_SEQUENCE,
+	};
+	struct v4_table v;
+	read_v4(&v, prog, sizeof(prog));
+	assert_int_equal(v.t.nrows, 5);
+	assert_int_equal(line_at(&v.t, 0x1020), 1);
+	free_v4(&v);
+}
+
+static void line_discriminator_belongs_to_its_row(void **state)
+{
+	static const uint8_t prog[] = {
+		SET_ADDRESS(0x1000), SET_DISCRIMINATOR(3), COPY,         /* 0x1000: 3 */
+		ADVANCE_PC(4), COPY,                                     /* 0x1004: 0 */
+		ADVANCE_PC(4), SET_DISCRIMINATOR(5), COPY, COPY,         /* 0x1008: 5, then 0 */
+		ADVANCE_PC(4), COPY, COPY,                               /* 0x100c: 0 */
+		ADVANCE_PC(4), SET_DISCRIMINATOR(7), COPY,               /* 0x1010: 7 */
+		ADVANCE_PC(4), END_SEQUENCE,
+	};
+	struct v4_table v;
+	read_v4(&v, prog, sizeof(prog));
+	uint64_t addrs[] = { 0x1000, 0x1004, 0x1008, 0x100c, 0x1010 };
+	uint32_t want[] = { 3, 0, 0, 0, 7 };
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(dwarf_line_discriminator(&v.t, dwarf_line_lookup(&v.t, addrs[i])),
+				 want[i]);
+	free_v4(&v);
+}
+
+/* LLVM's file register is 16 bits wide: file 0x10001 is file 1. */
+static void line_file_register_is_16_bits(void **state)
+{
+	static const uint8_t prog[] = {
+		SET_ADDRESS(0x1000), 4, 0x81, 0x80, 0x04, COPY, ADVANCE_PC(4), END_SEQUENCE,
+	};
+	struct v4_table v;
+	read_v4(&v, prog, sizeof(prog));
+	const struct dwarf_line_row *r = dwarf_line_lookup(&v.t, 0x1000);
+	assert_non_null(r);
+	assert_string_equal(dwarf_line_file(&v.t, r->file), "/d/a.c");
+	free_v4(&v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(line_paths_join_without_normalising),
 		cmocka_unit_test(line_v5_file_index_is_zero_based),
 		cmocka_unit_test(line_truncated_program_is_an_error),
+		cmocka_unit_test(line_rows_at_one_address_keep_the_last),
+		cmocka_unit_test(line_sequence_out_of_order_keeps_every_row),
+		cmocka_unit_test(line_discriminator_belongs_to_its_row),
+		cmocka_unit_test(line_file_register_is_16_bits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
