@@ -77,32 +77,52 @@ static int split(struct span_map *m, size_t b)
 	return 0;
 }
 
-/* map[lo] = (hi, scope), inserting or overwriting. */
-static int assign(struct span_map *m, uint64_t lo, uint64_t hi, int32_t scope)
+/* The span at position p, or NULL at the end. */
+static const struct sym_span *at(const struct span_map *m, struct pos p)
 {
-	struct pos p = upper_bound(m, lo);
-	struct sym_span *prev = before(m, p);
-	if (prev && prev->lo == lo) {
-		prev->hi = hi;
-		prev->scope = scope;
-		return 0;
-	}
+	if (p.b < m->blocks.n && p.i < m->blocks.v[p.b]->n)
+		return &m->blocks.v[p.b]->v[p.i];
+	if (p.b + 1 < m->blocks.n)
+		return &m->blocks.v[p.b + 1]->v[0];
+	return NULL;
+}
+
+/* Inserts span at *p, the position upper_bound() gives for its lo, and leaves *p where
+ * span went (a full block is split first). */
+static int insert_at(struct span_map *m, struct pos *p, struct sym_span span)
+{
 	if (!m->blocks.n) {
 		struct span_block **slot = vec_push(&m->blocks);
 		if (!slot || !(*slot = calloc(1, sizeof(**slot))))
 			return -ENOMEM;
 	}
-	if (m->blocks.v[p.b]->n == SPAN_BLOCK) {
-		if (split(m, p.b))
+	if (m->blocks.v[p->b]->n == SPAN_BLOCK) {
+		if (split(m, p->b))
 			return -ENOMEM;
-		p = upper_bound(m, lo);
+		size_t kept = m->blocks.v[p->b]->n;
+		if (p->i > kept)
+			*p = (struct pos){ p->b + 1, p->i - kept };
 	}
-	struct span_block *blk = m->blocks.v[p.b];
-	memmove(&blk->v[p.i + 1], &blk->v[p.i], (blk->n - p.i) * sizeof(*blk->v));
-	blk->v[p.i] = (struct sym_span){ lo, hi, scope };
+	struct span_block *blk = m->blocks.v[p->b];
+	memmove(&blk->v[p->i + 1], &blk->v[p->i], (blk->n - p->i) * sizeof(*blk->v));
+	blk->v[p->i] = span;
 	blk->n++;
 	m->total++;
 	return 0;
+}
+
+/* map[lo] = (hi, scope), inserting at *p (upper_bound(m, lo)) or overwriting the span
+ * before it. */
+static int assign_at(struct span_map *m, struct pos *p, uint64_t lo, uint64_t hi,
+		     int32_t scope)
+{
+	struct sym_span *prev = before(m, *p);
+	if (prev && prev->lo == lo) {
+		prev->hi = hi;
+		prev->scope = scope;
+		return 0;
+	}
+	return insert_at(m, p, (struct sym_span){ lo, hi, scope });
 }
 
 /* The map as one sorted array in the module's bulk memory; frees the blocks. */
@@ -142,21 +162,32 @@ struct build {
 	size_t nshapes;
 };
 
+/* One search per range: the pieces a range makes all go where its start goes, unless
+ * a span starts inside the range (ranges that overlap without nesting). */
 static int insert_range(uint64_t lo, uint64_t hi, void *ctx)
 {
 	struct build *b = ctx;
+	struct span_map *m = &b->spans;
 	struct sym_scope *scope = &b->scopes.v[b->current];
 	if (scope->low == UINT64_MAX)
 		scope->low = lo;
-	struct sym_span *prev = before(&b->spans, upper_bound(&b->spans, lo));
+	struct pos p = upper_bound(m, lo);
+	struct sym_span *prev = before(m, p);
 	if (prev && lo < prev->hi) {
 		struct sym_span old = *prev;
 		if (lo > old.lo)
-			prev->hi = lo; /* before assign(), which may move prev */
-		if (hi < old.hi && assign(&b->spans, hi, old.hi, old.scope))
-			return -ENOMEM;
+			prev->hi = lo; /* before an insertion, which may move prev */
+		if (hi < old.hi) {
+			const struct sym_span *next = at(m, p);
+			bool here = !next || next->lo > hi;
+			struct pos q = here ? p : upper_bound(m, hi);
+			if (assign_at(m, &q, hi, old.hi, old.scope))
+				return -ENOMEM;
+			/* With nothing between, lo goes just before the tail. */
+			p = here ? q : upper_bound(m, lo);
+		}
 	}
-	return assign(&b->spans, lo, hi, b->current) ? -ENOMEM : 0;
+	return assign_at(m, &p, lo, hi, b->current) ? -ENOMEM : 0;
 }
 
 /* The attributes of a subprogram or inlined subroutine the index uses, in one pass. */
