@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: line-number programs. The input is a .debug_line section; its first
  * program is decoded for a DWARF 5 unit with 8-byte addresses, then looked up at every
- * row's address and file.
+ * row's address, file and discriminator.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -19,7 +19,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dwarf_line_table t;
 	if (!dwarf_line_read(d, &u, 0, NULL, &t)) {
 		for (size_t i = 0; i < t.nrows; i++) {
-			dwarf_line_lookup(&t, t.rows[i].addr);
+			const struct dwarf_line_row *r = dwarf_line_lookup(&t, t.rows[i].addr);
+			if (r)
+				dwarf_line_discriminator(&t, r);
 			dwarf_line_file(&t, t.rows[i].file);
 		}
 		dwarf_line_free(&t);

@@ -207,11 +207,6 @@ struct dwarf_line_row {
 	uint16_t column;
 };
 
-struct dwarf_line_disc {
-	uint32_t row; /* index in rows */
-	uint32_t value;
-};
-
 struct dwarf_line_seq {
 	uint64_t lo, hi;    /* [lo, hi) */
 	uint32_t first_row; /* rows[first_row .. end_row) belong to the sequence, */
@@ -228,8 +223,11 @@ struct dwarf_line_table {
 	size_t nrows;
 	struct dwarf_line_seq *seqs; /* sorted by lo */
 	size_t nseqs;
-	struct dwarf_line_disc *discs; /* the rows whose discriminator is not 0, in order */
-	size_t ndiscs;
+	/* Discriminators: row i has one when bit i % 64 of disc_bits[i / 64] is set, and it
+	 * is disc_values[disc_rank[i / 64] + the bits set below it in that word]. All NULL
+	 * when no row has one. */
+	uint64_t *disc_bits;
+	uint32_t *disc_rank, *disc_values;
 	/* Each file entry's name and directory (the comp_dir is the unit's); the full path,
 	 * joined as LLVM does, is made on first use by dwarf_line_file() into paths. */
 	struct dwarf_line_file *files;
@@ -238,7 +236,7 @@ struct dwarf_line_table {
 	const char *comp_dir;
 	pthread_mutex_t lock; /* guards paths */
 	bool zero_based_files; /* DWARF 5 */
-	bool kept;               /* rows, seqs and discs live in the caller's bulk memory */
+	bool kept; /* rows, seqs and discriminators live in the caller's bulk memory */
 	struct arena paths;      /* owns the joined paths */
 };
 

@@ -231,6 +231,12 @@ static struct regs reset(size_t nrows)
 	return (struct regs){ .line = 1, .file = 1, .seq_start = (uint32_t)nrows };
 }
 
+/* A row's discriminator, while the program is decoded. */
+struct dwarf_line_disc {
+	uint32_t row;
+	uint32_t value;
+};
+
 /* Where rows go. */
 struct sink {
 	struct dwarf_line_row *rows;
@@ -564,22 +570,57 @@ static int by_lo(const void *a, const void *b)
 	return x->first_row < y->first_row ? -1 : x->first_row > y->first_row;
 }
 
+/* The discriminators as dwarf_line_table keeps them, in one block (NULL when there are
+ * none): a bit per row, so that a lookup of a row without one, most rows, reads one word,
+ * and a rank per word of bits, so that one with one needs no search. */
+static uint64_t *disc_table(const struct program *p, size_t *size)
+{
+	size_t words = (p->out.n + 63) / 64, n = p->discs.n;
+	*size = words * (sizeof(uint64_t) + sizeof(uint32_t)) + n * sizeof(uint32_t);
+	uint64_t *bits = n ? calloc(1, *size) : NULL;
+	if (!bits)
+		return NULL;
+	uint32_t *rank = (uint32_t *)(bits + words), *values = rank + words;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t row = p->discs.v[k].row;
+		bits[row / 64] |= (uint64_t)1 << (row % 64);
+		values[k] = p->discs.v[k].value;
+	}
+	uint32_t below = 0;
+	for (size_t w = 0; w < words; w++) {
+		rank[w] = below;
+		below += (uint32_t)__builtin_popcountll(bits[w]);
+	}
+	return bits;
+}
+
+static void point_discs(struct dwarf_line_table *t, uint64_t *bits)
+{
+	size_t words = (t->nrows + 63) / 64;
+	t->disc_bits = bits;
+	t->disc_rank = bits ? (uint32_t *)(bits + words) : NULL;
+	t->disc_values = bits ? t->disc_rank + words : NULL;
+}
+
 /* Moves the decoded rows, sequences and discriminators into their final place: keep, or
  * malloc blocks of their exact size. */
 static int settle(struct program *p, struct bulk *keep, struct dwarf_line_table *t)
 {
 	t->nrows = p->out.n;
 	t->nseqs = p->seqs.n;
-	t->ndiscs = p->discs.n;
+	size_t disc_size;
+	uint64_t *discs = disc_table(p, &disc_size);
+	bool disc_ok = discs || !p->discs.n;
+	vec_free(&p->discs);
 	if (keep) {
 		t->rows = bulk_copy(keep, p->out.rows, p->out.n * sizeof(*p->out.rows));
 		t->seqs = bulk_copy(keep, p->seqs.v, p->seqs.n * sizeof(*p->seqs.v));
-		t->discs = bulk_copy(keep, p->discs.v, p->discs.n * sizeof(*p->discs.v));
+		point_discs(t, discs ? bulk_copy(keep, discs, disc_size) : NULL);
 		t->kept = true;
 		free(p->out.rows);
 		vec_free(&p->seqs);
-		vec_free(&p->discs);
-		return t->rows && t->seqs && t->discs ? 0 : -ENOMEM;
+		free(discs);
+		return t->rows && t->seqs && disc_ok && (t->disc_bits || !discs) ? 0 : -ENOMEM;
 	}
 	if (p->out.n < p->out.cap && p->out.n) {
 		struct dwarf_line_row *fit = realloc(p->out.rows, p->out.n * sizeof(*fit));
@@ -587,8 +628,8 @@ static int settle(struct program *p, struct bulk *keep, struct dwarf_line_table 
 	}
 	t->rows = p->out.rows;
 	t->seqs = p->seqs.v;
-	t->discs = p->discs.v;
-	return 0;
+	point_discs(t, discs);
+	return disc_ok ? 0 : -ENOMEM;
 }
 
 int dwarf_line_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct bulk *keep,
@@ -647,7 +688,7 @@ void dwarf_line_free(struct dwarf_line_table *t)
 	if (!t->kept) {
 		free(t->rows);
 		free(t->seqs);
-		free(t->discs);
+		free(t->disc_bits);
 	}
 	free(t->files);
 	free(t->joined);
@@ -694,7 +735,9 @@ const struct dwarf_line_row *dwarf_line_lookup(const struct dwarf_line_table *t,
 uint32_t dwarf_line_discriminator(const struct dwarf_line_table *t,
 				  const struct dwarf_line_row *row)
 {
-	uint32_t i = (uint32_t)(row - t->rows);
-	size_t k = LOWER_BOUND(t->discs, t->ndiscs, .row, i);
-	return k < t->ndiscs && t->discs[k].row == i ? t->discs[k].value : 0;
+	size_t i = (size_t)(row - t->rows);
+	if (!t->disc_bits || !(t->disc_bits[i / 64] >> (i % 64) & 1))
+		return 0;
+	uint64_t below = t->disc_bits[i / 64] & (((uint64_t)1 << (i % 64)) - 1);
+	return t->disc_values[t->disc_rank[i / 64] + (uint32_t)__builtin_popcountll(below)];
 }

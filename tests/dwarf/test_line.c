@@ -119,7 +119,7 @@ static const uint8_t v4_header[] = {
 #define ADVANCE_LINE(n) 3, (n)
 
 struct v4_table {
-	uint8_t bytes[256];
+	uint8_t bytes[2048];
 	struct dwarf *d;
 	struct dwarf_line_table t;
 };
@@ -207,6 +207,37 @@ static void line_discriminator_belongs_to_its_row(void **state)
 	free_v4(&v);
 }
 
+/* 200 rows, every third with a discriminator: rows past the first 64 find theirs too. */
+static void line_discriminators_of_many_rows(void **state)
+{
+	uint8_t prog[1500];
+	size_t n = 0;
+	const uint8_t start[] = { SET_ADDRESS(0x1000) };
+	memcpy(prog, start, sizeof(start));
+	n += sizeof(start);
+	for (unsigned i = 0; i < 200; i++) {
+		if (i % 3 == 0) {
+			const uint8_t disc[] = { SET_DISCRIMINATOR(i / 3 + 1) };
+			memcpy(prog + n, disc, sizeof(disc));
+			n += sizeof(disc);
+		}
+		const uint8_t row[] = { COPY, ADVANCE_PC(2) };
+		memcpy(prog + n, row, sizeof(row));
+		n += sizeof(row);
+	}
+	const uint8_t end[] = { END_SEQUENCE };
+	memcpy(prog + n, end, sizeof(end));
+	n += sizeof(end);
+	struct v4_table v;
+	read_v4(&v, prog, n);
+	for (unsigned i = 0; i < 200; i++) {
+		const struct dwarf_line_row *r = dwarf_line_lookup(&v.t, 0x1000 + 2 * i + 1);
+		assert_non_null(r);
+		assert_int_equal(dwarf_line_discriminator(&v.t, r), i % 3 ? 0 : i / 3 + 1);
+	}
+	free_v4(&v);
+}
+
 /* LLVM's file register is 16 bits wide: file 0x10001 is file 1. */
 static void line_file_register_is_16_bits(void **state)
 {
@@ -230,6 +261,7 @@ int main(void)
 		cmocka_unit_test(line_rows_at_one_address_keep_the_last),
 		cmocka_unit_test(line_sequence_out_of_order_keeps_every_row),
 		cmocka_unit_test(line_discriminator_belongs_to_its_row),
+		cmocka_unit_test(line_discriminators_of_many_rows),
 		cmocka_unit_test(line_file_register_is_16_bits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
