@@ -332,11 +332,17 @@ static int walk(struct build *b)
 				pick(die, sh, &at);
 				err = add_scope(b, die, &at, stack[depth], &scope, &has_code);
 			}
-			/* An abstract instance or a declaration: nothing below it has code. */
-			if (!err && !has_code && a->has_children && at.sibling > off &&
-			    at.sibling <= b->u->end) {
-				off = at.sibling;
-				continue;
+			/* An abstract instance or a declaration: nothing below it has code,
+			 * and no span or scope will name it unless the walk goes below. */
+			if (!err && !has_code) {
+				bool skip = a->has_children && at.sibling > off &&
+					    at.sibling <= b->u->end;
+				if (skip || !a->has_children)
+					b->scopes.n--;
+				if (skip) {
+					off = at.sibling;
+					continue;
+				}
 			}
 		} else if (a->has_children && holds_no_code(a->tag) && sibling > off &&
 			   sibling <= b->u->end) {
