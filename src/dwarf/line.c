@@ -379,10 +379,16 @@ static inline uint64_t uleb(struct cur *c)
 	return v;
 }
 
+/* Line advances of 64 or more take two bytes: a third of gcc's. */
 static inline int64_t sleb(struct cur *c)
 {
 	if (c->p < c->end && !(*c->p & 0x80))
 		return (int64_t)(*c->p++ ^ 0x40) - 0x40; /* 7 bits, sign-extended */
+	if (cur_left(c) >= 2 && !(c->p[1] & 0x80)) {
+		int64_t v = (int64_t)((c->p[0] & 0x7f) | (uint32_t)(c->p[1] ^ 0x40) << 7) - 0x2000;
+		c->p += 2;
+		return v; /* 14 bits, sign-extended */
+	}
 	struct cur t = *c;
 	int64_t v = cur_sleb(&t);
 	*c = t;

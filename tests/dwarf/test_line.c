@@ -238,6 +238,27 @@ static void line_discriminators_of_many_rows(void **state)
 	free_v4(&v);
 }
 
+/* Line advances as signed LEB128 of one, two and three bytes. */
+static void line_advances_of_several_bytes(void **state)
+{
+	static const uint8_t prog[] = {
+		SET_ADDRESS(0x1000), 3, 0xe4, 0x00, COPY,       /* +100: line 101 */
+		ADVANCE_PC(4), 3, 0x9c, 0x7f, COPY,             /* -100: line 1 */
+		ADVANCE_PC(4), 3, 0xc0, 0xbb, 0x78, COPY,       /* -123456 wraps: line 4294843841 */
+		ADVANCE_PC(4), 3, 0xc0, 0xc4, 0x07, COPY,       /* +123456: line 1 */
+		ADVANCE_PC(4), 3, 0x7f, COPY,                   /* -1: line 0 */
+		ADVANCE_PC(4), END_SEQUENCE,
+	};
+	struct v4_table v;
+	read_v4(&v, prog, sizeof(prog));
+	assert_int_equal(line_at(&v.t, 0x1000), 101);
+	assert_int_equal(line_at(&v.t, 0x1004), 1);
+	assert_int_equal(line_at(&v.t, 0x1008), 4294843841u);
+	assert_int_equal(line_at(&v.t, 0x100c), 1);
+	assert_int_equal(line_at(&v.t, 0x1010), 0);
+	free_v4(&v);
+}
+
 /* LLVM's file register is 16 bits wide: file 0x10001 is file 1. */
 static void line_file_register_is_16_bits(void **state)
 {
@@ -262,6 +283,7 @@ int main(void)
 		cmocka_unit_test(line_sequence_out_of_order_keeps_every_row),
 		cmocka_unit_test(line_discriminator_belongs_to_its_row),
 		cmocka_unit_test(line_discriminators_of_many_rows),
+		cmocka_unit_test(line_advances_of_several_bytes),
 		cmocka_unit_test(line_file_register_is_16_bits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
