@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/bulk.h"
 #include "base/cursor.h"
 #include "elf/elf.h"
 
@@ -98,7 +99,7 @@ int unw_ctx_new(enum unw_method method, struct unw_ctx **out)
 	struct unw_ctx *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->cache = calloc(UNW_CACHE_SIZE, sizeof(*c->cache));
+	c->cache = sparse_map(UNW_CACHE_SIZE * sizeof(*c->cache));
 	if (!c->cache) {
 		free(c);
 		return -ENOMEM;
@@ -119,7 +120,7 @@ void unw_ctx_free(struct unw_ctx *c)
 		free(c->expects[i].path);
 	free(c->expects);
 	free(c->mods);
-	free(c->cache);
+	sparse_unmap(c->cache, UNW_CACHE_SIZE * sizeof(*c->cache));
 	free(c);
 }
 
