@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/cursor.h"
+#include "base/file.h"
 #include "elf/elf.h"
 
 static char cache_dir[PATH_MAX];
@@ -248,30 +249,13 @@ static int write_copy(const struct copy *c, int fd)
 	return err;
 }
 
-/* mkdir -p, the last component included. */
-static int make_dirs(char *path)
-{
-	for (char *s = path + 1;; s++) {
-		if (*s != '/' && *s)
-			continue;
-		char was = *s;
-		*s = 0;
-		int r = mkdir(path, 0700);
-		*s = was;
-		if (r && errno != EEXIST)
-			return -errno;
-		if (!was)
-			return 0;
-	}
-}
-
 static int store_at(struct copy *c, const char *path)
 {
 	char tmp[PATH_MAX];
 	snprintf(tmp, sizeof(tmp), "%s", path);
 	char *slash = strrchr(tmp, '/');
 	*slash = 0;
-	int err = make_dirs(tmp);
+	int err = file_mkdirs(tmp, 0700);
 	if (err)
 		return err;
 	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
