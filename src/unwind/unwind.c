@@ -255,8 +255,9 @@ static int fp_step(const struct unw_arch *a, const struct unw_regs *cur, struct 
 	return 0;
 }
 
-/* The caller's frame must be above ours and return into code: *map is that code's
- * mapping, for the next step. */
+/* The caller's frame must be above ours and return into code: *map (on entry the callee's
+ * mapping) becomes that code's, for the next step. A caller is mostly in the callee's
+ * module: that mapping is tried before searching the space. */
 static bool valid_step(const struct unw_arch *a, const struct unw_space *s,
 		       const struct unw_regs *cur, const struct unw_regs *next, bool first,
 		       const struct unw_mapping **map)
@@ -266,7 +267,9 @@ static bool valid_step(const struct unw_arch *a, const struct unw_space *s,
 	uint64_t sp = cur->r[a->sp], nsp = next->r[a->sp];
 	if (first ? nsp < sp : nsp <= sp)
 		return false;
-	*map = unw_space_find(s, next->r[a->pc]);
+	uint64_t pc = next->r[a->pc];
+	const struct unw_mapping *hint = *map;
+	*map = hint && pc >= hint->start && pc < hint->end ? hint : unw_space_find(s, pc);
 	return *map && ((*map)->prot & PROT_EXEC);
 }
 
