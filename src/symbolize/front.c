@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "base/search.h"
 #include "base/vec.h"
 #include "symbolize/symbolize_internal.h"
 
@@ -32,6 +33,7 @@
 
 struct front_range {
 	uint64_t lo, hi, info_off;
+	uint64_t reach; /* the highest hi of this range and every one before it */
 };
 
 /* Unit indexes built on an earlier front. Frames handed out point into them (file paths
@@ -67,8 +69,30 @@ static int keep_range(uint64_t info_off, uint64_t lo, uint64_t hi, void *ctx)
 	struct front_range *r = vec_push(&fr->ranges);
 	if (!r)
 		return -ENOMEM;
-	*r = (struct front_range){ lo, hi, info_off };
+	*r = (struct front_range){ lo, hi, info_off, 0 };
 	return 0;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	uint64_t x = ((const struct front_range *)a)->lo, y = ((const struct front_range *)b)->lo;
+	return x < y ? -1 : x > y;
+}
+
+/* Sorted by start, each with the reach of those before it, so that candidate() looks at
+ * the few ranges that can hold an address, not at all of them (libc6-dbg: 6,000 ranges,
+ * once most of a report's libc lookups). Tables come sorted nearly always. */
+static void index_ranges(struct sym_front *fr)
+{
+	struct front_range *r = fr->ranges.v;
+	size_t n = fr->ranges.n;
+	for (size_t i = 1; i < n; i++)
+		if (r[i].lo < r[i - 1].lo) {
+			qsort(r, n, sizeof(*r), by_lo);
+			break;
+		}
+	for (size_t i = 0; i < n; i++)
+		r[i].reach = i && r[i - 1].reach > r[i].hi ? r[i - 1].reach : r[i].hi;
 }
 
 bool sym_front_open(struct sym_module *m, struct elf_file *src)
@@ -84,6 +108,7 @@ bool sym_front_open(struct sym_module *m, struct elf_file *src)
 		free(fr);
 		return false;
 	}
+	index_ranges(fr);
 	m->fr = fr;
 	atomic_store_explicit(&m->front, true, memory_order_release);
 	return true;
@@ -108,9 +133,10 @@ void sym_front_free(struct sym_module *m)
 static bool candidate(const struct sym_front *fr, uint64_t addr, uint64_t *info_off)
 {
 	bool found = false;
-	for (size_t i = 0; i < fr->ranges.n; i++) {
-		const struct front_range *r = &fr->ranges.v[i];
-		if (addr >= r->lo && addr < r->hi && (!found || r->info_off < *info_off)) {
+	for (size_t i = UPPER_BOUND(fr->ranges.v, fr->ranges.n, .lo, addr);
+	     i > 0 && fr->ranges.v[i - 1].reach > addr; i--) {
+		const struct front_range *r = &fr->ranges.v[i - 1];
+		if (addr < r->hi && (!found || r->info_off < *info_off)) {
 			*info_off = r->info_off;
 			found = true;
 		}
