@@ -43,7 +43,9 @@ static bool mem_fetch(struct mem *m, uint64_t addr, unsigned size)
 	return true;
 }
 
-static int mem_read(struct mem *m, uint64_t addr, unsigned size, uint64_t *val)
+/* Inline: a step reads each saved register through it, half of them in a deep stack. */
+static inline __attribute__((always_inline)) int mem_read(struct mem *m, uint64_t addr,
+							 unsigned size, uint64_t *val)
 {
 	if (addr < m->base)
 		return -EFAULT;
@@ -62,16 +64,14 @@ static int mem_read(struct mem *m, uint64_t addr, unsigned size, uint64_t *val)
 	return 0;
 }
 
-/* The registers a call preserves carry over to the caller; the others are unknown there
- * (their values are left as they were: nothing reads a register not marked valid). */
+/* The registers a call preserves carry over to the caller; the others are unknown there.
+ * All values are copied (one block move, cheaper than picking), only the preserved ones
+ * marked valid: nothing reads a register that is not. */
 static void keep_callee_saved(const struct unw_arch *a, const struct unw_regs *cur,
 			      struct unw_regs *next)
 {
+	memcpy(next->r, cur->r, sizeof(next->r));
 	next->valid = cur->valid & a->callee_saved;
-	for (uint64_t m = next->valid; m; m &= m - 1) {
-		unsigned i = (unsigned)__builtin_ctzll(m);
-		next->r[i] = cur->r[i];
-	}
 }
 
 struct env {
