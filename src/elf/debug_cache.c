@@ -60,9 +60,11 @@ const char *elf_debug_cache_dir(void)
 
 bool elf_has_compressed_sections(const struct elf_file *f)
 {
-	for (size_t i = 0; i < f->nsections; i++)
-		if (f->sections[i].flags & SHF_COMPRESSED && f->sections[i].type != SHT_NOBITS)
+	for (size_t i = 1; i < f->nsections; i++) { /* entry 0 is no section */
+		const struct elf_section *s = &f->sections[i];
+		if (s->flags & SHF_COMPRESSED && s->type != SHT_NOBITS)
 			return true;
+	}
 	return false;
 }
 
