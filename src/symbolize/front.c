@@ -30,6 +30,7 @@
  * the front took 25. The bound remains for callers looking up on many threads, which
  * front_lock serializes. */
 #define FRONT_MAX_LOOKUPS 4096
+#define INDEX_AFTER 16
 
 struct front_range {
 	uint64_t lo, hi, info_off;
@@ -47,6 +48,7 @@ struct sym_front {
 	struct elf_file *src;
 	VEC(struct front_range) ranges;
 	unsigned lookups;
+	bool indexed; /* ranges sorted (index_ranges) */
 	VEC(struct old_units) old;
 };
 
@@ -80,8 +82,9 @@ static int by_lo(const void *a, const void *b)
 }
 
 /* Sorted by start, each with the reach of those before it, so that candidate() looks at
- * the few ranges that can hold an address, not at all of them (libc6-dbg: 6,000 ranges,
- * once most of a report's libc lookups). Tables come sorted nearly always. */
+ * the few ranges that can hold an address, not at all of them. Sorting libc6-dbg's 6,000
+ * ranges (its sets are in unit order, not address order) costs as much as 50 scans of
+ * them: done at the INDEX_AFTERth lookup, as most reports need a handful. */
 static void index_ranges(struct sym_front *fr)
 {
 	struct front_range *r = fr->ranges.v;
@@ -108,7 +111,6 @@ bool sym_front_open(struct sym_module *m, struct elf_file *src)
 		free(fr);
 		return false;
 	}
-	index_ranges(fr);
 	m->fr = fr;
 	atomic_store_explicit(&m->front, true, memory_order_release);
 	return true;
@@ -129,18 +131,31 @@ void sym_front_free(struct sym_module *m)
 	m->fr = NULL;
 }
 
+static void take_lower(const struct front_range *r, uint64_t addr, bool *found,
+		       uint64_t *info_off)
+{
+	if (addr >= r->lo && addr < r->hi && (!*found || r->info_off < *info_off)) {
+		*info_off = r->info_off;
+		*found = true;
+	}
+}
+
 /* The lowest unit offset whose aranges cover addr. */
-static bool candidate(const struct sym_front *fr, uint64_t addr, uint64_t *info_off)
+static bool candidate(struct sym_front *fr, uint64_t addr, uint64_t *info_off)
 {
 	bool found = false;
-	for (size_t i = UPPER_BOUND(fr->ranges.v, fr->ranges.n, .lo, addr);
-	     i > 0 && fr->ranges.v[i - 1].reach > addr; i--) {
-		const struct front_range *r = &fr->ranges.v[i - 1];
-		if (addr < r->hi && (!found || r->info_off < *info_off)) {
-			*info_off = r->info_off;
-			found = true;
-		}
+	if (!fr->indexed && fr->lookups >= INDEX_AFTER) {
+		index_ranges(fr);
+		fr->indexed = true;
 	}
+	if (!fr->indexed) {
+		for (size_t i = 0; i < fr->ranges.n; i++)
+			take_lower(&fr->ranges.v[i], addr, &found, info_off);
+		return found;
+	}
+	for (size_t i = UPPER_BOUND(fr->ranges.v, fr->ranges.n, .lo, addr);
+	     i > 0 && fr->ranges.v[i - 1].reach > addr; i--)
+		take_lower(&fr->ranges.v[i - 1], addr, &found, info_off);
 	return found;
 }
 
