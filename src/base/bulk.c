@@ -44,6 +44,22 @@ void *huge_map(size_t size, void **map, size_t *len)
 	return p;
 }
 
+void *sparse_map(size_t size)
+{
+	void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, size, MADV_NOHUGEPAGE); /* a huge page would be cleared whole */
+	return p;
+}
+
+void sparse_unmap(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size ? size : 1);
+}
+
 void bulk_init(struct bulk *b)
 {
 	*b = (struct bulk){ 0 };

@@ -29,4 +29,11 @@ void bulk_free(struct bulk *b);
  * it. *map and *len are what to munmap() later. NULL when out of memory. */
 void *huge_map(size_t size, void **map, size_t *len);
 
+/* Maps size bytes of zeroed memory on small pages, each faulted in when first touched: for
+ * sparse tables (hashes, caches) of which a run touches a few slots. calloc() would clear
+ * the whole block when it reuses heap memory (2.3 MB for the unwinder's rule cache: a
+ * millisecond of every report). NULL when out of memory; sparse_unmap() frees. */
+void *sparse_map(size_t size);
+void sparse_unmap(void *p, size_t size);
+
 #endif

@@ -40,3 +40,16 @@ int file_read(const char *path, uint8_t **out, size_t *len)
 	*len = size;
 	return 0;
 }
+
+int file_mkdirs(char *path, unsigned mode)
+{
+	for (char *p = path + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			int r = mkdir(path, mode);
+			*p = '/';
+			if (r && errno != EEXIST)
+				return -errno;
+		}
+	return mkdir(path, mode) && errno != EEXIST ? -errno : 0;
+}

@@ -12,4 +12,8 @@
  * message set ("PATH: not a regular file", "PATH: cannot read the file"). */
 int file_read(const char *path, uint8_t **out, size_t *len);
 
+/* mkdir -p with mode for the directories it makes: 0 or a negative errno. path is
+ * written to while it works and restored before it returns. */
+int file_mkdirs(char *path, unsigned mode);
+
 #endif

@@ -29,6 +29,10 @@ struct dwarf_abbrev_attr {
 	uint16_t name;
 	uint16_t form;
 	int16_t size; /* in units of the table's shape: bytes, or -1 when the value says */
+	/* The run of fixed-size attributes (DW_AT_sibling apart) that starts here: how many,
+	 * 0 when this one is not, and their bytes; skipped in one step. Same units. */
+	uint16_t run;
+	uint32_t run_size;
 	int64_t implicit_const;
 };
 

@@ -234,6 +234,13 @@ void dwarf_abbrev_sizes(const struct dwarf_unit *u, struct dwarf_abbrev *a)
 		else
 			a->fixed_size += n;
 	}
+	for (uint16_t i = a->nattrs; i-- > 0;) {
+		struct dwarf_abbrev_attr *at = &a->attrs[i];
+		const struct dwarf_abbrev_attr *after = i + 1 < a->nattrs ? at + 1 : NULL;
+		bool in_run = at->size >= 0 && at->name != DW_AT_sibling;
+		at->run = in_run ? (uint16_t)(1 + (after ? after->run : 0)) : 0;
+		at->run_size = in_run ? (uint32_t)at->size + (after ? after->run_size : 0) : 0;
+	}
 }
 
 int dwarf_form_skip(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, uint16_t form)

@@ -517,21 +517,25 @@ static int skip_attrs(struct dwarf *d, struct dwarf_unit *u, struct cur *c,
 		cur_skip(c, a->fixed_size);
 		return 0;
 	}
-	for (uint16_t i = 0; i < a->nattrs; i++) {
+	for (uint16_t i = 0; i < a->nattrs;) {
 		const struct dwarf_abbrev_attr *at = &a->attrs[i];
 		int err = 0;
+		if (sized && at->run) { /* a string or block among fixed ones: the rest in steps */
+			cur_skip(c, at->run_size);
+			i += at->run;
+			continue;
+		}
 		if (at->name == DW_AT_sibling) {
 			struct dwarf_value v;
 			err = dwarf_form_read(d, u, c, at->form, at->implicit_const, &v);
 			if (!err && v.cls == DWC_REF)
 				*sibling = v.u;
-		} else if (sized && at->size >= 0) {
-			cur_skip(c, (uint64_t)at->size);
 		} else {
 			err = dwarf_form_skip(d, u, c, at->form);
 		}
 		if (err)
 			return err;
+		i++;
 	}
 	return 0;
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/cursor.h"
+#include "base/file.h"
 #include "elf/elf.h"
 
 static char cache_dir[PATH_MAX];
@@ -59,9 +60,11 @@ const char *elf_debug_cache_dir(void)
 
 bool elf_has_compressed_sections(const struct elf_file *f)
 {
-	for (size_t i = 0; i < f->nsections; i++)
-		if (f->sections[i].flags & SHF_COMPRESSED && f->sections[i].type != SHT_NOBITS)
+	for (size_t i = 1; i < f->nsections; i++) { /* entry 0 is no section */
+		const struct elf_section *s = &f->sections[i];
+		if (s->flags & SHF_COMPRESSED && s->type != SHT_NOBITS)
 			return true;
+	}
 	return false;
 }
 
@@ -248,30 +251,13 @@ static int write_copy(const struct copy *c, int fd)
 	return err;
 }
 
-/* mkdir -p, the last component included. */
-static int make_dirs(char *path)
-{
-	for (char *s = path + 1;; s++) {
-		if (*s != '/' && *s)
-			continue;
-		char was = *s;
-		*s = 0;
-		int r = mkdir(path, 0700);
-		*s = was;
-		if (r && errno != EEXIST)
-			return -errno;
-		if (!was)
-			return 0;
-	}
-}
-
 static int store_at(struct copy *c, const char *path)
 {
 	char tmp[PATH_MAX];
 	snprintf(tmp, sizeof(tmp), "%s", path);
 	char *slash = strrchr(tmp, '/');
 	*slash = 0;
-	int err = make_dirs(tmp);
+	int err = file_mkdirs(tmp, 0700);
 	if (err)
 		return err;
 	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))

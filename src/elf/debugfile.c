@@ -146,10 +146,11 @@ static int by_debuglink(struct elf_file *f, const char *dir, char **out)
 int elf_find_debug_file(struct elf_file *f, const char *debug_dir, const char *cache_dir,
 			char **path)
 {
-	/* Build-id first, in every directory, then debuglink: an id cannot match by chance. */
-	int err = debug_dir ? by_build_id(f, debug_dir, path) : -ENOENT;
-	if (err == -ENOENT && cache_dir)
-		err = in_cache(f, cache_dir, path);
+	/* Build-id first, in every directory, then debuglink: an id cannot match by chance.
+	 * The cache first of all: its copy is the file any directory would give, decompressed. */
+	int err = cache_dir ? in_cache(f, cache_dir, path) : -ENOENT;
+	if (err == -ENOENT && debug_dir)
+		err = by_build_id(f, debug_dir, path);
 	if (err == -ENOENT)
 		err = by_build_id(f, SYSTEM_DEBUG_DIR, path);
 	if (err == -ENOENT && debug_dir)

@@ -150,8 +150,8 @@ int elf_offset_to_vaddr(const struct elf_file *f, uint64_t offset, uint64_t *vad
 struct elf_section *elf_section_at(struct elf_file *f, uint64_t vaddr);
 
 /* Separate debug information: looks for the file's debug companion by build-id
- * (DIR/.build-id/xx/rest.debug) in debug_dir, then in the debug cache cache_dir (a copy
- * whose build-id matches), then in /usr/lib/debug; then by .gnu_debuglink (next to the
+ * (DIR/.build-id/xx/rest.debug) in the debug cache cache_dir (a copy whose build-id
+ * matches), then in debug_dir, then in /usr/lib/debug; then by .gnu_debuglink (next to the
  * file, in .debug/, in DIR/ + the file's directory; the CRC must match) in debug_dir and
  * /usr/lib/debug. Either directory may be NULL. Returns 0 and a malloc'd path, or -ENOENT. */
 int elf_find_debug_file(struct elf_file *f, const char *debug_dir, const char *cache_dir,

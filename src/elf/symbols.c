@@ -29,24 +29,23 @@ static int read_table(struct elf_file *f, const struct elf_section *s, bool want
 		return 0;
 	const char *str = (const char *)f->map + strs->offset;
 	unsigned entsize = f->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
-	struct cur c = cur_make(f->map + s->offset, s->size, f->big_endian);
+	const uint8_t *p = f->map + s->offset, *end = p + s->size; /* checked at open */
+	bool be = f->big_endian;
 	const char *file = NULL; /* the ELF gABI puts STT_FILE before its file's locals */
-	while (cur_left(&c) >= entsize) {
+	for (; (size_t)(end - p) >= entsize; p += entsize) {
 		struct elf_symbol sym = { .dynamic = s->type == SHT_DYNSYM };
-		uint32_t name = cur_u32(&c);
+		uint32_t name = load_u32(p, be);
 		uint8_t info;
-		if (f->is64) {
-			info = cur_u8(&c);
-			cur_u8(&c);
-			sym.shndx = cur_u16(&c);
-			sym.addr = cur_u64(&c);
-			sym.size = cur_u64(&c);
-		} else {
-			sym.addr = cur_u32(&c);
-			sym.size = cur_u32(&c);
-			info = cur_u8(&c);
-			cur_u8(&c);
-			sym.shndx = cur_u16(&c);
+		if (f->is64) { /* Elf64_Sym: name, info, other, shndx, value, size */
+			info = p[4];
+			sym.shndx = load_u16(p + 6, be);
+			sym.addr = load_u64(p + 8, be);
+			sym.size = load_u64(p + 16, be);
+		} else { /* Elf32_Sym: name, value, size, info, other, shndx */
+			sym.addr = load_u32(p + 4, be);
+			sym.size = load_u32(p + 8, be);
+			info = p[12];
+			sym.shndx = load_u16(p + 14, be);
 		}
 		sym.type = ELF64_ST_TYPE(info);
 		sym.bind = ELF64_ST_BIND(info);

@@ -94,6 +94,8 @@ struct perf_data {
 	size_t prefix; /* bytes of a record read up front */
 	uint8_t *heads; /* what the index pass kept of the records (perf_order.head) */
 	size_t nheads, capheads;
+	void *heads_map; /* the mapping heads lies in, heads_len bytes */
+	size_t heads_len;
 };
 
 /* One record, decoded as far as unwinding needs. Pointers point into the file. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/cursor.h"
+#include "base/file.h"
 #include "base/search.h"
 #include "record/modules.h"
 #include "unwind/unwind.h"
@@ -328,7 +329,7 @@ void rec_kallsyms_save(void)
 	char *slash = strrchr(path, '/');
 	if (useful && !same) {
 		*slash = 0;
-		int r = rec_mkdirs(path);
+		int r = file_mkdirs(path, 0755);
 		*slash = '/';
 		snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
 		FILE *f = r ? NULL : fopen(tmp, "wb");

@@ -20,22 +20,10 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/file.h"
 #include "elf/elf.h"
 #include "record/kallsyms.h"
 #include "unwind/unwind.h"
-
-int rec_mkdirs(char *path)
-{
-	for (char *p = path + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			int r = mkdir(path, 0755);
-			*p = '/';
-			if (r && errno != EEXIST)
-				return -errno;
-		}
-	return mkdir(path, 0755) && errno != EEXIST ? -errno : 0;
-}
 
 /* Writes size bytes to the cache as DIR/SUB/elf (SUB: .build-id/xx/rest or [vdso]/ID, the
  * file name perf uses is vdso there). An existing copy is the same bytes: left alone. */
@@ -43,7 +31,7 @@ static void cache_write(const char *sub, const char *name, const void *data, siz
 {
 	char dir[512], path[1024];
 	snprintf(path, sizeof(path), "%s/%s", unw_buildid_dir(dir, sizeof(dir)), sub);
-	if (rec_mkdirs(path))
+	if (file_mkdirs(path, 0755))
 		return;
 	strncat(path, "/", sizeof(path) - strlen(path) - 1);
 	strncat(path, name, sizeof(path) - strlen(path) - 1);
@@ -167,6 +155,31 @@ void rec_modules_note(struct rec_modules *m, const struct rec_mmap *mm)
 		build_id_of(f, e);
 		elf_close(f);
 	}
+	err_clear();
+}
+
+static void cache_debug_of(const char *path, const char *cache)
+{
+	struct elf_file *f, *dbg;
+	char *dpath;
+	if (elf_open(path, &f))
+		return;
+	if (!elf_find_debug_file(f, NULL, cache, &dpath)) {
+		if (!elf_open(dpath, &dbg)) {
+			elf_debug_cache_store(dbg, cache);
+			elf_close(dbg);
+		}
+		free(dpath);
+	}
+	elf_close(f);
+}
+
+void rec_modules_cache_debug(const struct rec_modules *m)
+{
+	const char *cache = elf_debug_cache_dir();
+	for (size_t i = 0; cache && i < m->n; i++)
+		if (m->v[i].path[0] == '/')
+			cache_debug_of(m->v[i].path, cache);
 	err_clear();
 }
 

@@ -30,12 +30,13 @@ struct rec_mmap {
 	const char *path;
 };
 
-/* mkdir -p; 0 or a negative errno. path is restored before returning. */
-int rec_mkdirs(char *path);
-
 void rec_modules_note(struct rec_modules *m, const struct rec_mmap *mm);
 /* Adds the build-ids to the file's build-id feature. */
 void rec_modules_write(struct rec_modules *m, struct perf_writer *w);
+/* Stores the compressed separate debug files of the modules in the debug cache
+ * (elf_debug_cache_store), so that the first report of the recording does not inflate
+ * them: perf record fills its build-id cache at the same point. */
+void rec_modules_cache_debug(const struct rec_modules *m);
 void rec_modules_free(struct rec_modules *m);
 
 #endif

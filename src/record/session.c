@@ -421,6 +421,8 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 		if (!r) {
 			rec_modules_write(&s.modules, s.w);
 			r = perf_writer_close(s.w, s.ids, s.nfds);
+			if (!r)
+				rec_modules_cache_debug(&s.modules);
 		} else {
 			perf_writer_abort(s.w);
 		}

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bulk.h"
 #include "base/err.h"
 #include "elf/elf.h"
 #include "record/kallsyms.h"
@@ -241,7 +242,7 @@ int rec_symbolized_data(struct perf_data *d, enum unw_method method,
 	struct symstack *y = calloc(1, sizeof(*y));
 	if (!y)
 		return err_set(-ENOMEM, "out of memory");
-	y->memo = calloc((size_t)1 << MEMO_BITS, sizeof(*y->memo));
+	y->memo = sparse_map(((size_t)1 << MEMO_BITS) * sizeof(*y->memo));
 	if (!y->memo) {
 		free(y);
 		return err_set(-ENOMEM, "out of memory");
@@ -259,7 +260,7 @@ int rec_symbolized_data(struct perf_data *d, enum unw_method method,
 		if (y->syms[i].s)
 			tally_symbolizer_close(y->syms[i].s);
 	free(y->syms);
-	free(y->memo);
+	sparse_unmap(y->memo, ((size_t)1 << MEMO_BITS) * sizeof(*y->memo));
 	rec_kallsyms_free(&y->ksyms);
 	free(y);
 	return r;

@@ -234,6 +234,8 @@ int rec_usdt_run(const struct rec_opts *o, char *const *patterns, size_t npatter
 	if (!r) {
 		rec_modules_write(&u.modules, u.w);
 		r = perf_writer_close(u.w, NULL, 0);
+		if (!r)
+			rec_modules_cache_debug(&u.modules);
 	} else {
 		perf_writer_abort(u.w);
 	}

@@ -1,6 +1,8 @@
 /*
- * Front mode: lookups one at a time in a large compressed .debug_info read only its front.
- * Inflating libc6-dbg's .debug_info whole takes 10 ms, more than one lookup should take.
+ * Front mode: lookups one at a time in a large .debug_info read only its front. Inflating
+ * libc6-dbg's compressed .debug_info whole takes 10 ms, more than one lookup should take;
+ * reading the root DIE of each of its 2,000 units, once it is inflated (the debug cache's
+ * copy), 2 ms, most of a report's time on libc frames.
  * .debug_aranges names the unit an address is probably in (the candidate); units are read
  * up to it, and the unit that owns the address is decided on those exactly as module.c
  * decides it on all of them: the lowest unit whose ranges cover the address. A unit past
@@ -14,22 +16,25 @@
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
+#include "base/search.h"
 #include "base/vec.h"
 #include "symbolize/symbolize_internal.h"
 
-/* Below this much compressed .debug_info inflating it all costs under 4 ms. */
-#define FRONT_MIN_COMPRESSED (1u << 20)
+/* Below this much .debug_info in the file, compressed or not, reading it all costs under
+ * 4 ms (compressed) or half a millisecond (not). */
+#define FRONT_MIN_SIZE (1u << 20)
 /* Lookups one at a time (a report's distinct addresses: tens to hundreds) stay on the
  * front however many they are, as long as they are not a batch (sym_prepare ends front
  * mode): at 64, a report that touched 70 libc addresses read all of libc6-dbg, 41 ms where
  * the front took 25. The bound remains for callers looking up on many threads, which
  * front_lock serializes. */
 #define FRONT_MAX_LOOKUPS 4096
+#define INDEX_AFTER 16
 
 struct front_range {
 	uint64_t lo, hi, info_off;
+	uint64_t reach; /* the highest hi of this range and every one before it */
 };
 
 /* Unit indexes built on an earlier front. Frames handed out point into them (file paths
@@ -43,21 +48,17 @@ struct sym_front {
 	struct elf_file *src;
 	VEC(struct front_range) ranges;
 	unsigned lookups;
+	bool indexed; /* ranges sorted (index_ranges) */
 	VEC(struct old_units) old;
 };
 
-static bool is_compressed(const struct elf_section *s)
-{
-	return (s->flags & SHF_COMPRESSED) || !strncmp(s->name, ".zdebug", 7);
-}
-
-/* Large compressed DWARF that the full reader would not refuse wholesale for a reason
+/* Large DWARF that the full reader would not refuse wholesale for a reason
  * only found by reading every unit: split DWARF needs .debug_addr in the main file, dwz
  * and supplementary files are named by sections of their own. */
 static bool eligible(struct elf_file *src)
 {
 	const struct elf_section *s = elf_section_by_name(src, ".debug_info");
-	return s && s->size >= FRONT_MIN_COMPRESSED && is_compressed(s) && src->type != ET_REL &&
+	return s && s->size >= FRONT_MIN_SIZE && src->type != ET_REL &&
 	       src->machine != ELF_EM_BPF && src->machine != ELF_EM_SBPF &&
 	       !elf_section_by_name(src, ".debug_addr") &&
 	       !elf_section_by_name(src, ".gnu_debugaltlink") &&
@@ -70,8 +71,31 @@ static int keep_range(uint64_t info_off, uint64_t lo, uint64_t hi, void *ctx)
 	struct front_range *r = vec_push(&fr->ranges);
 	if (!r)
 		return -ENOMEM;
-	*r = (struct front_range){ lo, hi, info_off };
+	*r = (struct front_range){ lo, hi, info_off, 0 };
 	return 0;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	uint64_t x = ((const struct front_range *)a)->lo, y = ((const struct front_range *)b)->lo;
+	return x < y ? -1 : x > y;
+}
+
+/* Sorted by start, each with the reach of those before it, so that candidate() looks at
+ * the few ranges that can hold an address, not at all of them. Sorting libc6-dbg's 6,000
+ * ranges (its sets are in unit order, not address order) costs as much as 50 scans of
+ * them: done at the INDEX_AFTERth lookup, as most reports need a handful. */
+static void index_ranges(struct sym_front *fr)
+{
+	struct front_range *r = fr->ranges.v;
+	size_t n = fr->ranges.n;
+	for (size_t i = 1; i < n; i++)
+		if (r[i].lo < r[i - 1].lo) {
+			qsort(r, n, sizeof(*r), by_lo);
+			break;
+		}
+	for (size_t i = 0; i < n; i++)
+		r[i].reach = i && r[i - 1].reach > r[i].hi ? r[i - 1].reach : r[i].hi;
 }
 
 bool sym_front_open(struct sym_module *m, struct elf_file *src)
@@ -107,17 +131,31 @@ void sym_front_free(struct sym_module *m)
 	m->fr = NULL;
 }
 
+static void take_lower(const struct front_range *r, uint64_t addr, bool *found,
+		       uint64_t *info_off)
+{
+	if (addr >= r->lo && addr < r->hi && (!*found || r->info_off < *info_off)) {
+		*info_off = r->info_off;
+		*found = true;
+	}
+}
+
 /* The lowest unit offset whose aranges cover addr. */
-static bool candidate(const struct sym_front *fr, uint64_t addr, uint64_t *info_off)
+static bool candidate(struct sym_front *fr, uint64_t addr, uint64_t *info_off)
 {
 	bool found = false;
-	for (size_t i = 0; i < fr->ranges.n; i++) {
-		const struct front_range *r = &fr->ranges.v[i];
-		if (addr >= r->lo && addr < r->hi && (!found || r->info_off < *info_off)) {
-			*info_off = r->info_off;
-			found = true;
-		}
+	if (!fr->indexed && fr->lookups >= INDEX_AFTER) {
+		index_ranges(fr);
+		fr->indexed = true;
 	}
+	if (!fr->indexed) {
+		for (size_t i = 0; i < fr->ranges.n; i++)
+			take_lower(&fr->ranges.v[i], addr, &found, info_off);
+		return found;
+	}
+	for (size_t i = UPPER_BOUND(fr->ranges.v, fr->ranges.n, .lo, addr);
+	     i > 0 && fr->ranges.v[i - 1].reach > addr; i--)
+		take_lower(&fr->ranges.v[i - 1], addr, &found, info_off);
 	return found;
 }
 

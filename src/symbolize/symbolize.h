@@ -23,7 +23,7 @@ struct sym_opts {
 	const char *debug_dir; /* searched before /usr/lib/debug, or NULL */
 	bool no_demangle;
 	/* Many lookups will follow: all the DWARF is read at open, without first trying to
-	 * answer from the front of a large compressed .debug_info (see front.c). */
+	 * answer from the front of a large .debug_info (see front.c). */
 	bool many;
 	/* Use the debug cache (elf_debug_cache_dir(): its directory comes from the
 	 * environment): a separate debug file is looked up there first, and a compressed one
@@ -50,7 +50,7 @@ int sym_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
 int sym_prepare(struct sym_module *m, const uint64_t *addrs, size_t n);
 
 /* Reads all of the module's DWARF now. Without it, the first few lookups in a large
- * compressed .debug_info read only as much of it as they need (see front.c); a caller
+ * .debug_info read only as much of it as they need (see front.c); a caller
  * about to look up many addresses saves that detour. */
 void sym_read_all(struct sym_module *m);
 

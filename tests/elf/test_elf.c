@@ -177,6 +177,42 @@ static void elf_compressed_nobits_section_is_empty(void **state)
 	elf_close(f);
 }
 
+/* Entry 0 of the section table is no section: flags a damaged file gives it do not make
+ * the file compressed (the debug cache once stored such files again on every run, its copy
+ * refused for the flag it kept: a fuzzer's find). */
+static void elf_section_zero_is_never_compressed(void **state)
+{
+	(void)state;
+	static unsigned char img[64 + 3 * 64 + 16];
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_DYN;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_ehsize = sizeof(Elf64_Ehdr);
+	eh->e_shoff = 64;
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shnum = 3;
+	eh->e_shstrndx = 2;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(img + 64);
+	sh[0].sh_flags = SHF_COMPRESSED;
+	static const char names[] = "\0.debug_info\0";
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_offset = 64 + 3 * 64,
+			      .sh_size = 1 };
+	sh[2] = (Elf64_Shdr){ .sh_type = SHT_STRTAB, .sh_offset = 64 + 3 * 64,
+			      .sh_size = sizeof(names) };
+	memcpy(img + 64 + 3 * 64, names, sizeof(names));
+	struct elf_file *f;
+	assert_int_equal(elf_open_mem("zero.elf", img, sizeof(img), &f), 0);
+	assert_false(elf_has_compressed_sections(f));
+	f->sections[1].flags |= SHF_COMPRESSED;
+	assert_true(elf_has_compressed_sections(f));
+	elf_close(f);
+}
+
 /* The symbol sort orders by (address, size, table order) and keeps every symbol: random
  * tables with many aliases, addresses differing in high and low bytes alike. */
 static void elf_symtab_sort_orders_by_address_size_and_order(void **state)
@@ -233,6 +269,7 @@ int main(void)
 		cmocka_unit_test(elf_vaddr_offset_round_trip_bfd_separate_code),
 		cmocka_unit_test(elf_address_outside_segments_is_erange),
 		cmocka_unit_test(elf_compressed_nobits_section_is_empty),
+		cmocka_unit_test(elf_section_zero_is_never_compressed),
 		cmocka_unit_test(elf_symtab_sort_orders_by_address_size_and_order),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

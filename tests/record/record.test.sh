@@ -36,8 +36,21 @@ want=$(readelf -n "$TMP/spin" | awk '/Build ID/{print $3}')
 perf buildid-list -i "$TMP/a.data" 2>/dev/null | grep -q "^$want .*spin$" \
 	&& pass record_writes_build_ids || fail record_writes_build_ids "$want"
 
-"$TALLY" record -q -o "$TMP/b.data" -- "$TMP/spin" 1000 7 >/dev/null; rc=$?
+TALLY_CACHE="$TMP/cache" "$TALLY" record -q -o "$TMP/b.data" -- "$TMP/spin" 1000 7 >/dev/null; rc=$?
 [ $rc -eq 7 ] && pass record_exit_status_is_the_commands || fail record_exit_status_is_the_commands "rc=$rc"
+
+# The recorded libc's separate debug file (libc6-dbg: compressed) went to the debug cache,
+# decompressed (readelf: no section flagged C), for the first report not to inflate it.
+libc=$(ldd "$TMP/spin" | awk '/libc.so.6/ {print $3}')
+id=$(readelf -n "$libc" | awk '/Build ID/{print $3}')
+copy="$TMP/cache/debug/.build-id/${id:0:2}/${id:2}.debug"
+if [ ! -f "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ]; then
+	skip record_fills_debug_cache "no libc6-dbg file for $libc"
+elif [ -f "$copy" ] && ! readelf -SW "$copy" | grep -q ' \.debug_[a-z_]* .* C '; then
+	pass record_fills_debug_cache
+else
+	fail record_fills_debug_cache "$(ls -R "$TMP/cache" 2>&1 | head -5)"
+fi
 
 "$TALLY" record -q -o "$TMP/c.data" -- /nonexistent/cmd 2>/dev/null; rc=$?
 [ $rc -eq 127 ] && pass record_missing_command_exits_127 || fail record_missing_command_exits_127 "rc=$rc"

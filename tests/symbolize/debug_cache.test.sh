@@ -2,7 +2,7 @@
 # sections, found by build-id, is stored decompressed under $TALLY_CACHE/debug/.build-id/;
 # the copy is what `objcopy --decompress-debug-sections` makes of the same file (byte for
 # byte, but for the SHF_INFO_LINK flag objcopy adds to .rela.plt); later runs read the copy
-# and still print what llvm-symbolizer prints; a copy whose build-id is not the file's is
+# (before --debug-dir, without writing it again) and still print what llvm-symbolizer prints; a copy whose build-id is not the file's is
 # not used (and is replaced); TALLY_CACHE=off writes nothing; without TALLY_CACHE the
 # cache is under $XDG_CACHE_HOME/tally; an unwritable cache changes nothing in the output.
 . tests/lib.sh
@@ -59,6 +59,11 @@ for i in (i for i in range(len(ref)) if ref[i] != got[i]):
     k, at = divmod(i - shoff, shentsize)
     assert 0 <= k < shnum and at == 8 and ref[i] ^ got[i] == 0x40, f"byte {i:#x} differs"
 PY
+
+# Found first (before --debug-dir's compressed file): read, not written again.
+before=$(stat -c %.9Y "$copy")
+agrees cache_warm_run_agrees TALLY_CACHE="$TMP/cache"
+check cache_warm_run_leaves_copy test "$before" = "$(stat -c %.9Y "$copy")"
 
 # The compressed file gone, the copy answers alone.
 mv "$TMP/dbg/$rel" "$TMP/moved/"
