@@ -290,34 +290,33 @@ static int set_discriminator(struct program *p, size_t row, uint32_t value)
 
 /* Appends the row the registers describe, and clears the discriminator (as DWARF says
  * after every row). With merge, the row replaces the one before it when both are at one
- * address (see decode()). The loop keeps the sink in a local copy s, and p->out is
- * brought up to date for the slow paths, which take p. */
-static inline __attribute__((always_inline)) int emit_row(struct program *p, struct sink *s,
+ * address (see decode()). The loop keeps the rows and their count in locals (*rows, *n):
+ * p->out has them, and the rest of the sink, for the slow paths. */
+static inline __attribute__((always_inline)) int emit_row(struct program *p,
+							  struct dwarf_line_row **rows, size_t *n,
 							  struct regs *r, bool merge)
 {
-	size_t at = s->n;
+	size_t at = *n;
 	if (at > r->seq_start) {
-		uint64_t prev = s->rows[at - 1].addr;
+		uint64_t prev = (*rows)[at - 1].addr;
 		if (r->addr == prev && merge)
 			at--;
 		else if (r->addr < prev)
 			p->unsorted = true;
 	}
 	int err = 0;
-	if (at == s->cap) {
-		p->out = *s;
+	if (at == p->out.cap) {
+		p->out.n = *n;
 		err = grow(p);
-		*s = p->out;
+		*rows = p->out.rows;
 		if (err)
 			return err;
 	}
-	s->rows[at] = (struct dwarf_line_row){ r->addr, r->line, (uint16_t)r->file,
+	(*rows)[at] = (struct dwarf_line_row){ r->addr, r->line, (uint16_t)r->file,
 					       (uint16_t)r->column };
-	s->n = at + 1;
-	if (r->discriminator || s->disc_row == at) {
-		p->out = *s;
+	*n = at + 1;
+	if (r->discriminator || p->out.disc_row == at) {
 		err = set_discriminator(p, at, r->discriminator);
-		*s = p->out;
 		r->discriminator = 0;
 	}
 	return err;
@@ -404,7 +403,8 @@ static inline uint64_t read_n(struct cur *c, unsigned size)
 }
 
 /* One extended opcode (after its 0 byte). Inlined, for the loop's locals' sake. */
-static inline __attribute__((always_inline)) int extended(struct program *p, struct sink *s,
+static inline __attribute__((always_inline)) int extended(struct program *p,
+							  struct dwarf_line_row **rows, size_t *n,
 							  struct cur *c, struct regs *r,
 							  bool merge)
 {
@@ -416,10 +416,10 @@ static inline __attribute__((always_inline)) int extended(struct program *p, str
 	int err = 0;
 	switch (cur_u8(&op)) {
 	case DW_LNE_end_sequence:
-		err = emit_row(p, s, r, merge);
+		err = emit_row(p, rows, n, r, merge);
 		if (!err)
-			err = end_sequence(p, s->rows, s->n, *r);
-		*r = reset(s->n);
+			err = end_sequence(p, *rows, *n, *r);
+		*r = reset(*n);
 		break;
 	case DW_LNE_set_address: r->addr = read_n(&op, (unsigned)(len - 1)); break;
 	case DW_LNE_define_file: err = define_file(p, op); break;
@@ -429,8 +429,9 @@ static inline __attribute__((always_inline)) int extended(struct program *p, str
 }
 
 /* Decodes the program at c into rows (p->out) and sequences. Rows are most of the time
- * spent on line tables: the registers, the cursor and the sink are locals of this one
- * loop, and each opcode's code jumps straight to the next opcode's (GNU computed goto):
+ * spent on line tables: the registers, the cursor, the rows and their count are scalar
+ * locals of this one loop (kept in a struct, they were shuffled through vector registers
+ * on every row), and each opcode's code jumps straight to the next opcode's (computed goto):
  * one shared dispatch was a branch mispredicted most of the time, the opcodes of a
  * program following each other irregularly. The file and column registers are 16 bits
  * wide, and truncate, as LLVM's do. */
@@ -470,8 +471,9 @@ static int run(struct program *p, const struct cur *prog, bool merge)
 		line_step[op] = (uint32_t)(h->line_base + (int32_t)(adj % h->line_range));
 	}
 	uint64_t const_add = (uint64_t)((255 - opcode_base) / h->line_range) * min_inst_len;
-	struct sink s = p->out;
-	s.disc_row = SIZE_MAX;
+	struct dwarf_line_row *rows = p->out.rows;
+	size_t n = p->out.n;
+	p->out.disc_row = SIZE_MAX;
 	struct regs r = reset(0);
 	int err = 0;
 	uint8_t op;
@@ -493,11 +495,11 @@ static int run(struct program *p, const struct cur *prog, bool merge)
 special:
 	r.addr += addr_step[op];
 	r.line += line_step[op]; /* wraps as LLVM's 32-bit line register does */
-	if ((err = emit_row(p, &s, &r, merge)))
+	if ((err = emit_row(p, &rows, &n, &r, merge)))
 		goto done;
 	NEXT();
 copy:
-	if ((err = emit_row(p, &s, &r, merge)))
+	if ((err = emit_row(p, &rows, &n, &r, merge)))
 		goto done;
 	NEXT();
 set_column:
@@ -521,7 +523,7 @@ fixed_advance_pc:
 	r.addr += read_n(&c, 2);
 	CHECKED_NEXT();
 extended_op:
-	if ((err = extended(p, &s, &c, &r, merge)))
+	if ((err = extended(p, &rows, &n, &c, &r, merge)))
 		goto done;
 	CHECKED_NEXT();
 unknown: /* an opcode this reader does not know (or set_isa): its operands are skipped */
@@ -533,7 +535,7 @@ unknown: /* an opcode this reader does not know (or set_isa): its operands are s
 overrun:
 	err = bad(p->d, h->off, "opcode runs past the program");
 done:
-	p->out = s;
+	p->out.n = n;
 	return err;
 }
 
