@@ -75,6 +75,9 @@ struct rec_sym_stack {
 	const struct rec_sym_frame *frames; /* outermost first: [truncated], user, kernel */
 	size_t n;
 	const char *comm;
+	/* The same for samples whose frames are the same (frames is then the same pointer,
+	 * valid until the replay ends): 1, 2, ...; 0 when not known. */
+	uint32_t id;
 };
 
 /* Calls fn for every sample of path with its frames unwound (method) and symbolized with

@@ -16,6 +16,7 @@
 #include "base/err.h"
 #include "elf/elf.h"
 #include "record/kallsyms.h"
+#include "record/stack_memo.h"
 #include "tally/tally.h"
 
 #define MAX_FRAMES 4096
@@ -52,6 +53,7 @@ struct symstack {
 	bool ksyms_loaded;
 	struct rec_sym_frame frames[MAX_FRAMES];
 	size_t n;
+	struct stack_memo *stacks; /* NULL: every stack named anew */
 	int (*fn)(const struct rec_sym_stack *st, void *arg);
 	void *arg;
 };
@@ -201,9 +203,9 @@ static void kernel(struct symstack *y, const struct perf_event_rec *ev)
 	}
 }
 
-static int on_stack(const struct rec_stack *st, void *arg)
+/* The stack's frames named into y->frames. */
+static void name_stack(struct symstack *y, const struct rec_stack *st)
 {
-	struct symstack *y = arg;
 	y->n = 0;
 	if (st->end != UNW_END_OUTERMOST) {
 		struct rec_sym_frame *f = push(y, REC_FRAME_TRUNCATED);
@@ -212,7 +214,21 @@ static int on_stack(const struct rec_stack *st, void *arg)
 	for (size_t i = st->n; i > 0; i--)
 		native(y, &st->frames[i - 1], i == 1);
 	kernel(y, st->ev);
-	struct rec_sym_stack s = { st, y->frames, y->n, st->comm[0] ? st->comm : "[unknown]" };
+}
+
+static int on_stack(const struct rec_stack *st, void *arg)
+{
+	struct symstack *y = arg;
+	struct rec_sym_stack s = { st, NULL, 0, st->comm[0] ? st->comm : "[unknown]", 0 };
+	if (y->stacks)
+		s.id = stack_memo_find(y->stacks, st, &s.frames, &s.n);
+	if (!s.id) {
+		name_stack(y, st);
+		s.frames = y->frames;
+		s.n = y->n;
+		if (y->stacks)
+			s.id = stack_memo_keep(y->stacks, st, y->frames, y->n, &s.frames);
+	}
 	return y->fn(&s, y->arg);
 }
 
@@ -249,6 +265,7 @@ int rec_symbolized_data(struct perf_data *d, enum unw_method method,
 	}
 	y->fn = fn;
 	y->arg = arg;
+	y->stacks = stack_memo_new(); /* without it (no memory), each stack is named anew */
 	memset(q, 0, sizeof(*q));
 	q->method = method;
 	struct unw_ctx *c = NULL;
@@ -262,6 +279,7 @@ int rec_symbolized_data(struct perf_data *d, enum unw_method method,
 	free(y->syms);
 	sparse_unmap(y->memo, ((size_t)1 << MEMO_BITS) * sizeof(*y->memo));
 	rec_kallsyms_free(&y->ksyms);
+	stack_memo_free(y->stacks);
 	free(y);
 	return r;
 }

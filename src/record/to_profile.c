@@ -40,6 +40,12 @@ struct build {
 		uint32_t id;
 	} mods[MOD_MEMO];
 	unsigned nmods, next_mod;
+	/* Each repeated stack's locations, by its id (rec_sym_stack.id), made once. */
+	struct known_stack {
+		struct prof_loc *locs;
+		size_t n;
+	} *known;
+	size_t nknown;
 	uint64_t first_time, last_time;
 	char source[128];
 };
@@ -84,9 +90,9 @@ static uint32_t frame_id(struct build *b, const struct prof_frame_desc *d)
 	return id;
 }
 
-static int on_stack(const struct rec_sym_stack *st, void *arg)
+/* st's locations into b->locs. */
+static int make_locs(struct build *b, const struct rec_sym_stack *st)
 {
-	struct build *b = arg;
 	if (st->n > b->cap) {
 		size_t cap = st->n * 2;
 		struct prof_loc *n = realloc(b->locs, cap * sizeof(*n));
@@ -116,6 +122,43 @@ static int on_stack(const struct rec_sym_stack *st, void *arg)
 			return -ENOMEM;
 		b->locs[i] = (struct prof_loc){ id, f->line, pc };
 	}
+	return 0;
+}
+
+/* Keeps a copy of the n locations of the stack id (not kept when out of memory: then
+ * they are made again next time). */
+static void remember(struct build *b, uint32_t id, const struct prof_loc *locs, size_t n)
+{
+	if (id >= b->nknown) {
+		size_t cap = b->nknown ? b->nknown : 64;
+		while (cap <= id)
+			cap *= 2;
+		struct known_stack *k = realloc(b->known, cap * sizeof(*k));
+		if (!k)
+			return;
+		memset(k + b->nknown, 0, (cap - b->nknown) * sizeof(*k));
+		b->known = k;
+		b->nknown = cap;
+	}
+	struct prof_loc *copy = malloc((n ? n : 1) * sizeof(*copy));
+	if (copy) {
+		memcpy(copy, locs, n * sizeof(*copy));
+		b->known[id] = (struct known_stack){ copy, n };
+	}
+}
+
+static int on_stack(const struct rec_sym_stack *st, void *arg)
+{
+	struct build *b = arg;
+	const struct prof_loc *locs = st->id && st->id < b->nknown ? b->known[st->id].locs : NULL;
+	if (!locs) {
+		int r = make_locs(b, st);
+		if (r)
+			return r;
+		locs = b->locs;
+		if (st->id)
+			remember(b, st->id, b->locs, st->n);
+	}
 	const struct perf_event_rec *ev = st->raw->ev;
 	int64_t w[2] = { 1, (int64_t)ev->period };
 	if (!b->first_time) {
@@ -123,7 +166,7 @@ static int on_stack(const struct rec_sym_stack *st, void *arg)
 		snprintf(b->source, sizeof(b->source), "perf.data: %s", st->comm);
 	}
 	b->last_time = ev->time;
-	return prof_add_stack(b->p, b->locs, st->n, w);
+	return prof_add_stack(b->p, locs, st->n, w);
 }
 
 static void counters(struct prof *p, const struct rec_quality *q)
@@ -191,6 +234,9 @@ int rec_profile(struct perf_data *d, enum unw_method method, struct prof **out)
 	if (r == -ENOMEM)
 		err_set(r, "%s: out of memory", d->path);
 	free(b.locs);
+	for (size_t i = 0; i < b.nknown; i++)
+		free(b.known[i].locs);
+	free(b.known);
 	if (!r) {
 		counters(p, &q);
 		if (b.source[0])
