@@ -6,6 +6,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,7 @@ void dwarf_sect_need(struct dwarf *d, struct dwarf_sect *s, uint64_t end)
 struct info_loader {
 	struct dwarf *d;
 	int err;
+	char msg[512]; /* err's message: messages are per thread */
 };
 
 /* Inflates the front of .debug_info up to byte want (rounded up: one call per unit
@@ -117,6 +119,8 @@ static void *load_info(void *arg)
 		l->err = load_info_front(l->d, l->d->front_upto);
 	else
 		load_section(l->d, ".debug_info", &l->d->info, &l->err);
+	if (l->err)
+		snprintf(l->msg, sizeof(l->msg), "%s", err_msg());
 	return NULL;
 }
 
@@ -132,7 +136,7 @@ static bool inflate_info_apart(struct dwarf *d)
 static int load_sections(struct dwarf *d)
 {
 	int err = 0;
-	struct info_loader l = { d, 0 };
+	struct info_loader l = { d, 0, "" };
 	pthread_t th;
 	bool apart = inflate_info_apart(d) && !pthread_create(&th, NULL, load_info, &l);
 	if (!apart)
@@ -161,6 +165,8 @@ static int load_sections(struct dwarf *d)
 	}
 	if (apart)
 		pthread_join(th, NULL);
+	if (!err && l.err)
+		err_set(l.err, "%s", l.msg);
 	return err ? err : l.err;
 }
 
