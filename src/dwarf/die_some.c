@@ -4,19 +4,10 @@
  * wants the ranges, call site and links of each subprogram, not its name, type or frame
  * base. The others are stepped over, by their size where the abbreviation knows it.
  */
-#include <errno.h>
-
-#include "base/err.h"
 #include "dwarf/dwarf.h"
 #include "dwarf/dwarf_internal.h"
 
 _Static_assert(DWARF_MAX_ATTRS <= 64, "a want mask has a bit per kept attribute");
-
-static int bad(struct dwarf *d, uint64_t off, const char *what)
-{
-	return err_set(-EINVAL, "%s: .debug_info at 0x%llx: %s", d->path,
-		       (unsigned long long)off, what);
-}
 
 /* Steps over attribute at (not decoded). */
 static int skip(struct dwarf *d, const struct dwarf_unit *u, struct cur *c,
@@ -32,25 +23,15 @@ static int skip(struct dwarf *d, const struct dwarf_unit *u, struct cur *c,
 int dwarf_die_read_some(struct dwarf *d, struct dwarf_unit *u, uint64_t off, uint64_t want,
 			struct dwarf_die *die, uint64_t *next)
 {
-	if (off < u->first_die || off >= u->end)
-		return bad(d, off, "DIE offset outside its unit");
-	struct cur c = cur_make(d->info.data, u->end, d->big_endian);
-	cur_seek(&c, off);
-	die->offset = off;
-	die->nvals = 0;
-	die->abbrev = NULL;
-	uint64_t code = cur_uleb(&c);
-	if (!cur_ok(&c))
-		return bad(d, off, "truncated DIE");
-	if (code) {
-		const struct dwarf_abbrev *a = dwarf_abbrev_find(u->abbrevs, code);
-		if (!a)
-			return bad(d, off, "DIE uses an undefined abbreviation code");
-		die->abbrev = a;
+	struct cur c;
+	int err = dwarf_die_begin(d, u, off, die, &c);
+	if (err)
+		return err;
+	const struct dwarf_abbrev *a = die->abbrev;
+	if (a) {
 		die->nvals = a->nattrs < DWARF_MAX_ATTRS ? a->nattrs : DWARF_MAX_ATTRS;
 		for (uint16_t i = 0; i < a->nattrs; i++) {
 			const struct dwarf_abbrev_attr *at = &a->attrs[i];
-			int err;
 			if (i < DWARF_MAX_ATTRS && (want >> i & 1)) {
 				err = dwarf_form_read(d, u, &c, at->form, at->implicit_const,
 						      &die->vals[i]);
@@ -60,8 +41,9 @@ int dwarf_die_read_some(struct dwarf *d, struct dwarf_unit *u, uint64_t off, uin
 				err = skip(d, u, &c, at);
 			}
 			if (err || !cur_ok(&c))
-				return bad(d, off, cur_ok(&c) ? "DIE uses an unknown attribute form"
-							      : "DIE runs past the end of its unit");
+				return dwarf_info_bad(d, off,
+						      cur_ok(&c) ? "DIE uses an unknown attribute form"
+								 : "DIE runs past the end of its unit");
 		}
 	}
 	*next = cur_off(&c);

@@ -32,6 +32,30 @@ static inline const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_ab
 	return dwarf_abbrev_find_sparse(t, code);
 }
 
+/* The error for what is wrong at .debug_info offset off: "PATH: .debug_info at 0xOFF: what"
+ * (-EINVAL). */
+int dwarf_info_bad(struct dwarf *d, uint64_t off, const char *what);
+/* Starts reading the DIE at off of unit u: *c just past its abbreviation code, die's
+ * offset and abbreviation (NULL for a null entry), no values yet. Inline: it runs for
+ * every DIE read. */
+static inline int dwarf_die_begin(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
+				  struct dwarf_die *die, struct cur *c)
+{
+	if (off < u->first_die || off >= u->end)
+		return dwarf_info_bad(d, off, "DIE offset outside its unit");
+	*c = cur_make(d->info.data, u->end, d->big_endian);
+	cur_seek(c, off);
+	die->offset = off;
+	die->nvals = 0;
+	die->abbrev = NULL;
+	uint64_t code = cur_uleb(c);
+	if (!cur_ok(c))
+		return dwarf_info_bad(d, off, "truncated DIE");
+	if (code && !(die->abbrev = dwarf_abbrev_find(u->abbrevs, code)))
+		return dwarf_info_bad(d, off, "DIE uses an undefined abbreviation code");
+	return 0;
+}
+
 /* Makes the first end bytes of s (d->line or d->abbrev) readable where front mode left
  * them compressed; a failure sets d->beyond, for the full reader to report. */
 void dwarf_sect_need(struct dwarf *d, struct dwarf_sect *s, uint64_t end);

@@ -18,7 +18,7 @@
 #include "dwarf/dwarf_consts.h"
 #include "dwarf/dwarf_internal.h"
 
-static int bad(struct dwarf *d, uint64_t off, const char *what)
+int dwarf_info_bad(struct dwarf *d, uint64_t off, const char *what)
 {
 	return err_set(-EINVAL, "%s: .debug_info at 0x%llx: %s", d->path,
 		       (unsigned long long)off, what);
@@ -179,14 +179,14 @@ static int read_header(struct dwarf *d, struct cur *c, struct dwarf_unit *u)
 		len = cur_u64(c);
 		u->offset_size = 8;
 	} else if (len >= 0xfffffff0) {
-		return bad(d, u->offset, "reserved unit length");
+		return dwarf_info_bad(d, u->offset, "reserved unit length");
 	}
 	if (!cur_ok(c) || len > cur_left(c))
-		return bad(d, u->offset, "unit length runs past the section");
+		return dwarf_info_bad(d, u->offset, "unit length runs past the section");
 	u->end = cur_off(c) + len;
 	u->version = cur_u16(c);
 	if (u->version < 2 || u->version > 5)
-		return bad(d, u->offset, "unsupported DWARF version");
+		return dwarf_info_bad(d, u->offset, "unsupported DWARF version");
 	if (u->version >= 5) {
 		u->unit_type = cur_u8(c);
 		u->addr_size = cur_u8(c);
@@ -201,9 +201,9 @@ static int read_header(struct dwarf *d, struct cur *c, struct dwarf_unit *u)
 		u->addr_size = cur_u8(c);
 	}
 	if (!cur_ok(c) || cur_off(c) > u->end)
-		return bad(d, u->offset, "unit header runs past the unit");
+		return dwarf_info_bad(d, u->offset, "unit header runs past the unit");
 	if (u->addr_size != 1 && u->addr_size != 2 && u->addr_size != 4 && u->addr_size != 8)
-		return bad(d, u->offset, "unsupported address size");
+		return dwarf_info_bad(d, u->offset, "unsupported address size");
 	u->first_die = cur_off(c);
 	return 0;
 }
@@ -432,23 +432,14 @@ static int read_attrs(struct dwarf *d, struct dwarf_unit *u, struct cur *c, stru
 int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct dwarf_die *die,
 		   uint64_t *next)
 {
-	if (off < u->first_die || off >= u->end)
-		return bad(d, off, "DIE offset outside its unit");
-	struct cur c = cur_make(d->info.data, u->end, d->big_endian);
-	cur_seek(&c, off);
-	die->offset = off;
-	die->nvals = 0;
-	uint64_t code = cur_uleb(&c);
-	if (!cur_ok(&c))
-		return bad(d, off, "truncated DIE");
-	if (code == 0) {
-		die->abbrev = NULL;
+	struct cur c;
+	int err = dwarf_die_begin(d, u, off, die, &c);
+	if (err)
+		return err;
+	if (!die->abbrev) {
 		*next = cur_off(&c);
 		return 0;
 	}
-	die->abbrev = dwarf_abbrev_find(u->abbrevs, code);
-	if (!die->abbrev)
-		return bad(d, off, "DIE uses an undefined abbreviation code");
 	return read_attrs(d, u, &c, die, next);
 }
 
@@ -460,13 +451,13 @@ int dwarf_unit_root(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die *die
 		return err ? err : dwarf_die_read(d, u, off, die, &next);
 	}
 	if (off >= u->end)
-		return bad(d, off, "DIE offset outside its unit");
+		return dwarf_info_bad(d, off, "DIE offset outside its unit");
 	struct cur c = cur_make(d->info.data, u->end, d->big_endian);
 	cur_seek(&c, off);
 	die->offset = off;
 	die->nvals = 0;
 	if (cur_uleb(&c) != u->root_abbrev.code)
-		return bad(d, off, "truncated DIE");
+		return dwarf_info_bad(d, off, "truncated DIE");
 	die->abbrev = &u->root_abbrev;
 	return read_attrs(d, u, &c, die, &next);
 }
@@ -481,7 +472,7 @@ static int read_attrs(struct dwarf *d, struct dwarf_unit *u, struct cur *c, stru
 		struct dwarf_value scratch;
 		struct dwarf_value *v = i < DWARF_MAX_ATTRS ? &die->vals[i] : &scratch;
 		if (dwarf_form_read(d, u, c, a->form, a->implicit_const, v))
-			return bad(d, off, cur_ok(c) ? "DIE uses an unknown attribute form"
+			return dwarf_info_bad(d, off, cur_ok(c) ? "DIE uses an unknown attribute form"
 						     : "DIE runs past the end of its unit");
 	}
 	die->nvals = die->abbrev->nattrs < DWARF_MAX_ATTRS ? die->abbrev->nattrs : DWARF_MAX_ATTRS;
@@ -550,7 +541,7 @@ int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 		   const struct dwarf_abbrev **abbrev, uint64_t *sibling, uint64_t *next)
 {
 	if (off < u->first_die || off >= u->end)
-		return bad(d, off, "DIE offset outside its unit");
+		return dwarf_info_bad(d, off, "DIE offset outside its unit");
 	struct cur c = cur_make(d->info.data, u->end, d->big_endian);
 	c.p += off; /* inside the unit: checked above */
 	uint64_t code = cur_uleb(&c);
@@ -559,13 +550,13 @@ int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 	if (code) {
 		*abbrev = dwarf_abbrev_find(u->abbrevs, code);
 		if (!*abbrev)
-			return bad(d, off, "DIE uses an undefined abbreviation code");
+			return dwarf_info_bad(d, off, "DIE uses an undefined abbreviation code");
 		if (skip_attrs(d, u, &c, *abbrev, sibling))
-			return bad(d, off, cur_ok(&c) ? "DIE uses an unknown attribute form"
+			return dwarf_info_bad(d, off, cur_ok(&c) ? "DIE uses an unknown attribute form"
 						      : "DIE runs past the end of its unit");
 	}
 	if (!cur_ok(&c))
-		return bad(d, off, "truncated DIE");
+		return dwarf_info_bad(d, off, "truncated DIE");
 	*next = cur_off(&c);
 	return 0;
 }
@@ -574,7 +565,7 @@ int dwarf_die_at(struct dwarf *d, uint64_t off, struct dwarf_die *die, struct dw
 {
 	struct dwarf_unit *unit = dwarf_unit_at(d, off);
 	if (!unit)
-		return bad(d, off, "reference to an offset outside every unit");
+		return dwarf_info_bad(d, off, "reference to an offset outside every unit");
 	int err = dwarf_unit_abbrevs(d, unit);
 	if (err)
 		return err;

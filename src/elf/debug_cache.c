@@ -154,6 +154,9 @@ static int lay_out(struct copy *c)
 		}
 		p->moved = true;
 		p->align = s->addralign;
+		/* Decompressed, a .zdebug_* section would be read as GNU's compressed kind. */
+		if (s->flags & SHF_COMPRESSED && !strncmp(s->name, ".zdebug", 7))
+			return -EINVAL;
 		if (s->flags & SHF_COMPRESSED) {
 			p->align = inflated_align(f, s);
 			size_t n;

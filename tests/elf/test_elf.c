@@ -140,14 +140,12 @@ static void elf_address_outside_segments_is_erange(void **state)
 	elf_close(f);
 }
 
-/* A NOBITS section holds no bytes in the file, whatever its offset and size say, also
- * when it claims to be compressed: then it lacks a compression header, read whole or as a
- * prefix (the prefix reader once went to the offset instead, and the whole reader made a
- * pointer of an offset that wraps the address space, which UBSan stops: fuzzers' finds). */
-static void elf_compressed_nobits_section_is_empty(void **state)
+/* An image of three sections: entry 0, sh[1] (the caller's, named .debug_info) and the
+ * names: an ELF header, the section headers at 64, the names after them. */
+#define IMAGE_SIZE (64 + 3 * 64 + 16)
+static Elf64_Shdr *three_sections(unsigned char img[IMAGE_SIZE])
 {
-	(void)state;
-	static unsigned char img[64 + 3 * 64 + 16]; /* header, section headers, names */
+	memset(img, 0, IMAGE_SIZE);
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
 	memcpy(eh->e_ident, ELFMAG, SELFMAG);
 	eh->e_ident[EI_CLASS] = ELFCLASS64;
@@ -162,12 +160,24 @@ static void elf_compressed_nobits_section_is_empty(void **state)
 	eh->e_shnum = 3;
 	eh->e_shstrndx = 2;
 	Elf64_Shdr *sh = (Elf64_Shdr *)(img + 64);
-	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_NOBITS, .sh_flags = SHF_COMPRESSED,
-			      .sh_offset = 0xfff5f5f5f5f5f5f5, .sh_size = 0x60000 };
 	static const char names[] = "\0.debug_info\0";
 	sh[2] = (Elf64_Shdr){ .sh_type = SHT_STRTAB, .sh_offset = 64 + 3 * 64,
 			      .sh_size = sizeof(names) };
 	memcpy(img + 64 + 3 * 64, names, sizeof(names));
+	return sh;
+}
+
+/* A NOBITS section holds no bytes in the file, whatever its offset and size say, also
+ * when it claims to be compressed: then it lacks a compression header, read whole or as a
+ * prefix (the prefix reader once went to the offset instead, and the whole reader made a
+ * pointer of an offset that wraps the address space, which UBSan stops: fuzzers' finds). */
+static void elf_compressed_nobits_section_is_empty(void **state)
+{
+	(void)state;
+	static unsigned char img[IMAGE_SIZE];
+	Elf64_Shdr *sh = three_sections(img);
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_NOBITS, .sh_flags = SHF_COMPRESSED,
+			      .sh_offset = 0xfff5f5f5f5f5f5f5, .sh_size = 0x60000 };
 	struct elf_file *f;
 	assert_int_equal(elf_open_mem("nobits.elf", img, sizeof(img), &f), 0);
 	const uint8_t *p;
@@ -183,28 +193,11 @@ static void elf_compressed_nobits_section_is_empty(void **state)
 static void elf_section_zero_is_never_compressed(void **state)
 {
 	(void)state;
-	static unsigned char img[64 + 3 * 64 + 16];
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_DYN;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	eh->e_ehsize = sizeof(Elf64_Ehdr);
-	eh->e_shoff = 64;
-	eh->e_shentsize = sizeof(Elf64_Shdr);
-	eh->e_shnum = 3;
-	eh->e_shstrndx = 2;
-	Elf64_Shdr *sh = (Elf64_Shdr *)(img + 64);
+	static unsigned char img[IMAGE_SIZE];
+	Elf64_Shdr *sh = three_sections(img);
 	sh[0].sh_flags = SHF_COMPRESSED;
-	static const char names[] = "\0.debug_info\0";
 	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_offset = 64 + 3 * 64,
 			      .sh_size = 1 };
-	sh[2] = (Elf64_Shdr){ .sh_type = SHT_STRTAB, .sh_offset = 64 + 3 * 64,
-			      .sh_size = sizeof(names) };
-	memcpy(img + 64 + 3 * 64, names, sizeof(names));
 	struct elf_file *f;
 	assert_int_equal(elf_open_mem("zero.elf", img, sizeof(img), &f), 0);
 	assert_false(elf_has_compressed_sections(f));

@@ -3,7 +3,8 @@
 # the copy is what `objcopy --decompress-debug-sections` makes of the same file (byte for
 # byte, but for the SHF_INFO_LINK flag objcopy adds to .rela.plt); later runs read the copy
 # (before --debug-dir, without writing it again) and still print what llvm-symbolizer prints; a copy whose build-id is not the file's is
-# not used (and is replaced); TALLY_CACHE=off writes nothing; without TALLY_CACHE the
+# not used (and is replaced); a file whose copy would read differently (a compressed
+# section named like GNU's .zdebug_* kind) is not stored; TALLY_CACHE=off writes nothing; without TALLY_CACHE the
 # cache is under $XDG_CACHE_HOME/tally; an unwritable cache changes nothing in the output.
 . tests/lib.sh
 
@@ -83,3 +84,16 @@ agrees cache_xdg_default_agrees -u TALLY_CACHE XDG_CACHE_HOME="$TMP/xdg"
 check cache_xdg_default_location test -f "$TMP/xdg/tally/debug/$rel"
 : >"$TMP/file"
 agrees cache_unwritable_agrees TALLY_CACHE="$TMP/file/sub"
+
+# SHF_COMPRESSED on a section named .zdebug_*: decompressed, it would be read as GNU's
+# kind, so no copy is made (a fuzzer's find); the file is still read as it is.
+objcopy --rename-section .debug_rnglists=.zdebug_rnglists "$TMP/dbg/$rel" "$TMP/z.debug"
+mv "$TMP/z.debug" "$TMP/dbg/$rel"
+rm -f "$copy"
+env TALLY_CACHE="$TMP/cache" "$TALLY" symbolize -e "$TMP/bin" --debug-dir "$TMP/dbg" <"$TMP/addrs" \
+	>"$TMP/got" 2>"$TMP/err"
+if [ -s "$TMP/got" ] && [ ! -e "$copy" ]; then
+	pass cache_zdebug_named_compressed_not_stored
+else
+	fail cache_zdebug_named_compressed_not_stored "$(ls -R "$TMP/cache" | tail -3; head -2 "$TMP/err")"
+fi
