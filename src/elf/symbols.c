@@ -107,7 +107,14 @@ int elf_symbols_unsorted(struct elf_file *f, enum elf_syms_which which, bool wan
 			 struct elf_symtab *out)
 {
 	struct elf_symtab t = { 0 };
-	size_t cap = 0;
+	/* Room for every entry of both kinds of table at once: grown by doubling, the copies
+	 * and their fresh pages were a tenth of opening libc's tables. */
+	size_t cap = 0, entsize = f->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
+	for (size_t i = 0; i < f->nsections; i++) /* sizes checked against the file at open */
+		if (f->sections[i].type == SHT_SYMTAB || f->sections[i].type == SHT_DYNSYM)
+			cap += f->sections[i].size / entsize;
+	if (cap && !(t.syms = malloc(cap * sizeof(*t.syms))))
+		return err_set(-ENOMEM, "%s: out of memory", f->path);
 	for (size_t i = 0; i < f->nsections; i++) {
 		if (f->sections[i].type != SHT_SYMTAB)
 			continue;
