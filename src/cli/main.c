@@ -82,10 +82,11 @@ static void print_main_help(FILE *f)
 	      "1 on failure, 2 on bad usage.\n\n"
 	      "Environment:\n"
 	      "  TALLY_CACHE  tally's cache directory (default $XDG_CACHE_HOME/tally, else\n"
-	      "               ~/.cache/tally; 'off' for none). Commands that symbolize keep\n"
-	      "               there, under debug/.build-id/, a decompressed copy of each\n"
-	      "               compressed separate debug file they read (libc6-dbg's: 10 MB):\n"
-	      "               later runs skip inflating it. Deleting it is always safe.\n",
+	      "               ~/.cache/tally; 'off' for none). Commands that symbolize, and\n"
+	      "               record for the modules it recorded, keep there, under\n"
+	      "               debug/.build-id/, a decompressed copy of each compressed\n"
+	      "               separate debug file (libc6-dbg's: 10 MB): later runs skip\n"
+	      "               inflating it. Deleting it is always safe.\n",
 	      f);
 }
 
