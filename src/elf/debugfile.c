@@ -98,22 +98,23 @@ static bool same_build_id(struct elf_file *a, struct elf_file *b)
 }
 
 /* A copy in the debug cache counts only while its build-id is still the file's: the
- * cache is writable, so unlike /usr/lib/debug it is not taken on trust. */
-static int in_cache(struct elf_file *f, const char *dir, char **out)
+ * cache is writable, so unlike /usr/lib/debug it is not taken on trust. Opened to be
+ * checked, it is handed out open. */
+static int in_cache(struct elf_file *f, const char *dir, struct elf_file **out)
 {
-	if (by_build_id(f, dir, out))
+	char *path;
+	if (by_build_id(f, dir, &path))
 		return -ENOENT;
 	struct elf_file *copy;
-	bool ok = !elf_open(*out, &copy);
-	if (ok) {
-		ok = same_build_id(f, copy) && !elf_has_compressed_sections(copy);
+	bool ok = !elf_open(path, &copy);
+	free(path);
+	if (ok && (!same_build_id(f, copy) || elf_has_compressed_sections(copy))) {
 		elf_close(copy);
+		ok = false;
 	}
 	err_clear();
-	if (!ok) {
-		free(*out);
-		*out = NULL;
-	}
+	if (ok)
+		*out = copy;
 	return ok ? 0 : -ENOENT;
 }
 
@@ -143,19 +144,24 @@ static int by_debuglink(struct elf_file *f, const char *dir, char **out)
 	return -ENOENT;
 }
 
-int elf_find_debug_file(struct elf_file *f, const char *debug_dir, const char *cache_dir,
-			char **path)
+int elf_open_debug_file(struct elf_file *f, const char *debug_dir, const char *cache_dir,
+			struct elf_file **out)
 {
-	/* Build-id first, in every directory, then debuglink: an id cannot match by chance.
-	 * The cache first of all: its copy is the file any directory would give, decompressed. */
-	int err = cache_dir ? in_cache(f, cache_dir, path) : -ENOENT;
-	if (err == -ENOENT && debug_dir)
-		err = by_build_id(f, debug_dir, path);
+	/* The cache first of all: its copy is the file any directory would give, decompressed.
+	 * Then build-id, in every directory, then debuglink: an id cannot match by chance. */
+	if (cache_dir && !in_cache(f, cache_dir, out))
+		return 0;
+	char *path;
+	int err = debug_dir ? by_build_id(f, debug_dir, &path) : -ENOENT;
 	if (err == -ENOENT)
-		err = by_build_id(f, SYSTEM_DEBUG_DIR, path);
+		err = by_build_id(f, SYSTEM_DEBUG_DIR, &path);
 	if (err == -ENOENT && debug_dir)
-		err = by_debuglink(f, debug_dir, path);
+		err = by_debuglink(f, debug_dir, &path);
 	if (err == -ENOENT)
-		err = by_debuglink(f, SYSTEM_DEBUG_DIR, path);
+		err = by_debuglink(f, SYSTEM_DEBUG_DIR, &path);
+	if (err)
+		return err == -ENOENT ? err : err_set(err, "%s: out of memory", f->path);
+	err = elf_open(path, out);
+	free(path);
 	return err;
 }

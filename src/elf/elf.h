@@ -153,9 +153,11 @@ struct elf_section *elf_section_at(struct elf_file *f, uint64_t vaddr);
  * (DIR/.build-id/xx/rest.debug) in the debug cache cache_dir (a copy whose build-id
  * matches), then in debug_dir, then in /usr/lib/debug; then by .gnu_debuglink (next to the
  * file, in .debug/, in DIR/ + the file's directory; the CRC must match) in debug_dir and
- * /usr/lib/debug. Either directory may be NULL. Returns 0 and a malloc'd path, or -ENOENT. */
-int elf_find_debug_file(struct elf_file *f, const char *debug_dir, const char *cache_dir,
-			char **path);
+ * /usr/lib/debug. Either directory may be NULL. Returns 0 and the file opened in *out;
+ * -ENOENT (no message) when there is none; another negative code, with the message set,
+ * when the one found cannot be opened. */
+int elf_open_debug_file(struct elf_file *f, const char *debug_dir, const char *cache_dir,
+			struct elf_file **out);
 /* DIR/.build-id/xx/rest.debug for f's build-id: 0, or -ENOENT without a build-id. */
 int elf_build_id_path(struct elf_file *f, const char *dir, char *buf, size_t size);
 

@@ -161,15 +161,11 @@ void rec_modules_note(struct rec_modules *m, const struct rec_mmap *mm)
 static void cache_debug_of(const char *path, const char *cache)
 {
 	struct elf_file *f, *dbg;
-	char *dpath;
 	if (elf_open(path, &f))
 		return;
-	if (!elf_find_debug_file(f, NULL, cache, &dpath)) {
-		if (!elf_open(dpath, &dbg)) {
-			elf_debug_cache_store(dbg, cache);
-			elf_close(dbg);
-		}
-		free(dpath);
+	if (!elf_open_debug_file(f, NULL, cache, &dbg)) {
+		elf_debug_cache_store(dbg, cache);
+		elf_close(dbg);
 	}
 	elf_close(f);
 }

@@ -229,13 +229,10 @@ static struct elf_file *dwarf_source(struct sym_module *m)
 {
 	if (has_debug_info(m->elf))
 		return m->elf;
-	char *path;
-	if (elf_find_debug_file(m->elf, m->opts.debug_dir, cache_dir(m), &path))
-		return NULL;
-	int err = elf_open(path, &m->debug_elf);
-	free(path);
+	int err = elf_open_debug_file(m->elf, m->opts.debug_dir, cache_dir(m), &m->debug_elf);
 	if (err) {
-		warn("tally: warning: %s\n", err_msg(), "");
+		if (err != -ENOENT)
+			warn("tally: warning: %s\n", err_msg(), "");
 		return NULL;
 	}
 	return has_debug_info(m->debug_elf) ? m->debug_elf : NULL;

@@ -167,14 +167,9 @@ bool unw_module_try_debug(struct unw_module *m)
 	if (m->dbg_tried || m->failed)
 		return false;
 	m->dbg_tried = true;
-	char *path = NULL;
-	if (elf_find_debug_file(m->elf, NULL, NULL, &path)) {
-		err_clear();
-		return false;
-	}
 	struct dwarf_cfi *cfi;
-	bool ok = !elf_open(path, &m->dbg) && !dwarf_cfi_open_elf(m->elf, m->dbg, &cfi);
-	free(path);
+	bool ok = !elf_open_debug_file(m->elf, NULL, NULL, &m->dbg) &&
+		  !dwarf_cfi_open_elf(m->elf, m->dbg, &cfi);
 	if (!ok) {
 		err_clear();
 		return false;
