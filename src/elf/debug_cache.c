@@ -147,28 +147,25 @@ static int lay_out(struct copy *c)
 		struct piece *p = &c->pieces[i];
 		if (s->type == SHT_NOBITS)
 			continue;
-		if (s->flags & SHF_ALLOC) { /* the gABI rules out compressing these */
-			if (s->flags & SHF_COMPRESSED)
-				return -EINVAL;
-			continue;
-		}
-		p->moved = true;
-		p->align = s->addralign;
-		/* Decompressed, a .zdebug_* section would be read as GNU's compressed kind. */
-		if (s->flags & SHF_COMPRESSED && !strncmp(s->name, ".zdebug", 7))
+		bool compressed = s->flags & SHF_COMPRESSED;
+		/* The gABI rules out compressing allocated sections; decompressed, a .zdebug_*
+		 * section would be read as GNU's compressed kind. */
+		if (compressed && (s->flags & SHF_ALLOC || !strncmp(s->name, ".zdebug", 7)))
 			return -EINVAL;
-		if (s->flags & SHF_COMPRESSED) {
+		if (s->flags & SHF_ALLOC)
+			continue;
+		p->moved = true;
+		if (compressed) {
 			p->align = inflated_align(f, s);
 			size_t n;
 			int err = elf_section_data(f, s, &p->data, &n);
 			if (err)
 				return err;
 			p->size = n;
-		} else if (s->offset <= f->size && s->size <= f->size - s->offset) {
+		} else { /* in the file: checked at open */
+			p->align = s->addralign;
 			p->data = f->map + s->offset;
 			p->size = s->size;
-		} else {
-			return -EINVAL;
 		}
 		if (p->align > 4096 || (p->align & (p->align - 1)))
 			return -EINVAL;
