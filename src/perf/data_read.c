@@ -452,6 +452,16 @@ static bool from_file(const struct perf_data *d)
 	return d->fd >= 0 && d->recs == d->map;
 }
 
+/* n bytes of the file at off into buf. */
+static int pread_all(struct perf_data *d, void *buf, size_t n, uint64_t off)
+{
+	ssize_t k = pread(d->fd, buf, n, (off_t)off);
+	if (k < 0)
+		return err_set(-errno, "%s: at 0x%llx: %s", d->path, (unsigned long long)off,
+			       strerror(errno));
+	return (size_t)k == n ? 0 : bad(d, off, "file shorter than when it was opened");
+}
+
 /* n bytes of the file at off into *buf (grown as needed). */
 static int read_at(struct perf_data *d, uint8_t **buf, size_t *cap, uint64_t off, size_t n)
 {
@@ -463,13 +473,7 @@ static int read_at(struct perf_data *d, uint8_t **buf, size_t *cap, uint64_t off
 		*buf = nb;
 		*cap = c;
 	}
-	ssize_t k = pread(d->fd, *buf, n, (off_t)off);
-	if (k < 0)
-		return err_set(-errno, "%s: at 0x%llx: %s", d->path, (unsigned long long)off,
-			       strerror(errno));
-	if ((size_t)k != n)
-		return bad(d, off, "file shorter than when it was opened");
-	return 0;
+	return pread_all(d, *buf, n, off);
 }
 
 /* A sample's dyn_size, at off in the file when it was not among the bytes read: as the
@@ -484,13 +488,10 @@ static int dyn_size(struct perf_data *d, const struct perf_order *o, uint64_t of
 	}
 	if (!from_file(d))
 		return bad(d, off, "sample runs past its record");
-	ssize_t k = pread(d->fd, b, 8, (off_t)off);
-	if (k != 8)
-		return k < 0 ? err_set(-errno, "%s: at 0x%llx: %s", d->path,
-				       (unsigned long long)off, strerror(errno))
-			     : bad(d, off, "file shorter than when it was opened");
-	*dyn = load_u64(b, false);
-	return 0;
+	int r = pread_all(d, b, 8, off);
+	if (!r)
+		*dyn = load_u64(b, false);
+	return r;
 }
 
 /* The stack copy: size bytes, then its valid size (dyn_size). c holds what was read of the
@@ -784,19 +785,22 @@ static const uint8_t *peek(const struct perf_data *d, uint64_t off, uint64_t end
 	return buf + (off - from);
 }
 
-/* Keeps the first n bytes of the record o read by the index pass, within HEADS_MAX. The
- * room is mapped once, as large as the records could need (on huge pages from 1 MiB):
- * grown by realloc and faulted in 4 KiB at a time, the 5 MiB of a 5,000-sample file cost
- * a tenth of reporting it. */
+/* Room for what the index pass keeps of a file's records (records in memory are decoded
+ * where they are), mapped once as large as they could need, within HEADS_MAX (on huge
+ * pages from 1 MiB): grown by realloc and faulted in 4 KiB at a time, the 5 MiB of a
+ * 5,000-sample file cost a tenth of reporting it. No room: nothing is kept. */
+static void map_heads(struct perf_data *d)
+{
+	if (!from_file(d) || d->heads_map)
+		return;
+	size_t room = d->data_size < HEADS_MAX ? d->data_size : HEADS_MAX;
+	d->heads = huge_map(room, &d->heads_map, &d->heads_len);
+	d->capheads = d->heads ? room : 0;
+}
+
+/* Keeps the first n bytes of the record o read by the index pass, where there is room. */
 static void keep_head(struct perf_data *d, struct perf_order *o, const uint8_t *h, size_t n)
 {
-	if (!from_file(d))
-		return; /* records in memory are decoded where they are */
-	if (!d->heads_map) {
-		size_t room = d->data_size < HEADS_MAX ? d->data_size : HEADS_MAX;
-		d->heads = huge_map(room, &d->heads_map, &d->heads_len);
-		d->capheads = d->heads ? room : 0;
-	}
 	if (n < 8 || d->nheads + n > d->capheads)
 		return;
 	memcpy(d->heads + d->nheads, h, n);
@@ -814,6 +818,7 @@ static int build_index(struct perf_data *d)
 	struct perf_event_rec ev;
 	uint8_t buf[BACK_MAX + PREFIX_START];
 	unsigned back = 0; /* where the previous record's dyn_size lies, back from here */
+	map_heads(d);
 	while (off + 8 <= end) {
 		const uint8_t *before;
 		size_t avail;
