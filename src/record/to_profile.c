@@ -40,11 +40,9 @@ struct build {
 		uint32_t id;
 	} mods[MOD_MEMO];
 	unsigned nmods, next_mod;
-	/* Each repeated stack's locations, by its id (rec_sym_stack.id), made once. */
-	struct known_stack {
-		struct prof_loc *locs;
-		size_t n;
-	} *known;
+	/* Each repeated stack's locations (as many as its frames), by its id
+	 * (rec_sym_stack.id), made once; NULL until made. */
+	struct prof_loc **known;
 	size_t nknown;
 	uint64_t first_time, last_time;
 	char source[128];
@@ -133,24 +131,21 @@ static void remember(struct build *b, uint32_t id, const struct prof_loc *locs, 
 		size_t cap = b->nknown ? b->nknown : 64;
 		while (cap <= id)
 			cap *= 2;
-		struct known_stack *k = realloc(b->known, cap * sizeof(*k));
+		struct prof_loc **k = realloc(b->known, cap * sizeof(*k));
 		if (!k)
 			return;
 		memset(k + b->nknown, 0, (cap - b->nknown) * sizeof(*k));
 		b->known = k;
 		b->nknown = cap;
 	}
-	struct prof_loc *copy = malloc((n ? n : 1) * sizeof(*copy));
-	if (copy) {
-		memcpy(copy, locs, n * sizeof(*copy));
-		b->known[id] = (struct known_stack){ copy, n };
-	}
+	if ((b->known[id] = malloc((n ? n : 1) * sizeof(*locs))))
+		memcpy(b->known[id], locs, n * sizeof(*locs));
 }
 
 static int on_stack(const struct rec_sym_stack *st, void *arg)
 {
 	struct build *b = arg;
-	const struct prof_loc *locs = st->id && st->id < b->nknown ? b->known[st->id].locs : NULL;
+	const struct prof_loc *locs = st->id && st->id < b->nknown ? b->known[st->id] : NULL;
 	if (!locs) {
 		int r = make_locs(b, st);
 		if (r)
@@ -235,7 +230,7 @@ int rec_profile(struct perf_data *d, enum unw_method method, struct prof **out)
 		err_set(r, "%s: out of memory", d->path);
 	free(b.locs);
 	for (size_t i = 0; i < b.nknown; i++)
-		free(b.known[i].locs);
+		free(b.known[i]);
 	free(b.known);
 	if (!r) {
 		counters(p, &q);
