@@ -4,7 +4,8 @@
 # byte, but for the SHF_INFO_LINK flag objcopy adds to .rela.plt); later runs read the copy
 # (before --debug-dir, without writing it again) and still print what llvm-symbolizer prints; a copy whose build-id is not the file's is
 # not used (and is replaced); a file whose copy would read differently (a compressed
-# section named like GNU's .zdebug_* kind) is not stored; TALLY_CACHE=off writes nothing; without TALLY_CACHE the
+# section named like GNU's .zdebug_* kind, or entry 0 of the section table pointing at
+# bytes the copy moves) is not stored; TALLY_CACHE=off writes nothing; without TALLY_CACHE the
 # cache is under $XDG_CACHE_HOME/tally; an unwritable cache changes nothing in the output.
 . tests/lib.sh
 
@@ -96,4 +97,28 @@ if [ -s "$TMP/got" ] && [ ! -e "$copy" ]; then
 	pass cache_zdebug_named_compressed_not_stored
 else
 	fail cache_zdebug_named_compressed_not_stored "$(ls -R "$TMP/cache" | tail -3; head -2 "$TMP/err")"
+fi
+
+# Entry 0 of the section table claiming bytes past the headers and allocated sections,
+# which the copy does not keep where they are: readers check its bounds as a section's, so
+# no copy is made (a fuzzer's find: the copy did not open).
+objcopy --only-keep-debug --compress-debug-sections=zlib "$orig" "$TMP/dbg/$rel"
+python3 - "$TMP/dbg/$rel" <<'PY'
+import os, struct, sys
+f = open(sys.argv[1], 'r+b')
+size = os.fstat(f.fileno()).st_size
+f.seek(0x28)
+shoff, = struct.unpack('<Q', f.read(8))
+f.seek(shoff + 4)
+f.write(struct.pack('<I', 1))                  # sh_type: PROGBITS
+f.seek(shoff + 24)
+f.write(struct.pack('<QQ', size - 64, 64))     # sh_offset, sh_size: the file's last bytes
+PY
+rm -f "$copy"
+env TALLY_CACHE="$TMP/cache" "$TALLY" symbolize -e "$TMP/bin" --debug-dir "$TMP/dbg" <"$TMP/addrs" \
+	>"$TMP/got" 2>"$TMP/err"
+if cmp -s "$TMP/want" "$TMP/got" && [ ! -e "$copy" ]; then
+	pass cache_section_zero_past_head_not_stored
+else
+	fail cache_section_zero_past_head_not_stored "$(ls -R "$TMP/cache" | tail -3; head -2 "$TMP/err")"
 fi
