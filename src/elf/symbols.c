@@ -19,6 +19,13 @@ static bool wanted(uint8_t type, bool want_all)
 	return want_all && (type == STT_NOTYPE || type == STT_OBJECT);
 }
 
+/* Whether every name offset inside strs is a terminated string: true when the table ends
+ * with a NUL, as every linker writes it; then no name needs a search for its end. */
+static bool names_terminated(const struct elf_file *f, const struct elf_section *strs)
+{
+	return strs->size && f->map[strs->offset + strs->size - 1] == 0;
+}
+
 static int read_table(struct elf_file *f, const struct elf_section *s, bool want_all,
 		      struct elf_symtab *t, size_t *cap)
 {
@@ -28,6 +35,7 @@ static int read_table(struct elf_file *f, const struct elf_section *s, bool want
 	if (strs->type == SHT_NOBITS)
 		return 0;
 	const char *str = (const char *)f->map + strs->offset;
+	bool terminated = names_terminated(f, strs);
 	unsigned entsize = f->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
 	const uint8_t *p = f->map + s->offset, *end = p + s->size; /* checked at open */
 	bool be = f->big_endian;
@@ -49,7 +57,8 @@ static int read_table(struct elf_file *f, const struct elf_section *s, bool want
 		}
 		sym.type = ELF64_ST_TYPE(info);
 		sym.bind = ELF64_ST_BIND(info);
-		bool named = name < strs->size && memchr(str + name, 0, strs->size - name);
+		bool named = name < strs->size &&
+			     (terminated || memchr(str + name, 0, strs->size - name));
 		if (sym.type == STT_FILE)
 			file = named ? str + name : NULL;
 		if (!wanted(sym.type, want_all) || sym.shndx == SHN_UNDEF || sym.shndx == SHN_ABS)
@@ -80,27 +89,38 @@ struct sort_key {
 	uint64_t idx;
 };
 
-/* Sorts keys by address, stably: a radix sort, with a pass for each byte in which
- * addresses differ (three or four in a library). */
-static void radix_by_addr(struct sort_key *keys, struct sort_key *tmp, size_t n)
+/* Sorts keys by address, stably: a radix sort over the bits in which addresses differ (21
+ * to 24 in a library or a program), in as few passes of at most RADIX_MAX bits as cover
+ * them, the keys moving between keys and tmp; returns whichever of the two holds them
+ * sorted. */
+#define RADIX_MAX 12
+
+static struct sort_key *radix_by_addr(struct sort_key *keys, struct sort_key *tmp, size_t n)
 {
 	uint64_t differ = 0;
 	for (size_t i = 1; i < n; i++)
 		differ |= keys[i].addr ^ keys[0].addr;
-	for (unsigned shift = 0; shift < 64; shift += 8) {
-		if (!(differ >> shift & 0xff))
-			continue;
-		size_t count[256] = { 0 };
+	if (!differ)
+		return keys;
+	unsigned low = (unsigned)__builtin_ctzll(differ), high = 64 - (unsigned)__builtin_clzll(differ);
+	unsigned passes = (high - low + RADIX_MAX - 1) / RADIX_MAX;
+	unsigned bits = (high - low + passes - 1) / passes;
+	size_t mask = ((size_t)1 << bits) - 1;
+	for (unsigned shift = low; shift < high; shift += bits) {
+		size_t count[1u << RADIX_MAX] = { 0 };
 		for (size_t i = 0; i < n; i++)
-			count[keys[i].addr >> shift & 0xff]++;
-		for (size_t v = 0, at = 0, c; v < 256; v++, at += c) {
+			count[keys[i].addr >> shift & mask]++;
+		for (size_t v = 0, at = 0, c; v <= mask; v++, at += c) {
 			c = count[v];
 			count[v] = at;
 		}
 		for (size_t i = 0; i < n; i++)
-			tmp[count[keys[i].addr >> shift & 0xff]++] = keys[i];
-		memcpy(keys, tmp, n * sizeof(*keys));
+			tmp[count[keys[i].addr >> shift & mask]++] = keys[i];
+		struct sort_key *sorted = tmp;
+		tmp = keys;
+		keys = sorted;
 	}
+	return keys;
 }
 
 int elf_symbols_unsorted(struct elf_file *f, enum elf_syms_which which, bool want_all,
@@ -169,10 +189,9 @@ int elf_symtab_sort(struct elf_symtab *t)
 	}
 	for (size_t i = 0; i < n; i++)
 		keys[i] = (struct sort_key){ t->syms[i].addr, i };
-	if (n)
-		radix_by_addr(keys, keys + n, n);
+	const struct sort_key *sorted = n ? radix_by_addr(keys, keys + n, n) : keys;
 	for (size_t i = 0; i < n; i++)
-		out[i] = t->syms[keys[i].idx];
+		out[i] = t->syms[sorted[i].idx];
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i + 1; j < n && out[j].addr == out[i].addr; j++)
 			;

@@ -86,12 +86,12 @@ static size_t dwarf_frames(struct sym_module *m, uint64_t addr, struct tally_fra
 
 /* addr2line names a C++ function that DWARF names without its linkage name by the symbol
  * that starts where the function does (when the address has no inlined frames). */
-static void gnu_cxx_name(const struct sym_symbols *table, const struct sym_scope *outer,
-			 uint64_t addr, struct tally_frame *f)
+static void gnu_cxx_name(struct sym_module *m, const struct sym_symbols *table,
+			 const struct sym_scope *outer, uint64_t addr, struct tally_frame *f)
 {
 	uint64_t start;
 	size_t idx;
-	const char *name = sym_symbols_find(table, addr, true, &start, &idx);
+	const char *name = sym_symbols_find(m, table, addr, true, &start, &idx);
 	if (name && start == outer->low)
 		f->function = name;
 }
@@ -107,9 +107,9 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 	/* addr2line reads symbols from the separate debug file when there is one. */
 	const struct sym_symbols *table = gnu && m->debug_elf ? &m->fallback : &m->symbols;
 	if (gnu && n == 1 && outer->scope && outer->cxx_plain)
-		gnu_cxx_name(table, outer->scope, addr, f);
+		gnu_cxx_name(m, table, outer->scope, addr, f);
 	if (!gnu || !f->function) {
-		name = sym_symbols_find(table, addr, gnu, &start, &idx);
+		name = sym_symbols_find(m, table, addr, gnu, &start, &idx);
 		if (name) {
 			f->function = name;
 			f->sym_start = start;
@@ -119,7 +119,7 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 				f->file = file;
 		}
 	}
-	if (!f->function && (name = sym_symbols_find(&m->fallback, addr, gnu, &start, &idx))) {
+	if (!f->function && (name = sym_symbols_find(m, &m->fallback, addr, gnu, &start, &idx))) {
 		f->function = name;
 		f->sym_start = start;
 	}

@@ -56,7 +56,7 @@ struct sym_cu_range {
 
 struct sym_symbols {
 	struct elf_symtab tab; /* aliases kept: see symbols.c for whose choice is whose */
-	const char **demangled;
+	const char *_Atomic *demangled; /* per symbol, demangled when first named */
 };
 
 struct sym_module {
@@ -141,11 +141,11 @@ void sym_names_free(struct sym_module *m);
 /* symbols.c */
 /* Reads f's .symtab, else its .dynsym; with both, the two merged (in table order). */
 int sym_symbols_read(struct elf_file *f, bool both, struct sym_symbols *out);
-/* Sorts and demangles what sym_symbols_read() read. */
-int sym_symbols_finish(struct sym_module *m, struct elf_file *f, struct sym_symbols *out);
+/* Sorts what sym_symbols_read() read. */
+int sym_symbols_finish(struct elf_file *f, struct sym_symbols *out);
 /* The module's tables (symbols, and fallback from its debug file) load on a thread of
  * their own, started here; sym_symbols_read_wait() waits until they are read (their error,
- * with its message set), sym_symbols_wait() until they are sorted and demangled, which
+ * with its message set), sym_symbols_wait() until they are sorted, which
  * lookups need. */
 void sym_symbols_start(struct sym_module *m);
 int sym_symbols_read_wait(struct sym_module *m);
@@ -155,8 +155,8 @@ void sym_symbols_stop(struct sym_module *m);
 /* The (demangled) name of the symbol llvm-symbolizer would name addr with (with any_size,
  * addr2line's: the nearest symbol at or before addr), or NULL; *start is its address and
  * *idx its index in s->tab. */
-const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, bool any_size,
-			     uint64_t *start, size_t *idx);
+const char *sym_symbols_find(struct sym_module *m, const struct sym_symbols *s, uint64_t addr,
+			     bool any_size, uint64_t *start, size_t *idx);
 void sym_symbols_free(struct sym_symbols *s);
 
 #endif

@@ -22,23 +22,31 @@ int sym_symbols_read(struct elf_file *f, bool both, struct sym_symbols *out)
 				    &out->tab);
 }
 
-int sym_symbols_finish(struct sym_module *m, struct elf_file *f, struct sym_symbols *out)
+int sym_symbols_finish(struct elf_file *f, struct sym_symbols *out)
 {
 	if (elf_symtab_sort(&out->tab))
 		return err_set(-ENOMEM, "%s: out of memory", f->path);
 	out->demangled = calloc(out->tab.n ? out->tab.n : 1, sizeof(*out->demangled));
 	if (!out->demangled)
 		return err_set(-ENOMEM, "%s: out of memory", f->path);
-	for (size_t i = 0; i < out->tab.n; i++) {
-		out->demangled[i] = sym_demangle(m, out->tab.syms[i].name);
-		if (!out->demangled[i])
-			return err_set(-ENOMEM, "%s: out of memory", f->path);
-	}
 	return 0;
 }
 
-const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, bool any_size,
-			     uint64_t *start, size_t *idx)
+/* Names are demangled when a lookup first returns them: a lookup names a few hundred
+ * symbols of a table of tens of thousands. Two threads may both demangle one name; either
+ * copy serves. */
+static const char *demangled(struct sym_module *m, const struct sym_symbols *s, size_t i)
+{
+	const char *d = atomic_load_explicit(&s->demangled[i], memory_order_acquire);
+	if (!d) {
+		d = sym_demangle(m, s->tab.syms[i].name);
+		atomic_store_explicit(&s->demangled[i], d, memory_order_release);
+	}
+	return d;
+}
+
+const char *sym_symbols_find(struct sym_module *m, const struct sym_symbols *s, uint64_t addr,
+			     bool any_size, uint64_t *start, size_t *idx)
 {
 	size_t lo = UPPER_BOUND(s->tab.syms, s->tab.n, .addr, addr);
 	if (lo == 0)
@@ -52,13 +60,13 @@ const char *sym_symbols_find(const struct sym_symbols *s, uint64_t addr, bool an
 		sym = &s->tab.syms[--i];
 	*start = sym->addr;
 	*idx = i;
-	return s->demangled[i];
+	return demangled(m, s, i);
 }
 
 void sym_symbols_free(struct sym_symbols *s)
 {
 	elf_symtab_free(&s->tab);
-	free(s->demangled);
+	free((void *)s->demangled);
 	s->demangled = NULL;
 }
 
@@ -100,8 +108,8 @@ static void *load(void *arg)
 		snprintf(l->msg, sizeof(l->msg), "%s", err_msg()); /* messages are per thread */
 	}
 	reach(l, LOADER_READ);
-	if (!err && (sym_symbols_finish(m, m->elf, &m->symbols) ||
-		     (m->debug_elf && sym_symbols_finish(m, m->debug_elf, &m->fallback)))) {
+	if (!err && (sym_symbols_finish(m->elf, &m->symbols) ||
+		     (m->debug_elf && sym_symbols_finish(m->debug_elf, &m->fallback)))) {
 		sym_symbols_free(&m->symbols); /* out of memory: names from DWARF only */
 		sym_symbols_free(&m->fallback);
 	}
@@ -141,8 +149,12 @@ int sym_symbols_read_wait(struct sym_module *m)
 	return m->loader->err ? err_set(m->loader->err, "%s", m->loader->msg) : 0;
 }
 
+/* A batch's thread that would wait indexes the units the batch will need meanwhile. */
 void sym_symbols_wait(struct sym_module *m)
 {
+	while (atomic_load_explicit(&m->loader->stage, memory_order_acquire) < LOADER_DONE &&
+	       sym_build_planned(m))
+		;
 	wait_for(m->loader, LOADER_DONE);
 }
 
