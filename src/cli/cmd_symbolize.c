@@ -371,15 +371,17 @@ static int from_stdin(struct sym_module *m, const struct options *o)
 			continue;
 		len += got > 0 ? (size_t)got : 0;
 		size_t n = 0, start = 0;
-		for (size_t i = 0; i < len; i++) {
-			if (buf[i] != '\n' && (got > 0 || i + 1 < len))
-				continue;
-			size_t end = buf[i] == '\n' ? i : i + 1;
-			buf[end] = 0;
-			if (end > start && buf[start] != '\r')
+		for (char *nl; start < len; start = (size_t)(nl - buf) + 1) {
+			nl = memchr(buf + start, '\n', len - start);
+			if (!nl && got > 0)
+				break; /* the rest of the line is still to come */
+			if (!nl)
+				nl = buf + len; /* the last line, unterminated */
+			*nl = 0;
+			if (nl > buf + start && buf[start] != '\r')
 				texts[n++] = buf + start;
-			start = i + 1;
 		}
+		start = start < len ? start : len;
 		if (n && batch(m, o, texts, n) != CLI_OK)
 			rc = CLI_FAIL;
 		memmove(buf, buf + start, len - start);

@@ -13,12 +13,16 @@
 
 #define MAX_FRAMES 256
 
-int32_t sym_unit_of(const struct sym_module *m, uint64_t addr)
+const struct sym_cu_range *sym_cu_range_of(const struct sym_module *m, uint64_t addr)
 {
 	size_t lo = UPPER_BOUND(m->cu_ranges, m->ncu_ranges, .hi, addr);
-	if (lo < m->ncu_ranges && m->cu_ranges[lo].lo <= addr)
-		return (int32_t)m->cu_ranges[lo].unit;
-	return -1;
+	return lo < m->ncu_ranges && m->cu_ranges[lo].lo <= addr ? &m->cu_ranges[lo] : NULL;
+}
+
+int32_t sym_unit_of(const struct sym_module *m, uint64_t addr)
+{
+	const struct sym_cu_range *r = sym_cu_range_of(m, addr);
+	return r ? (int32_t)r->unit : -1;
 }
 
 static int32_t find_scope(const struct sym_unit_index *ix, uint64_t addr)

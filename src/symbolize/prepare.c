@@ -18,11 +18,14 @@ static size_t wanted_units(struct sym_module *m, const uint64_t *addrs, size_t n
 	bool *want = calloc(nunits ? nunits : 1, sizeof(*want));
 	if (!want)
 		return 0;
+	const struct sym_cu_range *r = NULL; /* the last address's: in a sorted batch, most
+					      * often the next one's too */
 	for (size_t i = 0; i < n; i++) {
-		int32_t u = sym_unit_of(m, addrs[i]);
-		if (u >= 0 && !want[u]) {
-			want[u] = true;
-			out[k++] = (uint32_t)u;
+		if (!r || addrs[i] < r->lo || addrs[i] >= r->hi)
+			r = sym_cu_range_of(m, addrs[i]);
+		if (r && !want[r->unit]) {
+			want[r->unit] = true;
+			out[k++] = r->unit;
 		}
 	}
 	free(want);

@@ -126,8 +126,9 @@ bool sym_build_planned(struct sym_module *m);
  * whether it is a C++ subprogram named by DW_AT_name alone. Thread-safe. */
 const char *sym_scope_name(struct sym_module *m, struct sym_unit_index *ix, int32_t s,
 			   bool *cxx_plain);
-/* unit.c/lookup.c: the unit holding addr, or -1. */
+/* lookup.c: the unit holding addr, or -1; the unit's address range holding it, or NULL. */
 int32_t sym_unit_of(const struct sym_module *m, uint64_t addr);
+const struct sym_cu_range *sym_cu_range_of(const struct sym_module *m, uint64_t addr);
 void sym_unit_index_free(struct sym_unit_index *ix);
 
 /* names.c: the subroutine name LLVM would give the DIE (linkage name, else name, through
