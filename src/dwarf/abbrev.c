@@ -31,6 +31,15 @@ static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a)
 	struct dwarf_abbrev_attr quick[QUICK_ATTRS];
 	size_t n = 0;
 	for (;;) {
+		/* Nearly every name and form is one byte: such pairs are read two bytes at a
+		 * time, up to the terminating pair or the first that is not one. */
+		const uint8_t *p = c->p;
+		while (n < QUICK_ATTRS && c->end - p >= 2 && !((p[0] | p[1]) & 0x80) &&
+		       p[1] != DW_FORM_implicit_const && (p[0] | p[1])) {
+			quick[n++] = (struct dwarf_abbrev_attr){ .name = p[0], .form = p[1] };
+			p += 2;
+		}
+		c->p = p;
 		uint64_t name = cur_uleb(c), form = cur_uleb(c);
 		int64_t value = form == DW_FORM_implicit_const ? cur_sleb(c) : 0;
 		if (!cur_ok(c))
