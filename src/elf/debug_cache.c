@@ -145,7 +145,7 @@ static int lay_out(struct copy *c)
 	/* Entry 0 is no section, but readers check its bounds like any other's: kept as it
 	 * is, they must hold in the copy too (a fuzzer's find). */
 	const struct elf_section *zero = &f->sections[0];
-	if (zero->type != SHT_NOBITS && zero->size && zero->offset + zero->size > c->head)
+	if (zero->type != SHT_NOBITS && zero->offset + zero->size > c->head)
 		return -EINVAL;
 	for (size_t i = 1; i < f->nsections; i++) {
 		struct elf_section *s = &f->sections[i];
