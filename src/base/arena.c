@@ -37,7 +37,8 @@ static struct arena_chunk *new_chunk(size_t size)
 	return c;
 }
 
-void *arena_alloc(struct arena *a, size_t size)
+/* size bytes, not cleared. */
+static void *take(struct arena *a, size_t size)
 {
 	const size_t align = alignof(max_align_t);
 	size = (size + align - 1) & ~(align - 1);
@@ -60,15 +61,32 @@ void *arena_alloc(struct arena *a, size_t size)
 	}
 	void *p = a->head->data + a->used;
 	a->used += size;
-	memset(p, 0, size);
+	return p;
+}
+
+void *arena_alloc(struct arena *a, size_t size)
+{
+	void *p = take(a, size);
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+void *arena_copy(struct arena *a, const void *src, size_t size)
+{
+	void *p = take(a, size);
+	if (p && size)
+		memcpy(p, src, size);
 	return p;
 }
 
 char *arena_strndup(struct arena *a, const char *s, size_t n)
 {
-	char *d = arena_alloc(a, n + 1);
-	if (d)
+	char *d = take(a, n + 1);
+	if (d) {
 		memcpy(d, s, n);
+		d[n] = 0;
+	}
 	return d;
 }
 

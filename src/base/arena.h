@@ -17,6 +17,8 @@ struct arena {
 
 /* Returns zeroed memory aligned for any type, or NULL when out of memory. */
 void *arena_alloc(struct arena *a, size_t size);
+/* A copy of size bytes at src (not cleared first), or NULL when out of memory. */
+void *arena_copy(struct arena *a, const void *src, size_t size);
 char *arena_strdup(struct arena *a, const char *s);
 char *arena_strndup(struct arena *a, const char *s, size_t n);
 void arena_free(struct arena *a);

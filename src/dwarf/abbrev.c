@@ -20,25 +20,46 @@ static int bad(struct dwarf *d, uint64_t off, const char *what)
 		       (unsigned long long)off, what);
 }
 
-/* Attribute lists are short: up to this many are decoded in one pass into a local array. */
-#define QUICK_ATTRS 64
+/* The attributes of a table's entries, one after the other while it is decoded; each
+ * entry's are found again by its count (see place_attrs). */
+struct attr_buf {
+	struct dwarf_abbrev_attr *v;
+	size_t n, cap;
+};
 
-static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a)
+/* Room for k more attributes. */
+static bool attr_room(struct attr_buf *b, size_t k)
+{
+	if (b->cap - b->n >= k)
+		return true;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap - b->n < k)
+		cap *= 2;
+	struct dwarf_abbrev_attr *v = realloc(b->v, cap * sizeof(*v));
+	if (!v)
+		return false;
+	b->v = v;
+	b->cap = cap;
+	return true;
+}
+
+/* An entry after its code: tag, children flag, and its attributes, appended to b (a->attrs
+ * is left for the caller to point at them). */
+static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a, struct attr_buf *b)
 {
 	a->tag = (uint16_t)cur_uleb(c);
 	a->has_children = cur_u8(c) != 0;
-	const uint8_t *start = c->p;
-	struct dwarf_abbrev_attr quick[QUICK_ATTRS];
-	size_t n = 0;
+	size_t first = b->n;
 	for (;;) {
+		if (!attr_room(b, 64))
+			return -ENOMEM;
 		/* Nearly every name and form is one byte: such pairs are read two bytes at a
 		 * time, up to the terminating pair or the first that is not one. */
 		const uint8_t *p = c->p;
-		while (n < QUICK_ATTRS && c->end - p >= 2 && !((p[0] | p[1]) & 0x80) &&
-		       p[1] != DW_FORM_implicit_const && (p[0] | p[1])) {
-			quick[n++] = (struct dwarf_abbrev_attr){ .name = p[0], .form = p[1] };
-			p += 2;
-		}
+		for (size_t k = 0; k < 63 && c->end - p >= 2 && !((p[0] | p[1]) & 0x80) &&
+				   p[1] != DW_FORM_implicit_const && (p[0] | p[1]);
+		     k++, p += 2)
+			b->v[b->n++] = (struct dwarf_abbrev_attr){ .name = p[0], .form = p[1] };
 		c->p = p;
 		uint64_t name = cur_uleb(c), form = cur_uleb(c);
 		int64_t value = form == DW_FORM_implicit_const ? cur_sleb(c) : 0;
@@ -46,30 +67,26 @@ static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a)
 			return bad(d, cur_off(c), "attribute list runs past the section");
 		if (!name && !form)
 			break;
-		if (n < QUICK_ATTRS)
-			quick[n] = (struct dwarf_abbrev_attr){ .name = (uint16_t)name,
-							       .form = (uint16_t)form,
-							       .implicit_const = value };
-		n++;
+		b->v[b->n++] = (struct dwarf_abbrev_attr){ .name = (uint16_t)name,
+							   .form = (uint16_t)form,
+							   .implicit_const = value };
 	}
-	if (n > UINT16_MAX)
+	if (b->n - first > UINT16_MAX)
 		return bad(d, cur_off(c), "too many attributes");
-	a->nattrs = (uint16_t)n;
-	a->attrs = arena_alloc(&d->arena, (n ? n : 1) * sizeof(*a->attrs));
-	if (!a->attrs)
+	a->nattrs = (uint16_t)(b->n - first);
+	return 0;
+}
+
+/* Moves the attributes of entries all[0..n) from b into one block of d's arena, each
+ * entry pointed at its own. */
+static int place_attrs(struct dwarf *d, struct dwarf_abbrev *all, size_t n,
+		       const struct attr_buf *b)
+{
+	struct dwarf_abbrev_attr *block = arena_copy(&d->arena, b->v, b->n * sizeof(*block));
+	if (!block)
 		return -ENOMEM;
-	if (n <= QUICK_ATTRS) {
-		memcpy(a->attrs, quick, n * sizeof(*quick));
-		return 0;
-	}
-	struct cur r = *c; /* a long list: decoded again, into its exact-size array */
-	r.p = start;
-	for (size_t i = 0; i < n; i++) {
-		a->attrs[i].name = (uint16_t)cur_uleb(&r);
-		a->attrs[i].form = (uint16_t)cur_uleb(&r);
-		if (a->attrs[i].form == DW_FORM_implicit_const)
-			a->attrs[i].implicit_const = cur_sleb(&r);
-	}
+	for (size_t i = 0, at = 0; i < n; at += all[i].nattrs, i++)
+		all[i].attrs = block + at;
 	return 0;
 }
 
@@ -138,6 +155,7 @@ static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t, u
 	if (err)
 		return err;
 	struct dwarf_abbrev *all = NULL;
+	struct attr_buf attrs = { 0 };
 	size_t n = 0, cap = 0;
 	for (;;) {
 		uint64_t code = cur_uleb(&c);
@@ -158,14 +176,17 @@ static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t, u
 		}
 		memset(&all[n], 0, sizeof(all[n]));
 		all[n].code = code;
-		err = read_one(d, &c, &all[n]);
+		err = read_one(d, &c, &all[n], &attrs);
 		if (err)
 			break;
 		n++;
 	}
 	if (!err)
+		err = place_attrs(d, all, n, &attrs);
+	if (!err)
 		err = dwarf_abbrevs_index(d, t, all, n);
 	free(all);
+	free(attrs.v);
 	*end = cur_off(&c);
 	return err;
 }
@@ -181,14 +202,10 @@ int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_a
 	size_t dense = 0;
 	while (dense < n && all[dense].code == dense + 1)
 		dense++;
-	t->by_code = arena_alloc(&d->arena, (dense ? dense : 1) * sizeof(*all));
-	t->sparse = arena_alloc(&d->arena, (n - dense ? n - dense : 1) * sizeof(*all));
+	t->by_code = arena_copy(&d->arena, all, dense * sizeof(*all));
+	t->sparse = arena_copy(&d->arena, all + dense, (n - dense) * sizeof(*all));
 	if (!t->by_code || !t->sparse)
 		return -ENOMEM;
-	if (n) { /* all may be NULL when the table is empty */
-		memcpy(t->by_code, all, dense * sizeof(*all));
-		memcpy(t->sparse, all + dense, (n - dense) * sizeof(*all));
-	}
 	t->n_dense = dense;
 	t->n_sparse = n - dense;
 	return 0;
@@ -213,10 +230,12 @@ static int add_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t off, 
 	if (err)
 		return err;
 	t->shape = dwarf_unit_shape(u);
+	struct dwarf_form_sizes sizes;
+	dwarf_form_sizes(u, &sizes);
 	for (size_t k = 0; k < t->n_dense; k++)
-		dwarf_abbrev_sizes(u, &t->by_code[k]);
+		dwarf_abbrev_sizes(u, &sizes, &t->by_code[k]);
 	for (size_t k = 0; k < t->n_sparse; k++)
-		dwarf_abbrev_sizes(u, &t->sparse[k]);
+		dwarf_abbrev_sizes(u, &sizes, &t->sparse[k]);
 	if (d->nabbrev_tables == d->cap_abbrev_tables) {
 		size_t cap = d->cap_abbrev_tables ? d->cap_abbrev_tables * 2 : 64;
 		struct dwarf_abbrevs **n = realloc(d->abbrev_tables, cap * sizeof(*n));
@@ -291,8 +310,12 @@ static int decode_entry(struct dwarf *d, uint64_t off, uint64_t code, struct dwa
 	if (cur_ok(&c) && !k)
 		return -ENOENT;
 	*a = (struct dwarf_abbrev){ .code = code };
-	int err = cur_ok(&c) ? read_one(d, &c, a) : -EINVAL;
-	return err && d->abbrev_lazy ? -EAGAIN : err;
+	struct attr_buf attrs = { 0 };
+	int err = cur_ok(&c) ? read_one(d, &c, a, &attrs) : -EINVAL;
+	if (!err)
+		err = place_attrs(d, a, 1, &attrs);
+	free(attrs.v);
+	return err && err != -ENOMEM && d->abbrev_lazy ? -EAGAIN : err;
 }
 
 /* In front mode only as much of .debug_abbrev is inflated as reaches the entry, not the
@@ -307,7 +330,7 @@ int dwarf_abbrev_decode(struct dwarf *d, const struct dwarf_unit *u, uint64_t co
 		want = want < UINT64_MAX / 2 ? 2 * want : UINT64_MAX;
 	}
 	if (!err)
-		dwarf_abbrev_sizes(u, a);
+		dwarf_abbrev_sizes(u, NULL, a);
 	return err;
 }
 

@@ -67,9 +67,17 @@ int dwarf_form_read(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, 
 /* Units of one shape (address size, offset size, version class) give every fixed-size form
  * the same size. */
 uint32_t dwarf_unit_shape(const struct dwarf_unit *u);
+/* The sizes of forms 0 to DWARF_FORM_SIZES - 1 for units shaped like u, worked out once
+ * for a whole table: bytes, 0 for a value the abbreviation holds, -1 when it varies. */
+#define DWARF_FORM_SIZES 0x2d
+struct dwarf_form_sizes {
+	int16_t of[DWARF_FORM_SIZES];
+};
+void dwarf_form_sizes(const struct dwarf_unit *u, struct dwarf_form_sizes *fs);
 /* Fills a's sizes (struct dwarf_abbrev's fixed, fixed_size, attrs[].size) for units
- * shaped like u. */
-void dwarf_abbrev_sizes(const struct dwarf_unit *u, struct dwarf_abbrev *a);
+ * shaped like u, from fs when given. */
+void dwarf_abbrev_sizes(const struct dwarf_unit *u, const struct dwarf_form_sizes *fs,
+			struct dwarf_abbrev *a);
 /* Steps over one attribute value without decoding it. */
 int dwarf_form_skip(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, uint16_t form);
 /* Entry idx of the unit's .debug_addr table. */

@@ -174,7 +174,7 @@ int dwarf_form_read(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, 
  * (or is zero: flag_present, implicit_const). Computing sizes was a tenth of reading a
  * large file's abbreviation tables while it was a switch. */
 enum { SZ_ADDR = 0xfd, SZ_OFFSET = 0xfe, SZ_REF_ADDR = 0xff };
-static const uint8_t form_sizes[0x2d] = {
+static const uint8_t form_sizes[DWARF_FORM_SIZES] = {
 	[DW_FORM_addr] = SZ_ADDR,	[DW_FORM_data2] = 2,	       [DW_FORM_data4] = 4,
 	[DW_FORM_data8] = 8,		[DW_FORM_data1] = 1,	       [DW_FORM_flag] = 1,
 	[DW_FORM_strp] = SZ_OFFSET,	[DW_FORM_ref_addr] = SZ_REF_ADDR, [DW_FORM_ref1] = 1,
@@ -212,16 +212,30 @@ static bool plain_ref(uint16_t form)
 	       form == DW_FORM_ref8 || form == DW_FORM_ref_addr;
 }
 
-void dwarf_abbrev_sizes(const struct dwarf_unit *u, struct dwarf_abbrev *a)
+/* A form's size in units of u's shape: bytes, 0 for a value the abbreviation holds, or -1
+ * when the value says. */
+static int16_t form_size(const struct dwarf_unit *u, uint16_t form)
+{
+	unsigned n = fixed_size(u, form);
+	return n || form == DW_FORM_flag_present || form == DW_FORM_implicit_const ? (int16_t)n
+										   : -1;
+}
+
+void dwarf_form_sizes(const struct dwarf_unit *u, struct dwarf_form_sizes *fs)
+{
+	for (uint16_t form = 0; form < DWARF_FORM_SIZES; form++)
+		fs->of[form] = form_size(u, form);
+}
+
+void dwarf_abbrev_sizes(const struct dwarf_unit *u, const struct dwarf_form_sizes *fs,
+			struct dwarf_abbrev *a)
 {
 	a->fixed = true;
 	a->fixed_size = 0;
 	a->sibling_at = DWARF_NO_SIBLING;
 	for (uint16_t i = 0; i < a->nattrs; i++) {
 		struct dwarf_abbrev_attr *at = &a->attrs[i];
-		unsigned n = fixed_size(u, at->form);
-		bool zero = at->form == DW_FORM_flag_present || at->form == DW_FORM_implicit_const;
-		at->size = n || zero ? (int16_t)n : -1;
+		at->size = fs && at->form < DWARF_FORM_SIZES ? fs->of[at->form] : form_size(u, at->form);
 		if (at->name == DW_AT_sibling && a->sibling_at == DWARF_NO_SIBLING) {
 			bool fast = a->fixed && at->size > 0 && plain_ref(at->form);
 			a->sibling_at = fast ? (int32_t)a->fixed_size : DWARF_SLOW_SIBLING;
@@ -232,7 +246,7 @@ void dwarf_abbrev_sizes(const struct dwarf_unit *u, struct dwarf_abbrev *a)
 		if (at->size < 0)
 			a->fixed = false;
 		else
-			a->fixed_size += n;
+			a->fixed_size += (uint32_t)at->size;
 	}
 	for (uint16_t i = a->nattrs; i-- > 0;) {
 		struct dwarf_abbrev_attr *at = &a->attrs[i];
