@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/cursor.h"
+#include "base/radix.h"
 #include "base/err.h"
 #include "elf/elf.h"
 
@@ -83,46 +84,6 @@ static int read_table(struct elf_file *f, const struct elf_section *s, bool want
 	return 0;
 }
 
-/* A symbol's address and where it stands in the table, as the radix sort moves them. */
-struct sort_key {
-	uint64_t addr;
-	uint64_t idx;
-};
-
-/* Sorts keys by address, stably: a radix sort over the bits in which addresses differ (21
- * to 24 in a library or a program), in as few passes of at most RADIX_MAX bits as cover
- * them, the keys moving between keys and tmp; returns whichever of the two holds them
- * sorted. */
-#define RADIX_MAX 12
-
-static struct sort_key *radix_by_addr(struct sort_key *keys, struct sort_key *tmp, size_t n)
-{
-	uint64_t differ = 0;
-	for (size_t i = 1; i < n; i++)
-		differ |= keys[i].addr ^ keys[0].addr;
-	if (!differ)
-		return keys;
-	unsigned low = (unsigned)__builtin_ctzll(differ), high = 64 - (unsigned)__builtin_clzll(differ);
-	unsigned passes = (high - low + RADIX_MAX - 1) / RADIX_MAX;
-	unsigned bits = (high - low + passes - 1) / passes;
-	size_t mask = ((size_t)1 << bits) - 1;
-	for (unsigned shift = low; shift < high; shift += bits) {
-		size_t count[1u << RADIX_MAX] = { 0 };
-		for (size_t i = 0; i < n; i++)
-			count[keys[i].addr >> shift & mask]++;
-		for (size_t v = 0, at = 0, c; v <= mask; v++, at += c) {
-			c = count[v];
-			count[v] = at;
-		}
-		for (size_t i = 0; i < n; i++)
-			tmp[count[keys[i].addr >> shift & mask]++] = keys[i];
-		struct sort_key *sorted = tmp;
-		tmp = keys;
-		keys = sorted;
-	}
-	return keys;
-}
-
 int elf_symbols_unsorted(struct elf_file *f, enum elf_syms_which which, bool want_all,
 			 struct elf_symtab *out)
 {
@@ -174,32 +135,23 @@ static void sort_aliases(struct elf_symbol *s, size_t n)
 	}
 }
 
+static uint64_t sym_addr(const void *sym)
+{
+	return ((const struct elf_symbol *)sym)->addr;
+}
+
 /* By (address, size, table order): a radix sort by address, then each run of aliases at
  * one address (a few symbols) by size and order. qsort's comparisons of whole symbols over
  * the whole table were most of loading a large one. */
 int elf_symtab_sort(struct elf_symtab *t)
 {
-	size_t n = t->n;
-	struct sort_key *keys = malloc(2 * (n ? n : 1) * sizeof(*keys));
-	struct elf_symbol *out = malloc((n ? n : 1) * sizeof(*out));
-	if (!keys || !out) {
-		free(keys);
-		free(out);
+	if (radix_sort(t->syms, t->n, sizeof(*t->syms), sym_addr))
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++)
-		keys[i] = (struct sort_key){ t->syms[i].addr, i };
-	const struct sort_key *sorted = n ? radix_by_addr(keys, keys + n, n) : keys;
-	for (size_t i = 0; i < n; i++)
-		out[i] = t->syms[sorted[i].idx];
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && out[j].addr == out[i].addr; j++)
+	for (size_t i = 0, j; i < t->n; i = j) {
+		for (j = i + 1; j < t->n && t->syms[j].addr == t->syms[i].addr; j++)
 			;
-		sort_aliases(out + i, j - i);
+		sort_aliases(t->syms + i, j - i);
 	}
-	free(keys);
-	free(t->syms);
-	t->syms = out;
 	return 0;
 }
 

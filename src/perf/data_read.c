@@ -21,6 +21,7 @@
 #include "base/bulk.h"
 #include "base/cursor.h"
 #include "base/err.h"
+#include "base/radix.h"
 
 #define PERF_MAGIC2 0x32454c4946524550ull /* "PERFILE2" */
 #define HEADER_SIZE 104
@@ -713,12 +714,9 @@ int perf_sample_stack(struct perf_data *d, const struct perf_event_rec *ev, uint
 	return 0;
 }
 
-static int by_time(const void *a, const void *b)
+static uint64_t order_time(const void *o)
 {
-	const struct perf_order *x = a, *y = b;
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
+	return ((const struct perf_order *)o)->time;
 }
 
 /* The attribute of a sample (its first bytes at h: at least 40, or the whole record). */
@@ -870,8 +868,9 @@ static int build_index(struct perf_data *d)
 		d->order[d->norder++] = o;
 		off += span;
 	}
-	if (d->norder)
-		qsort(d->order, d->norder, sizeof(*d->order), by_time);
+	/* Stable: records of one time stay in file order. */
+	if (radix_sort(d->order, d->norder, sizeof(*d->order), order_time))
+		return err_set(-ENOMEM, "%s: out of memory", d->path);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 
 #include "base/search.h"
 #include "base/vec.h"
+#include "base/radix.h"
 #include "symbolize/symbolize_internal.h"
 
 /* Below this much .debug_info in the file, compressed or not, reading it all costs under
@@ -75,27 +76,25 @@ static int keep_range(uint64_t info_off, uint64_t lo, uint64_t hi, void *ctx)
 	return 0;
 }
 
-static int by_lo(const void *a, const void *b)
+static uint64_t range_lo(const void *r)
 {
-	uint64_t x = ((const struct front_range *)a)->lo, y = ((const struct front_range *)b)->lo;
-	return x < y ? -1 : x > y;
+	return ((const struct front_range *)r)->lo;
 }
 
-/* Sorted by start, each with the reach of those before it, so that candidate() looks at
- * the few ranges that can hold an address, not at all of them. Sorting libc6-dbg's 6,000
- * ranges (its sets are in unit order, not address order) costs as much as 50 scans of
- * them: done at the INDEX_AFTERth lookup, as most reports need a handful. */
+/* Sorted by start (stably), each with the reach of those before it, so that candidate()
+ * looks at the few ranges that can hold an address, not at all of them. Sorting
+ * libc6-dbg's 6,000 ranges (its sets are in unit order, not address order) costs as much
+ * as 10 scans of them: done at the INDEX_AFTERth lookup, as most reports need a handful.
+ * Without memory to sort, nothing changes: the scans go on. */
 static void index_ranges(struct sym_front *fr)
 {
 	struct front_range *r = fr->ranges.v;
 	size_t n = fr->ranges.n;
-	for (size_t i = 1; i < n; i++)
-		if (r[i].lo < r[i - 1].lo) {
-			qsort(r, n, sizeof(*r), by_lo);
-			break;
-		}
+	if (radix_sort(r, n, sizeof(*r), range_lo))
+		return;
 	for (size_t i = 0; i < n; i++)
 		r[i].reach = i && r[i - 1].reach > r[i].hi ? r[i - 1].reach : r[i].hi;
+	fr->indexed = true;
 }
 
 bool sym_front_open(struct sym_module *m, struct elf_file *src)
@@ -144,10 +143,8 @@ static void take_lower(const struct front_range *r, uint64_t addr, bool *found,
 static bool candidate(struct sym_front *fr, uint64_t addr, uint64_t *info_off)
 {
 	bool found = false;
-	if (!fr->indexed && fr->lookups >= INDEX_AFTER) {
+	if (!fr->indexed && fr->lookups >= INDEX_AFTER)
 		index_ranges(fr);
-		fr->indexed = true;
-	}
 	if (!fr->indexed) {
 		for (size_t i = 0; i < fr->ranges.n; i++)
 			take_lower(&fr->ranges.v[i], addr, &found, info_off);

@@ -12,6 +12,7 @@
 
 #include "base/cursor.h"
 #include "base/err.h"
+#include "base/radix.h"
 #include "base/mutex.h"
 #include "base/vec.h"
 #include "dwarf/dwarf_consts.h"
@@ -134,10 +135,9 @@ struct endpoint {
 	bool start;
 };
 
-static int by_addr(const void *a, const void *b)
+static uint64_t endpoint_addr(const void *e)
 {
-	const struct endpoint *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	return ((const struct endpoint *)e)->addr;
 }
 
 static int emit(range_vec *res, uint64_t lo, uint64_t hi, uint32_t unit)
@@ -168,8 +168,8 @@ static int make_disjoint(range_vec *in, struct sym_cu_range **out, size_t *nout)
 		ev[2 * i + 1] = (struct endpoint){ in->v[i].hi, in->v[i].unit, false };
 	}
 	size_t n = ev ? 2 * in->n : 0;
-	if (ev)
-		qsort(ev, n, sizeof(*ev), by_addr);
+	if (ev && radix_sort(ev, n, sizeof(*ev), endpoint_addr))
+		err = -ENOMEM;
 	for (size_t i = 0; i < n && !err;) {
 		uint64_t x = ev[i].addr;
 		for (; i < n && ev[i].addr == x; i++) {
