@@ -284,13 +284,11 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 	int err = elf_open(path, &m->elf);
 	if (!err) {
 		struct elf_file *src = dwarf_source(m);
-		sym_symbols_start(m);
-		if (m->opts.many || !sym_front_open(m, src)) {
+		err = sym_symbols_start(m);
+		if (!err && (m->opts.many || !sym_front_open(m, src))) {
 			sym_open_dwarf(m, src);
 			err = sym_index_units(m);
 		}
-		int symbols_err = sym_symbols_read_wait(m);
-		err = symbols_err ? symbols_err : err;
 	}
 	if (err) {
 		if (err == -ENOMEM)

@@ -145,11 +145,9 @@ int sym_symbols_read(struct elf_file *f, bool both, struct sym_symbols *out);
 /* Sorts what sym_symbols_read() read. */
 int sym_symbols_finish(struct elf_file *f, struct sym_symbols *out);
 /* The module's tables (symbols, and fallback from its debug file) load on a thread of
- * their own, started here; sym_symbols_read_wait() waits until they are read (their error,
- * with its message set), sym_symbols_wait() until they are sorted, which
- * lookups need. */
-void sym_symbols_start(struct sym_module *m);
-int sym_symbols_read_wait(struct sym_module *m);
+ * their own, started here (0, or -ENOMEM); sym_symbols_wait() waits until they are
+ * sorted, which lookups need. */
+int sym_symbols_start(struct sym_module *m);
 void sym_symbols_wait(struct sym_module *m);
 /* Joins the loading thread (at close). */
 void sym_symbols_stop(struct sym_module *m);

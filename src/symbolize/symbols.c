@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/search.h"
@@ -72,29 +71,17 @@ void sym_symbols_free(struct sym_symbols *s)
 
 /* Symbol tables load on a thread of their own while the DWARF opens and is indexed:
  * reading a large .symtab takes as long as reading every unit header of a large
- * .debug_info, and sorting it twice that. The open waits for the reading only, so that a
- * damaged table still fails it; the first lookup waits for the rest. The two share nothing
- * but the name arena, which has its lock. */
-enum { LOADER_READING, LOADER_READ, LOADER_DONE };
-
+ * .debug_info, and sorting it twice that. Lookups wait for them; the open does not (a
+ * table's damaged entries are skipped, so only memory can run out, and then names come
+ * from DWARF alone). The two share nothing but the name arena, which has its lock. */
 struct sym_loader {
 	struct sym_module *m;
 	pthread_t thread;
 	bool apart; /* runs on thread, to be joined */
-	pthread_mutex_t lock; /* with moved: for threads waiting on stage */
-	pthread_cond_t moved;
-	atomic_int stage;
-	int err;
-	char msg[512];
+	pthread_mutex_t lock; /* with loaded: for threads waiting on done */
+	pthread_cond_t loaded;
+	atomic_bool done;
 };
-
-static void reach(struct sym_loader *l, int stage)
-{
-	pthread_mutex_lock(&l->lock);
-	atomic_store_explicit(&l->stage, stage, memory_order_release);
-	pthread_cond_broadcast(&l->moved);
-	pthread_mutex_unlock(&l->lock);
-}
 
 static void *load(void *arg)
 {
@@ -103,59 +90,45 @@ static void *load(void *arg)
 	int err = sym_symbols_read(m->elf, false, &m->symbols);
 	if (!err && m->debug_elf)
 		err = sym_symbols_read(m->debug_elf, true, &m->fallback);
-	if (err) {
-		l->err = err;
-		snprintf(l->msg, sizeof(l->msg), "%s", err_msg()); /* messages are per thread */
-	}
-	reach(l, LOADER_READ);
-	if (!err && (sym_symbols_finish(m->elf, &m->symbols) ||
-		     (m->debug_elf && sym_symbols_finish(m->debug_elf, &m->fallback)))) {
+	if (err || sym_symbols_finish(m->elf, &m->symbols) ||
+	    (m->debug_elf && sym_symbols_finish(m->debug_elf, &m->fallback))) {
 		sym_symbols_free(&m->symbols); /* out of memory: names from DWARF only */
 		sym_symbols_free(&m->fallback);
 	}
-	reach(l, LOADER_DONE);
+	pthread_mutex_lock(&l->lock);
+	atomic_store_explicit(&l->done, true, memory_order_release);
+	pthread_cond_broadcast(&l->loaded);
+	pthread_mutex_unlock(&l->lock);
 	return NULL;
 }
 
-void sym_symbols_start(struct sym_module *m)
+int sym_symbols_start(struct sym_module *m)
 {
 	struct sym_loader *l = calloc(1, sizeof(*l));
 	if (!l)
-		return; /* sym_symbols_read_wait() says so */
+		return -ENOMEM;
 	l->m = m;
 	pthread_mutex_init(&l->lock, NULL);
-	pthread_cond_init(&l->moved, NULL);
+	pthread_cond_init(&l->loaded, NULL);
 	m->loader = l;
 	l->apart = !pthread_create(&l->thread, NULL, load, l);
 	if (!l->apart)
 		load(l);
-}
-
-static void wait_for(struct sym_loader *l, int stage)
-{
-	if (atomic_load_explicit(&l->stage, memory_order_acquire) >= stage)
-		return; /* no lock taken: every lookup asks */
-	pthread_mutex_lock(&l->lock);
-	while (atomic_load_explicit(&l->stage, memory_order_relaxed) < stage)
-		pthread_cond_wait(&l->moved, &l->lock);
-	pthread_mutex_unlock(&l->lock);
-}
-
-int sym_symbols_read_wait(struct sym_module *m)
-{
-	if (!m->loader)
-		return err_set(-ENOMEM, "%s: out of memory", m->elf->path);
-	wait_for(m->loader, LOADER_READ);
-	return m->loader->err ? err_set(m->loader->err, "%s", m->loader->msg) : 0;
+	return 0;
 }
 
 /* A batch's thread that would wait indexes the units the batch will need meanwhile. */
 void sym_symbols_wait(struct sym_module *m)
 {
-	while (atomic_load_explicit(&m->loader->stage, memory_order_acquire) < LOADER_DONE &&
-	       sym_build_planned(m))
+	struct sym_loader *l = m->loader;
+	while (!atomic_load_explicit(&l->done, memory_order_acquire) && sym_build_planned(m))
 		;
-	wait_for(m->loader, LOADER_DONE);
+	if (atomic_load_explicit(&l->done, memory_order_acquire))
+		return; /* no lock taken: every lookup asks */
+	pthread_mutex_lock(&l->lock);
+	while (!atomic_load_explicit(&l->done, memory_order_relaxed))
+		pthread_cond_wait(&l->loaded, &l->lock);
+	pthread_mutex_unlock(&l->lock);
 }
 
 void sym_symbols_stop(struct sym_module *m)
@@ -166,7 +139,7 @@ void sym_symbols_stop(struct sym_module *m)
 	if (l->apart)
 		pthread_join(l->thread, NULL);
 	pthread_mutex_destroy(&l->lock);
-	pthread_cond_destroy(&l->moved);
+	pthread_cond_destroy(&l->loaded);
 	free(l);
 	m->loader = NULL;
 }
