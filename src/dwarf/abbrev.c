@@ -203,7 +203,8 @@ int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_a
 	while (dense < n && all[dense].code == dense + 1)
 		dense++;
 	t->by_code = arena_copy(&d->arena, all, dense * sizeof(*all));
-	t->sparse = arena_copy(&d->arena, all + dense, (n - dense) * sizeof(*all));
+	/* all is NULL for an empty table: no pointer arithmetic on it */
+	t->sparse = arena_copy(&d->arena, n ? all + dense : NULL, (n - dense) * sizeof(*all));
 	if (!t->by_code || !t->sparse)
 		return -ENOMEM;
 	t->n_dense = dense;

@@ -557,9 +557,9 @@ static int decode_sample(struct perf_data *d, struct cur *c, uint64_t missing,
 			/* One bounds check for all of them: this runs for every sample. */
 			ev->regs_mask = a->sample_regs_user;
 			const uint8_t *v = cur_bytes(c, 8u * (unsigned)__builtin_popcountll(ev->regs_mask));
-			for (int i = 0, k = 0; v && i < 64; i++)
-				if (ev->regs_mask >> i & 1)
-					ev->regs[i] = load_u64(v + 8 * k++, false);
+			unsigned k = 0;
+			for (uint64_t left = v ? ev->regs_mask : 0; left; left &= left - 1)
+				ev->regs[__builtin_ctzll(left)] = load_u64(v + 8 * k++, false);
 		}
 	}
 	uint64_t size = t & PERF_SAMPLE_STACK_USER ? cur_u64(c) : 0;
