@@ -173,6 +173,12 @@ struct prof_loc {
  * then goes to a "[truncated]" frame: cost is never dropped). */
 int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
 		   const int64_t *weights);
+/* The same, for a caller that adds the same stack again and again (a sampler's memo of
+ * whole stacks): *kept starts as PROF_NONE, and is set to where p keeps the stack; a later
+ * call with *kept so set must pass the same stack but for its innermost pc and line, and
+ * finds it there without looking it up. */
+int prof_add_stack_kept(struct prof *p, const struct prof_loc *stack, size_t n,
+			const int64_t *weights, uint32_t *kept);
 
 /* ---- building from calling-context events (exact sources such as the sBPF VM) ---- */
 

@@ -184,8 +184,9 @@ static bool stack_eq(const void *ctx, uint32_t id)
 	return true;
 }
 
+/* Stores the stack (its node) for prof_add_stack's lookup; *id is where. */
 static int remember_stack(struct prof *p, const struct prof_loc *stack, size_t n,
-			  uint32_t h, uint32_t node)
+			  uint32_t h, uint32_t node, uint32_t *id)
 {
 	size_t off = p->stack_store.n;
 	union prof_stack_slot *hdr = off < UINT32_MAX - n - 2 ? vec_push(&p->stack_store) : NULL;
@@ -206,12 +207,32 @@ static int remember_stack(struct prof *p, const struct prof_loc *stack, size_t n
 	hdr->h.n = (uint32_t)n;
 	hdr->h.pcw = PROF_NONE;
 	hdr->h.node = node;
+	*id = (uint32_t)off;
 	return 0;
 }
 
-int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
-		   const int64_t *weights)
+/* Adds weights to the stack stored at id, whose innermost location is now inner. */
+static int add_to_stored(struct prof *p, uint32_t id, const struct prof_loc *inner,
+			 const int64_t *weights)
 {
+	/* Hot code repeats the same pc too: the entry remembers the last one's weights. */
+	union prof_stack_slot *e = &p->stack_store.v[id];
+	bool same = e[0].h.pcw != PROF_NONE && e[1].last.pc == inner->pc &&
+		    e[1].last.line == inner->line;
+	uint32_t pcw = add_at(p, e[0].h.node, inner->pc, inner->line, same ? e[0].h.pcw : PROF_NONE,
+			      weights);
+	if (pcw == PROF_NONE)
+		return -EINVAL;
+	e[0].h.pcw = pcw;
+	e[1].last = *inner;
+	return 0;
+}
+
+int prof_add_stack_kept(struct prof *p, const struct prof_loc *stack, size_t n,
+			const int64_t *weights, uint32_t *kept)
+{
+	if (*kept != PROF_NONE && n)
+		return add_to_stored(p, *kept, &stack[0], weights);
 	if (!n) {
 		uint32_t f = truncated_frame(p);
 		uint32_t node = f == PROF_NONE ? PROF_NONE : prof_child(p, PROF_ROOT, f, 0, 0);
@@ -223,17 +244,8 @@ int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
 	uint32_t h = stack_hash(stack, n);
 	uint32_t id = idhash_find(&p->stack_index, h, stack_eq, &k);
 	if (id != PROF_NONE) {
-		/* Hot code repeats the same pc too: the entry remembers the last one's weights. */
-		union prof_stack_slot *e = &p->stack_store.v[id];
-		bool same = e[0].h.pcw != PROF_NONE && e[1].last.pc == stack[0].pc &&
-			    e[1].last.line == stack[0].line;
-		uint32_t pcw = add_at(p, e[0].h.node, stack[0].pc, stack[0].line,
-				      same ? e[0].h.pcw : PROF_NONE, weights);
-		if (pcw == PROF_NONE)
-			return -EINVAL;
-		e[0].h.pcw = pcw;
-		e[1].last = stack[0];
-		return 0;
+		*kept = id;
+		return add_to_stored(p, id, &stack[0], weights);
 	}
 	uint32_t node = PROF_ROOT;
 	uint64_t call_pc = 0;
@@ -245,9 +257,16 @@ int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
 		call_pc = stack[i].pc;
 		call_line = stack[i].line;
 	}
-	if (n < 1024 && remember_stack(p, stack, n, h, node))
+	if (n < 1024 && remember_stack(p, stack, n, h, node, kept))
 		return -ENOMEM;
 	return prof_add_self(p, node, stack[0].pc, stack[0].line, weights);
+}
+
+int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
+		   const int64_t *weights)
+{
+	uint32_t kept = PROF_NONE;
+	return prof_add_stack_kept(p, stack, n, weights, &kept);
 }
 
 void prof_cct_init(struct prof_cct *c, struct prof *p)

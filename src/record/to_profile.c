@@ -40,9 +40,13 @@ struct build {
 		uint32_t id;
 	} mods[MOD_MEMO];
 	unsigned nmods, next_mod;
-	/* Each repeated stack's locations (as many as its frames), by its id
-	 * (rec_sym_stack.id), made once; NULL until made. */
-	struct prof_loc **known;
+	/* Each repeated stack, by its id (rec_sym_stack.id): its locations (as many as its
+	 * frames, made once; NULL until made) and where the profile keeps it
+	 * (prof_add_stack_kept). */
+	struct known_stack {
+		struct prof_loc *locs;
+		uint32_t kept;
+	} *known;
 	size_t nknown;
 	uint64_t first_time, last_time;
 	char source[128];
@@ -125,34 +129,42 @@ static int make_locs(struct build *b, const struct rec_sym_stack *st)
 
 /* Keeps a copy of the n locations of the stack id (not kept when out of memory: then
  * they are made again next time). */
-static void remember(struct build *b, uint32_t id, const struct prof_loc *locs, size_t n)
+static struct known_stack *remember(struct build *b, uint32_t id, const struct prof_loc *locs,
+				    size_t n)
 {
 	if (id >= b->nknown) {
 		size_t cap = b->nknown ? b->nknown : 64;
 		while (cap <= id)
 			cap *= 2;
-		struct prof_loc **k = realloc(b->known, cap * sizeof(*k));
+		struct known_stack *k = realloc(b->known, cap * sizeof(*k));
 		if (!k)
-			return;
+			return NULL;
 		memset(k + b->nknown, 0, (cap - b->nknown) * sizeof(*k));
 		b->known = k;
 		b->nknown = cap;
 	}
-	if ((b->known[id] = malloc((n ? n : 1) * sizeof(*locs))))
-		memcpy(b->known[id], locs, n * sizeof(*locs));
+	struct known_stack *k = &b->known[id];
+	if (!(k->locs = malloc((n ? n : 1) * sizeof(*locs))))
+		return NULL;
+	memcpy(k->locs, locs, n * sizeof(*locs));
+	k->kept = PROF_NONE;
+	return k;
 }
 
 static int on_stack(const struct rec_sym_stack *st, void *arg)
 {
 	struct build *b = arg;
-	const struct prof_loc *locs = st->id && st->id < b->nknown ? b->known[st->id] : NULL;
+	struct known_stack *k = st->id && st->id < b->nknown && b->known[st->id].locs
+					? &b->known[st->id]
+					: NULL;
+	const struct prof_loc *locs = k ? k->locs : NULL;
 	if (!locs) {
 		int r = make_locs(b, st);
 		if (r)
 			return r;
 		locs = b->locs;
 		if (st->id)
-			remember(b, st->id, b->locs, st->n);
+			k = remember(b, st->id, b->locs, st->n);
 	}
 	const struct perf_event_rec *ev = st->raw->ev;
 	int64_t w[2] = { 1, (int64_t)ev->period };
@@ -161,6 +173,8 @@ static int on_stack(const struct rec_sym_stack *st, void *arg)
 		snprintf(b->source, sizeof(b->source), "perf.data: %s", st->comm);
 	}
 	b->last_time = ev->time;
+	if (k)
+		return prof_add_stack_kept(b->p, locs, st->n, w, &k->kept);
 	return prof_add_stack(b->p, locs, st->n, w);
 }
 
@@ -230,7 +244,7 @@ int rec_profile(struct perf_data *d, enum unw_method method, struct prof **out)
 		err_set(r, "%s: out of memory", d->path);
 	free(b.locs);
 	for (size_t i = 0; i < b.nknown; i++)
-		free(b.known[i]);
+		free(b.known[i].locs);
 	free(b.known);
 	if (!r) {
 		counters(p, &q);

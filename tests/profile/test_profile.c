@@ -113,6 +113,58 @@ static void profile_call_sites_make_distinct_nodes(void **state)
 	prof_free(p);
 }
 
+/* The node depth levels below the root, following first children. */
+static const struct prof_node *first_at_depth(const struct prof *p, unsigned depth)
+{
+	uint32_t node = PROF_ROOT;
+	while (depth--)
+		node = prof_node_at(p, node)->first_child;
+	return prof_node_at(p, node);
+}
+
+/* A stack added through prof_add_stack_kept (where the profile keeps it learnt once) weighs
+ * exactly as the same stacks added by prof_add_stack: per node and per pc, innermost pcs
+ * varying from one sample to the next. */
+static void profile_kept_stacks_weigh_as_looked_up_ones(void **state)
+{
+	struct prof *a = new_prof(), *b = new_prof();
+	uint32_t kept[2] = { PROF_NONE, PROF_NONE };
+	for (int i = 0; i < 40; i++) {
+		for (int which = 0; which < 2; which++) {
+			int64_t w = 1 + i % 3;
+			for (int k = 0; k < 2; k++) {
+				struct prof *p = k ? b : a;
+				uint32_t main_f = fn(p, "main", PROF_NATIVE), f = fn(p, "f", PROF_NATIVE);
+				uint32_t leaf = fn(p, which ? "g" : "h", PROF_NATIVE);
+				struct prof_loc st[] = { { leaf, 0, 0x300 + 4 * (uint64_t)(i % 5) },
+							 { f, 7, 0x200 },
+							 { main_f, 3, 0x100 } };
+				if (k)
+					assert_int_equal(prof_add_stack(p, st, 3, &w), 0);
+				else
+					assert_int_equal(prof_add_stack_kept(p, st, 3, &w, &kept[which]),
+							 0);
+			}
+		}
+	}
+	assert_int_not_equal(kept[0], PROF_NONE);
+	assert_int_not_equal(kept[0], kept[1]);
+	assert_int_equal(prof_finish(a), 0);
+	assert_int_equal(prof_finish(b), 0);
+	struct dump da, db;
+	assert_string_equal(dump(a, &da), dump(b, &db));
+	const struct prof_node *ga = first_at_depth(a, 3), *gb = first_at_depth(b, 3);
+	uint32_t ea = ga->first_pc, eb = gb->first_pc;
+	for (; ea != PROF_NONE && eb != PROF_NONE;
+	     ea = prof_pcw_at(a, ea)->next, eb = prof_pcw_at(b, eb)->next) {
+		assert_int_equal(prof_pcw_at(a, ea)->pc, prof_pcw_at(b, eb)->pc);
+		assert_int_equal(prof_pcw_weights(a, ea)[0], prof_pcw_weights(b, eb)[0]);
+	}
+	assert_int_equal(ea, eb); /* both lists ended */
+	prof_free(a);
+	prof_free(b);
+}
+
 static void profile_order_does_not_depend_on_arrival(void **state)
 {
 	struct prof *a = new_prof(), *b = new_prof();
@@ -309,6 +361,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(profile_strings_and_frames_are_interned),
 		cmocka_unit_test(profile_call_sites_make_distinct_nodes),
+		cmocka_unit_test(profile_kept_stacks_weigh_as_looked_up_ones),
 		cmocka_unit_test(profile_order_does_not_depend_on_arrival),
 		cmocka_unit_test(profile_function_total_counts_recursion_once),
 		cmocka_unit_test(profile_filters_keep_totals_where_they_should),
