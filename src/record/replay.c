@@ -68,9 +68,12 @@ static void sample_regs(const struct unw_arch *a, const struct perf_event_rec *e
 	memset(out, 0, sizeof(*out));
 	if (!ev->regs_abi)
 		return;
-	for (unsigned i = 0; i < a->nperf && i < PERF_REGS_MAX; i++) {
+	unsigned known = a->nperf < PERF_REGS_MAX ? a->nperf : PERF_REGS_MAX;
+	uint64_t regs = known < 64 ? ev->regs_mask & ((1ull << known) - 1) : ev->regs_mask;
+	for (; regs; regs &= regs - 1) { /* the registers the sample has, lowest first */
+		unsigned i = (unsigned)__builtin_ctzll(regs);
 		int d = a->dwarf_of_perf[i];
-		if (d < 0 || !(ev->regs_mask >> i & 1))
+		if (d < 0)
 			continue;
 		out->r[d] = ev->regs[i];
 		out->valid |= 1ull << d;
