@@ -115,6 +115,20 @@ bool sym_front_open(struct sym_module *m, struct elf_file *src)
 	return true;
 }
 
+int sym_front_aranges(const struct sym_module *m,
+		      int (*fn)(uint64_t info_off, uint64_t lo, uint64_t hi, void *ctx), void *ctx)
+{
+	if (!m->fr)
+		return -ENOENT;
+	for (size_t i = 0; i < m->fr->ranges.n; i++) {
+		const struct front_range *r = &m->fr->ranges.v[i];
+		int err = fn(r->info_off, r->lo, r->hi, ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 void sym_front_free(struct sym_module *m)
 {
 	if (!m->fr)

@@ -92,12 +92,16 @@ static int add_arange(uint64_t info_off, uint64_t lo, uint64_t hi, void *ctx)
 	return add_range(lo, hi, &r);
 }
 
-/* .debug_aranges sets (DWARF 5 section 6.1.2), for units whose DIE gives no ranges. A
- * damaged table is used as far as it is readable. */
+/* .debug_aranges sets (DWARF 5 section 6.1.2), for units whose DIE gives no ranges: as
+ * front mode kept them, else read again. A damaged table is used as far as it is
+ * readable. */
 static int aranges(struct sym_module *m, const bool *has, range_vec *out)
 {
 	struct arange_ctx a = { m->dwarf, has, out };
-	return sym_aranges_walk(m->dwarf->elf, add_arange, &a) == -ENOMEM ? -ENOMEM : 0;
+	int err = sym_front_aranges(m, add_arange, &a);
+	if (err == -ENOENT)
+		err = sym_aranges_walk(m->dwarf->elf, add_arange, &a);
+	return err == -ENOMEM ? -ENOMEM : 0;
 }
 
 static int collect_ranges(struct sym_module *m, range_vec *out)

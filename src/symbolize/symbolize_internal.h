@@ -110,6 +110,10 @@ bool sym_front_lookup(struct sym_module *m, uint64_t addr, enum sym_style style,
 /* Leaves front mode: m->dwarf read whole. Takes front_lock. */
 void sym_front_end(struct sym_module *m);
 void sym_front_free(struct sym_module *m);
+/* The .debug_aranges sets front mode read at open, each passed to fn as sym_aranges_walk()
+ * passes them (fn's first error is returned); -ENOENT when the module never had a front. */
+int sym_front_aranges(const struct sym_module *m,
+		      int (*fn)(uint64_t info_off, uint64_t lo, uint64_t hi, void *ctx), void *ctx);
 /* lookup.c: the lookup itself, in either mode. */
 int sym_lookup_in(struct sym_module *m, uint64_t addr, enum sym_style style,
 		  struct tally_frame *frames, size_t max);
