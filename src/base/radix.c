@@ -45,7 +45,7 @@ static struct sort_key *sort_keys(struct sort_key *keys, struct sort_key *tmp, s
 	return keys;
 }
 
-int radix_sort(void *base, size_t n, size_t size, uint64_t (*key)(const void *elem))
+int radix_sort(void *base, size_t n, size_t size, size_t key_at)
 {
 	if (n < 2)
 		return 0;
@@ -57,8 +57,11 @@ int radix_sort(void *base, size_t n, size_t size, uint64_t (*key)(const void *el
 		return -ENOMEM;
 	}
 	unsigned char *b = base;
-	for (size_t i = 0; i < n; i++)
-		keys[i] = (struct sort_key){ key(b + i * size), i };
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key;
+		memcpy(&key, b + i * size + key_at, sizeof(key));
+		keys[i] = (struct sort_key){ key, i };
+	}
 	const struct sort_key *sorted = sort_keys(keys, keys + n, n);
 	for (size_t i = 0; i < n; i++)
 		memcpy(out + i * size, b + sorted[i].idx * size, size);

@@ -9,8 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Sorts the n elements of size bytes at base by key(element), keeping the order of equal
- * keys. 0, or -ENOMEM (base untouched). */
-int radix_sort(void *base, size_t n, size_t size, uint64_t (*key)(const void *elem));
+/* Sorts the n elements of size bytes at base by the uint64_t each holds at byte key_at
+ * (offsetof(type, member)), keeping the order of equal keys. 0, or -ENOMEM (base
+ * untouched). */
+int radix_sort(void *base, size_t n, size_t size, size_t key_at);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,17 +136,12 @@ static void sort_aliases(struct elf_symbol *s, size_t n)
 	}
 }
 
-static uint64_t sym_addr(const void *sym)
-{
-	return ((const struct elf_symbol *)sym)->addr;
-}
-
 /* By (address, size, table order): a radix sort by address, then each run of aliases at
  * one address (a few symbols) by size and order. qsort's comparisons of whole symbols over
  * the whole table were most of loading a large one. */
 int elf_symtab_sort(struct elf_symtab *t)
 {
-	if (radix_sort(t->syms, t->n, sizeof(*t->syms), sym_addr))
+	if (radix_sort(t->syms, t->n, sizeof(*t->syms), offsetof(struct elf_symbol, addr)))
 		return -ENOMEM;
 	for (size_t i = 0, j; i < t->n; i = j) {
 		for (j = i + 1; j < t->n && t->syms[j].addr == t->syms[i].addr; j++)

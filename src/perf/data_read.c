@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -714,11 +715,6 @@ int perf_sample_stack(struct perf_data *d, const struct perf_event_rec *ev, uint
 	return 0;
 }
 
-static uint64_t order_time(const void *o)
-{
-	return ((const struct perf_order *)o)->time;
-}
-
 /* The attribute of a sample (its first bytes at h: at least 40, or the whole record). */
 static const struct perf_attr_info *sample_attr(const struct perf_data *d, const uint8_t *h,
 						uint16_t size)
@@ -869,7 +865,7 @@ static int build_index(struct perf_data *d)
 		off += span;
 	}
 	/* Stable: records of one time stay in file order. */
-	if (radix_sort(d->order, d->norder, sizeof(*d->order), order_time))
+	if (radix_sort(d->order, d->norder, sizeof(*d->order), offsetof(struct perf_order, time)))
 		return err_set(-ENOMEM, "%s: out of memory", d->path);
 	return 0;
 }

@@ -15,6 +15,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "base/search.h"
@@ -76,11 +77,6 @@ static int keep_range(uint64_t info_off, uint64_t lo, uint64_t hi, void *ctx)
 	return 0;
 }
 
-static uint64_t range_lo(const void *r)
-{
-	return ((const struct front_range *)r)->lo;
-}
-
 /* Sorted by start (stably), each with the reach of those before it, so that candidate()
  * looks at the few ranges that can hold an address, not at all of them. Sorting
  * libc6-dbg's 6,000 ranges (its sets are in unit order, not address order) costs as much
@@ -90,7 +86,7 @@ static void index_ranges(struct sym_front *fr)
 {
 	struct front_range *r = fr->ranges.v;
 	size_t n = fr->ranges.n;
-	if (radix_sort(r, n, sizeof(*r), range_lo))
+	if (radix_sort(r, n, sizeof(*r), offsetof(struct front_range, lo)))
 		return;
 	for (size_t i = 0; i < n; i++)
 		r[i].reach = i && r[i - 1].reach > r[i].hi ? r[i - 1].reach : r[i].hi;

@@ -109,7 +109,7 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 	bool gnu = style == SYM_STYLE_GNU;
 	sym_symbols_wait(m);
 	/* addr2line reads symbols from the separate debug file when there is one. */
-	const struct sym_symbols *table = gnu && m->debug_elf ? &m->fallback : &m->symbols;
+	const struct sym_symbols *table = gnu && m->debug_elf ? sym_fallback(m) : &m->symbols;
 	if (gnu && n == 1 && outer->scope && outer->cxx_plain)
 		gnu_cxx_name(m, table, outer->scope, addr, f);
 	if (!gnu || !f->function) {
@@ -123,7 +123,7 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 				f->file = file;
 		}
 	}
-	if (!f->function && (name = sym_symbols_find(m, &m->fallback, addr, gnu, &start, &idx))) {
+	if (!f->function && (name = sym_symbols_find(m, sym_fallback(m), addr, gnu, &start, &idx))) {
 		f->function = name;
 		f->sym_start = start;
 	}

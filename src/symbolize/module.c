@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,11 +140,6 @@ struct endpoint {
 	bool start;
 };
 
-static uint64_t endpoint_addr(const void *e)
-{
-	return ((const struct endpoint *)e)->addr;
-}
-
 static int emit(range_vec *res, uint64_t lo, uint64_t hi, uint32_t unit)
 {
 	struct sym_cu_range *last = res->n ? &res->v[res->n - 1] : NULL;
@@ -172,7 +168,7 @@ static int make_disjoint(range_vec *in, struct sym_cu_range **out, size_t *nout)
 		ev[2 * i + 1] = (struct endpoint){ in->v[i].hi, in->v[i].unit, false };
 	}
 	size_t n = ev ? 2 * in->n : 0;
-	if (ev && radix_sort(ev, n, sizeof(*ev), endpoint_addr))
+	if (ev && radix_sort(ev, n, sizeof(*ev), offsetof(struct endpoint, addr)))
 		err = -ENOMEM;
 	for (size_t i = 0; i < n && !err;) {
 		uint64_t x = ev[i].addr;

@@ -65,8 +65,8 @@ struct sym_module {
 	struct elf_file *debug_elf; /* its separate debug file, or NULL */
 	struct dwarf *dwarf;        /* from whichever of the two has .debug_info, or NULL */
 	struct sym_symbols symbols; /* the module's .symtab, else its .dynsym */
-	struct sym_symbols fallback; /* the debug file's symbols */
-	struct sym_loader *loader;   /* loads both: see sym_symbols_start() */
+	struct sym_symbols fallback; /* the debug file's symbols: see sym_fallback() */
+	struct sym_loader *loader;   /* loads them: see sym_symbols_start() */
 	struct sym_cu_range *cu_ranges;
 	size_t ncu_ranges;
 	struct sym_unit_index *units; /* parallel to dwarf->units */
@@ -148,11 +148,12 @@ void sym_names_free(struct sym_module *m);
 int sym_symbols_read(struct elf_file *f, bool both, struct sym_symbols *out);
 /* Sorts what sym_symbols_read() read. */
 int sym_symbols_finish(struct elf_file *f, struct sym_symbols *out);
-/* The module's tables (symbols, and fallback from its debug file) load on a thread of
- * their own, started here (0, or -ENOMEM); sym_symbols_wait() waits until they are
- * sorted, which lookups need. */
+/* The module's table (symbols) loads on a thread of its own, started here (0, or
+ * -ENOMEM); sym_symbols_wait() waits until it is sorted, which lookups need.
+ * sym_fallback() is the debug file's table, read on first use. */
 int sym_symbols_start(struct sym_module *m);
 void sym_symbols_wait(struct sym_module *m);
+const struct sym_symbols *sym_fallback(struct sym_module *m);
 /* Joins the loading thread (at close). */
 void sym_symbols_stop(struct sym_module *m);
 /* The (demangled) name of the symbol llvm-symbolizer would name addr with (with any_size,

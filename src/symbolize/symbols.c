@@ -81,20 +81,19 @@ struct sym_loader {
 	pthread_mutex_t lock; /* with loaded: for threads waiting on done */
 	pthread_cond_t loaded;
 	atomic_bool done;
+	/* The debug file's table (m->fallback) is read when a lookup first needs it: with
+	 * DWARF, llvm-symbolizer's answers need it only for code DWARF does not describe. */
+	pthread_mutex_t fallback_lock;
+	atomic_bool fallback_read;
 };
 
 static void *load(void *arg)
 {
 	struct sym_loader *l = arg;
 	struct sym_module *m = l->m;
-	int err = sym_symbols_read(m->elf, false, &m->symbols);
-	if (!err && m->debug_elf)
-		err = sym_symbols_read(m->debug_elf, true, &m->fallback);
-	if (err || sym_symbols_finish(m->elf, &m->symbols) ||
-	    (m->debug_elf && sym_symbols_finish(m->debug_elf, &m->fallback))) {
+	if (sym_symbols_read(m->elf, false, &m->symbols) ||
+	    sym_symbols_finish(m->elf, &m->symbols))
 		sym_symbols_free(&m->symbols); /* out of memory: names from DWARF only */
-		sym_symbols_free(&m->fallback);
-	}
 	pthread_mutex_lock(&l->lock);
 	atomic_store_explicit(&l->done, true, memory_order_release);
 	pthread_cond_broadcast(&l->loaded);
@@ -110,6 +109,7 @@ int sym_symbols_start(struct sym_module *m)
 	l->m = m;
 	pthread_mutex_init(&l->lock, NULL);
 	pthread_cond_init(&l->loaded, NULL);
+	pthread_mutex_init(&l->fallback_lock, NULL);
 	m->loader = l;
 	l->apart = !pthread_create(&l->thread, NULL, load, l);
 	if (!l->apart)
@@ -131,6 +131,22 @@ void sym_symbols_wait(struct sym_module *m)
 	pthread_mutex_unlock(&l->lock);
 }
 
+const struct sym_symbols *sym_fallback(struct sym_module *m)
+{
+	struct sym_loader *l = m->loader;
+	if (!m->debug_elf || atomic_load_explicit(&l->fallback_read, memory_order_acquire))
+		return &m->fallback;
+	pthread_mutex_lock(&l->fallback_lock);
+	if (!atomic_load_explicit(&l->fallback_read, memory_order_relaxed)) {
+		if (sym_symbols_read(m->debug_elf, true, &m->fallback) ||
+		    sym_symbols_finish(m->debug_elf, &m->fallback))
+			sym_symbols_free(&m->fallback); /* out of memory: no fallback names */
+		atomic_store_explicit(&l->fallback_read, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&l->fallback_lock);
+	return &m->fallback;
+}
+
 void sym_symbols_stop(struct sym_module *m)
 {
 	struct sym_loader *l = m->loader;
@@ -140,6 +156,7 @@ void sym_symbols_stop(struct sym_module *m)
 		pthread_join(l->thread, NULL);
 	pthread_mutex_destroy(&l->lock);
 	pthread_cond_destroy(&l->loaded);
+	pthread_mutex_destroy(&l->fallback_lock);
 	free(l);
 	m->loader = NULL;
 }

@@ -21,11 +21,6 @@ struct elem {
 	char pad[3]; /* an element size that is no power of two */
 };
 
-static uint64_t elem_key(const void *e)
-{
-	return ((const struct elem *)e)->key;
-}
-
 static int by_key_then_pos(const void *a, const void *b)
 {
 	const struct elem *x = a, *y = b;
@@ -50,7 +45,7 @@ static void check_sort(size_t n, uint64_t mask, unsigned shift, uint64_t seed)
 		a[i] = (struct elem){ .key = (next(&seed) & mask) << shift, .pos = (uint32_t)i };
 	memcpy(want, a, n * sizeof(*a));
 	qsort(want, n, sizeof(*want), by_key_then_pos);
-	assert_int_equal(radix_sort(a, n, sizeof(*a), elem_key), 0);
+	assert_int_equal(radix_sort(a, n, sizeof(*a), offsetof(struct elem, key)), 0);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(a[i].key, want[i].key);
 		assert_int_equal(a[i].pos, want[i].pos);
