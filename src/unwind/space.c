@@ -7,10 +7,19 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "elf/elf.h"
+
+/* A stamp no space has had: walks noted in a space are reused only while it is unchanged
+ * (memo.c), and a space's memory may be another's later. */
+static void restamp(struct unw_space *s)
+{
+	static atomic_uint_fast64_t stamps;
+	s->stamp = atomic_fetch_add_explicit(&stamps, 1, memory_order_relaxed) + 1;
+}
 
 static int reserve(struct unw_space *s, size_t extra)
 {
@@ -49,6 +58,7 @@ int unw_space_map(struct unw_ctx *c, struct unw_space *s, uint64_t start, uint64
 		return 0;
 	if (reserve(s, 2))
 		return -ENOMEM;
+	restamp(s);
 	struct unw_module *mod = unw_module_get(c, path);
 	struct unw_mapping nm = { start, end, pgoff, prot, mod,
 				  text_segment(mod, pgoff, end - start) };
@@ -95,6 +105,7 @@ int unw_space_map(struct unw_ctx *c, struct unw_space *s, uint64_t start, uint64
 
 int unw_space_copy(struct unw_space *dst, const struct unw_space *src)
 {
+	restamp(dst);
 	dst->n = 0;
 	if (reserve(dst, src->n))
 		return -ENOMEM;
@@ -108,6 +119,7 @@ void unw_space_clear(struct unw_space *s)
 {
 	free(s->maps);
 	memset(s, 0, sizeof(*s));
+	restamp(s);
 }
 
 const struct unw_mapping *unw_space_find(const struct unw_space *s, uint64_t addr)

@@ -23,6 +23,7 @@ struct mem {
 	uint64_t base, size; /* the copy holds [base, base + size) */
 	const struct unw_stack *src; /* where the rest comes from, past a prefix */
 	int fetch_err;
+	struct memo_walk *notes; /* where reads are noted (memo.c), or NULL */
 };
 
 /* More of the copy, when only a prefix of it is at hand and [addr, addr + size) lies
@@ -44,14 +45,14 @@ static bool mem_fetch(struct mem *m, uint64_t addr, unsigned size)
 }
 
 /* Inline: a step reads each saved register through it, half of them in a deep stack. */
-static inline __attribute__((always_inline)) int mem_read(struct mem *m, uint64_t addr,
-							 unsigned size, uint64_t *val)
+static inline __attribute__((always_inline)) bool mem_load(struct mem *m, uint64_t addr,
+							  unsigned size, uint64_t *val)
 {
 	if (addr < m->base)
-		return -EFAULT;
+		return false;
 	if ((addr - m->base > m->size || m->size - (addr - m->base) < size) &&
 	    !mem_fetch(m, addr, size))
-		return -EFAULT;
+		return false;
 	const uint8_t *p = m->stack + (addr - m->base);
 	uint64_t v = 0;
 	if (size == 8) {
@@ -61,7 +62,17 @@ static inline __attribute__((always_inline)) int mem_read(struct mem *m, uint64_
 			v |= (uint64_t)p[i] << (8 * i);
 	}
 	*val = v;
-	return 0;
+	return true;
+}
+
+/* A read of the walk: noted for the memo. */
+static inline __attribute__((always_inline)) int mem_read(struct mem *m, uint64_t addr,
+							 unsigned size, uint64_t *val)
+{
+	bool ok = mem_load(m, addr, size, val);
+	if (m->notes)
+		unw_memo_read(m->notes, addr, size, ok ? *val : 0, ok);
+	return ok ? 0 : -EFAULT;
 }
 
 /* The registers a call preserves carry over to the caller; the others are unknown there.
@@ -106,6 +117,7 @@ int unw_ctx_new(enum unw_method method, struct unw_ctx **out)
 	}
 	c->method = method;
 	c->arch = &unw_arch_x86_64;
+	c->memo = unw_memo_new(); /* none (no memory): every walk goes all the way */
 	*out = c;
 	return 0;
 }
@@ -121,6 +133,7 @@ void unw_ctx_free(struct unw_ctx *c)
 	free(c->expects);
 	free(c->mods);
 	sparse_unmap(c->cache, UNW_CACHE_SIZE * sizeof(*c->cache));
+	unw_memo_free(c->memo);
 	free(c);
 }
 
@@ -141,6 +154,39 @@ const char *unw_end_name(enum unw_end e)
 		"no user registers", "frame-pointer chain ended early",
 	};
 	return e < UNW_END_COUNT ? names[e] : "?";
+}
+
+/* The registers a CFI step with this row reads: the CFA's and a register rule's source;
+ * all of them where an expression may read any. */
+static uint64_t row_uses(const struct unw_arch *a, const struct dwarf_cfi_row *row,
+			 uint64_t rules)
+{
+	if (row->cfa.kind == DWARF_CFA_EXPR)
+		return ~0ull;
+	uint64_t uses = row->cfa.reg < 64 ? 1ull << row->cfa.reg : 0;
+	uint64_t visit = (rules | 1ull << row->ra_reg) & ((1ull << a->nregs) - 1);
+	for (; visit; visit &= visit - 1) {
+		const struct dwarf_rule *r = &row->regs[__builtin_ctzll(visit)];
+		if (r->kind == DWARF_RULE_EXPR || r->kind == DWARF_RULE_VAL_EXPR)
+			return ~0ull;
+		if (r->kind == DWARF_RULE_REGISTER && r->reg < 64)
+			uses |= 1ull << r->reg;
+	}
+	return uses;
+}
+
+/* The registers a successful CFI step with this row hands up unchanged: callee-saved ones
+ * without a rule, and those whose rule says they keep their value. */
+static uint64_t row_passes(const struct unw_arch *a, const struct dwarf_cfi_row *row,
+			   uint64_t rules)
+{
+	uint64_t visit = (rules | 1ull << row->ra_reg) & ((1ull << a->nregs) - 1), same = 0;
+	for (uint64_t v = visit; v; v &= v - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(v);
+		if (row->regs[i].kind == DWARF_RULE_SAME)
+			same |= 1ull << i;
+	}
+	return ((a->callee_saved & ~visit) | same) & ~(1ull << a->sp | 1ull << a->pc);
 }
 
 /* One CFI step: the caller's registers from the row. 1 when the row marks the outermost
@@ -289,6 +335,33 @@ static void count_end(struct unw_ctx *c, enum unw_end end, size_t n, const struc
 		((struct unw_module *)f[n - 1].mod)->stops++;
 }
 
+/* Past the first frame: when the last walk had this frame with these registers, in this
+ * unchanged space, and what it read from here on reads the same, its frames from here are
+ * this walk's (memo.c). Copies them after the n frames of out and says so. */
+static bool reuse(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *cur,
+		  bool signal, struct mem *mem, struct memo_walk *notes, struct unw_frame *out,
+		  size_t max, size_t *n, enum unw_end *end)
+{
+	size_t at;
+	const struct memo_walk *last = unw_memo_match(c->memo, c->arch, s, cur, signal, &at);
+	if (!last || *n + last->n - at > max)
+		return false;
+	/* Every read the last walk made from that frame on must read the same now. */
+	for (size_t i = last->steps[at].first_read; i < last->nreads; i++) {
+		const struct memo_read *r = &last->reads[i];
+		uint64_t v;
+		bool ok = mem_load(mem, r->addr, r->size, &v);
+		if (ok != r->ok || (ok && v != r->value))
+			return false;
+	}
+	if (mem->fetch_err)
+		return false;
+	size_t copied = unw_memo_copy(last, at, notes, out + *n, &c->stats.fp_steps, end);
+	*n += copied;
+	c->stats.reused += copied;
+	return true;
+}
+
 size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *regs,
 		  const uint8_t *stack, uint64_t stack_size, struct unw_frame *out, size_t max,
 		  enum unw_end *end)
@@ -303,7 +376,8 @@ size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const stru
 			enum unw_end *end, int *fetch_err)
 {
 	const struct unw_arch *a = c->arch;
-	struct mem mem = { stack->data, regs->r[a->sp], stack->size, stack, 0 };
+	struct memo_walk *notes = unw_memo_begin(c->memo, s);
+	struct mem mem = { stack->data, regs->r[a->sp], stack->size, stack, 0, notes };
 	*fetch_err = 0;
 	/* Two register sets, the caller's and the callee's, swapped at each step. */
 	struct unw_regs sets[2];
@@ -319,12 +393,18 @@ size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const stru
 		return 0;
 	}
 	while (n < max) {
+		unw_memo_step(notes, cur, signal, n);
+		if (n && reuse(c, s, cur, signal, &mem, notes, out, max, &n, end))
+			break;
 		uint64_t pc = cur->r[a->pc];
 		struct unw_frame *f = &out[n++];
 		memset(f, 0, sizeof(*f));
 		f->pc = pc;
 		f->mod = m ? m->mod : NULL;
+		/* For the memo: the registers this step reads, and those it passes up as they are. */
+		uint64_t uses = 1ull << a->pc | 1ull << a->sp, passes = 0;
 		if (!m || !(m->prot & PROT_EXEC)) {
+			unw_memo_stepped(notes, uses, passes);
 			*end = UNW_END_NO_MAPPING;
 			break;
 		}
@@ -346,8 +426,10 @@ size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const stru
 			have_row = unw_rule_lookup(c, m->mod, vaddr - 1, &found, &rules) == 0;
 		if (have_row) {
 			row = found;
+			uses |= row_uses(a, row, rules);
 			r = cfi_step(a, row, rules, cur, &mem, n == 1, next, &why);
 			if (r == 1) {
+				unw_memo_stepped(notes, uses, passes);
 				*end = UNW_END_OUTERMOST;
 				break;
 			}
@@ -355,17 +437,21 @@ size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const stru
 				r = -1;
 				why = UNW_END_BAD_STEP;
 			}
+			if (r == 0)
+				passes = row_passes(a, row, rules);
 		}
 		if (!row && have_vaddr && m->mod->elf && vaddr - m->mod->elf->entry < 16 && n > 1) {
 			/* A return address just after an entry point without CFI (ld.so's _start is
 			 * `mov %rsp, %rdi; call _dl_start`, returning to entry + 8): the first code
 			 * the kernel ran, the outermost frame. A wider window would take calls in
 			 * functions placed after a small _start for it (tests/unwind). */
+			unw_memo_stepped(notes, uses, passes);
 			*end = UNW_END_OUTERMOST;
 			break;
 		}
 		if (r != 0 && c->method != UNW_CFI) {
 			enum unw_end fwhy;
+			uses |= 1ull << a->fp;
 			r = fp_step(a, cur, &mem, next, &fwhy);
 			if (r == 0 && !valid_step(a, s, cur, next, false, &m)) {
 				r = -1;
@@ -374,10 +460,12 @@ size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const stru
 			if (r == 0) {
 				f->by_fp = true;
 				c->stats.fp_steps++;
+				passes = a->callee_saved & ~(1ull << a->fp | 1ull << a->sp | 1ull << a->pc);
 			} else if (!row) {
 				why = fwhy;
 			}
 		}
+		unw_memo_stepped(notes, uses, r ? 0 : passes);
 		if (r != 0) {
 			*end = why;
 			break;
@@ -390,6 +478,7 @@ size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const stru
 	*fetch_err = mem.fetch_err;
 	if (!mem.fetch_err)
 		count_end(c, *end, n, out);
+	unw_memo_end(c->memo, notes, out, n, *end, mem.fetch_err != 0);
 	return n;
 }
 

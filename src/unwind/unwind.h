@@ -21,7 +21,7 @@
 #include "dwarf/cfi.h"
 
 /* DWARF register numbers on x86-64 (System V psABI, figure 3.36); 16 is the return address. */
-enum { UNW_X86_RBP = 6, UNW_X86_RSP = 7, UNW_X86_RIP = 16 };
+enum { UNW_X86_RBX = 3, UNW_X86_RBP = 6, UNW_X86_RSP = 7, UNW_X86_RIP = 16 };
 /* Room for aarch64's registers: x0-x30, sp (31) and the pc, given 32. */
 enum { UNW_NREGS = 33 };
 
@@ -87,6 +87,7 @@ struct unw_mapping {
 struct unw_space {
 	struct unw_mapping *maps; /* sorted by start, not overlapping */
 	size_t n, cap;
+	uint64_t stamp; /* new, and unique, after every change of maps */
 };
 
 struct unw_frame {
@@ -98,6 +99,7 @@ struct unw_frame {
 
 struct unw_stats {
 	uint64_t samples, complete, single, truncated, frames, fp_steps;
+	uint64_t reused; /* frames copied from the walk before (memo.c), not walked again */
 	uint64_t ends[UNW_END_COUNT];
 };
 

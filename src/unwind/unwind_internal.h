@@ -33,6 +33,7 @@ struct unw_ctx {
 	size_t nmods, capmods;
 	struct unw_cache_entry *cache;
 	struct unw_stats stats;
+	struct unw_memo *memo; /* the last walk (memo.c), or NULL */
 };
 
 struct unw_module *unw_module_get(struct unw_ctx *c, const char *path);
@@ -43,5 +44,68 @@ void unw_module_free(struct unw_module *m);
  * (when not NULL): the registers the row has a rule for, so that a step visits only them. */
 int unw_rule_lookup(struct unw_ctx *c, struct unw_module *m, uint64_t vaddr,
 		    const struct dwarf_cfi_row **row, uint64_t *rules);
+
+/* memo.c: the last walk, noted so that the next can copy the frames they share. A walk
+ * notes each frame's registers (unw_memo_step, before its step), each read its steps
+ * make (unw_memo_read), and which registers each step used and passed on unchanged
+ * (unw_memo_stepped) into what unw_memo_begin gives, and hands its frames to
+ * unw_memo_end, which keeps them for the next walk unless a note could not be made or the
+ * stack copy could not be fetched. unw_memo_match finds, for a frame past the first, the
+ * frame of the last walk in the same unchanged space with the same registers (those that
+ * decide the rest of the walk); when every read the last walk made from there (its reads
+ * from steps[at].first_read on) reads the same now, unw_memo_copy copies the frames from
+ * there to out and goes on noting as the last walk did, and returns how many it copied,
+ * adding the frame-pointer steps among them to *fp_steps. */
+struct unw_memo;
+struct memo_read {
+	uint64_t addr, value;
+	uint32_t size;
+	bool ok;
+};
+
+struct memo_step {
+	struct unw_regs regs; /* at the frame, before its step */
+	bool signal;          /* the frame below was a signal frame */
+	uint32_t first_read;  /* its step's reads start there */
+	/* Registers (bits by DWARF number) whose validity and value the step read, and those
+	 * it passed on to the caller's frame unchanged; then, once the walk is over, those
+	 * whose validity and value decide this frame and every frame above it. */
+	uint64_t uses, passes, live;
+};
+
+struct memo_walk {
+	const struct unw_space *space;
+	uint64_t stamp; /* the space's, when the walk was made */
+	bool ok;        /* noted in full: usable */
+	enum unw_end end;
+	size_t n; /* frames, and steps (one per frame) */
+	struct unw_frame *frames;
+	struct memo_step *steps;
+	size_t cap;
+	struct memo_read *reads;
+	size_t nreads, capreads;
+};
+
+bool unw_memo_grow_reads(struct memo_walk *w, size_t more);
+struct unw_memo *unw_memo_new(void);
+void unw_memo_free(struct unw_memo *mo);
+struct memo_walk *unw_memo_begin(struct unw_memo *mo, const struct unw_space *s);
+void unw_memo_step(struct memo_walk *w, const struct unw_regs *regs, bool signal, size_t at);
+void unw_memo_stepped(struct memo_walk *w, uint64_t uses, uint64_t passes);
+/* Inline: every read of every walk is noted. */
+static inline void unw_memo_read(struct memo_walk *w, uint64_t addr, unsigned size,
+				 uint64_t value, bool ok)
+{
+	if (!w->ok || (w->nreads == w->capreads && !unw_memo_grow_reads(w, 1)))
+		return;
+	w->reads[w->nreads++] = (struct memo_read){ addr, ok ? value : 0, size, ok };
+}
+const struct memo_walk *unw_memo_match(const struct unw_memo *mo, const struct unw_arch *a,
+				       const struct unw_space *s, const struct unw_regs *regs,
+				       bool signal, size_t *at);
+size_t unw_memo_copy(const struct memo_walk *from, size_t at, struct memo_walk *to,
+		     struct unw_frame *out, uint64_t *fp_steps, enum unw_end *end);
+void unw_memo_end(struct unw_memo *mo, struct memo_walk *w, const struct unw_frame *frames,
+		  size_t n, enum unw_end end, bool fetch_failed);
 
 #endif

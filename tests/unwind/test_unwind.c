@@ -381,6 +381,129 @@ static void unwind_fp_only_stops_at_code_without_frame_pointer(void **state)
 	assert_int_not_equal(end, UNW_END_OUTERMOST);
 }
 
+/* Memo of the last walk (memo.c): a second sample whose frames above the first are the
+ * first sample's. Sampled on leaf's ret, rbp already popped: frame 1 (outer) has the
+ * registers it had when sampled in leaf's body. */
+static void in_leaf_ret(struct fixture *fx)
+{
+	in_leaf_body(fx);
+	fx->regs.r[UNW_X86_RIP] = a_leaf_ret;
+	fx->regs.r[UNW_X86_RSP] = STACK_BASE + 8;
+	fx->regs.r[UNW_X86_RBP] = 0x1234;
+}
+
+/* The walk of the second sample by fx's context (after the first's) and by a fresh one. */
+static size_t walk_after(struct fixture *fx, void (*second)(struct fixture *),
+			 struct unw_frame *fresh, size_t *nfresh, enum unw_end *end)
+{
+	enum unw_end e;
+	in_leaf_body(fx);
+	unwind(fx, STACK_BASE, sizeof(fx->stack), &e);
+	second(fx);
+	uint64_t sp = fx->regs.r[UNW_X86_RSP];
+	size_t n = unwind(fx, sp, sizeof(fx->stack) - (sp - STACK_BASE), end);
+	struct fixture other = { 0 };
+	map_program(&other);
+	memcpy(other.stack, fx->stack, sizeof(other.stack));
+	other.regs = fx->regs;
+	*nfresh = unwind(&other, sp, sizeof(other.stack) - (sp - STACK_BASE), &e);
+	assert_int_equal(e, *end);
+	memcpy(fresh, other.frames, sizeof(other.frames));
+	done(&other);
+	return n;
+}
+
+static void assert_same_frames(const struct unw_frame *a, const struct unw_frame *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(a[i].pc, b[i].pc);
+		assert_int_equal(a[i].rel, b[i].rel);
+		assert_int_equal(a[i].by_fp, b[i].by_fp);
+		assert_int_equal(a[i].mod != NULL, b[i].mod != NULL);
+	}
+}
+
+static void memo_copies_the_frames_a_fresh_walk_finds(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	struct unw_frame fresh[16];
+	size_t nfresh;
+	enum unw_end end;
+	size_t n = walk_after(&fx, in_leaf_ret, fresh, &nfresh, &end);
+	assert_int_equal(end, UNW_END_OUTERMOST);
+	assert_int_equal(n, 3);
+	assert_int_equal(nfresh, 3);
+	assert_same_frames(fx.frames, fresh, n);
+	assert_int_equal(unw_ctx_stats(fx.ctx)->reused, 2); /* outer's frame and _start's */
+	done(&fx);
+}
+
+/* A callee-saved register no step reads (rbx), different in the second sample: the frames
+ * are still the first's. */
+static void in_leaf_ret_other_rbx(struct fixture *fx)
+{
+	in_leaf_ret(fx);
+	fx->regs.r[UNW_X86_RBX] = 0x5555;
+	fx->regs.valid |= 1u << UNW_X86_RBX;
+}
+
+static void memo_ignores_registers_no_step_reads(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	struct unw_frame fresh[16];
+	size_t nfresh;
+	enum unw_end end;
+	size_t n = walk_after(&fx, in_leaf_ret_other_rbx, fresh, &nfresh, &end);
+	assert_int_equal(n, nfresh);
+	assert_same_frames(fx.frames, fresh, n);
+	assert_int_equal(unw_ctx_stats(fx.ctx)->reused, 2);
+	done(&fx);
+}
+
+/* The return address into _start differs: outer's frame has the same registers, but a
+ * read above it does not read the same, so nothing is copied. */
+static void in_leaf_ret_other_caller(struct fixture *fx)
+{
+	in_leaf_ret(fx);
+	fx->stack[5] = a_after_outer2;
+}
+
+static void memo_not_used_when_a_read_differs(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	struct unw_frame fresh[16];
+	size_t nfresh;
+	enum unw_end end;
+	size_t n = walk_after(&fx, in_leaf_ret_other_caller, fresh, &nfresh, &end);
+	assert_int_equal(n, nfresh);
+	assert_same_frames(fx.frames, fresh, n);
+	assert_int_equal(fx.frames[2].pc, a_after_outer2);
+	assert_int_equal(unw_ctx_stats(fx.ctx)->reused, 0);
+	done(&fx);
+}
+
+/* The address space changed between the samples (a new mapping): the walk is not reused,
+ * even with every byte the same. */
+static void memo_not_used_after_the_space_changes(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	enum unw_end end;
+	in_leaf_body(&fx);
+	unwind(&fx, STACK_BASE, sizeof(fx.stack), &end);
+	assert_int_equal(unw_space_map(fx.ctx, &fx.space, 0x10000000, 0x10001000, 0, PROT_READ,
+				       ""), 0);
+	in_leaf_ret(&fx);
+	size_t n = unwind(&fx, STACK_BASE + 8, sizeof(fx.stack) - 8, &end);
+	assert_int_equal(n, 3);
+	assert_int_equal(end, UNW_END_OUTERMOST);
+	assert_int_equal(unw_ctx_stats(fx.ctx)->reused, 0);
+	done(&fx);
+}
+
 /* mmap over the middle of a mapping splits it; file offsets of the tail follow. */
 static void space_map_splits_overlapped_mapping(void **state)
 {
@@ -415,6 +538,10 @@ int main(void)
 		cmocka_unit_test(unwind_auto_falls_back_to_frame_pointer_without_cfi),
 		cmocka_unit_test(unwind_cfi_only_stops_where_cfi_ends),
 		cmocka_unit_test(unwind_fp_only_stops_at_code_without_frame_pointer),
+		cmocka_unit_test(memo_copies_the_frames_a_fresh_walk_finds),
+		cmocka_unit_test(memo_ignores_registers_no_step_reads),
+		cmocka_unit_test(memo_not_used_when_a_read_differs),
+		cmocka_unit_test(memo_not_used_after_the_space_changes),
 		cmocka_unit_test(space_map_splits_overlapped_mapping),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
