@@ -21,7 +21,7 @@ static int bad(struct dwarf *d, uint64_t off, const char *what)
 }
 
 /* The attributes of a table's entries, one after the other while it is decoded; each
- * entry's are found again by its count (see place_attrs). */
+ * entry's are found again by its count (see decode_table). */
 struct attr_buf {
 	struct dwarf_abbrev_attr *v;
 	size_t n, cap;
@@ -74,19 +74,6 @@ static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a, stru
 	if (b->n - first > UINT16_MAX)
 		return bad(d, cur_off(c), "too many attributes");
 	a->nattrs = (uint16_t)(b->n - first);
-	return 0;
-}
-
-/* Moves the attributes of entries all[0..n) from b into one block of d's arena, each
- * entry pointed at its own. */
-static int place_attrs(struct dwarf *d, struct dwarf_abbrev *all, size_t n,
-		       const struct attr_buf *b)
-{
-	struct dwarf_abbrev_attr *block = arena_copy(&d->arena, b->v, b->n * sizeof(*block));
-	if (!block)
-		return -ENOMEM;
-	for (size_t i = 0, at = 0; i < n; at += all[i].nattrs, i++)
-		all[i].attrs = block + at;
 	return 0;
 }
 
@@ -148,15 +135,33 @@ static int table_at(struct dwarf *d, uint64_t off, struct cur *c)
 	return 0;
 }
 
-static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t, uint64_t *end)
+/* A table decoded but not yet kept: its entries sorted by code, their attributes in
+ * attrs (each entry's attrs point into it), sizes worked out for the shape. */
+struct decoded {
+	struct dwarf_abbrev *all;
+	size_t n;
+	struct attr_buf attrs;
+	uint64_t end; /* where the table ends */
+};
+
+static void decoded_free(struct decoded *t)
 {
+	free(t->all);
+	free(t->attrs.v);
+}
+
+/* Decodes the table at off for units of u's shape. Touches nothing shared (but for
+ * front mode's lazy inflating, where one thread reads): threads decode in parallel and
+ * only keep_table takes the lock. */
+static int decode_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t off,
+			struct decoded *t)
+{
+	*t = (struct decoded){ 0 };
 	struct cur c;
 	int err = table_at(d, off, &c);
 	if (err)
 		return err;
-	struct dwarf_abbrev *all = NULL;
-	struct attr_buf attrs = { 0 };
-	size_t n = 0, cap = 0;
+	size_t cap = 0;
 	for (;;) {
 		uint64_t code = cur_uleb(&c);
 		if (!cur_ok(&c)) {
@@ -165,84 +170,69 @@ static int parse_table(struct dwarf *d, uint64_t off, struct dwarf_abbrevs *t, u
 		}
 		if (code == 0)
 			break;
-		if (n == cap) {
+		if (t->n == cap) {
 			cap = cap ? cap * 2 : 64;
-			struct dwarf_abbrev *na = realloc(all, cap * sizeof(*na));
+			struct dwarf_abbrev *na = realloc(t->all, cap * sizeof(*na));
 			if (!na) {
 				err = -ENOMEM;
 				break;
 			}
-			all = na;
+			t->all = na;
 		}
-		memset(&all[n], 0, sizeof(all[n]));
-		all[n].code = code;
-		err = read_one(d, &c, &all[n], &attrs);
+		t->all[t->n] = (struct dwarf_abbrev){ .code = code };
+		err = read_one(d, &c, &t->all[t->n], &t->attrs);
 		if (err)
 			break;
-		n++;
+		t->n++;
 	}
-	if (!err)
-		err = place_attrs(d, all, n, &attrs);
-	if (!err)
-		err = dwarf_abbrevs_index(d, t, all, n);
-	free(all);
-	free(attrs.v);
-	*end = cur_off(&c);
-	return err;
+	t->end = cur_off(&c);
+	if (err)
+		return err;
+	struct dwarf_form_sizes sizes;
+	dwarf_form_sizes(u, &sizes);
+	for (size_t i = 0, at = 0; i < t->n; at += t->all[i].nattrs, i++) {
+		t->all[i].attrs = t->attrs.v + at;
+		dwarf_abbrev_sizes(u, &sizes, &t->all[i]);
+	}
+	bool sorted = true;
+	for (size_t i = 1; i < t->n && sorted; i++)
+		sorted = t->all[i - 1].code < t->all[i].code;
+	if (!sorted)
+		qsort(t->all, t->n, sizeof(*t->all), cmp_code);
+	return 0;
 }
 
-int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_abbrev *all,
-			size_t n)
+/* Moves a decoded table into d's arena and its sorted array, at index i: with abbrev_lock
+ * held once units are read. */
+static int keep_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t off,
+		      struct decoded *dec, size_t i, struct dwarf_abbrevs **out)
 {
-	bool sorted = true;
-	for (size_t i = 1; i < n && sorted; i++)
-		sorted = all[i - 1].code < all[i].code;
-	if (!sorted)
-		qsort(all, n, sizeof(*all), cmp_code);
-	size_t dense = 0;
-	while (dense < n && all[dense].code == dense + 1)
+	struct dwarf_abbrevs *t = arena_alloc(&d->arena, sizeof(*t));
+	struct dwarf_abbrev_attr *block =
+		arena_copy(&d->arena, dec->attrs.v, dec->attrs.n * sizeof(*block));
+	if (!t || !block)
+		return -ENOMEM;
+	for (size_t k = 0; k < dec->n; k++) /* the attributes moved: so do the pointers */
+		dec->all[k].attrs = block + (dec->all[k].attrs - dec->attrs.v);
+	size_t dense = 0, n = dec->n;
+	while (dense < n && dec->all[dense].code == dense + 1)
 		dense++;
-	t->by_code = arena_copy(&d->arena, all, dense * sizeof(*all));
+	t->by_code = arena_copy(&d->arena, dec->all, dense * sizeof(*dec->all));
 	/* all is NULL for an empty table: no pointer arithmetic on it */
-	t->sparse = arena_copy(&d->arena, n ? all + dense : NULL, (n - dense) * sizeof(*all));
+	t->sparse = arena_copy(&d->arena, n ? dec->all + dense : NULL,
+			       (n - dense) * sizeof(*dec->all));
 	if (!t->by_code || !t->sparse)
 		return -ENOMEM;
 	t->n_dense = dense;
 	t->n_sparse = n - dense;
-	return 0;
-}
-
-const struct dwarf_abbrev *dwarf_abbrev_find_sparse(const struct dwarf_abbrevs *t, uint64_t code)
-{
-	size_t lo = LOWER_BOUND(t->sparse, t->n_sparse, .code, code);
-	return lo < t->n_sparse && t->sparse[lo].code == code ? &t->sparse[lo] : NULL;
-}
-
-/* Decodes the table at off for units of u's shape and adds it to d's tables, at index i
- * of the sorted array. */
-static int add_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t off, size_t i,
-		     struct dwarf_abbrevs **out, uint64_t *end)
-{
-	struct dwarf_abbrevs *t = arena_alloc(&d->arena, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
 	t->offset = off;
-	int err = parse_table(d, off, t, end);
-	if (err)
-		return err;
 	t->shape = dwarf_unit_shape(u);
-	struct dwarf_form_sizes sizes;
-	dwarf_form_sizes(u, &sizes);
-	for (size_t k = 0; k < t->n_dense; k++)
-		dwarf_abbrev_sizes(u, &sizes, &t->by_code[k]);
-	for (size_t k = 0; k < t->n_sparse; k++)
-		dwarf_abbrev_sizes(u, &sizes, &t->sparse[k]);
 	if (d->nabbrev_tables == d->cap_abbrev_tables) {
 		size_t cap = d->cap_abbrev_tables ? d->cap_abbrev_tables * 2 : 64;
-		struct dwarf_abbrevs **n = realloc(d->abbrev_tables, cap * sizeof(*n));
-		if (!n)
+		struct dwarf_abbrevs **na = realloc(d->abbrev_tables, cap * sizeof(*na));
+		if (!na)
 			return -ENOMEM;
-		d->abbrev_tables = n;
+		d->abbrev_tables = na;
 		d->cap_abbrev_tables = cap;
 	}
 	memmove(&d->abbrev_tables[i + 1], &d->abbrev_tables[i],
@@ -251,6 +241,12 @@ static int add_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t off, 
 	d->nabbrev_tables++;
 	*out = t;
 	return 0;
+}
+
+const struct dwarf_abbrev *dwarf_abbrev_find_sparse(const struct dwarf_abbrevs *t, uint64_t code)
+{
+	size_t lo = LOWER_BOUND(t->sparse, t->n_sparse, .code, code);
+	return lo < t->n_sparse && t->sparse[lo].code == code ? &t->sparse[lo] : NULL;
 }
 
 /* The loaded table at off, or NULL and where it would go in the sorted array. */
@@ -268,22 +264,26 @@ static void point_at(struct dwarf_unit *u, struct dwarf_abbrevs *t)
 	u->abbrevs = t; /* after abbrevs_fit: a thread that sees the table sees that too */
 }
 
+/* Decodes u's table unless it is loaded, and keeps it: the decoding outside the lock, which
+ * threads indexing units in parallel would otherwise queue on. A table another thread kept
+ * meanwhile is taken instead, and the copy dropped. */
 int dwarf_unit_abbrevs(struct dwarf *d, struct dwarf_unit *u)
 {
 	if (u->abbrevs)
 		return 0;
+	size_t i;
 	pthread_mutex_lock(&d->abbrev_lock);
-	int err = 0;
-	if (!u->abbrevs) {
-		size_t i;
-		uint64_t end;
-		struct dwarf_abbrevs *t = loaded(d, u->abbrev_offset, &i);
-		if (!t)
-			err = add_table(d, u, u->abbrev_offset, i, &t, &end);
-		if (!err)
-			point_at(u, t);
-	}
+	struct dwarf_abbrevs *t = loaded(d, u->abbrev_offset, &i);
 	pthread_mutex_unlock(&d->abbrev_lock);
+	struct decoded dec = { 0 };
+	int err = t ? 0 : decode_table(d, u, u->abbrev_offset, &dec);
+	pthread_mutex_lock(&d->abbrev_lock);
+	if (!err && !t && !(t = loaded(d, u->abbrev_offset, &i)))
+		err = keep_table(d, u, u->abbrev_offset, &dec, i, &t);
+	if (!err)
+		point_at(u, t);
+	pthread_mutex_unlock(&d->abbrev_lock);
+	decoded_free(&dec);
 	return err;
 }
 
@@ -313,8 +313,8 @@ static int decode_entry(struct dwarf *d, uint64_t off, uint64_t code, struct dwa
 	*a = (struct dwarf_abbrev){ .code = code };
 	struct attr_buf attrs = { 0 };
 	int err = cur_ok(&c) ? read_one(d, &c, a, &attrs) : -EINVAL;
-	if (!err)
-		err = place_attrs(d, a, 1, &attrs);
+	if (!err && !(a->attrs = arena_copy(&d->arena, attrs.v, attrs.n * sizeof(*attrs.v))))
+		err = -ENOMEM;
 	free(attrs.v);
 	return err && err != -ENOMEM && d->abbrev_lazy ? -EAGAIN : err;
 }
@@ -337,12 +337,19 @@ int dwarf_abbrev_decode(struct dwarf *d, const struct dwarf_unit *u, uint64_t co
 
 void dwarf_abbrevs_preload(struct dwarf *d, const struct dwarf_unit *shape)
 {
-	uint64_t off = 0, end;
+	uint64_t off = 0;
 	struct dwarf_abbrevs *t;
 	if (d->nabbrev_tables)
 		return;
-	while (off < d->abbrev.size && !add_table(d, shape, off, d->nabbrev_tables, &t, &end) &&
-	       end > off)
-		off = end;
+	while (off < d->abbrev.size) {
+		struct decoded dec;
+		int err = decode_table(d, shape, off, &dec);
+		if (!err)
+			err = keep_table(d, shape, off, &dec, d->nabbrev_tables, &t);
+		decoded_free(&dec);
+		if (err || dec.end <= off)
+			break;
+		off = dec.end;
+	}
 	err_clear(); /* a table no unit names may be damaged: units load theirs as usual */
 }

@@ -7,8 +7,6 @@
 #include "base/cursor.h"
 #include "dwarf/dwarf.h"
 
-int dwarf_abbrevs_index(struct dwarf *d, struct dwarf_abbrevs *t, struct dwarf_abbrev *all,
-			size_t n);
 /* Decodes every abbreviation table of .debug_abbrev, front to back, as if for units
  * shaped like shape, while .debug_info is still being inflated: the tables lie one after
  * the other, so they need no unit to be found. Stops at the first damaged one (a unit
