@@ -7,6 +7,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -57,19 +58,26 @@ static void make_unit(uint8_t info[12], uint8_t abbrev_off)
 	memcpy(info, u, 12);
 }
 
+/* A reader of the tables built here and one unit using the first (or the empty one after
+ * it); the unit's table decoded. */
+static struct dwarf_unit *open_unit(bool empty_table, struct dwarf **d)
+{
+	static uint8_t abbrev[512], info[12];
+	size_t size = build_abbrev(abbrev);
+	make_unit(info, empty_table ? (uint8_t)(size - 1) : 0);
+	static struct elf_file elf = { .path = "test" };
+	struct dwarf_sect none = { 0 }, a = { abbrev, size }, i = { info, sizeof(info) };
+	assert_int_equal(dwarf_open_sections(&elf, &i, &a, &none, &none, d), 0);
+	struct dwarf_unit *u = &(*d)->units[0];
+	assert_int_equal(dwarf_unit_abbrevs(*d, u), 0);
+	return u;
+}
+
 static void abbrev_tables_decode_every_entry(void **state)
 {
 	(void)state;
-	static uint8_t abbrev[512];
-	size_t size = build_abbrev(abbrev);
-	uint8_t info[12];
-	make_unit(info, 0);
-	struct elf_file elf = { .path = "test" };
-	struct dwarf_sect none = { 0 }, a = { abbrev, size }, i = { info, sizeof(info) };
 	struct dwarf *d;
-	assert_int_equal(dwarf_open_sections(&elf, &i, &a, &none, &none, &d), 0);
-	struct dwarf_unit *u = &d->units[0];
-	assert_int_equal(dwarf_unit_abbrevs(d, u), 0);
+	struct dwarf_unit *u = open_unit(false, &d);
 	const struct dwarf_abbrevs *t = u->abbrevs;
 	assert_int_equal(t->n_dense, 1);
 	assert_int_equal(t->n_sparse, 2);
@@ -114,16 +122,8 @@ static void abbrev_tables_decode_every_entry(void **state)
 static void an_empty_abbrev_table_has_no_entries(void **state)
 {
 	(void)state;
-	static uint8_t abbrev[512];
-	size_t size = build_abbrev(abbrev);
-	uint8_t info[12];
-	make_unit(info, (uint8_t)(size - 1));
-	struct elf_file elf = { .path = "test" };
-	struct dwarf_sect none = { 0 }, a = { abbrev, size }, i = { info, sizeof(info) };
 	struct dwarf *d;
-	assert_int_equal(dwarf_open_sections(&elf, &i, &a, &none, &none, &d), 0);
-	struct dwarf_unit *u = &d->units[0];
-	assert_int_equal(dwarf_unit_abbrevs(d, u), 0);
+	struct dwarf_unit *u = open_unit(true, &d);
 	assert_int_equal(u->abbrevs->n_dense, 0);
 	assert_int_equal(u->abbrevs->n_sparse, 0);
 	assert_null(dwarf_abbrev_find(u->abbrevs, 1));
