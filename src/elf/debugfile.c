@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/hex.h"
 #include "base/cursor.h"
 #include "base/err.h"
 #include "elf/elf.h"
@@ -75,8 +76,7 @@ int elf_build_id_path(struct elf_file *f, const char *dir, char *buf, size_t siz
 	if (elf_build_id(f, &id, &len) || len < 2 || len > 64)
 		return -ENOENT;
 	char hex[129];
-	for (size_t i = 0; i < len; i++)
-		sprintf(hex + 2 * i, "%02x", id[i]);
+	hex_encode(id, len, hex);
 	int n = snprintf(buf, size, "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }

@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "base/hex.h"
 #include "base/err.h"
 #include "elf/elf.h"
 #include "unwind/unwind.h"
@@ -30,10 +31,7 @@ static bool same_build_id(struct elf_file *f, const char *want)
 	if (elf_build_id(f, &id, &len) || len > 64)
 		return false;
 	char hex[2 * 64 + 1];
-	for (size_t i = 0; i < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
-	hex[2 * len] = 0;
-	return !strcasecmp(hex, want);
+	return !strcasecmp(hex_encode(id, len, hex), want);
 }
 
 /* The ELF file at path with that build-id, or NULL. */

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/hex.h"
 #include "base/cursor.h"
 #include "base/file.h"
 #include "base/search.h"
@@ -81,10 +82,8 @@ static bool cache_path(char *buf, size_t size)
 	if (!n)
 		return false;
 	char hex[41], dir[512];
-	for (size_t i = 0; i < n; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
 	return (size_t)snprintf(buf, size, "%s/[kernel.kallsyms]/%s/kallsyms",
-				unw_buildid_dir(dir, sizeof(dir)), hex) < size;
+				unw_buildid_dir(dir, sizeof(dir)), hex_encode(id, n, hex)) < size;
 }
 
 /* The cache copy, mapped, when its first page is what /proc/kallsyms prints now. */

@@ -19,6 +19,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/hex.h"
 #include "base/err.h"
 #include "base/file.h"
 #include "elf/elf.h"
@@ -44,12 +45,6 @@ static void cache_write(const char *sub, const char *name, const void *data, siz
 		return;
 	}
 	fclose(out);
-}
-
-static void hex(const uint8_t *id, size_t len, char *out)
-{
-	for (size_t i = 0; i < len; i++)
-		snprintf(out + 2 * i, 3, "%02x", id[i]);
 }
 
 static struct rec_module *add(struct rec_modules *m, const char *path)
@@ -96,7 +91,7 @@ static void note_vdso(struct rec_module *e)
 	}
 	if (build_id_of(f, e)) {
 		char sub[64] = "[vdso]/";
-		hex(e->id, e->len, sub + 7);
+		hex_encode(e->id, e->len, sub + 7);
 		cache_write(sub, "vdso", eh, size);
 	}
 	elf_close(f);
@@ -119,9 +114,9 @@ static void note_unreachable(const struct rec_mmap *mm, struct rec_module *e)
 		}
 		if (build_id_of(f, e)) {
 			char sub[80] = ".build-id/";
-			hex(e->id, 1, sub + 10);
+			hex_encode(e->id, 1, sub + 10);
 			sub[12] = '/';
-			hex(e->id + 1, e->len - 1u, sub + 13);
+			hex_encode(e->id + 1, e->len - 1u, sub + 13);
 			cache_write(sub, "elf", f->map, f->size);
 		}
 		elf_close(f);

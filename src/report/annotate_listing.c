@@ -5,6 +5,7 @@
  * per-pc self weights of every node of the same module whose pc lies in that range, which
  * is exactly the cost that landed on these instructions, whichever stack it came with.
  */
+#include "base/hex.h"
 #include "base/search.h"
 #include "report/annotate_impl.h"
 
@@ -171,11 +172,7 @@ static int check_build_id(struct elf_file *f, const char *want, const char *path
 	if (!want || !*want || elf_build_id(f, &id, &len))
 		return 0;
 	char hex[2 * 64 + 1];
-	if (len > 64)
-		len = 64;
-	for (size_t i = 0; i < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id[i]);
-	if (strcmp(hex, want))
+	if (strcmp(hex_encode(id, len < 64 ? len : 64, hex), want))
 		return err_set(-EINVAL, "%s: build-id %s is not the profile's %s (use --binary)",
 			       path, hex, want);
 	return 0;

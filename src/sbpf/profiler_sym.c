@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hex.h"
 #include "base/err.h"
 #include "elf/elf.h"
 #include "profile/profile.h"
@@ -37,9 +38,8 @@ static void file_facts(const struct sbpf_program *prog, const char *path, uint64
 						       : prog->text_vaddr - SBPF_REGION_SIZE;
 	const uint8_t *id;
 	size_t len;
-	if (!elf_build_id(f, &id, &len))
-		for (size_t i = 0; i < len && 2 * i + 2 < size; i++)
-			snprintf(build_id + 2 * i, 3, "%02x", id[i]);
+	if (size && !elf_build_id(f, &id, &len))
+		hex_encode(id, len < (size - 1) / 2 ? len : (size - 1) / 2, build_id);
 	elf_close(f);
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "base/hex.h"
 #include "base/err.h"
 #include "elf/elf.h"
 
@@ -88,8 +89,7 @@ static int open_matching(const struct unw_ctx *c, const char *path, struct elf_f
 		elf_close(*out);
 	*out = NULL;
 	char dir[512], hex[41], cand[1024];
-	for (int i = 0; i < e->len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", e->id[i]);
+	hex_encode(e->id, (size_t)e->len, hex);
 	unw_buildid_dir(dir, sizeof(dir));
 	if (vdso)
 		snprintf(cand, sizeof(cand), "%s/[vdso]/%s/vdso", dir, hex);
@@ -114,8 +114,7 @@ static void hex_build_id(struct unw_module *m)
 	size_t len;
 	if (elf_build_id(m->elf, &id, &len) || len > (sizeof(m->build_id) - 1) / 2)
 		return;
-	for (size_t i = 0; i < len; i++)
-		snprintf(m->build_id + 2 * i, 3, "%02x", id[i]);
+	hex_encode(id, len, m->build_id);
 }
 
 static struct unw_module *open_module(const struct unw_ctx *c, const char *path)
