@@ -41,19 +41,21 @@ void unw_memo_free(struct unw_memo *mo)
 	for (int i = 0; i < 2; i++) {
 		free(mo->walks[i].frames);
 		free(mo->walks[i].steps);
+		free(mo->walks[i].values);
 		free(mo->walks[i].reads);
 	}
 	free(mo);
 }
 
-struct memo_walk *unw_memo_begin(struct unw_memo *mo, const struct unw_space *s)
+struct memo_walk *unw_memo_begin(struct unw_memo *mo, const struct unw_arch *a,
+				 const struct unw_space *s)
 {
 	if (!mo)
 		return NULL;
 	struct memo_walk *w = &mo->walks[!mo->last];
-	*w = (struct memo_walk){ .space = s, .stamp = s->stamp, .ok = true, .frames = w->frames,
-				 .steps = w->steps, .cap = w->cap, .reads = w->reads,
-				 .capreads = w->capreads };
+	*w = (struct memo_walk){ .arch = a, .space = s, .stamp = s->stamp, .ok = true,
+				 .frames = w->frames, .steps = w->steps, .values = w->values,
+				 .cap = w->cap, .reads = w->reads, .capreads = w->capreads };
 	return w;
 }
 
@@ -70,7 +72,10 @@ static bool room_for_steps(struct memo_walk *w, size_t more)
 	struct memo_step *s = f ? realloc(w->steps, cap * sizeof(*s)) : NULL;
 	if (s)
 		w->steps = s;
-	if (!s)
+	uint64_t *v = s ? realloc(w->values, cap * w->arch->nregs * sizeof(*v)) : NULL;
+	if (v)
+		w->values = v;
+	if (!v)
 		return w->ok = false;
 	w->cap = cap;
 	return true;
@@ -84,8 +89,9 @@ void unw_memo_step(struct memo_walk *w, const struct unw_regs *regs, bool signal
 	if (!room_for_steps(w, 1))
 		return;
 	struct memo_step *s = &w->steps[at];
-	s->regs.valid = regs->valid;
-	memcpy(s->regs.r, regs->r, sizeof(s->regs.r));
+	s->valid = regs->valid;
+	s->sp = regs->r[w->arch->sp];
+	memcpy(w->values + at * w->arch->nregs, regs->r, w->arch->nregs * sizeof(*w->values));
 	s->signal = signal;
 	s->first_read = (uint32_t)w->nreads;
 	s->uses = s->passes = ~0ull; /* until the step says: everything */
@@ -113,16 +119,18 @@ bool unw_memo_grow_reads(struct memo_walk *w, size_t more)
 	return true;
 }
 
-/* Whether two register sets agree on the registers in live: the same ones known, with the
- * same values. */
-static bool same_regs(const struct unw_arch *a, const struct unw_regs *x,
-		      const struct unw_regs *y, uint64_t live)
+/* Whether the registers noted at step i agree with regs on those in live: the same ones
+ * known, with the same values. */
+static bool same_regs(const struct memo_walk *w, size_t i, const struct unw_regs *regs,
+		      uint64_t live)
 {
-	if ((x->valid ^ y->valid) & live)
+	const struct memo_step *s = &w->steps[i];
+	if ((s->valid ^ regs->valid) & live)
 		return false;
-	for (uint64_t v = x->valid & live & ((1ull << a->nregs) - 1); v; v &= v - 1) {
-		unsigned i = (unsigned)__builtin_ctzll(v);
-		if (x->r[i] != y->r[i])
+	const uint64_t *values = w->values + i * w->arch->nregs;
+	for (uint64_t v = s->valid & live & ((1ull << w->arch->nregs) - 1); v; v &= v - 1) {
+		unsigned r = (unsigned)__builtin_ctzll(v);
+		if (values[r] != regs->r[r])
 			return false;
 	}
 	return true;
@@ -142,13 +150,13 @@ const struct memo_walk *unw_memo_match(const struct unw_memo *mo, const struct u
 	size_t lo = 1, hi = w->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (w->steps[mid].regs.r[a->sp] < sp)
+		if (w->steps[mid].sp < sp)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == w->n || w->steps[lo].regs.r[a->sp] != sp || w->steps[lo].signal != signal ||
-	    !same_regs(a, &w->steps[lo].regs, regs, w->steps[lo].live))
+	if (lo == w->n || w->steps[lo].sp != sp || w->steps[lo].signal != signal ||
+	    !same_regs(w, lo, regs, w->steps[lo].live))
 		return NULL;
 	*at = lo;
 	return w;
@@ -177,6 +185,9 @@ size_t unw_memo_copy(const struct memo_walk *from, size_t at, struct memo_walk *
 	memcpy(to->reads + to->nreads, from->reads + first, reads * sizeof(*to->reads));
 	to->nreads += reads;
 	memcpy(to->steps + to->n, from->steps + at + 1, steps * sizeof(*to->steps));
+	size_t nregs = from->arch->nregs;
+	memcpy(to->values + to->n * nregs, from->values + (at + 1) * nregs,
+	       steps * nregs * sizeof(*to->values));
 	for (size_t i = 0; i < steps; i++)
 		to->steps[to->n + i].first_read += (uint32_t)shift;
 	to->n += steps;

@@ -376,7 +376,7 @@ size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const stru
 			enum unw_end *end, int *fetch_err)
 {
 	const struct unw_arch *a = c->arch;
-	struct memo_walk *notes = unw_memo_begin(c->memo, s);
+	struct memo_walk *notes = unw_memo_begin(c->memo, a, s);
 	struct mem mem = { stack->data, regs->r[a->sp], stack->size, stack, 0, notes };
 	*fetch_err = 0;
 	/* Two register sets, the caller's and the callee's, swapped at each step. */

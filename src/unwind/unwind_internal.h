@@ -64,8 +64,8 @@ struct memo_read {
 };
 
 struct memo_step {
-	struct unw_regs regs; /* at the frame, before its step */
-	bool signal;          /* the frame below was a signal frame */
+	uint64_t valid, sp;  /* at the frame, before its step: the registers known, the sp */
+	bool signal;         /* the frame below was a signal frame */
 	uint32_t first_read;  /* its step's reads start there */
 	/* Registers (bits by DWARF number) whose validity and value the step read, and those
 	 * it passed on to the caller's frame unchanged; then, once the walk is over, those
@@ -74,6 +74,7 @@ struct memo_step {
 };
 
 struct memo_walk {
+	const struct unw_arch *arch;
 	const struct unw_space *space;
 	uint64_t stamp; /* the space's, when the walk was made */
 	bool ok;        /* noted in full: usable */
@@ -81,6 +82,7 @@ struct memo_walk {
 	size_t n; /* frames, and steps (one per frame) */
 	struct unw_frame *frames;
 	struct memo_step *steps;
+	uint64_t *values; /* each step's registers' values, arch->nregs of them */
 	size_t cap;
 	struct memo_read *reads;
 	size_t nreads, capreads;
@@ -89,7 +91,8 @@ struct memo_walk {
 bool unw_memo_grow_reads(struct memo_walk *w, size_t more);
 struct unw_memo *unw_memo_new(void);
 void unw_memo_free(struct unw_memo *mo);
-struct memo_walk *unw_memo_begin(struct unw_memo *mo, const struct unw_space *s);
+struct memo_walk *unw_memo_begin(struct unw_memo *mo, const struct unw_arch *a,
+				 const struct unw_space *s);
 void unw_memo_step(struct memo_walk *w, const struct unw_regs *regs, bool signal, size_t at);
 void unw_memo_stepped(struct memo_walk *w, uint64_t uses, uint64_t passes);
 /* Inline: every read of every walk is noted. */
