@@ -148,6 +148,10 @@ void dwarf_close(struct dwarf *d);
  * unit before it): for a few lookups in a large compressed .debug_info, whose rest is
  * not inflated. Opened again with a larger upto, it goes on inflating where it stopped. */
 int dwarf_open_front(struct elf_file *elf, uint64_t upto, struct dwarf **out);
+/* Reads a reader opened by dwarf_open_front() further, through the unit that holds upto:
+ * the units read before stay as they are (d->units may move), the new ones follow. 0, or an
+ * error after which d is to be closed. */
+int dwarf_front_extend(struct dwarf *d, uint64_t upto);
 /* The same over sections given directly (tests and fuzzing): elf is a stand-in that
  * names the file and gives byte order; its sections are not read. */
 int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,

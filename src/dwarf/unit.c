@@ -276,13 +276,16 @@ static int read_unit_die(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die
 	return 0;
 }
 
+/* The units past those already read (all of them at first): headers, then first DIEs. */
 static int read_units(struct dwarf *d)
 {
 	/* dwz moves shared DIEs and strings to an alternate file this reader does not open. */
 	if (elf_section_by_name(d->elf, ".gnu_debugaltlink"))
 		d->unsupported = "dwz alternate debug files (.gnu_debugaltlink)";
+	size_t first = d->nunits, cap = first; /* full: the first new unit grows it */
 	struct cur c = cur_make(d->info.data, d->info.size, d->big_endian);
-	size_t cap = 0;
+	if (first)
+		cur_seek(&c, d->units[first - 1].end);
 	while (!cur_eof(&c)) {
 		if (d->nunits == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -303,7 +306,7 @@ static int read_units(struct dwarf *d)
 	if (!die)
 		return -ENOMEM;
 	int err = 0;
-	for (size_t i = 0; i < d->nunits && !err; i++) {
+	for (size_t i = first; i < d->nunits && !err; i++) {
 		struct dwarf_unit *u = &d->units[i];
 		if (u->unit_type == DW_UT_compile || u->unit_type == DW_UT_partial ||
 		    u->unit_type == DW_UT_skeleton)
@@ -379,6 +382,12 @@ int dwarf_open_front(struct elf_file *elf, uint64_t upto, struct dwarf **out)
 	if (!err)
 		err = read_units(d);
 	return finish(d, err, out);
+}
+
+int dwarf_front_extend(struct dwarf *d, uint64_t upto)
+{
+	int err = load_info_front(d, upto);
+	return err ? err : read_units(d);
 }
 
 int dwarf_open_sections(struct elf_file *elf, const struct dwarf_sect *info,

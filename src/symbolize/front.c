@@ -175,7 +175,7 @@ static void drop_front(struct sym_module *m)
 		return;
 	struct old_units *o = m->units ? vec_push(&m->fr->old) : NULL;
 	if (o)
-		*o = (struct old_units){ m->units, m->dwarf->nunits };
+		*o = (struct old_units){ m->units, m->nunits_indexed };
 	m->units = NULL;
 	sym_drop_units(m); /* the ranges */
 	sym_names_free(m); /* names resolved on the front may lack what lies past it; the
@@ -184,17 +184,26 @@ static void drop_front(struct sym_module *m)
 	m->dwarf = NULL;
 }
 
-/* Reads the front again, through the unit at upto at least. */
+/* Reads the front further, through the unit at upto at least (twice as far as before at
+ * least, so that a report's scattered addresses grow it a few times only). The units read
+ * so far, their indexes and their names stay: only the new units are read, and the
+ * ranges of all are worked out again. */
 static int grow(struct sym_module *m, uint64_t upto)
 {
-	if (m->dwarf && upto < 2 * m->dwarf->info.size)
-		upto = 2 * m->dwarf->info.size;
-	drop_front(m);
-	struct dwarf *d;
-	if (dwarf_open_front(m->fr->src, upto, &d))
-		return -1; /* the full reader says what is wrong */
-	m->dwarf = d;
-	if (d->unsupported || sym_index_units(m)) {
+	if (!m->dwarf) {
+		struct dwarf *d;
+		if (dwarf_open_front(m->fr->src, upto, &d))
+			return -1; /* the full reader says what is wrong */
+		m->dwarf = d;
+	} else {
+		if (upto < 2 * m->dwarf->info.size)
+			upto = 2 * m->dwarf->info.size;
+		if (dwarf_front_extend(m->dwarf, upto)) {
+			drop_front(m);
+			return -1;
+		}
+	}
+	if (m->dwarf->unsupported || sym_index_more_units(m)) {
 		drop_front(m);
 		return -1;
 	}

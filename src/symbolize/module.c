@@ -254,19 +254,40 @@ void sym_open_dwarf(struct sym_module *m, struct elf_file *src)
 	}
 }
 
-int sym_index_units(struct sym_module *m)
+/* The address ranges of every unit of m->dwarf, into m->cu_ranges. */
+static int index_ranges(struct sym_module *m)
 {
-	if (!m->dwarf)
-		return 0;
-	m->units = calloc(m->dwarf->nunits ? m->dwarf->nunits : 1, sizeof(*m->units));
-	if (!m->units)
-		return -ENOMEM;
+	free(m->cu_ranges);
+	m->cu_ranges = NULL;
+	m->ncu_ranges = 0;
 	range_vec all = { 0 };
 	int err = collect_ranges(m, &all);
 	if (!err)
 		err = make_disjoint(&all, &m->cu_ranges, &m->ncu_ranges);
 	free(all.v);
 	return err;
+}
+
+int sym_index_units(struct sym_module *m)
+{
+	if (!m->dwarf)
+		return 0;
+	m->units = calloc(m->dwarf->nunits ? m->dwarf->nunits : 1, sizeof(*m->units));
+	m->nunits_indexed = m->dwarf->nunits;
+	return m->units ? index_ranges(m) : -ENOMEM;
+}
+
+int sym_index_more_units(struct sym_module *m)
+{
+	size_t had = m->units ? m->nunits_indexed : 0, n = m->dwarf->nunits;
+	struct sym_unit_index *units = realloc(m->units, (n ? n : 1) * sizeof(*units));
+	if (!units)
+		return -ENOMEM;
+	if (n > had)
+		memset(units + had, 0, (n - had) * sizeof(*units));
+	m->units = units;
+	m->nunits_indexed = n;
+	return index_ranges(m);
 }
 
 int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **out)
@@ -302,11 +323,12 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 
 void sym_drop_units(struct sym_module *m)
 {
-	for (size_t i = 0; m->units && i < m->dwarf->nunits; i++)
+	for (size_t i = 0; m->units && i < m->nunits_indexed; i++)
 		sym_unit_index_free(&m->units[i]);
 	free(m->units);
 	free(m->cu_ranges);
 	m->units = NULL;
+	m->nunits_indexed = 0;
 	m->cu_ranges = NULL;
 	m->ncu_ranges = 0;
 }

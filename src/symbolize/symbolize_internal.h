@@ -70,6 +70,7 @@ struct sym_module {
 	struct sym_cu_range *cu_ranges;
 	size_t ncu_ranges;
 	struct sym_unit_index *units; /* parallel to dwarf->units */
+	size_t nunits_indexed;        /* how many of them units has room for */
 	pthread_mutex_t lock;         /* with built: for threads waiting on another's build */
 	pthread_cond_t built;
 	pthread_mutex_t names_lock;   /* guards arena and names */
@@ -93,6 +94,10 @@ struct sym_module {
 void sym_open_dwarf(struct sym_module *m, struct elf_file *src);
 /* The address ranges of every unit of m->dwarf, and room for their indexes. */
 int sym_index_units(struct sym_module *m);
+/* The same after m->dwarf has read more units (front mode): the indexes built so far
+ * stay, room is made for the new units' (m->units may move), all ranges are worked out
+ * again. */
+int sym_index_more_units(struct sym_module *m);
 /* Calls fn for each non-empty range of f's .debug_aranges: 0, 1 when the table is damaged
  * (fn saw the ranges before the damage), -ENOENT without a table, or fn's error. */
 int sym_aranges_walk(struct elf_file *f, int (*fn)(uint64_t info_off, uint64_t lo, uint64_t hi,
