@@ -320,7 +320,7 @@ static int decode_entry(struct dwarf *d, uint64_t off, uint64_t code, struct dwa
 }
 
 /* In front mode only as much of .debug_abbrev is inflated as reaches the entry, not the
- * whole table (a grown front reads every unit's root DIE again). */
+ * whole table: a unit's root DIE is read with its one entry. */
 int dwarf_abbrev_decode(struct dwarf *d, const struct dwarf_unit *u, uint64_t code,
 			struct dwarf_abbrev *a)
 {
