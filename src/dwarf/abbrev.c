@@ -10,6 +10,7 @@
 #include "base/search.h"
 #include "base/cursor.h"
 #include "base/err.h"
+#include "base/vec.h"
 #include "dwarf/dwarf.h"
 #include "dwarf/dwarf_consts.h"
 #include "dwarf/dwarf_internal.h"
@@ -22,36 +23,17 @@ static int bad(struct dwarf *d, uint64_t off, const char *what)
 
 /* The attributes of a table's entries, one after the other while it is decoded; each
  * entry's are found again by its count (see decode_table). */
-struct attr_buf {
-	struct dwarf_abbrev_attr *v;
-	size_t n, cap;
-};
-
-/* Room for k more attributes. */
-static bool attr_room(struct attr_buf *b, size_t k)
-{
-	if (b->cap - b->n >= k)
-		return true;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap - b->n < k)
-		cap *= 2;
-	struct dwarf_abbrev_attr *v = realloc(b->v, cap * sizeof(*v));
-	if (!v)
-		return false;
-	b->v = v;
-	b->cap = cap;
-	return true;
-}
+typedef VEC(struct dwarf_abbrev_attr) attr_vec;
 
 /* An entry after its code: tag, children flag, and its attributes, appended to b (a->attrs
  * is left for the caller to point at them). */
-static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a, struct attr_buf *b)
+static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a, attr_vec *b)
 {
 	a->tag = (uint16_t)cur_uleb(c);
 	a->has_children = cur_u8(c) != 0;
 	size_t first = b->n;
 	for (;;) {
-		if (!attr_room(b, 64))
+		if (!vec_reserve(b, 64))
 			return -ENOMEM;
 		/* Nearly every name and form is one byte: such pairs are read two bytes at a
 		 * time, up to the terminating pair or the first that is not one. */
@@ -138,16 +120,15 @@ static int table_at(struct dwarf *d, uint64_t off, struct cur *c)
 /* A table decoded but not yet kept: its entries sorted by code, their attributes in
  * attrs (each entry's attrs point into it), sizes worked out for the shape. */
 struct decoded {
-	struct dwarf_abbrev *all;
-	size_t n;
-	struct attr_buf attrs;
+	VEC(struct dwarf_abbrev) all;
+	attr_vec attrs;
 	uint64_t end; /* where the table ends */
 };
 
 static void decoded_free(struct decoded *t)
 {
-	free(t->all);
-	free(t->attrs.v);
+	vec_free(&t->all);
+	vec_free(&t->attrs);
 }
 
 /* Decodes the table at off for units of u's shape. Touches nothing shared (but for
@@ -161,7 +142,6 @@ static int decode_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t of
 	int err = table_at(d, off, &c);
 	if (err)
 		return err;
-	size_t cap = 0;
 	for (;;) {
 		uint64_t code = cur_uleb(&c);
 		if (!cur_ok(&c)) {
@@ -170,35 +150,32 @@ static int decode_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t of
 		}
 		if (code == 0)
 			break;
-		if (t->n == cap) {
-			cap = cap ? cap * 2 : 64;
-			struct dwarf_abbrev *na = realloc(t->all, cap * sizeof(*na));
-			if (!na) {
-				err = -ENOMEM;
-				break;
-			}
-			t->all = na;
+		struct dwarf_abbrev *a = vec_push(&t->all);
+		if (!a) {
+			err = -ENOMEM;
+			break;
 		}
-		t->all[t->n] = (struct dwarf_abbrev){ .code = code };
-		err = read_one(d, &c, &t->all[t->n], &t->attrs);
+		a->code = code;
+		err = read_one(d, &c, a, &t->attrs);
 		if (err)
 			break;
-		t->n++;
 	}
 	t->end = cur_off(&c);
 	if (err)
 		return err;
+	struct dwarf_abbrev *all = t->all.v;
+	size_t n = t->all.n;
 	struct dwarf_form_sizes sizes;
 	dwarf_form_sizes(u, &sizes);
-	for (size_t i = 0, at = 0; i < t->n; at += t->all[i].nattrs, i++) {
-		t->all[i].attrs = t->attrs.v + at;
-		dwarf_abbrev_sizes(u, &sizes, &t->all[i]);
+	for (size_t i = 0, at = 0; i < n; at += all[i].nattrs, i++) {
+		all[i].attrs = t->attrs.v + at;
+		dwarf_abbrev_sizes(u, &sizes, &all[i]);
 	}
 	bool sorted = true;
-	for (size_t i = 1; i < t->n && sorted; i++)
-		sorted = t->all[i - 1].code < t->all[i].code;
+	for (size_t i = 1; i < n && sorted; i++)
+		sorted = all[i - 1].code < all[i].code;
 	if (!sorted)
-		qsort(t->all, t->n, sizeof(*t->all), cmp_code);
+		qsort(all, n, sizeof(*all), cmp_code);
 	return 0;
 }
 
@@ -212,15 +189,15 @@ static int keep_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t off,
 		arena_copy(&d->arena, dec->attrs.v, dec->attrs.n * sizeof(*block));
 	if (!t || !block)
 		return -ENOMEM;
-	for (size_t k = 0; k < dec->n; k++) /* the attributes moved: so do the pointers */
-		dec->all[k].attrs = block + (dec->all[k].attrs - dec->attrs.v);
-	size_t dense = 0, n = dec->n;
-	while (dense < n && dec->all[dense].code == dense + 1)
+	struct dwarf_abbrev *all = dec->all.v;
+	size_t dense = 0, n = dec->all.n;
+	for (size_t k = 0; k < n; k++) /* the attributes moved: so do the pointers */
+		all[k].attrs = block + (all[k].attrs - dec->attrs.v);
+	while (dense < n && all[dense].code == dense + 1)
 		dense++;
-	t->by_code = arena_copy(&d->arena, dec->all, dense * sizeof(*dec->all));
+	t->by_code = arena_copy(&d->arena, all, dense * sizeof(*all));
 	/* all is NULL for an empty table: no pointer arithmetic on it */
-	t->sparse = arena_copy(&d->arena, n ? dec->all + dense : NULL,
-			       (n - dense) * sizeof(*dec->all));
+	t->sparse = arena_copy(&d->arena, n ? all + dense : NULL, (n - dense) * sizeof(*all));
 	if (!t->by_code || !t->sparse)
 		return -ENOMEM;
 	t->n_dense = dense;
@@ -311,11 +288,11 @@ static int decode_entry(struct dwarf *d, uint64_t off, uint64_t code, struct dwa
 	if (cur_ok(&c) && !k)
 		return -ENOENT;
 	*a = (struct dwarf_abbrev){ .code = code };
-	struct attr_buf attrs = { 0 };
+	attr_vec attrs = { 0 };
 	int err = cur_ok(&c) ? read_one(d, &c, a, &attrs) : -EINVAL;
 	if (!err && !(a->attrs = arena_copy(&d->arena, attrs.v, attrs.n * sizeof(*attrs.v))))
 		err = -ENOMEM;
-	free(attrs.v);
+	vec_free(&attrs);
 	return err && err != -ENOMEM && d->abbrev_lazy ? -EAGAIN : err;
 }
 

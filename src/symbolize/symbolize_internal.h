@@ -149,10 +149,6 @@ const char *sym_demangle(struct sym_module *m, const char *name);
 void sym_names_free(struct sym_module *m);
 
 /* symbols.c */
-/* Reads f's .symtab, else its .dynsym; with both, the two merged (in table order). */
-int sym_symbols_read(struct elf_file *f, bool both, struct sym_symbols *out);
-/* Sorts what sym_symbols_read() read. */
-int sym_symbols_finish(struct elf_file *f, struct sym_symbols *out);
 /* The module's table (symbols) loads on a thread of its own, started here (0, or
  * -ENOMEM); sym_symbols_wait() waits until it is sorted, which lookups need.
  * sym_fallback() is the debug file's table, read on first use. */

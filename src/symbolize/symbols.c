@@ -12,23 +12,17 @@
 #include <stdlib.h>
 
 #include "base/search.h"
-#include "base/err.h"
 #include "symbolize/symbolize_internal.h"
 
-int sym_symbols_read(struct elf_file *f, bool both, struct sym_symbols *out)
+/* f's .symtab, else its .dynsym; with both, the two merged (in table order); sorted, with
+ * room for the demangled names. Out of memory, the table is left empty: names then come
+ * from elsewhere. */
+static void load_table(struct elf_file *f, bool both, struct sym_symbols *out)
 {
-	return elf_symbols_unsorted(f, both ? ELF_SYMS_BOTH : ELF_SYMS_SYMTAB_ELSE_DYNSYM, true,
-				    &out->tab);
-}
-
-int sym_symbols_finish(struct elf_file *f, struct sym_symbols *out)
-{
-	if (elf_symtab_sort(&out->tab))
-		return err_set(-ENOMEM, "%s: out of memory", f->path);
-	out->demangled = calloc(out->tab.n ? out->tab.n : 1, sizeof(*out->demangled));
-	if (!out->demangled)
-		return err_set(-ENOMEM, "%s: out of memory", f->path);
-	return 0;
+	enum elf_syms_which which = both ? ELF_SYMS_BOTH : ELF_SYMS_SYMTAB_ELSE_DYNSYM;
+	if (elf_symbols_unsorted(f, which, true, &out->tab) || elf_symtab_sort(&out->tab) ||
+	    !(out->demangled = calloc(out->tab.n ? out->tab.n : 1, sizeof(*out->demangled))))
+		sym_symbols_free(out);
 }
 
 /* Names are demangled when a lookup first returns them: a lookup names a few hundred
@@ -91,9 +85,7 @@ static void *load(void *arg)
 {
 	struct sym_loader *l = arg;
 	struct sym_module *m = l->m;
-	if (sym_symbols_read(m->elf, false, &m->symbols) ||
-	    sym_symbols_finish(m->elf, &m->symbols))
-		sym_symbols_free(&m->symbols); /* out of memory: names from DWARF only */
+	load_table(m->elf, false, &m->symbols);
 	pthread_mutex_lock(&l->lock);
 	atomic_store_explicit(&l->done, true, memory_order_release);
 	pthread_cond_broadcast(&l->loaded);
@@ -138,9 +130,7 @@ const struct sym_symbols *sym_fallback(struct sym_module *m)
 		return &m->fallback;
 	pthread_mutex_lock(&l->fallback_lock);
 	if (!atomic_load_explicit(&l->fallback_read, memory_order_relaxed)) {
-		if (sym_symbols_read(m->debug_elf, true, &m->fallback) ||
-		    sym_symbols_finish(m->debug_elf, &m->fallback))
-			sym_symbols_free(&m->fallback); /* out of memory: no fallback names */
+		load_table(m->debug_elf, true, &m->fallback);
 		atomic_store_explicit(&l->fallback_read, true, memory_order_release);
 	}
 	pthread_mutex_unlock(&l->fallback_lock);

@@ -42,7 +42,7 @@ void unw_memo_free(struct unw_memo *mo)
 		free(mo->walks[i].frames);
 		free(mo->walks[i].steps);
 		free(mo->walks[i].values);
-		free(mo->walks[i].reads);
+		vec_free(&mo->walks[i].reads);
 	}
 	free(mo);
 }
@@ -55,7 +55,7 @@ struct memo_walk *unw_memo_begin(struct unw_memo *mo, const struct unw_arch *a,
 	struct memo_walk *w = &mo->walks[!mo->last];
 	*w = (struct memo_walk){ .arch = a, .space = s, .stamp = s->stamp, .ok = true,
 				 .frames = w->frames, .steps = w->steps, .values = w->values,
-				 .cap = w->cap, .reads = w->reads, .capreads = w->capreads };
+				 .cap = w->cap, .reads = { w->reads.v, 0, w->reads.cap } };
 	return w;
 }
 
@@ -93,7 +93,7 @@ void unw_memo_step(struct memo_walk *w, const struct unw_regs *regs, bool signal
 	s->sp = regs->r[w->arch->sp];
 	memcpy(w->values + at * w->arch->nregs, regs->r, w->arch->nregs * sizeof(*w->values));
 	s->signal = signal;
-	s->first_read = (uint32_t)w->nreads;
+	s->first_read = (uint32_t)w->reads.n;
 	s->uses = s->passes = ~0ull; /* until the step says: everything */
 	w->n = at + 1;
 }
@@ -106,16 +106,10 @@ void unw_memo_stepped(struct memo_walk *w, uint64_t uses, uint64_t passes)
 	w->steps[w->n - 1].passes = passes;
 }
 
-bool unw_memo_grow_reads(struct memo_walk *w, size_t more)
+bool unw_memo_reads_room(struct memo_walk *w, size_t more)
 {
-	size_t cap = w->capreads ? w->capreads : 256;
-	while (cap - w->nreads < more)
-		cap *= 2;
-	struct memo_read *r = cap < UINT32_MAX ? realloc(w->reads, cap * sizeof(*r)) : NULL;
-	if (!r)
+	if (more > UINT32_MAX - w->reads.n || !vec_reserve(&w->reads, more))
 		return w->ok = false;
-	w->reads = r;
-	w->capreads = cap;
 	return true;
 }
 
@@ -175,15 +169,14 @@ size_t unw_memo_copy(const struct memo_walk *from, size_t at, struct memo_walk *
 	/* The new walk's notes go on as the last walk's did from that frame: the frame is
 	 * noted already (the same registers); its step's reads and the steps after it are
 	 * the last walk's. */
-	size_t first = from->steps[at].first_read, reads = from->nreads - first;
-	size_t steps = from->n - at - 1, shift = to->nreads - first;
+	size_t first = from->steps[at].first_read, reads = from->reads.n - first;
+	size_t steps = from->n - at - 1, shift = to->reads.n - first;
 	to->steps[to->n - 1].uses = from->steps[at].uses;
 	to->steps[to->n - 1].passes = from->steps[at].passes;
-	if ((to->capreads - to->nreads < reads && !unw_memo_grow_reads(to, reads)) ||
-	    (to->cap - to->n < steps && !room_for_steps(to, steps)))
+	if (!unw_memo_reads_room(to, reads) || !room_for_steps(to, steps))
 		return count;
-	memcpy(to->reads + to->nreads, from->reads + first, reads * sizeof(*to->reads));
-	to->nreads += reads;
+	memcpy(to->reads.v + to->reads.n, from->reads.v + first, reads * sizeof(*to->reads.v));
+	to->reads.n += reads;
 	memcpy(to->steps + to->n, from->steps + at + 1, steps * sizeof(*to->steps));
 	size_t nregs = from->arch->nregs;
 	memcpy(to->values + to->n * nregs, from->values + (at + 1) * nregs,

@@ -347,8 +347,8 @@ static bool reuse(struct unw_ctx *c, const struct unw_space *s, const struct unw
 	if (!last || *n + last->n - at > max)
 		return false;
 	/* Every read the last walk made from that frame on must read the same now. */
-	for (size_t i = last->steps[at].first_read; i < last->nreads; i++) {
-		const struct memo_read *r = &last->reads[i];
+	for (size_t i = last->steps[at].first_read; i < last->reads.n; i++) {
+		const struct memo_read *r = &last->reads.v[i];
 		uint64_t v;
 		bool ok = mem_load(mem, r->addr, r->size, &v);
 		if (ok != r->ok || (ok && v != r->value))

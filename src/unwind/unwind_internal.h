@@ -4,6 +4,7 @@
 #ifndef TALLY_UNWIND_INTERNAL_H
 #define TALLY_UNWIND_INTERNAL_H
 
+#include "base/vec.h"
 #include "unwind/unwind.h"
 
 /* A direct-mapped cache of CFI rows by (module, vaddr): sampled pcs repeat a lot, and running
@@ -84,11 +85,11 @@ struct memo_walk {
 	struct memo_step *steps;
 	uint64_t *values; /* each step's registers' values, arch->nregs of them */
 	size_t cap;
-	struct memo_read *reads;
-	size_t nreads, capreads;
+	VEC(struct memo_read) reads; /* no more than UINT32_MAX: steps count them in 32 bits */
 };
 
-bool unw_memo_grow_reads(struct memo_walk *w, size_t more);
+/* Room for more reads: false, and w no longer ok, when there is none. */
+bool unw_memo_reads_room(struct memo_walk *w, size_t more);
 struct unw_memo *unw_memo_new(void);
 void unw_memo_free(struct unw_memo *mo);
 struct memo_walk *unw_memo_begin(struct unw_memo *mo, const struct unw_arch *a,
@@ -99,9 +100,9 @@ void unw_memo_stepped(struct memo_walk *w, uint64_t uses, uint64_t passes);
 static inline void unw_memo_read(struct memo_walk *w, uint64_t addr, unsigned size,
 				 uint64_t value, bool ok)
 {
-	if (!w->ok || (w->nreads == w->capreads && !unw_memo_grow_reads(w, 1)))
+	if (!w->ok || (w->reads.n == w->reads.cap && !unw_memo_reads_room(w, 1)))
 		return;
-	w->reads[w->nreads++] = (struct memo_read){ addr, ok ? value : 0, size, ok };
+	w->reads.v[w->reads.n++] = (struct memo_read){ addr, ok ? value : 0, size, ok };
 }
 const struct memo_walk *unw_memo_match(const struct unw_memo *mo, const struct unw_arch *a,
 				       const struct unw_space *s, const struct unw_regs *regs,
