@@ -157,9 +157,11 @@ static int on_stack(const struct rec_sym_stack *st, void *arg)
 	struct known_stack *k = st->id && st->id < b->nknown && b->known[st->id].locs
 					? &b->known[st->id]
 					: NULL;
-	const struct prof_loc *locs = k ? k->locs : NULL;
-	if (!locs) {
-		int r = make_locs(b, st);
+	const struct prof_loc *locs;
+	if (k) {
+		locs = k->locs;
+	} else {
+		int r = make_locs(b, st); /* may move b->locs */
 		if (r)
 			return r;
 		locs = b->locs;
