@@ -17,7 +17,7 @@
 
 #include "base/err.h"
 #include "elf/elf.h"
-#include "record/record.h"
+#include "replay/replay.h"
 #include "tally/tally.h"
 
 struct clocks {
@@ -44,7 +44,7 @@ static void since(const char *what, struct clocks a)
 	       (b.cpu - a.cpu) * 1e3);
 }
 
-static int nothing(const struct rec_stack *st __attribute__((unused)),
+static int nothing(const struct replay_stack *st __attribute__((unused)),
 		   void *arg __attribute__((unused)))
 {
 	return 0;
@@ -61,7 +61,7 @@ struct addrs {
 	size_t n, cap;
 };
 
-static int collect(const struct rec_stack *st, void *arg)
+static int collect(const struct replay_stack *st, void *arg)
 {
 	struct addrs *a = arg;
 	for (size_t i = 0; i < st->n; i++) {
@@ -90,7 +90,7 @@ static int per_module(struct perf_data *d)
 {
 	struct addrs a = { 0 };
 	struct unw_ctx *c = NULL;
-	if (rec_replay_data(d, UNW_AUTO, collect, &a, NULL, &c))
+	if (replay_unwind_data(d, UNW_AUTO, collect, &a, NULL, &c))
 		return -1;
 	qsort(a.v, a.n, sizeof(*a.v), by_module);
 	struct tally_frame tf[32];
@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 	}
 	FILE *sink = fopen("/dev/null", "w");
 	struct perf_data *d;
-	struct rec_quality q;
+	struct replay_quality q;
 	if (!sink)
 		return 1;
 	fputs("tally phases:", stdout);
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 		goto fail;
 	since("open+index", t);
 	t = now();
-	if (rec_replay_data(d, UNW_AUTO, nothing, NULL, NULL, NULL))
+	if (replay_unwind_data(d, UNW_AUTO, nothing, NULL, NULL, NULL))
 		goto fail;
 	since("unwind", t);
 	perf_data_close(d);

@@ -23,7 +23,7 @@
 #include "base/err.h"
 #include "base/file.h"
 #include "elf/elf.h"
-#include "record/kallsyms.h"
+#include "replay/kallsyms.h"
 #include "unwind/unwind.h"
 
 /* Writes size bytes to the cache as DIR/SUB/elf (SUB: .build-id/xx/rest or [vdso]/ID, the
@@ -183,11 +183,11 @@ void rec_modules_write(struct rec_modules *m, struct perf_writer *w)
 	/* The kernel as perf names it, with its symbols in the cache beside it: perf report
 	 * and tally report then read the copy rather than /proc/kallsyms. */
 	uint8_t id[20];
-	size_t len = rec_kernel_build_id(id);
+	size_t len = replay_kernel_build_id(id);
 	if (len) {
 		perf_writer_add_build_id(w, UINT32_MAX, PERF_RECORD_MISC_KERNEL, id, len,
 					 "[kernel.kallsyms]");
-		rec_kallsyms_save();
+		replay_kallsyms_save();
 	}
 }
 

@@ -175,22 +175,6 @@ static int open_writer(struct usdt_rec *u, const char *path)
 	return perf_writer_open(path, &file, &u->w);
 }
 
-bool rec_is_hits(const struct perf_event_attr *a)
-{
-	struct uprobe_pmu pmu;
-	if (a->freq || a->sample_period != 1)
-		return false;
-	if (a->type == PERF_TYPE_TRACEPOINT)
-		return true;
-	if (a->type < PERF_TYPE_MAX)
-		return false;
-	if (uprobe_pmu_probe(&pmu)) {
-		err_clear(); /* no uprobe PMU here: not one of its recordings, as far as we know */
-		return false;
-	}
-	return a->type == (uint32_t)pmu.type;
-}
-
 /* What the kernel reported before the events existed: mappings and thread names (threads
  * that come later inherit theirs through FORK records). */
 static int synth_comm(int pid, int tid, void *arg)

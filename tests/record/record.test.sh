@@ -106,10 +106,10 @@ wait $sp 2>/dev/null
 head -c 300 "$TMP/a.data" > "$TMP/trunc.data"
 cat > "$TMP/r.c" <<'C'
 #include <stdio.h>
-#include "record/record.h"
+#include "replay/replay.h"
 #include "base/err.h"
-static int fn(const struct rec_stack *st, void *arg) { return 0; }
-int main(int argc, char **argv) { if (rec_replay(argv[1], UNW_AUTO, fn, 0, 0, 0)) { printf("%s\n", err_msg()); return 1; } return 0; }
+static int fn(const struct replay_stack *st, void *arg) { return 0; }
+int main(int argc, char **argv) { if (replay_unwind(argv[1], UNW_AUTO, fn, 0, 0, 0)) { printf("%s\n", err_msg()); return 1; } return 0; }
 C
 libs=$(sed -n 's/^LIBS := //p' "$ROOT/Makefile")
 # shellcheck disable=SC2086

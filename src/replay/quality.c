@@ -5,14 +5,14 @@
  * pointers (Debian's libraries) it completes few stacks. Shares are printed with as many
  * decimals as it takes not to round 3 truncated stacks in 1,000 to 0% or 999 to 100%.
  */
-#include "record/record.h"
+#include "replay/replay.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "profile/profile.h"
 
-const char *rec_share(char *buf, size_t size, uint64_t part, uint64_t whole)
+const char *replay_share(char *buf, size_t size, uint64_t part, uint64_t whole)
 {
 	if (!whole || !part || part >= whole) {
 		snprintf(buf, size, "%s", whole && part >= whole ? "100%" : "0%");
@@ -33,12 +33,12 @@ static void print_shares(FILE *out, uint64_t samples, uint64_t complete, uint64_
 {
 	char a[32], b[32], c[32];
 	fprintf(out, "%s complete, %s truncated, %s single-frame, average depth %.1f",
-		rec_share(a, sizeof(a), complete, samples), rec_share(b, sizeof(b), truncated, samples),
-		rec_share(c, sizeof(c), single, samples),
+		replay_share(a, sizeof(a), complete, samples), replay_share(b, sizeof(b), truncated, samples),
+		replay_share(c, sizeof(c), single, samples),
 		samples ? (double)frames / (double)samples : 0);
 }
 
-void rec_quality_print(FILE *out, const struct rec_quality *q)
+void replay_quality_print(FILE *out, const struct replay_quality *q)
 {
 	const struct unw_stats *s = &q->stats;
 	static const char *const methods[] = { "DWARF CFI, frame pointers as fallback",
@@ -85,13 +85,13 @@ static bool counter(const struct prof *p, const char *name, uint64_t *out)
 	return false;
 }
 
-void rec_quality_summary(FILE *out, const struct prof *p)
+void replay_quality_summary(FILE *out, const struct prof *p)
 {
 	uint64_t samples, complete, truncated, single, frames;
-	if (!counter(p, REC_COUNTER_SAMPLES, &samples) ||
-	    !counter(p, REC_COUNTER_COMPLETE, &complete) ||
-	    !counter(p, REC_COUNTER_TRUNCATED, &truncated) ||
-	    !counter(p, REC_COUNTER_SINGLE, &single) || !counter(p, REC_COUNTER_FRAMES, &frames))
+	if (!counter(p, REPLAY_COUNTER_SAMPLES, &samples) ||
+	    !counter(p, REPLAY_COUNTER_COMPLETE, &complete) ||
+	    !counter(p, REPLAY_COUNTER_TRUNCATED, &truncated) ||
+	    !counter(p, REPLAY_COUNTER_SINGLE, &single) || !counter(p, REPLAY_COUNTER_FRAMES, &frames))
 		return;
 	fprintf(out, "unwind:   %llu stacks: ", (unsigned long long)samples);
 	print_shares(out, samples, complete, truncated, single, frames);

@@ -3,7 +3,7 @@
  * MAX_STACKS stacks or MAX_WORDS words of keys and frames, new stacks are named every
  * time, as without the memo.
  */
-#include "record/stack_memo.h"
+#include "replay/stack_memo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,23 +16,23 @@ struct kept {
 	uint32_t id;
 	size_t nkey;
 	uint64_t *key;
-	struct rec_sym_frame *frames;
+	struct replay_sym_frame *frames;
 	size_t n;
 };
 
-struct stack_memo {
+struct replay_stack_memo {
 	struct kept **slots;
 	size_t cap, count, words;
 	uint64_t *key; /* the key being looked up */
 	size_t nkey, capkey;
 };
 
-struct stack_memo *stack_memo_new(void)
+struct replay_stack_memo *replay_stack_memo_new(void)
 {
-	return calloc(1, sizeof(struct stack_memo));
+	return calloc(1, sizeof(struct replay_stack_memo));
 }
 
-void stack_memo_free(struct stack_memo *m)
+void replay_stack_memo_free(struct replay_stack_memo *m)
 {
 	if (!m)
 		return;
@@ -44,7 +44,7 @@ void stack_memo_free(struct stack_memo *m)
 }
 
 /* st's key into m->key, and its hash. */
-static bool make_key(struct stack_memo *m, const struct rec_stack *st, uint64_t *hash)
+static bool make_key(struct replay_stack_memo *m, const struct replay_stack *st, uint64_t *hash)
 {
 	size_t need = 3 + 3 * st->n + st->ev->nr_callchain;
 	if (need > m->capkey) {
@@ -74,7 +74,7 @@ static bool make_key(struct stack_memo *m, const struct rec_stack *st, uint64_t 
 }
 
 /* The slot of the key in m->key: a kept stack, or the empty slot where it would go. */
-static struct kept **slot_of(struct stack_memo *m, uint64_t hash)
+static struct kept **slot_of(struct replay_stack_memo *m, uint64_t hash)
 {
 	for (size_t i = hash & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		struct kept *k = m->slots[i];
@@ -84,8 +84,8 @@ static struct kept **slot_of(struct stack_memo *m, uint64_t hash)
 	}
 }
 
-uint32_t stack_memo_find(struct stack_memo *m, const struct rec_stack *st,
-			 const struct rec_sym_frame **frames, size_t *n)
+uint32_t replay_stack_memo_find(struct replay_stack_memo *m, const struct replay_stack *st,
+			 const struct replay_sym_frame **frames, size_t *n)
 {
 	uint64_t hash;
 	if (!m->count || !make_key(m, st, &hash))
@@ -98,7 +98,7 @@ uint32_t stack_memo_find(struct stack_memo *m, const struct rec_stack *st,
 	return k->id;
 }
 
-static bool grow(struct stack_memo *m)
+static bool grow(struct replay_stack_memo *m)
 {
 	size_t cap = m->cap ? m->cap * 2 : 256;
 	struct kept **slots = calloc(cap, sizeof(*slots));
@@ -119,9 +119,9 @@ static bool grow(struct stack_memo *m)
 	return true;
 }
 
-uint32_t stack_memo_keep(struct stack_memo *m, const struct rec_stack *st,
-			 const struct rec_sym_frame *frames, size_t n,
-			 const struct rec_sym_frame **kept)
+uint32_t replay_stack_memo_keep(struct replay_stack_memo *m, const struct replay_stack *st,
+			 const struct replay_sym_frame *frames, size_t n,
+			 const struct replay_sym_frame **kept)
 {
 	uint64_t hash;
 	if (m->count >= MAX_STACKS || !make_key(m, st, &hash))
@@ -135,7 +135,7 @@ uint32_t stack_memo_keep(struct stack_memo *m, const struct rec_stack *st,
 	struct kept *k = malloc(sizeof(*k) + m->nkey * sizeof(*k->key) + n * sizeof(*frames));
 	if (!k)
 		return 0;
-	k->frames = (struct rec_sym_frame *)(k + 1);
+	k->frames = (struct replay_sym_frame *)(k + 1);
 	k->key = (uint64_t *)(k->frames + n);
 	memcpy(k->frames, frames, n * sizeof(*frames));
 	memcpy(k->key, m->key, m->nkey * sizeof(*k->key));

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "record/record.h"
+#include "replay/replay.h"
 
 static char dir[64], tally[PATH_MAX + 16];
 
@@ -209,7 +209,7 @@ struct check {
 /* The workload's frames (outermost first) must be exactly the expected chain, and the stack
  * must reach the outermost frame. Frames in libraries (malloc, free, libc's start code)
  * are not the workload's and are skipped. */
-static bool matches(const struct rec_stack *st, const struct check *c, const char *const *chain,
+static bool matches(const struct replay_stack *st, const struct check *c, const char *const *chain,
 		    size_t nchain)
 {
 	const char *names[600];
@@ -238,7 +238,7 @@ static void note(uint32_t *v, size_t *n, size_t max, uint32_t x)
 		v[(*n)++] = x;
 }
 
-static int on_stack(const struct rec_stack *st, void *arg)
+static int on_stack(const struct replay_stack *st, void *arg)
 {
 	struct check *c = arg;
 	c->samples++;
@@ -291,8 +291,8 @@ static struct check run_check(const char *tool, const char *bin, const char *arg
 		load_nm(&tabs[1], path);
 		c.ntabs = 2;
 	}
-	struct rec_replay_info info;
-	int r = rec_replay(data, UNW_AUTO, on_stack, &c, &info, NULL);
+	struct replay_info info;
+	int r = replay_unwind(data, UNW_AUTO, on_stack, &c, &info, NULL);
 	if (r)
 		fail_msg("%s: %s", data, err_msg());
 	print_message("%s %-9s %llu samples, %.2f%% expected chain, %.2f%% complete, %llu lost\n",
@@ -412,7 +412,7 @@ static struct tally_counts fold_counts(const char *data)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
-	struct rec_quality q;
+	struct replay_quality q;
 	int r = rec_folded(data, UNW_AUTO, out, &q);
 	fclose(out);
 	assert_int_equal(r, 0);
@@ -469,7 +469,7 @@ static void deleted_binary_unwinds_from_cache(void **state)
 	load_nm(&tab, path);
 	snprintf(tab.path, sizeof(tab.path), "%s/selfdel.run", dir); /* the name it ran under */
 	struct check c = { .tabs = &tab, .ntabs = 1, .chain = deep_chain, .nchain = 13 };
-	int r = rec_replay(data, UNW_AUTO, on_stack, &c, NULL, NULL);
+	int r = replay_unwind(data, UNW_AUTO, on_stack, &c, NULL, NULL);
 	unsetenv("PERF_BUILDID_DIR");
 	free(tab.v);
 	assert_int_equal(r, 0);
@@ -487,7 +487,7 @@ static void folded(const char *tool, const char *bin)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
-	struct rec_quality q;
+	struct replay_quality q;
 	if (rec_folded(data, UNW_AUTO, out, &q))
 		fail_msg("%s: %s", data, err_msg());
 	fclose(out);
@@ -521,14 +521,14 @@ static void fp_only_on_code_without_frame_pointers_is_marked_truncated(void **st
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
-	struct rec_quality q;
+	struct replay_quality q;
 	assert_int_equal(rec_folded(data, UNW_FP, out, &q), 0);
 	fclose(out);
 	assert_true(q.stats.truncated * 2 > q.stats.samples);
 	assert_non_null(strstr(text, ";[truncated];"));
 	free(text);
 	out = open_memstream(&text, &len);
-	rec_quality_print(out, &q);
+	replay_quality_print(out, &q);
 	fclose(out);
 	assert_non_null(strstr(text, "# warning: frame pointers only"));
 	free(text);
@@ -545,9 +545,9 @@ static void recorded_with_frame_pointers_is_reported_as_such(void **state)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
-	struct rec_quality q;
+	struct replay_quality q;
 	assert_int_equal(rec_folded(data, UNW_AUTO, out, &q), 0);
-	rec_quality_print(out, &q);
+	replay_quality_print(out, &q);
 	fclose(out);
 	print_message("--call-graph fp on deep_gcc: %.1f%% complete\n",
 		      100.0 * q.stats.complete / q.stats.samples);

@@ -6,7 +6,7 @@
  * /proc/kallsyms (read only when a sample has some), and "[truncated]" first when the stack
  * was not unwound to its outermost frame.
  */
-#include "record/record.h"
+#include "replay/replay.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -15,8 +15,8 @@
 #include "base/bulk.h"
 #include "base/err.h"
 #include "elf/elf.h"
-#include "record/kallsyms.h"
-#include "record/stack_memo.h"
+#include "replay/kallsyms.h"
+#include "replay/stack_memo.h"
 #include "tally/tally.h"
 
 #define MAX_FRAMES 4096
@@ -49,12 +49,12 @@ struct symstack {
 	struct memo *memo; /* 1 << MEMO_BITS slots */
 	struct symcache *syms;
 	size_t nsyms, capsyms;
-	struct rec_kallsyms ksyms;
+	struct replay_kallsyms ksyms;
 	bool ksyms_loaded;
-	struct rec_sym_frame frames[MAX_FRAMES];
+	struct replay_sym_frame frames[MAX_FRAMES];
 	size_t n;
-	struct stack_memo *stacks; /* NULL: every stack named anew */
-	int (*fn)(const struct rec_sym_stack *st, void *arg);
+	struct replay_stack_memo *stacks; /* NULL: every stack named anew */
+	int (*fn)(const struct replay_sym_stack *st, void *arg);
 	void *arg;
 };
 
@@ -80,11 +80,11 @@ static struct tally_symbolizer *symbolizer(struct symstack *y, const struct unw_
 	return c->s;
 }
 
-static struct rec_sym_frame *push(struct symstack *y, enum rec_frame_kind kind)
+static struct replay_sym_frame *push(struct symstack *y, enum replay_frame_kind kind)
 {
 	if (y->n == MAX_FRAMES)
 		return NULL;
-	struct rec_sym_frame *f = &y->frames[y->n++];
+	struct replay_sym_frame *f = &y->frames[y->n++];
 	memset(f, 0, sizeof(*f));
 	f->kind = kind;
 	return f;
@@ -130,10 +130,10 @@ static const struct named *lookup(struct symstack *y, const struct unw_frame *fr
 }
 
 /* A frame of fr's module at fr's address: the caller adds the names. */
-static struct rec_sym_frame *push_native(struct symstack *y, enum rec_frame_kind kind,
+static struct replay_sym_frame *push_native(struct symstack *y, enum replay_frame_kind kind,
 					 const struct unw_frame *fr)
 {
-	struct rec_sym_frame *f = push(y, kind);
+	struct replay_sym_frame *f = push(y, kind);
 	if (f) {
 		f->module = fr->mod ? fr->mod->path : NULL;
 		f->build_id = fr->mod ? fr->mod->build_id : NULL;
@@ -153,20 +153,20 @@ static void native(struct symstack *y, const struct unw_frame *fr, bool exact)
 		nm = lookup(y, fr, exact ? fr->rel : fr->rel - 1, buf, &scratch, &n);
 	const struct tally_frame *tf = nm && n <= MEMO_FRAMES ? nm->tf : buf;
 	if (nm && nm->plt) {
-		struct rec_sym_frame *f = push_native(y, REC_FRAME_NATIVE, fr);
+		struct replay_sym_frame *f = push_native(y, REPLAY_FRAME_NATIVE, fr);
 		if (f)
 			f->function = "[plt]";
 		return;
 	}
 	if (n <= 0) {
-		struct rec_sym_frame *f = push_native(y, REC_FRAME_NATIVE, fr);
+		struct replay_sym_frame *f = push_native(y, REPLAY_FRAME_NATIVE, fr);
 		if (f)
 			f->pc = fr->pc;
 		return;
 	}
 	for (int i = n; i > 0; i--) { /* outermost (the real function) first */
-		struct rec_sym_frame *f =
-			push_native(y, i == n ? REC_FRAME_NATIVE : REC_FRAME_INLINE, fr);
+		struct replay_sym_frame *f =
+			push_native(y, i == n ? REPLAY_FRAME_NATIVE : REPLAY_FRAME_INLINE, fr);
 		if (!f)
 			return;
 		f->function = tf[i - 1].function;
@@ -190,25 +190,25 @@ static void kernel(struct symstack *y, const struct perf_event_rec *ev)
 			end = i;
 	}
 	if (end > start && !y->ksyms_loaded) {
-		rec_kallsyms_load(&y->ksyms);
+		replay_kallsyms_load(&y->ksyms);
 		y->ksyms_loaded = true;
 	}
 	for (uint64_t i = end; i > start; i--) {
-		struct rec_sym_frame *f = push(y, REC_FRAME_KERNEL);
+		struct replay_sym_frame *f = push(y, REPLAY_FRAME_KERNEL);
 		if (!f)
 			return;
 		f->pc = perf_callchain_at(ev, i - 1);
-		f->function = rec_kallsyms_find(&y->ksyms, f->pc);
+		f->function = replay_kallsyms_find(&y->ksyms, f->pc);
 		f->module = "[kernel.kallsyms]";
 	}
 }
 
 /* The stack's frames named into y->frames. */
-static void name_stack(struct symstack *y, const struct rec_stack *st)
+static void name_stack(struct symstack *y, const struct replay_stack *st)
 {
 	y->n = 0;
 	if (st->end != UNW_END_OUTERMOST) {
-		struct rec_sym_frame *f = push(y, REC_FRAME_TRUNCATED);
+		struct replay_sym_frame *f = push(y, REPLAY_FRAME_TRUNCATED);
 		f->function = "[truncated]";
 	}
 	for (size_t i = st->n; i > 0; i--)
@@ -216,23 +216,23 @@ static void name_stack(struct symstack *y, const struct rec_stack *st)
 	kernel(y, st->ev);
 }
 
-static int on_stack(const struct rec_stack *st, void *arg)
+static int on_stack(const struct replay_stack *st, void *arg)
 {
 	struct symstack *y = arg;
-	struct rec_sym_stack s = { st, NULL, 0, st->comm[0] ? st->comm : "[unknown]", 0 };
+	struct replay_sym_stack s = { st, NULL, 0, st->comm[0] ? st->comm : "[unknown]", 0 };
 	if (y->stacks)
-		s.id = stack_memo_find(y->stacks, st, &s.frames, &s.n);
+		s.id = replay_stack_memo_find(y->stacks, st, &s.frames, &s.n);
 	if (!s.id) {
 		name_stack(y, st);
 		s.frames = y->frames;
 		s.n = y->n;
 		if (y->stacks)
-			s.id = stack_memo_keep(y->stacks, st, y->frames, y->n, &s.frames);
+			s.id = replay_stack_memo_keep(y->stacks, st, y->frames, y->n, &s.frames);
 	}
 	return y->fn(&s, y->arg);
 }
 
-static void quality(struct unw_ctx *c, struct rec_quality *q)
+static void quality(struct unw_ctx *c, struct replay_quality *q)
 {
 	q->stats = *unw_ctx_stats(c);
 	struct unw_module *const *mods;
@@ -251,9 +251,9 @@ static void quality(struct unw_ctx *c, struct rec_quality *q)
 			}
 }
 
-int rec_symbolized_data(struct perf_data *d, enum unw_method method,
-			int (*fn)(const struct rec_sym_stack *st, void *arg), void *arg,
-			struct rec_quality *q)
+int replay_symbolized_data(struct perf_data *d, enum unw_method method,
+			int (*fn)(const struct replay_sym_stack *st, void *arg), void *arg,
+			struct replay_quality *q)
 {
 	struct symstack *y = calloc(1, sizeof(*y));
 	if (!y)
@@ -265,11 +265,11 @@ int rec_symbolized_data(struct perf_data *d, enum unw_method method,
 	}
 	y->fn = fn;
 	y->arg = arg;
-	y->stacks = stack_memo_new(); /* without it (no memory), each stack is named anew */
+	y->stacks = replay_stack_memo_new(); /* without it (no memory), each stack is named anew */
 	memset(q, 0, sizeof(*q));
 	q->method = method;
 	struct unw_ctx *c = NULL;
-	int r = rec_replay_data(d, method, on_stack, y, &q->info, &c);
+	int r = replay_unwind_data(d, method, on_stack, y, &q->info, &c);
 	if (!r)
 		quality(c, q);
 	unw_ctx_free(c);
@@ -278,21 +278,21 @@ int rec_symbolized_data(struct perf_data *d, enum unw_method method,
 			tally_symbolizer_close(y->syms[i].s);
 	free(y->syms);
 	sparse_unmap(y->memo, ((size_t)1 << MEMO_BITS) * sizeof(*y->memo));
-	rec_kallsyms_free(&y->ksyms);
-	stack_memo_free(y->stacks);
+	replay_kallsyms_free(&y->ksyms);
+	replay_stack_memo_free(y->stacks);
 	free(y);
 	return r;
 }
 
-int rec_symbolized(const char *path, enum unw_method method,
-		   int (*fn)(const struct rec_sym_stack *st, void *arg), void *arg,
-		   struct rec_quality *q)
+int replay_symbolized(const char *path, enum unw_method method,
+		   int (*fn)(const struct replay_sym_stack *st, void *arg), void *arg,
+		   struct replay_quality *q)
 {
 	struct perf_data *d;
 	int r = perf_data_open(path, &d);
 	if (r)
 		return r;
-	r = rec_symbolized_data(d, method, fn, arg, q);
+	r = replay_symbolized_data(d, method, fn, arg, q);
 	perf_data_close(d);
 	return r;
 }

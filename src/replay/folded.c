@@ -3,7 +3,7 @@
  * "comm;outermost;...;innermost COUNT", counted in a hash table and printed sorted, so the
  * same input gives the same output.
  */
-#include "record/record.h"
+#include "replay/replay.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -37,14 +37,14 @@ static void put(struct folded *f, const char *s)
 	f->buf[f->len] = 0;
 }
 
-static void put_frame(struct folded *f, const struct rec_sym_frame *fr)
+static void put_frame(struct folded *f, const struct replay_sym_frame *fr)
 {
 	if (fr->function) {
 		put(f, fr->function);
 		return;
 	}
 	char tmp[256];
-	if (fr->kind == REC_FRAME_KERNEL) {
+	if (fr->kind == REPLAY_FRAME_KERNEL) {
 		put(f, "[kernel]");
 	} else if (fr->module) {
 		const char *base = strrchr(fr->module, '/');
@@ -95,7 +95,7 @@ static int count_line(struct folded *f, const char *line)
 	return 0;
 }
 
-static int on_stack(const struct rec_sym_stack *st, void *arg)
+static int on_stack(const struct replay_sym_stack *st, void *arg)
 {
 	struct folded *f = arg;
 	f->len = 0;
@@ -111,12 +111,12 @@ static int by_line(const void *a, const void *b)
 	return strcmp(((const struct entry *)a)->line, ((const struct entry *)b)->line);
 }
 
-int rec_folded(const char *path, enum unw_method method, FILE *out, struct rec_quality *q)
+int rec_folded(const char *path, enum unw_method method, FILE *out, struct replay_quality *q)
 {
 	struct folded *f = calloc(1, sizeof(*f));
 	if (!f)
 		return err_set(-ENOMEM, "out of memory");
-	int r = rec_symbolized(path, method, on_stack, f, q);
+	int r = replay_symbolized(path, method, on_stack, f, q);
 	if (r == -ENOMEM)
 		err_set(r, "%s: out of memory", path);
 	if (!r) {

@@ -7,7 +7,7 @@
  * it into its build-id cache at record time and reading the copy, and so does tally. A copy
  * is used only when its first page equals /proc/kallsyms's (same kernel, same layout).
  */
-#include "record/kallsyms.h"
+#include "replay/kallsyms.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,7 +21,6 @@
 #include "base/cursor.h"
 #include "base/file.h"
 #include "base/search.h"
-#include "record/modules.h"
 #include "unwind/unwind.h"
 
 #define PROC_KALLSYMS "/proc/kallsyms"
@@ -53,7 +52,7 @@ static char *read_all(const char *path, size_t *len)
 	return buf;
 }
 
-size_t rec_kernel_build_id(uint8_t id[20])
+size_t replay_kernel_build_id(uint8_t id[20])
 {
 	size_t len;
 	char *notes = read_all("/sys/kernel/notes", &len);
@@ -78,7 +77,7 @@ size_t rec_kernel_build_id(uint8_t id[20])
 static bool cache_path(char *buf, size_t size)
 {
 	uint8_t id[20];
-	size_t n = rec_kernel_build_id(id);
+	size_t n = replay_kernel_build_id(id);
 	if (!n)
 		return false;
 	char hex[41], dir[512];
@@ -87,7 +86,7 @@ static bool cache_path(char *buf, size_t size)
 }
 
 /* The cache copy, mapped, when its first page is what /proc/kallsyms prints now. */
-static bool map_copy(struct rec_kallsyms *k)
+static bool map_copy(struct replay_kallsyms *k)
 {
 	char path[1024], head[4096];
 	if (!cache_path(path, sizeof(path)))
@@ -116,14 +115,14 @@ static bool map_copy(struct rec_kallsyms *k)
 	return true;
 }
 
-static size_t line_start(const struct rec_kallsyms *k, size_t pos)
+static size_t line_start(const struct replay_kallsyms *k, size_t pos)
 {
 	while (pos > 0 && k->text[pos - 1] != '\n')
 		pos--;
 	return pos;
 }
 
-static size_t line_end(const struct rec_kallsyms *k, size_t pos)
+static size_t line_end(const struct replay_kallsyms *k, size_t pos)
 {
 	const char *nl = memchr(k->text + pos, '\n', k->len - pos);
 	return nl ? (size_t)(nl - k->text) : k->len;
@@ -144,7 +143,7 @@ static int hexval(char ch)
 }
 
 /* "ADDR T name[\t[module]]" at pos; a line of another shape reads as address 0. */
-static struct kline parse_line(const struct rec_kallsyms *k, size_t pos)
+static struct kline parse_line(const struct replay_kallsyms *k, size_t pos)
 {
 	size_t end = line_end(k, pos), i = pos;
 	struct kline l = { .next = end < k->len ? end + 1 : end };
@@ -168,7 +167,7 @@ static bool is_text(const struct kline *l)
 }
 
 /* The first tagged line: tagged lines all come after the kernel's own. */
-static size_t find_core_end(const struct rec_kallsyms *k)
+static size_t find_core_end(const struct replay_kallsyms *k)
 {
 	size_t lo = 0, hi = k->len;
 	while (lo < hi) {
@@ -184,11 +183,11 @@ static size_t find_core_end(const struct rec_kallsyms *k)
 
 static int by_addr(const void *a, const void *b)
 {
-	const struct rec_ksym *x = a, *y = b;
+	const struct replay_ksym *x = a, *y = b;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static void parse_modules(struct rec_kallsyms *k)
+static void parse_modules(struct replay_kallsyms *k)
 {
 	size_t cap = 0;
 	for (size_t pos = k->core_end; pos < k->len;) {
@@ -198,7 +197,7 @@ static void parse_modules(struct rec_kallsyms *k)
 			continue;
 		if (k->nmods == cap) {
 			cap = cap ? cap * 2 : 1024;
-			struct rec_ksym *n = realloc(k->mods, cap * sizeof(*n));
+			struct replay_ksym *n = realloc(k->mods, cap * sizeof(*n));
 			if (!n)
 				break;
 			k->mods = n;
@@ -206,14 +205,14 @@ static void parse_modules(struct rec_kallsyms *k)
 		const char *name = arena_strndup(&k->arena, k->text + l.name, l.name_len);
 		if (!name)
 			break;
-		k->mods[k->nmods++] = (struct rec_ksym){ l.addr, name };
+		k->mods[k->nmods++] = (struct replay_ksym){ l.addr, name };
 	}
 	if (k->nmods)
 		qsort(k->mods, k->nmods, sizeof(*k->mods), by_addr);
 }
 
 /* Indexes the listing in k->text: where the kernel's own lines end, and the module table. */
-static void index_listing(struct rec_kallsyms *k)
+static void index_listing(struct replay_kallsyms *k)
 {
 	if (k->len) {
 		k->core_end = find_core_end(k);
@@ -221,7 +220,7 @@ static void index_listing(struct rec_kallsyms *k)
 	}
 }
 
-void rec_kallsyms_load(struct rec_kallsyms *k)
+void replay_kallsyms_load(struct replay_kallsyms *k)
 {
 	memset(k, 0, sizeof(*k));
 	if (!map_copy(k)) {
@@ -232,7 +231,7 @@ void rec_kallsyms_load(struct rec_kallsyms *k)
 	index_listing(k);
 }
 
-void rec_kallsyms_from_text(struct rec_kallsyms *k, char *text, size_t len)
+void replay_kallsyms_from_text(struct replay_kallsyms *k, char *text, size_t len)
 {
 	memset(k, 0, sizeof(*k));
 	k->text = text;
@@ -241,7 +240,7 @@ void rec_kallsyms_from_text(struct rec_kallsyms *k, char *text, size_t len)
 }
 
 /* The last text line of the kernel's own at or before addr: its offset, or SIZE_MAX. */
-static size_t find_core(const struct rec_kallsyms *k, uint64_t addr, uint64_t *at)
+static size_t find_core(const struct replay_kallsyms *k, uint64_t addr, uint64_t *at)
 {
 	size_t lo = 0, hi = k->core_end, best = SIZE_MAX;
 	while (lo < hi) {
@@ -266,10 +265,10 @@ static size_t find_core(const struct rec_kallsyms *k, uint64_t addr, uint64_t *a
 	return SIZE_MAX;
 }
 
-static const char *core_name(struct rec_kallsyms *k, size_t line)
+static const char *core_name(struct replay_kallsyms *k, size_t line)
 {
-	uint32_t i = rec_idmap_get(&k->names, (uint32_t)line);
-	if (i != REC_IDMAP_NONE)
+	uint32_t i = replay_idmap_get(&k->names, (uint32_t)line);
+	if (i != REPLAY_IDMAP_NONE)
 		return k->found[i];
 	struct kline l = parse_line(k, line);
 	const char *name = arena_strndup(&k->arena, k->text + l.name, l.name_len);
@@ -283,12 +282,12 @@ static const char *core_name(struct rec_kallsyms *k, size_t line)
 		k->found = n;
 		k->capfound = cap;
 	}
-	if (!rec_idmap_put(&k->names, (uint32_t)line, (uint32_t)k->nfound))
+	if (!replay_idmap_put(&k->names, (uint32_t)line, (uint32_t)k->nfound))
 		k->found[k->nfound++] = name;
 	return name;
 }
 
-const char *rec_kallsyms_find(struct rec_kallsyms *k, uint64_t addr)
+const char *replay_kallsyms_find(struct replay_kallsyms *k, uint64_t addr)
 {
 	if (!k->len)
 		return NULL;
@@ -300,7 +299,7 @@ const char *rec_kallsyms_find(struct rec_kallsyms *k, uint64_t addr)
 	return line == SIZE_MAX ? NULL : core_name(k, line);
 }
 
-void rec_kallsyms_free(struct rec_kallsyms *k)
+void replay_kallsyms_free(struct replay_kallsyms *k)
 {
 	if (k->mapped)
 		munmap((void *)k->text, k->len);
@@ -308,12 +307,12 @@ void rec_kallsyms_free(struct rec_kallsyms *k)
 		free((void *)k->text);
 	free(k->mods);
 	free(k->found);
-	rec_idmap_free(&k->names);
+	replay_idmap_free(&k->names);
 	arena_free(&k->arena);
 	memset(k, 0, sizeof(*k));
 }
 
-void rec_kallsyms_save(void)
+void replay_kallsyms_save(void)
 {
 	char path[1024], tmp[1100];
 	size_t n = 0, old_n = 0;

@@ -1,0 +1,122 @@
+/*
+ * Replay: a perf.data (tally's or perf's) turned into unwound stacks, symbolized stacks and
+ * a profile. Each process's mappings are followed through mmap, fork and exec records, every
+ * sample is unwound in time order, its frames are named (ELF/DWARF, kernel symbols) and the
+ * unwind quality is counted. Nothing here knows how the samples were taken.
+ */
+#ifndef TALLY_REPLAY_H
+#define TALLY_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "perf/perf.h"
+#include "unwind/unwind.h"
+
+/* ---- unwound stacks ---- */
+
+struct replay_stack {
+	const struct perf_event_rec *ev;
+	const struct unw_frame *frames; /* innermost first */
+	size_t n;
+	enum unw_end end;
+	size_t nkernel; /* kernel frames in the sample's callchain */
+	const char *comm; /* the thread's command name, "" before any COMM record */
+};
+
+struct replay_info {
+	uint64_t samples;
+	uint64_t lost;      /* records the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t lost_samples;
+	uint64_t throttled; /* throttle events */
+	uint64_t processes; /* distinct pids with samples */
+	uint64_t fp_recorded; /* samples with a frame-pointer callchain and no stack copy */
+};
+
+/* Calls fn for every sample of path, unwound with method. The context (and its statistics)
+ * is returned in *ctx_out when not NULL, for the caller to free. */
+int replay_unwind(const char *path, enum unw_method method,
+	       int (*fn)(const struct replay_stack *st, void *arg), void *arg,
+	       struct replay_info *info, struct unw_ctx **ctx_out);
+
+/* Unwind quality of a replay, for the header of a report. */
+struct replay_quality {
+	struct replay_info info;
+	struct unw_stats stats;
+	char stop_modules[3][64]; /* where truncated stacks ended most often */
+	uint64_t stop_counts[3];
+	enum unw_method method;
+};
+
+/* The same on an open file (fuzzing, files in memory). */
+int replay_unwind_data(struct perf_data *d, enum unw_method method,
+		    int (*fn)(const struct replay_stack *st, void *arg), void *arg,
+		    struct replay_info *info, struct unw_ctx **ctx_out);
+
+/* ---- symbolized stacks ---- */
+
+enum replay_frame_kind { REPLAY_FRAME_NATIVE, REPLAY_FRAME_INLINE, REPLAY_FRAME_KERNEL, REPLAY_FRAME_TRUNCATED };
+
+struct replay_sym_frame {
+	enum replay_frame_kind kind; /* INLINE: inlined into the frame before it */
+	const char *function;     /* NULL when unknown; "[truncated]", "[plt]" */
+	const char *file;         /* source file, NULL when unknown */
+	uint32_t line;
+	const char *module;       /* path as mapped; NULL when in no file */
+	const char *build_id;     /* the module's build-id in hex, NULL or "" when unknown */
+	uint64_t addr;            /* module-relative pc (return addresses as found), 0 unknown */
+	uint64_t pc;              /* the runtime address */
+	uint64_t sym_start;       /* module-relative start of the function, 0 unknown */
+};
+
+struct replay_sym_stack {
+	const struct replay_stack *raw;
+	const struct replay_sym_frame *frames; /* outermost first: [truncated], user, kernel */
+	size_t n;
+	const char *comm;
+	/* The same for samples whose frames are the same (frames is then the same pointer,
+	 * valid until the replay ends): 1, 2, ...; 0 when not known. */
+	uint32_t id;
+};
+
+/* Calls fn for every sample of path with its frames unwound (method) and symbolized with
+ * inline frames; kernel frames from /proc/kallsyms when readable. Strings live until
+ * replay_symbolized returns. q receives the unwind quality. */
+int replay_symbolized(const char *path, enum unw_method method,
+		   int (*fn)(const struct replay_sym_stack *st, void *arg), void *arg,
+		   struct replay_quality *q);
+int replay_symbolized_data(struct perf_data *d, enum unw_method method,
+			int (*fn)(const struct replay_sym_stack *st, void *arg), void *arg,
+			struct replay_quality *q);
+
+/* Folded stacks ("comm;outermost;...;innermost COUNT" per line, sorted: flame graph input):
+ * unknown frames as [module+0xADDR], kernel frames without a symbol as [kernel]. */
+int rec_folded(const char *path, enum unw_method method, FILE *out, struct replay_quality *q);
+/* The unwind-quality header of a report: samples, lost, single-frame and truncated
+ * shares, average depth, where stacks stopped; a warning when only frame pointers ran. */
+void replay_quality_print(FILE *out, const struct replay_quality *q);
+
+/* ---- as a profile ---- */
+
+/* The unwind-quality counters of a perf.data's profile: counts of samples (unwound
+ * stacks), of complete, truncated and single-frame stacks, and the frames of all stacks. */
+#define REPLAY_COUNTER_SAMPLES "samples"
+#define REPLAY_COUNTER_COMPLETE "unwind: complete stacks"
+#define REPLAY_COUNTER_TRUNCATED "unwind: truncated stacks"
+#define REPLAY_COUNTER_SINGLE "unwind: single-frame stacks"
+#define REPLAY_COUNTER_FRAMES "unwind: frames"
+
+/* The profile of a perf.data: metrics samples/count and cpu/nanoseconds (clock events) or
+ * events/count, stacks unwound with method and symbolized, unwind quality as counters. */
+struct prof;
+int replay_profile(struct perf_data *d, enum unw_method method, struct prof **out);
+/* One line of shares from those counters ("unwind:   99.7% complete, 0.3% truncated, ...";
+ * a share is rounded to 0% or 100% only when exact); nothing when p has none. */
+void replay_quality_summary(FILE *out, const struct prof *p);
+/* "12.5%" with the fewest decimals (at least one) that keep a non-zero share above 0 and a
+ * partial one below 100; "0%" and "100%" only when exact. */
+const char *replay_share(char *buf, size_t size, uint64_t part, uint64_t whole);
+
+#endif
