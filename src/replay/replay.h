@@ -81,22 +81,13 @@ struct replay_sym_stack {
 	uint32_t id;
 };
 
-/* Calls fn for every sample of path with its frames unwound (method) and symbolized with
+/* Calls fn for every sample of d with its frames unwound (method) and symbolized with
  * inline frames; kernel frames from /proc/kallsyms when readable. Strings live until
- * replay_symbolized returns. q receives the unwind quality. */
-int replay_symbolized(const char *path, enum unw_method method,
-		   int (*fn)(const struct replay_sym_stack *st, void *arg), void *arg,
-		   struct replay_quality *q);
+ * replay_symbolized_data returns. q receives the unwind quality. */
 int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 			int (*fn)(const struct replay_sym_stack *st, void *arg), void *arg,
 			struct replay_quality *q);
 
-/* Folded stacks ("comm;outermost;...;innermost COUNT" per line, sorted: flame graph input):
- * unknown frames as [module+0xADDR], kernel frames without a symbol as [kernel]. */
-int rec_folded(const char *path, enum unw_method method, FILE *out, struct replay_quality *q);
-/* The unwind-quality header of a report: samples, lost, single-frame and truncated
- * shares, average depth, where stacks stopped; a warning when only frame pointers ran. */
-void replay_quality_print(FILE *out, const struct replay_quality *q);
 
 /* ---- as a profile ---- */
 

@@ -283,16 +283,3 @@ int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 	free(y);
 	return r;
 }
-
-int replay_symbolized(const char *path, enum unw_method method,
-		   int (*fn)(const struct replay_sym_stack *st, void *arg), void *arg,
-		   struct replay_quality *q)
-{
-	struct perf_data *d;
-	int r = perf_data_open(path, &d);
-	if (r)
-		return r;
-	r = replay_symbolized_data(d, method, fn, arg, q);
-	perf_data_close(d);
-	return r;
-}
