@@ -17,11 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/hex.h"
-#include "base/cursor.h"
 #include "base/file.h"
 #include "base/search.h"
-#include "unwind/unwind.h"
+#include "elf/elf.h"
 
 #define PROC_KALLSYMS "/proc/kallsyms"
 
@@ -52,37 +50,11 @@ static char *read_all(const char *path, size_t *len)
 	return buf;
 }
 
-size_t replay_kernel_build_id(uint8_t id[20])
-{
-	size_t len;
-	char *notes = read_all("/sys/kernel/notes", &len);
-	struct cur c = cur_make(notes, notes ? len : 0, false);
-	size_t found = 0;
-	while (!found && cur_left(&c) >= 12) {
-		uint32_t namesz = cur_u32(&c), descsz = cur_u32(&c), type = cur_u32(&c);
-		const uint8_t *name = cur_bytes(&c, (namesz + 3u) & ~3u);
-		const uint8_t *desc = cur_bytes(&c, (descsz + 3u) & ~3u);
-		if (!cur_ok(&c) || namesz > 64 || descsz > 1024)
-			break;
-		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && !memcmp(name, "GNU", 4) &&
-		    descsz && descsz <= 20) {
-			memcpy(id, desc, descsz);
-			found = descsz;
-		}
-	}
-	free(notes);
-	return found;
-}
-
 static bool cache_path(char *buf, size_t size)
 {
 	uint8_t id[20];
-	size_t n = replay_kernel_build_id(id);
-	if (!n)
-		return false;
-	char hex[41], dir[512];
-	return (size_t)snprintf(buf, size, "%s/[kernel.kallsyms]/%s/kallsyms",
-				unw_buildid_dir(dir, sizeof(dir)), hex_encode(id, n, hex)) < size;
+	size_t n = elf_kernel_build_id(id);
+	return n && !elf_buildid_cache_path(ELF_CACHED_KALLSYMS, id, n, buf, size);
 }
 
 /* The cache copy, mapped, when its first page is what /proc/kallsyms prints now. */

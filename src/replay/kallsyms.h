@@ -43,8 +43,6 @@ void replay_kallsyms_from_text(struct replay_kallsyms *k, char *text, size_t len
 const char *replay_kallsyms_find(struct replay_kallsyms *k, uint64_t addr);
 void replay_kallsyms_free(struct replay_kallsyms *k);
 
-/* The running kernel's build-id (/sys/kernel/notes); 0 when there is none. */
-size_t replay_kernel_build_id(uint8_t id[20]);
 /* Copies /proc/kallsyms into perf's build-id cache for the running kernel, replacing a
  * copy that differs (tally record, as perf record does), so reports need not make the
  * kernel format 120,000 lines again. Failures are silent: reports then read /proc. */

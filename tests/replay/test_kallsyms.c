@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "elf/elf.h"
 #include "replay/kallsyms.h"
 
 struct sym {
@@ -116,7 +117,7 @@ static void kallsyms_cache_copy_is_used_when_it_matches(void **state)
 	size_t n;
 	struct sym *v = oracle(&n);
 	uint8_t id[20];
-	need_addresses(n, replay_kernel_build_id(id) > 0);
+	need_addresses(n, elf_kernel_build_id(id) > 0);
 	setenv("PERF_BUILDID_DIR", cache_dir, 1);
 	replay_kallsyms_save();
 	struct replay_kallsyms k;
