@@ -19,6 +19,7 @@
 #include "profile/profile.h"
 #include "profile/read.h"
 #include "replay/replay.h"
+#include "report/pprof_segments.h"
 
 struct input_format {
 	const char *name;
@@ -79,7 +80,7 @@ static bool is_perf_data_file(const char *path)
 
 static const struct input_format formats[] = {
 	{ "perf.data", sniff_perf_data, read_perf_data },
-	{ "pprof", prof_sniff_pprof, prof_read_pprof },
+	{ "pprof", prof_sniff_pprof, rep_read_pprof },
 	{ "folded", prof_sniff_folded, prof_read_folded },
 };
 

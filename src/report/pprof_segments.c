@@ -1,11 +1,11 @@
 /*
- * The segments pprof address translation needs (see pprof_addr.h). The path comes from
+ * The segments pprof address translation needs (see pprof_segments.h). The path comes from
  * a profile, which may be hostile: only regular files are opened (elf_open_build_id), and a
  * file whose build-id differs from the profile's is not the one the addresses belong to; a
  * file missing or rebuilt since is looked for under its build-id in perf's build-id cache,
  * where tally record and perf record keep copies.
  */
-#include "profile/pprof_addr.h"
+#include "report/pprof_segments.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -15,6 +15,7 @@
 
 #include "base/err.h"
 #include "elf/elf.h"
+#include "profile/read.h"
 
 #define MAX_ID 64
 
@@ -41,8 +42,8 @@ static int parse_build_id(const char *hex, uint8_t id[MAX_ID])
 	return (int)(len / 2);
 }
 
-int pprof_segments(const char *path, const char *build_id_hex, struct pprof_seg **out,
-		   size_t *n)
+int rep_pprof_segments(const char *path, const char *build_id_hex, struct pprof_seg **out,
+		       size_t *n)
 {
 	uint8_t id[MAX_ID];
 	int len = parse_build_id(build_id_hex ? build_id_hex : "", id);
@@ -66,4 +67,9 @@ int pprof_segments(const char *path, const char *build_id_hex, struct pprof_seg 
 		*n = 0;
 	}
 	return rc;
+}
+
+int rep_read_pprof(const char *name, const void *data, size_t size, struct prof **out)
+{
+	return prof_read_pprof_files(name, data, size, rep_pprof_segments, out);
 }
