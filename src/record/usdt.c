@@ -1,5 +1,5 @@
 /*
- * Recording at USDT probe hits (usdt.h). The probes session (probes/count.h) finds the
+ * Recording at USDT probe hits (usdt.h). The probes session (probes/probes.h) finds the
  * probe sites, attaches one uprobe event per site and task, and follows the target; here
  * each event is made a sampling one (sample_period 1: every hit) with the native
  * recorder's sample type, and its records go into the perf.data.
@@ -9,8 +9,8 @@
  * semaphore would be raised and its breakpoint hit in every python3.11 (or every process,
  * for a libc probe) on the machine while tally records, and all those hits would cross the
  * ring buffers only to be dropped. A per-task event touches the target alone. Its cost is
- * that uprobe events cannot be inherited (probes/attach.h), so new threads and children
- * are followed with ptrace and get their events before their first instruction.
+ * that uprobe events cannot be inherited (probes/attach.h says why), so new threads and
+ * children are followed with ptrace and get their events before their first instruction.
  *
  * One ring buffer per task (the events of all sites of a task share it): a per-task event
  * on any CPU can only share a ring with events of the same task. That the rings never
@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "probes/attach.h"
+#include "probes/probes.h"
 #include "record/modules.h"
 #include "record/sideband.h"
 

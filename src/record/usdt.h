@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "probes/count.h"
+#include "probes/probes.h"
 #include "record/record.h"
 
 /* "usdt:PROVIDER:NAME" (globs on each side) or "usdt:PROVIDER" (all its probes) to the
