@@ -16,24 +16,17 @@
 #include <sys/sysmacros.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "elf/elf.h"
 #include "replay/kallsyms.h"
 
 static struct rec_module *add(struct rec_modules *m, const char *path)
 {
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 32;
-		struct rec_module *n = realloc(m->v, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		m->v = n;
-		m->cap = cap;
-	}
-	struct rec_module *e = &m->v[m->n];
-	memset(e, 0, sizeof(*e));
-	if (!(e->path = strdup(path)))
+	struct rec_module *e = vec_push(m);
+	if (e && !(e->path = strdup(path))) {
+		m->n--;
 		return NULL;
-	m->n++;
+	}
 	return e;
 }
 
@@ -155,6 +148,5 @@ void rec_modules_free(struct rec_modules *m)
 {
 	for (size_t i = 0; i < m->n; i++)
 		free(m->v[i].path);
-	free(m->v);
-	memset(m, 0, sizeof(*m));
+	vec_free(m);
 }

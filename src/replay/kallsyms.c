@@ -19,35 +19,34 @@
 
 #include "base/file.h"
 #include "base/search.h"
+#include "base/vec.h"
 #include "elf/elf.h"
 
 #define PROC_KALLSYMS "/proc/kallsyms"
 
+/* The whole of path, NUL-terminated (the listing is a few MiB: read 4 MiB at a time). */
 static char *read_all(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "r");
+	VEC(char) buf = { 0 };
+	*len = 0;
 	if (!f)
 		return NULL;
-	size_t cap = 1 << 22, n = 0;
-	char *buf = malloc(cap + 1);
-	while (buf) {
-		n += fread(buf + n, 1, cap - n, f);
-		if (n < cap)
-			break;
-		char *nb = realloc(buf, 2 * cap + 1);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
+	for (;;) {
+		if (!vec_reserve(&buf, (size_t)(1 << 22) + 1)) {
+			vec_free(&buf);
 			break;
 		}
-		buf = nb;
-		cap *= 2;
+		size_t room = buf.cap - buf.n - 1, got = fread(buf.v + buf.n, 1, room, f);
+		buf.n += got;
+		if (got < room) {
+			buf.v[buf.n] = 0;
+			*len = buf.n;
+			break;
+		}
 	}
 	fclose(f);
-	if (buf)
-		buf[n] = 0;
-	*len = n;
-	return buf;
+	return buf.v;
 }
 
 static bool cache_path(char *buf, size_t size)
@@ -161,26 +160,19 @@ static int by_addr(const void *a, const void *b)
 
 static void parse_modules(struct replay_kallsyms *k)
 {
-	size_t cap = 0;
 	for (size_t pos = k->core_end; pos < k->len;) {
 		struct kline l = parse_line(k, pos);
 		pos = l.next;
 		if (!is_text(&l))
 			continue;
-		if (k->nmods == cap) {
-			cap = cap ? cap * 2 : 1024;
-			struct replay_ksym *n = realloc(k->mods, cap * sizeof(*n));
-			if (!n)
-				break;
-			k->mods = n;
-		}
 		const char *name = arena_strndup(&k->arena, k->text + l.name, l.name_len);
-		if (!name)
+		struct replay_ksym *sym = name ? vec_push(&k->mods) : NULL;
+		if (!sym)
 			break;
-		k->mods[k->nmods++] = (struct replay_ksym){ l.addr, name };
+		*sym = (struct replay_ksym){ l.addr, name };
 	}
-	if (k->nmods)
-		qsort(k->mods, k->nmods, sizeof(*k->mods), by_addr);
+	if (k->mods.n)
+		qsort(k->mods.v, k->mods.n, sizeof(*k->mods.v), by_addr);
 }
 
 /* Indexes the listing in k->text: where the kernel's own lines end, and the module table. */
@@ -241,21 +233,14 @@ static const char *core_name(struct replay_kallsyms *k, size_t line)
 {
 	uint32_t i = replay_idmap_get(&k->names, (uint32_t)line);
 	if (i != REPLAY_IDMAP_NONE)
-		return k->found[i];
+		return k->found.v[i];
 	struct kline l = parse_line(k, line);
 	const char *name = arena_strndup(&k->arena, k->text + l.name, l.name_len);
 	if (!name)
 		return NULL;
-	if (k->nfound == k->capfound) {
-		size_t cap = k->capfound ? k->capfound * 2 : 64;
-		const char **n = realloc(k->found, cap * sizeof(*n));
-		if (!n)
-			return name;
-		k->found = n;
-		k->capfound = cap;
-	}
-	if (!replay_idmap_put(&k->names, (uint32_t)line, (uint32_t)k->nfound))
-		k->found[k->nfound++] = name;
+	if (vec_reserve(&k->found, 1) &&
+	    !replay_idmap_put(&k->names, (uint32_t)line, (uint32_t)k->found.n))
+		*vec_push(&k->found) = name;
 	return name;
 }
 
@@ -265,9 +250,9 @@ const char *replay_kallsyms_find(struct replay_kallsyms *k, uint64_t addr)
 		return NULL;
 	uint64_t core_addr = 0;
 	size_t line = find_core(k, addr, &core_addr);
-	size_t m = UPPER_BOUND(k->mods, k->nmods, .addr, addr);
-	if (m && (line == SIZE_MAX || k->mods[m - 1].addr > core_addr))
-		return k->mods[m - 1].name;
+	size_t m = UPPER_BOUND(k->mods.v, k->mods.n, .addr, addr);
+	if (m && (line == SIZE_MAX || k->mods.v[m - 1].addr > core_addr))
+		return k->mods.v[m - 1].name;
 	return line == SIZE_MAX ? NULL : core_name(k, line);
 }
 
@@ -277,8 +262,8 @@ void replay_kallsyms_free(struct replay_kallsyms *k)
 		munmap((void *)k->text, k->len);
 	else
 		free((void *)k->text);
-	free(k->mods);
-	free(k->found);
+	vec_free(&k->mods);
+	vec_free(&k->found);
 	replay_idmap_free(&k->names);
 	arena_free(&k->arena);
 	memset(k, 0, sizeof(*k));

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/vec.h"
 #include "replay/idmap.h"
 
 struct replay_ksym {
@@ -25,11 +26,9 @@ struct replay_kallsyms {
 	bool mapped;     /* text is a mapping of the cache copy, else malloc'd */
 	size_t core_end; /* the kernel's own lines (sorted by address) end here; tagged
 			  * lines ("name\t[module]") follow */
-	struct replay_ksym *mods; /* text symbols of the tagged lines, sorted */
-	size_t nmods;
-	struct replay_idmap names; /* line offset -> index in found */
-	const char **found;
-	size_t nfound, capfound;
+	VEC(struct replay_ksym) mods; /* text symbols of the tagged lines, sorted */
+	struct replay_idmap names;    /* line offset -> index in found */
+	VEC(const char *) found;
 	struct arena arena;
 };
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "replay/idmap.h"
 
 struct proc {
@@ -28,11 +29,9 @@ struct thread_comm {
 struct replay {
 	struct perf_data *d;
 	struct unw_ctx *ctx;
-	struct replay_idmap proc_index, comm_index; /* pid -> procs[], tid -> comms[] */
-	struct thread_comm *comms;
-	size_t ncomms, capcomms;
-	struct proc *procs;
-	size_t nprocs, cap;
+	struct replay_idmap proc_index, comm_index; /* pid -> procs.v[], tid -> comms.v[] */
+	VEC(struct thread_comm) comms;
+	VEC(struct proc) procs;
 	int (*fn)(const struct replay_stack *st, void *arg);
 	void *arg;
 	struct replay_info *info;
@@ -44,19 +43,11 @@ static struct proc *proc_get(struct replay *r, uint32_t pid)
 {
 	uint32_t i = replay_idmap_get(&r->proc_index, pid);
 	if (i != REPLAY_IDMAP_NONE)
-		return &r->procs[i];
-	if (r->nprocs == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		void *n = realloc(r->procs, cap * sizeof(*r->procs));
-		if (!n)
-			return NULL;
-		r->procs = n;
-		r->cap = cap;
-	}
-	if (replay_idmap_put(&r->proc_index, pid, (uint32_t)r->nprocs))
+		return &r->procs.v[i];
+	if (!vec_reserve(&r->procs, 1) ||
+	    replay_idmap_put(&r->proc_index, pid, (uint32_t)r->procs.n))
 		return NULL;
-	struct proc *p = &r->procs[r->nprocs++];
-	memset(p, 0, sizeof(*p));
+	struct proc *p = vec_push(&r->procs);
 	p->pid = pid;
 	return p;
 }
@@ -113,25 +104,18 @@ static size_t kernel_frames(const struct perf_event_rec *ev)
 static const char *comm_of(const struct replay *r, uint32_t tid)
 {
 	uint32_t i = replay_idmap_get(&r->comm_index, tid);
-	return i == REPLAY_IDMAP_NONE ? "" : r->comms[i].comm;
+	return i == REPLAY_IDMAP_NONE ? "" : r->comms.v[i].comm;
 }
 
 static int set_comm(struct replay *r, uint32_t tid, const char *comm)
 {
 	uint32_t at = replay_idmap_get(&r->comm_index, tid);
-	struct thread_comm *t = at == REPLAY_IDMAP_NONE ? NULL : &r->comms[at];
+	struct thread_comm *t = at == REPLAY_IDMAP_NONE ? NULL : &r->comms.v[at];
 	if (!t) {
-		if (r->ncomms == r->capcomms) {
-			size_t cap = r->capcomms ? r->capcomms * 2 : 16;
-			void *n = realloc(r->comms, cap * sizeof(*r->comms));
-			if (!n)
-				return -ENOMEM;
-			r->comms = n;
-			r->capcomms = cap;
-		}
-		if (replay_idmap_put(&r->comm_index, tid, (uint32_t)r->ncomms))
+		if (!vec_reserve(&r->comms, 1) ||
+		    replay_idmap_put(&r->comm_index, tid, (uint32_t)r->comms.n))
 			return -ENOMEM;
-		t = &r->comms[r->ncomms++];
+		t = vec_push(&r->comms);
 		t->tid = tid;
 	}
 	snprintf(t->comm, sizeof(t->comm), "%s", comm);
@@ -253,10 +237,10 @@ int replay_unwind_data(struct perf_data *d, enum unw_method method,
 		rc = perf_data_each(d, on_event, &r);
 	if (rc == -ENOMEM)
 		err_set(rc, "%s: out of memory", d->path);
-	for (size_t i = 0; i < r.nprocs; i++)
-		unw_space_clear(&r.procs[i].space);
-	free(r.procs);
-	free(r.comms);
+	for (size_t i = 0; i < r.procs.n; i++)
+		unw_space_clear(&r.procs.v[i].space);
+	vec_free(&r.procs);
+	vec_free(&r.comms);
 	replay_idmap_free(&r.proc_index);
 	replay_idmap_free(&r.comm_index);
 	if (ctx_out && !rc)

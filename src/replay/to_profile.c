@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "profile/profile.h"
 
 /* Frames of the model by description: a sample repeats the frames of the last, and the
@@ -29,24 +30,23 @@ struct frame_memo {
  * the whole string. Round-robin replacement past MOD_MEMO. */
 #define MOD_MEMO 8
 
+/* A repeated stack, by its id (replay_sym_stack.id): its locations (as many as its frames,
+ * made once; NULL until made) and where the profile keeps it (prof_add_stack_kept). */
+struct known_stack {
+	struct prof_loc *locs;
+	uint32_t kept;
+};
+
 struct build {
 	struct frame_memo *memo;
 	struct prof *p;
-	struct prof_loc *locs;
-	size_t cap;
+	VEC(struct prof_loc) locs; /* the stack being added */
 	struct {
 		const char *path, *build_id;
 		uint32_t id;
 	} mods[MOD_MEMO];
 	unsigned nmods, next_mod;
-	/* Each repeated stack, by its id (replay_sym_stack.id): its locations (as many as its
-	 * frames, made once; NULL until made) and where the profile keeps it
-	 * (prof_add_stack_kept). */
-	struct known_stack {
-		struct prof_loc *locs;
-		uint32_t kept;
-	} *known;
-	size_t nknown;
+	VEC(struct known_stack) known; /* by id; n: the ids with a slot, zeroed until known */
 	uint64_t first_time, last_time;
 	char source[128];
 };
@@ -94,14 +94,9 @@ static uint32_t frame_id(struct build *b, const struct prof_frame_desc *d)
 /* st's locations into b->locs. */
 static int make_locs(struct build *b, const struct replay_sym_stack *st)
 {
-	if (st->n > b->cap) {
-		size_t cap = st->n * 2;
-		struct prof_loc *n = realloc(b->locs, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		b->locs = n;
-		b->cap = cap;
-	}
+	b->locs.n = 0;
+	if (!vec_reserve(&b->locs, st->n))
+		return -ENOMEM;
 	/* The model takes stacks innermost first; ours come outermost first. */
 	for (size_t i = 0; i < st->n; i++) {
 		const struct replay_sym_frame *f = &st->frames[st->n - 1 - i];
@@ -121,7 +116,7 @@ static int make_locs(struct build *b, const struct replay_sym_stack *st)
 		uint32_t id = frame_id(b, &d);
 		if (id == PROF_NONE)
 			return -ENOMEM;
-		b->locs[i] = (struct prof_loc){ id, f->line, pc };
+		b->locs.v[i] = (struct prof_loc){ id, f->line, pc };
 	}
 	return 0;
 }
@@ -131,18 +126,13 @@ static int make_locs(struct build *b, const struct replay_sym_stack *st)
 static struct known_stack *remember(struct build *b, uint32_t id, const struct prof_loc *locs,
 				    size_t n)
 {
-	if (id >= b->nknown) {
-		size_t cap = b->nknown ? b->nknown : 64;
-		while (cap <= id)
-			cap *= 2;
-		struct known_stack *k = realloc(b->known, cap * sizeof(*k));
-		if (!k)
+	if (id >= b->known.n) {
+		if (!vec_reserve(&b->known, id + 1 - b->known.n))
 			return NULL;
-		memset(k + b->nknown, 0, (cap - b->nknown) * sizeof(*k));
-		b->known = k;
-		b->nknown = cap;
+		memset(b->known.v + b->known.n, 0, (b->known.cap - b->known.n) * sizeof(*b->known.v));
+		b->known.n = b->known.cap;
 	}
-	struct known_stack *k = &b->known[id];
+	struct known_stack *k = &b->known.v[id];
 	if (!(k->locs = malloc((n ? n : 1) * sizeof(*locs))))
 		return NULL;
 	memcpy(k->locs, locs, n * sizeof(*locs));
@@ -153,19 +143,19 @@ static struct known_stack *remember(struct build *b, uint32_t id, const struct p
 static int on_stack(const struct replay_sym_stack *st, void *arg)
 {
 	struct build *b = arg;
-	struct known_stack *k = st->id && st->id < b->nknown && b->known[st->id].locs
-					? &b->known[st->id]
+	struct known_stack *k = st->id && st->id < b->known.n && b->known.v[st->id].locs
+					? &b->known.v[st->id]
 					: NULL;
 	const struct prof_loc *locs;
 	if (k) {
 		locs = k->locs;
 	} else {
-		int r = make_locs(b, st); /* may move b->locs */
+		int r = make_locs(b, st); /* may move b->locs.v */
 		if (r)
 			return r;
-		locs = b->locs;
+		locs = b->locs.v;
 		if (st->id)
-			k = remember(b, st->id, b->locs, st->n);
+			k = remember(b, st->id, b->locs.v, st->n);
 	}
 	const struct perf_event_rec *ev = st->raw->ev;
 	int64_t w[2] = { 1, (int64_t)ev->period };
@@ -254,10 +244,10 @@ int replay_profile(struct perf_data *d, enum unw_method method, struct prof **ou
 	free(b.memo);
 	if (r == -ENOMEM)
 		err_set(r, "%s: out of memory", d->path);
-	free(b.locs);
-	for (size_t i = 0; i < b.nknown; i++)
-		free(b.known[i].locs);
-	free(b.known);
+	vec_free(&b.locs);
+	for (size_t i = 0; i < b.known.n; i++)
+		free(b.known.v[i].locs);
+	vec_free(&b.known);
 	if (!r) {
 		counters(p, &q);
 		if (b.source[0])

@@ -16,6 +16,7 @@
 
 #include "base/hex.h"
 #include "base/err.h"
+#include "base/vec.h"
 #include "elf/elf.h"
 
 int unw_ctx_expect_build_id(struct unw_ctx *c, const char *path, const uint8_t *id, size_t len)
@@ -90,17 +91,15 @@ struct unw_module *unw_module_get(struct unw_ctx *c, const char *path)
 	for (size_t i = 0; i < c->nmods; i++)
 		if (!strcmp(c->mods[i]->path, path))
 			return c->mods[i];
-	if (c->nmods == c->capmods) {
-		size_t cap = c->capmods ? c->capmods * 2 : 16;
-		void *n = realloc(c->mods, cap * sizeof(*c->mods));
-		if (!n)
-			return NULL;
-		c->mods = n;
-		c->capmods = cap;
-	}
 	struct unw_module *m = open_module(c, path);
-	if (m)
-		c->mods[c->nmods++] = m;
+	struct unw_module **slot =
+		m ? vec_push_raw((void **)&c->mods, &c->nmods, &c->capmods, sizeof(*c->mods)) : NULL;
+	if (!slot) {
+		if (m)
+			unw_module_free(m);
+		return NULL;
+	}
+	*slot = m;
 	return m;
 }
 
