@@ -52,13 +52,18 @@ else
 	fail record_fills_debug_cache "$(ls -R "$TMP/cache" 2>&1 | head -5)"
 fi
 
-"$TALLY" record -q -o "$TMP/c.data" -- /nonexistent/cmd 2>/dev/null; rc=$?
-[ $rc -eq 127 ] && pass record_missing_command_exits_127 || fail record_missing_command_exits_127 "rc=$rc"
+err=$("$TALLY" record -q -o "$TMP/c.data" -- /nonexistent/cmd 2>&1); rc=$?
+[ $rc -eq 127 ] && [ "$err" = "tally: /nonexistent/cmd: No such file or directory" ] \
+	&& pass record_missing_command_exits_127 || fail record_missing_command_exits_127 "rc=$rc $err"
 
-"$TALLY" record -o "$TMP/x" 2>/dev/null; rc=$?
-[ $rc -eq 2 ] && pass record_without_target_is_usage || fail record_without_target_is_usage "rc=$rc"
-"$TALLY" record --call-graph dwarf,12345 -- true 2>/dev/null; rc=$?
-[ $rc -eq 2 ] && pass record_bad_stack_size_is_usage || fail record_bad_stack_size_is_usage "rc=$rc"
+err=$("$TALLY" record -o "$TMP/x" 2>&1); rc=$?
+[ $rc -eq 2 ] && [ "$err" = "tally: nothing to record: give -p PID or -- CMD
+Run 'tally help record' for usage." ] \
+	&& pass record_without_target_is_usage || fail record_without_target_is_usage "rc=$rc $err"
+err=$("$TALLY" record --call-graph dwarf,12345 -- true 2>&1); rc=$?
+[ $rc -eq 2 ] && [ "$err" = "tally: --call-graph: expected dwarf, dwarf,SIZE (a multiple of 8 up to 65528) or fp: dwarf,12345
+Run 'tally help record' for usage." ] \
+	&& pass record_bad_stack_size_is_usage || fail record_bad_stack_size_is_usage "rc=$rc $err"
 err=$("$TALLY" record -e bogus -o "$TMP/x" -- true 2>&1); rc=$?
 [ $rc -eq 1 ] && [[ "$err" == "tally: event bogus: unknown"* ]] \
 	&& pass record_unknown_event_is_named || fail record_unknown_event_is_named "$rc $err"
