@@ -1,8 +1,9 @@
 /*
  * Replay: a perf.data (tally's or perf's) turned into unwound stacks, symbolized stacks and
  * a profile. Each process's mappings are followed through mmap, fork and exec records, every
- * sample is unwound in time order, its frames are named (ELF/DWARF, kernel symbols) and the
- * unwind quality is counted. Nothing here knows how the samples were taken.
+ * sample is unwound in time order, its frames are named by frame sources (ELF/DWARF today;
+ * see "frame sources" below for how JIT and interpreter frames plug in) and kernel symbols,
+ * and the unwind quality is counted. Nothing here knows how the samples were taken.
  */
 #ifndef TALLY_REPLAY_H
 #define TALLY_REPLAY_H
