@@ -2,7 +2,7 @@
  * bench/unwind's tally side: the figures perf script's are compared with (samples,
  * single-frame share, average depth, complete share) and where tally's post-processing time
  * goes: opening and indexing the file, unwinding every sample (no names), and unwinding and
- * symbolizing (inline frames, kernel frames) into folded stacks as a report does. Each
+ * symbolizing (inline frames, kernel frames) as a report does, without its output. Each
  * phase is timed on its own run (wall and CPU); the peak memory is the whole process's.
  * Then the symbolizer's share per module: the distinct addresses the samples name in it
  * (return addresses minus one, as reports look them up), the CPU time of opening it and
@@ -17,7 +17,7 @@
 
 #include "base/err.h"
 #include "elf/elf.h"
-#include "record/record.h"
+#include "replay/replay.h"
 #include "tally/tally.h"
 
 struct clocks {
@@ -44,8 +44,14 @@ static void since(const char *what, struct clocks a)
 	       (b.cpu - a.cpu) * 1e3);
 }
 
-static int nothing(const struct rec_stack *st __attribute__((unused)),
+static int nothing(const struct replay_stack *st __attribute__((unused)),
 		   void *arg __attribute__((unused)))
+{
+	return 0;
+}
+
+static int nothing_named(const struct replay_sym_stack *st __attribute__((unused)),
+			 void *arg __attribute__((unused)))
 {
 	return 0;
 }
@@ -61,7 +67,7 @@ struct addrs {
 	size_t n, cap;
 };
 
-static int collect(const struct rec_stack *st, void *arg)
+static int collect(const struct replay_stack *st, void *arg)
 {
 	struct addrs *a = arg;
 	for (size_t i = 0; i < st->n; i++) {
@@ -90,7 +96,7 @@ static int per_module(struct perf_data *d)
 {
 	struct addrs a = { 0 };
 	struct unw_ctx *c = NULL;
-	if (rec_replay_data(d, UNW_AUTO, collect, &a, NULL, &c))
+	if (replay_unwind_data(d, UNW_AUTO, collect, &a, NULL, &c))
 		return -1;
 	qsort(a.v, a.n, sizeof(*a.v), by_module);
 	struct tally_frame tf[32];
@@ -128,26 +134,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: unwind_stats FILE\n");
 		return 2;
 	}
-	FILE *sink = fopen("/dev/null", "w");
 	struct perf_data *d;
-	struct rec_quality q;
-	if (!sink)
-		return 1;
+	struct replay_quality q;
 	fputs("tally phases:", stdout);
 	struct clocks t = now();
 	if (perf_data_open(argv[1], &d))
 		goto fail;
 	since("open+index", t);
 	t = now();
-	if (rec_replay_data(d, UNW_AUTO, nothing, NULL, NULL, NULL))
+	if (replay_unwind_data(d, UNW_AUTO, nothing, NULL, NULL, NULL))
 		goto fail;
 	since("unwind", t);
 	perf_data_close(d);
 	t = now();
-	if (rec_folded(argv[1], UNW_AUTO, sink, &q))
+	if (perf_data_open(argv[1], &d) ||
+	    replay_symbolized_data(d, UNW_AUTO, nothing_named, NULL, &q))
 		goto fail;
+	perf_data_close(d);
 	since("open+unwind+symbolize", t);
-	fclose(sink);
 	const struct unw_stats *s = &q.stats;
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/kallsyms.h"
+#include "replay/kallsyms.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -20,17 +20,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	memcpy(str, data, size);
 	str[size] = 0; /* for strtoull: the reader gets the listing without a terminator */
-	struct rec_kallsyms k;
-	rec_kallsyms_from_text(&k, text, size);
+	struct replay_kallsyms k;
+	replay_kallsyms_from_text(&k, text, size);
 	for (size_t i = 0; i + 8 <= size; i += 8) {
 		uint64_t a;
 		memcpy(&a, data + i, 8);
-		rec_kallsyms_find(&k, a);
-		rec_kallsyms_find(&k, strtoull(str + i, NULL, 16) + (a & 0xff));
+		replay_kallsyms_find(&k, a);
+		replay_kallsyms_find(&k, strtoull(str + i, NULL, 16) + (a & 0xff));
 	}
-	rec_kallsyms_find(&k, 0);
-	rec_kallsyms_find(&k, UINT64_MAX);
-	rec_kallsyms_free(&k);
+	replay_kallsyms_find(&k, 0);
+	replay_kallsyms_find(&k, UINT64_MAX);
+	replay_kallsyms_free(&k);
 	free(str);
 	return 0;
 }

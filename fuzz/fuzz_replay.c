@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "record/record.h"
+#include "replay/replay.h"
 
-static int each(const struct rec_stack *st, void *arg)
+static int each(const struct replay_stack *st, void *arg)
 {
 	uint64_t *sum = arg;
 	for (size_t i = 0; i < st->n; i++)
@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	uint64_t sum = 0;
 	for (int m = UNW_AUTO; m <= UNW_FP; m++)
-		rec_replay_data(d, (enum unw_method)m, each, &sum, NULL, NULL);
+		replay_unwind_data(d, (enum unw_method)m, each, &sum, NULL, NULL);
 	perf_data_close(d);
 	return (int)(sum & 0);
 }

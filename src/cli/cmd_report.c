@@ -10,7 +10,7 @@
 #include "cli/cli.h"
 #include "cli/profile_input.h"
 #include "profile/profile.h"
-#include "record/record.h"
+#include "replay/replay.h"
 #include "report/report.h"
 
 static const char help[] =
@@ -103,7 +103,7 @@ static int run(int argc, char **argv)
 	int rc = 0;
 	FILE *f = cli_open_output(output);
 	if (f) {
-		rec_quality_summary(f, p);
+		replay_quality_summary(f, p);
 		rc = rep_text(f, p, &o);
 		int crc = cli_close_output(f, output);
 		rc = rc ? rc : crc;

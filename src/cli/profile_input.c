@@ -18,7 +18,8 @@
 #include "cli/cli.h"
 #include "profile/profile.h"
 #include "profile/read.h"
-#include "record/record.h"
+#include "replay/replay.h"
+#include "report/pprof_segments.h"
 
 struct input_format {
 	const char *name;
@@ -51,7 +52,7 @@ static int read_perf_data(const char *name, const void *data, size_t size, struc
 	struct perf_data *d = NULL;
 	int rc = perf_data_open_mem(name, data, size, &d);
 	if (!rc)
-		rc = rec_profile(d, unwind_method, out);
+		rc = replay_profile(d, unwind_method, out);
 	perf_data_close(d);
 	return rc;
 }
@@ -60,7 +61,7 @@ static int read_perf_data(const char *name, const void *data, size_t size, struc
 static int profile_of_perf_data(struct perf_data *d, int rc, struct prof **out)
 {
 	if (!rc)
-		rc = rec_profile(d, unwind_method, out);
+		rc = replay_profile(d, unwind_method, out);
 	perf_data_close(d);
 	return rc;
 }
@@ -79,7 +80,7 @@ static bool is_perf_data_file(const char *path)
 
 static const struct input_format formats[] = {
 	{ "perf.data", sniff_perf_data, read_perf_data },
-	{ "pprof", prof_sniff_pprof, prof_read_pprof },
+	{ "pprof", prof_sniff_pprof, rep_read_pprof },
 	{ "folded", prof_sniff_folded, prof_read_folded },
 };
 

@@ -13,10 +13,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "base/hex.h"
 #include "base/cursor.h"
 #include "base/err.h"
-#include "elf/elf.h"
+#include "elf/elf_internal.h"
 
 #define SYSTEM_DEBUG_DIR "/usr/lib/debug"
 
@@ -73,12 +72,9 @@ int elf_build_id_path(struct elf_file *f, const char *dir, char *buf, size_t siz
 {
 	const uint8_t *id;
 	size_t len;
-	if (elf_build_id(f, &id, &len) || len < 2 || len > 64)
+	if (elf_build_id(f, &id, &len))
 		return -ENOENT;
-	char hex[129];
-	hex_encode(id, len, hex);
-	int n = snprintf(buf, size, "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+	return elf_build_id_dir_path(dir, id, len, ".debug", buf, size);
 }
 
 static int by_build_id(struct elf_file *f, const char *dir, char **out)
@@ -91,10 +87,9 @@ static int by_build_id(struct elf_file *f, const char *dir, char **out)
 
 static bool same_build_id(struct elf_file *a, struct elf_file *b)
 {
-	const uint8_t *ia, *ib;
-	size_t na, nb;
-	return !elf_build_id(a, &ia, &na) && !elf_build_id(b, &ib, &nb) && na == nb &&
-	       !memcmp(ia, ib, na);
+	const uint8_t *id;
+	size_t len;
+	return !elf_build_id(a, &id, &len) && elf_build_id_is(b, id, len);
 }
 
 /* A copy in the debug cache counts only while its build-id is still the file's: the

@@ -161,6 +161,34 @@ int elf_open_debug_file(struct elf_file *f, const char *debug_dir, const char *c
 /* DIR/.build-id/xx/rest.debug for f's build-id: 0, or -ENOENT without a build-id. */
 int elf_build_id_path(struct elf_file *f, const char *dir, char *buf, size_t size);
 
+/* perf's build-id cache (buildid_cache.c): $PERF_BUILDID_DIR, else ~/.debug (/root/.debug
+ * without HOME), where tally record and perf record keep copies of what a recording mapped,
+ * by build-id: a file as .build-id/xx/rest/elf, the vDSO as [vdso]/ID/vdso, the kernel's
+ * symbols as [kernel.kallsyms]/ID/kallsyms (ID: the build-id in hex). */
+enum elf_cached { ELF_CACHED_FILE, ELF_CACHED_VDSO, ELF_CACHED_KALLSYMS };
+const char *elf_buildid_cache_dir(char *buf, size_t size);
+/* The path of the copy of that kind for build-id id (len bytes): 0, -ENOENT for an empty
+ * (or, for a file, one-byte) build-id, -ENAMETOOLONG. */
+int elf_buildid_cache_path(enum elf_cached kind, const uint8_t *id, size_t len, char *buf,
+			   size_t size);
+/* Keeps size bytes as that copy, making its directories. A copy already there is left as
+ * it is (the same build-id: the same bytes). Failures are silent: it is a cache. */
+void elf_buildid_cache_store(enum elf_cached kind, const uint8_t *id, size_t len,
+			     const void *data, size_t size);
+/* The file a recording saw: path itself (kind ELF_CACHED_FILE) when it is a regular file
+ * whose GNU build-id is id (any when len is 0), else the copy of that kind in the build-id
+ * cache with that build-id; for ELF_CACHED_VDSO (path unused) this process's vDSO image in
+ * place of path. 0 and the file, with *opened (when not NULL) the path read, malloc'd (NULL
+ * for the vDSO image); -ENOENT without a message when there is no such file. */
+int elf_open_build_id(enum elf_cached kind, const char *path, const uint8_t *id, size_t len,
+		      struct elf_file **out, char **opened);
+/* Whether f's GNU build-id is the len bytes at id. */
+bool elf_build_id_is(struct elf_file *f, const uint8_t *id, size_t len);
+/* This process's vDSO (getauxval(AT_SYSINFO_EHDR)) as an ELF file in memory. */
+int elf_open_vdso(struct elf_file **out);
+/* The running kernel's build-id (/sys/kernel/notes): its length, 0 when there is none. */
+size_t elf_kernel_build_id(uint8_t id[20]);
+
 /* The debug cache (debug_cache.c): decompressed copies of separate debug files. Its
  * directory from the environment ($TALLY_CACHE/debug, $XDG_CACHE_HOME/tally/debug or
  * ~/.cache/tally/debug), or NULL when TALLY_CACHE is "off" or empty. */

@@ -21,5 +21,9 @@ int elf_stream_fill(struct elf_file *f, const struct elf_section *s, struct elf_
 void elf_stream_free(struct elf_stream *st);
 /* Applies the relocations that target section s (an ET_REL .debug_* section) to buf. */
 int elf_relocate(struct elf_file *f, const struct elf_section *s, uint8_t *buf, size_t size);
+/* DIR/.build-id/xx/restSUFFIX for build-id id: 0, -ENOENT for fewer than 2 or more than
+ * 64 bytes, -ENAMETOOLONG. perf's cache and GDB's debug directories share the layout. */
+int elf_build_id_dir_path(const char *dir, const uint8_t *id, size_t len, const char *suffix,
+			  char *buf, size_t size);
 
 #endif

@@ -23,6 +23,7 @@
 #include "base/cursor.h"
 #include "base/err.h"
 #include "base/radix.h"
+#include "base/vec.h"
 
 #define PERF_MAGIC2 0x32454c4946524550ull /* "PERFILE2" */
 #define HEADER_SIZE 104
@@ -61,15 +62,11 @@ static int add_build_id(struct perf_data *d, struct cur *r, uint64_t at)
 	if (!memchr(r->p, 0, n))
 		return bad(d, at, "build-id record's file name is not terminated");
 	b.filename = (const char *)r->p;
-	if (d->nbuild_ids == d->cap_build_ids) {
-		size_t cap = d->cap_build_ids ? d->cap_build_ids * 2 : 16;
-		void *nb = realloc(d->build_ids, cap * sizeof(*d->build_ids));
-		if (!nb)
-			return err_set(-ENOMEM, "%s: out of memory", d->path);
-		d->build_ids = nb;
-		d->cap_build_ids = cap;
-	}
-	d->build_ids[d->nbuild_ids++] = b;
+	struct perf_build_id *slot = vec_push_raw((void **)&d->build_ids, &d->nbuild_ids,
+						  &d->cap_build_ids, sizeof(*d->build_ids));
+	if (!slot)
+		return err_set(-ENOMEM, "%s: out of memory", d->path);
+	*slot = b;
 	return 0;
 }
 
@@ -121,24 +118,20 @@ static int add_attr(struct perf_data *d, uint64_t at, const uint8_t *a, size_t a
 {
 	if (d->nattrs == 4096)
 		return bad(d, at, "more than 4096 event attributes");
-	if (d->nattrs == d->cap_attrs) {
-		size_t cap = d->cap_attrs ? d->cap_attrs * 2 : 4;
-		void *na = realloc(d->attrs, cap * sizeof(*d->attrs));
-		if (!na)
-			return err_set(-ENOMEM, "%s: out of memory", d->path);
-		d->attrs = na;
-		d->cap_attrs = cap;
-	}
-	struct perf_attr_info *i = &d->attrs[d->nattrs];
-	memset(i, 0, sizeof(*i));
+	bool first = !d->nattrs;
+	struct perf_attr_info *i =
+		vec_push_raw((void **)&d->attrs, &d->nattrs, &d->cap_attrs, sizeof(*d->attrs));
+	if (!i)
+		return err_set(-ENOMEM, "%s: out of memory", d->path);
 	memcpy(&i->attr, a, attr_size < sizeof(i->attr) ? attr_size : sizeof(i->attr));
 	i->ids = ids;
 	i->nids = nids;
-	if (d->nattrs && i->attr.sample_type != d->attrs[0].attr.sample_type &&
-	    !(d->attrs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+	if (!first && i->attr.sample_type != d->attrs[0].attr.sample_type &&
+	    !(d->attrs[0].attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
+		d->nattrs--;
 		return bad(d, at, "events with different sample layouts but no "
 				  "PERF_SAMPLE_IDENTIFIER");
-	d->nattrs++;
+	}
 	return 0;
 }
 
@@ -268,13 +261,10 @@ static int inflate_compressed(struct perf_data *d)
 					r = bad(d, off, "compressed records inflate beyond 4 GiB");
 					break;
 				}
-				uint8_t *nb = realloc(buf, cap * 2);
-				if (!nb) {
+				if (!vec_reserve_grow((void **)&buf, n, &cap, 1, 1 << 16)) {
 					r = err_set(-ENOMEM, "%s: out of memory", d->path);
 					break;
 				}
-				buf = nb;
-				cap *= 2;
 			}
 			if (type != PERF_RECORD_COMPRESSED) {
 				size_t k = in.size - in.pos < cap - n ? in.size - in.pos : cap - n;
@@ -853,15 +843,12 @@ static int build_index(struct perf_data *d)
 			return r;
 		if (o.time)
 			last = o.time;
-		if (d->norder == cap) {
-			cap = cap ? cap * 2 : 1024;
-			void *no = realloc(d->order, cap * sizeof(*d->order));
-			if (!no)
-				return err_set(-ENOMEM, "%s: out of memory", d->path);
-			d->order = no;
-		}
+		struct perf_order *slot =
+			vec_push_raw((void **)&d->order, &d->norder, &cap, sizeof(*d->order));
+		if (!slot)
+			return err_set(-ENOMEM, "%s: out of memory", d->path);
 		o.time = o.time ? o.time : last;
-		d->order[d->norder++] = o;
+		*slot = o;
 		off += span;
 	}
 	/* Stable: records of one time stay in file order. */

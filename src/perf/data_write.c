@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 
 #define PERF_MAGIC2 0x32454c4946524550ull
 #define HEADER_SIZE 104
@@ -75,14 +76,9 @@ int perf_writer_add_build_id(struct perf_writer *w, uint32_t pid, uint16_t misc,
 	size_t size = 8 + 4 + 24 + padded;
 	if (len > 20 || size > 0xffff)
 		return 0;
-	if (w->nbids + size > w->capbids) {
-		size_t cap = (w->capbids + size) * 2;
-		uint8_t *n = realloc(w->bids, cap);
-		if (!n)
-			return err_set(-ENOMEM, "out of memory");
-		w->bids = n;
-		w->capbids = cap;
-	}
+	if (w->capbids - w->nbids < size &&
+	    !vec_reserve_grow((void **)&w->bids, w->nbids, &w->capbids, 1, size))
+		return err_set(-ENOMEM, "out of memory");
 	uint8_t *p = w->bids + w->nbids;
 	memset(p, 0, size);
 	struct perf_event_header h = { PERF_RECORD_HEADER_BUILD_ID,

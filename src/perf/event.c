@@ -70,3 +70,16 @@ bool perf_pmu_exists(const char *name)
 	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s", name);
 	return access(path, F_OK) == 0;
 }
+
+int perf_pmu_type(const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", name);
+	FILE *f = fopen(path, "r");
+	int type = -1;
+	if (f && fscanf(f, "%d", &type) != 1)
+		type = -1;
+	if (f)
+		fclose(f);
+	return type;
+}

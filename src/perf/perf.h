@@ -185,6 +185,9 @@ int perf_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, unsi
 bool perf_event_available(uint32_t type, uint64_t config);
 /* Whether a PMU named name exists (/sys/bus/event_source/devices/NAME). */
 bool perf_pmu_exists(const char *name);
+/* The type number of the PMU named name (/sys/bus/event_source/devices/NAME/type), the
+ * perf_event_attr.type its events take; -1 when there is no such PMU. */
+int perf_pmu_type(const char *name);
 
 /* A mmap'd ring buffer of one event. */
 struct perf_ring {

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "probes/probes.h"
 #include "probes/usdt.h"
 
 /* An ELF object of the target with its probes. For a running process, map_start and
@@ -41,14 +42,6 @@ int usdt_objects_of_pid(struct usdt_objects *o, pid_t pid, bool keep_empty);
  * (DT_RPATH, LD_LIBRARY_PATH, DT_RUNPATH, the system directories), with their probes. */
 int usdt_objects_add_needed(struct usdt_objects *o, const char *exe);
 void usdt_objects_free(struct usdt_objects *o);
-
-/* Kernel support: the uprobe PMU's type and the bit where ref_ctr_offset goes in
- * attr.config (-1 when the kernel has no ref_ctr support). -ENOENT without a uprobe PMU. */
-struct uprobe_pmu {
-	int type;
-	int ref_ctr_shift;
-};
-int uprobe_pmu_probe(struct uprobe_pmu *pmu);
 
 /* What a sampling uprobe records at each hit (NULL: count only). */
 struct uprobe_sampling {

@@ -24,12 +24,11 @@ struct pprof_seg {
 	uint64_t vaddr, offset, filesz, memsz;
 };
 
-/* The loadable segments of the ELF file at path, when it is a regular file whose GNU
- * build-id is build_id_hex (any file when build_id_hex is NULL or ""), else of its copy in
- * perf's build-id cache ($PERF_BUILDID_DIR or ~/.debug, .build-id/xx/rest/elf). Returns 0 and a
- * malloc'd array (*n may be 0: an object file has no segments), or -ENOENT with no message
- * set when there is no such file (missing, not ELF, another build). */
-int pprof_segments(const char *path, const char *build_id_hex, struct pprof_seg **out,
-		   size_t *n);
+/* The loadable segments of the file a mapping names (path and build-id in hex, as the
+ * profile has them): 0 and a malloc'd array (*n may be 0), or -ENOENT with no message set
+ * when the file is not at hand. The model does not read files: its callers say how
+ * (report/pprof_segments.h). */
+typedef int (*prof_pprof_segments_fn)(const char *path, const char *build_id_hex,
+				      struct pprof_seg **out, size_t *n);
 
 #endif

@@ -7,9 +7,10 @@
  * "[truncated]" the truncated kind, a system_name "NAME [vm]" (or syscall, program; tally's
  * export writes those) that kind. Addresses become module-relative ELF vaddrs (see
  * pprof_addr.h): by the vaddr tally's export recorded for the mapping, else through the
- * PT_LOAD segments of the mapping's file when it is at hand, else they stay file offsets
- * (address - memory_start + file_offset). Comments "tally.source=..." and
- * "tally.counter.NAME=VALUE" (written by tally's pprof export) restore those facts.
+ * PT_LOAD segments of the mapping's file when the caller's lookup finds it
+ * (prof_read_pprof_files), else they stay file offsets (address - memory_start +
+ * file_offset). Comments "tally.source=..." and "tally.counter.NAME=VALUE" (written by
+ * tally's pprof export) restore those facts.
  */
 #include "profile/read.h"
 
@@ -84,6 +85,7 @@ struct plocation {
 
 struct pprof {
 	const char *name;
+	prof_pprof_segments_fn segments; /* NULL: no mapping's file is looked at */
 	struct prof *p;
 	VEC(struct pstr) strs;
 	VEC(struct pmapping) mappings;
@@ -360,7 +362,7 @@ static int find_elf(struct pprof *x, const struct pmapping *m, const char *path,
 		return err_set(-ENOMEM, "out of memory");
 	e->file = m->file;
 	e->build_id = m->build_id;
-	int rc = pprof_segments(path, bid, &e->segs, &e->n);
+	int rc = x->segments ? x->segments(path, bid, &e->segs, &e->n) : -ENOENT;
 	e->found = !rc;
 	return rc == -ENOENT ? 0 : rc;
 }
@@ -716,7 +718,8 @@ static void pprof_free(struct pprof *x)
 	vec_free(&x->loc_frames);
 }
 
-int prof_read_pprof(const char *name, const void *data, size_t size, struct prof **out)
+int prof_read_pprof_files(const char *name, const void *data, size_t size,
+			  prof_pprof_segments_fn segments, struct prof **out)
 {
 	const uint8_t *b = data;
 	uint8_t *plain = NULL;
@@ -725,7 +728,7 @@ int prof_read_pprof(const char *name, const void *data, size_t size, struct prof
 		rc = gunzip(data, size, &plain, &size);
 		data = plain;
 	}
-	struct pprof x = { .name = name };
+	struct pprof x = { .name = name, .segments = segments };
 	if (!rc)
 		rc = prof_new(&x.p);
 	if (!rc)
@@ -744,4 +747,9 @@ int prof_read_pprof(const char *name, const void *data, size_t size, struct prof
 	}
 	*out = x.p;
 	return 0;
+}
+
+int prof_read_pprof(const char *name, const void *data, size_t size, struct prof **out)
+{
+	return prof_read_pprof_files(name, data, size, NULL, out);
 }

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "profile/pprof_addr.h"
+
 struct prof;
 
 /* gzip magic, or a plausible profile.proto first field. */
@@ -19,8 +21,11 @@ bool prof_sniff_pprof(const void *data, size_t size);
 bool prof_sniff_folded(const void *data, size_t size);
 
 /* Each returns 0 and a new finished profile, or a negative code with the message set.
- * prof_read_pprof reads the ELF files the mappings name, when they are regular files with
- * the mapping's build-id, to turn file offsets into vaddrs (profile/pprof_addr.h). */
+ * prof_read_pprof_files asks segments for the loadable segments of a mapping's file, to
+ * turn file offsets into vaddrs (profile/pprof_addr.h); prof_read_pprof looks at no file
+ * (addresses without tally's mapping comment stay file offsets). */
+int prof_read_pprof_files(const char *name, const void *data, size_t size,
+			  prof_pprof_segments_fn segments, struct prof **out);
 int prof_read_pprof(const char *name, const void *data, size_t size, struct prof **out);
 int prof_read_folded(const char *name, const void *data, size_t size, struct prof **out);
 

@@ -8,60 +8,25 @@
  */
 #include "record/modules.h"
 
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 
-#include "base/hex.h"
 #include "base/err.h"
-#include "base/file.h"
+#include "base/vec.h"
 #include "elf/elf.h"
-#include "record/kallsyms.h"
-#include "unwind/unwind.h"
-
-/* Writes size bytes to the cache as DIR/SUB/elf (SUB: .build-id/xx/rest or [vdso]/ID, the
- * file name perf uses is vdso there). An existing copy is the same bytes: left alone. */
-static void cache_write(const char *sub, const char *name, const void *data, size_t size)
-{
-	char dir[512], path[1024];
-	snprintf(path, sizeof(path), "%s/%s", unw_buildid_dir(dir, sizeof(dir)), sub);
-	if (file_mkdirs(path, 0755))
-		return;
-	strncat(path, "/", sizeof(path) - strlen(path) - 1);
-	strncat(path, name, sizeof(path) - strlen(path) - 1);
-	FILE *out = fopen(path, "wbx");
-	if (!out)
-		return;
-	if (fwrite(data, 1, size, out) != size) {
-		fclose(out);
-		remove(path);
-		return;
-	}
-	fclose(out);
-}
+#include "replay/kallsyms.h"
 
 static struct rec_module *add(struct rec_modules *m, const char *path)
 {
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 32;
-		struct rec_module *n = realloc(m->v, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		m->v = n;
-		m->cap = cap;
-	}
-	struct rec_module *e = &m->v[m->n];
-	memset(e, 0, sizeof(*e));
-	if (!(e->path = strdup(path)))
+	struct rec_module *e = vec_push(m);
+	if (e && !(e->path = strdup(path))) {
+		m->n--;
 		return NULL;
-	m->n++;
+	}
 	return e;
 }
 
@@ -80,20 +45,13 @@ static bool build_id_of(struct elf_file *f, struct rec_module *e)
 
 static void note_vdso(struct rec_module *e)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
 	struct elf_file *f;
-	if (!eh)
-		return;
-	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	if (elf_open_mem("[vdso]", eh, size, &f)) {
+	if (elf_open_vdso(&f)) {
 		err_clear();
 		return;
 	}
-	if (build_id_of(f, e)) {
-		char sub[64] = "[vdso]/";
-		hex_encode(e->id, e->len, sub + 7);
-		cache_write(sub, "vdso", eh, size);
-	}
+	if (build_id_of(f, e))
+		elf_buildid_cache_store(ELF_CACHED_VDSO, e->id, e->len, f->map, f->size);
 	elf_close(f);
 }
 
@@ -112,13 +70,8 @@ static void note_unreachable(const struct rec_mmap *mm, struct rec_module *e)
 			err_clear();
 			continue;
 		}
-		if (build_id_of(f, e)) {
-			char sub[80] = ".build-id/";
-			hex_encode(e->id, 1, sub + 10);
-			sub[12] = '/';
-			hex_encode(e->id + 1, e->len - 1u, sub + 13);
-			cache_write(sub, "elf", f->map, f->size);
-		}
+		if (build_id_of(f, e))
+			elf_buildid_cache_store(ELF_CACHED_FILE, e->id, e->len, f->map, f->size);
 		elf_close(f);
 		return;
 	}
@@ -183,11 +136,11 @@ void rec_modules_write(struct rec_modules *m, struct perf_writer *w)
 	/* The kernel as perf names it, with its symbols in the cache beside it: perf report
 	 * and tally report then read the copy rather than /proc/kallsyms. */
 	uint8_t id[20];
-	size_t len = rec_kernel_build_id(id);
+	size_t len = elf_kernel_build_id(id);
 	if (len) {
 		perf_writer_add_build_id(w, UINT32_MAX, PERF_RECORD_MISC_KERNEL, id, len,
 					 "[kernel.kallsyms]");
-		rec_kallsyms_save();
+		replay_kallsyms_save();
 	}
 }
 
@@ -195,6 +148,5 @@ void rec_modules_free(struct rec_modules *m)
 {
 	for (size_t i = 0; i < m->n; i++)
 		free(m->v[i].path);
-	free(m->v);
-	memset(m, 0, sizeof(*m));
+	vec_free(m);
 }

@@ -16,7 +16,7 @@ struct rec_module {
 	uint8_t len; /* 0: no build-id known */
 };
 
-struct rec_modules {
+struct rec_modules { /* a VEC (base/vec.h) */
 	struct rec_module *v;
 	size_t n, cap;
 };

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "record/modules.h"
 #include "record/sideband.h"
 
@@ -42,9 +43,8 @@ struct session {
 	struct perf_writer *w;
 	struct perf_ring rings[MAX_CPUS];
 	int ring_fd[MAX_CPUS];
-	int *fds;
-	size_t nfds, capfds;
-	uint64_t *ids;
+	VEC(int) fds;
+	VEC(uint64_t) ids; /* the event id of each of fds */
 	int ncpus;
 	size_t ring_pages; /* per CPU, chosen before the events (their wake-up mark is a quarter) */
 	int cpu[MAX_CPUS]; /* the online CPUs: rings are indexed like this array */
@@ -54,21 +54,12 @@ struct session {
 
 static int add_fd(struct session *s, int fd)
 {
-	if (s->nfds == s->capfds) {
-		size_t cap = s->capfds ? s->capfds * 2 : 16;
-		int *n = realloc(s->fds, cap * sizeof(*n));
-		uint64_t *ni = realloc(s->ids, cap * sizeof(*ni));
-		if (n)
-			s->fds = n;
-		if (ni)
-			s->ids = ni;
-		if (!n || !ni)
-			return err_set(-ENOMEM, "out of memory");
-		s->capfds = cap;
-	}
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &s->ids[s->nfds]) < 0)
-		s->ids[s->nfds] = 0;
-	s->fds[s->nfds++] = fd;
+	if (!vec_reserve(&s->fds, 1) || !vec_reserve(&s->ids, 1))
+		return err_set(-ENOMEM, "out of memory");
+	uint64_t *id = vec_push(&s->ids);
+	if (ioctl(fd, PERF_EVENT_IOC_ID, id) < 0)
+		*id = 0;
+	*vec_push(&s->fds) = fd;
 	return 0;
 }
 
@@ -369,10 +360,10 @@ static void cleanup(struct session *s)
 {
 	for (int c = 0; c < s->ncpus; c++)
 		perf_ring_unmap(&s->rings[c]);
-	for (size_t i = 0; i < s->nfds; i++)
-		close(s->fds[i]);
-	free(s->fds);
-	free(s->ids);
+	for (size_t i = 0; i < s->fds.n; i++)
+		close(s->fds.v[i]);
+	vec_free(&s->fds);
+	vec_free(&s->ids);
 	rec_modules_free(&s->modules);
 }
 
@@ -402,8 +393,8 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	for (size_t i = 0; !r && i < o->npids; i++)
 		r = attach_pid(&s, o->pids[i]);
 	if (!r && !o->argv)
-		for (size_t i = 0; i < s.nfds; i++)
-			ioctl(s.fds[i], PERF_EVENT_IOC_ENABLE, 0);
+		for (size_t i = 0; i < s.fds.n; i++)
+			ioctl(s.fds.v[i], PERF_EVENT_IOC_ENABLE, 0);
 	if (go >= 0) {
 		if (!r && write(go, "g", 1) != 1)
 			r = err_set(-errno, "starting %s: %s", o->argv[0], strerror(errno));
@@ -420,7 +411,7 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	if (s.w) {
 		if (!r) {
 			rec_modules_write(&s.modules, s.w);
-			r = perf_writer_close(s.w, s.ids, s.nfds);
+			r = perf_writer_close(s.w, s.ids.v, s.ids.n);
 			if (!r)
 				rec_modules_cache_debug(&s.modules);
 		} else {

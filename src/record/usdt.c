@@ -1,5 +1,5 @@
 /*
- * Recording at USDT probe hits (usdt.h). The probes session (probes/count.h) finds the
+ * Recording at USDT probe hits (usdt.h). The probes session (probes/probes.h) finds the
  * probe sites, attaches one uprobe event per site and task, and follows the target; here
  * each event is made a sampling one (sample_period 1: every hit) with the native
  * recorder's sample type, and its records go into the perf.data.
@@ -9,8 +9,8 @@
  * semaphore would be raised and its breakpoint hit in every python3.11 (or every process,
  * for a libc probe) on the machine while tally records, and all those hits would cross the
  * ring buffers only to be dropped. A per-task event touches the target alone. Its cost is
- * that uprobe events cannot be inherited (probes/attach.h), so new threads and children
- * are followed with ptrace and get their events before their first instruction.
+ * that uprobe events cannot be inherited (probes/attach.h says why), so new threads and
+ * children are followed with ptrace and get their events before their first instruction.
  *
  * One ring buffer per task (the events of all sites of a task share it): a per-task event
  * on any CPU can only share a ring with events of the same task. That the rings never
@@ -27,7 +27,8 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "probes/attach.h"
+#include "base/vec.h"
+#include "probes/probes.h"
 #include "record/modules.h"
 #include "record/sideband.h"
 
@@ -54,8 +55,7 @@ struct usdt_rec {
 	struct perf_writer *w;
 	struct rec_modules modules;
 	struct rec_result *res;
-	struct task_ring *rings;
-	size_t nrings, cap;
+	VEC(struct task_ring) rings;
 };
 
 bool rec_usdt_pattern(const char *spec, char *out, size_t len)
@@ -78,23 +78,18 @@ static int on_event(void *ctx, int fd, pid_t tid, bool first)
 {
 	struct usdt_rec *u = ctx;
 	if (!first) {
-		for (size_t i = u->nrings; i-- > 0;)
-			if (u->rings[i].tid == tid)
-				return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, u->rings[i].ring.fd) < 0
+		for (size_t i = u->rings.n; i-- > 0;)
+			if (u->rings.v[i].tid == tid)
+				return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, u->rings.v[i].ring.fd) < 0
 					       ? err_set(-errno, "perf_event_open: redirecting output: %s",
 							 strerror(errno))
 					       : 0;
 		return err_set(-EINVAL, "thread %d: no ring buffer", (int)tid);
 	}
-	if (u->nrings == u->cap) {
-		size_t cap = u->cap ? 2 * u->cap : 8;
-		struct task_ring *n = realloc(u->rings, cap * sizeof(*n));
-		if (!n)
-			return err_set(-ENOMEM, "out of memory");
-		u->rings = n, u->cap = cap;
-	}
-	size_t want = u->nrings < BIG_RINGS ? RING_PAGES : RING_PAGES_LATER, pages = want;
-	struct task_ring *t = &u->rings[u->nrings];
+	if (!vec_reserve(&u->rings, 1))
+		return err_set(-ENOMEM, "out of memory");
+	size_t want = u->rings.n < BIG_RINGS ? RING_PAGES : RING_PAGES_LATER, pages = want;
+	struct task_ring *t = &u->rings.v[u->rings.n];
 	int r;
 	while ((r = perf_ring_map(&t->ring, fd, pages)) && pages > MIN_RING_PAGES)
 		pages /= 2;
@@ -103,7 +98,7 @@ static int on_event(void *ctx, int fd, pid_t tid, bool first)
 	if (pages != want)
 		err_clear(); /* the larger sizes' failures: a smaller ring serves */
 	t->tid = tid;
-	u->nrings++;
+	u->rings.n++;
 	return 0;
 }
 
@@ -113,19 +108,19 @@ static uint64_t capacity(void *ctx, pid_t tid)
 {
 	struct usdt_rec *u = ctx;
 	uint64_t sample = 512 + u->attr.sample_stack_user;
-	for (size_t i = u->nrings; i-- > 0;)
-		if (u->rings[i].tid == tid)
-			return u->rings[i].ring.size / sample;
+	for (size_t i = u->rings.n; i-- > 0;)
+		if (u->rings.v[i].tid == tid)
+			return u->rings.v[i].ring.size / sample;
 	return 1;
 }
 
 static void task_done(void *ctx, pid_t tid)
 {
 	struct usdt_rec *u = ctx;
-	for (size_t i = 0; i < u->nrings; i++)
-		if (u->rings[i].tid == tid) {
-			perf_ring_unmap(&u->rings[i].ring);
-			u->rings[i] = u->rings[--u->nrings];
+	for (size_t i = 0; i < u->rings.n; i++)
+		if (u->rings.v[i].tid == tid) {
+			perf_ring_unmap(&u->rings.v[i].ring);
+			u->rings.v[i] = u->rings.v[--u->rings.n];
 			return;
 		}
 }
@@ -133,8 +128,8 @@ static void task_done(void *ctx, pid_t tid)
 static int drain(void *ctx)
 {
 	struct usdt_rec *u = ctx;
-	for (size_t i = 0; i < u->nrings; i++) {
-		int r = perf_ring_drain(&u->rings[i].ring, emit, u);
+	for (size_t i = 0; i < u->rings.n; i++) {
+		int r = perf_ring_drain(&u->rings.v[i].ring, emit, u);
 		if (r)
 			return r;
 	}
@@ -173,22 +168,6 @@ static int open_writer(struct usdt_rec *u, const char *path)
 	struct perf_event_attr file = u->attr;
 	file.type = (uint32_t)pmu.type;
 	return perf_writer_open(path, &file, &u->w);
-}
-
-bool rec_is_hits(const struct perf_event_attr *a)
-{
-	struct uprobe_pmu pmu;
-	if (a->freq || a->sample_period != 1)
-		return false;
-	if (a->type == PERF_TYPE_TRACEPOINT)
-		return true;
-	if (a->type < PERF_TYPE_MAX)
-		return false;
-	if (uprobe_pmu_probe(&pmu)) {
-		err_clear(); /* no uprobe PMU here: not one of its recordings, as far as we know */
-		return false;
-	}
-	return a->type == (uint32_t)pmu.type;
 }
 
 /* What the kernel reported before the events existed: mappings and thread names (threads
@@ -239,9 +218,9 @@ int rec_usdt_run(const struct rec_opts *o, char *const *patterns, size_t npatter
 	} else {
 		perf_writer_abort(u.w);
 	}
-	for (size_t i = 0; i < u.nrings; i++)
-		perf_ring_unmap(&u.rings[i].ring);
-	free(u.rings);
+	for (size_t i = 0; i < u.rings.n; i++)
+		perf_ring_unmap(&u.rings.v[i].ring);
+	vec_free(&u.rings);
 	rec_modules_free(&u.modules);
 	int st = hits->cmd_status;
 	if (o->argv)

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "probes/count.h"
+#include "probes/probes.h"
 #include "record/record.h"
 
 /* "usdt:PROVIDER:NAME" (globs on each side) or "usdt:PROVIDER" (all its probes) to the
@@ -19,9 +19,5 @@ bool rec_usdt_pattern(const char *spec, char *out, size_t len);
  * select. hits receives the kernel's hit count per probe (usdt_count_result_free). */
 int rec_usdt_run(const struct rec_opts *o, char *const *patterns, size_t npatterns,
 		 struct rec_result *res, struct usdt_count_result *hits);
-
-/* Whether every sample of a is one hit of a probe: tally's usdt recordings (the uprobe
- * PMU of this machine) and perf's tracepoint ones, sampled at every event. */
-bool rec_is_hits(const struct perf_event_attr *a);
 
 #endif

@@ -25,8 +25,8 @@
 #include "base/vec.h"
 #include "profile/idhash.h"
 #include "profile/pb.h"
-#include "profile/pprof_addr.h"
 #include "profile/profile.h"
+#include "report/pprof_segments.h"
 
 struct wstr {
 	const char *s;
@@ -168,8 +168,8 @@ static struct wmod *mod_of(struct enc *e, uint32_t slot)
 		return w;
 	w->looked = true;
 	const struct prof_module *m = prof_module_at(e->p, slot);
-	int rc = m ? pprof_segments(prof_str(e->p, m->path), prof_str(e->p, m->build_id), &w->segs,
-				    &w->nsegs)
+	int rc = m ? rep_pprof_segments(prof_str(e->p, m->path), prof_str(e->p, m->build_id),
+					&w->segs, &w->nsegs)
 		   : -ENOENT;
 	if (rc && rc != -ENOENT)
 		e->rc = rc;

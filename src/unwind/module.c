@@ -13,30 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 #include "base/hex.h"
 #include "base/err.h"
+#include "base/vec.h"
 #include "elf/elf.h"
-
-static int open_vdso(struct elf_file **out)
-{
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
-	if (!eh)
-		return -ENOENT;
-	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	return elf_open_mem("[vdso]", eh, size, out);
-}
-
-const char *unw_buildid_dir(char *buf, size_t size)
-{
-	const char *d = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
-	if (d && *d)
-		snprintf(buf, size, "%s", d);
-	else
-		snprintf(buf, size, "%s/.debug", home && *home ? home : "/root");
-	return buf;
-}
 
 int unw_ctx_expect_build_id(struct unw_ctx *c, const char *path, const uint8_t *id, size_t len)
 {
@@ -61,50 +42,14 @@ static const struct unw_expect *expected(const struct unw_ctx *c, const char *pa
 	return NULL;
 }
 
-static bool same_id(struct elf_file *f, const struct unw_expect *e)
-{
-	const uint8_t *id;
-	size_t len;
-	if (elf_build_id(f, &id, &len)) {
-		err_clear();
-		return false;
-	}
-	return len >= e->len && !memcmp(id, e->id, e->len);
-}
-
 /* The file the recording saw: path itself when its build-id matches (or none was
  * recorded), else perf's cached copy. */
 static int open_matching(const struct unw_ctx *c, const char *path, struct elf_file **out,
 			 char **file)
 {
 	const struct unw_expect *e = expected(c, path);
-	bool vdso = !strcmp(path, "[vdso]");
-	int r = vdso ? open_vdso(out) : elf_open(path, out);
-	if (!e || (!r && same_id(*out, e))) {
-		if (!r && !vdso && !(*file = strdup(path)))
-			r = -ENOMEM;
-		return r;
-	}
-	if (!r)
-		elf_close(*out);
-	*out = NULL;
-	char dir[512], hex[41], cand[1024];
-	hex_encode(e->id, (size_t)e->len, hex);
-	unw_buildid_dir(dir, sizeof(dir));
-	if (vdso)
-		snprintf(cand, sizeof(cand), "%s/[vdso]/%s/vdso", dir, hex);
-	else
-		snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s/elf", dir, hex, hex + 2);
-	r = elf_open(cand, out);
-	if (!r && !same_id(*out, e)) {
-		elf_close(*out);
-		r = -ENOENT;
-	}
-	if (!r && !(*file = strdup(cand)))
-		r = -ENOMEM;
-	if (r)
-		*out = NULL;
-	return r;
+	return elf_open_build_id(strcmp(path, "[vdso]") ? ELF_CACHED_FILE : ELF_CACHED_VDSO, path,
+				 e ? e->id : NULL, e ? e->len : 0, out, file);
 }
 
 /* Profiles name a module by path and build-id: kept in hex, as pprof mappings carry it. */
@@ -146,17 +91,15 @@ struct unw_module *unw_module_get(struct unw_ctx *c, const char *path)
 	for (size_t i = 0; i < c->nmods; i++)
 		if (!strcmp(c->mods[i]->path, path))
 			return c->mods[i];
-	if (c->nmods == c->capmods) {
-		size_t cap = c->capmods ? c->capmods * 2 : 16;
-		void *n = realloc(c->mods, cap * sizeof(*c->mods));
-		if (!n)
-			return NULL;
-		c->mods = n;
-		c->capmods = cap;
-	}
 	struct unw_module *m = open_module(c, path);
-	if (m)
-		c->mods[c->nmods++] = m;
+	struct unw_module **slot =
+		m ? vec_push_raw((void **)&c->mods, &c->nmods, &c->capmods, sizeof(*c->mods)) : NULL;
+	if (!slot) {
+		if (m)
+			unw_module_free(m);
+		return NULL;
+	}
+	*slot = m;
 	return m;
 }
 

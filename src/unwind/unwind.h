@@ -117,8 +117,6 @@ size_t unw_ctx_modules(const struct unw_ctx *c, struct unw_module *const **mods)
  * build-id differs (rebuilt since) is replaced by its copy in perf's build-id cache
  * ($PERF_BUILDID_DIR or ~/.debug: .build-id/xx/rest/elf, [vdso]/ID/vdso), or not used. */
 int unw_ctx_expect_build_id(struct unw_ctx *c, const char *path, const uint8_t *id, size_t len);
-/* perf's build-id cache directory. */
-const char *unw_buildid_dir(char *buf, size_t size);
 
 /* Adds a mapping of path (a file, "[vdso]", or "" for anonymous memory), replacing whatever
  * it overlaps, as mmap does. */

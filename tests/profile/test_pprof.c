@@ -15,6 +15,7 @@
 #include "profile/pb.h"
 #include "profile/profile.h"
 #include "profile/read.h"
+#include "report/pprof_segments.h"
 #include "report/report.h"
 
 /* main (native) calls at 0x40 an address 0x120 where inner was inlined into outer. */
@@ -216,7 +217,7 @@ static void read_foreign(const char *path, uint64_t start, uint64_t offset, uint
 	struct pb_buf b = { 0 };
 	struct prof *p;
 	foreign(&b, path, start, offset, addr, comments, n);
-	assert_int_equal(prof_read_pprof("f.pb", b.v, b.n, &p), 0);
+	assert_int_equal(rep_read_pprof("f.pb", b.v, b.n, &p), 0);
 	pb_free(&b);
 	const struct prof_node *leaf = prof_node_at(p, prof_node_at(p, PROF_ROOT)->first_child);
 	*pc = prof_pcw_at(p, leaf->first_pc)->pc;

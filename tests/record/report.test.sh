@@ -45,8 +45,10 @@ grep -q "^figures:  samples [0-9]" "$TMP/tally.report" && grep -q "lost records 
 "$TALLY" report --unwind fp "$TMP/tally.data" >"$TMP/fp.report" 2>&1
 grep -q "unwind: --unwind=fp" "$TMP/fp.report" && grep -q "unwind: truncated, " "$TMP/fp.report" \
 	&& pass report_unwind_fp_is_marked || fail report_unwind_fp_is_marked "$(head -20 "$TMP/fp.report")"
-"$TALLY" report --unwind bogus "$TMP/tally.data" >/dev/null 2>&1; rc=$?
-[ $rc -eq 2 ] && pass report_bad_unwind_is_usage || fail report_bad_unwind_is_usage "rc=$rc"
+err=$("$TALLY" report --unwind bogus "$TMP/tally.data" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && [ "$err" = "tally: --unwind: expected auto, cfi or fp: bogus
+Run 'tally help report' for usage." ] \
+	&& pass report_bad_unwind_is_usage || fail report_bad_unwind_is_usage "rc=$rc $err"
 
 # Every command reading perf.data honours --unwind. The gcc -O2 build has no frame pointers:
 # CFI completes its stacks, frame pointers alone stop at the first frame.
@@ -87,13 +89,17 @@ grep -q "(no function changed)" "$TMP/cfi.diff" &&
 	awk '$NF == "main" {m = $6 <= $5 / 10 && $5 > 0} $NF == "[truncated]" {t = $6 >= $5 + 0.9 * total}
 	     /^before:/ {total = $NF} END {exit !(m && t)}' "$TMP/fp.diff" \
 	&& pass diff_unwind_cfi_vs_fp || fail diff_unwind_cfi_vs_fp "cfi: $(sed -n '6,8p' "$TMP/cfi.diff" | tr '\n' ' ') / fp: $(grep -E ' (main|\[truncated\])$' "$TMP/fp.diff" | tr '\n' ' ')"
-# every such command documents the option and rejects a bad method as bad usage
+# every such command documents the option and rejects a bad method as bad usage, naming it
+undocumented=""
 for cmd in report flamegraph export annotate diff; do
-	"$TALLY" help "$cmd" | grep -q -- "--unwind METHOD .*perf.data" || fail "${cmd}_help_mentions_unwind"
-	"$TALLY" "$cmd" --unwind bogus x y >/dev/null 2>&1; rc=$?
-	[ $rc -eq 2 ] || fail "${cmd}_bad_unwind_is_usage" "rc=$rc"
+	"$TALLY" help "$cmd" | grep -q -- "--unwind METHOD .*perf.data" || undocumented+=" $cmd"
+	err=$("$TALLY" "$cmd" --unwind bogus x y 2>&1 >/dev/null); rc=$?
+	[ $rc -eq 2 ] && [ "$err" = "tally: --unwind: expected auto, cfi or fp: bogus
+Run 'tally help $cmd' for usage." ] \
+		&& pass "${cmd}_bad_unwind_is_usage" || fail "${cmd}_bad_unwind_is_usage" "rc=$rc $err"
 done
-pass unwind_option_documented_everywhere
+[ -z "$undocumented" ] && pass unwind_option_documented_everywhere \
+	|| fail unwind_option_documented_everywhere "not in the help of:$undocumented"
 
 # go tool pprof reads the exported profile of a perf.data and agrees: main and f12 are on
 # every sample's stack.

@@ -3,51 +3,48 @@
  * it in perf's build-id cache ([kernel.kallsyms]/BUILD-ID/kallsyms, which perf record and
  * tally record write) when that copy describes the running kernel as it is laid out now.
  */
-#ifndef TALLY_RECORD_KALLSYMS_H
-#define TALLY_RECORD_KALLSYMS_H
+#ifndef TALLY_REPLAY_KALLSYMS_H
+#define TALLY_REPLAY_KALLSYMS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/arena.h"
-#include "record/idmap.h"
+#include "base/vec.h"
+#include "replay/idmap.h"
 
-struct rec_ksym {
+struct replay_ksym {
 	uint64_t addr;
 	const char *name; /* in the arena */
 };
 
 /* Owns the listing (mapped or read), the module table and the names handed out. */
-struct rec_kallsyms {
+struct replay_kallsyms {
 	const char *text;
 	size_t len;
 	bool mapped;     /* text is a mapping of the cache copy, else malloc'd */
 	size_t core_end; /* the kernel's own lines (sorted by address) end here; tagged
 			  * lines ("name\t[module]") follow */
-	struct rec_ksym *mods; /* text symbols of the tagged lines, sorted */
-	size_t nmods;
-	struct rec_idmap names; /* line offset -> index in found */
-	const char **found;
-	size_t nfound, capfound;
+	VEC(struct replay_ksym) mods; /* text symbols of the tagged lines, sorted */
+	struct replay_idmap names;    /* line offset -> index in found */
+	VEC(const char *) found;
 	struct arena arena;
 };
 
 /* Finds the listing; nothing is parsed until an address is looked up. Without root (or
  * with kptr_restrict) every address reads as 0 and nothing is ever found. */
-void rec_kallsyms_load(struct rec_kallsyms *k);
+void replay_kallsyms_load(struct replay_kallsyms *k);
 /* The same for a listing already in memory (malloc'd; k takes it over), of any content:
  * lines of another shape are passed over. */
-void rec_kallsyms_from_text(struct rec_kallsyms *k, char *text, size_t len);
+void replay_kallsyms_from_text(struct replay_kallsyms *k, char *text, size_t len);
 /* The text symbol at or before addr, NULL when there is none. */
-const char *rec_kallsyms_find(struct rec_kallsyms *k, uint64_t addr);
-void rec_kallsyms_free(struct rec_kallsyms *k);
+const char *replay_kallsyms_find(struct replay_kallsyms *k, uint64_t addr);
+void replay_kallsyms_free(struct replay_kallsyms *k);
 
-/* The running kernel's build-id (/sys/kernel/notes); 0 when there is none. */
-size_t rec_kernel_build_id(uint8_t id[20]);
 /* Copies /proc/kallsyms into perf's build-id cache for the running kernel, replacing a
  * copy that differs (tally record, as perf record does), so reports need not make the
  * kernel format 120,000 lines again. Failures are silent: reports then read /proc. */
-void rec_kallsyms_save(void);
+void replay_kallsyms_save(void);
 
 #endif

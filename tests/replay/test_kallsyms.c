@@ -15,7 +15,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "record/kallsyms.h"
+#include "elf/elf.h"
+#include "replay/kallsyms.h"
 
 struct sym {
 	uint64_t addr;
@@ -56,7 +57,7 @@ static struct sym *oracle(size_t *n)
 
 /* Names at a spread of addresses: each symbol's start and a byte into it, where the
  * oracle has one symbol per address (aliases make the choice among several arbitrary). */
-static void check_against_oracle(struct rec_kallsyms *k, const struct sym *v, size_t n)
+static void check_against_oracle(struct replay_kallsyms *k, const struct sym *v, size_t n)
 {
 	size_t checked = 0, modules = 0;
 	for (size_t i = 0; i < n; i += (i % 97 == 0 ? 1 : 37)) {
@@ -65,7 +66,7 @@ static void check_against_oracle(struct rec_kallsyms *k, const struct sym *v, si
 		for (uint64_t off = 0; off < 2; off++) {
 			if (off && i + 1 < n && v[i + 1].addr == v[i].addr + 1)
 				continue;
-			const char *name = rec_kallsyms_find(k, v[i].addr + off);
+			const char *name = replay_kallsyms_find(k, v[i].addr + off);
 			if (!name || strcmp(name, v[i].name))
 				fail_msg("0x%llx: %s, expected %s", (unsigned long long)(v[i].addr + off),
 					 name ? name : "(none)", v[i].name);
@@ -74,13 +75,13 @@ static void check_against_oracle(struct rec_kallsyms *k, const struct sym *v, si
 		modules += v[i].addr >= 0xffffffffc0000000ull;
 	}
 	/* the last symbol: a module's (or ftrace's trampoline, tagged like one) */
-	const char *last = rec_kallsyms_find(k, v[n - 1].addr + 1);
+	const char *last = replay_kallsyms_find(k, v[n - 1].addr + 1);
 	assert_non_null(last);
 	assert_true(!strcmp(last, v[n - 1].name) || v[n - 2].addr == v[n - 1].addr);
 	modules += v[n - 1].addr >= 0xffffffffc0000000ull;
 	assert_true(checked > 1000);
 	print_message("%zu lookups (%zu in module space) agree\n", checked, modules);
-	assert_null(rec_kallsyms_find(k, v[0].addr - 1));
+	assert_null(replay_kallsyms_find(k, v[0].addr - 1));
 }
 
 static char cache_dir[64];
@@ -103,11 +104,11 @@ static void kallsyms_lookup_matches_proc(void **state)
 	struct sym *v = oracle(&n);
 	need_addresses(n, true);
 	setenv("PERF_BUILDID_DIR", cache_dir, 1); /* empty: read /proc/kallsyms */
-	struct rec_kallsyms k;
-	rec_kallsyms_load(&k);
+	struct replay_kallsyms k;
+	replay_kallsyms_load(&k);
 	assert_false(k.mapped);
 	check_against_oracle(&k, v, n);
-	rec_kallsyms_free(&k);
+	replay_kallsyms_free(&k);
 	free(v);
 }
 
@@ -116,14 +117,14 @@ static void kallsyms_cache_copy_is_used_when_it_matches(void **state)
 	size_t n;
 	struct sym *v = oracle(&n);
 	uint8_t id[20];
-	need_addresses(n, rec_kernel_build_id(id) > 0);
+	need_addresses(n, elf_kernel_build_id(id) > 0);
 	setenv("PERF_BUILDID_DIR", cache_dir, 1);
-	rec_kallsyms_save();
-	struct rec_kallsyms k;
-	rec_kallsyms_load(&k);
+	replay_kallsyms_save();
+	struct replay_kallsyms k;
+	replay_kallsyms_load(&k);
 	assert_true(k.mapped);
 	check_against_oracle(&k, v, n);
-	rec_kallsyms_free(&k);
+	replay_kallsyms_free(&k);
 
 	/* A copy from another boot (addresses moved) is not used. */
 	char hex[41], path[256];
@@ -134,10 +135,10 @@ static void kallsyms_cache_copy_is_used_when_it_matches(void **state)
 	assert_non_null(f);
 	fputs("ffffffff00000000", f);
 	fclose(f);
-	rec_kallsyms_load(&k);
+	replay_kallsyms_load(&k);
 	assert_false(k.mapped);
 	check_against_oracle(&k, v, n);
-	rec_kallsyms_free(&k);
+	replay_kallsyms_free(&k);
 	free(v);
 }
 

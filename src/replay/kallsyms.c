@@ -7,7 +7,7 @@
  * it into its build-id cache at record time and reading the copy, and so does tally. A copy
  * is used only when its first page equals /proc/kallsyms's (same kernel, same layout).
  */
-#include "record/kallsyms.h"
+#include "replay/kallsyms.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,77 +17,47 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/hex.h"
-#include "base/cursor.h"
 #include "base/file.h"
 #include "base/search.h"
-#include "record/modules.h"
-#include "unwind/unwind.h"
+#include "base/vec.h"
+#include "elf/elf.h"
 
 #define PROC_KALLSYMS "/proc/kallsyms"
 
+/* The whole of path, NUL-terminated (the listing is a few MiB: read 4 MiB at a time). */
 static char *read_all(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "r");
+	VEC(char) buf = { 0 };
+	*len = 0;
 	if (!f)
 		return NULL;
-	size_t cap = 1 << 22, n = 0;
-	char *buf = malloc(cap + 1);
-	while (buf) {
-		n += fread(buf + n, 1, cap - n, f);
-		if (n < cap)
-			break;
-		char *nb = realloc(buf, 2 * cap + 1);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
+	for (;;) {
+		if (!vec_reserve(&buf, (size_t)(1 << 22) + 1)) {
+			vec_free(&buf);
 			break;
 		}
-		buf = nb;
-		cap *= 2;
+		size_t room = buf.cap - buf.n - 1, got = fread(buf.v + buf.n, 1, room, f);
+		buf.n += got;
+		if (got < room) {
+			buf.v[buf.n] = 0;
+			*len = buf.n;
+			break;
+		}
 	}
 	fclose(f);
-	if (buf)
-		buf[n] = 0;
-	*len = n;
-	return buf;
-}
-
-size_t rec_kernel_build_id(uint8_t id[20])
-{
-	size_t len;
-	char *notes = read_all("/sys/kernel/notes", &len);
-	struct cur c = cur_make(notes, notes ? len : 0, false);
-	size_t found = 0;
-	while (!found && cur_left(&c) >= 12) {
-		uint32_t namesz = cur_u32(&c), descsz = cur_u32(&c), type = cur_u32(&c);
-		const uint8_t *name = cur_bytes(&c, (namesz + 3u) & ~3u);
-		const uint8_t *desc = cur_bytes(&c, (descsz + 3u) & ~3u);
-		if (!cur_ok(&c) || namesz > 64 || descsz > 1024)
-			break;
-		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && !memcmp(name, "GNU", 4) &&
-		    descsz && descsz <= 20) {
-			memcpy(id, desc, descsz);
-			found = descsz;
-		}
-	}
-	free(notes);
-	return found;
+	return buf.v;
 }
 
 static bool cache_path(char *buf, size_t size)
 {
 	uint8_t id[20];
-	size_t n = rec_kernel_build_id(id);
-	if (!n)
-		return false;
-	char hex[41], dir[512];
-	return (size_t)snprintf(buf, size, "%s/[kernel.kallsyms]/%s/kallsyms",
-				unw_buildid_dir(dir, sizeof(dir)), hex_encode(id, n, hex)) < size;
+	size_t n = elf_kernel_build_id(id);
+	return n && !elf_buildid_cache_path(ELF_CACHED_KALLSYMS, id, n, buf, size);
 }
 
 /* The cache copy, mapped, when its first page is what /proc/kallsyms prints now. */
-static bool map_copy(struct rec_kallsyms *k)
+static bool map_copy(struct replay_kallsyms *k)
 {
 	char path[1024], head[4096];
 	if (!cache_path(path, sizeof(path)))
@@ -116,14 +86,14 @@ static bool map_copy(struct rec_kallsyms *k)
 	return true;
 }
 
-static size_t line_start(const struct rec_kallsyms *k, size_t pos)
+static size_t line_start(const struct replay_kallsyms *k, size_t pos)
 {
 	while (pos > 0 && k->text[pos - 1] != '\n')
 		pos--;
 	return pos;
 }
 
-static size_t line_end(const struct rec_kallsyms *k, size_t pos)
+static size_t line_end(const struct replay_kallsyms *k, size_t pos)
 {
 	const char *nl = memchr(k->text + pos, '\n', k->len - pos);
 	return nl ? (size_t)(nl - k->text) : k->len;
@@ -144,7 +114,7 @@ static int hexval(char ch)
 }
 
 /* "ADDR T name[\t[module]]" at pos; a line of another shape reads as address 0. */
-static struct kline parse_line(const struct rec_kallsyms *k, size_t pos)
+static struct kline parse_line(const struct replay_kallsyms *k, size_t pos)
 {
 	size_t end = line_end(k, pos), i = pos;
 	struct kline l = { .next = end < k->len ? end + 1 : end };
@@ -168,7 +138,7 @@ static bool is_text(const struct kline *l)
 }
 
 /* The first tagged line: tagged lines all come after the kernel's own. */
-static size_t find_core_end(const struct rec_kallsyms *k)
+static size_t find_core_end(const struct replay_kallsyms *k)
 {
 	size_t lo = 0, hi = k->len;
 	while (lo < hi) {
@@ -184,36 +154,29 @@ static size_t find_core_end(const struct rec_kallsyms *k)
 
 static int by_addr(const void *a, const void *b)
 {
-	const struct rec_ksym *x = a, *y = b;
+	const struct replay_ksym *x = a, *y = b;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static void parse_modules(struct rec_kallsyms *k)
+static void parse_modules(struct replay_kallsyms *k)
 {
-	size_t cap = 0;
 	for (size_t pos = k->core_end; pos < k->len;) {
 		struct kline l = parse_line(k, pos);
 		pos = l.next;
 		if (!is_text(&l))
 			continue;
-		if (k->nmods == cap) {
-			cap = cap ? cap * 2 : 1024;
-			struct rec_ksym *n = realloc(k->mods, cap * sizeof(*n));
-			if (!n)
-				break;
-			k->mods = n;
-		}
 		const char *name = arena_strndup(&k->arena, k->text + l.name, l.name_len);
-		if (!name)
+		struct replay_ksym *sym = name ? vec_push(&k->mods) : NULL;
+		if (!sym)
 			break;
-		k->mods[k->nmods++] = (struct rec_ksym){ l.addr, name };
+		*sym = (struct replay_ksym){ l.addr, name };
 	}
-	if (k->nmods)
-		qsort(k->mods, k->nmods, sizeof(*k->mods), by_addr);
+	if (k->mods.n)
+		qsort(k->mods.v, k->mods.n, sizeof(*k->mods.v), by_addr);
 }
 
 /* Indexes the listing in k->text: where the kernel's own lines end, and the module table. */
-static void index_listing(struct rec_kallsyms *k)
+static void index_listing(struct replay_kallsyms *k)
 {
 	if (k->len) {
 		k->core_end = find_core_end(k);
@@ -221,7 +184,7 @@ static void index_listing(struct rec_kallsyms *k)
 	}
 }
 
-void rec_kallsyms_load(struct rec_kallsyms *k)
+void replay_kallsyms_load(struct replay_kallsyms *k)
 {
 	memset(k, 0, sizeof(*k));
 	if (!map_copy(k)) {
@@ -232,7 +195,7 @@ void rec_kallsyms_load(struct rec_kallsyms *k)
 	index_listing(k);
 }
 
-void rec_kallsyms_from_text(struct rec_kallsyms *k, char *text, size_t len)
+void replay_kallsyms_from_text(struct replay_kallsyms *k, char *text, size_t len)
 {
 	memset(k, 0, sizeof(*k));
 	k->text = text;
@@ -241,7 +204,7 @@ void rec_kallsyms_from_text(struct rec_kallsyms *k, char *text, size_t len)
 }
 
 /* The last text line of the kernel's own at or before addr: its offset, or SIZE_MAX. */
-static size_t find_core(const struct rec_kallsyms *k, uint64_t addr, uint64_t *at)
+static size_t find_core(const struct replay_kallsyms *k, uint64_t addr, uint64_t *at)
 {
 	size_t lo = 0, hi = k->core_end, best = SIZE_MAX;
 	while (lo < hi) {
@@ -266,54 +229,47 @@ static size_t find_core(const struct rec_kallsyms *k, uint64_t addr, uint64_t *a
 	return SIZE_MAX;
 }
 
-static const char *core_name(struct rec_kallsyms *k, size_t line)
+static const char *core_name(struct replay_kallsyms *k, size_t line)
 {
-	uint32_t i = rec_idmap_get(&k->names, (uint32_t)line);
-	if (i != REC_IDMAP_NONE)
-		return k->found[i];
+	uint32_t i = replay_idmap_get(&k->names, (uint32_t)line);
+	if (i != REPLAY_IDMAP_NONE)
+		return k->found.v[i];
 	struct kline l = parse_line(k, line);
 	const char *name = arena_strndup(&k->arena, k->text + l.name, l.name_len);
 	if (!name)
 		return NULL;
-	if (k->nfound == k->capfound) {
-		size_t cap = k->capfound ? k->capfound * 2 : 64;
-		const char **n = realloc(k->found, cap * sizeof(*n));
-		if (!n)
-			return name;
-		k->found = n;
-		k->capfound = cap;
-	}
-	if (!rec_idmap_put(&k->names, (uint32_t)line, (uint32_t)k->nfound))
-		k->found[k->nfound++] = name;
+	if (vec_reserve(&k->found, 1) &&
+	    !replay_idmap_put(&k->names, (uint32_t)line, (uint32_t)k->found.n))
+		*vec_push(&k->found) = name;
 	return name;
 }
 
-const char *rec_kallsyms_find(struct rec_kallsyms *k, uint64_t addr)
+const char *replay_kallsyms_find(struct replay_kallsyms *k, uint64_t addr)
 {
 	if (!k->len)
 		return NULL;
 	uint64_t core_addr = 0;
 	size_t line = find_core(k, addr, &core_addr);
-	size_t m = UPPER_BOUND(k->mods, k->nmods, .addr, addr);
-	if (m && (line == SIZE_MAX || k->mods[m - 1].addr > core_addr))
-		return k->mods[m - 1].name;
+	size_t m = UPPER_BOUND(k->mods.v, k->mods.n, .addr, addr);
+	if (m && (line == SIZE_MAX || k->mods.v[m - 1].addr > core_addr))
+		return k->mods.v[m - 1].name;
 	return line == SIZE_MAX ? NULL : core_name(k, line);
 }
 
-void rec_kallsyms_free(struct rec_kallsyms *k)
+void replay_kallsyms_free(struct replay_kallsyms *k)
 {
 	if (k->mapped)
 		munmap((void *)k->text, k->len);
 	else
 		free((void *)k->text);
-	free(k->mods);
-	free(k->found);
-	rec_idmap_free(&k->names);
+	vec_free(&k->mods);
+	vec_free(&k->found);
+	replay_idmap_free(&k->names);
 	arena_free(&k->arena);
 	memset(k, 0, sizeof(*k));
 }
 
-void rec_kallsyms_save(void)
+void replay_kallsyms_save(void)
 {
 	char path[1024], tmp[1100];
 	size_t n = 0, old_n = 0;

@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "record/record.h"
+#include "profile/profile.h"
+#include "replay/replay.h"
+#include "report/report.h"
 
 static char dir[64], tally[PATH_MAX + 16];
 
@@ -209,7 +211,7 @@ struct check {
 /* The workload's frames (outermost first) must be exactly the expected chain, and the stack
  * must reach the outermost frame. Frames in libraries (malloc, free, libc's start code)
  * are not the workload's and are skipped. */
-static bool matches(const struct rec_stack *st, const struct check *c, const char *const *chain,
+static bool matches(const struct replay_stack *st, const struct check *c, const char *const *chain,
 		    size_t nchain)
 {
 	const char *names[600];
@@ -238,7 +240,7 @@ static void note(uint32_t *v, size_t *n, size_t max, uint32_t x)
 		v[(*n)++] = x;
 }
 
-static int on_stack(const struct rec_stack *st, void *arg)
+static int on_stack(const struct replay_stack *st, void *arg)
 {
 	struct check *c = arg;
 	c->samples++;
@@ -291,8 +293,8 @@ static struct check run_check(const char *tool, const char *bin, const char *arg
 		load_nm(&tabs[1], path);
 		c.ntabs = 2;
 	}
-	struct rec_replay_info info;
-	int r = rec_replay(data, UNW_AUTO, on_stack, &c, &info, NULL);
+	struct replay_info info;
+	int r = replay_unwind(data, UNW_AUTO, on_stack, &c, &info, NULL);
 	if (r)
 		fail_msg("%s: %s", data, err_msg());
 	print_message("%s %-9s %llu samples, %.2f%% expected chain, %.2f%% complete, %llu lost\n",
@@ -400,6 +402,40 @@ static void strip_clone_suffixes(char *line)
 	*w = 0;
 }
 
+/* A recording's folded stacks as tally export -f folded writes them (its profile through
+ * report's folded writer: no command name first, "[truncated]" outermost), and the
+ * profile, whose counters carry the unwind figures. */
+static char *export_folded(const char *data, enum unw_method method, struct prof **out)
+{
+	struct perf_data *d;
+	if (perf_data_open(data, &d))
+		fail_msg("%s: %s", data, err_msg());
+	int r = replay_profile(d, method, out);
+	perf_data_close(d);
+	if (r)
+		fail_msg("%s: %s", data, err_msg());
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct rep_folded_opts o = { .metric = -1 };
+	assert_int_equal(rep_folded(f, *out, &o), 0);
+	fclose(f);
+	return text;
+}
+
+/* The counter whose name starts with prefix; -1 when the profile has none. */
+static int64_t counter(const struct prof *p, const char *prefix)
+{
+	for (size_t i = 0; i < prof_ncounters(p); i++) {
+		const char *name;
+		int64_t v;
+		prof_counter_at(p, i, &name, &v);
+		if (!strncmp(name, prefix, strlen(prefix)))
+			return v;
+	}
+	return -1;
+}
+
 /* A binary rebuilt after the recording has another build-id: its CFI and symbols describe
  * other code. Its copy in perf's build-id cache is used when there is one (perf record
  * put it there), else the stacks say they are truncated: never a chain of wrong names. */
@@ -409,19 +445,15 @@ struct tally_counts {
 
 static struct tally_counts fold_counts(const char *data)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-	struct rec_quality q;
-	int r = rec_folded(data, UNW_AUTO, out, &q);
-	fclose(out);
-	assert_int_equal(r, 0);
+	struct prof *p;
+	char *text = export_folded(data, UNW_AUTO, &p);
+	prof_free(p);
 	struct tally_counts c = { 0 };
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 		uint64_t n = strtoull(strrchr(line, ' ') + 1, NULL, 10);
 		c.total += n;
 		strip_clone_suffixes(line);
-		if (strstr(line, ";[truncated]"))
+		if (!strncmp(line, "[truncated]", 11))
 			c.truncated += n;
 		else if (strstr(line, ";main;f1;f2;f3;f4;f5;f6;f7;f8;f9;f10;f11;f12"))
 			c.right += n;
@@ -469,7 +501,7 @@ static void deleted_binary_unwinds_from_cache(void **state)
 	load_nm(&tab, path);
 	snprintf(tab.path, sizeof(tab.path), "%s/selfdel.run", dir); /* the name it ran under */
 	struct check c = { .tabs = &tab, .ntabs = 1, .chain = deep_chain, .nchain = 13 };
-	int r = rec_replay(data, UNW_AUTO, on_stack, &c, NULL, NULL);
+	int r = replay_unwind(data, UNW_AUTO, on_stack, &c, NULL, NULL);
 	unsetenv("PERF_BUILDID_DIR");
 	free(tab.v);
 	assert_int_equal(r, 0);
@@ -484,13 +516,8 @@ static void folded(const char *tool, const char *bin)
 {
 	char data[256];
 	record(tool, bin, "", data, sizeof(data));
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-	struct rec_quality q;
-	if (rec_folded(data, UNW_AUTO, out, &q))
-		fail_msg("%s: %s", data, err_msg());
-	fclose(out);
+	struct prof *p;
+	char *text = export_folded(data, UNW_AUTO, &p);
 	uint64_t total = 0, good = 0;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 		char *sp = strrchr(line, ' ');
@@ -499,15 +526,17 @@ static void folded(const char *tool, const char *bin)
 		total += n;
 		strip_clone_suffixes(line);
 		if (strstr(line, ";main;f1;f2;f3;f4;f5;f6;f7;f8;f9;f10;f11;f12") &&
-		    !strstr(line, "[truncated]") && !strncmp(line, bin, strlen(bin)))
+		    !strstr(line, "[truncated]"))
 			good += n;
 	}
 	free(text);
 	print_message("folded %s %s: %llu of %llu samples with the whole chain\n", tool, bin,
 		      (unsigned long long)good, (unsigned long long)total);
-	assert_int_equal(total, q.info.samples);
+	int64_t samples = counter(p, REPLAY_COUNTER_SAMPLES);
+	assert_int_equal(total, samples);
 	assert_true(total >= 100 && good * 100 >= total * 99);
-	assert_true(q.stats.complete * 100 >= q.stats.samples * 99);
+	assert_true(counter(p, REPLAY_COUNTER_COMPLETE) * 100 >= samples * 99);
+	prof_free(p);
 }
 
 static void folded_tally_deep_lld_symbolized_chains(void **state) { folded("tally", "deep_lld"); }
@@ -518,20 +547,15 @@ static void fp_only_on_code_without_frame_pointers_is_marked_truncated(void **st
 {
 	char data[256];
 	record("tally", "deep_gcc", "", data, sizeof(data));
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-	struct rec_quality q;
-	assert_int_equal(rec_folded(data, UNW_FP, out, &q), 0);
-	fclose(out);
-	assert_true(q.stats.truncated * 2 > q.stats.samples);
-	assert_non_null(strstr(text, ";[truncated];"));
+	struct prof *p;
+	char *text = export_folded(data, UNW_FP, &p);
+	assert_true(counter(p, REPLAY_COUNTER_TRUNCATED) * 2 > counter(p, REPLAY_COUNTER_SAMPLES));
+	assert_true(!strncmp(text, "[truncated];", 12) || strstr(text, "\n[truncated];"));
+	assert_int_equal(counter(p, "unwind: --unwind=fp (most callers lost in code built without "
+				    "frame pointers)"),
+			 counter(p, REPLAY_COUNTER_SAMPLES));
 	free(text);
-	out = open_memstream(&text, &len);
-	rec_quality_print(out, &q);
-	fclose(out);
-	assert_non_null(strstr(text, "# warning: frame pointers only"));
-	free(text);
+	prof_free(p);
 }
 
 /* A recording made with --call-graph fp has no stack copies: the kernel's frame-pointer
@@ -542,20 +566,16 @@ static void recorded_with_frame_pointers_is_reported_as_such(void **state)
 	snprintf(data, sizeof(data), "%s/fp.tally.data", dir);
 	assert_int_equal(sh("cd %s && %s record -q --call-graph fp -o %s -- ./deep_gcc >/dev/null",
 			    dir, tally, data), 0);
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-	struct rec_quality q;
-	assert_int_equal(rec_folded(data, UNW_AUTO, out, &q), 0);
-	rec_quality_print(out, &q);
-	fclose(out);
-	print_message("--call-graph fp on deep_gcc: %.1f%% complete\n",
-		      100.0 * q.stats.complete / q.stats.samples);
-	assert_true(q.info.samples >= 100);
-	assert_int_equal(q.info.fp_recorded, q.info.samples);
-	assert_true(q.stats.complete * 2 < q.stats.samples);
-	assert_non_null(strstr(text, "# warning: recorded with frame pointers only"));
-	free(text);
+	struct prof *p;
+	free(export_folded(data, UNW_AUTO, &p));
+	int64_t samples = counter(p, REPLAY_COUNTER_SAMPLES),
+		complete = counter(p, REPLAY_COUNTER_COMPLETE);
+	print_message("--call-graph fp on deep_gcc: %.1f%% complete\n", 100.0 * complete / samples);
+	assert_true(samples >= 100);
+	assert_int_equal(counter(p, "unwind: recorded with frame pointers only (most callers lost"),
+			 samples);
+	assert_true(complete * 2 < samples);
+	prof_free(p);
 }
 
 int main(void)

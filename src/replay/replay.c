@@ -1,10 +1,10 @@
 /*
- * Replay of a perf.data file: see record.h. Each process (pid) has its own address space;
+ * Replay of a perf.data file: see replay.h. Each process (pid) has its own address space;
  * a fork copies the parent's, an exec (COMM with the exec flag) empties it before the new
  * image's mappings arrive. Samples are unwound in time order, so each sees the mappings of
  * its moment.
  */
-#include "record/record.h"
+#include "replay/replay.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,7 +12,8 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "record/idmap.h"
+#include "base/vec.h"
+#include "replay/idmap.h"
 
 struct proc {
 	uint32_t pid;
@@ -28,35 +29,25 @@ struct thread_comm {
 struct replay {
 	struct perf_data *d;
 	struct unw_ctx *ctx;
-	struct rec_idmap proc_index, comm_index; /* pid -> procs[], tid -> comms[] */
-	struct thread_comm *comms;
-	size_t ncomms, capcomms;
-	struct proc *procs;
-	size_t nprocs, cap;
-	int (*fn)(const struct rec_stack *st, void *arg);
+	struct replay_idmap proc_index, comm_index; /* pid -> procs.v[], tid -> comms.v[] */
+	VEC(struct thread_comm) comms;
+	VEC(struct proc) procs;
+	int (*fn)(const struct replay_stack *st, void *arg);
 	void *arg;
-	struct rec_replay_info *info;
+	struct replay_info *info;
 	struct unw_frame frames[512];
 	uint64_t ips[512];
 };
 
 static struct proc *proc_get(struct replay *r, uint32_t pid)
 {
-	uint32_t i = rec_idmap_get(&r->proc_index, pid);
-	if (i != REC_IDMAP_NONE)
-		return &r->procs[i];
-	if (r->nprocs == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		void *n = realloc(r->procs, cap * sizeof(*r->procs));
-		if (!n)
-			return NULL;
-		r->procs = n;
-		r->cap = cap;
-	}
-	if (rec_idmap_put(&r->proc_index, pid, (uint32_t)r->nprocs))
+	uint32_t i = replay_idmap_get(&r->proc_index, pid);
+	if (i != REPLAY_IDMAP_NONE)
+		return &r->procs.v[i];
+	if (!vec_reserve(&r->procs, 1) ||
+	    replay_idmap_put(&r->proc_index, pid, (uint32_t)r->procs.n))
 		return NULL;
-	struct proc *p = &r->procs[r->nprocs++];
-	memset(p, 0, sizeof(*p));
+	struct proc *p = vec_push(&r->procs);
 	p->pid = pid;
 	return p;
 }
@@ -112,26 +103,19 @@ static size_t kernel_frames(const struct perf_event_rec *ev)
 
 static const char *comm_of(const struct replay *r, uint32_t tid)
 {
-	uint32_t i = rec_idmap_get(&r->comm_index, tid);
-	return i == REC_IDMAP_NONE ? "" : r->comms[i].comm;
+	uint32_t i = replay_idmap_get(&r->comm_index, tid);
+	return i == REPLAY_IDMAP_NONE ? "" : r->comms.v[i].comm;
 }
 
 static int set_comm(struct replay *r, uint32_t tid, const char *comm)
 {
-	uint32_t at = rec_idmap_get(&r->comm_index, tid);
-	struct thread_comm *t = at == REC_IDMAP_NONE ? NULL : &r->comms[at];
+	uint32_t at = replay_idmap_get(&r->comm_index, tid);
+	struct thread_comm *t = at == REPLAY_IDMAP_NONE ? NULL : &r->comms.v[at];
 	if (!t) {
-		if (r->ncomms == r->capcomms) {
-			size_t cap = r->capcomms ? r->capcomms * 2 : 16;
-			void *n = realloc(r->comms, cap * sizeof(*r->comms));
-			if (!n)
-				return -ENOMEM;
-			r->comms = n;
-			r->capcomms = cap;
-		}
-		if (rec_idmap_put(&r->comm_index, tid, (uint32_t)r->ncomms))
+		if (!vec_reserve(&r->comms, 1) ||
+		    replay_idmap_put(&r->comm_index, tid, (uint32_t)r->comms.n))
 			return -ENOMEM;
-		t = &r->comms[r->ncomms++];
+		t = vec_push(&r->comms);
 		t->tid = tid;
 	}
 	snprintf(t->comm, sizeof(t->comm), "%s", comm);
@@ -160,7 +144,7 @@ static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 	r->info->samples++;
 	struct unw_regs regs;
 	sample_regs(unw_ctx_arch(r->ctx), ev, &regs);
-	struct rec_stack st = { .ev = ev, .frames = r->frames, .nkernel = kernel_frames(ev),
+	struct replay_stack st = { .ev = ev, .frames = r->frames, .nkernel = kernel_frames(ev),
 				.comm = comm_of(r, ev->tid) };
 	size_t max = sizeof(r->frames) / sizeof(r->frames[0]);
 	if (!(ev->attr->attr.sample_type & PERF_SAMPLE_STACK_USER)) {
@@ -236,11 +220,11 @@ static int on_event(const struct perf_event_rec *ev, void *arg)
 	return 0;
 }
 
-int rec_replay_data(struct perf_data *d, enum unw_method method,
-		    int (*fn)(const struct rec_stack *st, void *arg), void *arg,
-		    struct rec_replay_info *info, struct unw_ctx **ctx_out)
+int replay_unwind_data(struct perf_data *d, enum unw_method method,
+		    int (*fn)(const struct replay_stack *st, void *arg), void *arg,
+		    struct replay_info *info, struct unw_ctx **ctx_out)
 {
-	struct rec_replay_info dummy;
+	struct replay_info dummy;
 	struct replay r = { .d = d, .fn = fn, .arg = arg, .info = info ? info : &dummy };
 	memset(r.info, 0, sizeof(*r.info));
 	if (unw_ctx_new(method, &r.ctx))
@@ -253,12 +237,12 @@ int rec_replay_data(struct perf_data *d, enum unw_method method,
 		rc = perf_data_each(d, on_event, &r);
 	if (rc == -ENOMEM)
 		err_set(rc, "%s: out of memory", d->path);
-	for (size_t i = 0; i < r.nprocs; i++)
-		unw_space_clear(&r.procs[i].space);
-	free(r.procs);
-	free(r.comms);
-	rec_idmap_free(&r.proc_index);
-	rec_idmap_free(&r.comm_index);
+	for (size_t i = 0; i < r.procs.n; i++)
+		unw_space_clear(&r.procs.v[i].space);
+	vec_free(&r.procs);
+	vec_free(&r.comms);
+	replay_idmap_free(&r.proc_index);
+	replay_idmap_free(&r.comm_index);
 	if (ctx_out && !rc)
 		*ctx_out = r.ctx;
 	else
@@ -266,15 +250,15 @@ int rec_replay_data(struct perf_data *d, enum unw_method method,
 	return rc;
 }
 
-int rec_replay(const char *path, enum unw_method method,
-	       int (*fn)(const struct rec_stack *st, void *arg), void *arg,
-	       struct rec_replay_info *info, struct unw_ctx **ctx_out)
+int replay_unwind(const char *path, enum unw_method method,
+	       int (*fn)(const struct replay_stack *st, void *arg), void *arg,
+	       struct replay_info *info, struct unw_ctx **ctx_out)
 {
 	struct perf_data *d;
 	int rc = perf_data_open(path, &d);
 	if (rc)
 		return rc;
-	rc = rec_replay_data(d, method, fn, arg, info, ctx_out);
+	rc = replay_unwind_data(d, method, fn, arg, info, ctx_out);
 	perf_data_close(d);
 	return rc;
 }

@@ -11,13 +11,13 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "record/stack_memo.h"
+#include "replay/stack_memo.h"
 
 struct sample {
 	struct unw_frame frames[3];
 	uint64_t chain[2];
 	struct perf_event_rec ev;
-	struct rec_stack st;
+	struct replay_stack st;
 };
 
 static void make(struct sample *s, uint64_t seed)
@@ -30,44 +30,44 @@ static void make(struct sample *s, uint64_t seed)
 	s->chain[1] = 0xffffffff81000000ull + seed;
 	s->ev.callchain = (const uint8_t *)s->chain;
 	s->ev.nr_callchain = 2;
-	s->st = (struct rec_stack){ &s->ev, s->frames, 3, UNW_END_OUTERMOST, 1, "x" };
+	s->st = (struct replay_stack){ &s->ev, s->frames, 3, UNW_END_OUTERMOST, 1, "x" };
 }
 
-static const struct rec_sym_frame named[2] = {
-	{ .kind = REC_FRAME_NATIVE, .function = "main", .addr = 0x400 },
-	{ .kind = REC_FRAME_INLINE, .function = "inner", .addr = 0x401 },
+static const struct replay_sym_frame named[2] = {
+	{ .kind = REPLAY_FRAME_NATIVE, .function = "main", .addr = 0x400 },
+	{ .kind = REPLAY_FRAME_INLINE, .function = "inner", .addr = 0x401 },
 };
 
 static void kept_stack_is_found_again(void **state)
 {
 	(void)state;
-	struct stack_memo *m = stack_memo_new();
+	struct replay_stack_memo *m = replay_stack_memo_new();
 	struct sample a, b;
 	make(&a, 7);
-	const struct rec_sym_frame *f, *kept;
+	const struct replay_sym_frame *f, *kept;
 	size_t n;
-	assert_int_equal(stack_memo_find(m, &a.st, &f, &n), 0);
-	assert_int_equal(stack_memo_keep(m, &a.st, named, 2, &kept), 1);
+	assert_int_equal(replay_stack_memo_find(m, &a.st, &f, &n), 0);
+	assert_int_equal(replay_stack_memo_keep(m, &a.st, named, 2, &kept), 1);
 	assert_ptr_not_equal(kept, named);
 	make(&b, 7); /* equal, in other memory */
-	assert_int_equal(stack_memo_find(m, &b.st, &f, &n), 1);
+	assert_int_equal(replay_stack_memo_find(m, &b.st, &f, &n), 1);
 	assert_ptr_equal(f, kept);
 	assert_int_equal(n, 2);
 	assert_string_equal(f[1].function, "inner");
 	make(&b, 8);
-	assert_int_equal(stack_memo_keep(m, &b.st, named, 1, &kept), 2);
-	stack_memo_free(m);
+	assert_int_equal(replay_stack_memo_keep(m, &b.st, named, 1, &kept), 2);
+	replay_stack_memo_free(m);
 }
 
 static void any_difference_is_another_stack(void **state)
 {
 	(void)state;
-	struct stack_memo *m = stack_memo_new();
+	struct replay_stack_memo *m = replay_stack_memo_new();
 	struct sample a, b;
 	make(&a, 7);
-	const struct rec_sym_frame *f;
+	const struct replay_sym_frame *f;
 	size_t n;
-	assert_int_equal(stack_memo_keep(m, &a.st, named, 2, &f), 1);
+	assert_int_equal(replay_stack_memo_keep(m, &a.st, named, 2, &f), 1);
 	for (int change = 0; change < 6; change++) {
 		make(&b, 7);
 		switch (change) {
@@ -78,21 +78,21 @@ static void any_difference_is_another_stack(void **state)
 		case 4: b.chain[1]++; break;
 		case 5: b.st.n = 2; break;
 		}
-		assert_int_equal(stack_memo_find(m, &b.st, &f, &n), 0);
+		assert_int_equal(replay_stack_memo_find(m, &b.st, &f, &n), 0);
 	}
-	stack_memo_free(m);
+	replay_stack_memo_free(m);
 }
 
 static void memo_is_bounded(void **state)
 {
 	(void)state;
-	struct stack_memo *m = stack_memo_new();
+	struct replay_stack_memo *m = replay_stack_memo_new();
 	struct sample s;
-	const struct rec_sym_frame *f;
+	const struct replay_sym_frame *f;
 	uint32_t id = 0, last = 0;
 	for (uint64_t i = 0; i < 70000; i++) {
 		make(&s, i * 8);
-		id = stack_memo_keep(m, &s.st, named, 2, &f);
+		id = replay_stack_memo_keep(m, &s.st, named, 2, &f);
 		if (id)
 			last = id;
 	}
@@ -100,8 +100,8 @@ static void memo_is_bounded(void **state)
 	assert_int_equal(last, 1u << 16); /* after that many */
 	size_t n;
 	make(&s, 8);
-	assert_int_equal(stack_memo_find(m, &s.st, &f, &n), 2); /* the kept ones stay */
-	stack_memo_free(m);
+	assert_int_equal(replay_stack_memo_find(m, &s.st, &f, &n), 2); /* the kept ones stay */
+	replay_stack_memo_free(m);
 }
 
 int main(void)

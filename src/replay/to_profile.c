@@ -4,7 +4,7 @@
  * by its period (nanoseconds for the clock events, event counts otherwise). The unwind
  * quality becomes the profile's counters, which reports print in their header.
  */
-#include "record/record.h"
+#include "replay/replay.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "profile/profile.h"
-#include "record/usdt.h"
 
 /* Frames of the model by description: a sample repeats the frames of the last, and the
  * names are the symbolizer's own strings (stable while the replay runs), so comparing
@@ -30,33 +30,32 @@ struct frame_memo {
  * the whole string. Round-robin replacement past MOD_MEMO. */
 #define MOD_MEMO 8
 
+/* A repeated stack, by its id (replay_sym_stack.id): its locations (as many as its frames,
+ * made once; NULL until made) and where the profile keeps it (prof_add_stack_kept). */
+struct known_stack {
+	struct prof_loc *locs;
+	uint32_t kept;
+};
+
 struct build {
 	struct frame_memo *memo;
 	struct prof *p;
-	struct prof_loc *locs;
-	size_t cap;
+	VEC(struct prof_loc) locs; /* the stack being added */
 	struct {
 		const char *path, *build_id;
 		uint32_t id;
 	} mods[MOD_MEMO];
 	unsigned nmods, next_mod;
-	/* Each repeated stack, by its id (rec_sym_stack.id): its locations (as many as its
-	 * frames, made once; NULL until made) and where the profile keeps it
-	 * (prof_add_stack_kept). */
-	struct known_stack {
-		struct prof_loc *locs;
-		uint32_t kept;
-	} *known;
-	size_t nknown;
+	VEC(struct known_stack) known; /* by id; n: the ids with a slot, zeroed until known */
 	uint64_t first_time, last_time;
 	char source[128];
 };
 
 static const enum prof_kind kinds[] = {
-	[REC_FRAME_NATIVE] = PROF_NATIVE,
-	[REC_FRAME_INLINE] = PROF_INLINE,
-	[REC_FRAME_KERNEL] = PROF_KERNEL,
-	[REC_FRAME_TRUNCATED] = PROF_TRUNCATED,
+	[REPLAY_FRAME_NATIVE] = PROF_NATIVE,
+	[REPLAY_FRAME_INLINE] = PROF_INLINE,
+	[REPLAY_FRAME_KERNEL] = PROF_KERNEL,
+	[REPLAY_FRAME_TRUNCATED] = PROF_TRUNCATED,
 };
 
 static uint32_t module_id(struct build *b, const char *path, const char *build_id)
@@ -93,36 +92,31 @@ static uint32_t frame_id(struct build *b, const struct prof_frame_desc *d)
 }
 
 /* st's locations into b->locs. */
-static int make_locs(struct build *b, const struct rec_sym_stack *st)
+static int make_locs(struct build *b, const struct replay_sym_stack *st)
 {
-	if (st->n > b->cap) {
-		size_t cap = st->n * 2;
-		struct prof_loc *n = realloc(b->locs, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		b->locs = n;
-		b->cap = cap;
-	}
+	b->locs.n = 0;
+	if (!vec_reserve(&b->locs, st->n))
+		return -ENOMEM;
 	/* The model takes stacks innermost first; ours come outermost first. */
 	for (size_t i = 0; i < st->n; i++) {
-		const struct rec_sym_frame *f = &st->frames[st->n - 1 - i];
-		bool kernel = f->kind == REC_FRAME_KERNEL;
+		const struct replay_sym_frame *f = &st->frames[st->n - 1 - i];
+		bool kernel = f->kind == REPLAY_FRAME_KERNEL;
 		uint64_t pc = kernel ? f->pc : f->addr;
 		struct prof_frame_desc d = {
 			.kind = kinds[f->kind],
-			.function = f->kind == REC_FRAME_TRUNCATED ? NULL : f->function,
+			.function = f->kind == REPLAY_FRAME_TRUNCATED ? NULL : f->function,
 			.file = f->file,
-			.module = f->kind == REC_FRAME_TRUNCATED ? PROF_NONE
+			.module = f->kind == REPLAY_FRAME_TRUNCATED ? PROF_NONE
 								 : module_id(b, f->module, f->build_id),
 			/* A named function is one frame whatever the symbol table says (inline
 			 * instances and functions without a symbol have no start of their own);
 			 * an unnamed one is told apart by its address. */
-			.addr = !f->function ? pc : f->kind == REC_FRAME_NATIVE ? f->sym_start : 0,
+			.addr = !f->function ? pc : f->kind == REPLAY_FRAME_NATIVE ? f->sym_start : 0,
 		};
 		uint32_t id = frame_id(b, &d);
 		if (id == PROF_NONE)
 			return -ENOMEM;
-		b->locs[i] = (struct prof_loc){ id, f->line, pc };
+		b->locs.v[i] = (struct prof_loc){ id, f->line, pc };
 	}
 	return 0;
 }
@@ -132,18 +126,13 @@ static int make_locs(struct build *b, const struct rec_sym_stack *st)
 static struct known_stack *remember(struct build *b, uint32_t id, const struct prof_loc *locs,
 				    size_t n)
 {
-	if (id >= b->nknown) {
-		size_t cap = b->nknown ? b->nknown : 64;
-		while (cap <= id)
-			cap *= 2;
-		struct known_stack *k = realloc(b->known, cap * sizeof(*k));
-		if (!k)
+	if (id >= b->known.n) {
+		if (!vec_reserve(&b->known, id + 1 - b->known.n))
 			return NULL;
-		memset(k + b->nknown, 0, (cap - b->nknown) * sizeof(*k));
-		b->known = k;
-		b->nknown = cap;
+		memset(b->known.v + b->known.n, 0, (b->known.cap - b->known.n) * sizeof(*b->known.v));
+		b->known.n = b->known.cap;
 	}
-	struct known_stack *k = &b->known[id];
+	struct known_stack *k = &b->known.v[id];
 	if (!(k->locs = malloc((n ? n : 1) * sizeof(*locs))))
 		return NULL;
 	memcpy(k->locs, locs, n * sizeof(*locs));
@@ -151,22 +140,22 @@ static struct known_stack *remember(struct build *b, uint32_t id, const struct p
 	return k;
 }
 
-static int on_stack(const struct rec_sym_stack *st, void *arg)
+static int on_stack(const struct replay_sym_stack *st, void *arg)
 {
 	struct build *b = arg;
-	struct known_stack *k = st->id && st->id < b->nknown && b->known[st->id].locs
-					? &b->known[st->id]
+	struct known_stack *k = st->id && st->id < b->known.n && b->known.v[st->id].locs
+					? &b->known.v[st->id]
 					: NULL;
 	const struct prof_loc *locs;
 	if (k) {
 		locs = k->locs;
 	} else {
-		int r = make_locs(b, st); /* may move b->locs */
+		int r = make_locs(b, st); /* may move b->locs.v */
 		if (r)
 			return r;
-		locs = b->locs;
+		locs = b->locs.v;
 		if (st->id)
-			k = remember(b, st->id, b->locs, st->n);
+			k = remember(b, st->id, b->locs.v, st->n);
 	}
 	const struct perf_event_rec *ev = st->raw->ev;
 	int64_t w[2] = { 1, (int64_t)ev->period };
@@ -180,22 +169,22 @@ static int on_stack(const struct rec_sym_stack *st, void *arg)
 	return prof_add_stack(b->p, locs, st->n, w);
 }
 
-static void counters(struct prof *p, const struct rec_quality *q)
+static void counters(struct prof *p, const struct replay_quality *q)
 {
 	const struct unw_stats *s = &q->stats;
 	char name[160];
-	prof_set_counter(p, REC_COUNTER_SAMPLES, (int64_t)q->info.samples);
+	prof_set_counter(p, REPLAY_COUNTER_SAMPLES, (int64_t)q->info.samples);
 	prof_set_counter(p, "lost records", (int64_t)q->info.lost);
 	if (q->info.lost_samples)
 		prof_set_counter(p, "lost samples", (int64_t)q->info.lost_samples);
 	if (q->info.throttled)
 		prof_set_counter(p, "throttled", (int64_t)q->info.throttled);
 	/* Counts, not shares: merged profiles add their counters, and a report derives the
-	 * shares at the precision they need (rec_quality_summary). */
-	prof_set_counter(p, REC_COUNTER_COMPLETE, (int64_t)s->complete);
-	prof_set_counter(p, REC_COUNTER_TRUNCATED, (int64_t)s->truncated);
-	prof_set_counter(p, REC_COUNTER_SINGLE, (int64_t)s->single);
-	prof_set_counter(p, REC_COUNTER_FRAMES, (int64_t)s->frames);
+	 * shares at the precision they need (replay_quality_summary). */
+	prof_set_counter(p, REPLAY_COUNTER_COMPLETE, (int64_t)s->complete);
+	prof_set_counter(p, REPLAY_COUNTER_TRUNCATED, (int64_t)s->truncated);
+	prof_set_counter(p, REPLAY_COUNTER_SINGLE, (int64_t)s->single);
+	prof_set_counter(p, REPLAY_COUNTER_FRAMES, (int64_t)s->frames);
 	if (s->fp_steps)
 		prof_set_counter(p, "unwind: frame-pointer steps", (int64_t)s->fp_steps);
 	if (q->info.fp_recorded)
@@ -218,7 +207,18 @@ static void counters(struct prof *p, const struct rec_quality *q)
 	}
 }
 
-int rec_profile(struct perf_data *d, enum unw_method method, struct prof **out)
+/* Whether every sample is one hit of a probe: tally's usdt recordings (the uprobe PMU of this
+ * machine, sampled at every hit) and perf's tracepoint ones. */
+static bool is_hits(const struct perf_event_attr *a)
+{
+	if (a->freq || a->sample_period != 1)
+		return false;
+	if (a->type == PERF_TYPE_TRACEPOINT)
+		return true;
+	return a->type >= PERF_TYPE_MAX && (int)a->type == perf_pmu_type("uprobe");
+}
+
+int replay_profile(struct perf_data *d, enum unw_method method, struct prof **out)
 {
 	struct prof *p;
 	int r = prof_new(&p);
@@ -227,7 +227,7 @@ int rec_profile(struct perf_data *d, enum unw_method method, struct prof **out)
 	const struct perf_event_attr *a = &d->attrs[0].attr;
 	bool clock = a->type == PERF_TYPE_SOFTWARE && (a->config == PERF_COUNT_SW_CPU_CLOCK ||
 						       a->config == PERF_COUNT_SW_TASK_CLOCK);
-	if (prof_add_metric(p, rec_is_hits(a) ? "hits" : "samples", "count") < 0 ||
+	if (prof_add_metric(p, is_hits(a) ? "hits" : "samples", "count") < 0 ||
 	    prof_add_metric(p, clock ? "cpu" : "events", clock ? "nanoseconds" : "count") < 0) {
 		prof_free(p);
 		return err_set(-ENOMEM, "out of memory");
@@ -239,15 +239,15 @@ int rec_profile(struct perf_data *d, enum unw_method method, struct prof **out)
 	}
 	for (size_t i = 0; i < FRAME_MEMO; i++)
 		b.memo[i].id = PROF_NONE;
-	struct rec_quality q;
-	r = rec_symbolized_data(d, method, on_stack, &b, &q);
+	struct replay_quality q;
+	r = replay_symbolized_data(d, method, on_stack, &b, &q);
 	free(b.memo);
 	if (r == -ENOMEM)
 		err_set(r, "%s: out of memory", d->path);
-	free(b.locs);
-	for (size_t i = 0; i < b.nknown; i++)
-		free(b.known[i].locs);
-	free(b.known);
+	vec_free(&b.locs);
+	for (size_t i = 0; i < b.known.n; i++)
+		free(b.known.v[i].locs);
+	vec_free(&b.known);
 	if (!r) {
 		counters(p, &q);
 		if (b.source[0])

@@ -3,10 +3,12 @@
  * MAX_STACKS stacks or MAX_WORDS words of keys and frames, new stacks are named every
  * time, as without the memo.
  */
-#include "record/stack_memo.h"
+#include "replay/stack_memo.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/vec.h"
 
 #define MAX_STACKS (1u << 16)
 #define MAX_WORDS ((size_t)8 << 20) /* 64 MiB */
@@ -16,45 +18,40 @@ struct kept {
 	uint32_t id;
 	size_t nkey;
 	uint64_t *key;
-	struct rec_sym_frame *frames;
+	struct replay_sym_frame *frames;
 	size_t n;
 };
 
-struct stack_memo {
+struct replay_stack_memo {
 	struct kept **slots;
 	size_t cap, count, words;
-	uint64_t *key; /* the key being looked up */
-	size_t nkey, capkey;
+	VEC(uint64_t) key; /* the key being looked up */
 };
 
-struct stack_memo *stack_memo_new(void)
+struct replay_stack_memo *replay_stack_memo_new(void)
 {
-	return calloc(1, sizeof(struct stack_memo));
+	return calloc(1, sizeof(struct replay_stack_memo));
 }
 
-void stack_memo_free(struct stack_memo *m)
+void replay_stack_memo_free(struct replay_stack_memo *m)
 {
 	if (!m)
 		return;
 	for (size_t i = 0; i < m->cap; i++)
 		free(m->slots[i]);
 	free(m->slots);
-	free(m->key);
+	vec_free(&m->key);
 	free(m);
 }
 
 /* st's key into m->key, and its hash. */
-static bool make_key(struct stack_memo *m, const struct rec_stack *st, uint64_t *hash)
+static bool make_key(struct replay_stack_memo *m, const struct replay_stack *st, uint64_t *hash)
 {
 	size_t need = 3 + 3 * st->n + st->ev->nr_callchain;
-	if (need > m->capkey) {
-		uint64_t *k = realloc(m->key, need * 2 * sizeof(*k));
-		if (!k)
-			return false;
-		m->key = k;
-		m->capkey = need * 2;
-	}
-	uint64_t *w = m->key;
+	m->key.n = 0;
+	if (!vec_reserve(&m->key, need))
+		return false;
+	uint64_t *w = m->key.v;
 	*w++ = st->end;
 	*w++ = st->n;
 	for (size_t i = 0; i < st->n; i++) {
@@ -65,27 +62,27 @@ static bool make_key(struct stack_memo *m, const struct rec_stack *st, uint64_t 
 	*w++ = st->ev->nr_callchain;
 	for (uint64_t i = 0; i < st->ev->nr_callchain; i++)
 		*w++ = perf_callchain_at(st->ev, i);
-	m->nkey = need;
+	m->key.n = need;
 	uint64_t h = 0x9e3779b97f4a7c15ull;
 	for (size_t i = 0; i < need; i++)
-		h = (h ^ m->key[i]) * 0xff51afd7ed558ccdull;
+		h = (h ^ m->key.v[i]) * 0xff51afd7ed558ccdull;
 	*hash = h ^ h >> 29;
 	return true;
 }
 
 /* The slot of the key in m->key: a kept stack, or the empty slot where it would go. */
-static struct kept **slot_of(struct stack_memo *m, uint64_t hash)
+static struct kept **slot_of(struct replay_stack_memo *m, uint64_t hash)
 {
 	for (size_t i = hash & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		struct kept *k = m->slots[i];
-		if (!k || (k->hash == hash && k->nkey == m->nkey &&
-			   !memcmp(k->key, m->key, m->nkey * sizeof(*k->key))))
+		if (!k || (k->hash == hash && k->nkey == m->key.n &&
+			   !memcmp(k->key, m->key.v, m->key.n * sizeof(*k->key))))
 			return &m->slots[i];
 	}
 }
 
-uint32_t stack_memo_find(struct stack_memo *m, const struct rec_stack *st,
-			 const struct rec_sym_frame **frames, size_t *n)
+uint32_t replay_stack_memo_find(struct replay_stack_memo *m, const struct replay_stack *st,
+			 const struct replay_sym_frame **frames, size_t *n)
 {
 	uint64_t hash;
 	if (!m->count || !make_key(m, st, &hash))
@@ -98,7 +95,7 @@ uint32_t stack_memo_find(struct stack_memo *m, const struct rec_stack *st,
 	return k->id;
 }
 
-static bool grow(struct stack_memo *m)
+static bool grow(struct replay_stack_memo *m)
 {
 	size_t cap = m->cap ? m->cap * 2 : 256;
 	struct kept **slots = calloc(cap, sizeof(*slots));
@@ -119,28 +116,28 @@ static bool grow(struct stack_memo *m)
 	return true;
 }
 
-uint32_t stack_memo_keep(struct stack_memo *m, const struct rec_stack *st,
-			 const struct rec_sym_frame *frames, size_t n,
-			 const struct rec_sym_frame **kept)
+uint32_t replay_stack_memo_keep(struct replay_stack_memo *m, const struct replay_stack *st,
+			 const struct replay_sym_frame *frames, size_t n,
+			 const struct replay_sym_frame **kept)
 {
 	uint64_t hash;
 	if (m->count >= MAX_STACKS || !make_key(m, st, &hash))
 		return 0;
-	size_t words = m->nkey + n * sizeof(*frames) / sizeof(uint64_t);
+	size_t words = m->key.n + n * sizeof(*frames) / sizeof(uint64_t);
 	if (m->words + words > MAX_WORDS || (2 * (m->count + 1) > m->cap && !grow(m)))
 		return 0;
 	struct kept **slot = slot_of(m, hash);
 	if (*slot)
 		return 0; /* kept already: find would have said so */
-	struct kept *k = malloc(sizeof(*k) + m->nkey * sizeof(*k->key) + n * sizeof(*frames));
+	struct kept *k = malloc(sizeof(*k) + m->key.n * sizeof(*k->key) + n * sizeof(*frames));
 	if (!k)
 		return 0;
-	k->frames = (struct rec_sym_frame *)(k + 1);
+	k->frames = (struct replay_sym_frame *)(k + 1);
 	k->key = (uint64_t *)(k->frames + n);
 	memcpy(k->frames, frames, n * sizeof(*frames));
-	memcpy(k->key, m->key, m->nkey * sizeof(*k->key));
+	memcpy(k->key, m->key.v, m->key.n * sizeof(*k->key));
 	k->hash = hash;
-	k->nkey = m->nkey;
+	k->nkey = m->key.n;
 	k->n = n;
 	k->id = (uint32_t)++m->count;
 	m->words += words;

@@ -1,0 +1,66 @@
+/*
+ * The unwind-quality line of a native report ("unwind:   N stacks: ...% complete, ...%
+ * truncated, ...% single-frame, average depth D"), from the counters replay_profile gives
+ * the profile, so that it reads the same on a profile merged or read back from pprof. Shares
+ * are printed with as many decimals as it takes not to round 3 truncated stacks in 1,000
+ * to 0% or 999 to 100%.
+ */
+#include "replay/replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+
+const char *replay_share(char *buf, size_t size, uint64_t part, uint64_t whole)
+{
+	if (!whole || !part || part >= whole) {
+		snprintf(buf, size, "%s", whole && part >= whole ? "100%" : "0%");
+		return buf;
+	}
+	double v = 100.0 * (double)part / (double)whole;
+	for (int prec = 1; prec <= 9; prec++) {
+		snprintf(buf, size, "%.*f%%", prec, v);
+		double shown = strtod(buf, NULL);
+		if (shown > 0 && shown < 100)
+			break;
+	}
+	return buf;
+}
+
+static void print_shares(FILE *out, uint64_t samples, uint64_t complete, uint64_t truncated,
+			 uint64_t single, uint64_t frames)
+{
+	char a[32], b[32], c[32];
+	fprintf(out, "%s complete, %s truncated, %s single-frame, average depth %.1f",
+		replay_share(a, sizeof(a), complete, samples), replay_share(b, sizeof(b), truncated, samples),
+		replay_share(c, sizeof(c), single, samples),
+		samples ? (double)frames / (double)samples : 0);
+}
+
+static bool counter(const struct prof *p, const char *name, uint64_t *out)
+{
+	for (size_t i = 0; i < prof_ncounters(p); i++) {
+		const char *n;
+		int64_t v;
+		prof_counter_at(p, i, &n, &v);
+		if (!strcmp(n, name)) {
+			*out = v > 0 ? (uint64_t)v : 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+void replay_quality_summary(FILE *out, const struct prof *p)
+{
+	uint64_t samples, complete, truncated, single, frames;
+	if (!counter(p, REPLAY_COUNTER_SAMPLES, &samples) ||
+	    !counter(p, REPLAY_COUNTER_COMPLETE, &complete) ||
+	    !counter(p, REPLAY_COUNTER_TRUNCATED, &truncated) ||
+	    !counter(p, REPLAY_COUNTER_SINGLE, &single) || !counter(p, REPLAY_COUNTER_FRAMES, &frames))
+		return;
+	fprintf(out, "unwind:   %llu stacks: ", (unsigned long long)samples);
+	print_shares(out, samples, complete, truncated, single, frames);
+	fputc('\n', out);
+}

@@ -1,0 +1,172 @@
+/*
+ * Replay: a perf.data (tally's or perf's) turned into unwound stacks, symbolized stacks and
+ * a profile. Each process's mappings are followed through mmap, fork and exec records, every
+ * sample is unwound in time order, its frames are named by frame sources (ELF/DWARF today;
+ * see "frame sources" below for how JIT and interpreter frames plug in) and kernel symbols,
+ * and the unwind quality is counted. Nothing here knows how the samples were taken.
+ */
+#ifndef TALLY_REPLAY_H
+#define TALLY_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "perf/perf.h"
+#include "unwind/unwind.h"
+
+/* ---- unwound stacks ---- */
+
+struct replay_stack {
+	const struct perf_event_rec *ev;
+	const struct unw_frame *frames; /* innermost first */
+	size_t n;
+	enum unw_end end;
+	size_t nkernel;   /* kernel frames in the sample's callchain */
+	const char *comm; /* the thread's command name, "" before any COMM record */
+};
+
+struct replay_info {
+	uint64_t samples;
+	uint64_t lost;        /* records the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t lost_samples;
+	uint64_t throttled;   /* throttle events */
+	uint64_t processes;   /* distinct pids with samples */
+	uint64_t fp_recorded; /* samples with a frame-pointer callchain and no stack copy */
+};
+
+/* Calls fn for every sample of path, unwound with method. The context (and its statistics)
+ * is returned in *ctx_out when not NULL, for the caller to free. */
+int replay_unwind(const char *path, enum unw_method method,
+		  int (*fn)(const struct replay_stack *st, void *arg), void *arg,
+		  struct replay_info *info, struct unw_ctx **ctx_out);
+/* The same on an open file (fuzzing, files in memory). */
+int replay_unwind_data(struct perf_data *d, enum unw_method method,
+		       int (*fn)(const struct replay_stack *st, void *arg), void *arg,
+		       struct replay_info *info, struct unw_ctx **ctx_out);
+
+/* Unwind quality of a replay, for the header of a report. */
+struct replay_quality {
+	struct replay_info info;
+	struct unw_stats stats;
+	char stop_modules[3][64]; /* where truncated stacks ended most often */
+	uint64_t stop_counts[3];
+	enum unw_method method;
+};
+
+/* ---- symbolized stacks ---- */
+
+enum replay_frame_kind {
+	REPLAY_FRAME_NATIVE,
+	REPLAY_FRAME_INLINE,
+	REPLAY_FRAME_KERNEL,
+	REPLAY_FRAME_TRUNCATED,
+};
+
+struct replay_sym_frame {
+	enum replay_frame_kind kind; /* INLINE: inlined into the frame before it */
+	const char *function;        /* NULL when unknown; "[truncated]", "[plt]" */
+	const char *file;            /* source file, NULL when unknown */
+	uint32_t line;
+	const char *module;          /* path as mapped; NULL when in no file */
+	const char *build_id;        /* the module's build-id in hex, NULL or "" when unknown */
+	uint64_t addr;               /* module-relative pc (return addresses as found), 0 unknown */
+	uint64_t pc;                 /* the runtime address */
+	uint64_t sym_start;          /* module-relative start of the function, 0 unknown */
+};
+
+struct replay_sym_stack {
+	const struct replay_stack *raw;
+	const struct replay_sym_frame *frames; /* outermost first: [truncated], user, kernel */
+	size_t n;
+	const char *comm;
+	/* The same for samples whose frames are the same (frames is then the same pointer,
+	 * valid until the replay ends): 1, 2, ...; 0 when not known. */
+	uint32_t id;
+};
+
+/* Calls fn for every sample of d with its frames unwound (method) and named by the ELF
+ * source with inline frames; kernel frames from /proc/kallsyms when readable. Strings live
+ * until replay_symbolized_data returns. q receives the unwind quality. */
+int replay_symbolized_data(struct perf_data *d, enum unw_method method,
+			   int (*fn)(const struct replay_sym_stack *st, void *arg), void *arg,
+			   struct replay_quality *q);
+
+/* ---- frame sources ----
+ *
+ * What names the unwound frames of a sample. A namer asks its sources in turn about each
+ * unwound frame, from the outermost in; the first that claims the frame names it, and the
+ * ELF source, always last, names whatever the others leave. A source names a frame by
+ * pushing frames in its place, outermost first: the function and its inline frames (ELF),
+ * a run of frames spliced in where the native one was (an interpreter's eval loop becoming
+ * the script's frames, a JIT region becoming its method), or nothing (the frame dropped).
+ * perf-PID.map and jitdump JIT frames, CPython frames and the agent's VM frames plug in
+ * here; a source sees the whole sample (registers, stack copy, callchain) and all its
+ * unwound frames, so it may also read state that only the moment of the sample holds.
+ */
+struct replay_frames; /* the stack being named, outermost frame first */
+
+/* A new frame of kind at the inner end of out, zeroed but for kind; NULL when the stack is
+ * full (4096 frames: what does not fit is left out). Its strings must live as long as the
+ * namer. */
+struct replay_sym_frame *replay_frames_push(struct replay_frames *out,
+					    enum replay_frame_kind kind);
+
+struct replay_frame_source_ops {
+	/* Names st->frames[i] (0: the innermost, at the sampled pc; i + 1 is its caller) by
+	 * pushing frames onto out. 1: named; 0: not this source's, the next one is asked;
+	 * negative: an error (its message set) that ends the replay. */
+	int (*name_frame)(void *self, const struct replay_stack *st, size_t i,
+			  struct replay_frames *out);
+	/* Frees self; NULL when there is nothing to free. */
+	void (*close)(void *self);
+	/* The names depend on more than each frame's module and address (on the moment of the
+	 * sample): stacks are then named anew every time instead of taken from the memo. */
+	bool per_sample;
+};
+
+struct replay_frame_source {
+	const struct replay_frame_source_ops *ops;
+	void *self;
+};
+
+/* The ELF source: tally_symbolize on the file the unwinder read, inline frames, PLT stubs
+ * as "[plt]", frames without a symbol as their module and address. It names every frame.
+ * 0, or -ENOMEM with the message set. */
+int replay_elf_source_new(struct replay_frame_source *out);
+
+/* Names stacks: "[truncated]" first when one was not unwound to its outermost frame, each
+ * unwound frame by sources[0..n) then the ELF source, kernel frames last. The namer takes
+ * the n sources over (closed by replay_namer_free, also when this fails); at most 7. */
+struct replay_namer;
+int replay_namer_new(const struct replay_frame_source *sources, size_t n,
+		     struct replay_namer **out);
+/* st named into *out; out->frames stays valid until the next call, or until the namer is
+ * freed when out->id is not 0. 0, or a source's error. */
+int replay_namer_name(struct replay_namer *nm, const struct replay_stack *st,
+		      struct replay_sym_stack *out);
+void replay_namer_free(struct replay_namer *nm);
+
+/* ---- as a profile ---- */
+
+/* The unwind-quality counters of a perf.data's profile: counts of samples (unwound
+ * stacks), of complete, truncated and single-frame stacks, and the frames of all stacks. */
+#define REPLAY_COUNTER_SAMPLES "samples"
+#define REPLAY_COUNTER_COMPLETE "unwind: complete stacks"
+#define REPLAY_COUNTER_TRUNCATED "unwind: truncated stacks"
+#define REPLAY_COUNTER_SINGLE "unwind: single-frame stacks"
+#define REPLAY_COUNTER_FRAMES "unwind: frames"
+
+/* The profile of a perf.data: metrics samples/count and cpu/nanoseconds (clock events) or
+ * events/count, stacks unwound with method and symbolized, unwind quality as counters. */
+struct prof;
+int replay_profile(struct perf_data *d, enum unw_method method, struct prof **out);
+/* One line of shares from those counters ("unwind:   99.7% complete, 0.3% truncated, ...";
+ * a share is rounded to 0% or 100% only when exact); nothing when p has none. */
+void replay_quality_summary(FILE *out, const struct prof *p);
+/* "12.5%" with the fewest decimals (at least one) that keep a non-zero share above 0 and a
+ * partial one below 100; "0%" and "100%" only when exact. */
+const char *replay_share(char *buf, size_t size, uint64_t part, uint64_t whole);
+
+#endif
