@@ -1,11 +1,17 @@
 # tally: plain GNU Make. Modules are found by wildcard: a new src/MODULE/*.c joins libtally,
 # a new tests/MODULE/test_*.c becomes a unit test, a new tests/MODULE/*.test.sh a CLI test.
 #
-#   make            build build/tally, build/libtally.a and build/libtally.so
+#   make            build build/tally, build/libtally.a and build/libtally.so (no cmocka needed)
+#   make unit       also the cmocka unit-test binaries, build/tests/MODULE/test_*
 #   make test       install missing packages, build, run the suite, then again under ASan+UBSan
 #   make demo       install missing packages, build, and run the bundled example
 #   make fuzz       build the libFuzzer targets (clang) into build-fuzz/
 #   make SAN=1      the sanitizer build, in build-asan/
+#
+# CFLAGS, CPPFLAGS and LDFLAGS (command line or environment) come after the project's own
+# flags, so they can override them. -Werror is on for the project's builds and CI; a
+# distribution build, whose compiler may warn about things ours does not, turns it off
+# with WERROR=0.
 
 CC ?= cc
 ifeq ($(origin CC),default)
@@ -20,10 +26,11 @@ BUILD ?= build
 OPT := -O2
 endif
 
-CFLAGS ?=
-WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
-ALL_CFLAGS := -std=gnu11 -g -fPIC $(OPT) $(WARN) $(CPPFLAGS) $(CFLAGS)
+WERROR ?= 1
+WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wshadow -Wstrict-prototypes \
+	-Wno-unused-parameter
+TALLY_CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
+ALL_CFLAGS := -std=gnu11 -g -fPIC $(OPT) $(WARN) $(TALLY_CPPFLAGS) $(CPPFLAGS) $(CFLAGS)
 LIBS := -lz -ldeflate -lisal -lzstd -liberty -ljansson -lsodium -lnettle -lpthread -lm
 LDFLAGS_ALL := $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 # The tally binary links the static archives Debian ships for these (built position-
@@ -46,7 +53,8 @@ UNIT_SRCS := $(wildcard tests/*/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 
 .PHONY: all test check demo deps fuzz clean unit
-all: $(BUILD)/tally $(BUILD)/libtally.a $(BUILD)/libtally.so $(UNIT_BINS)
+all: $(BUILD)/tally $(BUILD)/libtally.a $(BUILD)/libtally.so
+unit: $(UNIT_BINS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -73,8 +81,8 @@ deps:
 
 # The whole suite, plain and sanitized; tests/run.sh prints the closing "N passed, N failed".
 test: deps
-	$(MAKE) all
-	$(MAKE) SAN=1 all
+	$(MAKE) all unit
+	$(MAKE) SAN=1 all unit
 	@tests/run.sh build build-asan
 
 check: test
@@ -86,7 +94,8 @@ demo:
 
 FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined $(CPPFLAGS)
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined $(TALLY_CPPFLAGS) $(CPPFLAGS)
 FUZZ_OBJS := $(LIB_SRCS:%.c=build-fuzz/obj/%.o)
 fuzz: $(FUZZ_BINS)
 build-fuzz/obj/%.o: %.c
