@@ -27,7 +27,7 @@ OPT := -O2
 endif
 
 WERROR ?= 1
-WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wshadow -Wstrict-prototypes \
+WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wshadow -Wstrict-prototypes -Wvla \
 	-Wno-unused-parameter
 TALLY_CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
 ALL_CFLAGS := -std=gnu11 -g -fPIC $(OPT) $(WARN) $(TALLY_CPPFLAGS) $(CPPFLAGS) $(CFLAGS)
