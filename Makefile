@@ -27,7 +27,7 @@ OPT := -O2
 endif
 
 WERROR ?= 1
-WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wshadow -Wstrict-prototypes -Wvla \
+WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wshadow -Wstrict-prototypes -Wvla -Wformat=2 \
 	-Wno-unused-parameter
 TALLY_CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
 ALL_CFLAGS := -std=gnu11 -g -fPIC $(OPT) $(WARN) $(TALLY_CPPFLAGS) $(CPPFLAGS) $(CFLAGS)
@@ -94,7 +94,7 @@ demo:
 
 FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+FUZZ_CFLAGS := -std=gnu11 -g -O1 $(WARN) -fsanitize=fuzzer-no-link,address,undefined \
 	-fno-sanitize-recover=undefined $(TALLY_CPPFLAGS) $(CPPFLAGS)
 FUZZ_OBJS := $(LIB_SRCS:%.c=build-fuzz/obj/%.o)
 fuzz: $(FUZZ_BINS)
