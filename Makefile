@@ -31,11 +31,12 @@ OPT := -O2
 endif
 
 WERROR ?= 1
-WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wshadow -Wstrict-prototypes -Wvla -Wformat=2 \
-	-Wno-unused-parameter
+WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wshadow -Wstrict-prototypes -Wvla \
+	-Wformat=2 -Wno-unused-parameter
 TALLY_CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
 # Everything is compiled hidden: libtally.so exports what include/tally/ marks TALLY_API.
-ALL_CFLAGS := -std=gnu11 -g -fPIC -fvisibility=hidden $(OPT) $(WARN) $(TALLY_CPPFLAGS) $(CPPFLAGS) $(CFLAGS)
+ALL_CFLAGS := -std=gnu11 -g -fPIC -fvisibility=hidden $(OPT) $(WARN) $(TALLY_CPPFLAGS) \
+	$(CPPFLAGS) $(CFLAGS)
 LIBS := -lz -ldeflate -lisal -lzstd -liberty -ljansson -lsodium -lnettle -lpthread -lm
 LDFLAGS_ALL := $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 # The tally binary links the static archives Debian ships for these (built position-

@@ -121,4 +121,5 @@ fi
 
 out=$(inst uninstall PREFIX="$P")
 left=$(find "$P" ! -type d)
-[ -z "$left" ] && pass uninstall_removes_every_file || fail uninstall_removes_every_file "$out $left"
+[ -z "$left" ] && pass uninstall_removes_every_file ||
+	fail uninstall_removes_every_file "$out $left"
