@@ -1,11 +1,21 @@
 # tally: plain GNU Make. Modules are found by wildcard: a new src/MODULE/*.c joins libtally,
 # a new tests/MODULE/test_*.c becomes a unit test, a new tests/MODULE/*.test.sh a CLI test.
 #
-#   make            build build/tally, build/libtally.a and build/libtally.so
+#   make            build build/tally, build/libtally.a and build/libtally.so (no cmocka needed)
+#   make unit       also the cmocka unit-test binaries, build/tests/MODULE/test_*
 #   make test       install missing packages, build, run the suite, then again under ASan+UBSan
 #   make demo       install missing packages, build, and run the bundled example
 #   make fuzz       build the libFuzzer targets (clang) into build-fuzz/
 #   make SAN=1      the sanitizer build, in build-asan/
+#   make install    into PREFIX (/usr/local), under DESTDIR if set: bin/tally,
+#                   include/tally/*.h, lib/libtally.a, lib/libtally.so.VERSION with its
+#                   SONAME link libtally.so.MAJOR and libtally.so, lib/pkgconfig/tally.pc
+#                   (BINDIR, INCLUDEDIR and LIBDIR may be set apart); make uninstall
+#
+# CFLAGS, CPPFLAGS and LDFLAGS (command line or environment) come after the project's own
+# flags, so they can override them. -Werror is on for the project's builds and CI; a
+# distribution build, whose compiler may warn about things ours does not, turns it off
+# with WERROR=0.
 
 CC ?= cc
 ifeq ($(origin CC),default)
@@ -20,10 +30,13 @@ BUILD ?= build
 OPT := -O2
 endif
 
-CFLAGS ?=
-WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
-ALL_CFLAGS := -std=gnu11 -g -fPIC $(OPT) $(WARN) $(CPPFLAGS) $(CFLAGS)
+WERROR ?= 1
+WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wshadow -Wstrict-prototypes -Wvla \
+	-Wformat=2 -Wno-unused-parameter
+TALLY_CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
+# Everything is compiled hidden: libtally.so exports what include/tally/ marks TALLY_API.
+ALL_CFLAGS := -std=gnu11 -g -fPIC -fvisibility=hidden $(OPT) $(WARN) $(TALLY_CPPFLAGS) \
+	$(CPPFLAGS) $(CFLAGS)
 LIBS := -lz -ldeflate -lisal -lzstd -liberty -ljansson -lsodium -lnettle -lpthread -lm
 LDFLAGS_ALL := $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 # The tally binary links the static archives Debian ships for these (built position-
@@ -38,6 +51,10 @@ else
 TALLY_LIBS := $(foreach l,$(LIBS),$(if $(filter $(l:-l%=%),$(STATIC_OK)),$(call static_a,$(l:-l%=%)),$(l)))
 endif
 
+# The version is the header's; the SONAME changes with its first number only.
+VERSION := $(shell sed -n 's/^\#define TALLY_VERSION "\(.*\)"$$/\1/p' include/tally/tally.h)
+SONAME := libtally.so.$(firstword $(subst ., ,$(VERSION)))
+
 LIB_SRCS := $(filter-out src/cli/%,$(wildcard src/*/*.c))
 CLI_SRCS := $(wildcard src/cli/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
@@ -45,8 +62,9 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard tests/*/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 
-.PHONY: all test check demo deps fuzz clean unit
-all: $(BUILD)/tally $(BUILD)/libtally.a $(BUILD)/libtally.so $(UNIT_BINS)
+.PHONY: all test check demo deps fuzz clean unit install uninstall
+all: $(BUILD)/tally $(BUILD)/libtally.a $(BUILD)/libtally.so $(BUILD)/$(SONAME)
+unit: $(UNIT_BINS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -57,8 +75,12 @@ $(BUILD)/libtally.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libtally.so: $(LIB_OBJS)
-	$(CC) -shared $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+# --exclude-libs: the static archives linked in (libiberty) keep their names to themselves.
+$(BUILD)/libtally.so.$(VERSION): $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--exclude-libs,ALL $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+$(BUILD)/$(SONAME) $(BUILD)/libtally.so: $(BUILD)/libtally.so.$(VERSION)
+	ln -sf $(notdir $<) $@
 
 $(BUILD)/tally: $(CLI_OBJS) $(BUILD)/libtally.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/libtally.a $(TALLY_LIBS)
@@ -68,13 +90,36 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libtally.a
 	@echo "  TEST    $<"
 	@$(CC) $(ALL_CFLAGS) -Wno-unused-function $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libtally.a -lcmocka $(LIBS)
 
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
+LIBDIR ?= $(PREFIX)/lib
+HEADERS := $(wildcard include/tally/*.h)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR)/tally $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 755 $(BUILD)/tally $(DESTDIR)$(BINDIR)/tally
+	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/tally
+	install -m 644 $(BUILD)/libtally.a $(DESTDIR)$(LIBDIR)/libtally.a
+	install -m 755 $(BUILD)/libtally.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libtally.so.$(VERSION)
+	ln -sf libtally.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtally.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' tally.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/tally.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/tally $(HEADERS:include/%=$(DESTDIR)$(INCLUDEDIR)/%) \
+		$(addprefix $(DESTDIR)$(LIBDIR)/,libtally.a libtally.so.$(VERSION) $(SONAME) \
+		libtally.so pkgconfig/tally.pc)
+	rmdir $(DESTDIR)$(INCLUDEDIR)/tally 2>/dev/null || true
+
 deps:
 	@scripts/install-deps.sh test
 
 # The whole suite, plain and sanitized; tests/run.sh prints the closing "N passed, N failed".
 test: deps
-	$(MAKE) all
-	$(MAKE) SAN=1 all
+	$(MAKE) all unit
+	$(MAKE) SAN=1 all unit
 	@tests/run.sh build build-asan
 
 check: test
@@ -86,7 +131,8 @@ demo:
 
 FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined $(CPPFLAGS)
+FUZZ_CFLAGS := -std=gnu11 -g -O1 $(WARN) -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=undefined $(TALLY_CPPFLAGS) $(CPPFLAGS)
 FUZZ_OBJS := $(LIB_SRCS:%.c=build-fuzz/obj/%.o)
 fuzz: $(FUZZ_BINS)
 build-fuzz/obj/%.o: %.c

@@ -1,8 +1,9 @@
 /*
  * libtally: the public API. Functions that can fail return 0 or a negative errno-style
  * code; tally_errmsg() then describes the failure for this thread, naming the file.
- * Option structs start with their size (libbpf style) so they can grow compatibly:
- * set .sz = sizeof(struct ...) and leave unknown fields zero.
+ * Structs that may grow carry their size, so that a program built against this header
+ * keeps working with a later libtally.so.0 (rules below, at each struct; docs/library.md).
+ * The shared library exports the functions marked TALLY_API and nothing else.
  */
 #ifndef TALLY_TALLY_H
 #define TALLY_TALLY_H
@@ -17,13 +18,27 @@ extern "C" {
 
 #define TALLY_VERSION "0.1.0"
 
+#if defined(__GNUC__)
+#define TALLY_API __attribute__((visibility("default")))
+#else
+#define TALLY_API
+#endif
+
 /* The message of the last failure on this thread. */
-const char *tally_errmsg(void);
+TALLY_API const char *tally_errmsg(void);
 
 /* ---- symbolization ---- */
 
 struct tally_symbolizer;
 
+/* Options, libbpf style: set .sz = sizeof(struct tally_symbolizer_opts) and leave what you
+ * do not use zero. A later version only appends fields, past this version's sizeof (never
+ * into its padding). The library reads the struct by sz:
+ *   - sz smaller than sz itself (0 included): -EINVAL;
+ *   - sz short of a field (a program built against an older header): it reads as zero;
+ *   - sz past the fields the library knows (a newer header): accepted when every byte past
+ *     them is zero, padding included (so clear the struct with memset when you set a field
+ *     of a newer version), else -EINVAL: a newer option is refused, not ignored. */
 struct tally_symbolizer_opts {
 	size_t sz;
 	/* Extra directory searched for separate debug files (by build-id and debuglink),
@@ -38,6 +53,10 @@ struct tally_symbolizer_opts {
 	bool debug_cache;
 };
 
+/* One frame of an address. A later version only appends fields, past this version's
+ * sizeof; the library is told the size of the caller's frames (tally_symbolize does it)
+ * and writes exactly that many bytes per frame: the fields both know, zero in fields it
+ * does not know, nothing past the caller's frames. */
 struct tally_frame {
 	const char *function; /* NULL when unknown */
 	const char *file;     /* directory and name as stored in DWARF; NULL when unknown */
@@ -49,15 +68,23 @@ struct tally_frame {
 };
 
 /* Opens an ELF file (executable, shared object, relocatable object or debug file) and
- * indexes it. opts may be NULL. */
-int tally_symbolizer_open(const char *path, const struct tally_symbolizer_opts *opts,
-			  struct tally_symbolizer **out);
-/* Frames for a virtual address of the file, innermost inline frame first. Writes at most
- * max frames and returns how many there are (which may exceed max), or a negative code.
- * The strings live as long as the symbolizer. Safe to call from several threads at once. */
-int tally_symbolize(struct tally_symbolizer *s, uint64_t addr, struct tally_frame *frames,
-		    size_t max);
-void tally_symbolizer_close(struct tally_symbolizer *s);
+ * indexes it. opts may be NULL (all defaults). */
+TALLY_API int tally_symbolizer_open(const char *path, const struct tally_symbolizer_opts *opts,
+				    struct tally_symbolizer **out);
+/* Frames for a virtual address of the file, innermost inline frame first, in frames of
+ * frame_sz bytes each (a struct tally_frame of some version; -EINVAL when smaller than
+ * its first field). Writes at most max frames and returns how many there are (which may
+ * exceed max), or a negative code. The strings live as long as the symbolizer. Safe to
+ * call from several threads at once. */
+TALLY_API int tally_symbolize_sized(struct tally_symbolizer *s, uint64_t addr,
+				    struct tally_frame *frames, size_t max, size_t frame_sz);
+/* tally_symbolize_sized with the size of struct tally_frame as this header declares it. */
+static inline int tally_symbolize(struct tally_symbolizer *s, uint64_t addr,
+				  struct tally_frame *frames, size_t max)
+{
+	return tally_symbolize_sized(s, addr, frames, max, sizeof(struct tally_frame));
+}
+TALLY_API void tally_symbolizer_close(struct tally_symbolizer *s);
 
 #ifdef __cplusplus
 }

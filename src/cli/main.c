@@ -25,6 +25,7 @@ static const struct cli_cmd *const commands[] = {
 	NULL,
 };
 
+static void vmsg(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static void vmsg(const char *fmt, va_list ap)
 {
 	fputs("tally: ", stderr);

@@ -15,6 +15,7 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -59,12 +60,17 @@ struct session {
 	struct usdt_count_result *res;
 };
 
-static void note(const struct session *s, const char *fmt, const char *arg)
+static void note(const struct session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void note(const struct session *s, const char *fmt, ...)
 {
 	if (s->o->log) {
+		va_list ap;
+		va_start(ap, fmt);
 		fputs("tally: ", s->o->log);
-		fprintf(s->o->log, fmt, arg);
+		vfprintf(s->o->log, fmt, ap);
 		fputc('\n', s->o->log);
+		va_end(ap);
 	}
 }
 

@@ -98,6 +98,7 @@ struct pprof {
 	VEC(struct pelf) elfs;
 	VEC(struct pnote) notes;
 	VEC(uint64_t) tmp;
+	VEC(int64_t) values; /* one sample's, as many as the sample types (input decides) */
 	VEC(struct prof_loc) stack;
 	VEC(struct prof_loc) loc_frames;
 	uint64_t period_type[2];
@@ -553,10 +554,12 @@ static int read_sample(struct pprof *x, struct cur c)
 {
 	struct pb_field f;
 	size_t nm = prof_nmetrics(x->p), nv = 0;
-	int64_t w[nm ? nm : 1];
+	if (!vec_reserve(&x->values, nm ? nm : 1))
+		return err_set(-ENOMEM, "out of memory");
+	int64_t *w = x->values.v;
 	int rc;
 	x->stack.n = 0;
-	memset(w, 0, sizeof(w));
+	memset(w, 0, nm * sizeof(*w));
 	while ((rc = pb_next(&c, &f)) > 0) {
 		x->tmp.n = 0;
 		if (f.num != 1 && f.num != 2)
@@ -714,6 +717,7 @@ static void pprof_free(struct pprof *x)
 	vec_free(&x->elfs);
 	vec_free(&x->notes);
 	vec_free(&x->tmp);
+	vec_free(&x->values);
 	vec_free(&x->stack);
 	vec_free(&x->loc_frames);
 }

@@ -102,6 +102,12 @@ static uint32_t pcw_get(struct prof *p, uint32_t node, uint64_t pc, uint32_t lin
 	return id;
 }
 
+/* |w| is abs_but_one(w) + (w < 0): -INT64_MIN itself does not fit in an int64_t. */
+static int64_t abs_but_one(int64_t w)
+{
+	return w < 0 ? -(w + 1) : w;
+}
+
 /* Adds weights to node at pc/line; pcw is that entry when the caller knows it (else
  * PROF_NONE). Returns the entry, or PROF_NONE with the message set. */
 static uint32_t add_at(struct prof *p, uint32_t node, uint64_t pc, uint32_t line, uint32_t pcw,
@@ -118,11 +124,12 @@ static uint32_t add_at(struct prof *p, uint32_t node, uint64_t pc, uint32_t line
 	}
 	if (prof_grow_i64(&p->abs_sum, nm))
 		return PROF_NONE;
-	int64_t sums[nm];
+	/* Checked first for every metric, added after: a failure leaves the sums as they were
+	 * (the metric count comes from input, so no array of them goes on the stack). */
 	for (size_t i = 0; i < nm; i++) {
-		int64_t a = weights[i] < 0 ? -(weights[i] + 1) : weights[i];
-		if (__builtin_add_overflow(p->abs_sum.v[i], a, &sums[i]) ||
-		    __builtin_add_overflow(sums[i], weights[i] < 0, &sums[i])) {
+		int64_t sum;
+		if (__builtin_add_overflow(p->abs_sum.v[i], abs_but_one(weights[i]), &sum) ||
+		    __builtin_add_overflow(sum, weights[i] < 0, &sum)) {
 			err_set(-EOVERFLOW, "total weight exceeds 2^63");
 			return PROF_NONE;
 		}
@@ -130,9 +137,10 @@ static uint32_t add_at(struct prof *p, uint32_t node, uint64_t pc, uint32_t line
 	uint32_t e = pcw != PROF_NONE ? pcw : pcw_get(p, node, pc, line);
 	if (e == PROF_NONE)
 		return PROF_NONE;
-	memcpy(p->abs_sum.v, sums, nm * sizeof(*sums));
 	int64_t *self = p->self.v + (size_t)node * nm, *pw = p->pcw_w.v + (size_t)e * nm;
 	for (size_t i = 0; i < nm; i++) {
+		/* in this order, as checked: each partial sum fits */
+		p->abs_sum.v[i] = p->abs_sum.v[i] + abs_but_one(weights[i]) + (weights[i] < 0);
 		self[i] += weights[i];
 		pw[i] += weights[i];
 	}

@@ -329,21 +329,20 @@ static int sample_node(const struct prof *p, uint32_t node, void *ctx)
 {
 	struct enc *e = ctx;
 	size_t nm = prof_nmetrics(p);
-	uint64_t vals[nm ? nm : 1];
 	for (uint32_t i = prof_node_at(p, node)->first_pc; i != PROF_NONE && !e->rc;
 	     i = prof_pcw_at(p, i)->next) {
 		const int64_t *w = prof_pcw_weights(p, i);
 		bool any = false;
-		for (size_t m = 0; m < nm; m++) {
-			vals[m] = (uint64_t)w[m];
+		for (size_t m = 0; m < nm; m++)
 			any |= w[m] != 0;
-		}
 		if (!any)
 			continue;
 		stack_locations(e, node, prof_pcw_at(p, i)->pc, prof_pcw_at(p, i)->line);
 		e->sub.n = 0;
 		packed(e, &e->sub, 1, e->sample_locs.v, e->sample_locs.n);
-		packed(e, &e->sub, 2, vals, nm);
+		/* pprof's values are the varints of their two's complement: the weights read as
+		 * uint64_t, which C11 6.5p7 allows for an int64_t object */
+		packed(e, &e->sub, 2, (const uint64_t *)w, nm);
 		pb_sub(&e->samples, 2, &e->sub);
 	}
 	return e->rc;

@@ -21,6 +21,7 @@ struct ss {
 	uint32_t *index; /* by frame: speedscope index + 1, 0 before first use */
 	uint32_t nused;
 	uint32_t *order; /* speedscope index -> frame */
+	int64_t *total;  /* by metric */
 	int metric;
 	bool first;
 	bool weights; /* second pass over the same nodes: weights instead of stacks */
@@ -100,9 +101,6 @@ static const char *unit_of(const char *u)
 
 static int profile(struct ss *s, const struct prof *p, int metric, const char *name)
 {
-	size_t nm = prof_nmetrics(p);
-	int64_t total[nm];
-	prof_grand_total(p, total);
 	const struct prof_metric *m = prof_metric(p, (size_t)metric);
 	char title[4400];
 	snprintf(title, sizeof(title), "%.4000s (%.100s)", name, prof_str(p, m->type));
@@ -110,7 +108,7 @@ static int profile(struct ss *s, const struct prof *p, int metric, const char *n
 	      s->f);
 	json_print_string(s->f, title);
 	fprintf(s->f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64 ",\"samples\":[",
-		unit_of(prof_str(p, m->unit)), total[metric]);
+		unit_of(prof_str(p, m->unit)), s->total[metric]);
 	s->metric = metric;
 	s->first = true;
 	s->weights = false;
@@ -134,9 +132,11 @@ int rep_speedscope(FILE *f, const struct prof *orig, const char *name)
 	struct ss s = { .f = f };
 	s.index = calloc(nf, sizeof(*s.index));
 	s.order = calloc(nf, sizeof(*s.order));
-	rc = s.index && s.order ? prof_walk(p, number_frames, NULL, &s)
-				: err_set(-ENOMEM, "out of memory");
+	s.total = calloc(prof_nmetrics(p) ? prof_nmetrics(p) : 1, sizeof(*s.total));
+	rc = s.index && s.order && s.total ? prof_walk(p, number_frames, NULL, &s)
+					   : err_set(-ENOMEM, "out of memory");
 	if (!rc) {
+		prof_grand_total(p, s.total);
 		fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n", f);
 		frames(&s, p);
 		fputs("\"profiles\":[", f);
@@ -149,6 +149,7 @@ int rep_speedscope(FILE *f, const struct prof *orig, const char *name)
 	}
 	free(s.index);
 	free(s.order);
+	free(s.total);
 	prof_free(p);
 	if (!rc && ferror(f))
 		rc = err_set(-EIO, "write error");

@@ -57,12 +57,10 @@ static void frame_name(FILE *f, const struct prof *p, uint32_t frame)
 	}
 }
 
-static void header(FILE *f, const struct prof *p, int metric)
+static void header(FILE *f, const struct prof *p, int metric, const int64_t *total)
 {
 	const struct prof_info *info = prof_info(p);
 	size_t nm = prof_nmetrics(p);
-	int64_t total[nm ? nm : 1];
-	prof_grand_total(p, total);
 	fprintf(f, "source:   %s\n", info->source ? info->source : "(unknown)");
 	for (size_t m = 0; m < nm; m++) {
 		const struct prof_metric *pm = prof_metric(p, m);
@@ -187,21 +185,24 @@ int rep_text(FILE *f, const struct prof *p, const struct rep_text_opts *o)
 	int metric = o->metric < 0 ? prof_info(p)->default_metric : o->metric;
 	if ((size_t)metric >= prof_nmetrics(p))
 		return err_set(-EINVAL, "the profile has no metric %d", metric);
-	header(f, p, metric);
+	/* one per metric; their number comes from the input, so not on the stack */
+	int64_t *total = calloc(prof_nmetrics(p), sizeof(*total));
+	if (!total)
+		return err_set(-ENOMEM, "out of memory");
+	prof_grand_total(p, total);
+	header(f, p, metric, total);
 	int rc = 0;
 	if (o->tree)
 		rc = print_tree(f, p, metric, o->threshold >= 0 ? o->threshold : 0.5);
 	else {
 		struct prof_funcs fs;
-		size_t nm = prof_nmetrics(p);
-		int64_t total[nm];
-		prof_grand_total(p, total);
 		if (!(rc = prof_func_stats(p, &fs))) {
 			table(f, p, &fs, metric, true, o->top ? o->top : 20, total[metric]);
 			table(f, p, &fs, metric, false, o->top ? o->top : 20, total[metric]);
 			prof_funcs_free(&fs);
 		}
 	}
+	free(total);
 	if (!rc && ferror(f))
 		rc = err_set(-EIO, "write error");
 	return rc;

@@ -14,6 +14,7 @@
 
 #define K(x) SBPF_K_##x
 
+static int fail(char *msg, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *msg, size_t size, const char *fmt, ...)
 {
 	va_list ap;

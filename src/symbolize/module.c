@@ -213,11 +213,6 @@ static bool has_debug_info(struct elf_file *f)
 	return s && s->type != 8 /* SHT_NOBITS: a stripped copy's placeholder */ && s->size;
 }
 
-static void warn(const char *fmt, const char *path, const char *what)
-{
-	fprintf(stderr, fmt, path, what);
-}
-
 static const char *cache_dir(const struct sym_module *m)
 {
 	return m->opts.debug_cache ? elf_debug_cache_dir() : NULL;
@@ -232,7 +227,7 @@ static struct elf_file *dwarf_source(struct sym_module *m)
 	int err = elf_open_debug_file(m->elf, m->opts.debug_dir, cache_dir(m), &m->debug_elf);
 	if (err) {
 		if (err != -ENOENT)
-			warn("tally: warning: %s\n", err_msg(), "");
+			fprintf(stderr, "tally: warning: %s\n", err_msg());
 		return NULL;
 	}
 	return has_debug_info(m->debug_elf) ? m->debug_elf : NULL;
@@ -243,12 +238,12 @@ void sym_open_dwarf(struct sym_module *m, struct elf_file *src)
 	if (!src)
 		return;
 	if (dwarf_open(src, &m->dwarf)) {
-		warn("tally: warning: %s%s; using symbol tables only\n", err_msg(), "");
+		fprintf(stderr, "tally: warning: %s; using symbol tables only\n", err_msg());
 		return;
 	}
 	if (m->dwarf->unsupported) {
-		warn("tally: %s: %s is not supported; using symbol tables only\n", src->path,
-		     m->dwarf->unsupported);
+		fprintf(stderr, "tally: %s: %s is not supported; using symbol tables only\n",
+			src->path, m->dwarf->unsupported);
 		dwarf_close(m->dwarf);
 		m->dwarf = NULL;
 	}

@@ -31,6 +31,7 @@ static const char prog_src[] =
 	" for (int i = 0; i < 64; i++) s += v[i] * e - f; return s; }\n"
 	"int main(int argc, char **argv) { printf(\"%ld\\n\", mid(argc, 2, 3, 4, 5, 6)); return 0; }\n";
 
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
 {
 	char cmd[1024];

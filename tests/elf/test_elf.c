@@ -29,6 +29,7 @@ static void build(const char *name, const char *flags)
 }
 
 /* The first line of a shell command's output. */
+static void run(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void run(char *out, size_t size, const char *fmt, ...)
 {
 	char cmd[1024];

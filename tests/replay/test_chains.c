@@ -94,6 +94,7 @@ static const char sig_src[] =
 	"int main(void) { signal(SIGPROF, on_alarm); struct itimerval t = { { 0, 2000 }, { 0, 2000 } };"
 	" setitimer(ITIMER_PROF, &t, 0); interrupted(); printf(\"%f\\n\", sink); return 0; }\n";
 
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
 {
 	char cmd[2048];

@@ -1,0 +1,125 @@
+# make install as a user or a distribution runs it: into a prefix of this test's own, and
+# staged under DESTDIR. Checks the files, the SONAME and its links, that the shared library
+# exports exactly the header's TALLY_API functions, and that a program built with
+# pkg-config (shared, then static) symbolizes its own main as llvm-symbolizer does. The
+# plain build is installed whichever build the suite runs on (a program linking the
+# sanitized library would need the sanitizer's runtime).
+. tests/lib.sh
+inst() { make -s -C "$ROOT" BUILD=build "$@" 2>&1; }
+P=$TMP/prefix
+V=$(sed -n 's/^#define TALLY_VERSION "\(.*\)"$/\1/p' "$ROOT/include/tally/tally.h")
+L=$P/lib
+
+if ! out=$(inst install PREFIX="$P"); then
+	fail install_into_prefix "$out"
+	exit 0
+fi
+missing=
+for f in bin/tally include/tally/tally.h include/tally/trace.h lib/libtally.a \
+	lib/libtally.so.$V lib/pkgconfig/tally.pc; do
+	[ -f "$P/$f" ] && [ ! -L "$P/$f" ] || missing="$missing $f"
+done
+[ -z "$missing" ] && [ "$("$P/bin/tally" --version)" = "tally $V" ] && pass install_into_prefix ||
+	fail install_into_prefix "missing:$missing; $("$P/bin/tally" --version 2>&1)"
+
+soname=$(readelf -d "$L/libtally.so.$V" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+[ "$soname" = libtally.so.0 ] && [ "$(readlink "$L/libtally.so.0")" = "libtally.so.$V" ] &&
+	[ "$(readlink "$L/libtally.so")" = libtally.so.0 ] && pass install_soname_and_links ||
+	fail install_soname_and_links "soname '$soname', $(ls -l "$L" | grep libtally.so)"
+
+# Every defined dynamic symbol, functions and data alike, against the header's API.
+nm -D --defined-only "$L/libtally.so.$V" | awk '{ print $3 }' | sort >"$TMP/exports"
+sed -n 's/^TALLY_API .*[ *]\(tally_[a-z0-9_]*\)(.*/\1/p' "$ROOT/include/tally/tally.h" |
+	sort >"$TMP/api"
+[ -s "$TMP/api" ] && ! grep -qv '^tally_' "$TMP/exports" && cmp -s "$TMP/exports" "$TMP/api" &&
+	pass exports_are_the_headers_tally_api_only ||
+	fail exports_are_the_headers_tally_api_only "$(diff "$TMP/api" "$TMP/exports" | head -8)"
+
+cat >"$TMP/self.c" <<'C'
+/* Symbolizes its own main through the installed libtally. */
+#define _GNU_SOURCE
+#include <link.h>
+#include <stdio.h>
+#include <tally/tally.h>
+
+static int executable(struct dl_phdr_info *info, size_t size, void *bias)
+{
+	*(uintptr_t *)bias = info->dlpi_addr;
+	return 1; /* the executable is listed first */
+}
+
+int main(void)
+{
+	struct tally_symbolizer_opts o = { .sz = sizeof(o) };
+	struct tally_symbolizer *s;
+	if (tally_symbolizer_open("/proc/self/exe", &o, &s)) {
+		fprintf(stderr, "%s\n", tally_errmsg());
+		return 1;
+	}
+	uintptr_t bias = 0;
+	dl_iterate_phdr(executable, &bias);
+	uint64_t addr = (uintptr_t)&main - bias;
+	struct tally_frame f[8];
+	int n = tally_symbolize(s, addr, f, 8);
+	printf("0x%llx\n", (unsigned long long)addr);
+	for (int i = 0; i < n && i < 8; i++)
+		printf("%s\n%s:%u:%u\n", f[i].function ? f[i].function : "??",
+		       f[i].file ? f[i].file : "??", f[i].line, f[i].column);
+	tally_symbolizer_close(s);
+	return n > 0 ? 0 : 1;
+}
+C
+export PKG_CONFIG_PATH=$L/pkgconfig
+
+# symbolizes_like_llvm NAME BIN [ENV...]: BIN's output after its first line (the address)
+# is what llvm-symbolizer prints for that address, less the closing blank line.
+symbolizes_like_llvm() {
+	local name=$1 bin=$2 out
+	shift 2
+	if ! out=$(env "$@" "$bin" 2>&1); then
+		fail "$name" "$out"
+		return
+	fi
+	want=$(llvm-symbolizer --obj="$bin" "$(head -1 <<<"$out")")
+	[ "$(tail -n +2 <<<"$out")" = "$want" ] && grep -q '^main$' <<<"$out" && pass "$name" ||
+		fail "$name" "got: $out; llvm: $want"
+}
+
+# shellcheck disable=SC2046
+if cc -g -O0 -o "$TMP/self" "$TMP/self.c" $(pkg-config --cflags --libs tally) 2>"$TMP/cc.err"; then
+	needed=$(readelf -d "$TMP/self" | sed -n 's/.*Shared library: \[\(libtally[^]]*\)\]/\1/p')
+	[ "$needed" = libtally.so.0 ] &&
+		LD_LIBRARY_PATH=$L ldd "$TMP/self" | grep -q "libtally.so.0 => $L/libtally.so.0 " &&
+		pass pkg_config_program_needs_the_soname ||
+		fail pkg_config_program_needs_the_soname "needs '$needed'"
+	symbolizes_like_llvm pkg_config_program_symbolizes_its_main "$TMP/self" LD_LIBRARY_PATH="$L"
+else
+	fail pkg_config_program_symbolizes_its_main "$(head -5 "$TMP/cc.err")"
+fi
+
+# Static: libtally.a and what Requires.private and Libs.private name, nothing else.
+# shellcheck disable=SC2046
+if cc -g -O0 -o "$TMP/self-static" "$TMP/self.c" $(pkg-config --cflags tally) \
+	$(pkg-config --static --libs tally | sed 's/-ltally\b/-l:libtally.a/') 2>"$TMP/cc.err"; then
+	readelf -d "$TMP/self-static" | grep -q 'Shared library: \[libtally' &&
+		fail static_program_symbolizes_its_main "links libtally.so" ||
+		symbolizes_like_llvm static_program_symbolizes_its_main "$TMP/self-static"
+else
+	fail static_program_symbolizes_its_main "$(head -5 "$TMP/cc.err")"
+fi
+
+# DESTDIR: everything under the stage, the prefix the files name is the final one.
+S=$TMP/stage
+if out=$(inst install DESTDIR="$S" PREFIX=/usr); then
+	pc=$S/usr/lib/pkgconfig/tally.pc
+	[ -f "$S/usr/lib/libtally.so.$V" ] && [ -x "$S/usr/bin/tally" ] && grep -qx 'prefix=/usr' "$pc" &&
+		grep -qx 'libdir=/usr/lib' "$pc" && ! grep -q "$S" "$pc" && pass install_under_destdir ||
+		fail install_under_destdir "$(find "$S" | head -5) $(head -6 "$pc")"
+else
+	fail install_under_destdir "$out"
+fi
+
+out=$(inst uninstall PREFIX="$P")
+left=$(find "$P" ! -type d)
+[ -z "$left" ] && pass uninstall_removes_every_file ||
+	fail uninstall_removes_every_file "$out $left"
