@@ -230,8 +230,10 @@ printf 'PERFILE2\0\0\0\0' >"$TMP/perf.data"
 expect_error perf_data_is_recognised "tally: $TMP/perf.data: too small for a perf.data file" report "$TMP/perf.data"
 expect_error missing_file_is_an_error "tally: $TMP/nope: No such file or directory" report "$TMP/nope"
 expect_error focus_matching_nothing_is_an_error "tally: no samples left after filtering" report --focus zzz "$TMP/a.folded"
-"$TALLY" export -f xml "$TMP/a.folded" >/dev/null 2>&1
-[ $? = 2 ] && pass unknown_export_format_is_usage_error || fail unknown_export_format_is_usage_error
+err=$("$TALLY" export -f xml "$TMP/a.folded" 2>&1 >/dev/null); rc=$?
+[ $rc = 2 ] && [ "$err" = "tally: unknown format: xml (folded, pprof, speedscope)
+Run 'tally help export' for usage." ] && pass unknown_export_format_is_usage_error ||
+	fail unknown_export_format_is_usage_error "exit $rc: $err"
 expect_error unwritable_output_is_an_error "tally: $TMP/no/such/dir/x: No such file or directory" \
 	export -f folded "$TMP/a.folded" -o "$TMP/no/such/dir/x"
 err=$("$TALLY" export -f pprof "$TMP/a.folded" 2>&1 >&-); rc=$?
