@@ -68,3 +68,15 @@ err=$("$TALLY" symbolize --bogus 2>&1); rc=$?
 [ $rc -eq 2 ] && [ "$err" = "tally: unknown option: --bogus
 Run 'tally help symbolize' for usage." ] && pass symbolize_unknown_option_is_usage_error ||
 	fail symbolize_unknown_option_is_usage_error "exit $rc: $err"
+
+# tally record's options as perf spells them: -F99 and -F 99, --call-graph=fp, options
+# stopping at the command (its own options stay its own).
+"$TALLY" record -q -F99 -o "$TMP/r1.data" -- true && "$TALLY" record -q -F 99 -o "$TMP/r2.data" true &&
+	"$TALLY" record -q --call-graph=fp -o "$TMP/r3.data" ls -d / >/dev/null &&
+	pass record_option_spellings || fail record_option_spellings
+err=$("$TALLY" record -Z -- true 2>&1); rc=$?
+[ $rc -eq 2 ] && [[ "$err" == "tally: unknown option: -Z"* ]] && pass record_unknown_option_is_usage_error ||
+	fail record_unknown_option_is_usage_error "exit $rc: $err"
+err=$("$TALLY" record -F 2>&1); rc=$?
+[ $rc -eq 2 ] && [[ "$err" == "tally: -F needs a value"* ]] && pass record_option_without_value_is_usage_error ||
+	fail record_option_without_value_is_usage_error "exit $rc: $err"
