@@ -317,16 +317,17 @@ static int step(struct program *p, struct cur *in, struct dwarf_cfi_row *row)
 	const struct cie *cie = p->cie;
 	uint8_t op = cur_u8(in);
 	uint64_t reg, v;
-	uint8_t low = DW_CFA_operand(op);
 	switch (DW_CFA_primary(op)) {
 	case DW_CFA_advance_loc:
-		return advance(p, row, row->start + low * cie->code_align);
+		return advance(p, row, row->start + DW_CFA_operand(op) * cie->code_align);
 	case DW_CFA_offset:
-		set_rule(row, low, DWARF_RULE_OFFSET, scaled(cur_uleb(in), cie->data_align));
+		set_rule(row, DW_CFA_operand(op), DWARF_RULE_OFFSET,
+			 scaled(cur_uleb(in), cie->data_align));
 		return 0;
 	case DW_CFA_restore:
-		if (low < DWARF_CFI_NREGS)
-			row->regs[low] = p->initial->regs[low];
+		reg = DW_CFA_operand(op);
+		if (reg < DWARF_CFI_NREGS)
+			row->regs[reg] = p->initial->regs[reg];
 		return 0;
 	}
 	switch (op) {
