@@ -15,6 +15,7 @@
 
 #include "base/cursor.h"
 #include "base/err.h"
+#include "base/vec.h"
 #include "dwarf/dwarf_consts.h"
 #include "elf/elf.h"
 
@@ -40,8 +41,7 @@ struct dwarf_cfi {
 	const uint8_t *hdr_table;
 	size_t hdr_count;
 	bool indexed;
-	struct cfi_index_entry *index;
-	size_t nindex;
+	VEC(struct cfi_index_entry) index; /* every FDE's range, by start */
 };
 
 struct cie {
@@ -537,39 +537,30 @@ static int walk_fdes(struct dwarf_cfi *c, int sec,
 static int index_fde(struct dwarf_cfi *c, int sec, size_t off, uint64_t start, uint64_t end,
 		     void *arg)
 {
-	size_t *cap = arg;
+	(void)arg;
 	if (end <= start)
 		return 0;
-	if (c->nindex == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		void *n = realloc(c->index, ncap * sizeof(*c->index));
-		if (!n)
-			return err_set(-ENOMEM, "%s: out of memory", c->src.name);
-		c->index = n;
-		*cap = ncap;
-	}
-	c->index[c->nindex++] =
-		(struct cfi_index_entry){ .start = start, .end = end, .off = off, .sec = (uint8_t)sec };
+	struct cfi_index_entry *e = vec_push(&c->index);
+	if (!e)
+		return err_set(-ENOMEM, "%s: out of memory", c->src.name);
+	*e = (struct cfi_index_entry){ .start = start, .end = end, .off = off, .sec = (uint8_t)sec };
 	return 0;
 }
 
 static int build_index(struct dwarf_cfi *c)
 {
-	size_t cap = 0;
 	c->indexed = true;
 	int r = 0;
 	if (!c->hdr_table)
-		r = walk_fdes(c, SEC_EH, index_fde, &cap);
+		r = walk_fdes(c, SEC_EH, index_fde, NULL);
 	if (!r)
-		r = walk_fdes(c, SEC_DEBUG, index_fde, &cap);
+		r = walk_fdes(c, SEC_DEBUG, index_fde, NULL);
 	if (r) {
-		free(c->index);
-		c->index = NULL;
-		c->nindex = 0;
+		vec_free(&c->index);
 		return r;
 	}
-	if (c->nindex)
-		qsort(c->index, c->nindex, sizeof(*c->index), by_start);
+	if (c->index.n)
+		qsort(c->index.v, c->index.n, sizeof(*c->index.v), by_start);
 	return 0;
 }
 
@@ -620,7 +611,7 @@ void dwarf_cfi_close(struct dwarf_cfi *c)
 {
 	if (!c)
 		return;
-	free(c->index);
+	vec_free(&c->index);
 	free(c);
 }
 
@@ -653,10 +644,10 @@ static int index_lookup(struct dwarf_cfi *c, uint64_t pc, struct dwarf_cfi_row *
 		if (r)
 			return r;
 	}
-	size_t lo = UPPER_BOUND(c->index, c->nindex, .start, pc);
+	size_t lo = UPPER_BOUND(c->index.v, c->index.n, .start, pc);
 	/* Walk back over entries starting at or before pc: FDEs may nest or overlap. */
 	for (size_t i = lo; i > 0 && lo - i < 4; i--) {
-		const struct cfi_index_entry *e = &c->index[i - 1];
+		const struct cfi_index_entry *e = &c->index.v[i - 1];
 		if (pc < e->end)
 			return row_for_fde(c, e->sec, e->off, pc, row);
 	}
