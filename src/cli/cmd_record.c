@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "cli/cli.h"
 #include "record/record.h"
 #include "record/usdt.h"
@@ -94,17 +95,6 @@ static int parse_call_graph(const char *s, struct rec_opts *o)
 	return 0;
 }
 
-static int push_usdt(char ***v, size_t *n, const char *pattern)
-{
-	char **m = realloc(*v, (*n + 1) * sizeof(**v));
-	if (m)
-		*v = m;
-	if (!m || !(m[*n] = strdup(pattern)))
-		return cli_fail("out of memory");
-	(*n)++;
-	return 0;
-}
-
 /* -e usdt:...: every hit is a sample, so a sampling rate or event makes no sense. */
 static int record_usdt(const struct rec_opts *o, char **patterns, size_t n)
 {
@@ -133,8 +123,7 @@ static int record_usdt(const struct rec_opts *o, char **patterns, size_t n)
 /* What the command line asks for; usdt holds the -e usdt: patterns (owned). */
 struct record_args {
 	struct rec_opts o;
-	char **usdt;
-	size_t nusdt;
+	VEC(char *) usdt;
 };
 
 static int event_option(struct record_args *r, const char *v)
@@ -144,8 +133,8 @@ static int event_option(struct record_args *r, const char *v)
 		r->o.event = v;
 	else if (!pat[0] || pat[0] == ':')
 		return cli_usage(&cli_cmd_record, "-e %s: expected usdt:PROVIDER[:NAME]", v);
-	else if (push_usdt(&r->usdt, &r->nusdt, pat))
-		return CLI_FAIL;
+	else if (!vec_reserve(&r->usdt, 1) || !(r->usdt.v[r->usdt.n++] = strdup(pat)))
+		return cli_fail("out of memory");
 	return 0;
 }
 
@@ -229,10 +218,10 @@ static int run_record(int argc, char **argv)
 	if (!rc)
 		rc = check_args(&r.o);
 	if (!rc)
-		rc = r.nusdt ? record_usdt(&r.o, r.usdt, r.nusdt) : record(&r.o);
+		rc = r.usdt.n ? record_usdt(&r.o, r.usdt.v, r.usdt.n) : record(&r.o);
 	free(r.o.pids);
-	for (size_t k = 0; k < r.nusdt; k++)
-		free(r.usdt[k]);
-	free(r.usdt);
+	for (size_t k = 0; k < r.usdt.n; k++)
+		free(r.usdt.v[k]);
+	vec_free(&r.usdt);
 	return rc;
 }
