@@ -330,17 +330,24 @@ static void on_exit_task(pid_t tid, void *ctx)
 		r->task_done(r->ctx, tid);
 }
 
+/* The semaphores the kernel cannot raise (no ref_ctr_offset support), once the target's
+ * objects are mapped. */
+static void raise_by_hand(struct session *s)
+{
+	if (!s->any_by_hand)
+		return;
+	note(s, "%s", "this kernel cannot raise USDT semaphores for uprobes "
+		      "(no ref_ctr_offset): raising them through /proc/PID/mem instead");
+	semaphores_by_hand(s, 1);
+}
+
 static void on_exec(pid_t tid, void *ctx)
 {
 	struct session *s = ctx;
 	if (tid != s->pid || s->exec_seen)
 		return;
 	s->exec_seen = true;
-	if (s->any_by_hand) {
-		note(s, "%s", "this kernel cannot raise USDT semaphores for uprobes "
-			      "(no ref_ctr_offset): raising them through /proc/PID/mem instead");
-		semaphores_by_hand(s, 1);
-	}
+	raise_by_hand(s);
 }
 
 /* Every thread of a running process, until a pass over /proc/PID/task finds no new one
@@ -580,11 +587,7 @@ static int attach_process(struct session *s)
 		usdt_follow_detach(&s->follow);
 		return e;
 	}
-	if (s->any_by_hand) {
-		note(s, "%s", "this kernel cannot raise USDT semaphores for uprobes "
-			      "(no ref_ctr_offset): raising them through /proc/PID/mem instead");
-		semaphores_by_hand(s, 1);
-	}
+	raise_by_hand(s);
 	if (o->log)
 		fprintf(o->log, "tally: %s %zu probe site%s in process %d%s\n",
 			o->recorder ? "recording" : "counting", s->sites.n,
