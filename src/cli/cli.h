@@ -18,6 +18,9 @@ struct cli_cmd {
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "tally: MESSAGE" and a pointer to the help, returns CLI_USAGE. */
 int cli_usage(const struct cli_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The usage error for getopt_long's answer c after argv's options: '?' is "unknown option:
+ * X", ':' (shortopts starting with ':') "X needs a value". Needs opterr = 0. */
+int cli_bad_option(const struct cli_cmd *cmd, int c, char **argv);
 /* Prints the error recorded through base/err.h and returns CLI_FAIL. */
 int cli_fail_err(void);
 /* True when argv holds -h or --help before any "--": the command then prints its help. */

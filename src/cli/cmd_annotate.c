@@ -8,20 +8,20 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/err.h"
 #include "cli/cli.h"
-#include "cli/profile_input.h"
+#include "cli/profile_cmd.h"
 #include "profile/profile.h"
 #include "report/annotate.h"
 
 static const char help[] =
-	"usage: tally annotate [options] FILE\n"
+	"usage: tally annotate [options] [FILE]\n"
 	"\n"
 	"Shows where in one function the cost landed: its machine code, disassembled (x86-64,\n"
 	"i386, aarch64), each instruction with its share of the function's weight, source lines\n"
 	"interleaved where the debug information knows them, the hottest instructions\n"
-	"highlighted. FILE is a profile (pprof, folded stacks or perf.data; '-' for stdin) whose\n"
-	"frames carry addresses; the module's file must be readable (or given with --binary).\n"
+	"highlighted. FILE is a profile (pprof, folded stacks or perf.data; '-' for stdin;\n"
+	"default perf.data) whose frames carry addresses; the module's file must be readable\n"
+	"(or given with --binary).\n"
 	"sBPF programs are listed by address and source line until tally has an sBPF\n"
 	"disassembler.\n"
 	"\n"
@@ -43,20 +43,37 @@ static const char help[] =
 	"                      pointers only); a function that is only ever a caller is in\n"
 	"                      the profile, and --function finds it, only when stacks reach it\n";
 
-enum { OPT_FUNCTION = 256, OPT_HTML, OPT_BINARY, OPT_DEBUG_DIR, OPT_METRIC, OPT_COLOR,
-       OPT_UNWIND };
+enum { OPT_FUNCTION = 256, OPT_HTML, OPT_BINARY, OPT_DEBUG_DIR, OPT_COLOR };
 
 static const struct option options[] = {
 	{ "function", required_argument, NULL, OPT_FUNCTION },
 	{ "html", no_argument, NULL, OPT_HTML },
-	{ "output", required_argument, NULL, 'o' },
 	{ "binary", required_argument, NULL, OPT_BINARY },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
-	{ "metric", required_argument, NULL, OPT_METRIC },
 	{ "color", required_argument, NULL, OPT_COLOR },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ NULL, 0, NULL, 0 },
 };
+
+struct annotate_args {
+	struct rep_annot_opts o;
+	const char *when; /* --color */
+};
+
+static int option(int c, const char *arg, void *ctx)
+{
+	struct annotate_args *a = ctx;
+	switch (c) {
+	case OPT_FUNCTION: a->o.function = arg; return 0;
+	case OPT_HTML: a->o.html = true; return 0;
+	case OPT_BINARY: a->o.binary = arg; return 0;
+	case OPT_DEBUG_DIR: a->o.debug_dir = arg; return 0;
+	default: /* OPT_COLOR */
+		if (strcmp(arg, "auto") && strcmp(arg, "always") && strcmp(arg, "never"))
+			return cli_usage(&cli_cmd_annotate, "--color: auto, always or never, not %s", arg);
+		a->when = arg;
+		return 0;
+	}
+}
 
 static bool colour_wanted(const char *when, const char *output)
 {
@@ -68,56 +85,26 @@ static bool colour_wanted(const char *when, const char *output)
 	return isatty(fileno(stdout)) && !getenv("NO_COLOR") && !(term && !strcmp(term, "dumb"));
 }
 
-struct annotate_job {
-	struct prof *p;
-	const struct rep_annot_opts *o;
-};
-
-static int write_annotation(FILE *f, void *ctx)
+static int write_annotation(FILE *f, const struct prof *p, int metric, void *ctx)
 {
-	struct annotate_job *job = ctx;
-	return rep_annotate(f, job->p, job->o) ? -EINVAL : 0;
+	struct rep_annot_opts o = *(const struct rep_annot_opts *)ctx;
+	o.metric = metric;
+	return rep_annotate(f, p, &o) ? -EINVAL : 0;
 }
 
 static int run(int argc, char **argv)
 {
-	struct rep_annot_opts o = { .metric = -1 };
-	const char *output = NULL, *metric = NULL, *when = "auto";
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:", options, NULL)) != -1) {
-		switch (c) {
-		case 'o': output = optarg; break;
-		case OPT_FUNCTION: o.function = optarg; break;
-		case OPT_HTML: o.html = true; break;
-		case OPT_BINARY: o.binary = optarg; break;
-		case OPT_DEBUG_DIR: o.debug_dir = optarg; break;
-		case OPT_METRIC: metric = optarg; break;
-		case OPT_UNWIND:
-			if (cli_unwind_option(&cli_cmd_annotate, optarg))
-				return CLI_USAGE;
-			break;
-		case OPT_COLOR:
-			if (strcmp(optarg, "auto") && strcmp(optarg, "always") && strcmp(optarg, "never"))
-				return cli_usage(&cli_cmd_annotate, "--color: auto, always or never, not %s", optarg);
-			when = optarg;
-			break;
-		default:
-			return cli_usage(&cli_cmd_annotate, "unknown option: %s", argv[optind - 1]);
-		}
-	}
-	if (optind != argc - 1)
-		return cli_usage(&cli_cmd_annotate, "expected one profile file");
-	const char *path = argv[optind];
-	struct prof *p;
-	if (cli_load_profile(path, NULL, metric, &p, &o.metric))
-		return cli_fail_err();
-	struct annotate_job job = { p, &o };
-	o.color = !o.html && colour_wanted(when, output);
-	int rc = cli_write_output(output, path, write_annotation, &job) ? cli_fail_err() : CLI_OK;
-	prof_free(p);
-	return rc;
+	struct annotate_args aa = { .o = { .metric = -1 }, .when = "auto" };
+	const struct cli_profile_cmd pc = {
+		.cmd = &cli_cmd_annotate, .shortopts = "", .options = options,
+		.option = option, .ctx = &aa,
+	};
+	struct cli_profile_args a;
+	int rc = cli_profile_args(&pc, argc, argv, &a);
+	if (rc)
+		return rc;
+	aa.o.color = !aa.o.html && colour_wanted(aa.when, a.output);
+	return cli_profile_write(&a, write_annotation, &aa.o);
 }
 
 const struct cli_cmd cli_cmd_annotate = {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
-#include "cli/profile_input.h"
+#include "cli/profile_cmd.h"
 #include "profile/profile.h"
 #include "report/flamegraph.h"
 #include "report/report.h"
@@ -33,84 +33,87 @@ static const char help[] =
 	"                         frame pointers as fallback; the default), cfi or fp (frame\n"
 	"                         pointers only)\n";
 
-enum { OPT_METRIC = 256, OPT_TOP, OPT_FLAME, OPT_NORMALIZE, OPT_UNWIND };
+enum { OPT_TOP = 256, OPT_FLAME, OPT_NORMALIZE };
 
 static const struct option options[] = {
-	{ "metric", required_argument, NULL, OPT_METRIC },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "flamegraph", required_argument, NULL, OPT_FLAME },
 	{ "normalize", no_argument, NULL, OPT_NORMALIZE },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
-	{ "output", required_argument, NULL, 'o' },
 	{ NULL, 0, NULL, 0 },
 };
 
-static int flamegraph(const struct prof *a, const struct prof *b, const struct rep_diff_opts *d,
-		      const char *out, bool normalize)
+struct diff_args {
+	struct rep_diff_opts o;
+	const char *svg; /* --flamegraph */
+	bool normalize;
+};
+
+static int option(int c, const char *arg, void *ctx)
 {
+	struct diff_args *d = ctx;
+	char *end;
+	switch (c) {
+	case OPT_FLAME: d->svg = arg; return 0;
+	case OPT_NORMALIZE: d->normalize = true; return 0;
+	default: /* OPT_TOP */
+		d->o.top = (unsigned)strtoul(arg, &end, 10);
+		if (*end || !*arg || !d->o.top)
+			return cli_usage(&cli_cmd_diff, "--top: not a row count: %s", arg);
+		return 0;
+	}
+}
+
+/* The profiles a diff writes from, for cli_write_output's one context. */
+struct diff_job {
+	const struct prof *a, *b;
+	const struct diff_args *d;
+};
+
+static int write_table(FILE *f, void *ctx)
+{
+	const struct diff_job *job = ctx;
+	return rep_diff(f, job->a, job->b, &job->d->o);
+}
+
+static int write_flamegraph(FILE *f, void *ctx)
+{
+	const struct diff_job *job = ctx;
+	const struct rep_diff_opts *o = &job->d->o;
 	struct prof *model;
-	int rc = prof_diff(a, d->metric_before, b, d->metric_after, &model);
+	int rc = prof_diff(job->a, o->metric_before, job->b, o->metric_after, &model);
 	if (rc)
 		return rc;
-	FILE *f = cli_open_output(out);
-	if (!f) {
-		prof_free(model);
-		return -1;
-	}
-	struct rep_flame_opts o;
-	rep_flame_opts_init(&o);
-	o.normalize = normalize;
-	rc = rep_flamegraph_diff(f, model, &o);
-	int crc = cli_close_output(f, out);
+	struct rep_flame_opts fo;
+	rep_flame_opts_init(&fo);
+	fo.normalize = job->d->normalize;
+	rc = rep_flamegraph_diff(f, model, &fo);
 	prof_free(model);
-	return rc ? rc : crc;
+	return rc;
 }
 
 static int run(int argc, char **argv)
 {
-	struct rep_diff_opts o = { -1, -1, 0 };
-	const char *output = NULL, *metric = NULL, *svg = NULL;
-	bool normalize = false;
-	char *end;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:", options, NULL)) != -1) {
-		switch (c) {
-		case 'o': output = optarg; break;
-		case OPT_METRIC: metric = optarg; break;
-		case OPT_FLAME: svg = optarg; break;
-		case OPT_NORMALIZE: normalize = true; break;
-		case OPT_UNWIND:
-			if (cli_unwind_option(&cli_cmd_diff, optarg))
-				return CLI_USAGE;
-			break;
-		case OPT_TOP:
-			o.top = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !*optarg || !o.top)
-				return cli_usage(&cli_cmd_diff, "--top: not a row count: %s", optarg);
-			break;
-		default:
-			return cli_usage(&cli_cmd_diff, "bad option: %s", argv[optind - 1]);
-		}
-	}
-	if (optind != argc - 2)
-		return cli_usage(&cli_cmd_diff, "expected two profiles: BEFORE AFTER");
+	struct diff_args d = { .o = { -1, -1, 0 } };
+	const struct cli_profile_cmd pc = {
+		.cmd = &cli_cmd_diff, .shortopts = "", .options = options,
+		.option = option, .ctx = &d, .two = true,
+	};
+	struct cli_profile_args args;
+	int rc = cli_profile_args(&pc, argc, argv, &args);
+	if (rc)
+		return rc;
 	struct prof *a = NULL, *b = NULL;
-	int rc = cli_load_profile(argv[optind], NULL, metric, &a, &o.metric_before);
+	rc = cli_load_profile(args.paths[0], NULL, args.metric, &a, &d.o.metric_before);
 	if (!rc)
-		rc = cli_load_profile(argv[optind + 1], NULL, metric, &b, &o.metric_after);
-	FILE *f = rc ? NULL : cli_open_output(output);
-	if (f) {
-		rc = rep_diff(f, a, b, &o);
-		int crc = cli_close_output(f, output);
-		rc = rc ? rc : crc;
-		if (!rc && svg)
-			rc = flamegraph(a, b, &o, svg, normalize);
-	}
+		rc = cli_load_profile(args.paths[1], NULL, args.metric, &b, &d.o.metric_after);
+	struct diff_job job = { a, b, &d };
+	if (!rc)
+		rc = cli_write_output(args.output, args.paths[1], write_table, &job);
+	if (!rc && d.svg)
+		rc = cli_write_output(d.svg, args.paths[1], write_flamegraph, &job);
 	prof_free(a);
 	prof_free(b);
-	return f && !rc ? CLI_OK : cli_fail_err();
+	return rc ? cli_fail_err() : CLI_OK;
 }
 
 const struct cli_cmd cli_cmd_diff = {

@@ -6,17 +6,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/err.h"
 #include "cli/cli.h"
-#include "cli/profile_input.h"
+#include "cli/profile_cmd.h"
 #include "profile/profile.h"
 #include "report/report.h"
 
 static const char help[] =
-	"usage: tally export -f FORMAT [options] FILE\n"
+	"usage: tally export -f FORMAT [options] [FILE]\n"
 	"\n"
 	"Writes the profile in FILE (pprof, folded stacks or perf.data; detected from the\n"
-	"content, '-' for stdin) in another format. The same input gives the same bytes.\n"
+	"content, '-' for stdin; default perf.data) in another format. The same input gives the same bytes.\n"
 	"\n"
 	"formats:\n"
 	"  folded      'root;caller;leaf COUNT' lines (FlameGraph's format), one metric\n"
@@ -38,81 +37,60 @@ static const char help[] =
 	"                       frame pointers as fallback; the default), cfi or fp (frame\n"
 	"                       pointers only)\n";
 
-enum { OPT_KINDS = 256, OPT_METRIC, OPT_FOCUS, OPT_HIDE, OPT_FOLD, OPT_UNWIND };
+enum { OPT_KINDS = 256 };
 
 static const struct option options[] = {
 	{ "format", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
 	{ "kinds", no_argument, NULL, OPT_KINDS },
-	{ "metric", required_argument, NULL, OPT_METRIC },
-	{ "focus", required_argument, NULL, OPT_FOCUS },
-	{ "hide", required_argument, NULL, OPT_HIDE },
-	{ "fold-recursion", no_argument, NULL, OPT_FOLD },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ NULL, 0, NULL, 0 },
 };
 
-static int write_format(FILE *f, const char *format, const struct prof *p, int metric,
-			bool kinds, const char *path)
+struct export_args {
+	const char *format, *path;
+	bool kinds;
+};
+
+static int option(int c, const char *arg, void *ctx)
 {
-	if (!strcmp(format, "pprof"))
+	struct export_args *e = ctx;
+	if (c == OPT_KINDS)
+		e->kinds = true;
+	else /* -f */
+		e->format = arg;
+	return 0;
+}
+
+static int write_format(FILE *f, const struct prof *p, int metric, void *ctx)
+{
+	const struct export_args *e = ctx;
+	if (!strcmp(e->format, "pprof"))
 		return rep_pprof(f, p);
-	if (!strcmp(format, "speedscope")) {
-		const char *base = strrchr(path, '/');
-		return rep_speedscope(f, p, base ? base + 1 : path);
+	if (!strcmp(e->format, "speedscope")) {
+		const char *base = strrchr(e->path, '/');
+		return rep_speedscope(f, p, base ? base + 1 : e->path);
 	}
-	struct rep_folded_opts o = { metric, kinds };
+	struct rep_folded_opts o = { metric, e->kinds };
 	return rep_folded(f, p, &o);
 }
 
 static int run(int argc, char **argv)
 {
-	const char *output = NULL, *format = NULL, *metric = NULL;
-	struct cli_filters filters = { 0 };
-	bool kinds = false;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f:o:", options, NULL)) != -1) {
-		switch (c) {
-		case 'f': format = optarg; break;
-		case 'o': output = optarg; break;
-		case OPT_KINDS: kinds = true; break;
-		case OPT_METRIC: metric = optarg; break;
-		case OPT_FOCUS: filters.focus = optarg; break;
-		case OPT_HIDE: filters.hide = optarg; break;
-		case OPT_FOLD: filters.fold = true; break;
-		case OPT_UNWIND:
-			if (cli_unwind_option(&cli_cmd_export, optarg))
-				return CLI_USAGE;
-			break;
-		default:
-			return cli_usage(&cli_cmd_export, "bad option: %s", argv[optind - 1]);
-		}
-	}
-	if (!format)
+	struct export_args e = { 0 };
+	const struct cli_profile_cmd pc = {
+		.cmd = &cli_cmd_export, .shortopts = "f:", .options = options,
+		.option = option, .ctx = &e, .filters = true,
+	};
+	struct cli_profile_args a;
+	int rc = cli_profile_args(&pc, argc, argv, &a);
+	if (rc)
+		return rc;
+	if (!e.format)
 		return cli_usage(&cli_cmd_export, "-f FORMAT is required (folded, pprof, speedscope)");
-	if (strcmp(format, "folded") && strcmp(format, "pprof") && strcmp(format, "speedscope"))
+	if (strcmp(e.format, "folded") && strcmp(e.format, "pprof") && strcmp(e.format, "speedscope"))
 		return cli_usage(&cli_cmd_export, "unknown format: %s (folded, pprof, speedscope)",
-				 format);
-	if (optind != argc - 1)
-		return cli_usage(&cli_cmd_export, "expected one profile FILE");
-	const char *path = argv[optind];
-	struct prof *p;
-	int m;
-	if (cli_load_profile(path, &filters, metric, &p, &m))
-		return cli_fail_err();
-	int rc = 0;
-	FILE *f = cli_open_output(output);
-	if (f) {
-		rc = write_format(f, format, p, m, kinds, path);
-		if (rc)
-			err_prefix(rc, "%s", output ? output : "stdout");
-		int crc = cli_close_output(f, output);
-		rc = rc ? rc : crc;
-	}
-	prof_free(p);
-	return f && !rc ? CLI_OK : cli_fail_err();
+				 e.format);
+	e.path = a.paths[0];
+	return cli_profile_write(&a, write_format, &e);
 }
 
 const struct cli_cmd cli_cmd_export = {

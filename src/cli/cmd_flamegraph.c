@@ -9,19 +9,19 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/profile_input.h"
-#include "base/err.h"
+#include "cli/profile_cmd.h"
 #include "profile/profile.h"
 #include "report/flamegraph.h"
 
 static const char help[] =
-	"usage: tally flamegraph [options] FILE\n"
+	"usage: tally flamegraph [options] [FILE]\n"
 	"\n"
 	"Draws the profile in FILE (pprof, folded stacks or perf.data; detected from the\n"
-	"content, '-' for stdin) as one self-contained SVG flame graph. Open it in a browser:\n"
-	"hover a frame for its name, weight and share; click to zoom into it (click an ancestor\n"
-	"or 'Reset Zoom' to go back); 'Search' (or Ctrl-F, '/') highlights the functions whose\n"
-	"name matches a regular expression and shows the share they cover; Escape resets.\n"
+	"content, '-' for stdin; default perf.data) as one self-contained SVG flame graph.\n"
+	"Open it in a browser: hover a frame for its name, weight and share; click to zoom\n"
+	"into it (click an ancestor or 'Reset Zoom' to go back); 'Search' (or Ctrl-F, '/')\n"
+	"highlights the functions whose name matches a regular expression and shows the share\n"
+	"they cover; Escape resets.\n"
 	"Inlined frames have a dashed border; colours depend only on the function's name.\n"
 	"\n"
 	"options:\n"
@@ -38,18 +38,14 @@ static const char help[] =
 	"                        frame pointers as fallback; the default), cfi or fp (frame\n"
 	"                        pointers only)\n";
 
-enum { OPT_TITLE = 256, OPT_SUBTITLE, OPT_INVERTED, OPT_MINWIDTH, OPT_WIDTH, OPT_METRIC,
-       OPT_UNWIND };
+enum { OPT_TITLE = 256, OPT_SUBTITLE, OPT_INVERTED, OPT_MINWIDTH, OPT_WIDTH };
 
 static const struct option options[] = {
-	{ "output", required_argument, NULL, 'o' },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "subtitle", required_argument, NULL, OPT_SUBTITLE },
 	{ "inverted", no_argument, NULL, OPT_INVERTED },
 	{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
 	{ "width", required_argument, NULL, OPT_WIDTH },
-	{ "metric", required_argument, NULL, OPT_METRIC },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -63,60 +59,44 @@ static int parse_number(const char *s, double min, double max, double *out)
 	return 0;
 }
 
-struct flame_job {
-	struct prof *p;
-	const struct rep_flame_opts *o;
-};
-
-static int write_flamegraph(FILE *f, void *ctx)
+static int option(int c, const char *arg, void *ctx)
 {
-	struct flame_job *job = ctx;
-	return rep_flamegraph(f, job->p, job->o) ? -EINVAL : 0;
+	struct rep_flame_opts *o = ctx;
+	double v;
+	switch (c) {
+	case OPT_TITLE: o->title = arg; return 0;
+	case OPT_SUBTITLE: o->subtitle = arg; return 0;
+	case OPT_INVERTED: o->inverted = true; return 0;
+	case OPT_MINWIDTH:
+		if (parse_number(arg, 0, 1e6, &o->minwidth))
+			return cli_usage(&cli_cmd_flamegraph, "--minwidth: not a width: %s", arg);
+		return 0;
+	default: /* OPT_WIDTH */
+		if (parse_number(arg, 200, 100000, &v))
+			return cli_usage(&cli_cmd_flamegraph, "--width: not in 200..100000: %s", arg);
+		o->width = (unsigned)v;
+		return 0;
+	}
+}
+
+static int write_flamegraph(FILE *f, const struct prof *p, int metric, void *ctx)
+{
+	struct rep_flame_opts o = *(const struct rep_flame_opts *)ctx;
+	o.metric = metric;
+	return rep_flamegraph(f, p, &o) ? -EINVAL : 0;
 }
 
 static int run(int argc, char **argv)
 {
 	struct rep_flame_opts o;
 	rep_flame_opts_init(&o);
-	const char *output = NULL, *metric = NULL;
-	double v;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:", options, NULL)) != -1) {
-		switch (c) {
-		case 'o': output = optarg; break;
-		case OPT_TITLE: o.title = optarg; break;
-		case OPT_SUBTITLE: o.subtitle = optarg; break;
-		case OPT_INVERTED: o.inverted = true; break;
-		case OPT_METRIC: metric = optarg; break;
-		case OPT_UNWIND:
-			if (cli_unwind_option(&cli_cmd_flamegraph, optarg))
-				return CLI_USAGE;
-			break;
-		case OPT_MINWIDTH:
-			if (parse_number(optarg, 0, 1e6, &o.minwidth))
-				return cli_usage(&cli_cmd_flamegraph, "--minwidth: not a width: %s", optarg);
-			break;
-		case OPT_WIDTH:
-			if (parse_number(optarg, 200, 100000, &v))
-				return cli_usage(&cli_cmd_flamegraph, "--width: not in 200..100000: %s", optarg);
-			o.width = (unsigned)v;
-			break;
-		default:
-			return cli_usage(&cli_cmd_flamegraph, "unknown option: %s", argv[optind - 1]);
-		}
-	}
-	if (optind != argc - 1)
-		return cli_usage(&cli_cmd_flamegraph, "expected one profile file");
-	const char *path = argv[optind];
-	struct prof *p;
-	if (cli_load_profile(path, NULL, metric, &p, &o.metric))
-		return cli_fail_err();
-	struct flame_job job = { p, &o };
-	int rc = cli_write_output(output, path, write_flamegraph, &job) ? cli_fail_err() : CLI_OK;
-	prof_free(p);
-	return rc;
+	const struct cli_profile_cmd pc = {
+		.cmd = &cli_cmd_flamegraph, .shortopts = "", .options = options,
+		.option = option, .ctx = &o,
+	};
+	struct cli_profile_args a;
+	int rc = cli_profile_args(&pc, argc, argv, &a);
+	return rc ? rc : cli_profile_write(&a, write_flamegraph, &o);
 }
 
 const struct cli_cmd cli_cmd_flamegraph = {

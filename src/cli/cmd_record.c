@@ -2,10 +2,12 @@
  * tally record: sample a command or running processes into perf.data.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "cli/cli.h"
 #include "record/record.h"
 #include "record/usdt.h"
@@ -93,17 +95,6 @@ static int parse_call_graph(const char *s, struct rec_opts *o)
 	return 0;
 }
 
-static int push_usdt(char ***v, size_t *n, const char *pattern)
-{
-	char **m = realloc(*v, (*n + 1) * sizeof(**v));
-	if (m)
-		*v = m;
-	if (!m || !(m[*n] = strdup(pattern)))
-		return cli_fail("out of memory");
-	(*n)++;
-	return 0;
-}
-
 /* -e usdt:...: every hit is a sample, so a sampling rate or event makes no sense. */
 static int record_usdt(const struct rec_opts *o, char **patterns, size_t n)
 {
@@ -129,104 +120,108 @@ static int record_usdt(const struct rec_opts *o, char **patterns, size_t n)
 	return o->argv ? res.exit_status : CLI_OK;
 }
 
-static int run_record(int argc, char **argv)
+/* What the command line asks for; usdt holds the -e usdt: patterns (owned). */
+struct record_args {
+	struct rec_opts o;
+	VEC(char *) usdt;
+};
+
+static int event_option(struct record_args *r, const char *v)
+{
+	char pat[512];
+	if (!rec_usdt_pattern(v, pat, sizeof(pat)))
+		r->o.event = v;
+	else if (!pat[0] || pat[0] == ':')
+		return cli_usage(&cli_cmd_record, "-e %s: expected usdt:PROVIDER[:NAME]", v);
+	else if (!vec_reserve(&r->usdt, 1) || !(r->usdt.v[r->usdt.n++] = strdup(pat)))
+		return cli_fail("out of memory");
+	return 0;
+}
+
+enum { OPT_CALL_GRAPH = 256 };
+
+/* Option c with value v: 0, or the exit status after the message. */
+static int option(struct record_args *r, int c, const char *v, char **argv)
 {
 	const struct cli_cmd *cmd = &cli_cmd_record;
-	struct rec_opts o = { .output = "perf.data" };
-	char **usdt = NULL;
-	size_t nusdt = 0;
-	int rc = CLI_USAGE;
-	int i;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (!strcmp(a, "-q")) {
-			o.quiet = true;
-			continue;
-		}
-		if (a[0] != '-')
-			break;
-		if (!v) {
-			cli_usage(cmd, "%s needs a value", a);
-			goto out;
-		}
-		i++;
-		if (!strcmp(a, "-F")) {
-			if (parse_u64(v, &o.freq)) {
-				cli_usage(cmd, "-F: not a frequency: %s", v);
-				goto out;
-			}
-		} else if (!strcmp(a, "-c")) {
-			if (parse_u64(v, &o.period)) {
-				cli_usage(cmd, "-c: not a period: %s", v);
-				goto out;
-			}
-		} else if (!strcmp(a, "-e")) {
-			char pat[512];
-			if (!rec_usdt_pattern(v, pat, sizeof(pat)))
-				o.event = v;
-			else if (!pat[0] || pat[0] == ':') {
-				cli_usage(cmd, "-e %s: expected usdt:PROVIDER[:NAME]", v);
-				goto out;
-			} else if (push_usdt(&usdt, &nusdt, pat)) {
-				rc = CLI_FAIL;
-				goto out;
-			}
-		} else if (!strcmp(a, "-o")) {
-			o.output = v;
-		} else if (!strcmp(a, "-p")) {
-			if (parse_pids(v, &o)) {
-				cli_usage(cmd, "-p: not a list of process ids: %s", v);
-				goto out;
-			}
-		} else if (!strcmp(a, "--call-graph")) {
-			if (parse_call_graph(v, &o)) {
-				cli_usage(cmd, "--call-graph: expected dwarf, dwarf,SIZE (a multiple "
-					       "of 8 up to 65528) or fp: %s", v);
-				goto out;
-			}
-		} else {
-			cli_usage(cmd, "unknown option %s", a);
-			goto out;
-		}
+	switch (c) {
+	case 'q': r->o.quiet = true; return 0;
+	case 'o': r->o.output = v; return 0;
+	case 'e': return event_option(r, v);
+	case 'F':
+		return parse_u64(v, &r->o.freq) ? cli_usage(cmd, "-F: not a frequency: %s", v) : 0;
+	case 'c':
+		return parse_u64(v, &r->o.period) ? cli_usage(cmd, "-c: not a period: %s", v) : 0;
+	case 'p':
+		return parse_pids(v, &r->o) ? cli_usage(cmd, "-p: not a list of process ids: %s", v) : 0;
+	case OPT_CALL_GRAPH:
+		if (parse_call_graph(v, &r->o))
+			return cli_usage(cmd, "--call-graph: expected dwarf, dwarf,SIZE (a multiple "
+					      "of 8 up to 65528) or fp: %s", v);
+		return 0;
+	default:
+		return cli_bad_option(cmd, c, argv);
 	}
-	if (i < argc)
-		o.argv = argv + i;
-	if (!o.argv == !o.npids) {
-		cli_usage(cmd, o.argv ? "give either -p or a command, not both"
-				      : "nothing to record: give -p PID or -- CMD");
-		goto out;
+}
+
+/* Options stop at the command ('+'), with or without "--" before it. */
+static int parse_args(int argc, char **argv, struct record_args *r)
+{
+	static const struct option longopts[] = {
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ NULL, 0, NULL, 0 },
+	};
+	optind = 1;
+	opterr = 0;
+	for (int c; (c = getopt_long(argc, argv, "+:F:c:e:o:p:q", longopts, NULL)) != -1;) {
+		int rc = option(r, c, optarg, argv);
+		if (rc)
+			return rc;
 	}
-	if (!strcmp(o.output, "-")) {
-		cli_usage(cmd, "-o -: perf.data is written with a seek back to its header, not to a pipe");
-		goto out;
-	}
-	if (o.freq && o.period) {
-		cli_usage(cmd, "give either -F or -c, not both");
-		goto out;
-	}
-	if (nusdt) {
-		rc = record_usdt(&o, usdt, nusdt);
-		goto out;
-	}
+	if (optind < argc)
+		r->o.argv = argv + optind;
+	return 0;
+}
+
+/* The combinations no single option can refuse. */
+static int check_args(const struct rec_opts *o)
+{
+	const struct cli_cmd *cmd = &cli_cmd_record;
+	if (!o->argv == !o->npids)
+		return cli_usage(cmd, o->argv ? "give either -p or a command, not both"
+					     : "nothing to record: give -p PID or -- CMD");
+	if (!strcmp(o->output, "-"))
+		return cli_usage(cmd, "-o -: perf.data is written with a seek back to its header, "
+				      "not to a pipe");
+	if (o->freq && o->period)
+		return cli_usage(cmd, "give either -F or -c, not both");
+	return 0;
+}
+
+static int record(const struct rec_opts *o)
+{
 	struct rec_result res;
-	if (rec_run(&o, &res)) {
-		rc = cli_fail_err();
-		goto out;
-	}
-	if (!o.quiet)
+	if (rec_run(o, &res))
+		return cli_fail_err();
+	if (!o->quiet)
 		fprintf(stderr, "tally record: %llu samples, %llu lost, %llu throttled, %.1f MiB "
 				"written to %s\n",
 			(unsigned long long)res.samples, (unsigned long long)res.lost,
-			(unsigned long long)res.throttled, res.bytes / 1048576.0, o.output);
-	rc = o.argv ? res.exit_status : CLI_OK;
-out:
-	free(o.pids);
-	for (size_t k = 0; k < nusdt; k++)
-		free(usdt[k]);
-	free(usdt);
+			(unsigned long long)res.throttled, res.bytes / 1048576.0, o->output);
+	return o->argv ? res.exit_status : CLI_OK;
+}
+
+static int run_record(int argc, char **argv)
+{
+	struct record_args r = { .o = { .output = "perf.data" } };
+	int rc = parse_args(argc, argv, &r);
+	if (!rc)
+		rc = check_args(&r.o);
+	if (!rc)
+		rc = r.usdt.n ? record_usdt(&r.o, r.usdt.v, r.usdt.n) : record(&r.o);
+	free(r.o.pids);
+	for (size_t k = 0; k < r.usdt.n; k++)
+		free(r.usdt.v[k]);
+	vec_free(&r.usdt);
 	return rc;
 }

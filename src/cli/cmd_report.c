@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/profile_input.h"
+#include "cli/profile_cmd.h"
 #include "profile/profile.h"
 #include "replay/replay.h"
 #include "report/report.h"
@@ -42,74 +42,52 @@ static const char help[] =
 	"                       pointers only)\n"
 	"  -o, --output FILE    write there instead of stdout\n";
 
-enum { OPT_TOP = 256, OPT_TREE, OPT_THRESHOLD, OPT_METRIC, OPT_FOCUS, OPT_HIDE, OPT_FOLD,
-       OPT_UNWIND };
+enum { OPT_TOP = 256, OPT_TREE, OPT_THRESHOLD };
 
 static const struct option options[] = {
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-	{ "metric", required_argument, NULL, OPT_METRIC },
-	{ "focus", required_argument, NULL, OPT_FOCUS },
-	{ "hide", required_argument, NULL, OPT_HIDE },
-	{ "fold-recursion", no_argument, NULL, OPT_FOLD },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
-	{ "output", required_argument, NULL, 'o' },
 	{ NULL, 0, NULL, 0 },
 };
+
+static int option(int c, const char *arg, void *ctx)
+{
+	struct rep_text_opts *o = ctx;
+	char *end;
+	switch (c) {
+	case OPT_TREE: o->tree = true; return 0;
+	case OPT_TOP:
+		o->top = (unsigned)strtoul(arg, &end, 10);
+		if (*end || !*arg || !o->top || o->top > 1000000)
+			return cli_usage(&cli_cmd_report, "--top: not a row count: %s", arg);
+		return 0;
+	default: /* OPT_THRESHOLD */
+		o->threshold = strtod(arg, &end);
+		if (*end || !*arg || !(o->threshold >= 0 && o->threshold <= 100))
+			return cli_usage(&cli_cmd_report, "--threshold: not a percentage: %s", arg);
+		return 0;
+	}
+}
+
+static int write_report(FILE *f, const struct prof *p, int metric, void *ctx)
+{
+	struct rep_text_opts o = *(const struct rep_text_opts *)ctx;
+	o.metric = metric;
+	replay_quality_summary(f, p);
+	return rep_text(f, p, &o);
+}
 
 static int run(int argc, char **argv)
 {
 	struct rep_text_opts o = { .metric = -1, .threshold = -1 };
-	const char *output = NULL, *metric = NULL;
-	struct cli_filters filters = { 0 };
-	char *end;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:", options, NULL)) != -1) {
-		switch (c) {
-		case 'o': output = optarg; break;
-		case OPT_TREE: o.tree = true; break;
-		case OPT_METRIC: metric = optarg; break;
-		case OPT_FOCUS: filters.focus = optarg; break;
-		case OPT_HIDE: filters.hide = optarg; break;
-		case OPT_FOLD: filters.fold = true; break;
-		case OPT_UNWIND:
-			if (cli_unwind_option(&cli_cmd_report, optarg))
-				return CLI_USAGE;
-			break;
-		case OPT_TOP:
-			o.top = (unsigned)strtoul(optarg, &end, 10);
-			if (*end || !*optarg || !o.top || o.top > 1000000)
-				return cli_usage(&cli_cmd_report, "--top: not a row count: %s", optarg);
-			break;
-		case OPT_THRESHOLD:
-			o.threshold = strtod(optarg, &end);
-			if (*end || !*optarg || !(o.threshold >= 0 && o.threshold <= 100))
-				return cli_usage(&cli_cmd_report, "--threshold: not a percentage: %s",
-						 optarg);
-			break;
-		default:
-			return cli_usage(&cli_cmd_report, "bad option: %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc - 1)
-		return cli_usage(&cli_cmd_report, "expected one profile FILE");
-	const char *path = optind < argc ? argv[optind] : "perf.data";
-	struct prof *p;
-	if (cli_load_profile(path, &filters, metric, &p, &o.metric))
-		return cli_fail_err();
-	int rc = 0;
-	FILE *f = cli_open_output(output);
-	if (f) {
-		replay_quality_summary(f, p);
-		rc = rep_text(f, p, &o);
-		int crc = cli_close_output(f, output);
-		rc = rc ? rc : crc;
-	}
-	prof_free(p);
-	return f && !rc ? CLI_OK : cli_fail_err();
+	const struct cli_profile_cmd pc = {
+		.cmd = &cli_cmd_report, .shortopts = "", .options = options,
+		.option = option, .ctx = &o, .filters = true,
+	};
+	struct cli_profile_args a;
+	int rc = cli_profile_args(&pc, argc, argv, &a);
+	return rc ? rc : cli_profile_write(&a, write_report, &o);
 }
 
 const struct cli_cmd cli_cmd_report = {

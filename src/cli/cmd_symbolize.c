@@ -412,7 +412,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ 0 },
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "+e:Ci", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:e:Ci", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e': o->obj = optarg; break;
 		case 'C': o->sym.no_demangle = false; break;
@@ -432,7 +433,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return cli_usage(&cli_cmd_symbolize, "unknown output style: %s", optarg);
 			break;
 		default:
-			return cli_usage(&cli_cmd_symbolize, "bad option");
+			return cli_bad_option(&cli_cmd_symbolize, c, argv);
 		}
 	}
 	if (!o->obj)

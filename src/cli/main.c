@@ -3,8 +3,10 @@
  */
 #include "cli/cli.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,6 +60,24 @@ int cli_usage(const struct cli_cmd *cmd, const char *fmt, ...)
 	else
 		fputs("Run 'tally --help' for usage.\n", stderr);
 	return CLI_USAGE;
+}
+
+int cli_bad_option(const struct cli_cmd *cmd, int c, char **argv)
+{
+	/* getopt names the option only by optopt: 0 for an unknown long option, the letter
+	 * for a short one (which may sit in a group, "-kx", so argv[optind - 1] can be an
+	 * earlier word), the option's code for a long one given a value it does not take. */
+	const char *arg = argv[optind - 1];
+	bool is_long = !strncmp(arg, "--", 2) &&
+		       (c == ':' || !optopt || optopt > 0xff || strchr(arg, '='));
+	char letter[3] = { '-', (char)optopt, 0 };
+	const char *name = is_long ? arg : letter;
+	int len = (int)strcspn(name, "=");
+	if (c == ':')
+		return cli_usage(cmd, "%.*s needs a value", len, name);
+	if (is_long && optopt)
+		return cli_usage(cmd, "%.*s takes no value", len, name);
+	return cli_usage(cmd, "unknown option: %.*s", len, name);
 }
 
 int cli_wants_help(int argc, char **argv)

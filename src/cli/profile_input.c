@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "cli/cli.h"
 #include "profile/profile.h"
 #include "profile/read.h"
@@ -88,28 +89,26 @@ static const struct input_format formats[] = {
 static int slurp(FILE *f, const char *path, const uint8_t *head, size_t n, uint8_t **data,
 		 size_t *size)
 {
-	size_t cap = 1 << 16;
-	uint8_t *buf = malloc(cap);
-	if (buf && n)
-		memcpy(buf, head, n);
-	for (;;) {
-		if (!buf)
-			return err_set(-ENOMEM, "%s: out of memory reading the file", path);
-		n += fread(buf + n, 1, cap - n, f);
-		if (n < cap)
+	VEC(uint8_t) buf = { 0 };
+	bool room = vec_reserve(&buf, 1 << 16);
+	if (room && n)
+		memcpy(buf.v, head, buf.n = n);
+	while (room) {
+		buf.n += fread(buf.v + buf.n, 1, buf.cap - buf.n, f);
+		if (buf.n < buf.cap)
 			break;
-		uint8_t *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-		if (!nb)
-			free(buf);
-		buf = nb;
-		cap *= 2;
+		room = vec_reserve(&buf, buf.cap); /* doubles it */
+	}
+	if (!room) {
+		vec_free(&buf);
+		return err_set(-ENOMEM, "%s: out of memory reading the file", path);
 	}
 	if (ferror(f)) {
-		free(buf);
+		vec_free(&buf);
 		return err_set(-EIO, "%s: read error: %s", path, strerror(errno));
 	}
-	*data = buf;
-	*size = n;
+	*data = buf.v;
+	*size = buf.n;
 	return 0;
 }
 

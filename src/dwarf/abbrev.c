@@ -204,18 +204,12 @@ static int keep_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t off,
 	t->n_sparse = n - dense;
 	t->offset = off;
 	t->shape = dwarf_unit_shape(u);
-	if (d->nabbrev_tables == d->cap_abbrev_tables) {
-		size_t cap = d->cap_abbrev_tables ? d->cap_abbrev_tables * 2 : 64;
-		struct dwarf_abbrevs **na = realloc(d->abbrev_tables, cap * sizeof(*na));
-		if (!na)
-			return -ENOMEM;
-		d->abbrev_tables = na;
-		d->cap_abbrev_tables = cap;
-	}
-	memmove(&d->abbrev_tables[i + 1], &d->abbrev_tables[i],
-		(d->nabbrev_tables - i) * sizeof(*d->abbrev_tables));
-	d->abbrev_tables[i] = t;
-	d->nabbrev_tables++;
+	if (!vec_reserve(&d->abbrev_tables, 1))
+		return -ENOMEM;
+	struct dwarf_abbrevs **v = d->abbrev_tables.v;
+	memmove(&v[i + 1], &v[i], (d->abbrev_tables.n - i) * sizeof(*v));
+	v[i] = t;
+	d->abbrev_tables.n++;
 	*out = t;
 	return 0;
 }
@@ -229,9 +223,9 @@ const struct dwarf_abbrev *dwarf_abbrev_find_sparse(const struct dwarf_abbrevs *
 /* The loaded table at off, or NULL and where it would go in the sorted array. */
 static struct dwarf_abbrevs *loaded(const struct dwarf *d, uint64_t off, size_t *at)
 {
-	size_t i = LOWER_BOUND(d->abbrev_tables, d->nabbrev_tables, ->offset, off);
+	size_t i = LOWER_BOUND(d->abbrev_tables.v, d->abbrev_tables.n, ->offset, off);
 	*at = i;
-	return i < d->nabbrev_tables && d->abbrev_tables[i]->offset == off ? d->abbrev_tables[i]
+	return i < d->abbrev_tables.n && d->abbrev_tables.v[i]->offset == off ? d->abbrev_tables.v[i]
 									     : NULL;
 }
 
@@ -316,13 +310,13 @@ void dwarf_abbrevs_preload(struct dwarf *d, const struct dwarf_unit *shape)
 {
 	uint64_t off = 0;
 	struct dwarf_abbrevs *t;
-	if (d->nabbrev_tables)
+	if (d->abbrev_tables.n)
 		return;
 	while (off < d->abbrev.size) {
 		struct decoded dec;
 		int err = decode_table(d, shape, off, &dec);
 		if (!err)
-			err = keep_table(d, shape, off, &dec, d->nabbrev_tables, &t);
+			err = keep_table(d, shape, off, &dec, d->abbrev_tables.n, &t);
 		decoded_free(&dec);
 		if (err || dec.end <= off)
 			break;

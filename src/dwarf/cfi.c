@@ -15,6 +15,8 @@
 
 #include "base/cursor.h"
 #include "base/err.h"
+#include "base/vec.h"
+#include "dwarf/dwarf_consts.h"
 #include "elf/elf.h"
 
 enum { SEC_EH, SEC_DEBUG };
@@ -39,8 +41,7 @@ struct dwarf_cfi {
 	const uint8_t *hdr_table;
 	size_t hdr_count;
 	bool indexed;
-	struct cfi_index_entry *index;
-	size_t nindex;
+	VEC(struct cfi_index_entry) index; /* every FDE's range, by start */
 };
 
 struct cie {
@@ -316,95 +317,97 @@ static int step(struct program *p, struct cur *in, struct dwarf_cfi_row *row)
 	const struct cie *cie = p->cie;
 	uint8_t op = cur_u8(in);
 	uint64_t reg, v;
-	switch (op >> 6) {
-	case 1:
-		return advance(p, row, row->start + (op & 0x3f) * cie->code_align);
-	case 2:
-		set_rule(row, op & 0x3f, DWARF_RULE_OFFSET, scaled(cur_uleb(in), cie->data_align));
+	switch (DW_CFA_primary(op)) {
+	case DW_CFA_advance_loc:
+		return advance(p, row, row->start + DW_CFA_operand(op) * cie->code_align);
+	case DW_CFA_offset:
+		set_rule(row, DW_CFA_operand(op), DWARF_RULE_OFFSET,
+			 scaled(cur_uleb(in), cie->data_align));
 		return 0;
-	case 3:
-		if ((op & 0x3f) < DWARF_CFI_NREGS)
-			row->regs[op & 0x3f] = p->initial->regs[op & 0x3f];
+	case DW_CFA_restore:
+		reg = DW_CFA_operand(op);
+		if (reg < DWARF_CFI_NREGS)
+			row->regs[reg] = p->initial->regs[reg];
 		return 0;
 	}
 	switch (op) {
-	case 0x00: return 0; /* nop */
-	case 0x01: /* set_loc */
+	case DW_CFA_nop: return 0;
+	case DW_CFA_set_loc:
 		if (read_encoded(in, cie->fde_enc, cie->addr_size, section(p->c, p->sec)->vaddr,
 				 0, &v))
 			return -EINVAL;
 		return advance(p, row, v);
-	case 0x02: return advance(p, row, row->start + cur_u8(in) * cie->code_align);
-	case 0x03: return advance(p, row, row->start + cur_u16(in) * cie->code_align);
-	case 0x04: return advance(p, row, row->start + cur_u32(in) * cie->code_align);
-	case 0x05: /* offset_extended */
+	case DW_CFA_advance_loc1: return advance(p, row, row->start + cur_u8(in) * cie->code_align);
+	case DW_CFA_advance_loc2: return advance(p, row, row->start + cur_u16(in) * cie->code_align);
+	case DW_CFA_advance_loc4: return advance(p, row, row->start + cur_u32(in) * cie->code_align);
+	case DW_CFA_offset_extended:
 		reg = cur_uleb(in);
 		set_rule(row, reg, DWARF_RULE_OFFSET, scaled(cur_uleb(in), cie->data_align));
 		return 0;
-	case 0x06: /* restore_extended */
+	case DW_CFA_restore_extended:
 		reg = cur_uleb(in);
 		if (reg < DWARF_CFI_NREGS)
 			row->regs[reg] = p->initial->regs[reg];
 		return 0;
-	case 0x07: set_rule(row, cur_uleb(in), DWARF_RULE_UNDEFINED, 0); return 0;
-	case 0x08: set_rule(row, cur_uleb(in), DWARF_RULE_SAME, 0); return 0;
-	case 0x09: /* register */
+	case DW_CFA_undefined: set_rule(row, cur_uleb(in), DWARF_RULE_UNDEFINED, 0); return 0;
+	case DW_CFA_same_value: set_rule(row, cur_uleb(in), DWARF_RULE_SAME, 0); return 0;
+	case DW_CFA_register:
 		reg = cur_uleb(in);
 		v = cur_uleb(in);
 		set_rule(row, reg, DWARF_RULE_REGISTER, 0);
 		if (reg < DWARF_CFI_NREGS)
 			row->regs[reg].reg = (uint16_t)(v < DWARF_CFI_NREGS ? v : DWARF_CFI_NREGS);
 		return 0;
-	case 0x0a: /* remember_state */
+	case DW_CFA_remember_state:
 		if (p->depth == STATE_STACK_MAX)
 			return -EINVAL;
 		memcpy(&p->stack[p->depth].cfa, &row->cfa, sizeof(row->cfa));
 		memcpy(p->stack[p->depth].regs, row->regs, sizeof(row->regs));
 		p->depth++;
 		return 0;
-	case 0x0b: /* restore_state: the CFA is restored too (DWARF 5 6.4.2.4) */
+	case DW_CFA_restore_state: /* the CFA is restored too (DWARF 5 6.4.2.4) */
 		if (p->depth == 0)
 			return -EINVAL;
 		p->depth--;
 		memcpy(&row->cfa, &p->stack[p->depth].cfa, sizeof(row->cfa));
 		memcpy(row->regs, p->stack[p->depth].regs, sizeof(row->regs));
 		return 0;
-	case 0x0c: /* def_cfa */
+	case DW_CFA_def_cfa:
 		row->cfa.kind = DWARF_CFA_REG_OFFSET;
 		row->cfa.reg = (uint16_t)cur_uleb(in);
 		row->cfa.off = (int64_t)cur_uleb(in);
 		return 0;
-	case 0x0d: row->cfa.kind = DWARF_CFA_REG_OFFSET; row->cfa.reg = (uint16_t)cur_uleb(in); return 0;
-	case 0x0e: row->cfa.off = (int64_t)cur_uleb(in); return 0;
-	case 0x0f: /* def_cfa_expression */
+	case DW_CFA_def_cfa_register: row->cfa.kind = DWARF_CFA_REG_OFFSET; row->cfa.reg = (uint16_t)cur_uleb(in); return 0;
+	case DW_CFA_def_cfa_offset: row->cfa.off = (int64_t)cur_uleb(in); return 0;
+	case DW_CFA_def_cfa_expression:
 		v = cur_uleb(in);
 		row->cfa.kind = DWARF_CFA_EXPR;
 		row->cfa.expr = cur_bytes(in, v);
 		row->cfa.expr_len = (uint32_t)v;
 		return 0;
-	case 0x10: reg = cur_uleb(in); set_expr_rule(row, reg, DWARF_RULE_EXPR, in); return 0;
-	case 0x11: /* offset_extended_sf */
+	case DW_CFA_expression: reg = cur_uleb(in); set_expr_rule(row, reg, DWARF_RULE_EXPR, in); return 0;
+	case DW_CFA_offset_extended_sf:
 		reg = cur_uleb(in);
 		set_rule(row, reg, DWARF_RULE_OFFSET, scaled((uint64_t)cur_sleb(in), cie->data_align));
 		return 0;
-	case 0x12: /* def_cfa_sf */
+	case DW_CFA_def_cfa_sf:
 		row->cfa.kind = DWARF_CFA_REG_OFFSET;
 		row->cfa.reg = (uint16_t)cur_uleb(in);
 		row->cfa.off = scaled((uint64_t)cur_sleb(in), cie->data_align);
 		return 0;
-	case 0x13: row->cfa.off = scaled((uint64_t)cur_sleb(in), cie->data_align); return 0;
-	case 0x14: /* val_offset */
+	case DW_CFA_def_cfa_offset_sf: row->cfa.off = scaled((uint64_t)cur_sleb(in), cie->data_align); return 0;
+	case DW_CFA_val_offset:
 		reg = cur_uleb(in);
 		set_rule(row, reg, DWARF_RULE_VAL_OFFSET, scaled(cur_uleb(in), cie->data_align));
 		return 0;
-	case 0x15: /* val_offset_sf */
+	case DW_CFA_val_offset_sf:
 		reg = cur_uleb(in);
 		set_rule(row, reg, DWARF_RULE_VAL_OFFSET, scaled((uint64_t)cur_sleb(in), cie->data_align));
 		return 0;
-	case 0x16: reg = cur_uleb(in); set_expr_rule(row, reg, DWARF_RULE_VAL_EXPR, in); return 0;
-	case 0x2d: return 0; /* GNU_window_save / AARCH64_negate_ra_state: no rule change */
-	case 0x2e: cur_uleb(in); return 0; /* GNU_args_size */
-	case 0x2f: /* GNU_negative_offset_extended */
+	case DW_CFA_val_expression: reg = cur_uleb(in); set_expr_rule(row, reg, DWARF_RULE_VAL_EXPR, in); return 0;
+	case DW_CFA_GNU_window_save: return 0; /* no rule change (also aarch64's negate_ra_state) */
+	case DW_CFA_GNU_args_size: cur_uleb(in); return 0;
+	case DW_CFA_GNU_negative_offset_extended:
 		reg = cur_uleb(in);
 		set_rule(row, reg, DWARF_RULE_OFFSET, scaled(0 - cur_uleb(in), cie->data_align));
 		return 0;
@@ -534,39 +537,30 @@ static int walk_fdes(struct dwarf_cfi *c, int sec,
 static int index_fde(struct dwarf_cfi *c, int sec, size_t off, uint64_t start, uint64_t end,
 		     void *arg)
 {
-	size_t *cap = arg;
+	(void)arg;
 	if (end <= start)
 		return 0;
-	if (c->nindex == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		void *n = realloc(c->index, ncap * sizeof(*c->index));
-		if (!n)
-			return err_set(-ENOMEM, "%s: out of memory", c->src.name);
-		c->index = n;
-		*cap = ncap;
-	}
-	c->index[c->nindex++] =
-		(struct cfi_index_entry){ .start = start, .end = end, .off = off, .sec = (uint8_t)sec };
+	struct cfi_index_entry *e = vec_push(&c->index);
+	if (!e)
+		return err_set(-ENOMEM, "%s: out of memory", c->src.name);
+	*e = (struct cfi_index_entry){ .start = start, .end = end, .off = off, .sec = (uint8_t)sec };
 	return 0;
 }
 
 static int build_index(struct dwarf_cfi *c)
 {
-	size_t cap = 0;
 	c->indexed = true;
 	int r = 0;
 	if (!c->hdr_table)
-		r = walk_fdes(c, SEC_EH, index_fde, &cap);
+		r = walk_fdes(c, SEC_EH, index_fde, NULL);
 	if (!r)
-		r = walk_fdes(c, SEC_DEBUG, index_fde, &cap);
+		r = walk_fdes(c, SEC_DEBUG, index_fde, NULL);
 	if (r) {
-		free(c->index);
-		c->index = NULL;
-		c->nindex = 0;
+		vec_free(&c->index);
 		return r;
 	}
-	if (c->nindex)
-		qsort(c->index, c->nindex, sizeof(*c->index), by_start);
+	if (c->index.n)
+		qsort(c->index.v, c->index.n, sizeof(*c->index.v), by_start);
 	return 0;
 }
 
@@ -617,7 +611,7 @@ void dwarf_cfi_close(struct dwarf_cfi *c)
 {
 	if (!c)
 		return;
-	free(c->index);
+	vec_free(&c->index);
 	free(c);
 }
 
@@ -650,10 +644,10 @@ static int index_lookup(struct dwarf_cfi *c, uint64_t pc, struct dwarf_cfi_row *
 		if (r)
 			return r;
 	}
-	size_t lo = UPPER_BOUND(c->index, c->nindex, .start, pc);
+	size_t lo = UPPER_BOUND(c->index.v, c->index.n, .start, pc);
 	/* Walk back over entries starting at or before pc: FDEs may nest or overlap. */
 	for (size_t i = lo; i > 0 && lo - i < 4; i--) {
-		const struct cfi_index_entry *e = &c->index[i - 1];
+		const struct cfi_index_entry *e = &c->index.v[i - 1];
 		if (pc < e->end)
 			return row_for_fde(c, e->sec, e->off, pc, row);
 	}
@@ -731,24 +725,25 @@ static int binop(struct vm *m, uint8_t op)
 	int64_t sa = (int64_t)a, sb = (int64_t)b;
 	uint64_t r;
 	switch (op) {
-	case 0x1a: r = a & b; break;                       /* and */
-	case 0x1b: if (!sb) return -EINVAL;                /* div (signed) */
+	case DW_OP_and: r = a & b; break;
+	case DW_OP_div: /* signed */
+		if (!sb) return -EINVAL;
 		r = (sb == -1) ? (uint64_t)0 - a : (uint64_t)(sa / sb); break;
-	case 0x1c: r = a - b; break;                       /* minus */
-	case 0x1d: if (!b) return -EINVAL; r = a % b; break; /* mod */
-	case 0x1e: r = a * b; break;                       /* mul */
-	case 0x21: r = a | b; break;                       /* or */
-	case 0x22: r = a + b; break;                       /* plus */
-	case 0x24: r = b >= 64 ? 0 : a << b; break;        /* shl */
-	case 0x25: r = b >= 64 ? 0 : a >> b; break;        /* shr */
-	case 0x26: r = (uint64_t)(sa >> (b >= 64 ? 63 : b)); break; /* shra */
-	case 0x27: r = a ^ b; break;                       /* xor */
-	case 0x29: r = sa == sb; break;                    /* eq */
-	case 0x2a: r = sa >= sb; break;                    /* ge */
-	case 0x2b: r = sa > sb; break;                     /* gt */
-	case 0x2c: r = sa <= sb; break;                    /* le */
-	case 0x2d: r = sa < sb; break;                     /* lt */
-	case 0x2e: r = sa != sb; break;                    /* ne */
+	case DW_OP_minus: r = a - b; break;
+	case DW_OP_mod: if (!b) return -EINVAL; r = a % b; break;
+	case DW_OP_mul: r = a * b; break;
+	case DW_OP_or: r = a | b; break;
+	case DW_OP_plus: r = a + b; break;
+	case DW_OP_shl: r = b >= 64 ? 0 : a << b; break;
+	case DW_OP_shr: r = b >= 64 ? 0 : a >> b; break;
+	case DW_OP_shra: r = (uint64_t)(sa >> (b >= 64 ? 63 : b)); break;
+	case DW_OP_xor: r = a ^ b; break;
+	case DW_OP_eq: r = sa == sb; break;
+	case DW_OP_ge: r = sa >= sb; break;
+	case DW_OP_gt: r = sa > sb; break;
+	case DW_OP_le: r = sa <= sb; break;
+	case DW_OP_lt: r = sa < sb; break;
+	case DW_OP_ne: r = sa != sb; break;
 	default: return -EINVAL;
 	}
 	return push(m, r);
@@ -758,79 +753,79 @@ static int expr_op(struct vm *m, struct cur *c, uint8_t op, const struct dwarf_e
 {
 	uint64_t a, b, v;
 	int r;
-	if (op >= 0x30 && op <= 0x4f) /* lit0..lit31 */
-		return push(m, op - 0x30u);
-	if (op >= 0x70 && op <= 0x8f) { /* breg0..breg31 */
+	if (op >= DW_OP_lit0 && op <= DW_OP_lit31)
+		return push(m, op - (unsigned)DW_OP_lit0);
+	if (op >= DW_OP_breg0 && op <= DW_OP_breg31) {
 		int64_t off = cur_sleb(c);
-		if ((r = env->reg(env->arg, op - 0x70u, &v)))
+		if ((r = env->reg(env->arg, op - (unsigned)DW_OP_breg0, &v)))
 			return r;
 		return push(m, v + (uint64_t)off);
 	}
 	switch (op) {
-	case 0x03: return push(m, cur_uN(c, env->addr_size));  /* addr */
-	case 0x06: /* deref */
+	case DW_OP_addr: return push(m, cur_uN(c, env->addr_size));
+	case DW_OP_deref:
 		if (pop(m, &a) || (r = env->mem(env->arg, a, env->addr_size, &v)))
 			return -EINVAL;
 		return push(m, v);
-	case 0x08: return push(m, cur_u8(c));
-	case 0x09: return push(m, (uint64_t)(int64_t)(int8_t)cur_u8(c));
-	case 0x0a: return push(m, cur_u16(c));
-	case 0x0b: return push(m, (uint64_t)(int64_t)(int16_t)cur_u16(c));
-	case 0x0c: return push(m, cur_u32(c));
-	case 0x0d: return push(m, (uint64_t)(int64_t)(int32_t)cur_u32(c));
-	case 0x0e: return push(m, cur_u64(c));
-	case 0x0f: return push(m, cur_u64(c));
-	case 0x10: return push(m, cur_uleb(c));
-	case 0x11: return push(m, (uint64_t)cur_sleb(c));
-	case 0x12: /* dup */
+	case DW_OP_const1u: return push(m, cur_u8(c));
+	case DW_OP_const1s: return push(m, (uint64_t)(int64_t)(int8_t)cur_u8(c));
+	case DW_OP_const2u: return push(m, cur_u16(c));
+	case DW_OP_const2s: return push(m, (uint64_t)(int64_t)(int16_t)cur_u16(c));
+	case DW_OP_const4u: return push(m, cur_u32(c));
+	case DW_OP_const4s: return push(m, (uint64_t)(int64_t)(int32_t)cur_u32(c));
+	case DW_OP_const8u: return push(m, cur_u64(c));
+	case DW_OP_const8s: return push(m, cur_u64(c));
+	case DW_OP_constu: return push(m, cur_uleb(c));
+	case DW_OP_consts: return push(m, (uint64_t)cur_sleb(c));
+	case DW_OP_dup:
 		if (m->n < 1) return -EINVAL;
 		return push(m, m->st[m->n - 1]);
-	case 0x13: return pop(m, &a); /* drop */
-	case 0x14: /* over */
+	case DW_OP_drop: return pop(m, &a);
+	case DW_OP_over:
 		if (m->n < 2) return -EINVAL;
 		return push(m, m->st[m->n - 2]);
-	case 0x15: /* pick */
+	case DW_OP_pick:
 		a = cur_u8(c);
 		if (a >= (uint64_t)m->n) return -EINVAL;
 		return push(m, m->st[m->n - 1 - (int)a]);
-	case 0x16: /* swap */
+	case DW_OP_swap:
 		if (m->n < 2) return -EINVAL;
 		a = m->st[m->n - 1]; m->st[m->n - 1] = m->st[m->n - 2]; m->st[m->n - 2] = a;
 		return 0;
-	case 0x17: /* rot */
+	case DW_OP_rot:
 		if (m->n < 3) return -EINVAL;
 		a = m->st[m->n - 1];
 		m->st[m->n - 1] = m->st[m->n - 2];
 		m->st[m->n - 2] = m->st[m->n - 3];
 		m->st[m->n - 3] = a;
 		return 0;
-	case 0x19: /* abs */
+	case DW_OP_abs:
 		if (pop(m, &a)) return -EINVAL;
 		return push(m, (int64_t)a < 0 ? (uint64_t)0 - a : a);
-	case 0x1f: /* neg */
+	case DW_OP_neg:
 		if (pop(m, &a)) return -EINVAL;
 		return push(m, (uint64_t)0 - a);
-	case 0x20: /* not */
+	case DW_OP_not:
 		if (pop(m, &a)) return -EINVAL;
 		return push(m, ~a);
-	case 0x23: /* plus_uconst */
+	case DW_OP_plus_uconst:
 		if (pop(m, &a)) return -EINVAL;
 		return push(m, a + cur_uleb(c));
-	case 0x92: /* bregx */
+	case DW_OP_bregx:
 		a = cur_uleb(c);
 		b = (uint64_t)cur_sleb(c);
 		if (a > 0xffff || (r = env->reg(env->arg, (unsigned)a, &v)))
 			return -EINVAL;
 		return push(m, v + b);
-	case 0x94: /* deref_size */
+	case DW_OP_deref_size:
 		a = cur_u8(c);
 		if (a == 0 || a > 8 || pop(m, &b) || env->mem(env->arg, b, (unsigned)a, &v))
 			return -EINVAL;
 		return push(m, v);
-	case 0x96: return 0; /* nop */
+	case DW_OP_nop: return 0;
 	}
-	if ((op >= 0x1a && op <= 0x1e) || (op >= 0x21 && op <= 0x22) ||
-	    (op >= 0x24 && op <= 0x27) || (op >= 0x29 && op <= 0x2e))
+	if ((op >= DW_OP_and && op <= DW_OP_mul) || op == DW_OP_or || op == DW_OP_plus ||
+	    (op >= DW_OP_shl && op <= DW_OP_xor) || (op >= DW_OP_eq && op <= DW_OP_ne))
 		return binop(m, op);
 	return -EINVAL;
 }
@@ -847,10 +842,10 @@ int dwarf_expr_eval(const uint8_t *expr, size_t len, const struct dwarf_expr_env
 			return -EINVAL;
 		uint8_t op = cur_u8(&c);
 		int r;
-		if (op == 0x2f || op == 0x28) { /* skip, bra */
+		if (op == DW_OP_skip || op == DW_OP_bra) {
 			int16_t d = (int16_t)cur_u16(&c);
 			uint64_t cond = 1;
-			if (op == 0x28 && pop(&m, &cond))
+			if (op == DW_OP_bra && pop(&m, &cond))
 				return -EINVAL;
 			if (cond) {
 				int64_t to = (int64_t)cur_off(&c) + d;

@@ -18,6 +18,7 @@
 
 #include "base/arena.h"
 #include "base/bulk.h"
+#include "base/vec.h"
 #include "elf/elf.h"
 
 struct dwarf_sect {
@@ -99,8 +100,7 @@ struct dwarf {
 		aranges;
 	struct dwarf_unit *units; /* sorted by offset; type units included */
 	size_t nunits;
-	struct dwarf_abbrevs **abbrev_tables; /* loaded tables, sorted by offset */
-	size_t nabbrev_tables, cap_abbrev_tables;
+	VEC(struct dwarf_abbrevs *) abbrev_tables; /* loaded tables, sorted by offset */
 	pthread_mutex_t abbrev_lock; /* guards abbrev_tables and arena once units are read */
 	/* Why some of this DWARF cannot be used (split DWARF, dwz), or NULL. */
 	const char *unsupported;

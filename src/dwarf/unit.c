@@ -287,13 +287,10 @@ static int read_units(struct dwarf *d)
 	if (first)
 		cur_seek(&c, d->units[first - 1].end);
 	while (!cur_eof(&c)) {
-		if (d->nunits == cap) {
-			cap = cap ? cap * 2 : 64;
-			struct dwarf_unit *n = realloc(d->units, cap * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			d->units = n;
-		}
+		/* VEC's growth on the array symbolize/ reads as units and nunits */
+		if (d->nunits == cap &&
+		    !vec_reserve_grow((void **)&d->units, d->nunits, &cap, sizeof(*d->units), 1))
+			return -ENOMEM;
 		struct dwarf_unit *u = &d->units[d->nunits];
 		memset(u, 0, sizeof(*u));
 		int err = read_header(d, &c, u);
@@ -409,7 +406,7 @@ void dwarf_close(struct dwarf *d)
 	if (!d)
 		return;
 	free(d->units);
-	free(d->abbrev_tables);
+	vec_free(&d->abbrev_tables);
 	arena_free(&d->arena);
 	pthread_mutex_destroy(&d->abbrev_lock);
 	free(d);

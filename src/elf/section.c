@@ -11,6 +11,7 @@
 
 #include "base/bulk.h"
 #include "base/err.h"
+#include "base/vec.h"
 #include "elf/elf.h"
 #include "elf/elf_internal.h"
 
@@ -22,19 +23,12 @@ struct elf_buf {
 static int remember(struct elf_file *f, void *map, size_t len)
 {
 	pthread_mutex_lock(&f->bufs_lock);
-	if (f->nbufs == f->capbufs) {
-		size_t cap = f->capbufs ? f->capbufs * 2 : 8;
-		struct elf_buf *n = realloc(f->bufs, cap * sizeof(*n));
-		if (!n) {
-			pthread_mutex_unlock(&f->bufs_lock);
-			return -1;
-		}
-		f->bufs = n;
-		f->capbufs = cap;
-	}
-	f->bufs[f->nbufs++] = (struct elf_buf){ map, len };
+	/* VEC's growth, on the fields elf.h declares for the file */
+	struct elf_buf *b = vec_push_raw((void **)&f->bufs, &f->nbufs, &f->capbufs, sizeof(*b));
+	if (b)
+		*b = (struct elf_buf){ map, len };
 	pthread_mutex_unlock(&f->bufs_lock);
-	return 0;
+	return b ? 0 : -1;
 }
 
 void *elf_buf_alloc(struct elf_file *f, size_t size)

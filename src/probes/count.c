@@ -336,17 +336,24 @@ static void on_exit_task(pid_t tid, void *ctx)
 		r->task_done(r->ctx, tid);
 }
 
+/* The semaphores the kernel cannot raise (no ref_ctr_offset support), once the target's
+ * objects are mapped. */
+static void raise_by_hand(struct session *s)
+{
+	if (!s->any_by_hand)
+		return;
+	note(s, "%s", "this kernel cannot raise USDT semaphores for uprobes "
+		      "(no ref_ctr_offset): raising them through /proc/PID/mem instead");
+	semaphores_by_hand(s, 1);
+}
+
 static void on_exec(pid_t tid, void *ctx)
 {
 	struct session *s = ctx;
 	if (tid != s->pid || s->exec_seen)
 		return;
 	s->exec_seen = true;
-	if (s->any_by_hand) {
-		note(s, "%s", "this kernel cannot raise USDT semaphores for uprobes "
-			      "(no ref_ctr_offset): raising them through /proc/PID/mem instead");
-		semaphores_by_hand(s, 1);
-	}
+	raise_by_hand(s);
 }
 
 /* Every thread of a running process, until a pass over /proc/PID/task finds no new one
@@ -531,7 +538,9 @@ static int load_objects(struct session *s)
 	return e;
 }
 
-static int run(struct session *s, int sigfd)
+/* The objects, their probe sites, the sampler and the follower: all a session needs
+ * before it touches the target. */
+static int start(struct session *s)
 {
 	const struct usdt_count_opts *o = s->o;
 	int e = load_objects(s);
@@ -550,41 +559,55 @@ static int run(struct session *s, int sigfd)
 	s->follow = (struct usdt_follow){ .on_task = on_task, .on_exec = on_exec,
 					  .on_exit = on_exit_task, .on_signal = own_signal,
 					  .ctx = s };
-	if (o->cmd) {
-		int go = -1, errpipe = -1;
-		if ((e = start_command(s, &go, &errpipe)))
-			return e;
-		s->follow.main = s->pid;
-		e = usdt_follow_seize(&s->follow, s->pid);
-		if (!e)
-			e = release_command(s, go, errpipe);
-		else
-			close(go), close(errpipe);
-		if (e) {
-			kill(s->pid, SIGKILL);
-			usdt_follow_detach(&s->follow);
-			waitpid(s->pid, &s->res->cmd_status, 0);
-			return e;
-		}
-	} else {
-		s->follow.main = s->pid;
-		if ((e = attach_threads(s))) {
-			usdt_follow_detach(&s->follow);
-			return e;
-		}
-		if (s->any_by_hand) {
-			note(s, "%s", "this kernel cannot raise USDT semaphores for uprobes "
-				      "(no ref_ctr_offset): raising them through /proc/PID/mem instead");
-			semaphores_by_hand(s, 1);
-		}
-		if (o->log)
-			fprintf(o->log, "tally: %s %zu probe site%s in process %d%s\n",
-				o->recorder ? "recording" : "counting", s->sites.n,
-				s->sites.n == 1 ? "" : "s", (int)s->pid,
-				o->duration > 0 ? "" : " until it exits or Ctrl-C");
+	return 0;
+}
+
+/* The command, followed from before its exec; killed and reaped when that fails. */
+static int attach_command(struct session *s)
+{
+	int go = -1, errpipe = -1;
+	int e = start_command(s, &go, &errpipe);
+	if (e)
+		return e;
+	s->follow.main = s->pid;
+	e = usdt_follow_seize(&s->follow, s->pid);
+	if (!e)
+		e = release_command(s, go, errpipe);
+	else
+		close(go), close(errpipe);
+	if (e) {
+		kill(s->pid, SIGKILL);
+		usdt_follow_detach(&s->follow);
+		waitpid(s->pid, &s->res->cmd_status, 0);
 	}
-	bool ended = wait_target(s, sigfd);
-	e = s->follow.error;
+	return e;
+}
+
+/* Every thread of the running process, its semaphores raised by hand where needed. */
+static int attach_process(struct session *s)
+{
+	const struct usdt_count_opts *o = s->o;
+	s->follow.main = s->pid;
+	int e = attach_threads(s);
+	if (e) {
+		usdt_follow_detach(&s->follow);
+		return e;
+	}
+	raise_by_hand(s);
+	if (o->log)
+		fprintf(o->log, "tally: %s %zu probe site%s in process %d%s\n",
+			o->recorder ? "recording" : "counting", s->sites.n,
+			s->sites.n == 1 ? "" : "s", (int)s->pid,
+			o->duration > 0 ? "" : " until it exits or Ctrl-C");
+	return 0;
+}
+
+/* After the wait (ended: the target ended): the last events read and counted, the
+ * semaphores lowered, the target let go (a command still running is ended) and reaped. */
+static int teardown(struct session *s, bool ended)
+{
+	const struct usdt_count_opts *o = s->o;
+	int e = s->follow.error;
 	quiet_events(s);
 	if (o->args)
 		usdt_sampler_drain(&s->sampler);
@@ -605,6 +628,16 @@ static int run(struct session *s, int sigfd)
 	if (o->args)
 		usdt_sampler_finish(&s->sampler, s->res);
 	return e;
+}
+
+static int run(struct session *s, int sigfd)
+{
+	int e = start(s);
+	if (!e)
+		e = s->o->cmd ? attach_command(s) : attach_process(s);
+	if (e)
+		return e;
+	return teardown(s, wait_target(s, sigfd));
 }
 
 int usdt_count(const struct usdt_count_opts *o, struct usdt_count_result *res)

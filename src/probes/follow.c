@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "probes/attach.h"
 
 #define FOLLOW_OPTIONS \
@@ -42,16 +43,13 @@ static void adopt(struct usdt_follow *f, pid_t tid)
 {
 	if (known(f, tid))
 		return;
-	if (f->ntasks == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 16;
-		pid_t *t = realloc(f->tasks, cap * sizeof(*t));
-		if (!t) {
-			f->error = f->error ? f->error : err_set(-ENOMEM, "out of memory");
-			return;
-		}
-		f->tasks = t, f->cap = cap;
+	/* VEC's growth, on the fields attach.h declares for the follower */
+	pid_t *t = vec_push_raw((void **)&f->tasks, &f->ntasks, &f->cap, sizeof(*t));
+	if (!t) {
+		f->error = f->error ? f->error : err_set(-ENOMEM, "out of memory");
+		return;
 	}
-	f->tasks[f->ntasks++] = tid;
+	*t = tid;
 	int e = f->on_task(tid, f->ctx);
 	if (e && !f->error)
 		f->error = e;

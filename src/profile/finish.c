@@ -111,11 +111,6 @@ int prof_finish(struct prof *p)
 	return 0;
 }
 
-bool prof_is_finished(const struct prof *p)
-{
-	return p->finished;
-}
-
 bool prof_is_empty(const struct prof *p)
 {
 	return !p->has_weight;

@@ -9,22 +9,15 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 
 void pb_raw(struct pb_buf *b, const void *p, size_t n)
 {
 	if (b->oom)
 		return;
-	if (b->cap - b->n < n) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap - b->n < n)
-			cap *= 2;
-		uint8_t *nv = realloc(b->v, cap);
-		if (!nv) {
-			b->oom = true;
-			return;
-		}
-		b->v = nv;
-		b->cap = cap;
+	if (!vec_reserve(b, n)) { /* pb_buf has a VEC's v, n and cap */
+		b->oom = true;
+		return;
 	}
 	if (n)
 		memcpy(b->v + b->n, p, n);

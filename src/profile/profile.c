@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 
 static int oom(void)
 {
@@ -25,15 +26,9 @@ int prof_grow_i64(struct prof_i64v *v, size_t n)
 		v->n = n > v->n ? n : v->n;
 		return 0;
 	}
-	size_t cap = v->cap ? v->cap : 64;
-	while (cap < n)
-		cap *= 2;
-	int64_t *nv = realloc(v->v, cap * sizeof(int64_t));
-	if (!nv)
+	if (!vec_reserve(v, n - v->n)) /* prof_i64v has a VEC's v, n and cap */
 		return oom();
-	memset(nv + v->n, 0, (n - v->n) * sizeof(int64_t));
-	v->v = nv;
-	v->cap = cap;
+	memset(v->v + v->n, 0, (n - v->n) * sizeof(int64_t));
 	v->n = n;
 	return 0;
 }

@@ -228,7 +228,6 @@ void prof_free(struct prof *p);
  * the functions below that return new profiles call it. Adding weight or nodes afterwards
  * is allowed and needs another prof_finish(). */
 int prof_finish(struct prof *p);
-bool prof_is_finished(const struct prof *p);
 /* True when no weight at all was added. */
 bool prof_is_empty(const struct prof *p);
 
@@ -257,11 +256,6 @@ struct prof_funcs {
 };
 int prof_func_stats(const struct prof *p, struct prof_funcs *out);
 void prof_funcs_free(struct prof_funcs *f);
-
-/* The stack of a node, innermost first (node, parent, ..., excluding the root), as frame
- * locations: entry 0 has pc 0 / line 0 (the caller picks a pc entry), entry i>0 has the
- * call site recorded in entry i-1's node. Returns the depth; out holds max entries. */
-size_t prof_stack_of(const struct prof *p, uint32_t node, struct prof_loc *out, size_t max);
 
 /* ---- transformations: each returns a new finished profile; the input is unchanged ---- */
 

@@ -156,21 +156,3 @@ void prof_funcs_free(struct prof_funcs *f)
 	memset(f, 0, sizeof(*f));
 }
 
-size_t prof_stack_of(const struct prof *p, uint32_t node, struct prof_loc *out, size_t max)
-{
-	size_t d = 0;
-	uint64_t pc = 0;
-	uint32_t line = 0;
-	for (uint32_t n = node; n != PROF_ROOT && n < p->nodes.n; n = p->nodes.v[n].parent) {
-		const struct prof_node *x = &p->nodes.v[n];
-		if (d < max) {
-			out[d].frame = x->frame;
-			out[d].pc = pc;
-			out[d].line = line;
-		}
-		d++;
-		pc = x->call_pc;
-		line = x->call_line;
-	}
-	return d;
-}

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
+
 #define MAX_SOURCE (64u << 20)
 
 struct src_file {
@@ -40,31 +42,25 @@ static void load(struct src_file *f)
 	FILE *in = fopen(f->path, "rb");
 	if (!in)
 		return;
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
+	VEC(char) buf = { 0 };
 	for (;;) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 65536;
-			char *nb = cap <= MAX_SOURCE ? realloc(buf, cap) : NULL;
-			if (!nb) {
-				free(buf);
-				fclose(in);
-				return;
-			}
-			buf = nb;
+		if (buf.n == buf.cap && (buf.cap >= MAX_SOURCE || !vec_reserve(&buf, 65536))) {
+			vec_free(&buf);
+			fclose(in);
+			return;
 		}
-		size_t got = fread(buf + n, 1, cap - n, in);
-		n += got;
+		size_t got = fread(buf.v + buf.n, 1, buf.cap - buf.n, in);
+		buf.n += got;
 		if (!got)
 			break;
 	}
 	fclose(in);
-	f->data = buf;
-	f->size = n;
+	f->data = buf.v;
+	f->size = buf.n;
 	if (add_start(f, 0))
 		return;
-	for (size_t i = 0; i + 1 < n; i++)
-		if (buf[i] == '\n' && add_start(f, i + 1))
+	for (size_t i = 0; i + 1 < f->size; i++)
+		if (f->data[i] == '\n' && add_start(f, i + 1))
 			return;
 }
 

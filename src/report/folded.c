@@ -12,14 +12,14 @@
 #include <stdlib.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "profile/profile.h"
 
 struct folded {
 	FILE *f;
 	int metric;
 	bool kinds;
-	uint32_t *path; /* frames from the root, by depth */
-	size_t cap;
+	VEC(uint32_t) path; /* frames from the root, by depth (its room: n stays 0) */
 };
 
 static void put_name(FILE *f, const char *s)
@@ -36,25 +36,17 @@ static int visit(const struct prof *p, uint32_t node, void *ctx)
 	const struct prof_node *n = prof_node_at(p, node);
 	if (node == PROF_ROOT)
 		return 0;
-	if (n->depth > x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 64;
-		while (cap < n->depth)
-			cap *= 2;
-		uint32_t *np = realloc(x->path, cap * sizeof(*np));
-		if (!np)
-			return err_set(-ENOMEM, "out of memory");
-		x->path = np;
-		x->cap = cap;
-	}
-	x->path[n->depth - 1] = n->frame;
+	if (!vec_reserve(&x->path, n->depth))
+		return err_set(-ENOMEM, "out of memory");
+	x->path.v[n->depth - 1] = n->frame;
 	int64_t w = prof_self(p, node)[x->metric];
 	if (!w)
 		return 0;
 	for (uint32_t d = 0; d < n->depth; d++) {
-		const struct prof_frame *fr = prof_frame_at(p, x->path[d]);
+		const struct prof_frame *fr = prof_frame_at(p, x->path.v[d]);
 		if (d)
 			fputc(';', x->f);
-		put_name(x->f, prof_frame_label(p, x->path[d]));
+		put_name(x->f, prof_frame_label(p, x->path.v[d]));
 		if (x->kinds && fr->kind == PROF_INLINE)
 			fputs("_[i]", x->f);
 		else if (x->kinds && fr->kind == PROF_KERNEL)
@@ -73,9 +65,9 @@ int rep_folded(FILE *f, const struct prof *p, const struct rep_folded_opts *o)
 	int rc = prof_merge_callsites(p, &merged);
 	if (rc)
 		return rc;
-	struct folded x = { f, metric, o->annotate_kinds, NULL, 0 };
+	struct folded x = { .f = f, .metric = metric, .kinds = o->annotate_kinds };
 	rc = prof_walk(merged, visit, NULL, &x);
-	free(x.path);
+	vec_free(&x.path);
 	prof_free(merged);
 	if (!rc && ferror(f))
 		rc = err_set(-EIO, "write error");

@@ -355,15 +355,3 @@ void sym_close(struct sym_module *m)
 	pthread_mutex_destroy(&m->front_lock);
 	free(m);
 }
-
-const char *sym_unsupported(struct sym_module *m)
-{
-	sym_read_all(m); /* the front alone cannot tell */
-	return m->dwarf ? m->dwarf->unsupported : NULL;
-}
-
-const char *sym_debug_path(struct sym_module *m)
-{
-	sym_read_all(m);
-	return m->dwarf ? m->dwarf->path : NULL;
-}

@@ -58,10 +58,4 @@ void sym_read_all(struct sym_module *m);
  * when it differs; name itself when it does not or buf is too small. */
 const char *sym_llvm_spelling(const char *name, char *buf, size_t size);
 
-/* A sentence about DWARF this module has but cannot use (split DWARF, dwz), or NULL.
- * Both read all of the module's DWARF first (sym_read_all). */
-const char *sym_unsupported(struct sym_module *m);
-/* The file whose DWARF is used (the module or its separate debug file), or NULL. */
-const char *sym_debug_path(struct sym_module *m);
-
 #endif

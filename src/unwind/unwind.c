@@ -371,106 +371,156 @@ size_t unw_unwind(struct unw_ctx *c, const struct unw_space *s, const struct unw
 	return unw_unwind_stack(c, s, regs, &whole, out, max, end, &err);
 }
 
+/* One step of the walk, between step() and the walk: what the frame below says about this
+ * one, and what the step tells the walk and the memo. */
+struct step {
+	bool first;  /* in: the sampled frame */
+	bool signal; /* in: the frame below is a signal frame; out: this one is */
+	/* out: the registers the step read, and those it passed up unchanged (for the memo) */
+	uint64_t uses, passes;
+	enum unw_end end; /* out: why the walk ends at this frame, when it does */
+};
+
+/* The CFI row for vaddr in mod, or NULL. */
+static const struct dwarf_cfi_row *row_for(struct unw_ctx *c, struct unw_module *mod,
+					   uint64_t vaddr, bool first, uint64_t *rules)
+{
+	const struct dwarf_cfi_row *row;
+	if (c->method == UNW_FP)
+		return NULL;
+	if (!unw_rule_lookup(c, mod, vaddr, &row, rules))
+		return row;
+	/* Sampled in a syscall that ends its function (__restore_rt: mov, syscall), the pc is
+	 * the end of the FDE: the instruction before it has the same row. */
+	if (first && vaddr > 0 && !unw_rule_lookup(c, mod, vaddr - 1, &row, rules))
+		return row;
+	return NULL;
+}
+
+/* A return address just after an entry point without CFI (ld.so's _start is
+ * `mov %rsp, %rdi; call _dl_start`, returning to entry + 8): the first code the kernel
+ * ran, the outermost frame. A wider window would take calls in functions placed after a
+ * small _start for it (tests/unwind). */
+static bool returns_to_entry(const struct unw_module *mod, uint64_t vaddr)
+{
+	return mod->elf && vaddr - mod->elf->entry < 16;
+}
+
+/* The frame-pointer step, where CFI gave none or a wrong one: 0, or -1 with *why. */
+static int fp_fallback(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *cur,
+		       struct mem *mem, const struct unw_mapping **m, struct unw_frame *f,
+		       struct step *st, struct unw_regs *next, enum unw_end *why)
+{
+	const struct unw_arch *a = c->arch;
+	st->uses |= 1ull << a->fp;
+	if (fp_step(a, cur, mem, next, why))
+		return -1;
+	if (!valid_step(a, s, cur, next, false, m)) {
+		*why = UNW_END_BAD_STEP;
+		return -1;
+	}
+	f->by_fp = true;
+	c->stats.fp_steps++;
+	st->passes = a->callee_saved & ~(1ull << a->fp | 1ull << a->sp | 1ull << a->pc);
+	return 0;
+}
+
+/* One step: from cur, the registers of the frame f (its mapping *m), the caller's registers
+ * in next, and *m becomes the caller's mapping; CFI first, then frame pointers, each step
+ * validated. True when next is the caller; false with st->end when the walk ends at f. */
+static bool step(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *cur,
+		 struct mem *mem, const struct unw_mapping **m, struct unw_frame *f,
+		 struct step *st, struct unw_regs *next)
+{
+	const struct unw_arch *a = c->arch;
+	uint64_t pc = cur->r[a->pc];
+	st->uses = 1ull << a->pc | 1ull << a->sp;
+	st->passes = 0;
+	if (!*m || !((*m)->prot & PROT_EXEC)) {
+		st->end = UNW_END_NO_MAPPING;
+		return false;
+	}
+	struct unw_module *mod = (*m)->mod;
+	/* A return address points after the call: look up the call itself, except in the
+	 * sampled frame and above a signal frame, where the pc is exact. */
+	uint64_t lookup = st->first || st->signal ? pc : pc - 1, vaddr;
+	bool have_vaddr = unw_file_vaddr(*m, lookup, &vaddr);
+	if (have_vaddr)
+		f->rel = vaddr + (pc - lookup);
+	enum unw_end why = UNW_END_NO_CFI;
+	int r = -1;
+	uint64_t rules;
+	const struct dwarf_cfi_row *row = have_vaddr ? row_for(c, mod, vaddr, st->first, &rules)
+						     : NULL;
+	if (row) {
+		st->uses |= row_uses(a, row, rules);
+		r = cfi_step(a, row, rules, cur, mem, st->first, next, &why);
+		if (r == 1) {
+			st->end = UNW_END_OUTERMOST;
+			return false;
+		}
+		if (r == 0 && !valid_step(a, s, cur, next, st->first, m)) {
+			r = -1;
+			why = UNW_END_BAD_STEP;
+		}
+		if (r == 0)
+			st->passes = row_passes(a, row, rules);
+	} else if (have_vaddr && !st->first && returns_to_entry(mod, vaddr)) {
+		st->end = UNW_END_OUTERMOST;
+		return false;
+	}
+	if (r != 0 && c->method != UNW_CFI) {
+		enum unw_end fwhy;
+		r = fp_fallback(c, s, cur, mem, m, f, st, next, &fwhy);
+		if (r && !row)
+			why = fwhy;
+	}
+	if (r != 0) {
+		st->end = why;
+		return false;
+	}
+	st->signal = row && row->signal_frame;
+	return true;
+}
+
+/* The walk: a frame per step from regs up, until a step ends it, max frames (then
+ * UNW_END_DEPTH: truncated) or the memo gives the rest; each step is noted for the memo. */
 size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *regs,
 			const struct unw_stack *stack, struct unw_frame *out, size_t max,
 			enum unw_end *end, int *fetch_err)
 {
 	const struct unw_arch *a = c->arch;
+	*fetch_err = 0;
+	if (!(regs->valid >> a->pc & 1) || !(regs->valid >> a->sp & 1)) {
+		*end = UNW_END_NO_REGS;
+		count_end(c, *end, 0, out);
+		return 0;
+	}
 	struct memo_walk *notes = unw_memo_begin(c->memo, a, s);
 	struct mem mem = { stack->data, regs->r[a->sp], stack->size, stack, 0, notes };
-	*fetch_err = 0;
 	/* Two register sets, the caller's and the callee's, swapped at each step. */
 	struct unw_regs sets[2];
 	struct unw_regs *cur = &sets[0], *next = &sets[1];
 	*cur = *regs;
 	const struct unw_mapping *m = unw_space_find(s, regs->r[a->pc]);
+	struct step st = { .first = true, .signal = false };
 	size_t n = 0;
-	bool signal = false;
 	*end = UNW_END_DEPTH;
-	if (!(cur->valid >> a->pc & 1) || !(cur->valid >> a->sp & 1)) {
-		*end = UNW_END_NO_REGS;
-		count_end(c, *end, 0, out);
-		return 0;
-	}
 	while (n < max) {
-		unw_memo_step(notes, cur, signal, n);
-		if (n && reuse(c, s, cur, signal, &mem, notes, out, max, &n, end))
+		unw_memo_step(notes, cur, st.signal, n);
+		if (n && reuse(c, s, cur, st.signal, &mem, notes, out, max, &n, end))
 			break;
-		uint64_t pc = cur->r[a->pc];
 		struct unw_frame *f = &out[n++];
 		memset(f, 0, sizeof(*f));
-		f->pc = pc;
+		f->pc = cur->r[a->pc];
 		f->mod = m ? m->mod : NULL;
-		/* For the memo: the registers this step reads, and those it passes up as they are. */
-		uint64_t uses = 1ull << a->pc | 1ull << a->sp, passes = 0;
-		if (!m || !(m->prot & PROT_EXEC)) {
-			unw_memo_stepped(notes, uses, passes);
-			*end = UNW_END_NO_MAPPING;
+		bool up = step(c, s, cur, &mem, &m, f, &st, next);
+		unw_memo_stepped(notes, st.uses, up ? st.passes : 0);
+		if (!up) {
+			*end = st.end;
 			break;
 		}
-		/* A return address points after the call: look up the call itself, except in the
-		 * sampled frame and above a signal frame, where the pc is exact. */
-		uint64_t lookup = n == 1 || signal ? pc : pc - 1, vaddr;
-		bool have_vaddr = unw_file_vaddr(m, lookup, &vaddr);
-		if (have_vaddr)
-			f->rel = vaddr + (pc - lookup);
-		enum unw_end why = UNW_END_NO_CFI;
-		int r = -1;
-		const struct dwarf_cfi_row *row = NULL, *found;
-		uint64_t rules;
-		bool have_row = c->method != UNW_FP && have_vaddr &&
-				unw_rule_lookup(c, m->mod, vaddr, &found, &rules) == 0;
-		/* Sampled in a syscall that ends its function (__restore_rt: mov, syscall), the
-		 * pc is the end of the FDE: the instruction before it has the same row. */
-		if (!have_row && n == 1 && c->method != UNW_FP && have_vaddr && vaddr > 0)
-			have_row = unw_rule_lookup(c, m->mod, vaddr - 1, &found, &rules) == 0;
-		if (have_row) {
-			row = found;
-			uses |= row_uses(a, row, rules);
-			r = cfi_step(a, row, rules, cur, &mem, n == 1, next, &why);
-			if (r == 1) {
-				unw_memo_stepped(notes, uses, passes);
-				*end = UNW_END_OUTERMOST;
-				break;
-			}
-			if (r == 0 && !valid_step(a, s, cur, next, n == 1, &m)) {
-				r = -1;
-				why = UNW_END_BAD_STEP;
-			}
-			if (r == 0)
-				passes = row_passes(a, row, rules);
-		}
-		if (!row && have_vaddr && m->mod->elf && vaddr - m->mod->elf->entry < 16 && n > 1) {
-			/* A return address just after an entry point without CFI (ld.so's _start is
-			 * `mov %rsp, %rdi; call _dl_start`, returning to entry + 8): the first code
-			 * the kernel ran, the outermost frame. A wider window would take calls in
-			 * functions placed after a small _start for it (tests/unwind). */
-			unw_memo_stepped(notes, uses, passes);
-			*end = UNW_END_OUTERMOST;
-			break;
-		}
-		if (r != 0 && c->method != UNW_CFI) {
-			enum unw_end fwhy;
-			uses |= 1ull << a->fp;
-			r = fp_step(a, cur, &mem, next, &fwhy);
-			if (r == 0 && !valid_step(a, s, cur, next, false, &m)) {
-				r = -1;
-				fwhy = UNW_END_BAD_STEP;
-			}
-			if (r == 0) {
-				f->by_fp = true;
-				c->stats.fp_steps++;
-				passes = a->callee_saved & ~(1ull << a->fp | 1ull << a->sp | 1ull << a->pc);
-			} else if (!row) {
-				why = fwhy;
-			}
-		}
-		unw_memo_stepped(notes, uses, r ? 0 : passes);
-		if (r != 0) {
-			*end = why;
-			break;
-		}
-		signal = row && row->signal_frame;
+		st.first = false;
 		struct unw_regs *t = cur;
 		cur = next;
 		next = t;

@@ -72,8 +72,10 @@ err=$("$TALLY" flamegraph "$TMP/empty.folded" -o "$TMP/empty.svg" 2>&1); rc=$?
 [ $rc -eq 1 ] && [[ "$err" == "tally: $TMP/empty.folded: "* ]] && [ ! -e "$TMP/empty.svg" ] &&
 	pass flamegraph_empty_profile_is_an_error || fail flamegraph_empty_profile_is_an_error "exit $rc: $err"
 
-"$TALLY" flamegraph --minwidth x "$TMP/prof.folded" >/dev/null 2>&1
-[ $? -eq 2 ] && pass flamegraph_bad_option_is_usage_error || fail flamegraph_bad_option_is_usage_error
+err=$("$TALLY" flamegraph --minwidth x "$TMP/prof.folded" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && [ "$err" = "tally: --minwidth: not a width: x
+Run 'tally help flamegraph' for usage." ] && pass flamegraph_bad_option_is_usage_error ||
+	fail flamegraph_bad_option_is_usage_error "exit $rc: $err"
 
 "$TALLY" flamegraph --inverted "$TMP/prof.folded" -o "$TMP/icicle.svg" &&
 	pass flamegraph_inverted_writes || fail flamegraph_inverted_writes
