@@ -21,11 +21,11 @@ for variant in with without; do
 	mkdir -p "$dir/$variant"
 	extra=
 	[ $variant = without ] && extra=-DTALLY_NO_TRACEPOINTS
-	# interp.c first, right after the benchmark's own code: the loops then sit at the same
+	# interp_loops.c first, right after the benchmark's own code: the loops then sit at the same
 	# address in both binaries, so the alignment of their jump targets (worth +-10% with
 	# clang, the code being identical) does not differ between them.
 	objs=
-	for src in src/sbpf/interp.c $(ls src/sbpf/*.c | grep -v '^src/sbpf/interp\.c$'); do
+	for src in src/sbpf/interp_loops.c $(ls src/sbpf/*.c | grep -v '^src/sbpf/interp_loops\.c$'); do
 		o=$dir/$variant/$(basename "${src%.c}").o
 		nice $cc $cflags $extra -c "$src" -o "$o"
 		objs="$objs $o"

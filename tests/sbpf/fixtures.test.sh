@@ -7,7 +7,7 @@
 
 DIR="${SBPF_CORPUS:-$SHARED/corpus/sbpf}/programs"
 if [ ! -f "$DIR/SOURCES.md" ]; then
-	skip sbpf_fixtures "no corpus at $DIR"
+	skip sol_fixtures "no corpus at $DIR"
 	exit 0
 fi
 mkdir -p "$TMP/fx"
@@ -16,7 +16,7 @@ ln -s "$DIR" "$TMP/fx/programs"
 
 out=$("$TALLY" sbpf test "$TMP/fx" 2>&1)
 n=$(ls "$ROOT"/tests/sbpf/fixtures/*.json | wc -l)
-[[ "$out" == *"$n passed, 0 failed"* ]] && pass sbpf_fixtures_all_pass || fail sbpf_fixtures_all_pass "$out"
+[[ "$out" == *"$n passed, 0 failed"* ]] && pass sol_fixtures_all_pass || fail sol_fixtures_all_pass "$out"
 
 # A fixture that does not hold fails, and says what differed.
 sed 's/"result": "success"/"result": "Custom(1)"/' \
@@ -24,10 +24,10 @@ sed 's/"result": "success"/"result": "Custom(1)"/' \
 out=$("$TALLY" sbpf run "$TMP/fx/wrong.json" 2>&1)
 rc=$?
 [[ $rc == 1 && "$out" == *'expect.result: expected Custom(1), got success'* ]] &&
-	pass sbpf_fixture_mismatch_reported || fail sbpf_fixture_mismatch_reported "rc=$rc $out"
+	pass sol_fixture_mismatch_reported || fail sol_fixture_mismatch_reported "rc=$rc $out"
 out=$("$TALLY" sbpf test "$TMP/fx" 2>&1)
 [[ $? == 1 && "$out" == *"FAIL $TMP/fx/wrong.json"* && "$out" == *"$n passed, 1 failed"* ]] &&
-	pass sbpf_fixture_test_counts_failures || fail sbpf_fixture_test_counts_failures "$out"
+	pass sol_fixture_test_counts_failures || fail sol_fixture_test_counts_failures "$out"
 rm "$TMP/fx/wrong.json"
 
 # A wrong balance is named with the account and both values.
@@ -39,7 +39,7 @@ json.dump(d, open(sys.argv[2], 'w'))" "$TMP/fx/spl_token_transfer.json" "$TMP/ba
 ln -sf "$DIR" "$TMP/programs"
 out=$("$TALLY" sbpf run "$TMP/balance.json" 2>&1)
 [[ $? == 1 && "$out" == *"balance.json: expect.accounts[1] ("*"): data: expected "*"fb00000000000000"*", got "*"fa00000000000000"* ]] &&
-	pass sbpf_fixture_account_mismatch || fail sbpf_fixture_account_mismatch "$out"
+	pass sol_fixture_account_mismatch || fail sol_fixture_account_mismatch "$out"
 
 # The clock the fixture sets is what the program reads (clock_sysvar.so returns the
 # unix_timestamp, big-endian, as return data); without it the clock is zero.
@@ -48,7 +48,7 @@ import json, sys
 d = json.load(open(sys.argv[1])); del d['sysvars']; d['expect'] = {'return_data': '0000000000000000'}
 json.dump(d, open(sys.argv[2], 'w'))" "$TMP/fx/clock_sysvar.json" "$TMP/clock0.json"
 out=$("$TALLY" sbpf run "$TMP/clock0.json" 2>&1)
-[ $? = 0 ] && pass sbpf_fixture_default_clock || fail sbpf_fixture_default_clock "$out"
+[ $? = 0 ] && pass sol_fixture_default_clock || fail sol_fixture_default_clock "$out"
 
 # Errors name the file and the field: an instruction account missing from "accounts", a
 # bad key, bad hex.
@@ -56,12 +56,12 @@ edit() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2; json.d
 edit spl_token_initialize_account.json "del d['accounts'][2]"
 out=$("$TALLY" sbpf run "$TMP/bad.json" 2>&1)
 [[ $? == 1 && "$out" == "tally: $TMP/bad.json: instruction.accounts[2].pubkey: account 3x9az88Dkbxa6tkKByxqEn7jBTJCJCD4dVvou49L24ET is not in \"accounts\"" ]] &&
-	pass sbpf_fixture_missing_account || fail sbpf_fixture_missing_account "$out"
+	pass sol_fixture_missing_account || fail sol_fixture_missing_account "$out"
 edit spl_token_transfer.json "d['accounts'][1]['owner']='0OIl'"
 out=$("$TALLY" sbpf run "$TMP/bad.json" 2>&1)
 [[ "$out" == *"bad.json: accounts[1].owner: not a base58 public key of 32 bytes" ]] &&
-	pass sbpf_fixture_bad_key || fail sbpf_fixture_bad_key "$out"
+	pass sol_fixture_bad_key || fail sol_fixture_bad_key "$out"
 edit spl_token_transfer.json "d['instruction']['data']='0g'"
 out=$("$TALLY" sbpf run "$TMP/bad.json" 2>&1)
-[[ "$out" == *"bad.json: instruction.data: not hex" ]] && pass sbpf_fixture_bad_hex ||
-	fail sbpf_fixture_bad_hex "$out"
+[[ "$out" == *"bad.json: instruction.data: not hex" ]] && pass sol_fixture_bad_hex ||
+	fail sol_fixture_bad_hex "$out"

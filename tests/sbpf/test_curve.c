@@ -12,20 +12,21 @@
 #include <cmocka.h>
 #include <sodium.h>
 
-#include "sbpf/util.h"
+#include "solana/curve25519.h"
+#include "solana/encoding.h"
 
 static void known_points_are_on_the_curve(void **state)
 {
 	uint8_t base[32], identity[32] = { 1 };
 	memset(base, 0x66, 32);
 	base[0] = 0x58;
-	assert_true(sbpf_on_curve(base));
-	assert_true(sbpf_on_curve(identity));
+	assert_true(sol_on_curve(base));
+	assert_true(sol_on_curve(identity));
 	assert_true(sodium_init() >= 0);
 	for (int i = 0; i < 200; i++) {
 		uint8_t p[32];
 		crypto_core_ed25519_random(p);
-		assert_true(sbpf_on_curve(p));
+		assert_true(sol_on_curve(p));
 	}
 }
 
@@ -39,8 +40,8 @@ static void sdk_program_addresses_are_off_the_curve(void **state)
 	};
 	for (size_t i = 0; i < 4; i++) {
 		uint8_t b[32];
-		assert_int_equal(sbpf_base58_decode(pdas[i], b, 32), 0);
-		assert_false(sbpf_on_curve(b));
+		assert_int_equal(sol_base58_decode(pdas[i], b, 32), 0);
+		assert_false(sol_on_curve(b));
 	}
 }
 
@@ -50,7 +51,7 @@ static void half_of_random_bytes_decompress_and_libsodium_is_stricter(void **sta
 	for (int i = 0; i < 4000; i++) {
 		uint8_t b[32];
 		randombytes_buf(b, sizeof(b));
-		bool ours = sbpf_on_curve(b);
+		bool ours = sol_on_curve(b);
 		on += ours;
 		if (crypto_core_ed25519_is_valid_point(b))
 			assert_true(ours);

@@ -13,12 +13,12 @@
 #include <cmocka.h>
 
 #include "base/err.h"
+#include "cuprof/profiler.h"
 #include "profile/profile.h"
 #include "report/report.h"
-#include "sbpf/profiler.h"
 #include "sbpf/program.h"
-#include "sbpf/syscall.h"
 #include "sbpf/vm.h"
+#include "solana/syscalls.h"
 
 #define I(op, dst, src, off, imm)                                                            \
 	(uint8_t)(op), (uint8_t)((src) << 4 | (dst)), (uint8_t)((off) & 0xff),               \
@@ -28,10 +28,10 @@
 
 /* Builds the profile of a finished run and frees the profiler; returns the folded stacks
  * (malloc'd). */
-static char *folded_profile(struct sbpf_profiler *pr, uint64_t cu)
+static char *folded_profile(struct cuprof *pr, uint64_t cu)
 {
 	struct prof *p;
-	if (sbpf_profiler_build(pr, NULL, cu, &p))
+	if (cuprof_build(pr, NULL, cu, &p))
 		fail_msg("%s", err_msg());
 	char *text = NULL;
 	size_t size = 0;
@@ -40,7 +40,7 @@ static char *folded_profile(struct sbpf_profiler *pr, uint64_t cu)
 	assert_int_equal(rep_folded(f, p, &fo), 0);
 	fclose(f);
 	prof_free(p);
-	sbpf_profiler_free(pr);
+	cuprof_free(pr);
 	return text;
 }
 
@@ -52,15 +52,15 @@ static char *profile(const uint8_t *code, size_t len, uint64_t budget, uint64_t 
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *prog;
 	struct sbpf_vm *vm;
-	struct sbpf_profiler *pr;
+	struct cuprof *pr;
 	struct sbpf_result res;
 	struct sbpf_load_options opt = { false, SBPF_V3, true };
 	struct sbpf_vm_config cfg = { .compute_budget = budget };
-	assert_int_equal(sbpf_syscalls_standard(&sys, 0), 0);
+	assert_int_equal(sol_syscalls_standard(&sys, 0), 0);
 	assert_int_equal(sbpf_program_load("test", code, len, &sys, &opt, &prog), 0);
 	assert_int_equal(sbpf_vm_create(prog, &cfg, &vm), 0);
-	assert_int_equal(sbpf_profiler_new(prog, &pr), 0);
-	sbpf_vm_set_hooks(vm, sbpf_profiler_hooks(pr));
+	assert_int_equal(cuprof_new(prog, &pr), 0);
+	sbpf_vm_set_hooks(vm, cuprof_hooks(pr));
 	assert_int_equal(sbpf_vm_run(vm, &res), 0);
 	char *text = folded_profile(pr, res.cu_used);
 	*cu = res.cu_used;
@@ -128,7 +128,7 @@ static void exhaustion_inside_a_syscall(void **state)
 /* CPI as the runtime does it: a syscall charges its invoke cost, runs another program in
  * a VM of its own with the same profiler, and charges the callee's CU to the caller. */
 struct cpi {
-	struct sbpf_profiler *pr;
+	struct cuprof *pr;
 	const struct sbpf_program *callee;
 	uint64_t callee_budget; /* 0: what the caller has left */
 };
@@ -144,12 +144,12 @@ static int test_invoke(struct sbpf_vm *vm, const uint64_t args[5], uint64_t *ret
 									 : sbpf_vm_remaining(vm) };
 	if (sbpf_vm_consume(vm, 1000))
 		return -1;
-	assert_int_equal(sbpf_profiler_enter_program(c->pr, c->callee, "callee", NULL), 0);
+	assert_int_equal(cuprof_enter_program(c->pr, c->callee, "callee", NULL), 0);
 	assert_int_equal(sbpf_vm_create(c->callee, &cfg, &inner), 0);
-	sbpf_vm_set_hooks(inner, sbpf_profiler_hooks(c->pr));
+	sbpf_vm_set_hooks(inner, cuprof_hooks(c->pr));
 	assert_int_equal(sbpf_vm_run(inner, &res), 0);
 	sbpf_vm_free(inner);
-	assert_int_equal(sbpf_profiler_exit_program(c->pr), 0);
+	assert_int_equal(cuprof_exit_program(c->pr), 0);
 	*ret = 0;
 	return sbpf_vm_consume(vm, res.cu_used) ? -1 : 0;
 }
@@ -159,7 +159,7 @@ static int test_invoke(struct sbpf_vm *vm, const uint64_t args[5], uint64_t *ret
 static char *profile_cpi(uint64_t callee_budget, uint64_t *cu)
 {
 	struct sbpf_syscalls sys = { 0 };
-	assert_int_equal(sbpf_syscalls_standard(&sys, 0), 0);
+	assert_int_equal(sol_syscalls_standard(&sys, 0), 0);
 	assert_int_equal(sbpf_syscalls_add(&sys, "test_invoke", test_invoke), 0);
 	int32_t key = (int32_t)sbpf_hash("test_invoke", 11);
 	const uint8_t caller[] = {
@@ -176,10 +176,10 @@ static char *profile_cpi(uint64_t callee_budget, uint64_t *cu)
 	assert_int_equal(sbpf_program_load("test", caller, sizeof(caller), &sys, &opt, &top), 0);
 	assert_int_equal(sbpf_program_load("callee", recursion, sizeof(recursion), &sys, &opt, &callee), 0);
 	assert_int_equal(sbpf_vm_create(top, NULL, &vm), 0);
-	assert_int_equal(sbpf_profiler_new(top, &cpi_ctx.pr), 0);
+	assert_int_equal(cuprof_new(top, &cpi_ctx.pr), 0);
 	cpi_ctx.callee = callee;
 	cpi_ctx.callee_budget = callee_budget;
-	sbpf_vm_set_hooks(vm, sbpf_profiler_hooks(cpi_ctx.pr));
+	sbpf_vm_set_hooks(vm, cuprof_hooks(cpi_ctx.pr));
 	assert_int_equal(sbpf_vm_run(vm, &res), 0);
 	assert_int_equal(res.error, SBPF_OK);
 	*cu = res.cu_used;

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sbpf/serialize.h"
+#include "solana/serialize.h"
 
 static uint64_t get64(const uint8_t *p)
 {
@@ -20,7 +20,7 @@ static uint64_t get64(const uint8_t *p)
 }
 
 struct world {
-	struct sbpf_account acc[2];
+	struct sol_account acc[2];
 	uint8_t program[32];
 };
 
@@ -46,7 +46,7 @@ static void world_free(struct world *w)
 		free(w->acc[i].data);
 }
 
-static const struct sbpf_ix_account ix3[] = { { 0, true, true }, { 1, false, true },
+static const struct sol_ix_account ix3[] = { { 0, true, true }, { 1, false, true },
 					      { 0, true, true } };
 
 static void test_layout(void **state)
@@ -54,9 +54,9 @@ static void test_layout(void **state)
 	(void)state;
 	struct world w;
 	world_init(&w);
-	struct sbpf_input in;
+	struct sol_input in;
 	const char *ierr;
-	assert_int_equal(sbpf_serialize(w.acc, ix3, 3, (const uint8_t *)"hi", 2, w.program, true, &in,
+	assert_int_equal(sol_serialize(w.acc, ix3, 3, (const uint8_t *)"hi", 2, w.program, true, &in,
 					&ierr), 0);
 	assert_null(ierr);
 	/* account 0: 88 header bytes + 3 data + 10240 room + 5 padding + 8 rent epoch */
@@ -84,19 +84,19 @@ static void test_layout(void **state)
 	assert_int_equal(get64(in.buf + ixd), 2);
 	assert_memory_equal(in.buf + ixd + 8, "hi", 2);
 	assert_memory_equal(in.buf + ixd + 10, w.program, 32);
-	sbpf_input_free(&in);
+	sol_input_free(&in);
 	world_free(&w);
 }
 
 /* Serializes, lets edit() play the program, deserializes: the runtime's verdict. */
 static const char *roundtrip(struct world *w, void (*edit)(uint8_t *buf, size_t a1))
 {
-	struct sbpf_input in;
+	struct sol_input in;
 	const char *ierr;
-	assert_int_equal(sbpf_serialize(w->acc, ix3, 3, NULL, 0, w->program, true, &in, &ierr), 0);
+	assert_int_equal(sol_serialize(w->acc, ix3, 3, NULL, 0, w->program, true, &in, &ierr), 0);
 	edit(in.buf, 10352);
-	assert_int_equal(sbpf_deserialize(&in, w->acc, ix3, w->program, &ierr), 0);
-	sbpf_input_free(&in);
+	assert_int_equal(sol_deserialize(&in, w->acc, ix3, w->program, &ierr), 0);
+	sol_input_free(&in);
 	return ierr;
 }
 
@@ -169,9 +169,9 @@ static void test_unaligned_layout(void **state)
 	(void)state;
 	struct world w;
 	world_init(&w);
-	struct sbpf_input in;
+	struct sol_input in;
 	const char *ierr;
-	assert_int_equal(sbpf_serialize(w.acc, ix3, 3, (const uint8_t *)"hi", 2, w.program, false,
+	assert_int_equal(sol_serialize(w.acc, ix3, 3, (const uint8_t *)"hi", 2, w.program, false,
 					&in, &ierr), 0);
 	/* account 0: marker, signer, writable, key, lamports, length, 3 data bytes, owner,
 	 * executable, rent epoch = 95 bytes; account 1 without data: 92; the duplicate: 1 */
@@ -192,11 +192,11 @@ static void test_unaligned_layout(void **state)
 	/* lamports and data come back; the owner and the length do not */
 	in.buf[a0 + 51] = 9;
 	in.buf[a0 + 54] = 0xcc;
-	assert_int_equal(sbpf_deserialize(&in, w.acc, ix3, w.program, &ierr), 0);
+	assert_int_equal(sol_deserialize(&in, w.acc, ix3, w.program, &ierr), 0);
 	assert_null(ierr);
 	assert_int_equal(w.acc[0].data[0], 9);
 	assert_int_equal(w.acc[0].owner[0], 0xaa);
-	sbpf_input_free(&in);
+	sol_input_free(&in);
 	world_free(&w);
 }
 
@@ -204,22 +204,22 @@ static void test_checks(void **state)
 {
 	(void)state;
 	uint8_t prog[32] = { 9 }, other[32] = { 8 }, data[2] = { 1, 2 };
-	struct sbpf_account a = { .lamports = 10 };
+	struct sol_account a = { .lamports = 10 };
 	memcpy(a.owner, prog, 32);
-	struct sbpf_borrow ro = { &a, false, prog }, rw = { &a, true, prog };
+	struct sol_borrow ro = { &a, false, prog }, rw = { &a, true, prog };
 	bool oom;
-	assert_string_equal(sbpf_account_set_lamports(&ro, 11), "ReadonlyLamportChange");
-	assert_string_equal(sbpf_account_set_data(&ro, data, 2, &oom), "ReadonlyDataModified");
-	assert_null(sbpf_account_set_data(&rw, data, 2, &oom));
-	struct sbpf_borrow foreign = { &a, true, other };
-	assert_string_equal(sbpf_account_set_data(&foreign, data, 1, &oom),
+	assert_string_equal(sol_account_set_lamports(&ro, 11), "ReadonlyLamportChange");
+	assert_string_equal(sol_account_set_data(&ro, data, 2, &oom), "ReadonlyDataModified");
+	assert_null(sol_account_set_data(&rw, data, 2, &oom));
+	struct sol_borrow foreign = { &a, true, other };
+	assert_string_equal(sol_account_set_data(&foreign, data, 1, &oom),
 			    "AccountDataSizeChanged");
-	assert_string_equal(sbpf_account_set_data(&foreign, (const uint8_t *)"xy", 2, &oom),
+	assert_string_equal(sol_account_set_data(&foreign, (const uint8_t *)"xy", 2, &oom),
 			    "ExternalAccountDataModified");
-	assert_null(sbpf_account_set_data(&foreign, data, 2, &oom)); /* unchanged */
-	assert_string_equal(sbpf_account_set_owner(&foreign, other), "ModifiedProgramId");
+	assert_null(sol_account_set_data(&foreign, data, 2, &oom)); /* unchanged */
+	assert_string_equal(sol_account_set_owner(&foreign, other), "ModifiedProgramId");
 	a.executable = true;
-	assert_string_equal(sbpf_account_set_lamports(&rw, 11), "ExecutableLamportChange");
+	assert_string_equal(sol_account_set_lamports(&rw, 11), "ExecutableLamportChange");
 	free(a.data);
 }
 

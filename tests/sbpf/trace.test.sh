@@ -194,9 +194,9 @@ expect_logs "$TMP/bare.json" '["Program log: tick", "Program log: tick", "Progra
 	"Program log: tick", "Program log: callee", "Program log: callee", "Program log: callee"]'
 sed 's/ invoke \[2\]/ invoke [3]/' "$TMP/want.log" >"$TMP/wrong.log"
 expect_logs "$TMP/wrong.json" "$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read().splitlines()))' "$TMP/wrong.log")"
-"$TALLY" sbpf run "$TMP/framed.json" >/dev/null 2>&1 && pass sbpf_expect_logs_framed || fail sbpf_expect_logs_framed
-"$TALLY" sbpf run "$TMP/bare.json" >/dev/null 2>&1 && pass sbpf_expect_logs_bare || fail sbpf_expect_logs_bare
+"$TALLY" sbpf run "$TMP/framed.json" >/dev/null 2>&1 && pass sol_expect_logs_framed || fail sol_expect_logs_framed
+"$TALLY" sbpf run "$TMP/bare.json" >/dev/null 2>&1 && pass sol_expect_logs_bare || fail sol_expect_logs_bare
 out=$("$TALLY" sbpf run "$TMP/wrong.json" 2>&1)
 [ $? = 1 ] && grep -qF "expect.logs[6]: expected \"Program $CALLEE invoke [3]\", got \"Program $CALLEE invoke [2]\"" <<<"$out" &&
-	[ "$(grep -c 'expect.logs' <<<"$out")" = 3 ] && pass sbpf_expect_logs_framed_mismatch ||
-	fail sbpf_expect_logs_framed_mismatch "$out"
+	[ "$(grep -c 'expect.logs' <<<"$out")" = 3 ] && pass sol_expect_logs_framed_mismatch ||
+	fail sol_expect_logs_framed_mismatch "$out"

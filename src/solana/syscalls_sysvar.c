@@ -11,12 +11,12 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sbpf/syscall.h"
 #include "sbpf/vm.h"
+#include "solana/syscalls.h"
 
 enum { SYSVAR_BASE_COST = 100 };
 
-int sbpf_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, size_t len)
+int sol_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, size_t len)
 {
 	if (sbpf_vm_consume(vm, SYSVAR_BASE_COST + len))
 		return -1;
@@ -37,7 +37,7 @@ static int sys_clock(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
 	static const uint8_t clock[40];
 	*ret = 0;
-	return sbpf_sysvar_copy(vm, a[0], clock, sizeof(clock));
+	return sol_sysvar_copy(vm, a[0], clock, sizeof(clock));
 }
 
 /* Rent (repr(C), 24 bytes): lamports_per_byte_year 3480, exemption_threshold 2.0,
@@ -50,7 +50,7 @@ static int sys_rent(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	memcpy(rent + 8, &threshold, 8);
 	rent[16] = 50;
 	*ret = 0;
-	return sbpf_sysvar_copy(vm, a[0], rent, sizeof(rent));
+	return sol_sysvar_copy(vm, a[0], rent, sizeof(rent));
 }
 
 /* EpochSchedule (repr(C), 40 bytes): 432000 slots per epoch, the same leader schedule
@@ -64,7 +64,7 @@ static int sys_epoch_schedule(struct sbpf_vm *vm, const uint64_t a[5], uint64_t 
 	put64(es + 24, 14);
 	put64(es + 32, 524256);
 	*ret = 0;
-	return sbpf_sysvar_copy(vm, a[0], es, sizeof(es));
+	return sol_sysvar_copy(vm, a[0], es, sizeof(es));
 }
 
 static int sys_unsupported(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
@@ -87,7 +87,7 @@ static const char *const unsupported[] = {
 /* No maintained C library for BLAKE3 on the machines tally targets (Debian 12). */
 static const char *const refused[] = { "sol_blake3" };
 
-int sbpf_syscalls_sysvars(struct sbpf_syscalls *s)
+int sol_syscalls_sysvars(struct sbpf_syscalls *s)
 {
 	int rc = sbpf_syscalls_add(s, "sol_get_clock_sysvar", sys_clock);
 	if (!rc)

@@ -9,7 +9,7 @@
  * to writable accounts are written back into the caller's memory: lamports, owner, data
  * and its length, within the caller's 10 KiB realloc room.
  */
-#include "sbpf/cpi.h"
+#include "solana/runtime.h"
 
 #include <errno.h>
 #include <sodium.h>
@@ -17,8 +17,9 @@
 #include <string.h>
 #include <tally/trace.h>
 
-#include "sbpf/runtime_log.h"
-#include "sbpf/util.h"
+#include "solana/curve25519.h"
+#include "solana/encoding.h"
+#include "solana/runtime_log.h"
 
 enum {
 	CPI_BYTES_PER_UNIT = 250,
@@ -36,7 +37,7 @@ struct cpi_meta {
 };
 struct cpi_ix {
 	uint8_t program_id[32];
-	struct cpi_meta metas[SBPF_MAX_INSTRUCTION_ACCOUNTS];
+	struct cpi_meta metas[SOL_MAX_INSTRUCTION_ACCOUNTS];
 	size_t n;
 	const uint8_t *data;
 	uint64_t data_len;
@@ -68,7 +69,7 @@ static int check_sizes(struct sbpf_vm *vm, uint64_t naccounts, uint64_t data_len
 	if (data_len > MAX_DATA_LEN)
 		return sbpf_vm_syscall_error(vm, "MaxInstructionDataLenExceeded", "%llu bytes",
 					     (unsigned long long)data_len);
-	if (naccounts > SBPF_MAX_INSTRUCTION_ACCOUNTS)
+	if (naccounts > SOL_MAX_INSTRUCTION_ACCOUNTS)
 		return sbpf_vm_syscall_error(vm, "MaxInstructionAccountsExceeded", "%llu accounts",
 					     (unsigned long long)naccounts);
 	return sbpf_vm_consume(vm, data_len / CPI_BYTES_PER_UNIT) ? -1 : 0;
@@ -160,14 +161,14 @@ static int read_signers(struct sbpf_vm *vm, uint64_t addr, uint64_t n, const uin
 		crypto_hash_sha256_update(&st, caller, 32);
 		crypto_hash_sha256_update(&st, (const uint8_t *)"ProgramDerivedAddress", 21);
 		crypto_hash_sha256_final(&st, out[i]);
-		if (sbpf_on_curve(out[i]))
+		if (sol_on_curve(out[i]))
 			return sbpf_vm_syscall_error(vm, "BadSeeds", "InvalidSeeds");
 	}
 	*nout = n;
 	return 0;
 }
 
-static long caller_position(const struct sbpf_invocation *c, const uint8_t key[32])
+static long caller_position(const struct sol_invocation *c, const uint8_t key[32])
 {
 	for (size_t i = 0; i < c->n; i++)
 		if (!memcmp(c->rt->accounts[c->ix[i].index].key, key, 32))
@@ -179,7 +180,7 @@ static long caller_position(const struct sbpf_invocation *c, const uint8_t key[3
 static int escalated(struct sbpf_vm *vm, const uint8_t key[32], const char *what, size_t i)
 {
 	char line[128], key58[64];
-	sbpf_base58_encode(key, 32, key58, sizeof(key58));
+	sol_base58_encode(key, 32, key58, sizeof(key58));
 	int n = snprintf(line, sizeof(line), "%s's %s privilege escalated", key58, what);
 	if (sbpf_vm_log(vm, line, (size_t)n))
 		return -ENOMEM;
@@ -188,16 +189,16 @@ static int escalated(struct sbpf_vm *vm, const uint8_t key[32], const char *what
 
 /* The callee's instruction accounts: duplicates merged, privileges checked against the
  * caller's and the PDA signers. */
-static int prepare(struct sbpf_vm *vm, const struct sbpf_invocation *caller,
+static int prepare(struct sbpf_vm *vm, const struct sol_invocation *caller,
 		   const struct cpi_ix *ix, uint8_t pdas[][32], size_t npdas,
-		   struct sbpf_ix_account *out)
+		   struct sol_ix_account *out)
 {
 	for (size_t i = 0; i < ix->n; i++) {
 		long at = caller_position(caller, ix->metas[i].key);
 		if (at < 0)
 			return sbpf_vm_syscall_error(vm, "MissingAccount",
 						     "instruction account %zu is not the caller's", i);
-		out[i] = (struct sbpf_ix_account){ caller->ix[at].index, ix->metas[i].is_signer,
+		out[i] = (struct sol_ix_account){ caller->ix[at].index, ix->metas[i].is_signer,
 						   ix->metas[i].is_writable };
 	}
 	for (size_t i = 0; i < ix->n; i++) {
@@ -246,7 +247,7 @@ static int read_info(struct sbpf_vm *vm, const uint8_t *info, uint64_t info_addr
 }
 
 /* The caller's view of one account, written into the transaction before the call. */
-static int update_callee(struct sbpf_vm *vm, const struct sbpf_invocation *caller, long pos,
+static int update_callee(struct sbpf_vm *vm, const struct sol_invocation *caller, long pos,
 			 struct caller_account *ca)
 {
 	uint8_t *lam, *owner, *data;
@@ -255,23 +256,23 @@ static int update_callee(struct sbpf_vm *vm, const struct sbpf_invocation *calle
 	if (map(vm, ca->lamports_addr, 8, true, &lam) || map(vm, ca->owner_addr, 32, true, &owner) ||
 	    map(vm, ca->data_addr, ca->data_len, true, &data))
 		return -EFAULT;
-	struct sbpf_borrow b = { &caller->rt->accounts[ca->index], caller->ix[pos].is_writable,
+	struct sol_borrow b = { &caller->rt->accounts[ca->index], caller->ix[pos].is_writable,
 				 caller->program_id };
 	const char *e = NULL;
 	bool oom = false;
 	if (rd64(lam) != b.a->lamports)
-		e = sbpf_account_set_lamports(&b, rd64(lam));
+		e = sol_account_set_lamports(&b, rd64(lam));
 	if (!e)
-		e = sbpf_account_set_data(&b, data, ca->data_len, &oom);
+		e = sol_account_set_data(&b, data, ca->data_len, &oom);
 	if (oom)
 		return -ENOMEM;
 	if (!e && memcmp(owner, b.a->owner, 32))
-		e = sbpf_account_set_owner(&b, owner);
+		e = sol_account_set_owner(&b, owner);
 	return e ? sbpf_vm_syscall_error(vm, e, "account %zu before the call", (size_t)pos) : 0;
 }
 
-static int translate_accounts(struct sbpf_vm *vm, const struct sbpf_invocation *caller,
-			      const struct sbpf_ix_account *callee_ix, size_t n, uint64_t infos,
+static int translate_accounts(struct sbpf_vm *vm, const struct sol_invocation *caller,
+			      const struct sol_ix_account *callee_ix, size_t n, uint64_t infos,
 			      uint64_t ninfos, bool rust, struct caller_account *out)
 {
 	size_t size = rust ? 48 : 56;
@@ -283,7 +284,7 @@ static int translate_accounts(struct sbpf_vm *vm, const struct sbpf_invocation *
 		return -EFAULT;
 	for (size_t i = 0; i < n; i++) {
 		struct caller_account *ca = &out[i];
-		struct sbpf_account *a = &caller->rt->accounts[callee_ix[i].index];
+		struct sol_account *a = &caller->rt->accounts[callee_ix[i].index];
 		memset(ca, 0, sizeof(*ca));
 		ca->index = callee_ix[i].index;
 		bool seen = false;
@@ -310,7 +311,7 @@ static int translate_accounts(struct sbpf_vm *vm, const struct sbpf_invocation *
 		long pos = caller_position(caller, a->key);
 		ca->original_len = caller->input.pre_len[pos];
 		ca->max_len = ca->original_len +
-			      (caller->input.aligned ? SBPF_MAX_PERMITTED_DATA_INCREASE : 0);
+			      (caller->input.aligned ? SOL_MAX_PERMITTED_DATA_INCREASE : 0);
 		ca->write_back = callee_ix[i].is_writable;
 		int rc = read_info(vm, p + k * size, infos + k * size, rust, ca);
 		if (!rc)
@@ -322,10 +323,10 @@ static int translate_accounts(struct sbpf_vm *vm, const struct sbpf_invocation *
 }
 
 /* The callee's changes, written into the caller's memory. */
-static int update_caller(struct sbpf_vm *vm, const struct sbpf_runtime *rt,
+static int update_caller(struct sbpf_vm *vm, const struct sol_runtime *rt,
 			 const struct caller_account *ca)
 {
-	const struct sbpf_account *a = &rt->accounts[ca->index];
+	const struct sol_account *a = &rt->accounts[ca->index];
 	uint8_t *lam, *owner, *len_ref, *ser_len, *data;
 	if (map(vm, ca->lamports_addr, 8, true, &lam) || map(vm, ca->owner_addr, 32, true, &owner) ||
 	    map(vm, ca->len_addr, 8, true, &len_ref))
@@ -355,11 +356,11 @@ static int update_caller(struct sbpf_vm *vm, const struct sbpf_runtime *rt,
 	return 0;
 }
 
-static int check_stack(struct sbpf_vm *vm, const struct sbpf_runtime *rt, const uint8_t *id)
+static int check_stack(struct sbpf_vm *vm, const struct sol_runtime *rt, const uint8_t *id)
 {
-	if (rt->depth >= SBPF_MAX_INVOKE_DEPTH)
+	if (rt->depth >= SOL_MAX_INVOKE_DEPTH)
 		return sbpf_vm_syscall_error(vm, "CallDepth", "more than %d nested instructions",
-					     SBPF_MAX_INVOKE_DEPTH);
+					     SOL_MAX_INVOKE_DEPTH);
 	for (unsigned i = 0; i + 1 < rt->depth; i++)
 		if (!memcmp(rt->stack[i]->program_id, id, 32) &&
 		    memcmp(rt->stack[rt->depth - 1]->program_id, id, 32))
@@ -373,16 +374,16 @@ static int check_stack(struct sbpf_vm *vm, const struct sbpf_runtime *rt, const 
 /* Everything one invocation reads from the caller; on the heap, as CPIs nest. */
 struct cpi_call {
 	struct cpi_ix ix;
-	struct sbpf_ix_account callee_ix[SBPF_MAX_INSTRUCTION_ACCOUNTS];
-	struct caller_account cas[SBPF_MAX_INSTRUCTION_ACCOUNTS];
+	struct sol_ix_account callee_ix[SOL_MAX_INSTRUCTION_ACCOUNTS];
+	struct caller_account cas[SOL_MAX_INSTRUCTION_ACCOUNTS];
 	uint8_t pdas[MAX_SIGNERS][32];
 	size_t npdas;
 };
 
 static int call(struct sbpf_vm *vm, const uint64_t a[5], bool rust, struct cpi_call *c)
 {
-	struct sbpf_invocation *caller = sbpf_vm_user(vm);
-	if (sbpf_vm_consume(vm, SBPF_INVOKE_UNITS))
+	struct sol_invocation *caller = sbpf_vm_user(vm);
+	if (sbpf_vm_consume(vm, SOL_INVOKE_UNITS))
 		return -1;
 	int rc = rust ? read_ix_rust(vm, a[0], &c->ix) : read_ix_c(vm, a[0], &c->ix);
 	if (!rc)
@@ -395,10 +396,10 @@ static int call(struct sbpf_vm *vm, const uint64_t a[5], bool rust, struct cpi_c
 		rc = check_stack(vm, caller->rt, c->ix.program_id);
 	if (rc)
 		return rc;
-	struct sbpf_invoke_result res;
+	struct sol_invoke_result res;
 	unsigned depth = caller->rt->depth + 1;
 	TALLY_TRACEPOINT(tally_sbpf, cpi_enter, c->ix.program_id, depth, sbpf_vm_remaining(vm));
-	rc = sbpf_runtime_invoke(caller->rt, vm, c->ix.program_id, c->callee_ix, c->ix.n,
+	rc = sol_runtime_invoke(caller->rt, vm, c->ix.program_id, c->callee_ix, c->ix.n,
 				 c->ix.data, c->ix.data_len, sbpf_vm_remaining(vm), &res);
 	if (rc)
 		return rc;
@@ -411,7 +412,7 @@ static int call(struct sbpf_vm *vm, const uint64_t a[5], bool rust, struct cpi_c
 	char text[400];
 	if (res.error[0])
 		return sbpf_vm_syscall_error(vm,
-					     sbpf_instruction_error_text(res.error, text, sizeof(text))
+					     sol_instruction_error_text(res.error, text, sizeof(text))
 						     ? res.error : "ProgramFailedToComplete",
 					     "in the invoked program: %s", res.detail);
 	for (size_t i = 0; i < c->ix.n; i++)
@@ -442,7 +443,7 @@ static int sys_invoke_rust(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *re
 	return invoke(vm, a, true);
 }
 
-int sbpf_syscalls_runtime_cpi(struct sbpf_syscalls *s)
+int sol_syscalls_cpi(struct sbpf_syscalls *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		if (!strcmp(s->v[i].name, "sol_invoke_signed_c"))

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sbpf/syscall.h"
 #include "base/utf8.h"
 #include "sbpf/vm.h"
+#include "solana/syscalls.h"
 
 enum {
 	SYSCALL_BASE_COST = 100,
@@ -109,7 +109,7 @@ static int sys_alloc_free(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret
 	return 0;
 }
 
-int sbpf_syscalls_runtime(struct sbpf_syscalls *s)
+int sol_syscalls_runtime(struct sbpf_syscalls *s)
 {
 	static const struct {
 		const char *name;

@@ -2,7 +2,7 @@
  * The run-time half of the sBPF profiler (see profiler.h): raw calling-context nodes
  * recorded from the VM hooks, then converted into a profile with source-level frames.
  */
-#include "sbpf/profiler.h"
+#include "cuprof/profiler.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "cuprof/frames.h"
 #include "profile/profile.h"
-#include "sbpf/profiler_sym.h"
 #include "sbpf/syscall.h"
 
 #define NO_NODE UINT32_MAX
@@ -49,7 +49,7 @@ struct nesting {
 	uint64_t recorded_at_entry;
 };
 
-struct sbpf_profiler {
+struct cuprof {
 	struct rprogram programs[MAX_PROGRAMS];
 	size_t nprograms;
 	uint8_t cur_prog;
@@ -75,7 +75,7 @@ struct rkey {
 	const struct sbpf_syscall *sc;
 };
 
-static size_t child_slot(const struct sbpf_profiler *pr, const struct rkey *k)
+static size_t child_slot(const struct cuprof *pr, const struct rkey *k)
 {
 	uint64_t h = ((uint64_t)k->parent * 0x9e3779b97f4a7c15ull) ^
 		     (k->call_pc * 0xc2b2ae3d27d4eb4full) ^ (k->target + (uintptr_t)k->sc) ^
@@ -92,7 +92,7 @@ static size_t child_slot(const struct sbpf_profiler *pr, const struct rkey *k)
 	return i;
 }
 
-static int grow_slots(struct sbpf_profiler *pr)
+static int grow_slots(struct cuprof *pr)
 {
 	size_t n = pr->nslots ? pr->nslots * 2 : 1024;
 	uint32_t *s = calloc(n, sizeof(*s));
@@ -110,7 +110,7 @@ static int grow_slots(struct sbpf_profiler *pr)
 	return 0;
 }
 
-static void select_node(struct sbpf_profiler *pr, uint32_t id)
+static void select_node(struct cuprof *pr, uint32_t id)
 {
 	struct rnode *r = &pr->nodes[id];
 	pr->cur = id;
@@ -121,7 +121,7 @@ static void select_node(struct sbpf_profiler *pr, uint32_t id)
 
 /* A new node; a function's counts start sized to its symbol, up to INITIAL_SPAN_MAX
  * (grown on demand), so that deep trees of large functions stay small. */
-static uint32_t new_node(struct sbpf_profiler *pr, const struct rkey *k)
+static uint32_t new_node(struct cuprof *pr, const struct rkey *k)
 {
 	if (pr->nnodes == pr->cap) {
 		size_t cap = pr->cap ? pr->cap * 2 : 64;
@@ -147,7 +147,7 @@ static uint32_t new_node(struct sbpf_profiler *pr, const struct rkey *k)
 	return (uint32_t)pr->nnodes++;
 }
 
-static uint32_t child(struct sbpf_profiler *pr, enum rkind kind, uint64_t call_pc,
+static uint32_t child(struct cuprof *pr, enum rkind kind, uint64_t call_pc,
 		      uint64_t target, const struct sbpf_syscall *sc)
 {
 	if (2 * (pr->nnodes + 1) > pr->nslots && grow_slots(pr))
@@ -164,7 +164,7 @@ static uint32_t child(struct sbpf_profiler *pr, enum rkind kind, uint64_t call_p
 
 /* A pc outside the current node's array: widen it (at least doubling, so that a function
  * met without symbol sizes costs few reallocations). */
-static void count_far(struct sbpf_profiler *pr, uint64_t pc)
+static void count_far(struct cuprof *pr, uint64_t pc)
 {
 	struct rnode *r = &pr->nodes[pr->cur];
 	if (pr->failed || r->kind != R_FUNCTION) {
@@ -194,7 +194,7 @@ static void count_far(struct sbpf_profiler *pr, uint64_t pc)
 
 static void on_insns(void *ctx, const uint32_t *pcs, size_t n)
 {
-	struct sbpf_profiler *pr = ctx;
+	struct cuprof *pr = ctx;
 	pr->recorded += n;
 	uint64_t *counts = pr->counts, lo = pr->lo, len = pr->n;
 	size_t i = 0;
@@ -222,7 +222,7 @@ static void on_insns(void *ctx, const uint32_t *pcs, size_t n)
 	}
 }
 
-static void enter(struct sbpf_profiler *pr, enum rkind kind, uint64_t call_pc, uint64_t target,
+static void enter(struct cuprof *pr, enum rkind kind, uint64_t call_pc, uint64_t target,
 		  const struct sbpf_syscall *sc)
 {
 	uint32_t id = pr->failed ? NO_NODE : child(pr, kind, call_pc, target, sc);
@@ -233,7 +233,7 @@ static void enter(struct sbpf_profiler *pr, enum rkind kind, uint64_t call_pc, u
 	select_node(pr, id);
 }
 
-static void leave(struct sbpf_profiler *pr)
+static void leave(struct cuprof *pr)
 {
 	uint32_t parent = pr->nodes[pr->cur].parent;
 	if (parent == NO_NODE)
@@ -252,7 +252,7 @@ static void on_return(void *ctx, uint64_t exit_pc, unsigned depth)
 {
 	(void)exit_pc;
 	(void)depth;
-	struct sbpf_profiler *pr = ctx;
+	struct cuprof *pr = ctx;
 	if (!pr->failed)
 		leave(pr);
 }
@@ -267,7 +267,7 @@ static void on_syscall_enter(void *ctx, uint64_t pc, const struct sbpf_syscall *
  * the caller's meter as part of the syscall, are already in their own nodes. */
 static void on_syscall_exit(void *ctx, const struct sbpf_syscall *sc, uint64_t cost)
 {
-	struct sbpf_profiler *pr = ctx;
+	struct cuprof *pr = ctx;
 	if (pr->failed)
 		return;
 	struct rnode *r = &pr->nodes[pr->cur];
@@ -286,7 +286,7 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-int sbpf_profiler_enter_program(struct sbpf_profiler *pr, const struct sbpf_program *prog,
+int cuprof_enter_program(struct cuprof *pr, const struct sbpf_program *prog,
 				const char *name, const char *path)
 {
 	if (pr->failed)
@@ -324,7 +324,7 @@ int sbpf_profiler_enter_program(struct sbpf_profiler *pr, const struct sbpf_prog
 	return 0;
 }
 
-int sbpf_profiler_exit_program(struct sbpf_profiler *pr)
+int cuprof_exit_program(struct cuprof *pr)
 {
 	if (pr->failed)
 		return 0;
@@ -339,16 +339,16 @@ int sbpf_profiler_exit_program(struct sbpf_profiler *pr)
 	return 0;
 }
 
-int sbpf_profiler_new(const struct sbpf_program *prog, struct sbpf_profiler **out)
+int cuprof_new(const struct sbpf_program *prog, struct cuprof **out)
 {
-	struct sbpf_profiler *pr = calloc(1, sizeof(*pr));
+	struct cuprof *pr = calloc(1, sizeof(*pr));
 	if (!pr)
 		return err_set(-ENOMEM, "out of memory");
 	pr->programs[0].prog = prog;
 	pr->nprograms = 1;
 	struct rkey k = { NO_NODE, R_FUNCTION, 0, 0, prog->entry_pc, NULL };
 	if (grow_slots(pr) || new_node(pr, &k) == NO_NODE) {
-		sbpf_profiler_free(pr);
+		cuprof_free(pr);
 		return err_set(-ENOMEM, "out of memory");
 	}
 	select_node(pr, 0);
@@ -364,7 +364,7 @@ int sbpf_profiler_new(const struct sbpf_program *prog, struct sbpf_profiler **ou
 	return 0;
 }
 
-void sbpf_profiler_free(struct sbpf_profiler *pr)
+void cuprof_free(struct cuprof *pr)
 {
 	if (!pr)
 		return;
@@ -379,13 +379,13 @@ void sbpf_profiler_free(struct sbpf_profiler *pr)
 	free(pr);
 }
 
-const struct sbpf_hooks *sbpf_profiler_hooks(struct sbpf_profiler *pr)
+const struct sbpf_hooks *cuprof_hooks(struct cuprof *pr)
 {
 	return &pr->hooks;
 }
 
 /* Sums the tree itself rather than trusting the running count. */
-uint64_t sbpf_profiler_total(const struct sbpf_profiler *pr)
+uint64_t cuprof_total(const struct cuprof *pr)
 {
 	uint64_t t = 0;
 	for (size_t i = 0; i < pr->nnodes; i++) {
@@ -399,18 +399,18 @@ uint64_t sbpf_profiler_total(const struct sbpf_profiler *pr)
 
 /* The profile node of raw node id's function, syscall or program, below its call site's
  * inline frames in the parent's node (a program's entry function: right below it). */
-static uint32_t place(struct psym *syms, const struct sbpf_profiler *pr, const uint32_t *pnode,
+static uint32_t place(struct cuprof_frames *syms, const struct cuprof *pr, const uint32_t *pnode,
 		      uint32_t id)
 {
 	const struct rnode *r = &pr->nodes[id];
-	struct psym *s = &syms[r->prog];
+	struct cuprof_frames *s = &syms[r->prog];
 	uint32_t frame;
 	if (r->kind == R_SYSCALL)
-		frame = psym_syscall(s, r->sc->name);
+		frame = cuprof_frames_syscall(s, r->sc->name);
 	else if (r->kind == R_PROGRAM)
-		frame = psym_program(s, pr->programs[r->prog].name);
+		frame = cuprof_frames_program(s, pr->programs[r->prog].name);
 	else
-		frame = psym_function(s, r->target);
+		frame = cuprof_frames_function(s, r->target);
 	if (frame == PROF_NONE)
 		return PROF_NONE;
 	if (r->parent == NO_NODE)
@@ -419,14 +419,14 @@ static uint32_t place(struct psym *syms, const struct sbpf_profiler *pr, const u
 	if (up->kind != R_FUNCTION)
 		return prof_child(s->p, pnode[r->parent], frame, 0, 0);
 	uint32_t line;
-	struct psym *ps = &syms[up->prog];
-	uint32_t site = psym_inline_node(ps, pnode[r->parent], r->call_pc, &line);
+	struct cuprof_frames *ps = &syms[up->prog];
+	uint32_t site = cuprof_frames_inline_node(ps, pnode[r->parent], r->call_pc, &line);
 	if (site == PROF_NONE)
 		return PROF_NONE;
-	return prof_child(s->p, site, frame, psym_addr(ps, r->call_pc), line);
+	return prof_child(s->p, site, frame, cuprof_frames_addr(ps, r->call_pc), line);
 }
 
-static int add_costs(struct psym *s, const struct rnode *r, uint32_t node)
+static int add_costs(struct cuprof_frames *s, const struct rnode *r, uint32_t node)
 {
 	if (r->kind != R_FUNCTION) {
 		int64_t w = (int64_t)r->cost;
@@ -436,15 +436,15 @@ static int add_costs(struct psym *s, const struct rnode *r, uint32_t node)
 		if (!r->counts[k])
 			continue;
 		uint32_t line;
-		uint32_t at = psym_inline_node(s, node, r->lo + k, &line);
+		uint32_t at = cuprof_frames_inline_node(s, node, r->lo + k, &line);
 		int64_t w = (int64_t)r->counts[k];
-		if (at == PROF_NONE || prof_add_self(s->p, at, psym_addr(s, r->lo + k), line, &w))
+		if (at == PROF_NONE || prof_add_self(s->p, at, cuprof_frames_addr(s, r->lo + k), line, &w))
 			return err_set(-ENOMEM, "out of memory building the profile");
 	}
 	return 0;
 }
 
-static int convert(struct sbpf_profiler *pr, struct psym *syms)
+static int convert(struct cuprof *pr, struct cuprof_frames *syms)
 {
 	uint32_t *pnode = malloc(pr->nnodes * sizeof(*pnode));
 	if (!pnode)
@@ -472,12 +472,12 @@ static int check_total(const struct prof *p, uint64_t cu_used)
 	return 0;
 }
 
-int sbpf_profiler_build(struct sbpf_profiler *pr, const char *path, uint64_t cu_used,
+int cuprof_build(struct cuprof *pr, const char *path, uint64_t cu_used,
 			struct prof **out)
 {
 	if (pr->failed)
 		return err_set(-ENOMEM, "out of memory while profiling");
-	uint64_t recorded = sbpf_profiler_total(pr);
+	uint64_t recorded = cuprof_total(pr);
 	if (recorded != cu_used)
 		return err_set(-EPROTO,
 			       "internal error: the profiler recorded %" PRIu64 " CU but the run consumed %" PRIu64,
@@ -488,19 +488,19 @@ int sbpf_profiler_build(struct sbpf_profiler *pr, const char *path, uint64_t cu_
 		return rc;
 	char source[512];
 	snprintf(source, sizeof(source), "sbpf: %s", path ? path : pr->programs[0].prog->name);
-	struct psym syms[MAX_PROGRAMS];
+	struct cuprof_frames syms[MAX_PROGRAMS];
 	size_t nsyms = 0;
 	if ((rc = prof_add_metric(p, "cu", "count")) < 0 || (rc = prof_set_source(p, source)))
 		goto fail;
 	for (; nsyms < pr->nprograms; nsyms++) {
 		const struct rprogram *rp = &pr->programs[nsyms];
-		if ((rc = psym_init(&syms[nsyms], rp->prog, nsyms ? rp->path : path, p)))
+		if ((rc = cuprof_frames_init(&syms[nsyms], rp->prog, nsyms ? rp->path : path, p)))
 			break;
 	}
 	if (!rc)
 		rc = convert(pr, syms);
 	while (nsyms-- > 0)
-		psym_free(&syms[nsyms]);
+		cuprof_frames_free(&syms[nsyms]);
 	if (rc || (rc = prof_finish(p)) || (rc = check_total(p, cu_used)))
 		goto fail;
 	*out = p;

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sbpf/syscall.h"
 #include "base/utf8.h"
-#include "sbpf/util.h"
 #include "sbpf/vm.h"
+#include "solana/encoding.h"
+#include "solana/syscalls.h"
 
 enum {
 	SYSCALL_BASE_COST = 100,
@@ -104,7 +104,7 @@ static int sys_log_pubkey(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret
 	if (sbpf_vm_map(vm, a[0], 32, false, &p))
 		return -EFAULT;
 	char b58[64];
-	sbpf_base58_encode(p, 32, b58, sizeof(b58));
+	sol_base58_encode(p, 32, b58, sizeof(b58));
 	return program_log(vm, b58, strlen(b58));
 }
 
@@ -146,7 +146,7 @@ static int sys_log_data(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 			return -EFAULT;
 		}
 		line[o++] = ' ';
-		o += sbpf_base64_encode(p, len, line + o, cap - o);
+		o += sol_base64_encode(p, len, line + o, cap - o);
 	}
 	int rc = sbpf_vm_log(vm, line, o);
 	free(line);
@@ -228,7 +228,7 @@ static int sys_memcmp(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	return 0;
 }
 
-int sbpf_syscalls_standard(struct sbpf_syscalls *s, unsigned flags)
+int sol_syscalls_standard(struct sbpf_syscalls *s, unsigned flags)
 {
 	static const struct {
 		const char *name;
@@ -249,14 +249,14 @@ int sbpf_syscalls_standard(struct sbpf_syscalls *s, unsigned flags)
 		if (rc)
 			return rc;
 	}
-	int rc = sbpf_syscalls_runtime(s);
+	int rc = sol_syscalls_runtime(s);
 	if (!rc)
-		rc = sbpf_syscalls_sysvars(s);
+		rc = sol_syscalls_sysvars(s);
 	if (!rc)
-		rc = sbpf_syscalls_pda(s);
+		rc = sol_syscalls_pda(s);
 	if (!rc)
-		rc = sbpf_syscalls_hash(s);
-	if (!rc && (flags & SBPF_SYSCALLS_TEST_LOG))
+		rc = sol_syscalls_hash(s);
+	if (!rc && (flags & SOL_SYSCALLS_TEST_LOG))
 		rc = sbpf_syscalls_add(s, "log", sys_test_log);
 	return rc;
 }

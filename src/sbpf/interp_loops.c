@@ -1,5 +1,5 @@
 /*
- * The two builds of the interpreter loop (interp_loop.h): plain, and hooked for profilers.
+ * The two builds of the interpreter loop (interp_loop.inc): plain, and hooked for profilers.
  */
 #include <string.h>
 
@@ -7,12 +7,12 @@
 
 #define INTERP_NAME sbpf_interp_run
 #define INTERP_HOOKED 0
-#include "sbpf/interp_loop.h"
+#include "sbpf/interp_loop.inc"
 #undef INTERP_NAME
 #undef INTERP_HOOKED
 
 #define INTERP_NAME sbpf_interp_run_hooked
 #define INTERP_HOOKED 1
-#include "sbpf/interp_loop.h"
+#include "sbpf/interp_loop.inc"
 #undef INTERP_NAME
 #undef INTERP_HOOKED

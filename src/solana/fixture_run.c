@@ -4,7 +4,7 @@
  * instruction, and compare the outcome with `expect`. A failed transaction changes no
  * account, so the accounts are restored when the instruction fails.
  */
-#include "sbpf/fixture.h"
+#include "solana/fixture.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,30 +12,31 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "sbpf/cpi.h"
-#include "sbpf/profiler.h"
-#include "sbpf/runtime_log.h"
-#include "sbpf/util.h"
+#include "cuprof/profiler.h"
+#include "solana/encoding.h"
+#include "solana/runtime.h"
+#include "solana/runtime_log.h"
+#include "solana/syscalls.h"
 
 static int sys_clock(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
-	struct sbpf_invocation *inv = sbpf_vm_user(vm);
+	struct sol_invocation *inv = sbpf_vm_user(vm);
 	*ret = 0;
-	return sbpf_sysvar_copy(vm, a[0], inv->rt->clock, 40);
+	return sol_sysvar_copy(vm, a[0], inv->rt->clock, 40);
 }
 
 static int sys_rent(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
-	struct sbpf_invocation *inv = sbpf_vm_user(vm);
+	struct sol_invocation *inv = sbpf_vm_user(vm);
 	*ret = 0;
-	return sbpf_sysvar_copy(vm, a[0], inv->rt->rent, 24);
+	return sol_sysvar_copy(vm, a[0], inv->rt->rent, 24);
 }
 
 static int runtime_syscalls(struct sbpf_syscalls *s)
 {
-	int rc = sbpf_syscalls_standard(s, 0);
+	int rc = sol_syscalls_standard(s, 0);
 	if (!rc)
-		rc = sbpf_syscalls_runtime_cpi(s);
+		rc = sol_syscalls_cpi(s);
 	for (size_t i = 0; !rc && i < s->n; i++) {
 		if (!strcmp(s->v[i].name, "sol_get_clock_sysvar"))
 			s->v[i].fn = sys_clock;
@@ -47,19 +48,19 @@ static int runtime_syscalls(struct sbpf_syscalls *s)
 
 /* Whether the program reads the aligned input: all do but those the fixture's accounts
  * show owned by the deprecated BPF loader. */
-static bool aligned(const struct sbpf_fixture *f, const uint8_t id[32])
+static bool aligned(const struct sol_fixture *f, const uint8_t id[32])
 {
 	uint8_t deprecated[32];
-	sbpf_base58_decode("BPFLoader1111111111111111111111111111111111", deprecated, 32);
+	sol_base58_decode("BPFLoader1111111111111111111111111111111111", deprecated, 32);
 	for (size_t i = 0; i < f->naccounts; i++)
 		if (!memcmp(f->accounts[i].key, id, 32))
 			return memcmp(f->accounts[i].owner, deprecated, 32) != 0;
 	return true;
 }
 
-static int snapshot(const struct sbpf_fixture *f, struct sbpf_account **out)
+static int snapshot(const struct sol_fixture *f, struct sol_account **out)
 {
-	struct sbpf_account *c = calloc(f->naccounts + 1, sizeof(*c));
+	struct sol_account *c = calloc(f->naccounts + 1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->naccounts; i++) {
@@ -78,15 +79,15 @@ static int snapshot(const struct sbpf_fixture *f, struct sbpf_account **out)
 	return 0;
 }
 
-static void drop_accounts(struct sbpf_account *a, size_t n)
+static void drop_accounts(struct sol_account *a, size_t n)
 {
 	for (size_t i = 0; a && i < n; i++)
 		free(a[i].data);
 	free(a);
 }
 
-static void fill_outcome(struct sbpf_runtime *rt, const struct sbpf_invoke_result *res,
-			 struct sbpf_outcome *out)
+static void fill_outcome(struct sol_runtime *rt, const struct sol_invoke_result *res,
+			 struct sol_outcome *out)
 {
 	snprintf(out->result, sizeof(out->result), "%s", res->error[0] ? res->error : "success");
 	snprintf(out->detail, sizeof(out->detail), "%s", res->error[0] ? res->detail : "");
@@ -97,14 +98,14 @@ static void fill_outcome(struct sbpf_runtime *rt, const struct sbpf_invoke_resul
 	out->return_len = rt->return_len;
 }
 
-static int execute(struct sbpf_fixture *f, struct sbpf_runtime *rt, struct sbpf_outcome *out)
+static int execute(struct sol_fixture *f, struct sol_runtime *rt, struct sol_outcome *out)
 {
-	struct sbpf_account *saved;
+	struct sol_account *saved;
 	int rc = snapshot(f, &saved);
 	if (rc)
 		return err_set(rc, "%s: out of memory", f->path);
-	struct sbpf_invoke_result res;
-	rc = sbpf_runtime_invoke(rt, NULL, f->program_id, f->ix, f->nix, f->data, f->data_len,
+	struct sol_invoke_result res;
+	rc = sol_runtime_invoke(rt, NULL, f->program_id, f->ix, f->nix, f->data, f->data_len,
 				 f->budget, &res);
 	if (!rc)
 		fill_outcome(rt, &res, out);
@@ -121,29 +122,29 @@ static int execute(struct sbpf_fixture *f, struct sbpf_runtime *rt, struct sbpf_
 
 /* The profiler watches from the instruction's program down; the profile is built while
  * the programs it borrows still exist. */
-static int profiled(struct sbpf_fixture *f, struct sbpf_runtime *rt, struct sbpf_outcome *out,
+static int profiled(struct sol_fixture *f, struct sol_runtime *rt, struct sol_outcome *out,
 		    struct prof **profile)
 {
-	const struct sbpf_rt_program *top = NULL;
+	const struct sol_program *top = NULL;
 	for (size_t i = 0; i < rt->nprograms; i++)
 		if (!memcmp(rt->programs[i].id, f->program_id, 32))
 			top = &rt->programs[i];
-	int rc = sbpf_profiler_new(top->prog, &rt->profiler);
+	int rc = cuprof_new(top->prog, &rt->profiler);
 	if (rc)
 		return err_set(rc, "%s: out of memory", f->path);
 	rc = execute(f, rt, out);
-	if (!rc && (rc = sbpf_profiler_build(rt->profiler, top->path, out->cu, profile)))
+	if (!rc && (rc = cuprof_build(rt->profiler, top->path, out->cu, profile)))
 		err_prefix(rc, "%s", f->path);
-	sbpf_profiler_free(rt->profiler);
+	cuprof_free(rt->profiler);
 	rt->profiler = NULL;
 	return rc;
 }
 
-int sbpf_fixture_run(struct sbpf_fixture *f, struct sbpf_outcome *out, struct prof **profile)
+int sol_fixture_run(struct sol_fixture *f, struct sol_outcome *out, struct prof **profile)
 {
 	memset(out, 0, sizeof(*out));
 	struct sbpf_syscalls sys = { 0 };
-	struct sbpf_runtime rt = { .accounts = f->accounts, .naccounts = f->naccounts,
+	struct sol_runtime rt = { .accounts = f->accounts, .naccounts = f->naccounts,
 				   .clock = f->clock, .rent = f->rent };
 	rt.programs = calloc(f->nprograms + 1, sizeof(*rt.programs));
 	int rc = rt.programs ? runtime_syscalls(&sys) : -ENOMEM;
@@ -151,7 +152,7 @@ int sbpf_fixture_run(struct sbpf_fixture *f, struct sbpf_outcome *out, struct pr
 		err_set(rc, "%s: out of memory", f->path);
 	struct sbpf_load_options opt = { .version = SBPF_VRESERVED };
 	for (size_t i = 0; !rc && i < f->nprograms; i++) {
-		struct sbpf_rt_program *p = &rt.programs[i];
+		struct sol_program *p = &rt.programs[i];
 		p->id = f->programs[i].id;
 		p->name = f->programs[i].name;
 		p->path = f->programs[i].elf;
@@ -175,7 +176,7 @@ int sbpf_fixture_run(struct sbpf_fixture *f, struct sbpf_outcome *out, struct pr
 	return rc;
 }
 
-void sbpf_outcome_free(struct sbpf_outcome *o)
+void sol_outcome_free(struct sol_outcome *o)
 {
 	for (size_t i = 0; i < o->nlogs; i++)
 		free(o->logs[i]);
@@ -194,16 +195,16 @@ static void hex(FILE *f, const uint8_t *p, size_t n)
 
 /* expect.logs written with the runtime's framing lines is compared with the framed log;
  * without any, with the lines the programs logged (the framing taken out). */
-static size_t check_logs(const struct sbpf_fixture *fx, const struct sbpf_outcome *o, FILE *f)
+static size_t check_logs(const struct sol_fixture *fx, const struct sol_outcome *o, FILE *f)
 {
-	const struct sbpf_expect *e = &fx->expect;
+	const struct sol_expect *e = &fx->expect;
 	bool framed = false;
 	for (size_t i = 0; i < e->nlogs; i++)
-		framed |= sbpf_log_is_framing(e->logs[i]);
+		framed |= sol_log_is_framing(e->logs[i]);
 	const char **got_v = calloc(o->nlogs + 1, sizeof(*got_v));
 	size_t ngot = 0;
 	for (size_t i = 0; got_v && i < o->nlogs; i++)
-		if (framed || !sbpf_log_is_framing(o->logs[i]))
+		if (framed || !sol_log_is_framing(o->logs[i]))
 			got_v[ngot++] = o->logs[i];
 	if (!got_v) {
 		fprintf(f, "%s: expect.logs: out of memory\n", fx->path);
@@ -224,10 +225,10 @@ static size_t check_logs(const struct sbpf_fixture *fx, const struct sbpf_outcom
 	return bad;
 }
 
-static size_t check_account(const struct sbpf_fixture *fx, size_t k, FILE *f)
+static size_t check_account(const struct sol_fixture *fx, size_t k, FILE *f)
 {
-	const struct sbpf_expect_account *x = &fx->expect.accounts[k];
-	const struct sbpf_account *a = NULL;
+	const struct sol_expect_account *x = &fx->expect.accounts[k];
+	const struct sol_account *a = NULL;
 	for (size_t i = 0; i < fx->naccounts && !a; i++)
 		if (!memcmp(fx->accounts[i].key, x->key, 32))
 			a = &fx->accounts[i];
@@ -256,10 +257,10 @@ static size_t check_account(const struct sbpf_fixture *fx, size_t k, FILE *f)
 	return bad;
 }
 
-size_t sbpf_fixture_check(const struct sbpf_fixture *fx, const struct sbpf_outcome *o,
+size_t sol_fixture_check(const struct sol_fixture *fx, const struct sol_outcome *o,
 			  FILE *f)
 {
-	const struct sbpf_expect *e = &fx->expect;
+	const struct sol_expect *e = &fx->expect;
 	size_t bad = 0;
 	const char *want = e->result ? e->result : "success";
 	if (strcmp(want, o->result)) {

@@ -9,9 +9,9 @@
 #include <sodium.h>
 #include <string.h>
 
-#include "sbpf/syscall.h"
-#include "sbpf/util.h"
 #include "sbpf/vm.h"
+#include "solana/curve25519.h"
+#include "solana/syscalls.h"
 
 enum { CREATE_PROGRAM_ADDRESS_UNITS = 1500, MAX_SEEDS = 16, MAX_SEED_LEN = 32 };
 
@@ -64,7 +64,7 @@ static bool derive(const struct seeds *s, uint8_t out[32])
 	crypto_hash_sha256_update(&st, s->program_id, 32);
 	crypto_hash_sha256_update(&st, (const uint8_t *)"ProgramDerivedAddress", 21);
 	crypto_hash_sha256_final(&st, out);
-	return !sbpf_on_curve(out);
+	return !sol_on_curve(out);
 }
 
 /* sol_create_program_address(seeds, n, program_id, address) -> 0, or 1 when on the curve */
@@ -117,7 +117,7 @@ static int sys_try_find(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	return 0;
 }
 
-int sbpf_syscalls_pda(struct sbpf_syscalls *s)
+int sol_syscalls_pda(struct sbpf_syscalls *s)
 {
 	int rc = sbpf_syscalls_add(s, "sol_create_program_address", sys_create);
 	return rc ? rc : sbpf_syscalls_add(s, "sol_try_find_program_address", sys_try_find);

@@ -11,40 +11,40 @@
  * pc's CU lands in the innermost inline frame at that pc.
  *
  * Invariant: the sum of self CU over all nodes equals the CU the run consumed (checked by
- * sbpf_profiler_build; a mismatch is an internal error, never silently accepted).
+ * cuprof_build; a mismatch is an internal error, never silently accepted).
  *
  * Ownership: borrows the programs, which must outlive the profiler.
  */
-#ifndef TALLY_SBPF_PROFILER_H
-#define TALLY_SBPF_PROFILER_H
+#ifndef TALLY_CUPROF_PROFILER_H
+#define TALLY_CUPROF_PROFILER_H
 
 #include <stdint.h>
 
 #include "sbpf/vm.h"
 
 struct prof;
-struct sbpf_profiler;
+struct cuprof;
 
-int sbpf_profiler_new(const struct sbpf_program *prog, struct sbpf_profiler **out);
-void sbpf_profiler_free(struct sbpf_profiler *pr);
+int cuprof_new(const struct sbpf_program *prog, struct cuprof **out);
+void cuprof_free(struct cuprof *pr);
 /* The hooks to attach with sbpf_vm_set_hooks() before the run. */
-const struct sbpf_hooks *sbpf_profiler_hooks(struct sbpf_profiler *pr);
+const struct sbpf_hooks *cuprof_hooks(struct cuprof *pr);
 /* Cross-program invocation: a syscall (the current event) runs another program in a VM of
- * its own, with the same hooks (sbpf_profiler_hooks) attached. Call enter before that VM
+ * its own, with the same hooks (cuprof_hooks) attached. Call enter before that VM
  * runs and exit after it ended, however it ended. The callee's frames nest under the
  * syscall, below a `program:NAME` frame; the syscall keeps only its own cost (what it
  * charged beyond the callee's CU). name NULL: the program's name; path: its file, for
  * symbols (NULL: none). A program is known by its struct sbpf_program pointer, which must
  * outlive the profiler. */
-int sbpf_profiler_enter_program(struct sbpf_profiler *pr, const struct sbpf_program *prog,
+int cuprof_enter_program(struct cuprof *pr, const struct sbpf_program *prog,
 				const char *name, const char *path);
-int sbpf_profiler_exit_program(struct sbpf_profiler *pr);
+int cuprof_exit_program(struct cuprof *pr);
 /* CU recorded so far (instructions and syscall costs). */
-uint64_t sbpf_profiler_total(const struct sbpf_profiler *pr);
+uint64_t cuprof_total(const struct cuprof *pr);
 /* After the run: checks the invariant against cu_used and builds a finished profile.
  * path is the program's file (symbols, DWARF, the module of the frames), NULL when it has
  * none (raw bytecode given in memory). */
-int sbpf_profiler_build(struct sbpf_profiler *pr, const char *path, uint64_t cu_used,
+int cuprof_build(struct cuprof *pr, const char *path, uint64_t cu_used,
 			struct prof **out);
 
 #endif

@@ -7,23 +7,23 @@
  *
  * Ownership: a fixture owns everything it points to; running it changes its accounts.
  */
-#ifndef TALLY_SBPF_FIXTURE_H
-#define TALLY_SBPF_FIXTURE_H
+#ifndef TALLY_SOLANA_FIXTURE_H
+#define TALLY_SOLANA_FIXTURE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sbpf/serialize.h"
+#include "solana/serialize.h"
 
-struct sbpf_fixture_program {
+struct sol_fixture_program {
 	uint8_t id[32];
 	char *elf;  /* path, resolved against the fixture's directory */
 	char *name; /* the base58 id when unnamed */
 };
 
-struct sbpf_expect_account {
+struct sol_expect_account {
 	uint8_t key[32];
 	char *key58;
 	bool has_lamports, has_data, has_owner;
@@ -33,7 +33,7 @@ struct sbpf_expect_account {
 	uint8_t owner[32];
 };
 
-struct sbpf_expect {
+struct sol_expect {
 	char *result; /* NULL: not checked (then the run must succeed) */
 	bool has_cu, has_return_data, has_logs;
 	uint64_t cu;
@@ -41,35 +41,35 @@ struct sbpf_expect {
 	size_t return_len;
 	char **logs;
 	size_t nlogs;
-	struct sbpf_expect_account *accounts;
+	struct sol_expect_account *accounts;
 	size_t naccounts;
 };
 
-struct sbpf_fixture {
+struct sol_fixture {
 	char *path;
-	struct sbpf_fixture_program *programs;
+	struct sol_fixture_program *programs;
 	size_t nprograms;
-	struct sbpf_account *accounts; /* the fixture's, then the programs' and sysvars' */
+	struct sol_account *accounts; /* the fixture's, then the programs' and sysvars' */
 	size_t naccounts;
 	uint8_t program_id[32];
-	struct sbpf_ix_account *ix;
+	struct sol_ix_account *ix;
 	size_t nix;
 	uint8_t *data;
 	size_t data_len;
 	uint64_t budget;
 	uint8_t clock[40]; /* the sysvars as programs see them */
 	uint8_t rent[24];
-	struct sbpf_expect expect;
+	struct sol_expect expect;
 };
 
-int sbpf_fixture_load(const char *path, struct sbpf_fixture **out);
+int sol_fixture_load(const char *path, struct sol_fixture **out);
 /* The same from JSON text in memory; path names it in messages and anchors "elf" paths. */
-int sbpf_fixture_parse(const char *path, const char *text, size_t len,
-		       struct sbpf_fixture **out);
-void sbpf_fixture_free(struct sbpf_fixture *f);
+int sol_fixture_parse(const char *path, const char *text, size_t len,
+		       struct sol_fixture **out);
+void sol_fixture_free(struct sol_fixture *f);
 
 /* How a run ended. logs are malloc'd strings. */
-struct sbpf_outcome {
+struct sol_outcome {
 	char result[64];   /* "success", "Custom(1)", "AccessViolation", ... */
 	char detail[512];  /* a description of the failure ("" on success) */
 	uint64_t cu;
@@ -85,11 +85,11 @@ struct prof;
  * that does not load, no memory); the program's own failures land in out->result. With
  * profile non-NULL the run is profiled (invoked programs under their invoke syscalls)
  * and *profile receives the finished profile (the caller frees it with prof_free). */
-int sbpf_fixture_run(struct sbpf_fixture *f, struct sbpf_outcome *out, struct prof **profile);
-void sbpf_outcome_free(struct sbpf_outcome *o);
+int sol_fixture_run(struct sol_fixture *f, struct sol_outcome *out, struct prof **profile);
+void sol_outcome_free(struct sol_outcome *o);
 /* Prints every difference from `expect` to f ("FILE: expect.FIELD: expected X, got Y");
  * returns how many there were. */
-size_t sbpf_fixture_check(const struct sbpf_fixture *fx, const struct sbpf_outcome *o,
+size_t sol_fixture_check(const struct sol_fixture *fx, const struct sol_outcome *o,
 			  FILE *f);
 
 #endif

@@ -4,19 +4,19 @@
  * units", "Program return: <id> <base64>", "... success" / "... failed: <error>", and the
  * text of the instruction errors that "failed:" shows.
  */
-#ifndef TALLY_SBPF_RUNTIME_LOG_H
-#define TALLY_SBPF_RUNTIME_LOG_H
+#ifndef TALLY_SOLANA_RUNTIME_LOG_H
+#define TALLY_SOLANA_RUNTIME_LOG_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
 /* Whether line is one of the framing lines above (not something a program logged). */
-bool sbpf_log_is_framing(const char *line);
+bool sol_log_is_framing(const char *line);
 
 /* The runtime's text for an InstructionError named as tally names it ("Custom(1)" gives
  * "custom program error: 0x1", "PrivilegeEscalation" gives "Cross-program invocation with
  * unauthorized signer or writable account"), written to buf; NULL when name is not an
  * InstructionError (a VM error, or a syscall's own error such as "Abort"). */
-const char *sbpf_instruction_error_text(const char *name, char *buf, size_t size);
+const char *sol_instruction_error_text(const char *name, char *buf, size_t size);
 
 #endif

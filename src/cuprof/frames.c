@@ -1,10 +1,10 @@
 /*
- * Frames of sBPF pcs (see profiler_sym.h). Each pc is symbolized once, on first use, and
+ * Frames of sBPF pcs (see frames.h). Each pc is symbolized once, on first use, and
  * its chain kept. Frames are cached by (kind, name, start address) rather than by their
  * whole description, so that a function whose lines come from several files stays one
  * frame: the first description met (in a deterministic order) wins.
  */
-#include "sbpf/profiler_sym.h"
+#include "cuprof/frames.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/hex.h"
 #include "base/err.h"
+#include "base/hex.h"
 #include "elf/elf.h"
 #include "profile/profile.h"
 #include "sbpf/program.h"
@@ -43,7 +43,7 @@ static void file_facts(const struct sbpf_program *prog, const char *path, uint64
 	elf_close(f);
 }
 
-int psym_init(struct psym *s, const struct sbpf_program *prog, const char *path, struct prof *p)
+int cuprof_frames_init(struct cuprof_frames *s, const struct sbpf_program *prog, const char *path, struct prof *p)
 {
 	memset(s, 0, sizeof(*s));
 	s->prog = prog;
@@ -60,13 +60,13 @@ int psym_init(struct psym *s, const struct sbpf_program *prog, const char *path,
 	}
 	s->pcs = calloc(prog->ninsns ? prog->ninsns : 1, sizeof(*s->pcs));
 	if (!s->pcs) {
-		psym_free(s);
+		cuprof_frames_free(s);
 		return err_set(-ENOMEM, "out of memory");
 	}
 	return 0;
 }
 
-void psym_free(struct psym *s)
+void cuprof_frames_free(struct cuprof_frames *s)
 {
 	if (s->sym)
 		tally_symbolizer_close(s->sym);
@@ -76,12 +76,12 @@ void psym_free(struct psym *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static size_t key_slot(const struct psym *s, uint32_t kind, uint32_t name, uint64_t addr)
+static size_t key_slot(const struct cuprof_frames *s, uint32_t kind, uint32_t name, uint64_t addr)
 {
 	uint64_t h = (addr ^ ((uint64_t)name << 8) ^ kind) * 0x9e3779b97f4a7c15ull;
 	size_t i = (size_t)(h ^ (h >> 29)) & (s->capkeys - 1);
 	while (s->keys[i].frame1) {
-		const struct psym_frame_key *k = &s->keys[i];
+		const struct cuprof_frames_frame_key *k = &s->keys[i];
 		if (k->kind == kind && k->name == name && k->addr == addr)
 			break;
 		i = (i + 1) & (s->capkeys - 1);
@@ -89,9 +89,9 @@ static size_t key_slot(const struct psym *s, uint32_t kind, uint32_t name, uint6
 	return i;
 }
 
-static int grow_keys(struct psym *s)
+static int grow_keys(struct cuprof_frames *s)
 {
-	struct psym_frame_key *old = s->keys;
+	struct cuprof_frames_frame_key *old = s->keys;
 	size_t n = s->capkeys;
 	s->capkeys = n ? n * 2 : 256;
 	s->keys = calloc(s->capkeys, sizeof(*s->keys));
@@ -108,7 +108,7 @@ static int grow_keys(struct psym *s)
 }
 
 /* The frame for (kind, function, addr), created from the description on first use. */
-static uint32_t frame_of(struct psym *s, enum prof_kind kind, const char *function,
+static uint32_t frame_of(struct cuprof_frames *s, enum prof_kind kind, const char *function,
 			 const char *file, uint64_t addr)
 {
 	uint32_t name = prof_intern_cstr(s->p, function);
@@ -125,43 +125,43 @@ static uint32_t frame_of(struct psym *s, enum prof_kind kind, const char *functi
 	uint32_t f = prof_frame(s->p, &d);
 	if (f == PROF_NONE)
 		return PROF_NONE;
-	s->keys[i] = (struct psym_frame_key){ kind, name, addr, f + 1 };
+	s->keys[i] = (struct cuprof_frames_frame_key){ kind, name, addr, f + 1 };
 	s->nkeys++;
 	return f;
 }
 
 /* A function frame from the program's own symbols (.symtab/.dynsym, the registry), or an
  * unnamed one at the function's address. */
-static uint32_t symtab_function(struct psym *s, uint64_t pc, bool entered)
+static uint32_t symtab_function(struct cuprof_frames *s, uint64_t pc, bool entered)
 {
 	const struct sbpf_symbol *sym = sbpf_program_symbol_at(s->prog, pc);
 	if (sym)
-		return frame_of(s, PROF_VM, sym->name, NULL, psym_addr(s, sym->pc));
+		return frame_of(s, PROF_VM, sym->name, NULL, cuprof_frames_addr(s, sym->pc));
 	if (!entered)
 		return PROF_NONE;
-	return frame_of(s, PROF_VM, NULL, NULL, psym_addr(s, pc));
+	return frame_of(s, PROF_VM, NULL, NULL, cuprof_frames_addr(s, pc));
 }
 
-static int push_loc(struct psym *s, uint32_t frame, uint32_t line)
+static int push_loc(struct cuprof_frames *s, uint32_t frame, uint32_t line)
 {
 	if (frame == PROF_NONE)
 		return -ENOMEM;
 	if (s->nchain == s->capchain) {
 		size_t cap = s->capchain ? s->capchain * 2 : 1024;
-		struct psym_loc *v = realloc(s->chain, cap * sizeof(*v));
+		struct cuprof_frames_loc *v = realloc(s->chain, cap * sizeof(*v));
 		if (!v)
 			return err_set(-ENOMEM, "out of memory");
 		s->chain = v;
 		s->capchain = cap;
 	}
-	s->chain[s->nchain++] = (struct psym_loc){ frame, line };
+	s->chain[s->nchain++] = (struct cuprof_frames_loc){ frame, line };
 	return 0;
 }
 
-static int resolve(struct psym *s, uint64_t pc, struct psym_pc *e)
+static int resolve(struct cuprof_frames *s, uint64_t pc, struct cuprof_frames_pc *e)
 {
 	struct tally_frame fr[MAX_INLINE];
-	int n = s->sym ? tally_symbolize(s->sym, psym_addr(s, pc), fr, MAX_INLINE) : 0;
+	int n = s->sym ? tally_symbolize(s->sym, cuprof_frames_addr(s, pc), fr, MAX_INLINE) : 0;
 	if (n > MAX_INLINE)
 		n = MAX_INLINE;
 	e->first = (uint32_t)s->nchain;
@@ -181,7 +181,7 @@ static int resolve(struct psym *s, uint64_t pc, struct psym_pc *e)
 		if (i < n - 1)
 			f = frame_of(s, PROF_INLINE, fr[i].function, fr[i].file, 0);
 		else if (fn)
-			f = frame_of(s, PROF_VM, fn->name, fr[i].file, psym_addr(s, fn->pc));
+			f = frame_of(s, PROF_VM, fn->name, fr[i].file, cuprof_frames_addr(s, fn->pc));
 		else
 			f = frame_of(s, PROF_VM, fr[i].function, fr[i].file, fr[i].sym_start);
 		if (push_loc(s, f, fr[i].line))
@@ -191,13 +191,13 @@ static int resolve(struct psym *s, uint64_t pc, struct psym_pc *e)
 	return 0;
 }
 
-int psym_chain(struct psym *s, uint64_t pc, const struct psym_loc **chain, size_t *n)
+int cuprof_frames_chain(struct cuprof_frames *s, uint64_t pc, const struct cuprof_frames_loc **chain, size_t *n)
 {
 	*n = 0;
 	*chain = NULL;
 	if (pc >= s->prog->ninsns)
 		return 0;
-	struct psym_pc *e = &s->pcs[pc];
+	struct cuprof_frames_pc *e = &s->pcs[pc];
 	if (!e->done) {
 		int rc = resolve(s, pc, e);
 		if (rc)
@@ -209,16 +209,16 @@ int psym_chain(struct psym *s, uint64_t pc, const struct psym_loc **chain, size_
 	return 0;
 }
 
-uint32_t psym_function(struct psym *s, uint64_t pc)
+uint32_t cuprof_frames_function(struct cuprof_frames *s, uint64_t pc)
 {
 	size_t n;
-	const struct psym_loc *c;
-	if (psym_chain(s, pc, &c, &n))
+	const struct cuprof_frames_loc *c;
+	if (cuprof_frames_chain(s, pc, &c, &n))
 		return PROF_NONE;
 	return n ? c[n - 1].frame : symtab_function(s, pc, true);
 }
 
-static uint32_t named_frame(struct psym *s, enum prof_kind kind, const char *prefix,
+static uint32_t named_frame(struct cuprof_frames *s, enum prof_kind kind, const char *prefix,
 			    const char *name)
 {
 	char buf[512];
@@ -227,22 +227,22 @@ static uint32_t named_frame(struct psym *s, enum prof_kind kind, const char *pre
 	return prof_frame(s->p, &d);
 }
 
-uint32_t psym_syscall(struct psym *s, const char *name)
+uint32_t cuprof_frames_syscall(struct cuprof_frames *s, const char *name)
 {
 	return named_frame(s, PROF_SYSCALL, "syscall", name);
 }
 
-uint32_t psym_program(struct psym *s, const char *name)
+uint32_t cuprof_frames_program(struct cuprof_frames *s, const char *name)
 {
 	return named_frame(s, PROF_PROGRAM, "program", name);
 }
 
-uint32_t psym_inline_node(struct psym *s, uint32_t fnode, uint64_t pc, uint32_t *line)
+uint32_t cuprof_frames_inline_node(struct cuprof_frames *s, uint32_t fnode, uint64_t pc, uint32_t *line)
 {
 	size_t n;
-	const struct psym_loc *c;
+	const struct cuprof_frames_loc *c;
 	*line = 0;
-	if (psym_chain(s, pc, &c, &n))
+	if (cuprof_frames_chain(s, pc, &c, &n))
 		return PROF_NONE;
 	if (!n)
 		return fnode;

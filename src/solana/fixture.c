@@ -8,7 +8,7 @@
  * runtime holds them (programs executable and owned by the upgradeable BPF loader;
  * sysvars owned by the sysvar program, with the fixture's values).
  */
-#include "sbpf/fixture.h"
+#include "solana/fixture.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "sbpf/util.h"
+#include "solana/encoding.h"
 
 #define LOADER_ID "BPFLoaderUpgradeab1e11111111111111111111111"
 #define SYSVAR_OWNER "Sysvar1111111111111111111111111111111111111"
@@ -44,7 +44,7 @@ static int get_key(struct ctx *c, json_t *v, uint8_t out[32])
 {
 	if (!json_is_string(v))
 		return bad(c, "expected a base58 public key");
-	if (sbpf_base58_decode(json_string_value(v), out, 32))
+	if (sol_base58_decode(json_string_value(v), out, 32))
 		return bad(c, "not a base58 public key of 32 bytes");
 	return 0;
 }
@@ -109,7 +109,7 @@ static int array_of(struct ctx *c, json_t *v, bool required, size_t *n)
 	return 0;
 }
 
-static int load_programs(struct ctx *c, json_t *root, struct sbpf_fixture *f)
+static int load_programs(struct ctx *c, json_t *root, struct sol_fixture *f)
 {
 	json_t *arr = member(c, root, "programs", "");
 	int rc = array_of(c, arr, true, &f->nprograms);
@@ -123,7 +123,7 @@ static int load_programs(struct ctx *c, json_t *root, struct sbpf_fixture *f)
 	for (size_t i = 0; i < f->nprograms; i++) {
 		char parent[48];
 		snprintf(parent, sizeof(parent), "programs[%zu]", i);
-		struct sbpf_fixture_program *p = &f->programs[i];
+		struct sol_fixture_program *p = &f->programs[i];
 		json_t *o = json_array_get(arr, i);
 		json_t *elf = member(c, o, "elf", parent);
 		if (!json_is_string(elf))
@@ -144,7 +144,7 @@ static int load_programs(struct ctx *c, json_t *root, struct sbpf_fixture *f)
 	return 0;
 }
 
-static int load_account(struct ctx *c, json_t *o, const char *parent, struct sbpf_account *a)
+static int load_account(struct ctx *c, json_t *o, const char *parent, struct sol_account *a)
 {
 	int rc = get_key(c, member(c, o, "pubkey", parent), a->key);
 	if (!rc)
@@ -161,7 +161,7 @@ static int load_account(struct ctx *c, json_t *o, const char *parent, struct sbp
 	return rc;
 }
 
-static long find_account(const struct sbpf_fixture *f, const uint8_t key[32])
+static long find_account(const struct sol_fixture *f, const uint8_t key[32])
 {
 	for (size_t i = 0; i < f->naccounts; i++)
 		if (!memcmp(f->accounts[i].key, key, 32))
@@ -169,17 +169,17 @@ static long find_account(const struct sbpf_fixture *f, const uint8_t key[32])
 	return -1;
 }
 
-static int add_account(struct sbpf_fixture *f, const uint8_t key[32], const char *owner58,
+static int add_account(struct sol_fixture *f, const uint8_t key[32], const char *owner58,
 		       const uint8_t *data, size_t len, bool executable)
 {
-	struct sbpf_account *v = realloc(f->accounts, (f->naccounts + 1) * sizeof(*v));
+	struct sol_account *v = realloc(f->accounts, (f->naccounts + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	f->accounts = v;
-	struct sbpf_account *a = &v[f->naccounts];
+	struct sol_account *a = &v[f->naccounts];
 	memset(a, 0, sizeof(*a));
 	memcpy(a->key, key, 32);
-	sbpf_base58_decode(owner58, a->owner, 32);
+	sol_base58_decode(owner58, a->owner, 32);
 	a->lamports = 1;
 	a->executable = executable;
 	a->data = malloc(len ? len : 1);
@@ -192,7 +192,7 @@ static int add_account(struct sbpf_fixture *f, const uint8_t key[32], const char
 	return 0;
 }
 
-static int load_accounts(struct ctx *c, json_t *root, struct sbpf_fixture *f)
+static int load_accounts(struct ctx *c, json_t *root, struct sol_fixture *f)
 {
 	json_t *arr = member(c, root, "accounts", "");
 	size_t n;
@@ -222,7 +222,7 @@ static int load_accounts(struct ctx *c, json_t *root, struct sbpf_fixture *f)
 
 /* Clock (slot, epoch_start_timestamp, epoch, leader_schedule_epoch, unix_timestamp) and
  * Rent (lamports_per_byte_year, exemption_threshold, burn_percent), defaults as agave's. */
-static int load_sysvars(struct ctx *c, json_t *root, struct sbpf_fixture *f)
+static int load_sysvars(struct ctx *c, json_t *root, struct sol_fixture *f)
 {
 	static const char *const clock_fields[] = { "slot", "epoch_start_timestamp", "epoch",
 						    "leader_schedule_epoch", "unix_timestamp" };
@@ -259,22 +259,22 @@ static int load_sysvars(struct ctx *c, json_t *root, struct sbpf_fixture *f)
 }
 
 /* An instruction account absent from "accounts": a sysvar, or the fixture's mistake. */
-static int implicit_account(struct ctx *c, struct sbpf_fixture *f, const uint8_t key[32])
+static int implicit_account(struct ctx *c, struct sol_fixture *f, const uint8_t key[32])
 {
 	uint8_t rent_id[32], clock_id[32];
-	sbpf_base58_decode(RENT_ID, rent_id, 32);
-	sbpf_base58_decode(CLOCK_ID, clock_id, 32);
+	sol_base58_decode(RENT_ID, rent_id, 32);
+	sol_base58_decode(CLOCK_ID, clock_id, 32);
 	if (!memcmp(key, rent_id, 32))
 		return add_account(f, key, SYSVAR_OWNER, f->rent, 17, false);
 	if (!memcmp(key, clock_id, 32))
 		return add_account(f, key, SYSVAR_OWNER, f->clock, 40, false);
 	char k58[64];
-	sbpf_base58_encode(key, 32, k58, sizeof(k58));
+	sol_base58_encode(key, 32, k58, sizeof(k58));
 	return err_set(-EINVAL, "%s: %s: account %s is not in \"accounts\"", c->path, c->field,
 		       k58);
 }
 
-static int load_instruction(struct ctx *c, json_t *root, struct sbpf_fixture *f)
+static int load_instruction(struct ctx *c, json_t *root, struct sol_fixture *f)
 {
 	json_t *ix = member(c, root, "instruction", "");
 	if (!json_is_object(ix))
@@ -317,7 +317,7 @@ static int load_instruction(struct ctx *c, json_t *root, struct sbpf_fixture *f)
 }
 
 static int load_expected_account(struct ctx *c, json_t *o, const char *parent,
-				 struct sbpf_expect_account *a)
+				 struct sol_expect_account *a)
 {
 	json_t *k = member(c, o, "pubkey", parent);
 	int rc = get_key(c, k, a->key);
@@ -338,7 +338,7 @@ static int load_expected_account(struct ctx *c, json_t *o, const char *parent,
 	return 0;
 }
 
-static int load_expect(struct ctx *c, json_t *root, struct sbpf_expect *e)
+static int load_expect(struct ctx *c, json_t *root, struct sol_expect *e)
 {
 	json_t *ex = member(c, root, "expect", "");
 	if (!ex)
@@ -388,7 +388,7 @@ static int load_expect(struct ctx *c, json_t *root, struct sbpf_expect *e)
 	return 0;
 }
 
-static int load_root(struct ctx *c, json_t *root, struct sbpf_fixture *f)
+static int load_root(struct ctx *c, json_t *root, struct sol_fixture *f)
 {
 	if (!json_is_object(root))
 		return err_set(-EINVAL, "%s: expected a JSON object", c->path);
@@ -407,10 +407,10 @@ static int load_root(struct ctx *c, json_t *root, struct sbpf_fixture *f)
 	return rc == -ENOMEM ? err_set(rc, "%s: out of memory", c->path) : rc;
 }
 
-static int load_json(const char *path, json_t *root, struct sbpf_fixture **out)
+static int load_json(const char *path, json_t *root, struct sol_fixture **out)
 {
 	*out = NULL;
-	struct sbpf_fixture *f = calloc(1, sizeof(*f));
+	struct sol_fixture *f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(path))) {
 		free(f);
 		json_decref(root);
@@ -421,14 +421,14 @@ static int load_json(const char *path, json_t *root, struct sbpf_fixture **out)
 	int rc = load_root(&c, root, f);
 	json_decref(root);
 	if (rc) {
-		sbpf_fixture_free(f);
+		sol_fixture_free(f);
 		return rc;
 	}
 	*out = f;
 	return 0;
 }
 
-int sbpf_fixture_load(const char *path, struct sbpf_fixture **out)
+int sol_fixture_load(const char *path, struct sol_fixture **out)
 {
 	json_error_t je;
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
@@ -438,8 +438,8 @@ int sbpf_fixture_load(const char *path, struct sbpf_fixture **out)
 	return load_json(path, root, out);
 }
 
-int sbpf_fixture_parse(const char *path, const char *text, size_t len,
-		       struct sbpf_fixture **out)
+int sol_fixture_parse(const char *path, const char *text, size_t len,
+		       struct sol_fixture **out)
 {
 	json_error_t je;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
@@ -449,7 +449,7 @@ int sbpf_fixture_parse(const char *path, const char *text, size_t len,
 	return load_json(path, root, out);
 }
 
-void sbpf_fixture_free(struct sbpf_fixture *f)
+void sol_fixture_free(struct sol_fixture *f)
 {
 	if (!f)
 		return;
@@ -459,7 +459,7 @@ void sbpf_fixture_free(struct sbpf_fixture *f)
 	}
 	for (size_t i = 0; i < f->naccounts; i++)
 		free(f->accounts[i].data);
-	struct sbpf_expect *e = &f->expect;
+	struct sol_expect *e = &f->expect;
 	for (size_t i = 0; e->logs && i < e->nlogs; i++)
 		free(e->logs[i]);
 	for (size_t i = 0; e->accounts && i < e->naccounts; i++) {

@@ -3,7 +3,7 @@
  * InstructionError Display of the Solana SDK (solana-instruction-error), which is what
  * "Program <id> failed: ..." prints for every error that reaches the runtime as one.
  */
-#include "sbpf/runtime_log.h"
+#include "solana/runtime_log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +67,7 @@ static const struct {
 	{ "BuiltinProgramsMustConsumeComputeUnits", "Builtin programs must consume compute units" },
 };
 
-const char *sbpf_instruction_error_text(const char *name, char *buf, size_t size)
+const char *sol_instruction_error_text(const char *name, char *buf, size_t size)
 {
 	unsigned long code;
 	char *end;
@@ -99,7 +99,7 @@ static size_t base58_key_len(const char *s)
 	return n >= 32 && n <= 44 ? n : 0;
 }
 
-bool sbpf_log_is_framing(const char *line)
+bool sol_log_is_framing(const char *line)
 {
 	if (!strncmp(line, "Program return: ", 16))
 		return base58_key_len(line + 16) && line[16 + base58_key_len(line + 16)] == ' ';

@@ -149,7 +149,7 @@ static int sys_keccak256(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	return hash_syscall(vm, a, ret, &KECCAK256);
 }
 
-int sbpf_syscalls_hash(struct sbpf_syscalls *s)
+int sol_syscalls_hash(struct sbpf_syscalls *s)
 {
 	int rc = sbpf_syscalls_add(s, "sol_sha256", sys_sha256);
 	return rc ? rc : sbpf_syscalls_add(s, "sol_keccak256", sys_keccak256);

@@ -2,20 +2,18 @@
  * Small encodings the Solana runtime uses in logs and fixtures: base58 (public keys),
  * base64 (sol_log_data), hex. (UTF-8 validation, which sol_log_ applies, is base/utf8.h.)
  */
-#ifndef TALLY_SBPF_UTIL_H
-#define TALLY_SBPF_UTIL_H
+#ifndef TALLY_SOLANA_ENCODING_H
+#define TALLY_SOLANA_ENCODING_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* Writes a NUL-terminated base58 string (44 characters suffice for 32 bytes). */
-void sbpf_base58_encode(const uint8_t *p, size_t len, char *out, size_t out_size);
+void sol_base58_encode(const uint8_t *p, size_t len, char *out, size_t out_size);
 /* Decodes base58 into exactly out_len bytes; -1 on a bad character or another length. */
-int sbpf_base58_decode(const char *s, uint8_t *out, size_t out_len);
-/* Whether 32 bytes decompress as an ed25519 point (Solana's on-curve test; curve25519.c). */
-bool sbpf_on_curve(const uint8_t bytes[32]);
+int sol_base58_decode(const char *s, uint8_t *out, size_t out_len);
 /* Standard base64 with padding; returns the characters written (no NUL). */
-size_t sbpf_base64_encode(const uint8_t *p, size_t len, char *out, size_t out_size);
+size_t sol_base64_encode(const uint8_t *p, size_t len, char *out, size_t out_size);
 
 #endif

@@ -8,18 +8,18 @@
  * position alone; an account is 0xff, is_signer, is_writable, key, lamports, data length,
  * data, owner, executable, rent_epoch, with no padding and no room to grow.
  */
-#include "sbpf/serialize.h"
+#include "solana/serialize.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static bool owned(const struct sbpf_borrow *b)
+static bool owned(const struct sol_borrow *b)
 {
 	return !memcmp(b->a->owner, b->program_id, 32);
 }
 
-const char *sbpf_account_set_lamports(struct sbpf_borrow *b, uint64_t lamports)
+const char *sol_account_set_lamports(struct sol_borrow *b, uint64_t lamports)
 {
 	if (!owned(b) && lamports < b->a->lamports)
 		return "ExternalAccountLamportSpend";
@@ -39,7 +39,7 @@ static bool zeroed(const uint8_t *p, size_t n)
 	return true;
 }
 
-const char *sbpf_account_set_owner(struct sbpf_borrow *b, const uint8_t owner[32])
+const char *sol_account_set_owner(struct sol_borrow *b, const uint8_t owner[32])
 {
 	if (!owned(b) || !b->writable || b->a->executable || !zeroed(b->a->data, b->a->len))
 		return "ModifiedProgramId";
@@ -48,11 +48,11 @@ const char *sbpf_account_set_owner(struct sbpf_borrow *b, const uint8_t owner[32
 }
 
 /* The runtime's can_data_be_resized, then can_data_be_changed. */
-static const char *data_change_error(const struct sbpf_borrow *b, size_t len)
+static const char *data_change_error(const struct sol_borrow *b, size_t len)
 {
 	if (!owned(b) && len != b->a->len)
 		return "AccountDataSizeChanged";
-	if (len > SBPF_MAX_PERMITTED_DATA_LENGTH)
+	if (len > SOL_MAX_PERMITTED_DATA_LENGTH)
 		return "InvalidRealloc";
 	if (b->a->executable)
 		return "ExecutableDataModified";
@@ -63,7 +63,7 @@ static const char *data_change_error(const struct sbpf_borrow *b, size_t len)
 	return NULL;
 }
 
-const char *sbpf_account_set_data(struct sbpf_borrow *b, const uint8_t *data, size_t len,
+const char *sol_account_set_data(struct sol_borrow *b, const uint8_t *data, size_t len,
 				  bool *oom)
 {
 	*oom = false;
@@ -101,7 +101,7 @@ static uint64_t get64(const uint8_t *p)
 	return v;
 }
 
-static int first_occurrence(const struct sbpf_ix_account *ix, size_t i)
+static int first_occurrence(const struct sol_ix_account *ix, size_t i)
 {
 	for (size_t j = 0; j < i; j++)
 		if (ix[j].index == ix[i].index)
@@ -109,7 +109,7 @@ static int first_occurrence(const struct sbpf_ix_account *ix, size_t i)
 	return -1;
 }
 
-void sbpf_input_free(struct sbpf_input *in)
+void sol_input_free(struct sol_input *in)
 {
 	free(in->buf);
 	free(in->off);
@@ -118,38 +118,38 @@ void sbpf_input_free(struct sbpf_input *in)
 	memset(in, 0, sizeof(*in));
 }
 
-static size_t record_size(const struct sbpf_account *a, bool aligned)
+static size_t record_size(const struct sol_account *a, bool aligned)
 {
 	if (!aligned)
-		return SBPF_UNALIGNED_DATA + a->len + 32 + 1 + 8;
-	return SBPF_SER_DATA + a->len + SBPF_MAX_PERMITTED_DATA_INCREASE + pad8(a->len) + 8;
+		return SOL_UNALIGNED_DATA + a->len + 32 + 1 + 8;
+	return SOL_SER_DATA + a->len + SOL_MAX_PERMITTED_DATA_INCREASE + pad8(a->len) + 8;
 }
 
 /* The deprecated loader's record: no padding, no realloc room, owner after the data. */
-static void write_unaligned(uint8_t *p, const struct sbpf_account *a,
-			    const struct sbpf_ix_account *ix)
+static void write_unaligned(uint8_t *p, const struct sol_account *a,
+			    const struct sol_ix_account *ix)
 {
-	p[0] = SBPF_NON_DUP_MARKER;
+	p[0] = SOL_NON_DUP_MARKER;
 	p[1] = ix->is_signer;
 	p[2] = ix->is_writable;
 	memcpy(p + 3, a->key, 32);
-	put64(p + SBPF_UNALIGNED_LAMPORTS, a->lamports);
-	put64(p + SBPF_UNALIGNED_LAMPORTS + 8, a->len);
+	put64(p + SOL_UNALIGNED_LAMPORTS, a->lamports);
+	put64(p + SOL_UNALIGNED_LAMPORTS + 8, a->len);
 	if (a->len)
-		memcpy(p + SBPF_UNALIGNED_DATA, a->data, a->len);
-	p += SBPF_UNALIGNED_DATA + a->len;
+		memcpy(p + SOL_UNALIGNED_DATA, a->data, a->len);
+	p += SOL_UNALIGNED_DATA + a->len;
 	memcpy(p, a->owner, 32);
 	p[32] = a->executable;
 	put64(p + 33, a->rent_epoch);
 }
 
-int sbpf_serialize(const struct sbpf_account *accounts, const struct sbpf_ix_account *ix,
+int sol_serialize(const struct sol_account *accounts, const struct sol_ix_account *ix,
 		   size_t n, const uint8_t *data, size_t data_len, const uint8_t program_id[32],
-		   bool aligned, struct sbpf_input *out, const char **ierr)
+		   bool aligned, struct sol_input *out, const char **ierr)
 {
 	memset(out, 0, sizeof(*out));
 	*ierr = NULL;
-	if (n > SBPF_MAX_INSTRUCTION_ACCOUNTS) {
+	if (n > SOL_MAX_INSTRUCTION_ACCOUNTS) {
 		*ierr = "MaxAccountsExceeded";
 		return 0;
 	}
@@ -162,7 +162,7 @@ int sbpf_serialize(const struct sbpf_account *accounts, const struct sbpf_ix_acc
 	out->pre_len = calloc(n ? n : 1, sizeof(*out->pre_len));
 	out->dup_of = calloc(n ? n : 1, sizeof(*out->dup_of));
 	if (!out->buf || !out->off || !out->pre_len || !out->dup_of) {
-		sbpf_input_free(out);
+		sol_input_free(out);
 		return -ENOMEM;
 	}
 	out->len = size;
@@ -172,7 +172,7 @@ int sbpf_serialize(const struct sbpf_account *accounts, const struct sbpf_ix_acc
 	put64(p, n);
 	size_t at = 8;
 	for (size_t i = 0; i < n; i++) {
-		const struct sbpf_account *a = &accounts[ix[i].index];
+		const struct sol_account *a = &accounts[ix[i].index];
 		int dup = first_occurrence(ix, i);
 		out->off[i] = at;
 		out->dup_of[i] = dup;
@@ -187,16 +187,16 @@ int sbpf_serialize(const struct sbpf_account *accounts, const struct sbpf_ix_acc
 			at += record_size(a, false);
 			continue;
 		}
-		p[at] = SBPF_NON_DUP_MARKER;
-		p[at + SBPF_SER_SIGNER] = ix[i].is_signer;
-		p[at + SBPF_SER_WRITABLE] = ix[i].is_writable;
-		p[at + SBPF_SER_EXECUTABLE] = a->executable;
-		memcpy(p + at + SBPF_SER_KEY, a->key, 32);
-		memcpy(p + at + SBPF_SER_OWNER, a->owner, 32);
-		put64(p + at + SBPF_SER_LAMPORTS, a->lamports);
-		put64(p + at + SBPF_SER_DATA_LEN, a->len);
+		p[at] = SOL_NON_DUP_MARKER;
+		p[at + SOL_SER_SIGNER] = ix[i].is_signer;
+		p[at + SOL_SER_WRITABLE] = ix[i].is_writable;
+		p[at + SOL_SER_EXECUTABLE] = a->executable;
+		memcpy(p + at + SOL_SER_KEY, a->key, 32);
+		memcpy(p + at + SOL_SER_OWNER, a->owner, 32);
+		put64(p + at + SOL_SER_LAMPORTS, a->lamports);
+		put64(p + at + SOL_SER_DATA_LEN, a->len);
 		if (a->len)
-			memcpy(p + at + SBPF_SER_DATA, a->data, a->len);
+			memcpy(p + at + SOL_SER_DATA, a->data, a->len);
 		at += record_size(a, true);
 		put64(p + at - 8, a->rent_epoch);
 	}
@@ -210,55 +210,55 @@ int sbpf_serialize(const struct sbpf_account *accounts, const struct sbpf_ix_acc
 /* One non-duplicate account: lamports, data (length changes within the realloc room),
  * then owner, so a program can still write an account it is giving away. */
 /* The deprecated loader reads back lamports and data of the same length, nothing else. */
-static int deserialize_unaligned(const struct sbpf_input *in, size_t i, struct sbpf_borrow *b,
+static int deserialize_unaligned(const struct sol_input *in, size_t i, struct sol_borrow *b,
 				 const char **ierr)
 {
 	const uint8_t *rec = in->buf + in->off[i];
-	uint64_t lamports = get64(rec + SBPF_UNALIGNED_LAMPORTS);
-	if (lamports != b->a->lamports && (*ierr = sbpf_account_set_lamports(b, lamports)))
+	uint64_t lamports = get64(rec + SOL_UNALIGNED_LAMPORTS);
+	if (lamports != b->a->lamports && (*ierr = sol_account_set_lamports(b, lamports)))
 		return 0;
 	bool oom;
-	*ierr = sbpf_account_set_data(b, rec + SBPF_UNALIGNED_DATA, in->pre_len[i], &oom);
+	*ierr = sol_account_set_data(b, rec + SOL_UNALIGNED_DATA, in->pre_len[i], &oom);
 	return oom ? -ENOMEM : 0;
 }
 
-static int deserialize_one(const struct sbpf_input *in, size_t i, struct sbpf_borrow *b,
+static int deserialize_one(const struct sol_input *in, size_t i, struct sol_borrow *b,
 			   const char **ierr)
 {
 	if (!in->aligned)
 		return deserialize_unaligned(in, i, b, ierr);
 	const uint8_t *rec = in->buf + in->off[i];
-	uint64_t lamports = get64(rec + SBPF_SER_LAMPORTS);
-	uint64_t post_len = get64(rec + SBPF_SER_DATA_LEN);
-	if (lamports != b->a->lamports && (*ierr = sbpf_account_set_lamports(b, lamports)))
+	uint64_t lamports = get64(rec + SOL_SER_LAMPORTS);
+	uint64_t post_len = get64(rec + SOL_SER_DATA_LEN);
+	if (lamports != b->a->lamports && (*ierr = sol_account_set_lamports(b, lamports)))
 		return 0;
 	uint64_t pre_len = in->pre_len[i];
-	if ((post_len > pre_len && post_len - pre_len > SBPF_MAX_PERMITTED_DATA_INCREASE) ||
-	    post_len > SBPF_MAX_PERMITTED_DATA_LENGTH) {
+	if ((post_len > pre_len && post_len - pre_len > SOL_MAX_PERMITTED_DATA_INCREASE) ||
+	    post_len > SOL_MAX_PERMITTED_DATA_LENGTH) {
 		*ierr = "InvalidRealloc";
 		return 0;
 	}
 	bool oom;
-	*ierr = sbpf_account_set_data(b, rec + SBPF_SER_DATA, post_len, &oom);
+	*ierr = sol_account_set_data(b, rec + SOL_SER_DATA, post_len, &oom);
 	if (oom)
 		return -ENOMEM;
 	if (*ierr)
 		return 0;
-	const uint8_t *owner = rec + SBPF_SER_OWNER;
+	const uint8_t *owner = rec + SOL_SER_OWNER;
 	if (memcmp(owner, b->a->owner, 32))
-		*ierr = sbpf_account_set_owner(b, owner);
+		*ierr = sol_account_set_owner(b, owner);
 	return 0;
 }
 
-int sbpf_deserialize(const struct sbpf_input *in, struct sbpf_account *accounts,
-		     const struct sbpf_ix_account *ix, const uint8_t program_id[32],
+int sol_deserialize(const struct sol_input *in, struct sol_account *accounts,
+		     const struct sol_ix_account *ix, const uint8_t program_id[32],
 		     const char **ierr)
 {
 	*ierr = NULL;
 	for (size_t i = 0; i < in->n; i++) {
 		if (in->dup_of[i] >= 0)
 			continue;
-		struct sbpf_borrow b = { &accounts[ix[i].index], ix[i].is_writable, program_id };
+		struct sol_borrow b = { &accounts[ix[i].index], ix[i].is_writable, program_id };
 		int rc = deserialize_one(in, i, &b, ierr);
 		if (rc || *ierr)
 			return rc;

@@ -1,11 +1,11 @@
 /*
- * Encodings for logs: see util.h.
+ * Encodings for logs and fixtures: see encoding.h.
  */
-#include "sbpf/util.h"
+#include "solana/encoding.h"
 
 #include <string.h>
 
-void sbpf_base58_encode(const uint8_t *p, size_t len, char *out, size_t out_size)
+void sol_base58_encode(const uint8_t *p, size_t len, char *out, size_t out_size)
 {
 	static const char alphabet[] = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 	uint8_t digits[128] = { 0 };
@@ -35,7 +35,7 @@ void sbpf_base58_encode(const uint8_t *p, size_t len, char *out, size_t out_size
 		out[o] = 0;
 }
 
-int sbpf_base58_decode(const char *s, uint8_t *out, size_t out_len)
+int sol_base58_decode(const char *s, uint8_t *out, size_t out_len)
 {
 	static const char alphabet[] = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 	uint8_t buf[128] = { 0 };
@@ -67,7 +67,7 @@ int sbpf_base58_decode(const char *s, uint8_t *out, size_t out_len)
 	return 0;
 }
 
-size_t sbpf_base64_encode(const uint8_t *p, size_t len, char *out, size_t out_size)
+size_t sol_base64_encode(const uint8_t *p, size_t len, char *out, size_t out_size)
 {
 	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	size_t o = 0;

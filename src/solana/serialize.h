@@ -8,22 +8,22 @@
  * "ExternalAccountLamportSpend", ...), returned as strings; negative codes are tally's own
  * failures (out of memory).
  */
-#ifndef TALLY_SBPF_SERIALIZE_H
-#define TALLY_SBPF_SERIALIZE_H
+#ifndef TALLY_SOLANA_SERIALIZE_H
+#define TALLY_SOLANA_SERIALIZE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 enum {
-	SBPF_MAX_PERMITTED_DATA_INCREASE = 10 * 1024,       /* realloc room per account */
-	SBPF_MAX_PERMITTED_DATA_LENGTH = 10 * 1024 * 1024,
-	SBPF_MAX_INSTRUCTION_ACCOUNTS = 255,
-	SBPF_NON_DUP_MARKER = 0xff,
+	SOL_MAX_PERMITTED_DATA_INCREASE = 10 * 1024,       /* realloc room per account */
+	SOL_MAX_PERMITTED_DATA_LENGTH = 10 * 1024 * 1024,
+	SOL_MAX_INSTRUCTION_ACCOUNTS = 255,
+	SOL_NON_DUP_MARKER = 0xff,
 };
 
 /* An account as the transaction holds it. data is malloc'd and owned. */
-struct sbpf_account {
+struct sol_account {
 	uint8_t key[32];
 	uint8_t owner[32];
 	uint64_t lamports;
@@ -34,29 +34,29 @@ struct sbpf_account {
 };
 
 /* One account of an instruction: an index into the transaction's accounts. */
-struct sbpf_ix_account {
+struct sol_ix_account {
 	uint32_t index;
 	bool is_signer;
 	bool is_writable;
 };
 
 /* What the running program may do to one account (the runtime's BorrowedAccount). */
-struct sbpf_borrow {
-	struct sbpf_account *a;
+struct sol_borrow {
+	struct sol_account *a;
 	bool writable;
 	const uint8_t *program_id; /* the program running the instruction */
 };
 
 /* Each changes the account when the runtime allows it; NULL, or the error's name. */
-const char *sbpf_account_set_lamports(struct sbpf_borrow *b, uint64_t lamports);
-const char *sbpf_account_set_owner(struct sbpf_borrow *b, const uint8_t owner[32]);
+const char *sol_account_set_lamports(struct sol_borrow *b, uint64_t lamports);
+const char *sol_account_set_owner(struct sol_borrow *b, const uint8_t owner[32]);
 /* Replaces the data; *oom is set when memory ran out. Unchanged data always passes. */
-const char *sbpf_account_set_data(struct sbpf_borrow *b, const uint8_t *data, size_t len,
+const char *sol_account_set_data(struct sol_borrow *b, const uint8_t *data, size_t len,
 				  bool *oom);
 
 /* A serialized input: the buffer mapped at 0x4_0000_0000 and, per instruction account,
  * where its record starts and its data length at serialization time. */
-struct sbpf_input {
+struct sol_input {
 	uint8_t *buf;
 	size_t len;
 	size_t n;
@@ -69,30 +69,30 @@ struct sbpf_input {
 /* The aligned layout (BPF loader v2, upgradeable loader), or the deprecated loader's
  * unaligned one. Fails with "MaxAccountsExceeded" (*ierr) for more than 255 accounts, or
  * -ENOMEM. */
-int sbpf_serialize(const struct sbpf_account *accounts, const struct sbpf_ix_account *ix,
+int sol_serialize(const struct sol_account *accounts, const struct sol_ix_account *ix,
 		   size_t n, const uint8_t *data, size_t data_len, const uint8_t program_id[32],
-		   bool aligned, struct sbpf_input *out, const char **ierr);
+		   bool aligned, struct sol_input *out, const char **ierr);
 /* Writes the program's changes back into accounts with the runtime's checks, in the
  * runtime's order (lamports, data, then owner, account by account). 0 with *ierr NULL on
  * success, 0 with *ierr set when the runtime rejects a change, -ENOMEM. */
-int sbpf_deserialize(const struct sbpf_input *in, struct sbpf_account *accounts,
-		     const struct sbpf_ix_account *ix, const uint8_t program_id[32],
+int sol_deserialize(const struct sol_input *in, struct sol_account *accounts,
+		     const struct sol_ix_account *ix, const uint8_t program_id[32],
 		     const char **ierr);
-void sbpf_input_free(struct sbpf_input *in);
+void sol_input_free(struct sol_input *in);
 
 /* Offsets inside one aligned account record (from its marker byte). */
 enum {
-	SBPF_SER_SIGNER = 1,
-	SBPF_SER_WRITABLE = 2,
-	SBPF_SER_EXECUTABLE = 3,
-	SBPF_SER_KEY = 8,
-	SBPF_SER_OWNER = 40,
-	SBPF_SER_LAMPORTS = 72,
-	SBPF_SER_DATA_LEN = 80,
-	SBPF_SER_DATA = 88,
+	SOL_SER_SIGNER = 1,
+	SOL_SER_WRITABLE = 2,
+	SOL_SER_EXECUTABLE = 3,
+	SOL_SER_KEY = 8,
+	SOL_SER_OWNER = 40,
+	SOL_SER_LAMPORTS = 72,
+	SOL_SER_DATA_LEN = 80,
+	SOL_SER_DATA = 88,
 	/* the unaligned layout */
-	SBPF_UNALIGNED_LAMPORTS = 35,
-	SBPF_UNALIGNED_DATA = 51,
+	SOL_UNALIGNED_LAMPORTS = 35,
+	SOL_UNALIGNED_DATA = 51,
 };
 
 #endif

@@ -1,11 +1,11 @@
 /*
- * Running one instruction in the runtime (cpi.h): the BPF loader's part of agave's
+ * Running one instruction in the runtime (runtime.h): the BPF loader's part of agave's
  * process_instruction. The input is serialized, the program runs in a fresh VM on the
  * caller's remaining compute units, a nonzero return value becomes the runtime's error,
  * and on success the accounts are deserialized with the runtime's checks; the lamports
  * the instruction's accounts hold must not change in sum (UnbalancedInstruction).
  */
-#include "sbpf/cpi.h"
+#include "solana/runtime.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,11 +15,11 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "sbpf/profiler.h"
-#include "sbpf/runtime_log.h"
-#include "sbpf/util.h"
+#include "cuprof/profiler.h"
+#include "solana/encoding.h"
+#include "solana/runtime_log.h"
 
-void sbpf_program_error_name(uint64_t r0, char *buf, size_t size)
+void sol_program_error_name(uint64_t r0, char *buf, size_t size)
 {
 	static const char *const builtin[] = {
 		NULL, NULL, "InvalidArgument", "InvalidInstructionData", "InvalidAccountData",
@@ -42,7 +42,7 @@ void sbpf_program_error_name(uint64_t r0, char *buf, size_t size)
 		snprintf(buf, size, "InvalidError");
 }
 
-static const struct sbpf_rt_program *find_program(const struct sbpf_runtime *rt,
+static const struct sol_program *find_program(const struct sol_runtime *rt,
 						  const uint8_t id[32])
 {
 	for (size_t i = 0; i < rt->nprograms; i++)
@@ -52,7 +52,7 @@ static const struct sbpf_rt_program *find_program(const struct sbpf_runtime *rt,
 }
 
 /* Sum of the lamports of the instruction's distinct accounts (as u128, in two halves). */
-static void lamport_sum(const struct sbpf_runtime *rt, const struct sbpf_ix_account *ix,
+static void lamport_sum(const struct sol_runtime *rt, const struct sol_ix_account *ix,
 			size_t n, uint64_t sum[2])
 {
 	sum[0] = sum[1] = 0;
@@ -70,7 +70,7 @@ static void lamport_sum(const struct sbpf_runtime *rt, const struct sbpf_ix_acco
 
 /* Appends a log line where this instruction's logs go: the caller's VM for a CPI (whose
  * logs pass on in turn when it ends), the transaction's at the top. */
-static int emit(struct sbpf_runtime *rt, struct sbpf_vm *parent, const char *line)
+static int emit(struct sol_runtime *rt, struct sbpf_vm *parent, const char *line)
 {
 	if (parent)
 		return sbpf_vm_log(parent, line, strlen(line));
@@ -88,9 +88,9 @@ static int emit(struct sbpf_runtime *rt, struct sbpf_vm *parent, const char *lin
 	return 0;
 }
 
-static int emitf(struct sbpf_runtime *rt, struct sbpf_vm *parent, const char *fmt, ...)
+static int emitf(struct sol_runtime *rt, struct sbpf_vm *parent, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static int emitf(struct sbpf_runtime *rt, struct sbpf_vm *parent, const char *fmt, ...)
+static int emitf(struct sol_runtime *rt, struct sbpf_vm *parent, const char *fmt, ...)
 {
 	char line[600];
 	va_list ap;
@@ -104,7 +104,7 @@ static int emitf(struct sbpf_runtime *rt, struct sbpf_vm *parent, const char *fm
  * is set) "Program return:" lines. Return data belongs to the transaction: the runtime
  * clears it when an instruction starts, so the caller sees what the callee left, even
  * nothing, and "Program return:" names the program that just ran whoever set the data. */
-static int pass_on(struct sbpf_runtime *rt, struct sbpf_vm *parent, struct sbpf_vm *vm,
+static int pass_on(struct sol_runtime *rt, struct sbpf_vm *parent, struct sbpf_vm *vm,
 		   const char *id58, uint64_t cu, uint64_t budget)
 {
 	int rc = 0;
@@ -121,7 +121,7 @@ static int pass_on(struct sbpf_runtime *rt, struct sbpf_vm *parent, struct sbpf_
 		if (!line)
 			return -ENOMEM;
 		size_t o = (size_t)snprintf(line, cap, "Program return: %s ", id58);
-		line[o + sbpf_base64_encode(rdata, rlen, line + o, cap - o - 1)] = 0;
+		line[o + sol_base64_encode(rdata, rlen, line + o, cap - o - 1)] = 0;
 		rc = emit(rt, parent, line);
 		free(line);
 	}
@@ -136,17 +136,17 @@ static int pass_on(struct sbpf_runtime *rt, struct sbpf_vm *parent, struct sbpf_
 	return 0;
 }
 
-static void set_error(struct sbpf_invoke_result *res, const char *name, const char *detail)
+static void set_error(struct sol_invoke_result *res, const char *name, const char *detail)
 {
 	snprintf(res->error, sizeof(res->error), "%s", name);
 	snprintf(res->detail, sizeof(res->detail), "%s", detail ? detail : name);
-	if (!sbpf_instruction_error_text(name, res->log_text, sizeof(res->log_text)))
+	if (!sol_instruction_error_text(name, res->log_text, sizeof(res->log_text)))
 		snprintf(res->log_text, sizeof(res->log_text), "%s", res->detail);
 }
 
 /* The VM's verdict: its error, or the program's return value. */
 static void vm_verdict(const struct sbpf_vm *vm, const struct sbpf_result *r,
-		       struct sbpf_invoke_result *res)
+		       struct sol_invoke_result *res)
 {
 	char desc[400];
 	if (r->error == SBPF_E_SYSCALL_ERROR) {
@@ -165,15 +165,15 @@ static void vm_verdict(const struct sbpf_vm *vm, const struct sbpf_result *r,
 		memcpy(res->log_text, text, sizeof(text));
 	} else if (r->r0) {
 		char name[64];
-		sbpf_program_error_name(r->r0, name, sizeof(name));
+		sol_program_error_name(r->r0, name, sizeof(name));
 		snprintf(desc, sizeof(desc), "the program returned %#llx", (unsigned long long)r->r0);
 		set_error(res, name, desc);
 	}
 }
 
-static int run_vm(struct sbpf_runtime *rt, struct sbpf_vm *parent,
-		  const struct sbpf_rt_program *p, struct sbpf_invocation *inv, uint64_t budget,
-		  const char *id58, struct sbpf_invoke_result *res)
+static int run_vm(struct sol_runtime *rt, struct sbpf_vm *parent,
+		  const struct sol_program *p, struct sol_invocation *inv, uint64_t budget,
+		  const char *id58, struct sol_invoke_result *res)
 {
 	struct sbpf_vm *vm;
 	struct sbpf_vm_config cfg = { .compute_budget = budget };
@@ -183,15 +183,15 @@ static int run_vm(struct sbpf_runtime *rt, struct sbpf_vm *parent,
 	sbpf_vm_set_input(vm, inv->input.buf, inv->input.len, true);
 	sbpf_vm_set_user(vm, inv);
 	if (rt->profiler)
-		sbpf_vm_set_hooks(vm, sbpf_profiler_hooks(rt->profiler));
+		sbpf_vm_set_hooks(vm, cuprof_hooks(rt->profiler));
 	struct sbpf_result r;
 	bool nested = rt->profiler && parent;
 	rt->stack[rt->depth++] = inv;
-	rc = nested ? sbpf_profiler_enter_program(rt->profiler, p->prog, p->name, p->path) : 0;
+	rc = nested ? cuprof_enter_program(rt->profiler, p->prog, p->name, p->path) : 0;
 	if (!rc)
 		rc = sbpf_vm_run(vm, &r);
 	if (nested) {
-		int rc2 = sbpf_profiler_exit_program(rt->profiler);
+		int rc2 = cuprof_exit_program(rt->profiler);
 		rc = rc ? rc : rc2;
 	}
 	rt->depth--;
@@ -204,26 +204,26 @@ static int run_vm(struct sbpf_runtime *rt, struct sbpf_vm *parent,
 	return rc;
 }
 
-int sbpf_runtime_invoke(struct sbpf_runtime *rt, struct sbpf_vm *parent,
-			const uint8_t program_id[32], const struct sbpf_ix_account *ix, size_t n,
+int sol_runtime_invoke(struct sol_runtime *rt, struct sbpf_vm *parent,
+			const uint8_t program_id[32], const struct sol_ix_account *ix, size_t n,
 			const uint8_t *data, size_t data_len, uint64_t budget,
-			struct sbpf_invoke_result *res)
+			struct sol_invoke_result *res)
 {
 	memset(res, 0, sizeof(*res));
-	const struct sbpf_rt_program *p = find_program(rt, program_id);
+	const struct sol_program *p = find_program(rt, program_id);
 	if (!p) {
 		set_error(res, "UnsupportedProgramId", "no such program in the fixture");
 		return 0;
 	}
-	struct sbpf_invocation inv = { rt, program_id, ix, n, { 0 } };
+	struct sol_invocation inv = { rt, program_id, ix, n, { 0 } };
 	const char *ierr;
 	uint64_t before[2], after[2];
 	char id58[64];
-	sbpf_base58_encode(program_id, 32, id58, sizeof(id58));
+	sol_base58_encode(program_id, 32, id58, sizeof(id58));
 	int rc = emitf(rt, parent, "Program %s invoke [%u]", id58, rt->depth + 1);
 	lamport_sum(rt, ix, n, before);
 	if (!rc)
-		rc = sbpf_serialize(rt->accounts, ix, n, data, data_len, program_id, p->aligned,
+		rc = sol_serialize(rt->accounts, ix, n, data, data_len, program_id, p->aligned,
 				    &inv.input, &ierr);
 	if (rc)
 		return err_set(rc, "out of memory");
@@ -232,7 +232,7 @@ int sbpf_runtime_invoke(struct sbpf_runtime *rt, struct sbpf_vm *parent,
 	else
 		rc = run_vm(rt, parent, p, &inv, budget, id58, res);
 	if (!rc && !ierr && !res->error[0]) {
-		rc = sbpf_deserialize(&inv.input, rt->accounts, ix, program_id, &ierr);
+		rc = sol_deserialize(&inv.input, rt->accounts, ix, program_id, &ierr);
 		if (!rc && ierr)
 			set_error(res, ierr, NULL);
 	}
@@ -245,6 +245,6 @@ int sbpf_runtime_invoke(struct sbpf_runtime *rt, struct sbpf_vm *parent,
 	lamport_sum(rt, ix, n, after);
 	if (!rc && !res->error[0] && (before[0] != after[0] || before[1] != after[1]))
 		set_error(res, "UnbalancedInstruction", "the accounts' lamports changed in sum");
-	sbpf_input_free(&inv.input);
+	sol_input_free(&inv.input);
 	return rc == -ENOMEM ? err_set(rc, "out of memory") : rc;
 }

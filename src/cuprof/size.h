@@ -4,13 +4,13 @@
  * the report outputs take: a binary-size view, since deployment cost grows with the
  * program's size. lddw counts as one instruction (two slots).
  */
-#ifndef TALLY_SBPF_SIZE_H
-#define TALLY_SBPF_SIZE_H
+#ifndef TALLY_CUPROF_SIZE_H
+#define TALLY_CUPROF_SIZE_H
 
 struct prof;
 struct sbpf_program;
 
 /* path: the program's file (symbols and DWARF), NULL for none. A finished profile. */
-int sbpf_size_profile(const struct sbpf_program *prog, const char *path, struct prof **out);
+int cuprof_size_profile(const struct sbpf_program *prog, const char *path, struct prof **out);
 
 #endif

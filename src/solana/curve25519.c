@@ -6,7 +6,7 @@
  * libsodium's stricter point validation cannot stand in for it). Computed with Euler's
  * criterion in radix-2^51 arithmetic.
  */
-#include "sbpf/util.h"
+#include "solana/curve25519.h"
 
 #include <string.h>
 
@@ -33,7 +33,7 @@ static void fe_carry(fe h)
 static void fe_from_bytes(fe h, const uint8_t s[32])
 {
 	uint64_t w[4];
-	memcpy(w, s, 32); /* little-endian host: see the check in sbpf_on_curve */
+	memcpy(w, s, 32); /* little-endian host: see the check in sol_on_curve */
 	h[0] = w[0] & MASK51;
 	h[1] = (w[0] >> 51 | w[1] << 13) & MASK51;
 	h[2] = (w[1] >> 38 | w[2] << 26) & MASK51;
@@ -96,7 +96,7 @@ static void fe_canon(fe h)
 	h[4] &= MASK51;
 }
 
-bool sbpf_on_curve(const uint8_t bytes[32])
+bool sol_on_curve(const uint8_t bytes[32])
 {
 	/* d = -121665/121666 mod p, in radix 2^51 */
 	static const fe d = { 929955233495203ull, 466365720129213ull, 1662059464998953ull,
