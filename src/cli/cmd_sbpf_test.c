@@ -16,6 +16,7 @@
 #include "base/vec.h"
 #include "cli/cli.h"
 #include "cli/sbpf_out.h"
+#include "cuprof/runtime_watch.h"
 #include "profile/profile.h"
 #include "solana/fixture.h"
 
@@ -51,19 +52,22 @@ static int run_one(const char *path, bool print, bool json, FILE *diff,
 {
 	struct sol_fixture *fx;
 	struct sol_outcome o;
-	struct prof *profile = NULL;
+	struct cuprof_watch watch;
 	bool profiling = outs && sbpf_outputs_any(outs);
 	if (sol_fixture_load(path, &fx))
 		return -1;
-	if (sol_fixture_run(fx, &o, profiling ? &profile : NULL)) {
+	cuprof_watch_init(&watch);
+	if (sol_fixture_run(fx, &o, profiling ? &watch.observer : NULL)) {
+		cuprof_watch_release(&watch);
+		prof_free(watch.profile);
 		sol_fixture_free(fx);
 		return -1;
 	}
 	if (print)
 		print_outcome(&o, json);
 	size_t bad = sol_fixture_check(fx, &o, diff);
-	int rc = profiling && sbpf_outputs_write(outs, profile) ? -1 : 0;
-	prof_free(profile);
+	int rc = profiling && sbpf_outputs_write(outs, watch.profile) ? -1 : 0;
+	prof_free(watch.profile);
 	sol_outcome_free(&o);
 	sol_fixture_free(fx);
 	return rc ? rc : bad ? 1 : 0;

@@ -79,13 +79,13 @@ struct sol_outcome {
 	size_t return_len;
 };
 
-struct prof;
+struct sol_observer;
 
 /* Loads the programs and runs the instruction. Negative when tally failed (a program
- * that does not load, no memory); the program's own failures land in out->result. With
- * profile non-NULL the run is profiled (invoked programs under their invoke syscalls)
- * and *profile receives the finished profile (the caller frees it with prof_free). */
-int sol_fixture_run(struct sol_fixture *f, struct sol_outcome *out, struct prof **profile);
+ * that does not load, no memory); the program's own failures land in out->result.
+ * observer (NULL: none) watches the run (runtime.h). */
+int sol_fixture_run(struct sol_fixture *f, struct sol_outcome *out,
+		    const struct sol_observer *observer);
 void sol_outcome_free(struct sol_outcome *o);
 /* Prints every difference from `expect` to f ("FILE: expect.FIELD: expected X, got Y");
  * returns how many there were. */

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "cuprof/profiler.h"
 #include "solana/encoding.h"
 #include "solana/runtime.h"
 #include "solana/runtime_log.h"
@@ -120,32 +119,27 @@ static int execute(struct sol_fixture *f, struct sol_runtime *rt, struct sol_out
 	return rc;
 }
 
-/* The profiler watches from the instruction's program down; the profile is built while
- * the programs it borrows still exist. */
-static int profiled(struct sol_fixture *f, struct sol_runtime *rt, struct sol_outcome *out,
-		    struct prof **profile)
+/* The observer hears of the instruction's end while the programs it watched still exist. */
+static int observe_end(struct sol_fixture *f, const struct sol_runtime *rt, uint64_t cu)
 {
+	const struct sol_observer *o = rt->observer;
+	if (!o || !o->instruction_end)
+		return 0;
 	const struct sol_program *top = NULL;
 	for (size_t i = 0; i < rt->nprograms; i++)
 		if (!memcmp(rt->programs[i].id, f->program_id, 32))
 			top = &rt->programs[i];
-	int rc = cuprof_new(top->prog, &rt->profiler);
-	if (rc)
-		return err_set(rc, "%s: out of memory", f->path);
-	rc = execute(f, rt, out);
-	if (!rc && (rc = cuprof_build(rt->profiler, top->path, out->cu, profile)))
-		err_prefix(rc, "%s", f->path);
-	cuprof_free(rt->profiler);
-	rt->profiler = NULL;
-	return rc;
+	int rc = o->instruction_end(o->ctx, top, cu);
+	return rc ? err_prefix(rc, "%s", f->path) : 0;
 }
 
-int sol_fixture_run(struct sol_fixture *f, struct sol_outcome *out, struct prof **profile)
+int sol_fixture_run(struct sol_fixture *f, struct sol_outcome *out,
+		    const struct sol_observer *observer)
 {
 	memset(out, 0, sizeof(*out));
 	struct sbpf_syscalls sys = { 0 };
 	struct sol_runtime rt = { .accounts = f->accounts, .naccounts = f->naccounts,
-				   .clock = f->clock, .rent = f->rent };
+				   .clock = f->clock, .rent = f->rent, .observer = observer };
 	rt.programs = calloc(f->nprograms + 1, sizeof(*rt.programs));
 	int rc = rt.programs ? runtime_syscalls(&sys) : -ENOMEM;
 	if (rc)
@@ -162,7 +156,9 @@ int sol_fixture_run(struct sol_fixture *f, struct sol_outcome *out, struct prof 
 			err_prefix(rc, "%s: programs[%zu]", f->path, i);
 	}
 	if (!rc)
-		rc = profile ? profiled(f, &rt, out, profile) : execute(f, &rt, out);
+		rc = execute(f, &rt, out);
+	if (!rc)
+		rc = observe_end(f, &rt, out->cu);
 	if (rc) {
 		for (size_t i = 0; i < rt.nlogs; i++)
 			free(rt.logs[i]);

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "cuprof/profiler.h"
 #include "solana/encoding.h"
 #include "solana/runtime_log.h"
 
@@ -171,6 +170,17 @@ static void vm_verdict(const struct sbpf_vm *vm, const struct sbpf_result *r,
 	}
 }
 
+/* Tells the observer the program starts at rt->depth and attaches the hooks it wants. */
+static int observe_start(struct sol_runtime *rt, const struct sol_program *p, struct sbpf_vm *vm)
+{
+	const struct sol_observer *o = rt->observer;
+	const struct sbpf_hooks *hooks = NULL;
+	int rc = o && o->program_start ? o->program_start(o->ctx, p, rt->depth, &hooks) : 0;
+	if (!rc && hooks)
+		sbpf_vm_set_hooks(vm, hooks);
+	return rc;
+}
+
 static int run_vm(struct sol_runtime *rt, struct sbpf_vm *parent,
 		  const struct sol_program *p, struct sol_invocation *inv, uint64_t budget,
 		  const char *id58, struct sol_invoke_result *res)
@@ -182,16 +192,14 @@ static int run_vm(struct sol_runtime *rt, struct sbpf_vm *parent,
 		return rc;
 	sbpf_vm_set_input(vm, inv->input.buf, inv->input.len, true);
 	sbpf_vm_set_user(vm, inv);
-	if (rt->profiler)
-		sbpf_vm_set_hooks(vm, cuprof_hooks(rt->profiler));
 	struct sbpf_result r;
-	bool nested = rt->profiler && parent;
 	rt->stack[rt->depth++] = inv;
-	rc = nested ? cuprof_enter_program(rt->profiler, p->prog, p->name, p->path) : 0;
+	rc = observe_start(rt, p, vm);
 	if (!rc)
 		rc = sbpf_vm_run(vm, &r);
-	if (nested) {
-		int rc2 = cuprof_exit_program(rt->profiler);
+	const struct sol_observer *o = rt->observer;
+	if (o && o->program_end) {
+		int rc2 = o->program_end(o->ctx, rt->depth);
 		rc = rc ? rc : rc2;
 	}
 	rt->depth--;

@@ -17,14 +17,29 @@ enum {
 	SOL_INVOKE_UNITS = 1000,
 };
 
-struct cuprof;
-
 struct sol_program {
 	const uint8_t *id;
 	const char *name;
-	const char *path; /* the program's file, for the profiler's symbols */
+	const char *path; /* the program's file, for an observer's symbols */
 	struct sbpf_program *prog;
 	bool aligned; /* false under the deprecated BPF loader (unaligned input) */
+};
+
+/* What watches the runtime's programs run (a profiler), told of every VM the runtime
+ * creates. The runtime knows no more of it than this; any callback may be NULL. A nonzero
+ * return fails the instruction as a tally failure (message set). */
+struct sol_observer {
+	void *ctx;
+	/* A program is about to run in a VM of its own: the instruction's program (depth 1),
+	 * or one invoked through CPI from a syscall of the program at depth - 1. *hooks (left
+	 * NULL: none) are attached to its VM. */
+	int (*program_start)(void *ctx, const struct sol_program *p, unsigned depth,
+			     const struct sbpf_hooks **hooks);
+	/* The program started at depth stopped, however it stopped. */
+	int (*program_end)(void *ctx, unsigned depth);
+	/* The instruction ended (top: its program, which may not have run; cu: what it
+	 * consumed), while its programs still exist. Not called when tally failed. */
+	int (*instruction_end)(void *ctx, const struct sol_program *top, uint64_t cu);
 };
 
 /* One running instruction; a VM's user pointer. */
@@ -45,8 +60,7 @@ struct sol_runtime {
 	const uint8_t *rent;  /* 24 bytes */
 	struct sol_invocation *stack[SOL_MAX_INVOKE_DEPTH];
 	unsigned depth;
-	/* optional: watches every VM; invoked programs nest under their invoke syscall */
-	struct cuprof *profiler;
+	const struct sol_observer *observer; /* optional */
 	/* what the top-level instruction leaves: logs (malloc'd, framed as the runtime frames
 	 * them: runtime_log.h) and return data */
 	char **logs;
