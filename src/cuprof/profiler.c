@@ -1,6 +1,7 @@
 /*
- * The run-time half of the sBPF profiler (see profiler.h): raw calling-context nodes
- * recorded from the VM hooks, then converted into a profile with source-level frames.
+ * The run-time half of the CU profiler (see profiler.h): the VM's hooks become events of
+ * profile's calling-context builder (prof_cct), keyed by what the VM knows (entry pcs,
+ * syscall hashes, program indexes); after the run, frames.c turns each key into frames.
  */
 #include "cuprof/profiler.h"
 
@@ -16,26 +17,31 @@
 #include "profile/profile.h"
 #include "sbpf/syscall.h"
 
-#define NO_NODE UINT32_MAX
 #define INITIAL_SPAN_MAX 256
 
 enum { MAX_PROGRAMS = 64, MAX_NESTING = 16 };
 
-/* A function entered from a call site, a syscall made from one, or a program invoked by
- * a syscall (CPI). */
+/* A builder node is a function entered from a call site, a syscall made from one, or a
+ * program invoked by a syscall (CPI). Its key: the kind, the program it runs in, and the
+ * function's entry pc, the syscall's hash or the program's index (VM pcs and hashes fit
+ * in the low 48 bits). */
 enum rkind { R_FUNCTION, R_SYSCALL, R_PROGRAM };
-struct rnode {
-	uint32_t parent;		/* NO_NODE for the entrypoint's node */
-	uint8_t kind;			/* enum rkind */
-	uint8_t prog;			/* index into the profiler's programs */
-	const struct sbpf_syscall *sc;	/* R_SYSCALL */
-	uint64_t target;		/* entry pc of the function; R_PROGRAM: 0 */
-	uint64_t call_pc;		/* the call instruction in the parent */
-	uint64_t cost;			/* a syscall's own CU */
-	uint64_t nested;		/* a syscall: CU of the programs it invoked, so far */
-	uint64_t lo, n;			/* counts[i]: instructions executed at pc lo + i */
-	uint64_t *counts;
-};
+#define VALUE_MASK ((1ull << 48) - 1)
+
+static uint64_t key_of(enum rkind kind, uint8_t prog, uint64_t value)
+{
+	return (uint64_t)kind << 56 | (uint64_t)prog << 48 | (value & VALUE_MASK);
+}
+
+static enum rkind kind_of(uint64_t key)
+{
+	return (enum rkind)(key >> 56);
+}
+
+static uint8_t prog_of(uint64_t key)
+{
+	return (uint8_t)(key >> 48);
+}
 
 struct rprogram {
 	const struct sbpf_program *prog;
@@ -44,208 +50,63 @@ struct rprogram {
 
 /* A program running below a syscall: where to return, what it has cost so far. */
 struct nesting {
-	uint32_t program_node;
+	uint32_t syscall_node;
 	uint8_t caller_prog;
 	uint64_t recorded_at_entry;
 };
 
 struct cuprof {
+	struct prof_cct *cct;
 	struct rprogram programs[MAX_PROGRAMS];
 	size_t nprograms;
 	uint8_t cur_prog;
 	struct nesting nest[MAX_NESTING];
 	size_t nnest;
+	/* per nesting level: CU of the programs the open syscall invoked, so far */
+	uint64_t nested[MAX_NESTING + 1];
 	uint64_t recorded; /* CU recorded so far */
-	struct rnode *nodes;
-	size_t nnodes, cap;
-	uint32_t *slots; /* children index: node id + 1, open-addressed; 0 empty */
-	size_t nslots;
-	uint32_t cur;
-	/* the current node's counts, cached for the per-instruction path */
-	uint64_t *counts, lo, n;
 	bool failed; /* out of memory or an unbalanced event during the run */
 	struct sbpf_hooks hooks;
 };
 
-/* The key of a child: (parent, call pc, kind, program, target or syscall). */
-struct rkey {
-	uint32_t parent;
-	uint8_t kind, prog;
-	uint64_t call_pc, target;
-	const struct sbpf_syscall *sc;
-};
-
-static size_t child_slot(const struct cuprof *pr, const struct rkey *k)
+/* A function's pc array starts sized to its symbol, up to INITIAL_SPAN_MAX (grown on
+ * demand), so that deep trees of large functions stay small. */
+static uint64_t initial_span(const struct cuprof *pr, uint64_t target)
 {
-	uint64_t h = ((uint64_t)k->parent * 0x9e3779b97f4a7c15ull) ^
-		     (k->call_pc * 0xc2b2ae3d27d4eb4full) ^ (k->target + (uintptr_t)k->sc) ^
-		     ((uint64_t)k->kind << 56 | (uint64_t)k->prog << 48);
-	h ^= h >> 31;
-	size_t i = (size_t)(h * 0x94d049bb133111ebull >> 17) & (pr->nslots - 1);
-	while (pr->slots[i]) {
-		const struct rnode *r = &pr->nodes[pr->slots[i] - 1];
-		if (r->parent == k->parent && r->call_pc == k->call_pc && r->target == k->target &&
-		    r->sc == k->sc && r->kind == k->kind && r->prog == k->prog)
-			break;
-		i = (i + 1) & (pr->nslots - 1);
-	}
-	return i;
-}
-
-static int grow_slots(struct cuprof *pr)
-{
-	size_t n = pr->nslots ? pr->nslots * 2 : 1024;
-	uint32_t *s = calloc(n, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	free(pr->slots);
-	pr->slots = s;
-	pr->nslots = n;
-	for (size_t id = 0; id < pr->nnodes; id++) {
-		const struct rnode *r = &pr->nodes[id];
-		struct rkey k = { r->parent, r->kind, r->prog, r->call_pc, r->target, r->sc };
-		if (r->parent != NO_NODE)
-			s[child_slot(pr, &k)] = (uint32_t)id + 1;
-	}
-	return 0;
-}
-
-static void select_node(struct cuprof *pr, uint32_t id)
-{
-	struct rnode *r = &pr->nodes[id];
-	pr->cur = id;
-	pr->counts = r->counts;
-	pr->lo = r->lo;
-	pr->n = r->n;
-}
-
-/* A new node; a function's counts start sized to its symbol, up to INITIAL_SPAN_MAX
- * (grown on demand), so that deep trees of large functions stay small. */
-static uint32_t new_node(struct cuprof *pr, const struct rkey *k)
-{
-	if (pr->nnodes == pr->cap) {
-		size_t cap = pr->cap ? pr->cap * 2 : 64;
-		struct rnode *v = realloc(pr->nodes, cap * sizeof(*v));
-		if (!v)
-			return NO_NODE;
-		pr->nodes = v;
-		pr->cap = cap;
-	}
-	uint64_t target = k->target;
-	struct rnode r = { .parent = k->parent, .kind = k->kind, .prog = k->prog, .sc = k->sc,
-			   .target = target, .call_pc = k->call_pc, .lo = target };
-	if (k->kind == R_FUNCTION) {
-		const struct sbpf_symbol *s =
-			sbpf_program_symbol_at(pr->programs[k->prog].prog, target);
-		r.n = s && s->pc == target && s->end_pc > target ? s->end_pc - target : 16;
-		if (r.n > INITIAL_SPAN_MAX) /* large functions grow as far as they run */
-			r.n = INITIAL_SPAN_MAX;
-		if (!(r.counts = calloc(r.n, sizeof(*r.counts))))
-			return NO_NODE;
-	}
-	pr->nodes[pr->nnodes] = r;
-	return (uint32_t)pr->nnodes++;
-}
-
-static uint32_t child(struct cuprof *pr, enum rkind kind, uint64_t call_pc,
-		      uint64_t target, const struct sbpf_syscall *sc)
-{
-	if (2 * (pr->nnodes + 1) > pr->nslots && grow_slots(pr))
-		return NO_NODE;
-	struct rkey k = { pr->cur, (uint8_t)kind, pr->cur_prog, call_pc, target, sc };
-	size_t i = child_slot(pr, &k);
-	if (pr->slots[i])
-		return pr->slots[i] - 1;
-	uint32_t id = new_node(pr, &k);
-	if (id != NO_NODE)
-		pr->slots[i] = id + 1;
-	return id;
-}
-
-/* A pc outside the current node's array: widen it (at least doubling, so that a function
- * met without symbol sizes costs few reallocations). */
-static void count_far(struct cuprof *pr, uint64_t pc)
-{
-	struct rnode *r = &pr->nodes[pr->cur];
-	if (pr->failed || r->kind != R_FUNCTION) {
-		pr->failed = true; /* instructions outside any function: a hook out of order */
-		return;
-	}
-	uint64_t lo = pc < r->lo ? pc : r->lo;
-	uint64_t hi = pc >= r->lo + r->n ? pc + 1 : r->lo + r->n;
-	uint64_t grow = hi - lo < 2 * r->n ? 2 * r->n - (hi - lo) : 0;
-	if (lo < r->lo)
-		lo = lo > grow ? lo - grow : 0;
-	else
-		hi += grow;
-	uint64_t *c = calloc(hi - lo, sizeof(*c));
-	if (!c) {
-		pr->failed = true;
-		return;
-	}
-	memcpy(c + (r->lo - lo), r->counts, r->n * sizeof(*c));
-	free(r->counts);
-	r->counts = c;
-	r->lo = lo;
-	r->n = hi - lo;
-	c[pc - lo]++;
-	select_node(pr, pr->cur);
+	const struct sbpf_symbol *s = sbpf_program_symbol_at(pr->programs[pr->cur_prog].prog, target);
+	uint64_t n = s && s->pc == target && s->end_pc > target ? s->end_pc - target : 16;
+	return n > INITIAL_SPAN_MAX ? INITIAL_SPAN_MAX : n;
 }
 
 static void on_insns(void *ctx, const uint32_t *pcs, size_t n)
 {
 	struct cuprof *pr = ctx;
 	pr->recorded += n;
-	uint64_t *counts = pr->counts, lo = pr->lo, len = pr->n;
-	size_t i = 0;
-	/* four at a time while they all fall in the current function's array */
-	for (; i + 4 <= n; i += 4) {
-		uint64_t o0 = pcs[i] - lo, o1 = pcs[i + 1] - lo, o2 = pcs[i + 2] - lo,
-			 o3 = pcs[i + 3] - lo;
-		if (__builtin_expect((o0 < len) & (o1 < len) & (o2 < len) & (o3 < len), 1)) {
-			counts[o0]++;
-			counts[o1]++;
-			counts[o2]++;
-			counts[o3]++;
-			continue;
-		}
-		break;
-	}
-	for (; i < n; i++) {
-		uint64_t off = pcs[i] - lo;
-		if (__builtin_expect(off < len, 1)) {
-			counts[off]++;
-		} else {
-			count_far(pr, pcs[i]);
-			counts = pr->counts, lo = pr->lo, len = pr->n;
-		}
-	}
+	prof_cct_count(pr->cct, pcs, n);
 }
 
-static void enter(struct cuprof *pr, enum rkind kind, uint64_t call_pc, uint64_t target,
-		  const struct sbpf_syscall *sc)
+static void enter(struct cuprof *pr, enum rkind kind, uint64_t call_pc, uint64_t value)
 {
-	uint32_t id = pr->failed ? NO_NODE : child(pr, kind, call_pc, target, sc);
-	if (id == NO_NODE) {
-		pr->failed = true;
+	if (pr->failed)
 		return;
-	}
-	select_node(pr, id);
+	int rc = prof_cct_enter(pr->cct, key_of(kind, pr->cur_prog, value), call_pc);
+	if (rc == 1 && kind == R_FUNCTION)
+		rc = prof_cct_span(pr->cct, value, initial_span(pr, value));
+	if (rc < 0)
+		pr->failed = true;
 }
 
+/* The VM reports the entrypoint's end as the run's end, never as a return. */
 static void leave(struct cuprof *pr)
 {
-	uint32_t parent = pr->nodes[pr->cur].parent;
-	if (parent == NO_NODE)
+	if (prof_cct_exit(pr->cct) || prof_cct_current(pr->cct) == PROF_CCT_ROOT)
 		pr->failed = true;
-	else
-		select_node(pr, parent);
 }
 
 static void on_call(void *ctx, uint64_t call_pc, uint64_t target_pc, unsigned depth)
 {
 	(void)depth;
-	enter(ctx, R_FUNCTION, call_pc, target_pc, NULL);
+	enter(ctx, R_FUNCTION, call_pc, target_pc);
 }
 
 static void on_return(void *ctx, uint64_t exit_pc, unsigned depth)
@@ -259,7 +120,9 @@ static void on_return(void *ctx, uint64_t exit_pc, unsigned depth)
 
 static void on_syscall_enter(void *ctx, uint64_t pc, const struct sbpf_syscall *sc)
 {
-	enter(ctx, R_SYSCALL, pc, 0, sc);
+	struct cuprof *pr = ctx;
+	pr->nested[pr->nnest] = 0;
+	enter(pr, R_SYSCALL, pc, sc->hash);
 }
 
 /* Only the syscall's own charge: the instructions before it were reported (on_insns)
@@ -270,14 +133,13 @@ static void on_syscall_exit(void *ctx, const struct sbpf_syscall *sc, uint64_t c
 	struct cuprof *pr = ctx;
 	if (pr->failed)
 		return;
-	struct rnode *r = &pr->nodes[pr->cur];
-	if (r->kind != R_SYSCALL || r->sc != sc || cost < r->nested) {
+	uint64_t nested = pr->nested[pr->nnest];
+	if (prof_cct_key(pr->cct) != key_of(R_SYSCALL, pr->cur_prog, sc->hash) || cost < nested ||
+	    prof_cct_cost(pr->cct, 0, cost - nested)) {
 		pr->failed = true;
 		return;
 	}
-	r->cost += cost - r->nested;
-	pr->recorded += cost - r->nested;
-	r->nested = 0;
+	pr->recorded += cost - nested;
 	leave(pr);
 }
 
@@ -291,7 +153,7 @@ int cuprof_enter_program(struct cuprof *pr, const struct sbpf_program *prog,
 {
 	if (pr->failed)
 		return 0;
-	if (pr->nodes[pr->cur].kind != R_SYSCALL || pr->nnest == MAX_NESTING)
+	if (kind_of(prof_cct_key(pr->cct)) != R_SYSCALL || pr->nnest == MAX_NESTING)
 		return err_set(-EINVAL, "a program can only be entered from a syscall (CPI), at "
 					"most %d deep", MAX_NESTING);
 	size_t i = 0;
@@ -314,10 +176,10 @@ int cuprof_enter_program(struct cuprof *pr, const struct sbpf_program *prog,
 	struct nesting *n = &pr->nest[pr->nnest];
 	n->caller_prog = pr->cur_prog;
 	n->recorded_at_entry = pr->recorded;
+	n->syscall_node = prof_cct_current(pr->cct);
 	pr->cur_prog = (uint8_t)i; /* the program node and all below belong to the callee */
-	enter(pr, R_PROGRAM, 0, i, NULL);
-	n->program_node = pr->cur;
-	enter(pr, R_FUNCTION, 0, prog->entry_pc, NULL);
+	enter(pr, R_PROGRAM, 0, i);
+	enter(pr, R_FUNCTION, 0, prog->entry_pc);
 	if (pr->failed)
 		return err_set(-ENOMEM, "out of memory");
 	pr->nnest++;
@@ -332,10 +194,9 @@ int cuprof_exit_program(struct cuprof *pr)
 		return err_set(-EINVAL, "no program entered");
 	const struct nesting *n = &pr->nest[--pr->nnest];
 	/* the callee may have stopped anywhere in its call tree */
-	uint32_t syscall = pr->nodes[n->program_node].parent;
+	prof_cct_resume(pr->cct, n->syscall_node);
 	pr->cur_prog = n->caller_prog;
-	select_node(pr, syscall);
-	pr->nodes[syscall].nested += pr->recorded - n->recorded_at_entry;
+	pr->nested[pr->nnest] += pr->recorded - n->recorded_at_entry;
 	return 0;
 }
 
@@ -346,12 +207,12 @@ int cuprof_new(const struct sbpf_program *prog, struct cuprof **out)
 		return err_set(-ENOMEM, "out of memory");
 	pr->programs[0].prog = prog;
 	pr->nprograms = 1;
-	struct rkey k = { NO_NODE, R_FUNCTION, 0, 0, prog->entry_pc, NULL };
-	if (grow_slots(pr) || new_node(pr, &k) == NO_NODE) {
+	if (!prof_cct_new(&pr->cct))
+		enter(pr, R_FUNCTION, 0, prog->entry_pc);
+	if (!pr->cct || pr->failed) {
 		cuprof_free(pr);
 		return err_set(-ENOMEM, "out of memory");
 	}
-	select_node(pr, 0);
 	pr->hooks = (struct sbpf_hooks){
 		.ctx = pr,
 		.on_insns = on_insns,
@@ -368,14 +229,11 @@ void cuprof_free(struct cuprof *pr)
 {
 	if (!pr)
 		return;
-	for (size_t i = 0; i < pr->nnodes; i++)
-		free(pr->nodes[i].counts);
 	for (size_t i = 0; i < pr->nprograms; i++) {
 		free(pr->programs[i].name);
 		free(pr->programs[i].path);
 	}
-	free(pr->nodes);
-	free(pr->slots);
+	prof_cct_free(pr->cct);
 	free(pr);
 }
 
@@ -387,78 +245,62 @@ const struct sbpf_hooks *cuprof_hooks(struct cuprof *pr)
 /* Sums the tree itself rather than trusting the running count. */
 uint64_t cuprof_total(const struct cuprof *pr)
 {
-	uint64_t t = 0;
-	for (size_t i = 0; i < pr->nnodes; i++) {
-		const struct rnode *r = &pr->nodes[i];
-		t += r->cost;
-		for (uint64_t k = 0; r->counts && k < r->n; k++)
-			t += r->counts[k];
-	}
-	return t;
+	return prof_cct_total(pr->cct);
 }
 
-/* The profile node of raw node id's function, syscall or program, below its call site's
- * inline frames in the parent's node (a program's entry function: right below it). */
-static uint32_t place(struct cuprof_frames *syms, const struct cuprof *pr, const uint32_t *pnode,
-		      uint32_t id)
+/* The frames of each program, for placing the builder's nodes. */
+struct placing {
+	const struct cuprof *pr;
+	struct cuprof_frames *syms;
+};
+
+static uint32_t frame_of(const struct placing *pl, uint64_t key)
 {
-	const struct rnode *r = &pr->nodes[id];
-	struct cuprof_frames *s = &syms[r->prog];
-	uint32_t frame;
-	if (r->kind == R_SYSCALL)
-		frame = cuprof_frames_syscall(s, r->sc->name);
-	else if (r->kind == R_PROGRAM)
-		frame = cuprof_frames_program(s, pr->programs[r->prog].name);
-	else
-		frame = cuprof_frames_function(s, r->target);
+	const struct rprogram *rp = &pl->pr->programs[prog_of(key)];
+	struct cuprof_frames *s = &pl->syms[prog_of(key)];
+	if (kind_of(key) == R_PROGRAM)
+		return cuprof_frames_program(s, rp->name);
+	if (kind_of(key) == R_FUNCTION)
+		return cuprof_frames_function(s, key & VALUE_MASK);
+	/* the program called the syscall through this table, so it is there */
+	const struct sbpf_syscall *sc = sbpf_syscalls_find(rp->prog->syscalls, (uint32_t)key);
+	return sc ? cuprof_frames_syscall(s, sc->name) : PROF_NONE;
+}
+
+/* A node's function, syscall or program, below its call site's inline frames in the
+ * parent's node (a program's entry function: right below it). */
+static uint32_t place_node(void *ctx, struct prof *p, uint32_t parent, uint64_t parent_key,
+			   uint64_t key, uint64_t call_pc)
+{
+	const struct placing *pl = ctx;
+	uint32_t frame = frame_of(pl, key);
 	if (frame == PROF_NONE)
 		return PROF_NONE;
-	if (r->parent == NO_NODE)
-		return prof_child(s->p, PROF_ROOT, frame, 0, 0);
-	const struct rnode *up = &pr->nodes[r->parent];
-	if (up->kind != R_FUNCTION)
-		return prof_child(s->p, pnode[r->parent], frame, 0, 0);
+	if (parent_key == PROF_CCT_NO_KEY || kind_of(parent_key) != R_FUNCTION)
+		return prof_child(p, parent, frame, 0, 0);
 	uint32_t line;
-	struct cuprof_frames *ps = &syms[up->prog];
-	uint32_t site = cuprof_frames_inline_node(ps, pnode[r->parent], r->call_pc, &line);
+	struct cuprof_frames *ps = &pl->syms[prog_of(parent_key)];
+	uint32_t site = cuprof_frames_inline_node(ps, parent, call_pc, &line);
 	if (site == PROF_NONE)
 		return PROF_NONE;
-	return prof_child(s->p, site, frame, cuprof_frames_addr(ps, r->call_pc), line);
+	return prof_child(p, site, frame, cuprof_frames_addr(ps, call_pc), line);
 }
 
-static int add_costs(struct cuprof_frames *s, const struct rnode *r, uint32_t node)
+/* A function's CU at a pc lands in the innermost inline frame there; a syscall's or a
+ * program's own CU (at pc 0) on its node. */
+static uint32_t place_pc(void *ctx, struct prof *p, uint32_t node, uint64_t key, uint64_t pc,
+			 uint64_t *addr, uint32_t *line)
 {
-	if (r->kind != R_FUNCTION) {
-		int64_t w = (int64_t)r->cost;
-		return r->cost ? prof_add_self(s->p, node, 0, 0, &w) : 0;
+	(void)p;
+	const struct placing *pl = ctx;
+	if (kind_of(key) != R_FUNCTION) {
+		*addr = 0;
+		*line = 0;
+		return node;
 	}
-	for (uint64_t k = 0; k < r->n; k++) {
-		if (!r->counts[k])
-			continue;
-		uint32_t line;
-		uint32_t at = cuprof_frames_inline_node(s, node, r->lo + k, &line);
-		int64_t w = (int64_t)r->counts[k];
-		if (at == PROF_NONE || prof_add_self(s->p, at, cuprof_frames_addr(s, r->lo + k), line, &w))
-			return err_set(-ENOMEM, "out of memory building the profile");
-	}
-	return 0;
-}
-
-static int convert(struct cuprof *pr, struct cuprof_frames *syms)
-{
-	uint32_t *pnode = malloc(pr->nnodes * sizeof(*pnode));
-	if (!pnode)
-		return err_set(-ENOMEM, "out of memory");
-	int rc = 0;
-	/* parents have smaller ids than their children */
-	for (size_t id = 0; !rc && id < pr->nnodes; id++) {
-		const struct rnode *r = &pr->nodes[id];
-		pnode[id] = place(syms, pr, pnode, (uint32_t)id);
-		rc = pnode[id] == PROF_NONE ? err_set(-ENOMEM, "out of memory building the profile")
-					    : add_costs(&syms[r->prog], r, pnode[id]);
-	}
-	free(pnode);
-	return rc;
+	struct cuprof_frames *s = &pl->syms[prog_of(key)];
+	*addr = cuprof_frames_addr(s, pc);
+	return cuprof_frames_inline_node(s, node, pc, line);
 }
 
 static int check_total(const struct prof *p, uint64_t cu_used)
@@ -475,7 +317,7 @@ static int check_total(const struct prof *p, uint64_t cu_used)
 int cuprof_build(struct cuprof *pr, const char *path, uint64_t cu_used,
 			struct prof **out)
 {
-	if (pr->failed)
+	if (pr->failed || !prof_cct_ok(pr->cct))
 		return err_set(-ENOMEM, "out of memory while profiling");
 	uint64_t recorded = cuprof_total(pr);
 	if (recorded != cu_used)
@@ -490,15 +332,18 @@ int cuprof_build(struct cuprof *pr, const char *path, uint64_t cu_used,
 	snprintf(source, sizeof(source), "sbpf: %s", path ? path : pr->programs[0].prog->name);
 	struct cuprof_frames syms[MAX_PROGRAMS];
 	size_t nsyms = 0;
-	if ((rc = prof_add_metric(p, "cu", "count")) < 0 || (rc = prof_set_source(p, source)))
+	int metric = rc = prof_add_metric(p, "cu", "count");
+	if (rc < 0 || (rc = prof_set_source(p, source)))
 		goto fail;
 	for (; nsyms < pr->nprograms; nsyms++) {
 		const struct rprogram *rp = &pr->programs[nsyms];
 		if ((rc = cuprof_frames_init(&syms[nsyms], rp->prog, nsyms ? rp->path : path, p)))
 			break;
 	}
+	struct placing pl = { pr, syms };
+	struct prof_cct_place place = { &pl, place_node, place_pc };
 	if (!rc)
-		rc = convert(pr, syms);
+		rc = prof_cct_build(pr->cct, p, metric, &place);
 	while (nsyms-- > 0)
 		cuprof_frames_free(&syms[nsyms]);
 	if (rc || (rc = prof_finish(p)) || (rc = check_total(p, cu_used)))

@@ -1,11 +1,11 @@
 /*
- * The deterministic sBPF profiler: a calling-context tree built from the VM's hooks, with
- * the exact CU of every node and every pc, turned into a src/profile profile (metric
- * cu/count) that every report output takes.
+ * The exact CU profiler of sBPF runs: a calling-context tree built from the VM's hooks
+ * with profile's event builder (prof_cct), with the exact CU of every node and every pc,
+ * turned into a src/profile profile (metric cu/count) that every report output takes.
  *
  * During the run it records only what the VM says: function entries keyed by (parent,
  * call-site pc, target), syscalls as leaves with their own cost, and per-pc instruction
- * counts in a dense array per node (one add per instruction). Symbols are looked up after
+ * counts in the builder's dense array per node (one add per instruction). Symbols are looked up after
  * the run: each raw node becomes its function's frame, below the inline frames of its
  * call site (the call-site pc decides which inlined function made the call), and each
  * pc's CU lands in the innermost inline frame at that pc.
