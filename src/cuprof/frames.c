@@ -71,7 +71,7 @@ void cuprof_frames_free(struct cuprof_frames *s)
 	if (s->sym)
 		tally_symbolizer_close(s->sym);
 	free(s->pcs);
-	free(s->chain);
+	vec_free(&s->chain);
 	free(s->keys);
 	memset(s, 0, sizeof(*s));
 }
@@ -146,15 +146,10 @@ static int push_loc(struct cuprof_frames *s, uint32_t frame, uint32_t line)
 {
 	if (frame == PROF_NONE)
 		return -ENOMEM;
-	if (s->nchain == s->capchain) {
-		size_t cap = s->capchain ? s->capchain * 2 : 1024;
-		struct cuprof_frames_loc *v = realloc(s->chain, cap * sizeof(*v));
-		if (!v)
-			return err_set(-ENOMEM, "out of memory");
-		s->chain = v;
-		s->capchain = cap;
-	}
-	s->chain[s->nchain++] = (struct cuprof_frames_loc){ frame, line };
+	struct cuprof_frames_loc *loc = vec_push(&s->chain);
+	if (!loc)
+		return err_set(-ENOMEM, "out of memory");
+	*loc = (struct cuprof_frames_loc){ frame, line };
 	return 0;
 }
 
@@ -164,7 +159,7 @@ static int resolve(struct cuprof_frames *s, uint64_t pc, struct cuprof_frames_pc
 	int n = s->sym ? tally_symbolize(s->sym, cuprof_frames_addr(s, pc), fr, MAX_INLINE) : 0;
 	if (n > MAX_INLINE)
 		n = MAX_INLINE;
-	e->first = (uint32_t)s->nchain;
+	e->first = (uint32_t)s->chain.n;
 	if (n <= 0 || !fr[n - 1].function) {
 		uint32_t f = symtab_function(s, pc, false);
 		if (f != PROF_NONE && push_loc(s, f, 0))
@@ -205,7 +200,7 @@ int cuprof_frames_chain(struct cuprof_frames *s, uint64_t pc, const struct cupro
 		e->done = 1;
 	}
 	*n = e->n;
-	*chain = e->n ? s->chain + e->first : NULL;
+	*chain = e->n ? s->chain.v + e->first : NULL;
 	return 0;
 }
 

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/vec.h"
+
 struct prof;
 struct sbpf_program;
 struct tally_symbolizer;
@@ -48,8 +50,7 @@ struct cuprof_frames {
 	uint64_t base; /* file address of pc 0 */
 	struct tally_symbolizer *sym;
 	struct cuprof_frames_pc *pcs; /* ninsns */
-	struct cuprof_frames_loc *chain;
-	size_t nchain, capchain;
+	VEC(struct cuprof_frames_loc) chain;
 	struct cuprof_frames_frame_key *keys; /* open-addressed frame cache */
 	size_t nkeys, capkeys;
 };

@@ -22,7 +22,7 @@ struct sbpf_syscall {
 	sbpf_syscall_fn fn; /* NULL: known to the runtime, refused by tally at load time */
 };
 
-/* Sorted by hash. Owns v. */
+/* Sorted by hash; grown as a VEC (base/vec.h). Owns v. */
 struct sbpf_syscalls {
 	struct sbpf_syscall *v;
 	size_t n, cap;

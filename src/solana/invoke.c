@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "solana/encoding.h"
 #include "solana/runtime_log.h"
 
@@ -73,17 +74,15 @@ static int emit(struct sol_runtime *rt, struct sbpf_vm *parent, const char *line
 {
 	if (parent)
 		return sbpf_vm_log(parent, line, strlen(line));
-	if (rt->nlogs == rt->logs_cap) {
-		size_t cap = rt->logs_cap ? rt->logs_cap * 2 : 16;
-		char **v = realloc(rt->logs, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		rt->logs = v;
-		rt->logs_cap = cap;
-	}
-	if (!(rt->logs[rt->nlogs] = strdup(line)))
+	char *copy = strdup(line);
+	char **slot = copy ? vec_push_raw((void **)&rt->logs, &rt->nlogs, &rt->logs_cap,
+					  sizeof(*rt->logs))
+			   : NULL;
+	if (!slot) {
+		free(copy);
 		return -ENOMEM;
-	rt->nlogs++;
+	}
+	*slot = copy;
 	return 0;
 }
 
