@@ -2,7 +2,7 @@
  * each), a loop that can run out of CU (input[2] thousand rounds), and a failure deep in
  * the call tree on request (input[3]: 1 = unbounded recursion, 2 = abort four calls down,
  * 3 = an access violation four calls down). */
-#include "../programs/solana.h"
+#include "../../sbpf/programs/solana.h"
 
 extern void abort(void);
 

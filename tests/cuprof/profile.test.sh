@@ -4,7 +4,7 @@
 # count (the invariant), `go tool pprof -top`, llvm-objdump and readelf for `sbpf size`.
 . tests/lib.sh
 
-SRC="$ROOT/tests/sbpf/profile_progs"
+SRC="$ROOT/tests/cuprof/profile_progs"
 OUT="$CORPUS/sbpf_profile"
 mkdir -p "$OUT"
 if ! command -v clang >/dev/null; then

@@ -1,7 +1,7 @@
 /* The seed's inline chain: square is inlined into entrypoint and calls multiply, which is
  * not inlined; the profile must read entrypoint -> square -> multiply. Built with -DEXTRA,
  * entrypoint runs one more instruction (a register move). */
-#include "../programs/solana.h"
+#include "../../sbpf/programs/solana.h"
 
 __attribute__((noinline)) static u64 multiply(u64 x, u64 y)
 {

@@ -1,5 +1,5 @@
 /*
- * The sBPF profiler on hand-assembled bytecode (no symbols: frames are named by address).
+ * The CU profiler on hand-assembled bytecode (no symbols: frames are named by address).
  * Expected trees are worked out by hand from the bytecode: which pcs run in which frame,
  * agave's 100 CU per sol_log_64_ and 1000 per invocation.
  */

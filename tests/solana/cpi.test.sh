@@ -1,12 +1,12 @@
 # Cross-program invocation between C programs built at test time with upstream clang:
-# tests/sbpf/cpi/caller.c invokes callee.c through sol_invoke_signed_c, caller_rust.c through
+# tests/solana/cpi/caller.c invokes callee.c through sol_invoke_signed_c, caller_rust.c through
 # sol_invoke_signed_rust with the Rust SDK's layouts; fixtures are written here. Oracles:
 # the balances and data the callee's source must leave, the PDA computed independently
 # below (sha256 and the ed25519 curve equation in Python), agave's CPI costs
 # (cpi_bytes_per_unit 250: 2500 more bytes of account data cost exactly 10 CU).
 . tests/lib.sh
 
-SRC="$ROOT/tests/sbpf/cpi"
+SRC="$ROOT/tests/solana/cpi"
 OUT="$CORPUS/sbpf"
 mkdir -p "$OUT"
 if ! command -v clang >/dev/null || ! command -v python3 >/dev/null; then
@@ -22,7 +22,7 @@ done
 
 # fixture NAME MODE VAULT_WRITABLE VAULT_DATA_HEX EXPECT_JSON
 fixture() {
-	PYTHONPATH="$ROOT/tests/sbpf" python3 - "$OUT" "$@" >"$TMP/$1.json" <<'PY'
+	PYTHONPATH="$ROOT/tests/solana" python3 - "$OUT" "$@" >"$TMP/$1.json" <<'PY'
 import hashlib, json, os, sys
 from keys import b58, name_key
 out, name, mode, vault_w, vault_data, expect = sys.argv[1:]

@@ -1,4 +1,4 @@
-# Fixtures for deployed programs (tests/sbpf/fixtures/*.json) run through `tally sbpf test`.
+# Fixtures for deployed programs (tests/solana/fixtures/*.json) run through `tally sbpf test`.
 # The programs come from the corpus: the fixtures are copied next to a `programs` link to it.
 # Expected account data are the SPL Token layouts (Mint 82 bytes, Account 165 bytes) built
 # by hand; both p-token builds must leave the same balances as SPL Token 3.5.0, whose
@@ -11,11 +11,11 @@ if [ ! -f "$DIR/SOURCES.md" ]; then
 	exit 0
 fi
 mkdir -p "$TMP/fx"
-cp "$ROOT"/tests/sbpf/fixtures/*.json "$TMP/fx/"
+cp "$ROOT"/tests/solana/fixtures/*.json "$TMP/fx/"
 ln -s "$DIR" "$TMP/fx/programs"
 
 out=$("$TALLY" sbpf test "$TMP/fx" 2>&1)
-n=$(ls "$ROOT"/tests/sbpf/fixtures/*.json | wc -l)
+n=$(ls "$ROOT"/tests/solana/fixtures/*.json | wc -l)
 [[ "$out" == *"$n passed, 0 failed"* ]] && pass sol_fixtures_all_pass || fail sol_fixtures_all_pass "$out"
 
 # A fixture that does not hold fails, and says what differed.
