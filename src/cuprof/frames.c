@@ -43,7 +43,8 @@ static void file_facts(const struct sbpf_program *prog, const char *path, uint64
 	elf_close(f);
 }
 
-int cuprof_frames_init(struct cuprof_frames *s, const struct sbpf_program *prog, const char *path, struct prof *p)
+int cuprof_frames_init(struct cuprof_frames *s, const struct sbpf_program *prog,
+		       const char *path, struct prof *p)
 {
 	memset(s, 0, sizeof(*s));
 	s->prog = prog;
@@ -81,7 +82,7 @@ static size_t key_slot(const struct cuprof_frames *s, uint32_t kind, uint32_t na
 	uint64_t h = (addr ^ ((uint64_t)name << 8) ^ kind) * 0x9e3779b97f4a7c15ull;
 	size_t i = (size_t)(h ^ (h >> 29)) & (s->capkeys - 1);
 	while (s->keys[i].frame1) {
-		const struct cuprof_frames_frame_key *k = &s->keys[i];
+		const struct cuprof_frame_key *k = &s->keys[i];
 		if (k->kind == kind && k->name == name && k->addr == addr)
 			break;
 		i = (i + 1) & (s->capkeys - 1);
@@ -91,7 +92,7 @@ static size_t key_slot(const struct cuprof_frames *s, uint32_t kind, uint32_t na
 
 static int grow_keys(struct cuprof_frames *s)
 {
-	struct cuprof_frames_frame_key *old = s->keys;
+	struct cuprof_frame_key *old = s->keys;
 	size_t n = s->capkeys;
 	s->capkeys = n ? n * 2 : 256;
 	s->keys = calloc(s->capkeys, sizeof(*s->keys));
@@ -125,7 +126,7 @@ static uint32_t frame_of(struct cuprof_frames *s, enum prof_kind kind, const cha
 	uint32_t f = prof_frame(s->p, &d);
 	if (f == PROF_NONE)
 		return PROF_NONE;
-	s->keys[i] = (struct cuprof_frames_frame_key){ kind, name, addr, f + 1 };
+	s->keys[i] = (struct cuprof_frame_key){ kind, name, addr, f + 1 };
 	s->nkeys++;
 	return f;
 }
@@ -186,7 +187,8 @@ static int resolve(struct cuprof_frames *s, uint64_t pc, struct cuprof_frames_pc
 	return 0;
 }
 
-int cuprof_frames_chain(struct cuprof_frames *s, uint64_t pc, const struct cuprof_frames_loc **chain, size_t *n)
+int cuprof_frames_chain(struct cuprof_frames *s, uint64_t pc,
+			const struct cuprof_frames_loc **chain, size_t *n)
 {
 	*n = 0;
 	*chain = NULL;
@@ -232,7 +234,8 @@ uint32_t cuprof_frames_program(struct cuprof_frames *s, const char *name)
 	return named_frame(s, PROF_PROGRAM, "program", name);
 }
 
-uint32_t cuprof_frames_inline_node(struct cuprof_frames *s, uint32_t fnode, uint64_t pc, uint32_t *line)
+uint32_t cuprof_frames_inline_node(struct cuprof_frames *s, uint32_t fnode, uint64_t pc,
+				   uint32_t *line)
 {
 	size_t n;
 	const struct cuprof_frames_loc *c;

@@ -37,7 +37,7 @@ struct cuprof_frames_pc {
 	uint8_t done;
 };
 
-struct cuprof_frames_frame_key {
+struct cuprof_frame_key {
 	uint32_t kind, name;
 	uint64_t addr;
 	uint32_t frame1; /* frame id + 1; 0: empty slot */
@@ -51,13 +51,14 @@ struct cuprof_frames {
 	struct tally_symbolizer *sym;
 	struct cuprof_frames_pc *pcs; /* ninsns */
 	VEC(struct cuprof_frames_loc) chain;
-	struct cuprof_frames_frame_key *keys; /* open-addressed frame cache */
+	struct cuprof_frame_key *keys; /* open-addressed frame cache */
 	size_t nkeys, capkeys;
 };
 
 /* Opens the program file at path (NULL for none) for symbols, and registers it as the
  * profile's module. */
-int cuprof_frames_init(struct cuprof_frames *s, const struct sbpf_program *prog, const char *path, struct prof *p);
+int cuprof_frames_init(struct cuprof_frames *s, const struct sbpf_program *prog,
+		       const char *path, struct prof *p);
 void cuprof_frames_free(struct cuprof_frames *s);
 
 static inline uint64_t cuprof_frames_addr(const struct cuprof_frames *s, uint64_t pc)
@@ -67,7 +68,8 @@ static inline uint64_t cuprof_frames_addr(const struct cuprof_frames *s, uint64_
 
 /* The chain of pc (innermost first; the last entry is its function), n entries; n is 0
  * when nothing is known about pc. 0, or a negative code (message set). */
-int cuprof_frames_chain(struct cuprof_frames *s, uint64_t pc, const struct cuprof_frames_loc **chain, size_t *n);
+int cuprof_frames_chain(struct cuprof_frames *s, uint64_t pc,
+			const struct cuprof_frames_loc **chain, size_t *n);
 /* The frame of the function that starts (or is entered) at pc. PROF_NONE on failure. */
 uint32_t cuprof_frames_function(struct cuprof_frames *s, uint64_t pc);
 /* The frame "syscall:NAME". */
@@ -77,6 +79,7 @@ uint32_t cuprof_frames_program(struct cuprof_frames *s, const char *name);
 /* The node of pc's innermost inline frame below fnode (the node of pc's function): its
  * inlined frames entered in turn, each keyed by the line of the inlined call. *line is
  * the source line at pc. PROF_NONE on failure. */
-uint32_t cuprof_frames_inline_node(struct cuprof_frames *s, uint32_t fnode, uint64_t pc, uint32_t *line);
+uint32_t cuprof_frames_inline_node(struct cuprof_frames *s, uint32_t fnode, uint64_t pc,
+				   uint32_t *line);
 
 #endif
