@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int aligned = 0; aligned < 2; aligned++) {
 		if (!acc[0].data || !acc[1].data ||
 		    sol_serialize(acc, ix, 3, data, size < 64 ? size : 64, program, aligned, &in,
-				   &ierr))
+				  &ierr))
 			break;
 		memcpy(in.buf + 8, data, size < in.len - 8 ? size : in.len - 8);
 		sol_deserialize(&in, acc, ix, program, &ierr);

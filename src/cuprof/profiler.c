@@ -149,7 +149,7 @@ static char *dup_or_null(const char *s)
 }
 
 int cuprof_enter_program(struct cuprof *pr, const struct sbpf_program *prog,
-				const char *name, const char *path)
+			 const char *name, const char *path)
 {
 	if (pr->failed)
 		return 0;
@@ -315,7 +315,7 @@ static int check_total(const struct prof *p, uint64_t cu_used)
 }
 
 int cuprof_build(struct cuprof *pr, const char *path, uint64_t cu_used,
-			struct prof **out)
+		 struct prof **out)
 {
 	if (pr->failed || !prof_cct_ok(pr->cct))
 		return err_set(-ENOMEM, "out of memory while profiling");

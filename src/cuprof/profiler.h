@@ -37,7 +37,7 @@ const struct sbpf_hooks *cuprof_hooks(struct cuprof *pr);
  * symbols (NULL: none). A program is known by its struct sbpf_program pointer, which must
  * outlive the profiler. */
 int cuprof_enter_program(struct cuprof *pr, const struct sbpf_program *prog,
-				const char *name, const char *path);
+			 const char *name, const char *path);
 int cuprof_exit_program(struct cuprof *pr);
 /* CU recorded so far (instructions and syscall costs). */
 uint64_t cuprof_total(const struct cuprof *pr);
@@ -45,6 +45,6 @@ uint64_t cuprof_total(const struct cuprof *pr);
  * path is the program's file (symbols, DWARF, the module of the frames), NULL when it has
  * none (raw bytecode given in memory). */
 int cuprof_build(struct cuprof *pr, const char *path, uint64_t cu_used,
-			struct prof **out);
+		 struct prof **out);
 
 #endif

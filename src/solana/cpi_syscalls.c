@@ -400,7 +400,7 @@ static int call(struct sbpf_vm *vm, const uint64_t a[5], bool rust, struct cpi_c
 	unsigned depth = caller->rt->depth + 1;
 	TALLY_TRACEPOINT(tally_sbpf, cpi_enter, c->ix.program_id, depth, sbpf_vm_remaining(vm));
 	rc = sol_runtime_invoke(caller->rt, vm, c->ix.program_id, c->callee_ix, c->ix.n,
-				 c->ix.data, c->ix.data_len, sbpf_vm_remaining(vm), &res);
+				c->ix.data, c->ix.data_len, sbpf_vm_remaining(vm), &res);
 	if (rc)
 		return rc;
 	TALLY_TRACEPOINT(tally_sbpf, cpi_exit, c->ix.program_id, depth, res.cu, res.error);
@@ -413,7 +413,7 @@ static int call(struct sbpf_vm *vm, const uint64_t a[5], bool rust, struct cpi_c
 	if (res.error[0])
 		return sbpf_vm_syscall_error(vm,
 					     sol_instruction_error_text(res.error, text, sizeof(text))
-						     ? res.error : "ProgramFailedToComplete",
+					     ? res.error : "ProgramFailedToComplete",
 					     "in the invoked program: %s", res.detail);
 	for (size_t i = 0; i < c->ix.n; i++)
 		if (c->cas[i].write_back && (rc = update_caller(vm, caller->rt, &c->cas[i])))

@@ -439,7 +439,7 @@ int sol_fixture_load(const char *path, struct sol_fixture **out)
 }
 
 int sol_fixture_parse(const char *path, const char *text, size_t len,
-		       struct sol_fixture **out)
+		      struct sol_fixture **out)
 {
 	json_error_t je;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);

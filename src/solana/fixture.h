@@ -65,7 +65,7 @@ struct sol_fixture {
 int sol_fixture_load(const char *path, struct sol_fixture **out);
 /* The same from JSON text in memory; path names it in messages and anchors "elf" paths. */
 int sol_fixture_parse(const char *path, const char *text, size_t len,
-		       struct sol_fixture **out);
+		      struct sol_fixture **out);
 void sol_fixture_free(struct sol_fixture *f);
 
 /* How a run ended. logs are malloc'd strings. */
@@ -90,6 +90,6 @@ void sol_outcome_free(struct sol_outcome *o);
 /* Prints every difference from `expect` to f ("FILE: expect.FIELD: expected X, got Y");
  * returns how many there were. */
 size_t sol_fixture_check(const struct sol_fixture *fx, const struct sol_outcome *o,
-			  FILE *f);
+			 FILE *f);
 
 #endif

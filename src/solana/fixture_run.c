@@ -105,7 +105,7 @@ static int execute(struct sol_fixture *f, struct sol_runtime *rt, struct sol_out
 		return err_set(rc, "%s: out of memory", f->path);
 	struct sol_invoke_result res;
 	rc = sol_runtime_invoke(rt, NULL, f->program_id, f->ix, f->nix, f->data, f->data_len,
-				 f->budget, &res);
+				f->budget, &res);
 	if (!rc)
 		fill_outcome(rt, &res, out);
 	else
@@ -254,7 +254,7 @@ static size_t check_account(const struct sol_fixture *fx, size_t k, FILE *f)
 }
 
 size_t sol_fixture_check(const struct sol_fixture *fx, const struct sol_outcome *o,
-			  FILE *f)
+			 FILE *f)
 {
 	const struct sol_expect *e = &fx->expect;
 	size_t bad = 0;

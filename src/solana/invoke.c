@@ -212,9 +212,9 @@ static int run_vm(struct sol_runtime *rt, struct sbpf_vm *parent,
 }
 
 int sol_runtime_invoke(struct sol_runtime *rt, struct sbpf_vm *parent,
-			const uint8_t program_id[32], const struct sol_ix_account *ix, size_t n,
-			const uint8_t *data, size_t data_len, uint64_t budget,
-			struct sol_invoke_result *res)
+		       const uint8_t program_id[32], const struct sol_ix_account *ix, size_t n,
+		       const uint8_t *data, size_t data_len, uint64_t budget,
+		       struct sol_invoke_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	const struct sol_program *p = find_program(rt, program_id);
@@ -231,7 +231,7 @@ int sol_runtime_invoke(struct sol_runtime *rt, struct sbpf_vm *parent,
 	lamport_sum(rt, ix, n, before);
 	if (!rc)
 		rc = sol_serialize(rt->accounts, ix, n, data, data_len, program_id, p->aligned,
-				    &inv.input, &ierr);
+				   &inv.input, &ierr);
 	if (rc)
 		return err_set(rc, "out of memory");
 	if (ierr)

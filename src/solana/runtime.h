@@ -83,9 +83,9 @@ struct sol_invoke_result {
  * success or failed lines, and return data go to parent (a CPI's caller) or, at the top,
  * into rt. Negative only when tally failed. */
 int sol_runtime_invoke(struct sol_runtime *rt, struct sbpf_vm *parent,
-			const uint8_t program_id[32], const struct sol_ix_account *ix, size_t n,
-			const uint8_t *data, size_t data_len, uint64_t budget,
-			struct sol_invoke_result *res);
+		       const uint8_t program_id[32], const struct sol_ix_account *ix, size_t n,
+		       const uint8_t *data, size_t data_len, uint64_t budget,
+		       struct sol_invoke_result *res);
 
 /* Points sol_invoke_signed_c/_rust and the clock and rent sysvar syscalls of a standard
  * table at the runtime's versions. */

@@ -64,7 +64,7 @@ static const char *data_change_error(const struct sol_borrow *b, size_t len)
 }
 
 const char *sol_account_set_data(struct sol_borrow *b, const uint8_t *data, size_t len,
-				  bool *oom)
+				 bool *oom)
 {
 	*oom = false;
 	const char *e = data_change_error(b, len);
@@ -144,8 +144,8 @@ static void write_unaligned(uint8_t *p, const struct sol_account *a,
 }
 
 int sol_serialize(const struct sol_account *accounts, const struct sol_ix_account *ix,
-		   size_t n, const uint8_t *data, size_t data_len, const uint8_t program_id[32],
-		   bool aligned, struct sol_input *out, const char **ierr)
+		  size_t n, const uint8_t *data, size_t data_len, const uint8_t program_id[32],
+		  bool aligned, struct sol_input *out, const char **ierr)
 {
 	memset(out, 0, sizeof(*out));
 	*ierr = NULL;
@@ -251,8 +251,8 @@ static int deserialize_one(const struct sol_input *in, size_t i, struct sol_borr
 }
 
 int sol_deserialize(const struct sol_input *in, struct sol_account *accounts,
-		     const struct sol_ix_account *ix, const uint8_t program_id[32],
-		     const char **ierr)
+		    const struct sol_ix_account *ix, const uint8_t program_id[32],
+		    const char **ierr)
 {
 	*ierr = NULL;
 	for (size_t i = 0; i < in->n; i++) {

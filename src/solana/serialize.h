@@ -52,7 +52,7 @@ const char *sol_account_set_lamports(struct sol_borrow *b, uint64_t lamports);
 const char *sol_account_set_owner(struct sol_borrow *b, const uint8_t owner[32]);
 /* Replaces the data; *oom is set when memory ran out. Unchanged data always passes. */
 const char *sol_account_set_data(struct sol_borrow *b, const uint8_t *data, size_t len,
-				  bool *oom);
+				 bool *oom);
 
 /* A serialized input: the buffer mapped at 0x4_0000_0000 and, per instruction account,
  * where its record starts and its data length at serialization time. */
@@ -70,14 +70,14 @@ struct sol_input {
  * unaligned one. Fails with "MaxAccountsExceeded" (*ierr) for more than 255 accounts, or
  * -ENOMEM. */
 int sol_serialize(const struct sol_account *accounts, const struct sol_ix_account *ix,
-		   size_t n, const uint8_t *data, size_t data_len, const uint8_t program_id[32],
-		   bool aligned, struct sol_input *out, const char **ierr);
+		  size_t n, const uint8_t *data, size_t data_len, const uint8_t program_id[32],
+		  bool aligned, struct sol_input *out, const char **ierr);
 /* Writes the program's changes back into accounts with the runtime's checks, in the
  * runtime's order (lamports, data, then owner, account by account). 0 with *ierr NULL on
  * success, 0 with *ierr set when the runtime rejects a change, -ENOMEM. */
 int sol_deserialize(const struct sol_input *in, struct sol_account *accounts,
-		     const struct sol_ix_account *ix, const uint8_t program_id[32],
-		     const char **ierr);
+		    const struct sol_ix_account *ix, const uint8_t program_id[32],
+		    const char **ierr);
 void sol_input_free(struct sol_input *in);
 
 /* Offsets inside one aligned account record (from its marker byte). */
