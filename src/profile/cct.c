@@ -232,6 +232,8 @@ static int add_costs(const struct prof_cct_place *pl, struct prof *p, uint32_t n
 int prof_cct_build(const struct prof_cct *c, struct prof *p, int metric,
 		   const struct prof_cct_place *place)
 {
+	if (c->failed)
+		return err_set(-ENOMEM, "out of memory, or a cost outside any frame, while profiling");
 	size_t nm = prof_nmetrics(p);
 	if (metric < 0 || (size_t)metric >= nm)
 		return err_set(-EINVAL, "no metric %d in the profile", metric);

@@ -245,7 +245,8 @@ static inline int prof_cct_cost(struct prof_cct *c, uint64_t pc, uint64_t cost)
 	return prof_cct_cost_far(c, pc, cost);
 }
 /* One unit of cost at each of n pcs of the current node: the per-instruction path. Out
- * of memory, or a cost at the root, is remembered: prof_cct_build() then fails. */
+ * of memory, or a cost at the root, is remembered: prof_cct_ok() then says false and
+ * prof_cct_build() fails. */
 void prof_cct_count_far(struct prof_cct *c, uint64_t pc);
 static inline void prof_cct_count(struct prof_cct *c, const uint32_t *pcs, size_t n)
 {

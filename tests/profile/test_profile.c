@@ -281,6 +281,7 @@ static void profile_cct_count_widens_and_remembers_failure(void **state)
 	assert_int_equal(prof_cct_exit(c), 0);
 	prof_cct_count(c, pcs, 1);
 	assert_false(prof_cct_ok(c));
+	assert_int_not_equal(prof_cct_build(c, p, 0, NULL), 0);
 	prof_cct_free(c);
 	prof_free(p);
 }
