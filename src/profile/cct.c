@@ -66,7 +66,15 @@ static int grow_slots(struct prof_cct *c)
 static void select_node(struct prof_cct *c, uint32_t id)
 {
 	const struct cct_node *r = &c->nodes.v[id];
-	c->hot = (struct prof_cct_hot){ r->counts, r->lo, r->n, r->key, id };
+	c->hot.cur = (struct prof_cct_at){ r->counts, r->lo, r->n, r->key, r->call_pc, id, r->parent };
+}
+
+/* The current node's array moved: so did the copy of it in last, if last is that node. */
+static void array_changed(struct prof_cct *c)
+{
+	if (c->hot.last.node == c->hot.cur.node)
+		c->hot.last_ok = false;
+	select_node(c, c->hot.cur.node);
 }
 
 static uint32_t new_node(struct prof_cct *c, uint32_t parent, uint64_t key, uint64_t call_pc)
@@ -101,45 +109,51 @@ void prof_cct_free(struct prof_cct *c)
 	free(c);
 }
 
-int prof_cct_enter(struct prof_cct *c, uint64_t key, uint64_t call_pc)
+int prof_cct_enter_lookup(struct prof_cct *c, uint64_t key, uint64_t call_pc)
 {
 	if (2 * (c->nodes.n + 1) > c->nslots && grow_slots(c))
 		return err_set(-ENOMEM, "out of memory");
-	size_t i = child_slot(c, c->hot.node, key, call_pc);
+	size_t i = child_slot(c, c->hot.cur.node, key, call_pc);
 	int created = !c->slots[i];
 	if (created) {
-		uint32_t id = new_node(c, c->hot.node, key, call_pc);
+		uint32_t id = new_node(c, c->hot.cur.node, key, call_pc);
 		if (id == NO_NODE)
 			return err_set(-ENOMEM, "out of memory");
 		c->slots[i] = id + 1;
 	}
+	c->hot.up = c->hot.cur;
+	c->hot.up_ok = true;
 	select_node(c, c->slots[i] - 1);
 	return created;
 }
 
 int prof_cct_span(struct prof_cct *c, uint64_t lo, uint64_t n)
 {
-	struct cct_node *r = &c->nodes.v[c->hot.node];
+	struct cct_node *r = &c->nodes.v[c->hot.cur.node];
 	if (r->counts || !n)
 		return 0;
 	if (!(r->counts = calloc(n, sizeof(*r->counts))))
 		return err_set(-ENOMEM, "out of memory");
 	r->lo = lo;
 	r->n = n;
-	select_node(c, c->hot.node);
+	array_changed(c);
 	return 0;
 }
 
-int prof_cct_exit(struct prof_cct *c)
+int prof_cct_exit_lookup(struct prof_cct *c)
 {
-	if (c->hot.node == PROF_CCT_ROOT)
+	if (c->hot.cur.node == PROF_CCT_ROOT)
 		return err_set(-EINVAL, "calling-context exit with no frame entered");
-	select_node(c, c->nodes.v[c->hot.node].parent);
+	c->hot.last = c->hot.cur;
+	c->hot.last_ok = true;
+	c->hot.up_ok = false;
+	select_node(c, c->hot.cur.parent);
 	return 0;
 }
 
 void prof_cct_resume(struct prof_cct *c, uint32_t node)
 {
+	c->hot.up_ok = false;
 	select_node(c, node);
 }
 
@@ -147,7 +161,7 @@ void prof_cct_resume(struct prof_cct *c, uint32_t node)
  * without its extent costs few reallocations). */
 static int widen(struct prof_cct *c, uint64_t pc)
 {
-	struct cct_node *r = &c->nodes.v[c->hot.node];
+	struct cct_node *r = &c->nodes.v[c->hot.cur.node];
 	if (!r->n)
 		r->lo = pc;
 	uint64_t lo = pc < r->lo ? pc : r->lo;
@@ -166,25 +180,25 @@ static int widen(struct prof_cct *c, uint64_t pc)
 	r->counts = v;
 	r->lo = lo;
 	r->n = hi - lo;
-	select_node(c, c->hot.node);
+	array_changed(c);
 	return 0;
 }
 
 void prof_cct_count_far(struct prof_cct *c, uint64_t pc)
 {
-	if (c->failed || c->hot.node == PROF_CCT_ROOT || widen(c, pc))
+	if (c->failed || c->hot.cur.node == PROF_CCT_ROOT || widen(c, pc))
 		c->failed = true;
 	else
-		c->hot.counts[pc - c->hot.lo]++;
+		c->hot.cur.counts[pc - c->hot.cur.lo]++;
 }
 
 int prof_cct_cost_far(struct prof_cct *c, uint64_t pc, uint64_t cost)
 {
-	if (c->hot.node == PROF_CCT_ROOT)
+	if (c->hot.cur.node == PROF_CCT_ROOT)
 		return err_set(-EINVAL, "calling-context cost with no frame entered");
 	if (widen(c, pc))
 		return err_set(-ENOMEM, "out of memory");
-	c->hot.counts[pc - c->hot.lo] += cost;
+	c->hot.cur.counts[pc - c->hot.cur.lo] += cost;
 	return 0;
 }
 

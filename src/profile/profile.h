@@ -197,14 +197,21 @@ int prof_add_stack_kept(struct prof *p, const struct prof_loc *stack, size_t n,
  * than its children's. */
 struct prof_cct;
 
-/* The current node, kept in front of the builder so that the per-event calls below
- * inline (a source's hooks run per instruction or per syscall): the builder's insides
- * otherwise. */
-struct prof_cct_hot {
+/* A node as the per-event calls below see it. */
+struct prof_cct_at {
 	uint64_t *counts; /* counts[i]: cost at pc lo + i */
 	uint64_t lo, n;
-	uint64_t key;
-	uint32_t node;
+	uint64_t key, call_pc;
+	uint32_t node, parent;
+};
+/* Kept in front of the builder so that the per-event calls below inline (a source's hooks
+ * run per instruction or per syscall): the builder's insides otherwise. cur is the current
+ * node; up its parent as it was when cur was entered, so that a return needs no lookup;
+ * last the child last returned from, so that entering it again from the same call site
+ * (a loop around a call or a syscall) needs none either. */
+struct prof_cct_hot {
+	struct prof_cct_at cur, up, last;
+	bool up_ok, last_ok;
 };
 
 #define PROF_CCT_ROOT 0u
@@ -215,29 +222,53 @@ void prof_cct_free(struct prof_cct *c);
 /* Enters the child of the current node keyed by (key, call_pc): the frame the source calls
  * key, entered from call_pc in the current node. 1 when the node is new, 0 when it was
  * there, negative on failure (message set). */
-int prof_cct_enter(struct prof_cct *c, uint64_t key, uint64_t call_pc);
+int prof_cct_enter_lookup(struct prof_cct *c, uint64_t key, uint64_t call_pc);
+static inline int prof_cct_enter(struct prof_cct *c, uint64_t key, uint64_t call_pc)
+{
+	struct prof_cct_hot *h = (struct prof_cct_hot *)c;
+	if (h->last_ok && h->last.parent == h->cur.node && h->last.key == key &&
+	    h->last.call_pc == call_pc) {
+		h->up = h->cur;
+		h->up_ok = true;
+		h->cur = h->last;
+		return 0;
+	}
+	return prof_cct_enter_lookup(c, key, call_pc);
+}
 /* Sizes the pc array of a node just entered to [lo, lo + n) (its function's extent, as far
  * as the source knows it), so that the array grows less often. Optional. */
 int prof_cct_span(struct prof_cct *c, uint64_t lo, uint64_t n);
 /* Returns to the caller; -EINVAL (message set) at the root. */
-int prof_cct_exit(struct prof_cct *c);
+int prof_cct_exit_lookup(struct prof_cct *c);
+static inline int prof_cct_exit(struct prof_cct *c)
+{
+	struct prof_cct_hot *h = (struct prof_cct_hot *)c;
+	if (h->up_ok && h->up.node == h->cur.parent) {
+		h->last = h->cur;
+		h->last_ok = true;
+		h->cur = h->up;
+		h->up_ok = false;
+		return 0;
+	}
+	return prof_cct_exit_lookup(c);
+}
 /* The current node, its key, and making another node current (a run that unwinds several
  * frames at once, such as a program ended by a failure, returns straight to a node it
  * noted). */
 static inline uint32_t prof_cct_current(const struct prof_cct *c)
 {
-	return ((const struct prof_cct_hot *)c)->node;
+	return ((const struct prof_cct_hot *)c)->cur.node;
 }
 static inline uint64_t prof_cct_key(const struct prof_cct *c)
 {
-	return ((const struct prof_cct_hot *)c)->key;
+	return ((const struct prof_cct_hot *)c)->cur.key;
 }
 void prof_cct_resume(struct prof_cct *c, uint32_t node);
 /* Adds cost at pc of the current node (pc 0 when unknown); -EINVAL at the root. */
 int prof_cct_cost_far(struct prof_cct *c, uint64_t pc, uint64_t cost);
 static inline int prof_cct_cost(struct prof_cct *c, uint64_t pc, uint64_t cost)
 {
-	struct prof_cct_hot *h = (struct prof_cct_hot *)c;
+	struct prof_cct_at *h = &((struct prof_cct_hot *)c)->cur;
 	if (__builtin_expect(pc - h->lo < h->n, 1)) {
 		h->counts[pc - h->lo] += cost;
 		return 0;
@@ -250,7 +281,7 @@ static inline int prof_cct_cost(struct prof_cct *c, uint64_t pc, uint64_t cost)
 void prof_cct_count_far(struct prof_cct *c, uint64_t pc);
 static inline void prof_cct_count(struct prof_cct *c, const uint32_t *pcs, size_t n)
 {
-	struct prof_cct_hot *h = (struct prof_cct_hot *)c;
+	struct prof_cct_at *h = &((struct prof_cct_hot *)c)->cur;
 	uint64_t *counts = h->counts, lo = h->lo, len = h->n;
 	size_t i = 0;
 	/* four at a time while they all fall in the current node's array */

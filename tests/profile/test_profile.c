@@ -286,6 +286,39 @@ static void profile_cct_count_widens_and_remembers_failure(void **state)
 	prof_free(p);
 }
 
+/* Entering the child just left again, returning, resuming a noted node: the shortcuts
+ * (no lookup) and the lookups land on the same nodes, also after an array moved. */
+static void profile_cct_reentry_and_resume_keep_costs(void **state)
+{
+	struct prof *p = new_prof();
+	struct prof_cct *c;
+	uint32_t f = fn(p, "f", PROF_NATIVE), g = fn(p, "g", PROF_NATIVE);
+	assert_int_equal(prof_cct_new(&c), 0);
+	assert_int_equal(prof_cct_enter(c, f, 0), 1);
+	uint32_t fnode = prof_cct_current(c);
+	assert_int_equal(prof_cct_span(c, 10, 1), 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		assert_int_equal(prof_cct_enter(c, g, 10), i == 0);
+		const uint32_t pcs[] = { 20, 20 + 100 * i }; /* the second widens g's array */
+		prof_cct_count(c, pcs, 2);
+		assert_int_equal(prof_cct_exit(c), 0);
+		assert_int_equal(prof_cct_current(c), fnode);
+	}
+	assert_int_equal(prof_cct_enter(c, g, 10), 0);
+	prof_cct_resume(c, fnode); /* g stops without returning */
+	assert_int_equal(prof_cct_cost(c, 10, 5), 0);
+	assert_int_equal(prof_cct_enter(c, g, 10), 0);
+	assert_int_equal(prof_cct_cost(c, 20, 1), 0);
+	assert_true(prof_cct_ok(c));
+	assert_int_equal(prof_cct_total(c), 12);
+	assert_int_equal(prof_cct_build(c, p, 0, NULL), 0);
+	prof_cct_free(c);
+	assert_int_equal(prof_finish(p), 0);
+	struct dump d;
+	assert_string_equal(dump(p, &d), "1:f=5 2:g=7 ");
+	prof_free(p);
+}
+
 /* A source that knows its frames by keys places nodes and pcs itself. */
 static uint32_t keyed_node(void *ctx, struct prof *p, uint32_t parent, uint64_t parent_key,
 			   uint64_t key, uint64_t call_pc)
@@ -440,6 +473,7 @@ int main(void)
 		cmocka_unit_test(profile_cct_events_build_the_tree),
 		cmocka_unit_test(profile_cct_count_widens_and_remembers_failure),
 		cmocka_unit_test(profile_cct_place_callbacks_symbolize_keys),
+		cmocka_unit_test(profile_cct_reentry_and_resume_keep_costs),
 		cmocka_unit_test(profile_merge_adds_and_checks_metrics),
 		cmocka_unit_test(profile_diff_matches_frames_by_content),
 		cmocka_unit_test(profile_weight_overflow_is_an_error),
