@@ -18,8 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sbpf/cpi.h"
 #include "sbpf/isa.h"
+#include "solana/runtime.h"
+#include "solana/syscalls.h"
 
 #define I(op, dst, src, off, imm)                                                            \
 	(uint8_t)(op), (uint8_t)((src) << 4 | (dst)), (uint8_t)((off) & 0xff),               \
@@ -50,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct sbpf_syscalls sys;
 	static struct sbpf_program *caller[2], *callee;
 	if (!sys.n) {
-		if (sbpf_syscalls_standard(&sys, 0) || sbpf_syscalls_runtime_cpi(&sys))
+		if (sol_syscalls_standard(&sys, 0) || sol_syscalls_cpi(&sys))
 			abort();
 		const uint32_t hashes[2] = { sbpf_hash("sol_invoke_signed_c", 19),
 					     sbpf_hash("sol_invoke_signed_rust", 22) };
@@ -69,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 41)
 		return 0;
 	uint8_t ids[2][32] = { { 1 }, { 2 } };
-	struct sbpf_account acc[2] = { 0 };
+	struct sol_account acc[2] = { 0 };
 	memset(acc[0].key, 3, 32);
 	memcpy(acc[0].owner, ids[0], 32);
 	acc[0].lamports = 1000;
@@ -78,19 +79,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(acc[1].key, ids[1], 32);
 	acc[1].executable = true;
 	acc[1].lamports = 1;
-	struct sbpf_rt_program progs[2] = {
+	struct sol_program progs[2] = {
 		{ .id = ids[0], .name = "caller", .prog = caller[data[40] & 1], .aligned = true },
 		{ .id = ids[1], .name = "callee", .prog = callee, .aligned = true },
 	};
-	struct sbpf_runtime rt = { .accounts = acc, .naccounts = 2, .programs = progs,
+	struct sol_runtime rt = { .accounts = acc, .naccounts = 2, .programs = progs,
 				   .nprograms = 2 };
 	static const uint8_t clock[40], rent[24];
 	rt.clock = clock;
 	rt.rent = rent;
-	const struct sbpf_ix_account ix[2] = { { 0, true, true }, { 1, false, false } };
-	struct sbpf_invoke_result res;
+	const struct sol_ix_account ix[2] = { { 0, true, true }, { 1, false, false } };
+	struct sol_invoke_result res;
 	if (acc[0].data)
-		sbpf_runtime_invoke(&rt, NULL, ids[0], ix, 2, data, size, 200000, &res);
+		sol_runtime_invoke(&rt, NULL, ids[0], ix, 2, data, size, 200000, &res);
 	for (size_t i = 0; i < rt.nlogs; i++)
 		free(rt.logs[i]);
 	free(rt.logs);

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sbpf/serialize.h"
+#include "solana/serialize.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t program[32] = { 7 };
-	struct sbpf_account acc[2] = { 0 };
+	struct sol_account acc[2] = { 0 };
 	for (int i = 0; i < 2; i++) {
 		acc[i].key[0] = (uint8_t)(i + 1);
 		acc[i].lamports = 100;
@@ -22,17 +22,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (i == 0)
 			memcpy(acc[i].owner, program, 32);
 	}
-	const struct sbpf_ix_account ix[3] = { { 0, true, true }, { 1, false, false }, { 0, true, true } };
-	struct sbpf_input in;
+	const struct sol_ix_account ix[3] = { { 0, true, true }, { 1, false, false }, { 0, true, true } };
+	struct sol_input in;
 	const char *ierr;
 	for (int aligned = 0; aligned < 2; aligned++) {
 		if (!acc[0].data || !acc[1].data ||
-		    sbpf_serialize(acc, ix, 3, data, size < 64 ? size : 64, program, aligned, &in,
-				   &ierr))
+		    sol_serialize(acc, ix, 3, data, size < 64 ? size : 64, program, aligned, &in,
+				  &ierr))
 			break;
 		memcpy(in.buf + 8, data, size < in.len - 8 ? size : in.len - 8);
-		sbpf_deserialize(&in, acc, ix, program, &ierr);
-		sbpf_input_free(&in);
+		sol_deserialize(&in, acc, ix, program, &ierr);
+		sol_input_free(&in);
 	}
 	free(acc[0].data);
 	free(acc[1].data);

@@ -6,19 +6,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sbpf/fixture.h"
+#include "solana/fixture.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct sbpf_fixture *f;
-	if (sbpf_fixture_parse("fuzz.json", (const char *)data, size, &f))
+	struct sol_fixture *f;
+	if (sol_fixture_parse("fuzz.json", (const char *)data, size, &f))
 		return 0;
-	struct sbpf_outcome o = { .result = "success" };
+	struct sol_outcome o = { .result = "success" };
 	FILE *null = fopen("/dev/null", "w");
 	if (null) {
-		sbpf_fixture_check(f, &o, null);
+		sol_fixture_check(f, &o, null);
 		fclose(null);
 	}
-	sbpf_fixture_free(f);
+	sol_fixture_free(f);
 	return 0;
 }

@@ -8,13 +8,13 @@
 
 #include "sbpf/disasm.h"
 #include "sbpf/program.h"
-#include "sbpf/syscall.h"
+#include "solana/syscalls.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct sbpf_syscalls sys;
 	if (!sys.n)
-		sbpf_syscalls_standard(&sys, SBPF_SYSCALLS_TEST_LOG);
+		sol_syscalls_standard(&sys, SOL_SYSCALLS_TEST_LOG);
 	for (int mode = 0; mode < 3; mode++) {
 		struct sbpf_load_options opt = { mode == 1, SBPF_VRESERVED, mode == 2 };
 		struct sbpf_program *p;

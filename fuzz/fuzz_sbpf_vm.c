@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuprof/profiler.h"
 #include "profile/profile.h"
-#include "sbpf/profiler.h"
 #include "sbpf/program.h"
-#include "sbpf/syscall.h"
 #include "sbpf/vm.h"
+#include "solana/syscalls.h"
 
 #define BUDGET 20000
 
@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct sbpf_syscalls sys;
 	if (!sys.n)
-		sbpf_syscalls_standard(&sys, SBPF_SYSCALLS_TEST_LOG);
+		sol_syscalls_standard(&sys, SOL_SYSCALLS_TEST_LOG);
 	if (size < 65)
 		return 0;
 	struct sbpf_load_options opt = { false, (enum sbpf_version)(data[0] % 5), true };
@@ -65,21 +65,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sbpf_hooks h = { .ctx = &t, .on_insns = on_insns, .on_syscall_exit = on_exit_sc };
 	run(p, data + 1, 64, NULL, &plain);
 	run(p, data + 1, 64, &h, &hooked);
-	struct sbpf_profiler *pr;
+	struct cuprof *pr;
 	struct sbpf_result profiled;
 	struct prof *prof;
 	int64_t total;
-	if (sbpf_profiler_new(p, &pr))
+	if (cuprof_new(p, &pr))
 		abort();
-	run(p, data + 1, 64, sbpf_profiler_hooks(pr), &profiled);
-	if (sbpf_profiler_build(pr, NULL, profiled.cu_used, &prof))
+	run(p, data + 1, 64, cuprof_hooks(pr), &profiled);
+	if (cuprof_build(pr, NULL, profiled.cu_used, &prof))
 		abort();
 	prof_grand_total(prof, &total);
 	if ((uint64_t)total != profiled.cu_used || profiled.cu_used != plain.cu_used ||
 	    profiled.error != plain.error)
 		abort();
 	prof_free(prof);
-	sbpf_profiler_free(pr);
+	cuprof_free(pr);
 	if (plain.cu_used > BUDGET || plain.error != hooked.error || plain.cu_used != hooked.cu_used ||
 	    plain.r0 != hooked.r0 || t.insns + t.syscall_cu != hooked.cu_used)
 		abort();

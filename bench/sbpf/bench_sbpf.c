@@ -18,12 +18,12 @@
 #include <time.h>
 
 #include "base/err.h"
+#include "cuprof/profiler.h"
 #include "profile/profile.h"
 #include "sbpf/isa.h"
-#include "sbpf/profiler.h"
 #include "sbpf/program.h"
-#include "sbpf/syscall.h"
 #include "sbpf/vm.h"
+#include "solana/syscalls.h"
 
 #define I(op, dst, src, off, imm)                                                            \
 	(uint8_t)(op), (uint8_t)((src) << 4 | (dst)), (uint8_t)((off) & 0xff),               \
@@ -93,17 +93,17 @@ static int run_once(struct sbpf_vm *vm, const struct sbpf_program *p, enum mode 
 	static uint8_t input[4096];
 	uint64_t seen = 0;
 	struct sbpf_hooks h = { .ctx = &seen, .on_insns = on_insns };
-	struct sbpf_profiler *pr = NULL;
+	struct cuprof *pr = NULL;
 	struct prof *prof = NULL;
-	if (mode == PROFILED && sbpf_profiler_new(p, &pr))
+	if (mode == PROFILED && cuprof_new(p, &pr))
 		return 1;
 	sbpf_vm_set_input(vm, input, sizeof(input), true);
-	sbpf_vm_set_hooks(vm, mode == HOOKED ? &h : mode == PROFILED ? sbpf_profiler_hooks(pr) : NULL);
+	sbpf_vm_set_hooks(vm, mode == HOOKED ? &h : mode == PROFILED ? cuprof_hooks(pr) : NULL);
 	double t0 = now();
-	int rc = sbpf_vm_run(vm, res) || (pr && sbpf_profiler_build(pr, NULL, res->cu_used, &prof));
+	int rc = sbpf_vm_run(vm, res) || (pr && cuprof_build(pr, NULL, res->cu_used, &prof));
 	*dt = now() - t0;
 	prof_free(prof);
-	sbpf_profiler_free(pr);
+	cuprof_free(pr);
 	return rc || res->error != SBPF_OK || (mode == HOOKED && seen != res->insns);
 }
 
@@ -112,7 +112,7 @@ static int bench(const char *name, const uint8_t *code, size_t len, enum mode mo
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *p;
 	struct sbpf_load_options opt = { false, SBPF_V3, true };
-	if (sbpf_syscalls_standard(&sys, 0) || sbpf_program_load(name, code, len, &sys, &opt, &p)) {
+	if (sol_syscalls_standard(&sys, 0) || sbpf_program_load(name, code, len, &sys, &opt, &p)) {
 		fprintf(stderr, "%s\n", err_msg());
 		return 1;
 	}

@@ -1,9 +1,10 @@
 #!/bin/bash
-# What the VM's tracepoints cost while no tracer is attached: src/sbpf is compiled twice with
-# the project's flags, as is and with -DTALLY_NO_TRACEPOINTS (which compiles them away),
-# each linked into bench_sbpf with the rest of libtally; the two binaries then run
-# alternately REPS times (ROUNDS runs of each program and mode per turn), and the best rate
-# of each is kept: the machine is shared, so the fastest run is the one least disturbed.
+# What the tracepoints of the VM and the runtime cost while no tracer is attached: src/sbpf
+# and src/solana are compiled twice with the project's flags, as is and with
+# -DTALLY_NO_TRACEPOINTS (which compiles them away), each linked into bench_sbpf with the
+# rest of libtally; the two binaries then run alternately REPS times (ROUNDS runs of each
+# program and mode per turn), and the best rate of each is kept: the machine is shared, so
+# the fastest run is the one least disturbed.
 # Prints, per program and mode, both rates and their ratio (with / without); arith and bytes
 # make no syscall, sysc one every 3 instructions (the probes sit on the syscall path).
 # Usage: bench/sbpf/tracepoints.sh [BUILD_DIR] [REPS] [ROUNDS]   (BUILD_DIR has libtally.a)
@@ -21,11 +22,11 @@ for variant in with without; do
 	mkdir -p "$dir/$variant"
 	extra=
 	[ $variant = without ] && extra=-DTALLY_NO_TRACEPOINTS
-	# interp.c first, right after the benchmark's own code: the loops then sit at the same
+	# interp_loops.c first, right after the benchmark's own code: the loops then sit at the same
 	# address in both binaries, so the alignment of their jump targets (worth +-10% with
 	# clang, the code being identical) does not differ between them.
 	objs=
-	for src in src/sbpf/interp.c $(ls src/sbpf/*.c | grep -v '^src/sbpf/interp\.c$'); do
+	for src in src/sbpf/interp_loops.c $(ls src/sbpf/*.c src/solana/*.c | grep -v '^src/sbpf/interp_loops\.c$'); do
 		o=$dir/$variant/$(basename "${src%.c}").o
 		nice $cc $cflags $extra -c "$src" -o "$o"
 		objs="$objs $o"

@@ -17,13 +17,13 @@
 #include "cli/cli.h"
 #include "cli/cmd_sbpf_test.h"
 #include "cli/sbpf_out.h"
+#include "cuprof/profiler.h"
+#include "cuprof/size.h"
 #include "profile/profile.h"
 #include "sbpf/disasm.h"
-#include "sbpf/profiler.h"
 #include "sbpf/program.h"
-#include "sbpf/size.h"
-#include "sbpf/syscall.h"
 #include "sbpf/vm.h"
+#include "solana/syscalls.h"
 
 static const char help[] =
 	"usage: tally sbpf run PROGRAM [--input FILE] [--version VER] [--budget CU] [--json]\n"
@@ -222,12 +222,12 @@ static int run_program(int argc, char **argv)
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *prog = NULL;
 	struct sbpf_vm *vm = NULL;
-	struct sbpf_profiler *profiler = NULL;
+	struct cuprof *profiler = NULL;
 	struct prof *profile = NULL;
 	uint8_t *input = NULL;
 	size_t input_len = 0;
 	int status = CLI_FAIL;
-	if (sbpf_syscalls_standard(&sys, o.load.reject_broken_elfs ? 0 : SBPF_SYSCALLS_TEST_LOG)) {
+	if (sol_syscalls_standard(&sys, o.load.reject_broken_elfs ? 0 : SOL_SYSCALLS_TEST_LOG)) {
 		cli_fail("out of memory");
 		goto out;
 	}
@@ -243,14 +243,14 @@ static int run_program(int argc, char **argv)
 		goto out;
 	}
 	sbpf_vm_set_input(vm, input, input_len, true);
-	if ((!o.no_profile && sbpf_profiler_new(prog, &profiler))) {
+	if ((!o.no_profile && cuprof_new(prog, &profiler))) {
 		cli_fail_err();
 		goto out;
 	}
 	if (profiler)
-		sbpf_vm_set_hooks(vm, sbpf_profiler_hooks(profiler));
+		sbpf_vm_set_hooks(vm, cuprof_hooks(profiler));
 	if (sbpf_vm_run(vm, &res) ||
-	    (profiler && (sbpf_profiler_build(profiler, o.program, res.cu_used, &profile) ||
+	    (profiler && (cuprof_build(profiler, o.program, res.cu_used, &profile) ||
 			  sbpf_outputs_write(&o.out, profile)))) {
 		cli_fail_err();
 		goto out;
@@ -262,7 +262,7 @@ static int run_program(int argc, char **argv)
 	status = res.error == SBPF_OK ? CLI_OK : CLI_FAIL;
 out:
 	prof_free(profile);
-	sbpf_profiler_free(profiler);
+	cuprof_free(profiler);
 	sbpf_vm_free(vm);
 	sbpf_program_free(prog);
 	sbpf_syscalls_free(&sys);
@@ -278,7 +278,7 @@ static int load_for_inspection(int argc, char **argv, struct run_opts *o,
 	int rc = parse_opts(&cli_cmd_sbpf, argc, argv, o);
 	if (rc)
 		return rc;
-	if (sbpf_syscalls_standard(sys, SBPF_SYSCALLS_TEST_LOG) ||
+	if (sol_syscalls_standard(sys, SOL_SYSCALLS_TEST_LOG) ||
 	    sbpf_program_load_file(o->program, sys, &o->load, prog)) {
 		cli_fail_err();
 		sbpf_syscalls_free(sys);
@@ -323,7 +323,7 @@ static int size_program(int argc, char **argv)
 	if (!sbpf_outputs_any(&o.out))
 		o.out.report = "-";
 	int status = CLI_FAIL;
-	if (sbpf_size_profile(prog, o.program, &profile) || sbpf_outputs_write(&o.out, profile))
+	if (cuprof_size_profile(prog, o.program, &profile) || sbpf_outputs_write(&o.out, profile))
 		cli_fail_err();
 	else
 		status = CLI_OK;

@@ -1,6 +1,6 @@
 /*
  * `tally sbpf run FIXTURE.json` and `tally sbpf test DIR`: Solana instructions described
- * by fixtures (src/sbpf/fixture.h) run in tally's runtime, checked against their `expect`.
+ * by fixtures (src/solana/fixture.h) run in tally's runtime, checked against their `expect`.
  */
 #include "cli/cmd_sbpf_test.h"
 
@@ -16,10 +16,11 @@
 #include "base/vec.h"
 #include "cli/cli.h"
 #include "cli/sbpf_out.h"
+#include "cuprof/runtime_watch.h"
 #include "profile/profile.h"
-#include "sbpf/fixture.h"
+#include "solana/fixture.h"
 
-static void print_outcome(const struct sbpf_outcome *o, bool json)
+static void print_outcome(const struct sol_outcome *o, bool json)
 {
 	if (json) {
 		printf("{\"result\": ");
@@ -49,23 +50,26 @@ static void print_outcome(const struct sbpf_outcome *o, bool json)
 static int run_one(const char *path, bool print, bool json, FILE *diff,
 		   const struct sbpf_outputs *outs)
 {
-	struct sbpf_fixture *fx;
-	struct sbpf_outcome o;
-	struct prof *profile = NULL;
+	struct sol_fixture *fx;
+	struct sol_outcome o;
+	struct cuprof_watch watch;
 	bool profiling = outs && sbpf_outputs_any(outs);
-	if (sbpf_fixture_load(path, &fx))
+	if (sol_fixture_load(path, &fx))
 		return -1;
-	if (sbpf_fixture_run(fx, &o, profiling ? &profile : NULL)) {
-		sbpf_fixture_free(fx);
+	cuprof_watch_init(&watch);
+	if (sol_fixture_run(fx, &o, profiling ? &watch.observer : NULL)) {
+		cuprof_watch_release(&watch);
+		prof_free(watch.profile);
+		sol_fixture_free(fx);
 		return -1;
 	}
 	if (print)
 		print_outcome(&o, json);
-	size_t bad = sbpf_fixture_check(fx, &o, diff);
-	int rc = profiling && sbpf_outputs_write(outs, profile) ? -1 : 0;
-	prof_free(profile);
-	sbpf_outcome_free(&o);
-	sbpf_fixture_free(fx);
+	size_t bad = sol_fixture_check(fx, &o, diff);
+	int rc = profiling && sbpf_outputs_write(outs, watch.profile) ? -1 : 0;
+	prof_free(watch.profile);
+	sol_outcome_free(&o);
+	sol_fixture_free(fx);
 	return rc ? rc : bad ? 1 : 0;
 }
 

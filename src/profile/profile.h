@@ -180,19 +180,158 @@ int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
 int prof_add_stack_kept(struct prof *p, const struct prof_loc *stack, size_t n,
 			const int64_t *weights, uint32_t *kept);
 
-/* ---- building from calling-context events (exact sources such as the sBPF VM) ---- */
+/* ---- building from calling-context events (exact sources: the sBPF VM, an interpreter's
+ * exact mode) ---- */
 
-struct prof_cct {
-	struct prof *p;
-	uint32_t cur; /* the node cost goes to; starts at PROF_ROOT */
+/* The calling-context tree of a run as its source reports it: which frame it enters from
+ * which call-site pc, when it returns, what each pc costs. During the run the builder
+ * records only that, at the price a per-instruction hook can pay: a node per (parent, key,
+ * call-site pc), and per node a dense array of cost per pc (one add per unit of cost, see
+ * prof_cct_count). prof_cct_build() then turns the tree into profile nodes, parents first:
+ * a source that knows its frames only by keys (an entry pc, a syscall) symbolizes each
+ * node once there, and may place a node below the inline frames of its call site and
+ * spread its pc costs over inline frames. One metric per builder.
+ *
+ * Ownership: the builder owns its nodes and arrays; prof_cct_free() releases them. Node
+ * ids are dense, the root (no frame, never any cost) is 0, and a parent's id is smaller
+ * than its children's. */
+struct prof_cct;
+
+/* A node as the per-event calls below see it. */
+struct prof_cct_at {
+	uint64_t *counts; /* counts[i]: cost at pc lo + i */
+	uint64_t lo, n;
+	uint64_t key, call_pc;
+	uint32_t node, parent;
 };
-void prof_cct_init(struct prof_cct *c, struct prof *p);
-/* Enters frame, called from pc/line of the current node. */
-int prof_cct_enter(struct prof_cct *c, uint32_t frame, uint64_t call_pc, uint32_t call_line);
+/* Kept in front of the builder so that the per-event calls below inline (a source's hooks
+ * run per instruction or per syscall): the builder's insides otherwise. cur is the current
+ * node; up its parent as it was when cur was entered, so that a return needs no lookup;
+ * last the child last returned from, so that entering it again from the same call site
+ * (a loop around a call or a syscall) needs none either. */
+struct prof_cct_hot {
+	struct prof_cct_at cur, up, last;
+	bool up_ok, last_ok;
+};
+
+#define PROF_CCT_ROOT 0u
+#define PROF_CCT_NO_KEY UINT64_MAX /* the root's key */
+
+int prof_cct_new(struct prof_cct **out);
+void prof_cct_free(struct prof_cct *c);
+/* Enters the child of the current node keyed by (key, call_pc): the frame the source calls
+ * key, entered from call_pc in the current node. 1 when the node is new, 0 when it was
+ * there, negative on failure (message set). */
+int prof_cct_enter_lookup(struct prof_cct *c, uint64_t key, uint64_t call_pc);
+static inline int prof_cct_enter(struct prof_cct *c, uint64_t key, uint64_t call_pc)
+{
+	struct prof_cct_hot *h = (struct prof_cct_hot *)c;
+	if (h->last_ok && h->last.parent == h->cur.node && h->last.key == key &&
+	    h->last.call_pc == call_pc) {
+		h->up = h->cur;
+		h->up_ok = true;
+		h->cur = h->last;
+		return 0;
+	}
+	return prof_cct_enter_lookup(c, key, call_pc);
+}
+/* Sizes the pc array of a node just entered to [lo, lo + n) (its function's extent, as far
+ * as the source knows it), so that the array grows less often. Optional. */
+int prof_cct_span(struct prof_cct *c, uint64_t lo, uint64_t n);
 /* Returns to the caller; -EINVAL (message set) at the root. */
-int prof_cct_exit(struct prof_cct *c);
-/* Cost at pc/line of the current node; -EINVAL at the root (cost needs a frame). */
-int prof_cct_cost(struct prof_cct *c, uint64_t pc, uint32_t line, const int64_t *weights);
+int prof_cct_exit_lookup(struct prof_cct *c);
+static inline int prof_cct_exit(struct prof_cct *c)
+{
+	struct prof_cct_hot *h = (struct prof_cct_hot *)c;
+	if (h->up_ok && h->up.node == h->cur.parent) {
+		h->last = h->cur;
+		h->last_ok = true;
+		h->cur = h->up;
+		h->up_ok = false;
+		return 0;
+	}
+	return prof_cct_exit_lookup(c);
+}
+/* The current node, its key, and making another node current (a run that unwinds several
+ * frames at once, such as a program ended by a failure, returns straight to a node it
+ * noted). */
+static inline uint32_t prof_cct_current(const struct prof_cct *c)
+{
+	return ((const struct prof_cct_hot *)c)->cur.node;
+}
+static inline uint64_t prof_cct_key(const struct prof_cct *c)
+{
+	return ((const struct prof_cct_hot *)c)->cur.key;
+}
+void prof_cct_resume(struct prof_cct *c, uint32_t node);
+/* Adds cost at pc of the current node (pc 0 when unknown); -EINVAL at the root. */
+int prof_cct_cost_far(struct prof_cct *c, uint64_t pc, uint64_t cost);
+static inline int prof_cct_cost(struct prof_cct *c, uint64_t pc, uint64_t cost)
+{
+	struct prof_cct_at *h = &((struct prof_cct_hot *)c)->cur;
+	if (__builtin_expect(pc - h->lo < h->n, 1)) {
+		h->counts[pc - h->lo] += cost;
+		return 0;
+	}
+	return prof_cct_cost_far(c, pc, cost);
+}
+/* One unit of cost at each of n pcs of the current node: the per-instruction path. Out
+ * of memory, or a cost at the root, is remembered: prof_cct_ok() then says false and
+ * prof_cct_build() fails. */
+void prof_cct_count_far(struct prof_cct *c, uint64_t pc);
+static inline void prof_cct_count(struct prof_cct *c, const uint32_t *pcs, size_t n)
+{
+	struct prof_cct_at *h = &((struct prof_cct_hot *)c)->cur;
+	uint64_t *counts = h->counts, lo = h->lo, len = h->n;
+	size_t i = 0;
+	/* four at a time while they all fall in the current node's array */
+	for (; i + 4 <= n; i += 4) {
+		uint64_t o0 = pcs[i] - lo, o1 = pcs[i + 1] - lo, o2 = pcs[i + 2] - lo,
+			 o3 = pcs[i + 3] - lo;
+		if (__builtin_expect((o0 < len) & (o1 < len) & (o2 < len) & (o3 < len), 1)) {
+			counts[o0]++;
+			counts[o1]++;
+			counts[o2]++;
+			counts[o3]++;
+			continue;
+		}
+		break;
+	}
+	for (; i < n; i++) {
+		uint64_t off = pcs[i] - lo;
+		if (__builtin_expect(off < len, 1)) {
+			counts[off]++;
+		} else {
+			prof_cct_count_far(c, pcs[i]);
+			counts = h->counts, lo = h->lo, len = h->n;
+		}
+	}
+}
+/* False once prof_cct_count() failed. */
+bool prof_cct_ok(const struct prof_cct *c);
+/* The cost recorded so far, summed over the tree. */
+uint64_t prof_cct_total(const struct prof_cct *c);
+
+/* How a source places its nodes in the profile. Without callbacks (NULL), keys are frame
+ * ids (prof_frame), each node is its frame's child of its parent's node at its call_pc,
+ * and costs land at their pc (line unknown). */
+struct prof_cct_place {
+	void *ctx;
+	/* The profile node of a recorded node: key's frame entered at call_pc from the node
+	 * keyed parent_key, which became profile node parent (PROF_ROOT, parent_key
+	 * PROF_CCT_NO_KEY, for the outermost frames). PROF_NONE on failure (message set). */
+	uint32_t (*node)(void *ctx, struct prof *p, uint32_t parent, uint64_t parent_key,
+			 uint64_t key, uint64_t call_pc);
+	/* Where the cost at pc of the node keyed key (profile node node) lands: node or an
+	 * inline frame below it, at module-relative *addr and source *line. PROF_NONE on
+	 * failure (message set). */
+	uint32_t (*pc)(void *ctx, struct prof *p, uint32_t node, uint64_t key, uint64_t pc,
+		       uint64_t *addr, uint32_t *line);
+};
+/* Adds the tree's cost to p's metric, nodes placed by place (NULL: no callbacks). p needs
+ * prof_finish() afterwards. */
+int prof_cct_build(const struct prof_cct *c, struct prof *p, int metric,
+		   const struct prof_cct_place *place);
 
 /* ---- profile-wide facts ---- */
 

@@ -1,7 +1,7 @@
 /*
  * The calling-context tree: nodes found or created by (parent, frame, call site), self
- * weights added at a pc, and the two ways sources build it: whole stacks (samplers,
- * readers) and enter/exit/cost events (exact sources). Children are linked in arrival
+ * weights added at a pc, and building it from whole stacks (samplers, readers; exact
+ * sources' enter/exit/cost events are cct.c's). Children are linked in arrival
  * order here; prof_finish() (finish.c) puts them in canonical order.
  */
 #include "profile/impl.h"
@@ -275,34 +275,6 @@ int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
 {
 	uint32_t kept = PROF_NONE;
 	return prof_add_stack_kept(p, stack, n, weights, &kept);
-}
-
-void prof_cct_init(struct prof_cct *c, struct prof *p)
-{
-	c->p = p;
-	c->cur = PROF_ROOT;
-}
-
-int prof_cct_enter(struct prof_cct *c, uint32_t frame, uint64_t call_pc, uint32_t call_line)
-{
-	uint32_t n = prof_child(c->p, c->cur, frame, call_pc, call_line);
-	if (n == PROF_NONE)
-		return -EINVAL;
-	c->cur = n;
-	return 0;
-}
-
-int prof_cct_exit(struct prof_cct *c)
-{
-	if (c->cur == PROF_ROOT)
-		return err_set(-EINVAL, "calling-context exit with no frame entered");
-	c->cur = c->p->nodes.v[c->cur].parent;
-	return 0;
-}
-
-int prof_cct_cost(struct prof_cct *c, uint64_t pc, uint32_t line, const int64_t *weights)
-{
-	return prof_add_self(c->p, c->cur, pc, line, weights);
 }
 
 size_t prof_nnodes(const struct prof *p)

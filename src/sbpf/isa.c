@@ -254,11 +254,6 @@ enum sbpf_format sbpf_kind_format(enum sbpf_kind k)
 
 static const char *const version_names[] = { "v0", "v1", "v2", "v3", "v4" };
 
-const char *sbpf_version_name(enum sbpf_version v)
-{
-	return (unsigned)v < SBPF_VRESERVED ? version_names[v] : "reserved";
-}
-
 int sbpf_version_parse(const char *s, enum sbpf_version *out)
 {
 	for (unsigned i = 0; i < SBPF_VRESERVED; i++) {

@@ -196,8 +196,7 @@ enum sbpf_kind sbpf_kind_of(enum sbpf_version v, uint8_t op);
 const char *sbpf_kind_mnemonic(enum sbpf_kind k);
 enum sbpf_format sbpf_kind_format(enum sbpf_kind k);
 
-/* "v0".."v4"; parse returns -1 on an unknown name. */
-const char *sbpf_version_name(enum sbpf_version v);
+/* "v0".."v4" to a version; -1 on an unknown name. */
 int sbpf_version_parse(const char *s, enum sbpf_version *out);
 
 /* Murmur3 (32-bit, seed 0) of a symbol name: the key of syscalls and, in v0, functions. */

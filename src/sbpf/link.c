@@ -266,17 +266,11 @@ static int collect_functions(struct link *l, struct sbpf_program *p)
 				p->entry_pc = pc;
 				have_entry = true;
 			}
-			if (p->nsyms == cap) {
-				cap = cap ? cap * 2 : 32;
-				struct sbpf_symbol *v = realloc(p->syms, cap * sizeof(*v));
-				if (!v)
-					return err_set(-ENOMEM, "%s: out of memory", l->name);
-				p->syms = v;
-			}
 			const char *copy = arena_strdup(&p->arena, name);
-			if (!copy)
+			struct sbpf_symbol *sym = copy ? sbpf_add_symbol(p, &cap) : NULL;
+			if (!sym)
 				return err_set(-ENOMEM, "%s: out of memory", l->name);
-			p->syms[p->nsyms++] = (struct sbpf_symbol){ pc, pc + (s.size + 7) / 8, copy };
+			*sym = (struct sbpf_symbol){ pc, pc + (s.size + 7) / 8, copy };
 		}
 	}
 	if (!have_entry)

@@ -16,5 +16,8 @@ int sbpf_link_object(const char *name, const uint8_t *bytes, size_t size,
 
 /* Sorts p->syms by pc, keeps one name per pc and closes every range (symbols.c). */
 void sbpf_sort_symbols(struct sbpf_program *p);
+/* Appends a zeroed entry to p->syms, whose room *cap the caller keeps while it collects;
+ * NULL when out of memory. */
+struct sbpf_symbol *sbpf_add_symbol(struct sbpf_program *p, size_t *cap);
 
 #endif

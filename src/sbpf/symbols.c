@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/search.h"
+#include "base/vec.h"
 #include "sbpf/elf_parse.h"
 #include "sbpf/link.h"
 #include "sbpf/program.h"
@@ -41,19 +42,12 @@ static void add_table(struct sbpf_program *p, struct sx_elf *e, const struct sx_
 		uint64_t pc = (s.value - base) / 8;
 		if (pc >= p->ninsns)
 			continue;
-		if (p->nsyms == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 64;
-			struct sbpf_symbol *v = realloc(p->syms, ncap * sizeof(*v));
-			if (!v)
-				return;
-			p->syms = v;
-			*cap = ncap;
-		}
 		const char *copy = arena_strndup(&p->arena, name, len);
-		if (!copy)
+		struct sbpf_symbol *sym = copy ? sbpf_add_symbol(p, cap) : NULL;
+		if (!sym)
 			return;
 		uint64_t end = s.size ? pc + (s.size + 7) / 8 : 0;
-		p->syms[p->nsyms++] = (struct sbpf_symbol){ pc, end, copy };
+		*sym = (struct sbpf_symbol){ pc, end, copy };
 	}
 }
 
@@ -75,6 +69,11 @@ void sbpf_collect_symbols(struct sbpf_program *p, const uint8_t *bytes, size_t s
 			add_table(p, &e, &e.sh[i], &cap, base);
 	free(e.sh);
 	sbpf_sort_symbols(p);
+}
+
+struct sbpf_symbol *sbpf_add_symbol(struct sbpf_program *p, size_t *cap)
+{
+	return vec_push_raw((void **)&p->syms, &p->nsyms, cap, sizeof(*p->syms));
 }
 
 void sbpf_sort_symbols(struct sbpf_program *p)

@@ -3,9 +3,9 @@
  * load, so lookups are not on the interpreter's path).
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "base/vec.h"
 #include "sbpf/isa.h"
 #include "sbpf/syscall.h"
 
@@ -14,21 +14,14 @@ int sbpf_syscalls_add(struct sbpf_syscalls *s, const char *name, sbpf_syscall_fn
 	uint32_t hash = sbpf_hash(name, strlen(name));
 	if (sbpf_syscalls_find(s, hash))
 		return -EEXIST;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 32;
-		struct sbpf_syscall *v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
-	size_t i = s->n;
+	if (!vec_push(s))
+		return -ENOMEM;
+	size_t i = s->n - 1;
 	while (i > 0 && s->v[i - 1].hash > hash) {
 		s->v[i] = s->v[i - 1];
 		i--;
 	}
 	s->v[i] = (struct sbpf_syscall){ name, hash, fn };
-	s->n++;
 	return 0;
 }
 
@@ -49,7 +42,5 @@ const struct sbpf_syscall *sbpf_syscalls_find(const struct sbpf_syscalls *s, uin
 
 void sbpf_syscalls_free(struct sbpf_syscalls *s)
 {
-	free(s->v);
-	s->v = NULL;
-	s->n = s->cap = 0;
+	vec_free(s);
 }

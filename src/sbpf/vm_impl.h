@@ -1,5 +1,5 @@
 /*
- * The VM's insides, shared by vm.c (setup, memory, syscall services) and interp.c (the
+ * The VM's insides, shared by vm.c (setup, memory, syscall services) and interp_loops.c (the
  * dispatch loop). Not for other modules: they use vm.h.
  *
  * Regions are indexed by the top 32 bits of a VM address (region i starts at i << 32), the
@@ -86,7 +86,7 @@ static inline uint8_t *sbpf_xlate(const struct sbpf_vm *vm, uint64_t addr, uint6
 int sbpf_interp_run(struct sbpf_vm *vm);
 int sbpf_interp_run_hooked(struct sbpf_vm *vm);
 /* What both loops call to run a syscall (cu: the meter, committed first) and to end a run;
- * out of line for their tracepoints (interp.c). */
+ * out of line for their tracepoints (interp_trace.c). */
 __attribute__((visibility("hidden"))) int sbpf_interp_syscall(struct sbpf_vm *vm,
 							       const struct sbpf_syscall *sc,
 							       uint64_t cu, uint64_t *args,

@@ -234,23 +234,128 @@ static void profile_filters_keep_totals_where_they_should(void **state)
 static void profile_cct_events_build_the_tree(void **state)
 {
 	struct prof *p = new_prof();
-	struct prof_cct c;
-	int64_t w = 7;
-	prof_cct_init(&c, p);
-	assert_int_not_equal(prof_cct_cost(&c, 0, 0, &w), 0); /* no frame yet */
-	assert_int_equal(prof_cct_enter(&c, fn(p, "entry", PROF_PROGRAM), 0, 0), 0);
-	assert_int_equal(prof_cct_cost(&c, 0x10, 0, &w), 0);
-	assert_int_equal(prof_cct_enter(&c, fn(p, "sol_log", PROF_SYSCALL), 0x18, 0), 0);
-	assert_int_equal(prof_cct_cost(&c, 0, 0, &w), 0);
-	assert_int_equal(prof_cct_exit(&c), 0);
-	assert_int_equal(prof_cct_cost(&c, 0x20, 0, &w), 0);
-	assert_int_equal(prof_cct_exit(&c), 0);
-	assert_int_not_equal(prof_cct_exit(&c), 0);
+	struct prof_cct *c;
+	assert_int_equal(prof_cct_new(&c), 0);
+	assert_int_not_equal(prof_cct_cost(c, 0, 7), 0); /* no frame yet */
+	assert_int_equal(prof_cct_enter(c, fn(p, "entry", PROF_PROGRAM), 0), 1);
+	assert_int_equal(prof_cct_cost(c, 0x10, 7), 0);
+	assert_int_equal(prof_cct_enter(c, fn(p, "sol_log", PROF_SYSCALL), 0x18), 1);
+	assert_int_equal(prof_cct_cost(c, 0, 7), 0);
+	assert_int_equal(prof_cct_exit(c), 0);
+	assert_int_equal(prof_cct_enter(c, fn(p, "sol_log", PROF_SYSCALL), 0x18), 0); /* again */
+	assert_int_equal(prof_cct_exit(c), 0);
+	assert_int_equal(prof_cct_cost(c, 0x20, 7), 0);
+	assert_int_equal(prof_cct_exit(c), 0);
+	assert_int_not_equal(prof_cct_exit(c), 0);
+	assert_true(prof_cct_ok(c));
+	assert_int_equal(prof_cct_total(c), 21);
+	assert_int_equal(prof_cct_build(c, p, 0, NULL), 0);
+	prof_cct_free(c);
 	assert_int_equal(prof_finish(p), 0);
 	struct dump d;
 	assert_string_equal(dump(p, &d), "1:entry=14 2:sol_log=7 ");
 	const struct prof_node *s = prof_node_at(p, prof_node_at(p, prof_node_at(p, 0)->first_child)->first_child);
 	assert_int_equal(s->call_pc, 0x18);
+	prof_free(p);
+}
+
+/* The per-instruction path: pcs inside the span, then outside it on both sides (the array
+ * widens), then a cost at the root, which the builder remembers as a failure. */
+static void profile_cct_count_widens_and_remembers_failure(void **state)
+{
+	struct prof *p = new_prof();
+	struct prof_cct *c;
+	assert_int_equal(prof_cct_new(&c), 0);
+	assert_int_equal(prof_cct_enter(c, fn(p, "f", PROF_NATIVE), 0), 1);
+	assert_int_equal(prof_cct_span(c, 100, 4), 0);
+	const uint32_t pcs[] = { 100, 101, 102, 103, 103, 90, 130, 100 };
+	prof_cct_count(c, pcs, 8);
+	assert_int_equal(prof_cct_total(c), 8);
+	assert_int_equal(prof_cct_build(c, p, 0, NULL), 0);
+	assert_int_equal(prof_finish(p), 0);
+	uint32_t f = prof_node_at(p, 0)->first_child;
+	uint64_t seen = 0;
+	for (uint32_t e = prof_node_at(p, f)->first_pc; e != PROF_NONE; e = prof_pcw_at(p, e)->next)
+		seen += (uint64_t)prof_pcw_weights(p, e)[0] << (prof_pcw_at(p, e)->pc == 103 ? 8 : 0);
+	assert_int_equal(seen, 2 << 8 | 6); /* 103 twice, six other pcs once */
+	assert_int_equal(prof_cct_exit(c), 0);
+	prof_cct_count(c, pcs, 1);
+	assert_false(prof_cct_ok(c));
+	assert_int_not_equal(prof_cct_build(c, p, 0, NULL), 0);
+	prof_cct_free(c);
+	prof_free(p);
+}
+
+/* Entering the child just left again, returning, resuming a noted node: the shortcuts
+ * (no lookup) and the lookups land on the same nodes, also after an array moved. */
+static void profile_cct_reentry_and_resume_keep_costs(void **state)
+{
+	struct prof *p = new_prof();
+	struct prof_cct *c;
+	uint32_t f = fn(p, "f", PROF_NATIVE), g = fn(p, "g", PROF_NATIVE);
+	assert_int_equal(prof_cct_new(&c), 0);
+	assert_int_equal(prof_cct_enter(c, f, 0), 1);
+	uint32_t fnode = prof_cct_current(c);
+	assert_int_equal(prof_cct_span(c, 10, 1), 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		assert_int_equal(prof_cct_enter(c, g, 10), i == 0);
+		const uint32_t pcs[] = { 20, 20 + 100 * i }; /* the second widens g's array */
+		prof_cct_count(c, pcs, 2);
+		assert_int_equal(prof_cct_exit(c), 0);
+		assert_int_equal(prof_cct_current(c), fnode);
+	}
+	assert_int_equal(prof_cct_enter(c, g, 10), 0);
+	prof_cct_resume(c, fnode); /* g stops without returning */
+	assert_int_equal(prof_cct_cost(c, 10, 5), 0);
+	assert_int_equal(prof_cct_enter(c, g, 10), 0);
+	assert_int_equal(prof_cct_cost(c, 20, 1), 0);
+	assert_true(prof_cct_ok(c));
+	assert_int_equal(prof_cct_total(c), 12);
+	assert_int_equal(prof_cct_build(c, p, 0, NULL), 0);
+	prof_cct_free(c);
+	assert_int_equal(prof_finish(p), 0);
+	struct dump d;
+	assert_string_equal(dump(p, &d), "1:f=5 2:g=7 ");
+	prof_free(p);
+}
+
+/* A source that knows its frames by keys places nodes and pcs itself. */
+static uint32_t keyed_node(void *ctx, struct prof *p, uint32_t parent, uint64_t parent_key,
+			   uint64_t key, uint64_t call_pc)
+{
+	(void)ctx;
+	assert_true(parent_key == PROF_CCT_NO_KEY ? key == 1 : parent_key == 1 && key == 2);
+	return prof_child(p, parent, fn(p, key == 1 ? "outer" : "inner", PROF_NATIVE), call_pc, 0);
+}
+
+static uint32_t keyed_pc(void *ctx, struct prof *p, uint32_t node, uint64_t key, uint64_t pc,
+			 uint64_t *addr, uint32_t *line)
+{
+	(void)ctx;
+	(void)key;
+	*addr = 0x1000 + pc * 8;
+	*line = 7;
+	return pc == 5 ? prof_child(p, node, fn(p, "inlined", PROF_INLINE), 0, 7) : node;
+}
+
+static void profile_cct_place_callbacks_symbolize_keys(void **state)
+{
+	struct prof *p = new_prof();
+	struct prof_cct *c;
+	assert_int_equal(prof_cct_new(&c), 0);
+	assert_int_equal(prof_cct_enter(c, 1, 0), 1);
+	const uint32_t pcs[] = { 4, 5 };
+	prof_cct_count(c, pcs, 2);
+	assert_int_equal(prof_cct_enter(c, 2, 5), 1);
+	prof_cct_count(c, pcs, 1);
+	struct prof_cct_place place = { NULL, keyed_node, keyed_pc };
+	assert_int_equal(prof_cct_build(c, p, 0, &place), 0);
+	prof_cct_free(c);
+	assert_int_equal(prof_finish(p), 0);
+	struct dump d;
+	assert_string_equal(dump(p, &d), "1:outer=1 2:inlined=1 2:inner=1 ");
+	uint32_t outer = prof_node_at(p, 0)->first_child;
+	assert_int_equal(prof_pcw_at(p, prof_node_at(p, outer)->first_pc)->pc, 0x1020);
 	prof_free(p);
 }
 
@@ -366,6 +471,9 @@ int main(void)
 		cmocka_unit_test(profile_function_total_counts_recursion_once),
 		cmocka_unit_test(profile_filters_keep_totals_where_they_should),
 		cmocka_unit_test(profile_cct_events_build_the_tree),
+		cmocka_unit_test(profile_cct_count_widens_and_remembers_failure),
+		cmocka_unit_test(profile_cct_place_callbacks_symbolize_keys),
+		cmocka_unit_test(profile_cct_reentry_and_resume_keep_costs),
 		cmocka_unit_test(profile_merge_adds_and_checks_metrics),
 		cmocka_unit_test(profile_diff_matches_frames_by_content),
 		cmocka_unit_test(profile_weight_overflow_is_an_error),

@@ -27,24 +27,22 @@ static struct prof *run(int extra, uint64_t helper_addr)
 	struct prof_frame_desc pr = { PROF_NATIVE, "process", "lib.rs", 40, mod, 0x400 };
 	struct prof_frame_desc h = { PROF_NATIVE, "helper", "lib.rs", 90, mod, helper_addr };
 	struct prof_frame_desc s = { PROF_SYSCALL, "sol_log_", NULL, 0, PROF_NONE, 0 };
-	struct prof_cct c;
-	int64_t one = 1, cost = 100;
-	prof_cct_init(&c, p);
-	assert_int_equal(prof_cct_enter(&c, prof_frame(p, &e), 0, 0), 0);
-	assert_int_equal(prof_cct_cost(&c, 0x120, 0, &cost), 0);
-	assert_int_equal(prof_cct_enter(&c, prof_frame(p, &pr), 0x128, 0), 0);
+	struct prof_cct *c;
+	assert_int_equal(prof_cct_new(&c), 0);
+	assert_int_equal(prof_cct_enter(c, prof_frame(p, &e), 0), 1);
+	assert_int_equal(prof_cct_cost(c, 0x120, 100), 0);
+	assert_int_equal(prof_cct_enter(c, prof_frame(p, &pr), 0x128), 1);
 	for (int i = 0; i < 10 + extra; i++)
 		if (i != 3 || !extra) /* the changed build runs one instruction elsewhere */
-			assert_int_equal(prof_cct_cost(&c, 0x400 + 8 * (uint64_t)i, 0, &one), 0);
-	assert_int_equal(prof_cct_enter(&c, prof_frame(p, &h), 0x410, 0), 0);
+			assert_int_equal(prof_cct_cost(c, 0x400 + 8 * (uint64_t)i, 1), 0);
+	assert_int_equal(prof_cct_enter(c, prof_frame(p, &h), 0x410), 1);
 	for (int i = 0; i < 20 + extra; i++)
-		assert_int_equal(prof_cct_cost(&c, helper_addr + 8 * (uint64_t)i, 0, &one), 0);
-	assert_int_equal(prof_cct_exit(&c), 0);
-	assert_int_equal(prof_cct_enter(&c, prof_frame(p, &s), 0x418, 0), 0);
-	assert_int_equal(prof_cct_cost(&c, 0, 0, &cost), 0);
-	assert_int_equal(prof_cct_exit(&c), 0);
-	assert_int_equal(prof_cct_exit(&c), 0);
-	assert_int_equal(prof_cct_exit(&c), 0);
+		assert_int_equal(prof_cct_cost(c, helper_addr + 8 * (uint64_t)i, 1), 0);
+	assert_int_equal(prof_cct_exit(c), 0);
+	assert_int_equal(prof_cct_enter(c, prof_frame(p, &s), 0x418), 1);
+	assert_int_equal(prof_cct_cost(c, 0, 100), 0);
+	assert_int_equal(prof_cct_build(c, p, 0, NULL), 0);
+	prof_cct_free(c);
 	assert_int_equal(prof_finish(p), 0);
 	return p;
 }

@@ -15,8 +15,8 @@
 #include "base/err.h"
 #include "sbpf/disasm.h"
 #include "sbpf/program.h"
-#include "sbpf/syscall.h"
 #include "sbpf/vm.h"
+#include "solana/syscalls.h"
 
 #define I(op, dst, src, off, imm)                                                            \
 	(uint8_t)(op), (uint8_t)((src) << 4 | (dst)), (uint8_t)((off) & 0xff),               \
@@ -34,7 +34,7 @@ struct run {
 static int load(struct run *r, enum sbpf_version v, const uint8_t *code, size_t len)
 {
 	memset(r, 0, sizeof(*r));
-	assert_int_equal(sbpf_syscalls_standard(&r->sys, SBPF_SYSCALLS_TEST_LOG), 0);
+	assert_int_equal(sol_syscalls_standard(&r->sys, SOL_SYSCALLS_TEST_LOG), 0);
 	struct sbpf_load_options opt = { false, v, true };
 	return sbpf_program_load("test", code, len, &r->sys, &opt, &r->prog);
 }

@@ -1,5 +1,5 @@
 # The VM's tracepoints (provider tally_sbpf) and the runtime's log framing, on
-# tests/sbpf/trace/ticker.c (N sol_log_ calls, M invocations of tests/sbpf/cpi/callee.c)
+# tests/sbpf/trace/ticker.c (N sol_log_ calls, M invocations of tests/solana/cpi/callee.c)
 # built at test time with upstream clang. Oracles: the syscalls and invocations the
 # programs' sources make, readelf -n for the probe notes, bpftrace for the counts and an
 # argument, agave's stable_log formats for the framed lines.
@@ -11,18 +11,18 @@ if ! command -v clang >/dev/null || ! command -v python3 >/dev/null; then
 	skip sbpf_trace "clang or python3 not installed"
 	exit 0
 fi
-for p in trace/ticker cpi/callee; do
+for p in sbpf/trace/ticker solana/cpi/callee; do
 	o="$OUT/trace_${p##*/}.o"
-	if [ ! -f "$o" ] || [ "$ROOT/tests/sbpf/$p.c" -nt "$o" ] ||
-		[ "$ROOT/tests/sbpf/cpi/solana_rt.h" -nt "$o" ]; then
-		clang -target bpf -mcpu=v3 -O2 -g -c "$ROOT/tests/sbpf/$p.c" -o "$o.tmp" &&
+	if [ ! -f "$o" ] || [ "$ROOT/tests/$p.c" -nt "$o" ] ||
+		[ "$ROOT/tests/solana/cpi/solana_rt.h" -nt "$o" ]; then
+		clang -target bpf -mcpu=v3 -O2 -g -c "$ROOT/tests/$p.c" -o "$o.tmp" &&
 			mv "$o.tmp" "$o" || { fail "sbpf_trace_build_${p##*/}" "clang failed"; exit 0; }
 	fi
 done
 
 # fixture NAME N M BAD: ticker logs N times and invokes the callee M times.
 fixture() {
-	PYTHONPATH="$ROOT/tests/sbpf" python3 - "$OUT" "$@" >"$TMP/$1.json" <<'PY'
+	PYTHONPATH="$ROOT/tests/solana" python3 - "$OUT" "$@" >"$TMP/$1.json" <<'PY'
 import json, sys
 from keys import b58, name_key
 out, name, n, m, bad = sys.argv[1:]
@@ -43,7 +43,7 @@ PY
 fixture t5x3 5 3 0
 fixture t2x1 2 1 0
 fixture t1x1bad 1 1 1
-ids=$(PYTHONPATH="$ROOT/tests/sbpf" python3 -c '
+ids=$(PYTHONPATH="$ROOT/tests/solana" python3 -c '
 from keys import b58, name_key
 print(b58(name_key("ticker")), b58(name_key("callee")))')
 read -r TICKER CALLEE <<<"$ids"
@@ -194,9 +194,9 @@ expect_logs "$TMP/bare.json" '["Program log: tick", "Program log: tick", "Progra
 	"Program log: tick", "Program log: callee", "Program log: callee", "Program log: callee"]'
 sed 's/ invoke \[2\]/ invoke [3]/' "$TMP/want.log" >"$TMP/wrong.log"
 expect_logs "$TMP/wrong.json" "$(python3 -c 'import json,sys; print(json.dumps(open(sys.argv[1]).read().splitlines()))' "$TMP/wrong.log")"
-"$TALLY" sbpf run "$TMP/framed.json" >/dev/null 2>&1 && pass sbpf_expect_logs_framed || fail sbpf_expect_logs_framed
-"$TALLY" sbpf run "$TMP/bare.json" >/dev/null 2>&1 && pass sbpf_expect_logs_bare || fail sbpf_expect_logs_bare
+"$TALLY" sbpf run "$TMP/framed.json" >/dev/null 2>&1 && pass sol_expect_logs_framed || fail sol_expect_logs_framed
+"$TALLY" sbpf run "$TMP/bare.json" >/dev/null 2>&1 && pass sol_expect_logs_bare || fail sol_expect_logs_bare
 out=$("$TALLY" sbpf run "$TMP/wrong.json" 2>&1)
 [ $? = 1 ] && grep -qF "expect.logs[6]: expected \"Program $CALLEE invoke [3]\", got \"Program $CALLEE invoke [2]\"" <<<"$out" &&
-	[ "$(grep -c 'expect.logs' <<<"$out")" = 3 ] && pass sbpf_expect_logs_framed_mismatch ||
-	fail sbpf_expect_logs_framed_mismatch "$out"
+	[ "$(grep -c 'expect.logs' <<<"$out")" = 3 ] && pass sol_expect_logs_framed_mismatch ||
+	fail sol_expect_logs_framed_mismatch "$out"

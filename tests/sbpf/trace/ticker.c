@@ -1,13 +1,13 @@
 /*
  * Tracepoint and log-framing test program: logs "tick" N times, then invokes the CPI
- * callee (tests/sbpf/cpi/callee.c) M times, each moving 100 lamports from the vault to the
+ * callee (tests/solana/cpi/callee.c) M times, each moving 100 lamports from the vault to the
  * destination. Accounts: 0 the callee program, 1 the vault, 2 the destination. Instruction
  * data: N, M, and a third byte that, when 1, sends the callee 7 bytes of data instead of 8
  * (the callee then fails with Custom(1), and so does this program's invoke).
  * Syscalls made on success: N + M here, 2 per invocation in the callee (sol_log_,
  * sol_set_return_data).
  */
-#include "../cpi/solana_rt.h"
+#include "../../solana/cpi/solana_rt.h"
 
 u64 entrypoint(u8 *input)
 {

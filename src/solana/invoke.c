@@ -1,0 +1,257 @@
+/*
+ * Running one instruction in the runtime (runtime.h): the BPF loader's part of agave's
+ * process_instruction. The input is serialized, the program runs in a fresh VM on the
+ * caller's remaining compute units, a nonzero return value becomes the runtime's error,
+ * and on success the accounts are deserialized with the runtime's checks; the lamports
+ * the instruction's accounts hold must not change in sum (UnbalancedInstruction).
+ */
+#include "solana/runtime.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/vec.h"
+#include "solana/encoding.h"
+#include "solana/runtime_log.h"
+
+void sol_program_error_name(uint64_t r0, char *buf, size_t size)
+{
+	static const char *const builtin[] = {
+		NULL, NULL, "InvalidArgument", "InvalidInstructionData", "InvalidAccountData",
+		"AccountDataTooSmall", "InsufficientFunds", "IncorrectProgramId",
+		"MissingRequiredSignature", "AccountAlreadyInitialized", "UninitializedAccount",
+		"NotEnoughAccountKeys", "AccountBorrowFailed", "MaxSeedLengthExceeded",
+		"InvalidSeeds", "BorshIoError", "AccountNotRentExempt", "UnsupportedSysvar",
+		"IllegalOwner", "MaxAccountsDataAllocationsExceeded", "InvalidRealloc",
+		"MaxInstructionTraceLengthExceeded", "BuiltinProgramsMustConsumeComputeUnits",
+		"InvalidAccountOwner", "ArithmeticOverflow", "Immutable", "IncorrectAuthority",
+	};
+	uint64_t hi = r0 >> 32;
+	if (!hi)
+		snprintf(buf, size, "Custom(%u)", (unsigned)r0);
+	else if (hi == 1 && !(uint32_t)r0)
+		snprintf(buf, size, "Custom(0)");
+	else if (!(uint32_t)r0 && hi < sizeof(builtin) / sizeof(builtin[0]))
+		snprintf(buf, size, "%s", builtin[hi]);
+	else
+		snprintf(buf, size, "InvalidError");
+}
+
+static const struct sol_program *find_program(const struct sol_runtime *rt,
+						  const uint8_t id[32])
+{
+	for (size_t i = 0; i < rt->nprograms; i++)
+		if (!memcmp(rt->programs[i].id, id, 32))
+			return &rt->programs[i];
+	return NULL;
+}
+
+/* Sum of the lamports of the instruction's distinct accounts (as u128, in two halves). */
+static void lamport_sum(const struct sol_runtime *rt, const struct sol_ix_account *ix,
+			size_t n, uint64_t sum[2])
+{
+	sum[0] = sum[1] = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool dup = false;
+		for (size_t j = 0; j < i; j++)
+			dup |= ix[j].index == ix[i].index;
+		if (dup)
+			continue;
+		uint64_t v = rt->accounts[ix[i].index].lamports;
+		sum[0] += v;
+		sum[1] += sum[0] < v;
+	}
+}
+
+/* Appends a log line where this instruction's logs go: the caller's VM for a CPI (whose
+ * logs pass on in turn when it ends), the transaction's at the top. */
+static int emit(struct sol_runtime *rt, struct sbpf_vm *parent, const char *line)
+{
+	if (parent)
+		return sbpf_vm_log(parent, line, strlen(line));
+	char *copy = strdup(line);
+	char **slot = copy ? vec_push_raw((void **)&rt->logs, &rt->nlogs, &rt->logs_cap,
+					  sizeof(*rt->logs))
+			   : NULL;
+	if (!slot) {
+		free(copy);
+		return -ENOMEM;
+	}
+	*slot = copy;
+	return 0;
+}
+
+static int emitf(struct sol_runtime *rt, struct sbpf_vm *parent, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int emitf(struct sol_runtime *rt, struct sbpf_vm *parent, const char *fmt, ...)
+{
+	char line[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	return emit(rt, parent, line);
+}
+
+/* After the run: the program's logs, then the runtime's "consumed" and (when return data
+ * is set) "Program return:" lines. Return data belongs to the transaction: the runtime
+ * clears it when an instruction starts, so the caller sees what the callee left, even
+ * nothing, and "Program return:" names the program that just ran whoever set the data. */
+static int pass_on(struct sol_runtime *rt, struct sbpf_vm *parent, struct sbpf_vm *vm,
+		   const char *id58, uint64_t cu, uint64_t budget)
+{
+	int rc = 0;
+	for (size_t i = 0; !rc && i < sbpf_vm_log_count(vm); i++)
+		rc = emit(rt, parent, sbpf_vm_log_at(vm, i));
+	if (!rc)
+		rc = emitf(rt, parent, "Program %s consumed %" PRIu64 " of %" PRIu64 " compute units",
+			   id58, cu, budget);
+	size_t rlen;
+	const uint8_t *rdata = sbpf_vm_return_data(vm, &rlen);
+	if (!rc && rlen) {
+		size_t cap = 16 + strlen(id58) + 1 + (rlen + 2) / 3 * 4 + 1;
+		char *line = malloc(cap);
+		if (!line)
+			return -ENOMEM;
+		size_t o = (size_t)snprintf(line, cap, "Program return: %s ", id58);
+		line[o + sol_base64_encode(rdata, rlen, line + o, cap - o - 1)] = 0;
+		rc = emit(rt, parent, line);
+		free(line);
+	}
+	if (rc || parent)
+		return rc ? rc : sbpf_vm_set_return_data(parent, rdata, rlen);
+	rt->return_data = malloc(rlen + 1);
+	if (!rt->return_data)
+		return -ENOMEM;
+	if (rlen)
+		memcpy(rt->return_data, rdata, rlen);
+	rt->return_len = rlen;
+	return 0;
+}
+
+static void set_error(struct sol_invoke_result *res, const char *name, const char *detail)
+{
+	snprintf(res->error, sizeof(res->error), "%s", name);
+	snprintf(res->detail, sizeof(res->detail), "%s", detail ? detail : name);
+	if (!sol_instruction_error_text(name, res->log_text, sizeof(res->log_text)))
+		snprintf(res->log_text, sizeof(res->log_text), "%s", res->detail);
+}
+
+/* The VM's verdict: its error, or the program's return value. */
+static void vm_verdict(const struct sbpf_vm *vm, const struct sbpf_result *r,
+		       struct sol_invoke_result *res)
+{
+	char desc[400];
+	if (r->error == SBPF_E_SYSCALL_ERROR) {
+		snprintf(desc, sizeof(desc), "%s", r->detail[0] ? r->detail : r->syscall_error);
+		set_error(res, r->syscall_error, desc);
+	} else if (r->error != SBPF_OK) {
+		sbpf_result_describe(r, desc, sizeof(desc));
+		char text[sizeof(desc)];
+		memcpy(text, desc, sizeof(text));
+		const struct sbpf_symbol *s = sbpf_program_symbol_at(sbpf_vm_program(vm), r->pc);
+		size_t l = strlen(desc);
+		snprintf(desc + l, sizeof(desc) - l, " at pc %llu%s%s", (unsigned long long)r->pc,
+			 s ? " in " : "", s ? s->name : "");
+		set_error(res, sbpf_error_name(r->error), desc);
+		/* the runtime shows the VM's error as the VM words it, without a location */
+		memcpy(res->log_text, text, sizeof(text));
+	} else if (r->r0) {
+		char name[64];
+		sol_program_error_name(r->r0, name, sizeof(name));
+		snprintf(desc, sizeof(desc), "the program returned %#llx", (unsigned long long)r->r0);
+		set_error(res, name, desc);
+	}
+}
+
+/* Tells the observer the program starts at rt->depth and attaches the hooks it wants. */
+static int observe_start(struct sol_runtime *rt, const struct sol_program *p, struct sbpf_vm *vm)
+{
+	const struct sol_observer *o = rt->observer;
+	const struct sbpf_hooks *hooks = NULL;
+	int rc = o && o->program_start ? o->program_start(o->ctx, p, rt->depth, &hooks) : 0;
+	if (!rc && hooks)
+		sbpf_vm_set_hooks(vm, hooks);
+	return rc;
+}
+
+static int run_vm(struct sol_runtime *rt, struct sbpf_vm *parent,
+		  const struct sol_program *p, struct sol_invocation *inv, uint64_t budget,
+		  const char *id58, struct sol_invoke_result *res)
+{
+	struct sbpf_vm *vm;
+	struct sbpf_vm_config cfg = { .compute_budget = budget };
+	int rc = sbpf_vm_create(p->prog, &cfg, &vm);
+	if (rc)
+		return rc;
+	sbpf_vm_set_input(vm, inv->input.buf, inv->input.len, true);
+	sbpf_vm_set_user(vm, inv);
+	struct sbpf_result r;
+	rt->stack[rt->depth++] = inv;
+	rc = observe_start(rt, p, vm);
+	if (!rc)
+		rc = sbpf_vm_run(vm, &r);
+	const struct sol_observer *o = rt->observer;
+	if (o && o->program_end) {
+		int rc2 = o->program_end(o->ctx, rt->depth);
+		rc = rc ? rc : rc2;
+	}
+	rt->depth--;
+	if (!rc) {
+		res->cu = r.cu_used;
+		vm_verdict(vm, &r, res);
+		rc = pass_on(rt, parent, vm, id58, r.cu_used, budget);
+	}
+	sbpf_vm_free(vm);
+	return rc;
+}
+
+int sol_runtime_invoke(struct sol_runtime *rt, struct sbpf_vm *parent,
+		       const uint8_t program_id[32], const struct sol_ix_account *ix, size_t n,
+		       const uint8_t *data, size_t data_len, uint64_t budget,
+		       struct sol_invoke_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	const struct sol_program *p = find_program(rt, program_id);
+	if (!p) {
+		set_error(res, "UnsupportedProgramId", "no such program in the fixture");
+		return 0;
+	}
+	struct sol_invocation inv = { rt, program_id, ix, n, { 0 } };
+	const char *ierr;
+	uint64_t before[2], after[2];
+	char id58[64];
+	sol_base58_encode(program_id, 32, id58, sizeof(id58));
+	int rc = emitf(rt, parent, "Program %s invoke [%u]", id58, rt->depth + 1);
+	lamport_sum(rt, ix, n, before);
+	if (!rc)
+		rc = sol_serialize(rt->accounts, ix, n, data, data_len, program_id, p->aligned,
+				   &inv.input, &ierr);
+	if (rc)
+		return err_set(rc, "out of memory");
+	if (ierr)
+		set_error(res, ierr, NULL);
+	else
+		rc = run_vm(rt, parent, p, &inv, budget, id58, res);
+	if (!rc && !ierr && !res->error[0]) {
+		rc = sol_deserialize(&inv.input, rt->accounts, ix, program_id, &ierr);
+		if (!rc && ierr)
+			set_error(res, ierr, NULL);
+	}
+	/* The runtime writes the verdict before it checks the lamports (when it pops the
+	 * instruction), so an unbalanced instruction still logs "success". */
+	if (!rc && res->error[0])
+		rc = emitf(rt, parent, "Program %s failed: %s", id58, res->log_text);
+	else if (!rc)
+		rc = emitf(rt, parent, "Program %s success", id58);
+	lamport_sum(rt, ix, n, after);
+	if (!rc && !res->error[0] && (before[0] != after[0] || before[1] != after[1]))
+		set_error(res, "UnbalancedInstruction", "the accounts' lamports changed in sum");
+	sol_input_free(&inv.input);
+	return rc == -ENOMEM ? err_set(rc, "out of memory") : rc;
+}

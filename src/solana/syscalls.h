@@ -1,0 +1,34 @@
+/*
+ * The Solana runtime's syscalls, registered into a VM syscall table (sbpf/syscall.h): the
+ * standard set that every program may call, charged as agave charges them, in
+ * syscalls_std.c, _rt.c, _sysvar.c, _pda.c and _hash.c.
+ */
+#ifndef TALLY_SOLANA_SYSCALLS_H
+#define TALLY_SOLANA_SYSCALLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sbpf/syscall.h"
+
+enum {
+	/* The reference VM's test syscall `log(ptr, len)`, 0 CU, for the conformance ELFs.
+	 * Only for bare ELF runs: the Solana runtime has no such syscall. */
+	SOL_SYSCALLS_TEST_LOG = 1u << 0,
+};
+/* Registers the syscalls tally implements (sol_log_ and friends, memory, return data,
+ * abort/panic, the heap allocator, sha256 and keccak256), plus the optional ones. */
+int sol_syscalls_standard(struct sbpf_syscalls *s, unsigned flags);
+/* The parts of the standard set in syscalls_rt.c, _sysvar.c, _pda.c and _hash.c. The sysvar
+ * part also registers the runtime syscalls tally lacks: most fail when called
+ * (UnsupportedSyscall); those with fn NULL make a program that calls them fail to load. */
+int sol_syscalls_runtime(struct sbpf_syscalls *s);
+int sol_syscalls_sysvars(struct sbpf_syscalls *s);
+int sol_syscalls_pda(struct sbpf_syscalls *s);
+int sol_syscalls_hash(struct sbpf_syscalls *s);
+/* What every sol_get_*_sysvar does: charges the runtime's base cost plus one CU per byte,
+ * then writes the sysvar's bytes at addr. 0, -1 when the budget ran out, -EFAULT when addr
+ * is not writable. */
+int sol_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, size_t len);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * Runtime syscalls beyond logging, charged as agave charges them with its default execution
+ * costs: return data (syscall_base_cost 100, plus a byte cost of 1 CU per
+ * cpi_bytes_per_unit 250 bytes), sol_remaining_compute_units (100), abort and sol_panic_
+ * (which end the run with the runtime's error names), sol_alloc_free_ (agave's bump
+ * allocator over the heap region, no charge). The hashes are in syscalls_hash.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/utf8.h"
+#include "sbpf/vm.h"
+#include "solana/syscalls.h"
+
+enum {
+	SYSCALL_BASE_COST = 100,
+	CPI_BYTES_PER_UNIT = 250,
+	REMAINING_CU_COST = 100,
+	MAX_RETURN_DATA = 1024,
+};
+
+/* sol_set_return_data(data, len) */
+static int sys_set_return_data(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (sbpf_vm_consume(vm, a[1] / CPI_BYTES_PER_UNIT + SYSCALL_BASE_COST))
+		return -1;
+	if (a[1] > MAX_RETURN_DATA)
+		return sbpf_vm_syscall_error(vm, "ReturnDataTooLarge", "%llu > %d",
+					     (unsigned long long)a[1], MAX_RETURN_DATA);
+	uint8_t *p = NULL;
+	if (sbpf_vm_map(vm, a[0], a[1], false, &p))
+		return -EFAULT;
+	return sbpf_vm_set_return_data(vm, p, a[1]);
+}
+
+/* sol_get_return_data(data, len, program_id) -> full length. Bare runs have no program id:
+ * it reads as 32 zero bytes. */
+static int sys_get_return_data(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (sbpf_vm_consume(vm, SYSCALL_BASE_COST))
+		return -1;
+	size_t have;
+	const uint8_t *data = sbpf_vm_return_data(vm, &have);
+	uint64_t n = a[1] < have ? a[1] : have;
+	if (n) {
+		if (sbpf_vm_consume(vm, (n + 32) / CPI_BYTES_PER_UNIT))
+			return -1;
+		uint8_t *dst, *id;
+		if (sbpf_vm_map(vm, a[0], n, true, &dst) || sbpf_vm_map(vm, a[2], 32, true, &id))
+			return -EFAULT;
+		memcpy(dst, data, n);
+		memset(id, 0, 32);
+	}
+	*ret = have;
+	return 0;
+}
+
+static int sys_remaining_compute_units(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	if (sbpf_vm_consume(vm, REMAINING_CU_COST))
+		return -1;
+	*ret = sbpf_vm_remaining(vm);
+	return 0;
+}
+
+static int sys_abort(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	return sbpf_vm_syscall_error(vm, "Abort", "SBF program panicked");
+}
+
+/* sol_panic_(file, len, line, column): charged len CU, then the run fails. */
+static int sys_panic(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	if (sbpf_vm_consume(vm, a[1]))
+		return -1;
+	uint8_t *file;
+	if (sbpf_vm_map(vm, a[0], a[1], false, &file))
+		return -EFAULT;
+	char name[128];
+	size_t n = a[1] < sizeof(name) - 1 ? a[1] : sizeof(name) - 1;
+	if (!utf8_valid(file, n))
+		return sbpf_vm_syscall_error(vm, "InvalidString", "panic file name is not UTF-8");
+	memcpy(name, file, n);
+	name[n] = 0;
+	return sbpf_vm_syscall_error(vm, "Panic", "%s:%llu:%llu", name, (unsigned long long)a[2],
+				     (unsigned long long)a[3]);
+}
+
+/*
+ * sol_alloc_free_(size, free_addr): agave's bump allocator. Frees do nothing; allocations
+ * are 16-byte aligned (align_of u128, the aligned loader's rule) from the heap's start and
+ * return 0 when the heap is full.
+ */
+static int sys_alloc_free(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (a[1])
+		return 0;
+	uint64_t *pos = sbpf_vm_heap_cursor(vm);
+	uint64_t len = sbpf_vm_heap_size(vm);
+	uint64_t start = (*pos + 15) & ~15ull;
+	if (start < *pos || a[0] > len || start > len - a[0])
+		return 0;
+	*pos = start + a[0];
+	*ret = 0x300000000ull + start;
+	return 0;
+}
+
+int sol_syscalls_runtime(struct sbpf_syscalls *s)
+{
+	static const struct {
+		const char *name;
+		sbpf_syscall_fn fn;
+	} rt[] = {
+		{ "sol_set_return_data", sys_set_return_data },
+		{ "sol_get_return_data", sys_get_return_data },
+		{ "sol_remaining_compute_units", sys_remaining_compute_units },
+		{ "abort", sys_abort },
+		{ "sol_panic_", sys_panic },
+		{ "sol_alloc_free_", sys_alloc_free },
+	};
+	for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
+		int rc = sbpf_syscalls_add(s, rt[i].name, rt[i].fn);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,262 @@
+/*
+ * The logging and memory syscalls, charged as the Solana runtime (agave) charges them with
+ * its default execution costs: syscall_base_cost 100, log_64_units 100, log_pubkey_units
+ * 100, mem_op_base_cost 10, cpi_bytes_per_unit 250. Log lines are spelled as agave's log
+ * collector spells them ("Program log: ...", "Program data: ...").
+ *
+ * Also the reference VM's test syscall `log` (0 CU), which the conformance ELFs call.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/utf8.h"
+#include "sbpf/vm.h"
+#include "solana/encoding.h"
+#include "solana/syscalls.h"
+
+enum {
+	SYSCALL_BASE_COST = 100,
+	LOG_64_UNITS = 100,
+	LOG_PUBKEY_UNITS = 100,
+	MEM_OP_BASE_COST = 10,
+	CPI_BYTES_PER_UNIT = 250,
+};
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* Logs "Program log: " + text, as agave's ic_logger_msg does for sol_log_. */
+static int program_log(struct sbpf_vm *vm, const char *text, size_t len)
+{
+	char *line = malloc(len + 14);
+	if (!line)
+		return -ENOMEM;
+	memcpy(line, "Program log: ", 13);
+	if (len)
+		memcpy(line + 13, text, len);
+	int rc = sbpf_vm_log(vm, line, len + 13);
+	free(line);
+	return rc;
+}
+
+/* The reference VM's test syscall: logs the bytes up to the first NUL, charges nothing. */
+static int sys_test_log(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (a[1] == 0)
+		return 0;
+	uint8_t *p;
+	if (sbpf_vm_map(vm, a[0], a[1], false, &p))
+		return -EFAULT;
+	size_t len = strnlen((const char *)p, a[1]);
+	if (!utf8_valid(p, len))
+		return sbpf_vm_log(vm, "Invalid UTF-8 String", 20);
+	return sbpf_vm_log(vm, (const char *)p, len);
+}
+
+static int sys_log(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (sbpf_vm_consume(vm, max_u64(SYSCALL_BASE_COST, a[1])))
+		return -1;
+	uint8_t *p;
+	if (sbpf_vm_map(vm, a[0], a[1], false, &p))
+		return -EFAULT;
+	if (!utf8_valid(p, a[1]))
+		return sbpf_vm_syscall_error(vm, "InvalidString", "invalid UTF-8 in sol_log_");
+	return program_log(vm, (const char *)p, a[1]);
+}
+
+static int sys_log_64(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (sbpf_vm_consume(vm, LOG_64_UNITS))
+		return -1;
+	char buf[160];
+	int n = snprintf(buf, sizeof(buf), "0x%llx, 0x%llx, 0x%llx, 0x%llx, 0x%llx",
+			 (unsigned long long)a[0], (unsigned long long)a[1],
+			 (unsigned long long)a[2], (unsigned long long)a[3],
+			 (unsigned long long)a[4]);
+	return program_log(vm, buf, (size_t)n);
+}
+
+static int sys_log_compute_units(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (sbpf_vm_consume(vm, SYSCALL_BASE_COST))
+		return -1;
+	char buf[80];
+	int n = snprintf(buf, sizeof(buf), "Program consumption: %llu units remaining",
+			 (unsigned long long)sbpf_vm_remaining(vm));
+	return sbpf_vm_log(vm, buf, (size_t)n);
+}
+
+static int sys_log_pubkey(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (sbpf_vm_consume(vm, LOG_PUBKEY_UNITS))
+		return -1;
+	uint8_t *p;
+	if (sbpf_vm_map(vm, a[0], 32, false, &p))
+		return -EFAULT;
+	char b58[64];
+	sol_base58_encode(p, 32, b58, sizeof(b58));
+	return program_log(vm, b58, strlen(b58));
+}
+
+/* sol_log_data(fields: &[&[u8]]): "Program data: " + each field in base64, space-separated. */
+static int sys_log_data(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (sbpf_vm_consume(vm, SYSCALL_BASE_COST))
+		return -1;
+	uint8_t *fields;
+	if (a[1] > UINT32_MAX / 16 || sbpf_vm_map(vm, a[0], a[1] * 16, false, &fields))
+		return -EFAULT;
+	if (sbpf_vm_consume(vm, SYSCALL_BASE_COST * a[1]))
+		return -1;
+	uint64_t total = 0;
+	size_t cap = 16;
+	for (uint64_t i = 0; i < a[1]; i++) {
+		uint64_t len;
+		memcpy(&len, fields + i * 16 + 8, 8);
+		total += len;
+		cap += (len / 3 + 1) * 4 + 1;
+		if (len > UINT32_MAX)
+			return sbpf_vm_syscall_error(vm, "InvalidLength", "field %llu too long",
+						     (unsigned long long)i);
+	}
+	if (sbpf_vm_consume(vm, total))
+		return -1;
+	char *line = malloc(cap);
+	if (!line)
+		return -ENOMEM;
+	size_t o = (size_t)snprintf(line, cap, "Program data:");
+	for (uint64_t i = 0; i < a[1]; i++) {
+		uint64_t addr, len;
+		memcpy(&addr, fields + i * 16, 8);
+		memcpy(&len, fields + i * 16 + 8, 8);
+		uint8_t *p;
+		if (sbpf_vm_map(vm, addr, len, false, &p)) {
+			free(line);
+			return -EFAULT;
+		}
+		line[o++] = ' ';
+		o += sol_base64_encode(p, len, line + o, cap - o);
+	}
+	int rc = sbpf_vm_log(vm, line, o);
+	free(line);
+	return rc;
+}
+
+static int mem_op_cost(struct sbpf_vm *vm, uint64_t n)
+{
+	return sbpf_vm_consume(vm, max_u64(MEM_OP_BASE_COST, n / CPI_BYTES_PER_UNIT));
+}
+
+static bool nonoverlapping(uint64_t src, uint64_t dst, uint64_t n)
+{
+	return src > dst ? src - dst >= n : dst - src >= n;
+}
+
+static int sys_memcpy(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (mem_op_cost(vm, a[2]))
+		return -1;
+	if (!nonoverlapping(a[1], a[0], a[2]))
+		return sbpf_vm_syscall_error(vm, "CopyOverlapping", "overlapping copy");
+	uint8_t *dst, *src;
+	if (sbpf_vm_map(vm, a[0], a[2], true, &dst) || sbpf_vm_map(vm, a[1], a[2], false, &src))
+		return -EFAULT;
+	if (a[2])
+		memcpy(dst, src, a[2]);
+	return 0;
+}
+
+static int sys_memmove(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (mem_op_cost(vm, a[2]))
+		return -1;
+	uint8_t *dst, *src;
+	if (sbpf_vm_map(vm, a[0], a[2], true, &dst) || sbpf_vm_map(vm, a[1], a[2], false, &src))
+		return -EFAULT;
+	if (a[2])
+		memmove(dst, src, a[2]);
+	return 0;
+}
+
+static int sys_memset(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (mem_op_cost(vm, a[2]))
+		return -1;
+	uint8_t *dst;
+	if (sbpf_vm_map(vm, a[0], a[2], true, &dst))
+		return -EFAULT;
+	if (a[2])
+		memset(dst, (int)(uint8_t)a[1], a[2]);
+	return 0;
+}
+
+/* sol_memcmp_(a, b, n, result: *mut i32): the difference of the first differing bytes. */
+static int sys_memcmp(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (mem_op_cost(vm, a[2]))
+		return -1;
+	uint8_t *x, *y, *out;
+	if (sbpf_vm_map(vm, a[0], a[2], false, &x) || sbpf_vm_map(vm, a[1], a[2], false, &y))
+		return -EFAULT;
+	if (a[3] % 4)
+		return sbpf_vm_syscall_error(vm, "UnalignedPointer", "memcmp result pointer");
+	if (sbpf_vm_map(vm, a[3], 4, true, &out))
+		return -EFAULT;
+	int32_t diff = 0;
+	for (uint64_t i = 0; i < a[2]; i++) {
+		if (x[i] != y[i]) {
+			diff = (int32_t)x[i] - (int32_t)y[i];
+			break;
+		}
+	}
+	memcpy(out, &diff, 4);
+	return 0;
+}
+
+int sol_syscalls_standard(struct sbpf_syscalls *s, unsigned flags)
+{
+	static const struct {
+		const char *name;
+		sbpf_syscall_fn fn;
+	} std[] = {
+		{ "sol_log_", sys_log },
+		{ "sol_log_64_", sys_log_64 },
+		{ "sol_log_compute_units_", sys_log_compute_units },
+		{ "sol_log_pubkey", sys_log_pubkey },
+		{ "sol_log_data", sys_log_data },
+		{ "sol_memcpy_", sys_memcpy },
+		{ "sol_memmove_", sys_memmove },
+		{ "sol_memset_", sys_memset },
+		{ "sol_memcmp_", sys_memcmp },
+	};
+	for (size_t i = 0; i < sizeof(std) / sizeof(std[0]); i++) {
+		int rc = sbpf_syscalls_add(s, std[i].name, std[i].fn);
+		if (rc)
+			return rc;
+	}
+	int rc = sol_syscalls_runtime(s);
+	if (!rc)
+		rc = sol_syscalls_sysvars(s);
+	if (!rc)
+		rc = sol_syscalls_pda(s);
+	if (!rc)
+		rc = sol_syscalls_hash(s);
+	if (!rc && (flags & SOL_SYSCALLS_TEST_LOG))
+		rc = sbpf_syscalls_add(s, "log", sys_test_log);
+	return rc;
+}

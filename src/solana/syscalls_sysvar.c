@@ -1,0 +1,102 @@
+/*
+ * Sysvar syscalls (sol_get_clock_sysvar, sol_get_rent_sysvar, sol_get_epoch_schedule_sysvar),
+ * charged sysvar_base_cost 100 plus the struct's size as agave charges them, and the
+ * Solana syscalls tally does not implement: calling one ends the run with
+ * UnsupportedSyscall naming it (instead of an anonymous UnsupportedInstruction), and the
+ * hash without any maintained C library (blake3) is refused at load time.
+ *
+ * Bare runs see the runtime's default sysvars: a zero Clock, Rent::default() and
+ * EpochSchedule::default().
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "sbpf/vm.h"
+#include "solana/syscalls.h"
+
+enum { SYSVAR_BASE_COST = 100 };
+
+int sol_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, size_t len)
+{
+	if (sbpf_vm_consume(vm, SYSVAR_BASE_COST + len))
+		return -1;
+	uint8_t *dst;
+	if (sbpf_vm_map(vm, addr, len, true, &dst))
+		return -EFAULT;
+	memcpy(dst, bytes, len);
+	return 0;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* Clock: slot, epoch_start_timestamp, epoch, leader_schedule_epoch, unix_timestamp. */
+static int sys_clock(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	static const uint8_t clock[40];
+	*ret = 0;
+	return sol_sysvar_copy(vm, a[0], clock, sizeof(clock));
+}
+
+/* Rent (repr(C), 24 bytes): lamports_per_byte_year 3480, exemption_threshold 2.0,
+ * burn_percent 50. */
+static int sys_rent(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	uint8_t rent[24] = { 0 };
+	double threshold = 2.0;
+	put64(rent, 3480);
+	memcpy(rent + 8, &threshold, 8);
+	rent[16] = 50;
+	*ret = 0;
+	return sol_sysvar_copy(vm, a[0], rent, sizeof(rent));
+}
+
+/* EpochSchedule (repr(C), 40 bytes): 432000 slots per epoch, the same leader schedule
+ * offset, warmup on, so the first normal epoch is 14 and its first slot 524256. */
+static int sys_epoch_schedule(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	uint8_t es[40] = { 0 };
+	put64(es, 432000);
+	put64(es + 8, 432000);
+	es[16] = 1;
+	put64(es + 24, 14);
+	put64(es + 32, 524256);
+	*ret = 0;
+	return sol_sysvar_copy(vm, a[0], es, sizeof(es));
+}
+
+static int sys_unsupported(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	const char *name = sbpf_vm_current_syscall(vm);
+	return sbpf_vm_syscall_error(vm, "UnsupportedSyscall", "%s is not implemented by tally",
+				     name ? name : "this syscall");
+}
+
+/* Syscalls the Solana runtime has and tally does not (yet). */
+static const char *const unsupported[] = {
+	"sol_invoke_signed_c", "sol_invoke_signed_rust", "sol_secp256k1_recover", "sol_poseidon",
+	"sol_alt_bn128_group_op", "sol_alt_bn128_compression", "sol_big_mod_exp",
+	"sol_curve_validate_point", "sol_curve_group_op", "sol_curve_multiscalar_mul",
+	"sol_get_fees_sysvar", "sol_get_last_restart_slot", "sol_get_epoch_rewards_sysvar",
+	"sol_get_sysvar", "sol_get_epoch_stake", "sol_get_stack_height",
+	"sol_get_processed_sibling_instruction",
+};
+
+/* No maintained C library for BLAKE3 on the machines tally targets (Debian 12). */
+static const char *const refused[] = { "sol_blake3" };
+
+int sol_syscalls_sysvars(struct sbpf_syscalls *s)
+{
+	int rc = sbpf_syscalls_add(s, "sol_get_clock_sysvar", sys_clock);
+	if (!rc)
+		rc = sbpf_syscalls_add(s, "sol_get_rent_sysvar", sys_rent);
+	if (!rc)
+		rc = sbpf_syscalls_add(s, "sol_get_epoch_schedule_sysvar", sys_epoch_schedule);
+	for (size_t i = 0; !rc && i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
+		rc = sbpf_syscalls_add(s, unsupported[i], sys_unsupported);
+	for (size_t i = 0; !rc && i < sizeof(refused) / sizeof(refused[0]); i++)
+		rc = sbpf_syscalls_add(s, refused[i], NULL);
+	return rc;
+}
