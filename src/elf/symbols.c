@@ -11,6 +11,7 @@
 
 #include "base/cursor.h"
 #include "base/radix.h"
+#include "base/vec.h"
 #include "base/err.h"
 #include "elf/elf.h"
 
@@ -71,14 +72,9 @@ static int read_table(struct elf_file *f, const struct elf_section *s, bool want
 		sym.file = sym.bind == STB_LOCAL ? file : NULL;
 		if (f->type == ET_REL && sym.shndx < f->nsections)
 			sym.addr += f->sections[sym.shndx].addr;
-		if (t->n == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 256;
-			struct elf_symbol *n = realloc(t->syms, ncap * sizeof(*n));
-			if (!n)
-				return err_set(-ENOMEM, "%s: out of memory", f->path);
-			t->syms = n;
-			*cap = ncap;
-		}
+		if (t->n == *cap &&
+		    !vec_reserve_grow((void **)&t->syms, t->n, cap, sizeof(*t->syms), 1))
+			return err_set(-ENOMEM, "%s: out of memory", f->path);
 		sym.order = (uint32_t)t->n;
 		t->syms[t->n++] = sym;
 	}

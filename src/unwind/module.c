@@ -21,16 +21,17 @@
 
 int unw_ctx_expect_build_id(struct unw_ctx *c, const char *path, const uint8_t *id, size_t len)
 {
-	void *n = realloc(c->expects, (c->nexpects + 1) * sizeof(*c->expects));
-	if (!n)
+	char *copy = strdup(path);
+	struct unw_expect *e = copy ? vec_push_raw((void **)&c->expects, &c->nexpects,
+						   &c->capexpects, sizeof(*e))
+				    : NULL;
+	if (!e) {
+		free(copy);
 		return -ENOMEM;
-	c->expects = n;
-	struct unw_expect *e = &c->expects[c->nexpects];
-	if (!(e->path = strdup(path)))
-		return -ENOMEM;
+	}
+	e->path = copy;
 	e->len = (uint8_t)(len > 20 ? 20 : len);
 	memcpy(e->id, id, e->len);
-	c->nexpects++;
 	return 0;
 }
 

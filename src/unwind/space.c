@@ -3,6 +3,7 @@
  * where a new mapping cuts away whatever it overlaps (as mmap with MAP_FIXED does).
  */
 #include "base/search.h"
+#include "base/vec.h"
 #include "unwind/unwind_internal.h"
 
 #include <elf.h>
@@ -25,15 +26,9 @@ static int reserve(struct unw_space *s, size_t extra)
 {
 	if (s->n + extra <= s->cap)
 		return 0;
-	size_t cap = s->cap ? s->cap * 2 : 32;
-	while (cap < s->n + extra)
-		cap *= 2;
-	void *n = realloc(s->maps, cap * sizeof(*s->maps));
-	if (!n)
-		return -ENOMEM;
-	s->maps = n;
-	s->cap = cap;
-	return 0;
+	return vec_reserve_grow((void **)&s->maps, s->n, &s->cap, sizeof(*s->maps), extra)
+		       ? 0
+		       : -ENOMEM;
 }
 
 /* The first executable PT_LOAD segment whose file bytes the mapping covers. */

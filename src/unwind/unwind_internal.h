@@ -29,7 +29,7 @@ struct unw_ctx {
 	enum unw_method method;
 	const struct unw_arch *arch;
 	struct unw_expect *expects;
-	size_t nexpects;
+	size_t nexpects, capexpects;
 	struct unw_module **mods;
 	size_t nmods, capmods;
 	struct unw_cache_entry *cache;
