@@ -9,7 +9,8 @@
  * read like the original: nothing of tally's own is stored. Where it lives is taken from
  * the environment, as debuginfod's client does: $TALLY_CACHE/debug, else
  * $XDG_CACHE_HOME/tally/debug, else $HOME/.cache/tally/debug; TALLY_CACHE=off (or empty)
- * turns the cache off.
+ * turns the cache off. The folder above debug/ is tally's cache as a whole (debuginfod.c
+ * keeps its downloads there too).
  *
  * Layout of a copy: the file's headers and allocated sections keep their offsets (program
  * headers point at them), every other section follows them, decompressed when it was
@@ -31,7 +32,7 @@
 #include "base/file.h"
 #include "elf/elf.h"
 
-static char cache_dir[PATH_MAX];
+static char cache_root[PATH_MAX], cache_dir[PATH_MAX];
 static pthread_once_t cache_dir_once = PTHREAD_ONCE_INIT;
 
 static void find_cache_dir(void)
@@ -42,14 +43,23 @@ static void find_cache_dir(void)
 	int n = 0;
 	if (t) {
 		if (*t && strcmp(t, "off"))
-			n = snprintf(cache_dir, sizeof(cache_dir), "%s/debug", t);
+			n = snprintf(cache_root, sizeof(cache_root), "%s", t);
 	} else if (xdg && *xdg == '/') {
-		n = snprintf(cache_dir, sizeof(cache_dir), "%s/tally/debug", xdg);
+		n = snprintf(cache_root, sizeof(cache_root), "%s/tally", xdg);
 	} else if (home && *home == '/') {
-		n = snprintf(cache_dir, sizeof(cache_dir), "%s/.cache/tally/debug", home);
+		n = snprintf(cache_root, sizeof(cache_root), "%s/.cache/tally", home);
 	}
-	if (n < 0 || (size_t)n >= sizeof(cache_dir))
+	if (n < 0 || (size_t)n >= sizeof(cache_root))
+		cache_root[0] = 0;
+	n = snprintf(cache_dir, sizeof(cache_dir), "%s/debug", cache_root);
+	if (!cache_root[0] || n < 0 || (size_t)n >= sizeof(cache_dir))
 		cache_dir[0] = 0;
+}
+
+const char *elf_cache_root(void)
+{
+	pthread_once(&cache_dir_once, find_cache_dir);
+	return cache_root[0] ? cache_root : NULL;
 }
 
 const char *elf_debug_cache_dir(void)

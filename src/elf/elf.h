@@ -158,6 +158,14 @@ struct elf_section *elf_section_at(struct elf_file *f, uint64_t vaddr);
  * when the one found cannot be opened. */
 int elf_open_debug_file(struct elf_file *f, const char *debug_dir, const char *cache_dir,
 			struct elf_file **out);
+/* Separate debug information from debuginfod (debuginfod.c): when $DEBUGINFOD_URLS names
+ * servers and $TALLY_DEBUGINFOD is not "off", f's debug file by build-id, from an earlier
+ * download or else from the servers, through libdebuginfod loaded on first use. Downloads
+ * go to $DEBUGINFOD_CACHE_PATH, else to elf_cache_root()/debuginfod (neither: nothing is
+ * asked). 0 and the file; -ENOENT (no message) when it is not to be had, and for every
+ * lookup after the process's first failure; another code with the message set, once, when
+ * a server fails or does not answer within a few seconds, or the library is missing. */
+int elf_debuginfod_open(struct elf_file *f, struct elf_file **out);
 /* DIR/.build-id/xx/rest.debug for f's build-id: 0, or -ENOENT without a build-id. */
 int elf_build_id_path(struct elf_file *f, const char *dir, char *buf, size_t size);
 
@@ -193,6 +201,9 @@ size_t elf_kernel_build_id(uint8_t id[20]);
  * directory from the environment ($TALLY_CACHE/debug, $XDG_CACHE_HOME/tally/debug or
  * ~/.cache/tally/debug), or NULL when TALLY_CACHE is "off" or empty. */
 const char *elf_debug_cache_dir(void);
+/* tally's cache as a whole, the folder above debug/ ($TALLY_CACHE, $XDG_CACHE_HOME/tally or
+ * ~/.cache/tally), or NULL when it is off. */
+const char *elf_cache_root(void);
 /* Whether any section is SHF_COMPRESSED. */
 bool elf_has_compressed_sections(const struct elf_file *f);
 /* Writes f, a debug file with compressed sections, into the cache under dir with those

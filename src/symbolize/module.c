@@ -218,13 +218,16 @@ static const char *cache_dir(const struct sym_module *m)
 	return m->opts.debug_cache ? elf_debug_cache_dir() : NULL;
 }
 
-/* The file whose DWARF to use: the module, else its separate debug file (opened into
+/* The file whose DWARF to use: the module, else its separate debug file on disk or, for a
+ * caller that uses the cache (every command does), from debuginfod (opened into
  * m->debug_elf), else NULL. */
 static struct elf_file *dwarf_source(struct sym_module *m)
 {
 	if (has_debug_info(m->elf))
 		return m->elf;
 	int err = elf_open_debug_file(m->elf, m->opts.debug_dir, cache_dir(m), &m->debug_elf);
+	if (err == -ENOENT && m->opts.debug_cache)
+		err = elf_debuginfod_open(m->elf, &m->debug_elf);
 	if (err) {
 		if (err != -ENOENT)
 			fprintf(stderr, "tally: warning: %s\n", err_msg());

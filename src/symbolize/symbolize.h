@@ -27,7 +27,9 @@ struct sym_opts {
 	bool many;
 	/* Use the debug cache (elf_debug_cache_dir(): its directory comes from the
 	 * environment): a separate debug file is looked up there first, and a compressed one
-	 * is stored there decompressed when the module is closed. */
+	 * is stored there decompressed when the module is closed. A debug file on no disk
+	 * is then asked of debuginfod, when the environment names servers
+	 * (elf_debuginfod_open()). */
 	bool debug_cache;
 };
 
