@@ -107,7 +107,14 @@ static void print_main_help(FILE *f)
 	      "               record for the modules it recorded, keep there, under\n"
 	      "               debug/.build-id/, a decompressed copy of each compressed\n"
 	      "               separate debug file (libc6-dbg's: 10 MB): later runs skip\n"
-	      "               inflating it. Deleting it is always safe.\n",
+	      "               inflating it. Deleting it is always safe.\n"
+	      "  DEBUGINFOD_URLS  debuginfod servers (space-separated URLs) asked for the\n"
+	      "               separate debug file of a module that has none on disk, by\n"
+	      "               commands that symbolize; unset: nothing is asked. Downloads are\n"
+	      "               kept under $TALLY_CACHE/debuginfod ($DEBUGINFOD_CACHE_PATH if\n"
+	      "               set). A server that does not answer costs at most 5 s per run\n"
+	      "               and one warning; tally then asks nothing more.\n"
+	      "  TALLY_DEBUGINFOD  'off': no debuginfod lookups even with DEBUGINFOD_URLS.\n",
 	      f);
 }
 
