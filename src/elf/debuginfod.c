@@ -139,7 +139,7 @@ static int start(const char *dir)
 	if (dbg.client)
 		return 0;
 	if (!dbg.loaded && !load())
-		return err_set(-ENOENT, "DEBUGINFOD_URLS is set but %s cannot be loaded (%s): "
+		return err_set(-ELIBACC, "DEBUGINFOD_URLS is set but %s cannot be loaded (%s): "
 				       "no debug information is fetched",
 			       DEBUGINFOD_SONAME, dlerror());
 	dbg.loaded = true;

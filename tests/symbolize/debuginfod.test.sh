@@ -122,6 +122,21 @@ bounded() {
 }
 bounded debuginfod_closed_port_costs_one_warning "$url"
 
+# Without the library (hidden in a mount namespace of its own): answers as before, and one
+# warning that says it cannot be loaded.
+lib=$(readlink -f "$(ldconfig -p | awk '$1 == "libdebuginfod.so.1" {print $NF; exit}')")
+if [ -f "$lib" ] && unshare -m true 2>/dev/null; then
+	env HOME="$TMP/home" TALLY_CACHE="$TMP/nolib.cache" DEBUGINFOD_URLS="$url" \
+		unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' sh "$lib" \
+		"$TALLY" symbolize -e "$TMP/bin/prog" "$addr" "$addr" >"$TMP/nolib.out" 2>"$TMP/nolib.err"
+	[ "$(wc -l <"$TMP/nolib.err")" = 1 ] && grep -q 'libdebuginfod.so.1 cannot be loaded' "$TMP/nolib.err" &&
+		[ "$(grep -c '^??$' "$TMP/nolib.out")" = 2 ] &&
+		pass debuginfod_missing_library_costs_one_warning ||
+		fail debuginfod_missing_library_costs_one_warning "$(cat "$TMP/nolib.out" "$TMP/nolib.err")"
+else
+	skip debuginfod_missing_library_costs_one_warning "needs root (unshare -m) and libdebuginfod1"
+fi
+
 # A server that accepts connections and never says a word.
 port=$(free_port)
 python3 -c 'import socket, sys, time
