@@ -209,9 +209,9 @@ static int fetch(struct elf_file *f, const char *dir, const char *hex, struct el
 	}
 	err = fd < 0 ? -ENOENT : elf_open(path, out);
 	free(path);
-	if (err == -ENOENT)
+	if (err)
 		note_missing(hex);
-	else if (!err && !elf_build_id_is(*out, id, len)) {
+	else if (!elf_build_id_is(*out, id, len)) {
 		elf_close(*out);
 		note_missing(hex);
 		return err_set(-EINVAL, "debuginfod: %s: the file sent for build-id %s has another "
