@@ -42,7 +42,7 @@ typedef char id_hex[2 * MAX_ID + 1];
 static struct {
 	pthread_mutex_t lock;
 	struct api api;
-	bool loaded, given_up;
+	bool given_up; /* after the first failure */
 	debuginfod_client *client;
 	/* The progress callback's clock: when it last ran, the bytes it saw then, and the
 	 * waiting spent so far. */
@@ -103,19 +103,21 @@ static int open_downloaded(struct elf_file *f, const char *dir, const char *hex,
 	return 0;
 }
 
-static bool load(void)
+/* NULL once the functions are found, else why not. */
+static const char *load(void)
 {
 	void *h = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!h)
-		return false;
+		return dlerror();
 	dbg.api.begin = (__typeof__(dbg.api.begin))dlsym(h, "debuginfod_begin");
 	dbg.api.find_debuginfo =
 		(__typeof__(dbg.api.find_debuginfo))dlsym(h, "debuginfod_find_debuginfo");
 	dbg.api.set_progressfn =
 		(__typeof__(dbg.api.set_progressfn))dlsym(h, "debuginfod_set_progressfn");
 	dbg.api.get_url = (__typeof__(dbg.api.get_url))dlsym(h, "debuginfod_get_url");
-	return dbg.api.begin && dbg.api.find_debuginfo && dbg.api.set_progressfn &&
-	       dbg.api.get_url;
+	bool all = dbg.api.begin && dbg.api.find_debuginfo && dbg.api.set_progressfn &&
+		   dbg.api.get_url;
+	return all ? NULL : "a function is missing";
 }
 
 /* Called about once a second while a lookup runs. Until a server starts sending the file,
@@ -133,16 +135,16 @@ static int progress(debuginfod_client *c, long bytes, long total)
 	return dbg.timed_out;
 }
 
-/* The library and the client, once: 0, or an error the first time it fails. */
+/* The library and the client, at the first lookup: 0, or an error (and no second try). */
 static int start(const char *dir)
 {
 	if (dbg.client)
 		return 0;
-	if (!dbg.loaded && !load())
+	const char *why = load();
+	if (why)
 		return err_set(-ELIBACC, "DEBUGINFOD_URLS is set but %s cannot be loaded (%s): "
 				       "no debug information is fetched",
-			       DEBUGINFOD_SONAME, dlerror());
-	dbg.loaded = true;
+			       DEBUGINFOD_SONAME, why);
 	/* The library makes only the last folder of its cache's path, and reads the path from
 	 * the environment at each lookup: it has no call for it. */
 	char path[PATH_MAX];
