@@ -137,15 +137,19 @@ else
 	skip debuginfod_missing_library_costs_one_warning "needs root (unshare -m) and libdebuginfod1"
 fi
 
-# A server that accepts connections and never says a word.
-port=$(free_port)
-python3 -c 'import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16); held = []
-while True: held.append(s.accept())' "$port" &
+# A server that accepts connections and never says a word; it writes its port once it
+# listens.
+python3 -c 'import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16); held = []
+open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1])
+__import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
+while True: held.append(s.accept())' "$TMP/silent.port" &
 pids+=($!)
-sleep 0.3
-bounded debuginfod_silent_server_costs_bounded_wait "http://127.0.0.1:$port"
+for _ in $(seq 100); do [ -s "$TMP/silent.port" ] && break; sleep 0.1; done
+bounded debuginfod_silent_server_costs_bounded_wait "http://127.0.0.1:$(cat "$TMP/silent.port")"
+grep -q 'no answer' "$TMP/debuginfod_silent_server_costs_bounded_wait.err" &&
+	pass debuginfod_silent_server_is_said_so ||
+	fail debuginfod_silent_server_is_said_so "$(cat "$TMP/debuginfod_silent_server_costs_bounded_wait.err")"
 stop_all
 
 # tally report of a recording of the stripped binary: the name comes from the server.
