@@ -3,8 +3,9 @@
 # `tally symbolize` on the stripped binary gives what llvm-symbolizer gives on the
 # unstripped one, only when DEBUGINFOD_URLS names the server and TALLY_DEBUGINFOD is not
 # off; a second run reads tally's cache with the server gone; a closed port and a server
-# that never answers each cost a bounded wait and one warning; `tally report` of a
-# recording of the stripped binary names its function through the server.
+# that never answers each cost a bounded wait and one warning (once per command: a report
+# asks a silent server once); `tally report` of a recording of the stripped binary names
+# its function through the server.
 . tests/lib.sh
 
 if ! command -v debuginfod >/dev/null; then
@@ -137,16 +138,22 @@ else
 	skip debuginfod_missing_library_costs_one_warning "needs root (unshare -m) and libdebuginfod1"
 fi
 
-# A server that accepts connections and never says a word; it writes its port once it
-# listens.
-python3 -c 'import socket, sys
+# start_silent NAME: a server that accepts connections and never says a word, its url in
+# $silent_url; it writes its port once it listens, and how many connections it took.
+start_silent() {
+	python3 -c 'import socket, sys
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(16); held = []
 open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1])
 __import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
-while True: held.append(s.accept())' "$TMP/silent.port" &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$TMP/silent.port" ] && break; sleep 0.1; done
-bounded debuginfod_silent_server_costs_bounded_wait "http://127.0.0.1:$(cat "$TMP/silent.port")"
+while True:
+	held.append(s.accept())
+	open(sys.argv[1] + ".accepted", "w").write("%d\n" % len(held))' "$TMP/$1.port" &
+	pids+=($!)
+	for _ in $(seq 100); do [ -s "$TMP/$1.port" ] && break; sleep 0.1; done
+	silent_url=http://127.0.0.1:$(cat "$TMP/$1.port")
+}
+start_silent silent
+bounded debuginfod_silent_server_costs_bounded_wait "$silent_url"
 grep -q 'no answer' "$TMP/debuginfod_silent_server_costs_bounded_wait.err" &&
 	pass debuginfod_silent_server_is_said_so ||
 	fail debuginfod_silent_server_is_said_so "$(cat "$TMP/debuginfod_silent_server_costs_bounded_wait.err")"
@@ -166,6 +173,18 @@ else
 		grep -q spin_served_by_debuginfod "$TMP/report.on" &&
 		pass debuginfod_report_names_function ||
 		fail debuginfod_report_names_function "$(head -30 "$TMP/report.on")"
+	# Modules of a recording without a debug file on disk (the program, the vDSO, ...): a
+	# silent server is waited for once, with one warning, and asked nothing more.
+	start_silent silent2
+	t0=$(ms_now)
+	env HOME="$TMP/home" TALLY_CACHE="$TMP/rep2.cache" DEBUGINFOD_URLS="$silent_url" \
+		"$TALLY" report "$TMP/prog.data" >"$TMP/report.silent" 2>"$TMP/report.silent.err"
+	ms=$(($(ms_now) - t0))
+	echo "report, silent server: ${ms} ms, $(cat "$TMP/silent2.port.accepted" 2>/dev/null) connection(s)"
+	[ "$ms" -lt 15000 ] && [ "$(grep -c 'warning: debuginfod' "$TMP/report.silent.err")" = 1 ] &&
+		[ "$(cat "$TMP/silent2.port.accepted")" = 1 ] &&
+		pass debuginfod_report_asks_silent_server_once ||
+		fail debuginfod_report_asks_silent_server_once "${ms} ms: $(cat "$TMP/report.silent.err")"
 fi
 stop_all
 for p in "${started[@]}"; do
