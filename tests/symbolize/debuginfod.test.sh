@@ -173,6 +173,16 @@ else
 		grep -q spin_served_by_debuginfod "$TMP/report.on" &&
 		pass debuginfod_report_names_function ||
 		fail debuginfod_report_names_function "$(head -30 "$TMP/report.on")"
+	# The other commands that read a recording go through the same lookup.
+	for cmd in "export -f folded" "flamegraph -o $TMP/prog.svg"; do
+		# shellcheck disable=SC2086
+		env HOME="$TMP/home" TALLY_CACHE="$TMP/cmd.cache" DEBUGINFOD_URLS="$url" \
+			"$TALLY" $cmd "$TMP/prog.data" >"$TMP/cmd.out" 2>&1
+		grep -q spin_served_by_debuginfod "$TMP/cmd.out" "$TMP/prog.svg" 2>/dev/null &&
+			pass "debuginfod_${cmd%% *}_names_function" ||
+			fail "debuginfod_${cmd%% *}_names_function" "$(head -5 "$TMP/cmd.out")"
+		rm -rf "$TMP/cmd.cache"
+	done
 	# Modules of a recording without a debug file on disk (the program, the vDSO, ...): a
 	# silent server is waited for once, with one warning, and asked nothing more.
 	start_silent silent2
