@@ -163,6 +163,8 @@ int afile_open(const char *path, unsigned flags, struct afile **out)
 
 int afile_fd(const struct afile *a) { return a->fd; }
 
+const char *afile_target(const struct afile *a) { return a->target; }
+
 bool afile_is_direct(const struct afile *a) { return !a->tmp; }
 
 FILE *afile_stream(struct afile *a)

@@ -29,6 +29,10 @@ int afile_open(const char *path, unsigned flags, struct afile **out);
 int afile_fd(const struct afile *a);
 FILE *afile_stream(struct afile *a);
 
+/* The file that is written or replaced: the path with its symlinks followed (its
+ * directory is where the temporary lives, on the same file system). */
+const char *afile_target(const struct afile *a);
+
 /* Whether the path is written directly (not a regular file): nothing is renamed or removed. */
 bool afile_is_direct(const struct afile *a);
 
