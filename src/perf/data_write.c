@@ -101,8 +101,8 @@ static int make_reserve(const char *target)
 {
 	const char *slash = strrchr(target, '/');
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - target) : 1,
-		 slash ? (slash == target ? "/" : target) : ".");
+	int n = !slash ? 1 : slash == target ? 1 : (int)(slash - target);
+	snprintf(dir, sizeof(dir), "%.*s", n, slash ? target : ".");
 	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd >= 0 && posix_fallocate(fd, 0, RESERVE_SIZE)) {
 		close(fd);
