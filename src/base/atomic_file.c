@@ -1,8 +1,9 @@
 /*
  * Outputs replaced only when complete: see atomic_file.h. The temporary lives in the
- * target's own directory because rename() is atomic only within one file system. Paths
- * under /proc are magic links (/dev/stdout ends at /proc/self/fd/1, which may name a pipe,
- * a terminal or a file the shell opened for appending): they are always written directly.
+ * target's own directory because rename() is atomic only within one file system. Files in
+ * a directory under /proc are magic links (/dev/stdout and /dev/fd/1 end at
+ * /proc/PID/fd/1, whose text may be "pipe:[123]", or name a file the shell opened for
+ * appending): they are always written directly, never followed.
  */
 #include "base/atomic_file.h"
 
@@ -55,13 +56,27 @@ static char *follow(const char *cur)
 	return dup_join(cur, (size_t)(slash - cur), buf);
 }
 
+/* Whether cur lies in a directory under /proc, its directory's symlinks followed. */
+static bool in_proc(const char *cur)
+{
+	const char *slash = strrchr(cur, '/');
+	if (!slash)
+		return false;
+	char *dir = strndup(cur, slash == cur ? 1 : (size_t)(slash - cur));
+	char *real = dir ? realpath(dir, NULL) : NULL;
+	bool r = real && (!strcmp(real, "/proc") || !strncmp(real, "/proc/", 6));
+	free(real);
+	free(dir);
+	return r;
+}
+
 /* Follows path's symlinks to the file to replace: 0 with *target (malloc'd) and *direct
  * set, *st the target's status (st_mode 0 when it does not exist yet). */
 static int resolve(const char *path, char **target, bool *direct, struct stat *st)
 {
 	char *cur = strdup(path);
 	for (int i = 0; cur && i <= MAX_LINKS; i++) {
-		*direct = !strncmp(cur, "/proc/", 6);
+		*direct = in_proc(cur);
 		if (*direct || lstat(cur, st)) {
 			int e = errno;
 			if (*direct || e == ENOENT) {

@@ -218,6 +218,26 @@ static void proc_fd_link_is_written_directly(void **state)
 	close(fds[1]);
 }
 
+static void dev_fd_of_a_shell_redirection_is_written_in_place(void **state)
+{
+	put_file(at("shell"), "old");
+	int fd = open(at("shell"), O_WRONLY); /* as the shell opens `> shell` */
+	assert_true(fd >= 0);
+	struct stat before, after;
+	assert_int_equal(fstat(fd, &before), 0);
+	char path[64];
+	snprintf(path, sizeof(path), "/dev/fd/%d", fd);
+	struct afile *a = open_write(path, "appended");
+	assert_true(afile_is_direct(a));
+	assert_int_equal(afile_commit(a), 0);
+	close(fd);
+	assert_int_equal(stat(at("shell"), &after), 0); /* the same file, not a replacement */
+	assert_int_equal(after.st_ino, before.st_ino);
+	assert_content(at("shell"), "appended");
+	assert_int_equal(entries(), 1);
+	unlink(at("shell"));
+}
+
 static void missing_directory_is_an_error_naming_the_path(void **state)
 {
 	struct afile *a;
@@ -239,6 +259,7 @@ int main(void)
 		cmocka_unit_test(fifo_is_written_directly_and_kept),
 		cmocka_unit_test(device_survives_abort_and_failed_commit),
 		cmocka_unit_test(proc_fd_link_is_written_directly),
+		cmocka_unit_test(dev_fd_of_a_shell_redirection_is_written_in_place),
 		cmocka_unit_test(missing_directory_is_an_error_naming_the_path),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
