@@ -81,6 +81,18 @@ out=$("$TALLY" flamegraph "$TMP/p.folded" -o "$D/null" 2>&1) && [ -c "$D/null" ]
 	read -r -t 5 a <&3 && read -r -t 5 b <&3 && [ "$a $b" = "main;bar 5 main;foo 10" ] &&
 	pass export_writes_through_fifo || fail export_writes_through_fifo "read: ${a:-} ${b:-}"
 
+# /dev/stdout (a pipe here) is written through; so is a symlink to the device node, and a
+# failure leaves both the link and the device.
+out=$("$TALLY" export -f folded "$TMP/p.folded" -o /dev/stdout | cat)
+[ "$out" = "main;bar 5
+main;foo 10" ] && pass export_writes_through_dev_stdout || fail export_writes_through_dev_stdout "$out"
+ln -s null "$D/devlink"
+"$TALLY" report "$BAD" -o "$D/devlink" >/dev/null 2>&1
+"$TALLY" annotate "$TMP/p.folded" -o "$D/devlink" >/dev/null 2>&1
+"$TALLY" report "$TMP/p.folded" -o "$D/devlink" 2>&1 && [ -L "$D/devlink" ] && [ -c "$D/null" ] &&
+	pass symlink_to_device_written_through || fail symlink_to_device_written_through
+rm -f "$D/devlink"
+
 # A symlink to a regular file: the file it names is replaced (as editors do), the link stays.
 mkdir -p "$TMP/elsewhere"
 echo old >"$TMP/elsewhere/target"
