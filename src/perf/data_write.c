@@ -228,7 +228,7 @@ static int put(struct perf_writer *w, const void *p, size_t n)
 static int put_u64(struct perf_writer *w, uint64_t v) { return put(w, &v, 8); }
 
 /* After a failed write: the room held back is given to the trailer, which goes right
- * after the last whole record (a record cut in two is dropped). */
+ * after the last whole record (a record cut in two is dropped, as is a trailer cut short). */
 static int give_back_room(struct perf_writer *w)
 {
 	if (w->reserve >= 0)
@@ -291,6 +291,14 @@ int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids)
 	uint64_t data_end = w->off, features[4] = { 0 }, attr_off = 0;
 	if (!r)
 		r = put_trailer(w, ids, nids, features, &attr_off);
+	if (r && w->reserve >= 0) { /* the disk filled under the trailer: use the room held */
+		err_clear();
+		w->off = data_end;
+		memset(features, 0, sizeof(features));
+		r = give_back_room(w);
+		if (!r)
+			r = put_trailer(w, ids, nids, features, &attr_off);
+	}
 	uint64_t hdr[13] = {
 		PERF_MAGIC2, HEADER_SIZE, sizeof(w->attr) + 16,
 		attr_off, sizeof(w->attr) + 16,
