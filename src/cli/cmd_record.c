@@ -203,6 +203,11 @@ static int record(const struct rec_opts *o)
 	struct rec_result res;
 	if (rec_run(o, &res))
 		return cli_fail_err();
+	if (res.write_error) {
+		fprintf(stderr, "tally: %s: %s: recording stopped after %llu samples\n", o->output,
+			strerror(res.write_error), (unsigned long long)res.samples);
+		return o->argv ? res.exit_status : CLI_FAIL;
+	}
 	if (!o->quiet)
 		fprintf(stderr, "tally record: %llu samples, %llu lost, %llu throttled, %.1f MiB "
 				"written to %s\n",

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "base/err.h"
 #include "base/vec.h"
 #include "cli/cli.h"
@@ -181,41 +182,33 @@ static int read_profile(const char *path, struct prof **out)
 	return rc;
 }
 
-FILE *cli_open_output(const char *path)
+/* stdout is flushed, not closed: the process's other output may follow. */
+static int write_stdout(const char *source, int (*write)(FILE *f, void *ctx), void *ctx)
 {
-	if (!path || !strcmp(path, "-"))
-		return stdout;
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		err_set(-errno, "%s: %s", path, strerror(errno));
-	return f;
-}
-
-int cli_close_output(FILE *f, const char *path)
-{
-	bool bad = fflush(f) != 0 || ferror(f);
-	int saved = errno;
-	if (f != stdout && fclose(f))
-		bad = true, saved = errno;
-	if (bad)
-		return err_set(-EIO, "%s: write error: %s", path && strcmp(path, "-") ? path : "stdout",
-			       strerror(saved));
+	int err = write(stdout, ctx);
+	if (err)
+		return err_prefix(err, "%s", source);
+	if (fflush(stdout) || ferror(stdout))
+		return err_set(-EIO, "stdout: write error: %s", strerror(errno));
 	return 0;
 }
 
 int cli_write_output(const char *path, const char *source, int (*write)(FILE *f, void *ctx),
 		     void *ctx)
 {
-	FILE *f = cli_open_output(path);
-	if (!f)
-		return -errno;
-	int err = write(f, ctx);
+	if (!path || !strcmp(path, "-"))
+		return write_stdout(source, write, ctx);
+	struct afile *a;
+	int err = afile_open(path, 0, &a);
+	if (err)
+		return err;
+	FILE *f = afile_stream(a);
+	err = f ? write(f, ctx) : -EIO;
 	if (!err)
-		return cli_close_output(f, path);
-	err_prefix(err, "%s", source);
-	cli_close_output(f, path);
-	if (path && strcmp(path, "-"))
-		remove(path);
+		return afile_commit(a);
+	if (f)
+		err_prefix(err, "%s", source);
+	afile_abort(a);
 	return err;
 }
 

@@ -30,14 +30,10 @@ struct cli_filters {
 int cli_load_profile(const char *path, const struct cli_filters *filters, const char *metric,
 		     struct prof **out, int *m);
 
-/* stdout when path is NULL or "-", else the file, created or truncated. NULL with the
- * message set on failure. */
-FILE *cli_open_output(const char *path);
-/* Flushes and closes (not stdout: only flushed); reports write errors naming path. */
-int cli_close_output(FILE *f, const char *path);
-/* Opens path (as cli_open_output), runs write(f, ctx) and closes. When write fails its
- * message is prefixed with source (the input it was writing from) and a partial output
- * file is removed, so a failed run leaves no broken file behind. */
+/* Runs write(f, ctx) into path: stdout when path is NULL or "-", else through
+ * base/atomic_file.h, so the file at path is replaced only when write and the flush
+ * succeed and a device or FIFO is written directly, never removed. When write fails its
+ * message is prefixed with source (the input it was writing from). */
 int cli_write_output(const char *path, const char *source, int (*write)(FILE *f, void *ctx),
 		     void *ctx);
 

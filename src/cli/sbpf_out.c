@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "base/err.h"
 #include "cli/profile_input.h"
@@ -84,28 +83,25 @@ static int write_one(FILE *f, enum kind k, const struct sbpf_outputs *o, const s
 	return 0;
 }
 
-static int write_file(const char *path, enum kind k, const struct sbpf_outputs *o,
-		      const struct prof *p)
+/* One output of one run, for cli_write_output's one context. */
+struct job {
+	enum kind k;
+	const struct sbpf_outputs *o;
+	const struct prof *p;
+};
+
+static int write_job(FILE *f, void *ctx)
 {
-	FILE *f = cli_open_output(path);
-	if (!f)
-		return -1;
-	int rc = write_one(f, k, o, p);
-	if (rc) {
-		err_prefix(rc, "%s", path);
-		cli_close_output(f, path);
-		if (strcmp(path, "-"))
-			remove(path);
-		return rc;
-	}
-	return cli_close_output(f, path);
+	const struct job *j = ctx;
+	return write_one(f, j->k, j->o, j->p);
 }
 
 int sbpf_outputs_write(const struct sbpf_outputs *o, const struct prof *p)
 {
 	const char *paths[] = { o->pprof, o->flamegraph, o->folded, o->annotate, o->report };
 	for (int k = PPROF; k <= REPORT; k++) {
-		int rc = paths[k] ? write_file(paths[k], (enum kind)k, o, p) : 0;
+		struct job j = { (enum kind)k, o, p };
+		int rc = paths[k] ? cli_write_output(paths[k], paths[k], write_job, &j) : 0;
 		if (rc)
 			return rc;
 	}

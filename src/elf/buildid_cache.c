@@ -12,7 +12,9 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "base/cursor.h"
 #include "base/err.h"
 #include "base/file.h"
@@ -68,12 +70,16 @@ void elf_buildid_cache_store(enum elf_cached kind, const uint8_t *id, size_t len
 	*slash = 0;
 	int r = file_mkdirs(path, 0755);
 	*slash = '/';
-	FILE *out = r ? NULL : fopen(path, "wbx"); /* a copy there already is the same bytes */
-	if (!out)
+	struct afile *a;
+	/* A copy there already is the same bytes; a copy being made appears whole or not at
+	 * all, so a recording cut short never leaves a truncated one for later runs to trust. */
+	if (r || !access(path, F_OK) || afile_open(path, 0, &a))
 		return;
-	bool ok = fwrite(data, 1, size, out) == size;
-	if (fclose(out) || !ok)
-		remove(path);
+	FILE *out = afile_stream(a);
+	if (out && fwrite(data, 1, size, out) == size)
+		afile_commit(a);
+	else
+		afile_abort(a);
 }
 
 bool elf_build_id_is(struct elf_file *f, const uint8_t *id, size_t len)

@@ -19,15 +19,14 @@
  */
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "base/cursor.h"
 #include "base/file.h"
 #include "elf/elf.h"
@@ -275,19 +274,16 @@ static int store_at(struct copy *c, const char *path)
 	int err = file_mkdirs(tmp, 0700);
 	if (err)
 		return err;
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	int fd = mkstemp(tmp);
-	if (fd < 0)
-		return -errno;
-	err = write_copy(c, fd);
-	if (close(fd) && !err)
-		err = -EIO;
-	if (!err && rename(tmp, path))
-		err = -errno;
+	struct afile *a;
+	err = afile_open(path, 0, &a);
 	if (err)
-		unlink(tmp);
-	return err;
+		return err;
+	err = write_copy(c, afile_fd(a));
+	if (err) {
+		afile_abort(a);
+		return err;
+	}
+	return afile_commit(a);
 }
 
 int elf_debug_cache_store(struct elf_file *f, const char *dir)

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -92,6 +93,21 @@ static int read_build_ids(struct perf_data *d, uint64_t off, uint64_t size)
 	return 0;
 }
 
+/* tally's STOPPED feature: a perf header string (u32 length, then the NUL-terminated
+ * text), kept whole when it fits d->stopped. */
+static int read_stopped(struct perf_data *d, uint64_t off, uint64_t size)
+{
+	struct cur c = cur_make(d->map, d->size, false);
+	cur_seek(&c, off);
+	struct cur s = cur_sub(&c, size);
+	uint32_t len = cur_u32(&s);
+	const uint8_t *text = cur_bytes(&s, len);
+	if (!cur_ok(&s) || !len || !memchr(text, 0, len))
+		return bad(d, off, "stopped feature is not a string");
+	snprintf(d->stopped, sizeof(d->stopped), "%s", (const char *)text);
+	return 0;
+}
+
 static int read_features(struct perf_data *d)
 {
 	struct cur c = cur_make(d->map, d->size, false);
@@ -102,11 +118,10 @@ static int read_features(struct perf_data *d)
 		uint64_t off = cur_u64(&c), size = cur_u64(&c);
 		if (!cur_ok(&c))
 			return bad(d, d->data_off + d->data_size, "feature table runs past the end");
-		if (bit == PERF_FEAT_BUILD_ID) {
-			int r = read_build_ids(d, off, size);
-			if (r)
-				return r;
-		}
+		int r = bit == PERF_FEAT_BUILD_ID ? read_build_ids(d, off, size)
+			: bit == PERF_FEAT_TALLY_STOPPED ? read_stopped(d, off, size) : 0;
+		if (r)
+			return r;
 	}
 	return 0;
 }

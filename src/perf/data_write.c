@@ -1,73 +1,166 @@
 /*
  * Writing perf.data: a header placeholder, the records as the kernel produced them, then
  * the feature table (build-ids), the event ids and the attribute, and finally the real
- * header. Offsets are free in the format, so nothing is buffered but the build-id list.
+ * header. Offsets are free in the format, so only whole records and the build-id list are
+ * buffered. The file is a temporary renamed into place when finished (base/atomic_file.h);
+ * a failed write (a full disk) ends the records there and the file is still finished, with
+ * tally's STOPPED feature saying why.
  */
 #include "perf/perf.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "base/err.h"
 #include "base/vec.h"
 
 #define PERF_MAGIC2 0x32454c4946524550ull
 #define HEADER_SIZE 104
 
+/* Records are gathered into whole-record buffers of this size and written with write(2),
+ * so that after a failed write the last record wholly on disk is known. */
+#define BUF_SIZE (1u << 20)
+/* Room held in an unlinked file beside the output for the ids, the attribute and the
+ * features, given back when a write fails, so that a full disk still gets them: about
+ * 1,500 build-ids of 160 bytes. */
+#define RESERVE_SIZE (256u << 10)
+
 struct perf_writer {
-	FILE *f;
-	char *path;
+	struct afile *out;
+	int fd;
+	int reserve; /* the unlinked file holding RESERVE_SIZE bytes, or -1 */
+	int error; /* errno of the write that failed; 0 while none has */
 	struct perf_event_attr attr;
-	uint64_t off;
+	uint64_t off; /* where the next record goes: the bytes written and buffered */
+	uint64_t samples; /* PERF_RECORD_SAMPLE records written and buffered */
+	uint8_t *buf; /* whole records not yet written */
+	size_t nbuf;
 	uint8_t *bids; /* build-id records, in the file's layout */
 	size_t nbids, capbids;
 };
 
-static int put(struct perf_writer *w, const void *p, size_t n)
+static const char *path_of(const struct perf_writer *w) { return afile_target(w->out); }
+
+static int write_all(int fd, const void *p, size_t n, size_t *done)
 {
-	if (n && fwrite(p, 1, n, w->f) != n)
-		return err_set(-errno, "%s: write: %s", w->path, strerror(errno));
-	w->off += n;
+	for (*done = 0; *done < n;) {
+		ssize_t k = write(fd, (const uint8_t *)p + *done, n - *done);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? errno : EIO;
+		*done += (size_t)k;
+	}
 	return 0;
 }
 
-static int put_u64(struct perf_writer *w, uint64_t v) { return put(w, &v, 8); }
+/* The end of the last record of buf[0..n) wholly within its first k bytes. */
+static size_t whole_records(const uint8_t *buf, size_t n, size_t k, uint64_t *samples)
+{
+	size_t at = 0;
+	*samples = 0;
+	while (at + 8 <= n) {
+		struct perf_event_header h;
+		memcpy(&h, buf + at, sizeof(h));
+		if (at + h.size > k)
+			break;
+		*samples += h.type == PERF_RECORD_SAMPLE;
+		at += h.size;
+	}
+	return at;
+}
+
+/* Writes the buffered records. When that fails the file ends at the last whole record
+ * written, the writer keeps the error and later records are dropped. */
+static int flush(struct perf_writer *w)
+{
+	size_t done;
+	int e = write_all(w->fd, w->buf, w->nbuf, &done);
+	if (e) {
+		uint64_t all, kept;
+		whole_records(w->buf, w->nbuf, w->nbuf, &all);
+		size_t keep = whole_records(w->buf, w->nbuf, done, &kept);
+		w->off -= w->nbuf - keep;
+		w->samples -= all - kept;
+		w->error = e;
+	}
+	w->nbuf = 0;
+	return e ? err_set(-e, "%s: %s", path_of(w), strerror(e)) : 0;
+}
+
+/* Holds room for the trailer on the output's file system (best effort: without O_TMPFILE
+ * or the room, a full disk may leave no space for it). */
+static int make_reserve(const char *target)
+{
+	const char *slash = strrchr(target, '/');
+	char dir[PATH_MAX];
+	int n = !slash ? 1 : slash == target ? 1 : (int)(slash - target);
+	snprintf(dir, sizeof(dir), "%.*s", n, slash ? target : ".");
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0 && posix_fallocate(fd, 0, RESERVE_SIZE)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
 
 int perf_writer_open(const char *path, const struct perf_event_attr *attr,
 		     struct perf_writer **out)
 {
 	struct perf_writer *w = calloc(1, sizeof(*w));
-	if (!w || !(w->path = strdup(path))) {
+	if (!w || !(w->buf = malloc(BUF_SIZE))) {
 		free(w);
 		return err_set(-ENOMEM, "out of memory");
 	}
 	w->attr = *attr;
-	w->f = fopen(path, "wb");
-	if (!w->f) {
-		int r = err_set(-errno, "%s: %s", path, strerror(errno));
-		free(w->path);
+	w->reserve = -1;
+	int r = afile_open(path, AFILE_SYNC, &w->out);
+	if (r) {
+		free(w->buf);
 		free(w);
 		return r;
 	}
-	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+	w->fd = afile_fd(w->out);
+	w->reserve = make_reserve(afile_target(w->out));
 	uint8_t zero[HEADER_SIZE] = { 0 };
-	int r = put(w, zero, sizeof(zero));
-	if (r) {
+	size_t done;
+	int e = write_all(w->fd, zero, sizeof(zero), &done);
+	if (e) {
+		r = err_set(-e, "%s: %s", path, strerror(e));
 		perf_writer_abort(w);
 		return r;
 	}
+	w->off = HEADER_SIZE;
 	*out = w;
 	return 0;
 }
 
 int perf_writer_add(struct perf_writer *w, const void *rec, size_t size)
 {
-	return put(w, rec, size);
+	if (w->error)
+		return -w->error;
+	if (w->nbuf + size > BUF_SIZE) {
+		int r = flush(w);
+		if (r)
+			return r;
+	}
+	memcpy(w->buf + w->nbuf, rec, size);
+	w->nbuf += size;
+	w->off += size;
+	w->samples += ((const struct perf_event_header *)rec)->type == PERF_RECORD_SAMPLE;
+	return 0;
 }
+
+int perf_writer_error(const struct perf_writer *w) { return w->error; }
+
+uint64_t perf_writer_samples(const struct perf_writer *w) { return w->samples; }
 
 int perf_writer_add_build_id(struct perf_writer *w, uint32_t pid, uint16_t misc,
 			     const uint8_t *id, size_t len, const char *filename)
@@ -95,8 +188,10 @@ int perf_writer_add_build_id(struct perf_writer *w, uint32_t pid, uint16_t misc,
 
 static void free_writer(struct perf_writer *w)
 {
+	if (w->reserve >= 0)
+		close(w->reserve);
+	free(w->buf);
 	free(w->bids);
-	free(w->path);
 	free(w);
 }
 
@@ -104,10 +199,7 @@ void perf_writer_abort(struct perf_writer *w)
 {
 	if (!w)
 		return;
-	if (w->f) {
-		fclose(w->f);
-		remove(w->path); /* a file without its header would only mislead */
-	}
+	afile_abort(w->out); /* a file without its header would only mislead */
 	free_writer(w);
 }
 
@@ -122,56 +214,104 @@ static size_t header_string(uint8_t *out, const char *str)
 	return 4 + len;
 }
 
-int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids)
+/* Trailer bytes (features, ids, attribute): written at once, any failure final. */
+static int put(struct perf_writer *w, const void *p, size_t n)
 {
-	uint64_t data_end = w->off;
+	size_t done;
+	int e = write_all(w->fd, p, n, &done);
+	if (e)
+		return err_set(-e, "%s: write: %s", path_of(w), strerror(e));
+	w->off += n;
+	return 0;
+}
+
+static int put_u64(struct perf_writer *w, uint64_t v) { return put(w, &v, 8); }
+
+/* After a failed write: the room held back is given to the trailer, which goes right
+ * after the last whole record (a record cut in two is dropped, as is a trailer cut short). */
+static int give_back_room(struct perf_writer *w)
+{
+	if (w->reserve >= 0)
+		close(w->reserve);
+	w->reserve = -1;
+	if (ftruncate(w->fd, (off_t)w->off) || lseek(w->fd, (off_t)w->off, SEEK_SET) < 0)
+		return err_set(-errno, "%s: %s", path_of(w), strerror(errno));
+	return 0;
+}
+
+/* The feature table, then the features' contents, the ids and the attribute. */
+static int put_trailer(struct perf_writer *w, const uint64_t *ids, size_t nids,
+		       uint64_t features[4], uint64_t *attr_off)
+{
 	/* Features: build-ids, and the machine's description. perf needs the architecture to
 	 * pick its DWARF unwinder for the file; without it perf script shows only the ip. */
 	struct utsname u;
 	if (uname(&u))
 		memset(&u, 0, sizeof(u));
-	uint8_t osrel[4 + 128], arch[4 + 128], cpus[8];
+	uint8_t osrel[4 + 128], arch[4 + 128], cpus[8], why[4 + 128];
 	size_t nosrel = header_string(osrel, u.release), narch = header_string(arch, u.machine);
+	size_t nwhy = w->error ? header_string(why, strerror(w->error)) : 0;
 	long conf = sysconf(_SC_NPROCESSORS_CONF), onln = sysconf(_SC_NPROCESSORS_ONLN);
 	uint32_t c[2] = { (uint32_t)(conf > 0 ? conf : 1), (uint32_t)(onln > 0 ? onln : 1) };
 	memcpy(cpus, c, 8);
 	struct { const void *data; size_t size; } feat[] = {
-		{ w->bids, w->nbids }, { osrel, nosrel }, { arch, narch }, { cpus, 8 },
+		{ w->bids, w->nbids }, { osrel, nosrel }, { arch, narch }, { cpus, 8 }, { why, nwhy },
 	};
 	const int bits[] = { PERF_FEAT_BUILD_ID, PERF_FEAT_OSRELEASE, PERF_FEAT_ARCH,
-			     PERF_FEAT_NRCPUS };
-	size_t nfeat = sizeof(bits) / sizeof(bits[0]);
-	uint64_t at = data_end + 16 * nfeat, features = 0;
+			     PERF_FEAT_NRCPUS, PERF_FEAT_TALLY_STOPPED };
+	size_t nfeat = sizeof(bits) / sizeof(bits[0]) - !w->error;
+	uint64_t at = w->off + 16 * nfeat;
 	int r = 0;
 	for (size_t i = 0; i < nfeat && !r; i++) {
 		r = put_u64(w, at);
 		if (!r)
 			r = put_u64(w, feat[i].size);
 		at += feat[i].size;
-		features |= 1ull << bits[i];
+		features[bits[i] / 64] |= 1ull << bits[i] % 64;
 	}
 	for (size_t i = 0; i < nfeat && !r; i++)
 		r = put(w, feat[i].data, feat[i].size);
 	uint64_t ids_off = w->off;
 	if (!r) r = put(w, ids, nids * 8);
-	uint64_t attr_off = w->off;
+	*attr_off = w->off;
 	w->attr.size = sizeof(w->attr);
 	if (!r) r = put(w, &w->attr, sizeof(w->attr));
 	if (!r) r = put_u64(w, ids_off);
 	if (!r) r = put_u64(w, nids * 8);
+	return r;
+}
+
+int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids)
+{
+	int r = w->nbuf && !w->error ? flush(w) : 0;
+	if (w->error) {
+		err_clear(); /* the session reported it; the file is still finished */
+		r = give_back_room(w);
+	}
+	uint64_t data_end = w->off, features[4] = { 0 }, attr_off = 0;
+	if (!r)
+		r = put_trailer(w, ids, nids, features, &attr_off);
+	if (r && w->reserve >= 0) { /* the disk filled under the trailer: use the room held */
+		err_clear();
+		w->off = data_end;
+		memset(features, 0, sizeof(features));
+		r = give_back_room(w);
+		if (!r)
+			r = put_trailer(w, ids, nids, features, &attr_off);
+	}
 	uint64_t hdr[13] = {
 		PERF_MAGIC2, HEADER_SIZE, sizeof(w->attr) + 16,
 		attr_off, sizeof(w->attr) + 16,
 		HEADER_SIZE, data_end - HEADER_SIZE,
 		0, 0,
-		features, 0, 0, 0,
+		features[0], features[1], features[2], features[3],
 	};
-	if (!r && fseek(w->f, 0, SEEK_SET))
-		r = err_set(-errno, "%s: seek: %s", w->path, strerror(errno));
-	if (!r && fwrite(hdr, 1, sizeof(hdr), w->f) != sizeof(hdr))
-		r = err_set(-errno, "%s: write: %s", w->path, strerror(errno));
-	if (fclose(w->f) && !r)
-		r = err_set(-errno, "%s: %s", w->path, strerror(errno));
+	if (!r && pwrite(w->fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
+		r = err_set(-errno, "%s: write: %s", path_of(w), strerror(errno));
+	if (!r)
+		r = afile_commit(w->out);
+	else
+		afile_abort(w->out);
 	free_writer(w);
 	return r;
 }

@@ -26,7 +26,11 @@ enum {
 
 /* Feature bits of the perf.data header (tools/perf/util/header.h). */
 enum { PERF_FEAT_BUILD_ID = 2, PERF_FEAT_OSRELEASE = 4, PERF_FEAT_ARCH = 6, PERF_FEAT_NRCPUS = 7,
-       PERF_FEAT_COMPRESSED = 27 };
+       PERF_FEAT_COMPRESSED = 27,
+       /* tally's own, the last of the 256 bits (perf reads the table of every bit set and
+        * skips the ones it does not know): a perf header string, why the recording
+        * stopped early (strerror of the failed write). */
+       PERF_FEAT_TALLY_STOPPED = 255 };
 
 /* x86-64 user registers as perf numbers them (arch/x86/include/uapi/asm/perf_regs.h). */
 enum {
@@ -82,6 +86,7 @@ struct perf_data {
 	size_t recs_size;
 	uint8_t *inflated;
 	uint64_t features[4];
+	char stopped[64]; /* why the recording ended early (PERF_FEAT_TALLY_STOPPED), or "" */
 	struct perf_build_id *build_ids;
 	size_t nbuild_ids;
 	struct perf_order *order; /* every record, sorted by time (built on opening) */
@@ -165,13 +170,22 @@ struct perf_writer;
 /* Starts path with one event attribute; records follow, then perf_writer_close(). */
 int perf_writer_open(const char *path, const struct perf_event_attr *attr,
 		     struct perf_writer **out);
-/* Appends one record exactly as the kernel produced it. */
+/* Appends one record exactly as the kernel produced it. A failed write (ENOSPC, EIO) is
+ * returned with the message set ("PATH: No space left on device") and kept: later records
+ * are dropped, and perf_writer_close still finishes the file with the whole records
+ * written before. */
 int perf_writer_add(struct perf_writer *w, const void *rec, size_t size);
+/* The errno of the write that failed, 0 while none has. */
+int perf_writer_error(const struct perf_writer *w);
+/* The samples (PERF_RECORD_SAMPLE) the file holds: written or buffered, never the ones a
+ * failed write dropped. */
+uint64_t perf_writer_samples(const struct perf_writer *w);
 /* Remembers a build-id for the HEADER_BUILD_ID feature; misc is PERF_RECORD_MISC_USER
  * or _KERNEL. */
 int perf_writer_add_build_id(struct perf_writer *w, uint32_t pid, uint16_t misc,
 			     const uint8_t *id, size_t len, const char *filename);
-/* Writes the attribute with its ids, the features and the header; frees w. */
+/* Writes the attribute with its ids, the features and the header, and renames the file
+ * into place (after a failed write too: the recording so far is kept); frees w. */
 int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids);
 /* Frees w without finishing the file (after an error). */
 void perf_writer_abort(struct perf_writer *w);

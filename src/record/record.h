@@ -26,6 +26,9 @@ struct rec_opts {
 struct rec_result {
 	uint64_t samples, lost, throttled, bytes;
 	int exit_status; /* of CMD, as a shell reports it (128+signal when killed) */
+	/* errno of the write that stopped the recording early (a full disk), 0 if none: the
+	 * file is finished with the samples written before, and CMD ran on to its end. */
+	int write_error;
 };
 
 int rec_run(const struct rec_opts *o, struct rec_result *res);

@@ -63,11 +63,24 @@ static int add_fd(struct session *s, int fd)
 	return 0;
 }
 
+/* A write that failed (a full disk) stops the recording, not the target: the events are
+ * disabled, what the rings still hold is dropped and the file keeps what was written. */
+static void stop_recording(struct session *s)
+{
+	for (size_t i = 0; i < s->fds.n; i++)
+		ioctl(s->fds.v[i], PERF_EVENT_IOC_DISABLE, 0);
+	err_clear();
+}
+
 static int on_record(const void *rec, size_t size, void *arg)
 {
 	struct session *s = arg;
+	if (perf_writer_error(s->w))
+		return 0;
 	rec_account(s->res, &s->modules, rec, size);
-	return perf_writer_add(s->w, rec, size);
+	if (perf_writer_add(s->w, rec, size))
+		stop_recording(s);
+	return 0;
 }
 
 static int drain_all(struct session *s)
@@ -350,7 +363,7 @@ static int loop(struct session *s, pid_t child, int *status)
 			}
 			if (waitpid(child, status, WNOHANG) == child)
 				return drain_all(s);
-		} else if (stop_signal || !targets_alive(s->o)) {
+		} else if (stop_signal || !targets_alive(s->o) || perf_writer_error(s->w)) {
 			return drain_all(s);
 		}
 	}
@@ -409,6 +422,8 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (s.w) {
+		if (!r && (res->write_error = perf_writer_error(s.w)))
+			res->samples = perf_writer_samples(s.w);
 		if (!r) {
 			rec_modules_write(&s.modules, s.w);
 			r = perf_writer_close(s.w, s.ids.v, s.ids.n);

@@ -227,6 +227,7 @@ int replay_unwind_data(struct perf_data *d, enum unw_method method,
 	struct replay_info dummy;
 	struct replay r = { .d = d, .fn = fn, .arg = arg, .info = info ? info : &dummy };
 	memset(r.info, 0, sizeof(*r.info));
+	snprintf(r.info->stopped, sizeof(r.info->stopped), "%s", d->stopped);
 	if (unw_ctx_new(method, &r.ctx))
 		return err_set(-ENOMEM, "out of memory");
 	int rc = 0;

@@ -34,6 +34,7 @@ struct replay_info {
 	uint64_t throttled;   /* throttle events */
 	uint64_t processes;   /* distinct pids with samples */
 	uint64_t fp_recorded; /* samples with a frame-pointer callchain and no stack copy */
+	char stopped[64]; /* why the recording ended early (a full disk), "" if it did not */
 };
 
 /* Calls fn for every sample of path, unwound with method. The context (and its statistics)

@@ -179,6 +179,10 @@ static void counters(struct prof *p, const struct replay_quality *q)
 		prof_set_counter(p, "lost samples", (int64_t)q->info.lost_samples);
 	if (q->info.throttled)
 		prof_set_counter(p, "throttled", (int64_t)q->info.throttled);
+	if (q->info.stopped[0]) {
+		snprintf(name, sizeof(name), "recording ended early: %s", q->info.stopped);
+		prof_set_counter(p, name, 1);
+	}
 	/* Counts, not shares: merged profiles add their counters, and a report derives the
 	 * shares at the precision they need (replay_quality_summary). */
 	prof_set_counter(p, REPLAY_COUNTER_COMPLETE, (int64_t)s->complete);
