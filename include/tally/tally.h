@@ -49,7 +49,9 @@ struct tally_symbolizer_opts {
 	/* Use tally's debug cache: separate debug files are looked up there first, and a
 	 * compressed one is stored there decompressed when the symbolizer is closed. Its
 	 * directory is $TALLY_CACHE/debug, else $XDG_CACHE_HOME/tally/debug, else
-	 * ~/.cache/tally/debug; TALLY_CACHE=off turns it off. */
+	 * ~/.cache/tally/debug; TALLY_CACHE=off turns it off. It also lets a debug file on no
+	 * disk be asked of the debuginfod servers in DEBUGINFOD_URLS (none when unset, or
+	 * when TALLY_DEBUGINFOD=off), kept in $TALLY_CACHE/debuginfod: docs/symbolize.md. */
 	bool debug_cache;
 };
 
