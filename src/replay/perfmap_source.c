@@ -2,14 +2,17 @@
  * The perf-map frame source (replay.h): a frame in memory that no ELF file backs
  * (anonymous memory, where JIT runtimes put their code) of a process that wrote a
  * perf-PID.map is named from that map, as a JIT frame whose module is the map file. Each
- * process's map is read once, when a sample of it first needs one: the recording's copy
- * (replay_jit_dir) when there is one, else /tmp/perf-PID.map as perf reads it.
+ * process's map is read once, when a sample of it first needs one: from the recording's
+ * copies when it has them (replay_jit_dir; tally record copied every map that was the
+ * recorded processes' own, so /tmp is not asked: what is there may be another process's),
+ * else /tmp/perf-PID.map as perf reads it.
  */
 #include "replay/replay.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/err.h"
 #include "base/vec.h"
@@ -22,7 +25,7 @@ struct pm_proc {
 };
 
 struct pm_source {
-	char *jit_dir; /* NULL: no copies */
+	char *jit_dir; /* the recording's copies; NULL: none, /tmp */
 	struct replay_idmap index; /* pid -> procs.v[] */
 	VEC(struct pm_proc) procs;
 };
@@ -63,14 +66,9 @@ static int map_of(struct pm_source *s, uint32_t pid, const struct pm_proc **out)
 		return err_set(-ENOMEM, "out of memory");
 	*p = (struct pm_proc){ 0 };
 	char path[4096];
-	int rc = 1;
-	if (s->jit_dir && snprintf(path, sizeof(path), "%s/perf-%u.map", s->jit_dir, pid) <
-				  (int)sizeof(path))
-		rc = load(p, path);
-	if (rc > 0) {
-		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
-		rc = load(p, path);
-	}
+	int n = s->jit_dir ? snprintf(path, sizeof(path), "%s/perf-%u.map", s->jit_dir, pid)
+			   : snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	int rc = n < (int)sizeof(path) ? load(p, path) : 1;
 	*out = p;
 	return rc < 0 ? rc : 0;
 }
@@ -121,7 +119,9 @@ static const struct replay_frame_source_ops perfmap_ops = { .name_frame = name_f
 int replay_perfmap_source_new(const char *jit_dir, struct replay_frame_source *out)
 {
 	struct pm_source *s = calloc(1, sizeof(*s));
-	if (s && jit_dir && !(s->jit_dir = strdup(jit_dir))) {
+	struct stat st;
+	bool copies = jit_dir && !stat(jit_dir, &st) && S_ISDIR(st.st_mode);
+	if (s && copies && !(s->jit_dir = strdup(jit_dir))) {
 		free(s);
 		s = NULL;
 	}

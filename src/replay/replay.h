@@ -140,8 +140,8 @@ int replay_elf_source_new(struct replay_frame_source *out);
 
 /* The perf-map source: a frame in memory no ELF file backs (anonymous memory: JIT code) of
  * a process that has a perf-PID.map, named as a REPLAY_FRAME_JIT frame by the latest line
- * covering it, its module the map file. A process's map is jit_dir/perf-PID.map when
- * there (the recording's copy, see replay_jit_dir; jit_dir NULL: none), else
+ * covering it, its module the map file. A process's map is jit_dir/perf-PID.map when the
+ * directory jit_dir exists (the recording's copies, see replay_jit_dir; NULL: none), else
  * /tmp/perf-PID.map; bad lines are warned about on stderr and left out. Frames no line
  * covers are left to the next source. 0, or -ENOMEM with the message set. */
 int replay_perfmap_source_new(const char *jit_dir, struct replay_frame_source *out);
