@@ -28,18 +28,8 @@ console.log(a > 0 ? "ok" : "no");
 JS
 AS_PID=(sh -c 'echo $$ >"$0"; exec "$@"' "$W/pid")
 
-# Best of 5 by CPU time, as bench/unwind.sh measures: "WALL s wall, CPU ms cpu, RSS MiB".
-timed() {
-	for _ in 1 2 3 4 5; do
-		perf stat -e task-clock -o "$W/stat" -- "$@" >/dev/null 2>&1
-		awk '/msec task-clock/ {cpu = $1} /seconds time elapsed/ {wall = $1}
-			END {printf "%.1f %.3f\n", cpu, wall}' "$W/stat"
-	done | sort -g | head -1 >"$W/best"
-	/usr/bin/time -f "%M" -o "$W/time" "$@" >/dev/null 2>&1
-	read -r cpu wall <"$W/best"
-	echo "$cpu" >"$W/cpu"
-	echo "$wall s wall, $cpu ms cpu, $(awk '{printf "%.1f", $1 / 1024}' "$W/time") MiB"
-}
+# timed CMD...: CPU time best of 5, wall time and peak memory (bench/timed.sh).
+. bench/timed.sh
 
 # shares LEAVES: "fib X%, sumsq Y%" of all samples, from "COUNT\tLEAF" lines.
 shares() {
