@@ -164,12 +164,15 @@ void replay_namer_free(struct replay_namer *nm);
 /* ---- as a profile ---- */
 
 /* The unwind-quality counters of a perf.data's profile: counts of samples (unwound
- * stacks), of complete, truncated and single-frame stacks, and the frames of all stacks. */
+ * stacks), of complete, truncated and single-frame stacks, the frames of all stacks, and
+ * the JIT frames among them. */
 #define REPLAY_COUNTER_SAMPLES "samples"
 #define REPLAY_COUNTER_COMPLETE "unwind: complete stacks"
 #define REPLAY_COUNTER_TRUNCATED "unwind: truncated stacks"
 #define REPLAY_COUNTER_SINGLE "unwind: single-frame stacks"
 #define REPLAY_COUNTER_FRAMES "unwind: frames"
+/* Of those, the frames named as JIT code (perf maps); only when there are some. */
+#define REPLAY_COUNTER_JIT_FRAMES "unwind: JIT frames"
 
 /* The profile of a perf.data: metrics samples/count and cpu/nanoseconds (clock events) or
  * events/count, stacks unwound with method and symbolized, unwind quality as counters. */

@@ -169,7 +169,13 @@ else
 		# Stacks through the methods go on to the thread's start (frame pointers kept).
 		"$TALLY" export -f folded "$TMP/java.data" 2>/dev/null |
 			grep -E ';(long Hot\.spin|double Hot\.mix)\(int\) [0-9]+$' >"$TMP/hot.folded"
-		"$TALLY" report "$TMP/java.data" 2>&1 | grep '^unwind:' >"$TMP/quality"
+		"$TALLY" report "$TMP/java.data" >"$TMP/java.report" 2>&1
+		grep '^unwind:' "$TMP/java.report" >"$TMP/quality"
+		# The figures count JIT frames: at least one per sample perf finds in the methods.
+		jit=$(sed -n 's/^ *unwind: JIT frames \([0-9]*\)$/\1/p' "$TMP/java.report")
+		hot=$(( $(sum "$TMP/p.leaves" "$SPIN") + $(sum "$TMP/p.leaves" "$MIX") ))
+		[ -n "$jit" ] && [ "$jit" -ge "$hot" ] && pass java_quality_figures_count_jit_frames ||
+			fail java_quality_figures_count_jit_frames "JIT frames '${jit}', perf's samples in the methods $hot"
 		awk '{ n = $NF; t += n; if ($0 ~ /^clone3;start_thread;/) c += n }
 		     END { exit !(t >= 100 && c >= 0.98 * t) }' "$TMP/hot.folded" &&
 			grep -qE ' (99(\.[0-9]+)?|100)% complete' "$TMP/quality" &&
