@@ -27,6 +27,8 @@ while (Date.now() - t < 5000) { a += fib(30); a += sumsq(1500000); }
 console.log(a > 0 ? "ok" : "no");
 JS
 AS_PID=(sh -c 'echo $$ >"$0"; exec "$@"' "$W/pid")
+# --perf-basic-prof also writes V8's log, in the current directory unless told where.
+NODE=(node --perf-basic-prof --logfile="$W/v8.log" --no-logfile-per-isolate)
 
 # timed CMD...: CPU time best of 5, wall time and peak memory (bench/timed.sh).
 . bench/timed.sh
@@ -38,10 +40,10 @@ shares() {
 }
 
 perf record -q -N -F 999 --call-graph dwarf -o "$W/perf.data" -- "${AS_PID[@]}" \
-	node --perf-basic-prof "$W/app.js" >/dev/null 2>&1
+	"${NODE[@]}" "$W/app.js" >/dev/null 2>&1
 PIDS+=("$(cat "$W/pid")")
 "$BUILD/tally" record -q -o "$W/tally.data" -- "${AS_PID[@]}" \
-	node --perf-basic-prof "$W/app.js" >/dev/null
+	"${NODE[@]}" "$W/app.js" >/dev/null
 PIDS+=("$(cat "$W/pid")")
 
 for rec in perf tally; do

@@ -22,7 +22,8 @@ while (Date.now() - t < 1000) a += fib(25);
 console.log(a > 0 ? "ok" : "no");
 JS
 "$TALLY" record -q -o "$TMP/node.data" -- sh -c 'echo $$ >"$0"; exec "$@"' "$TMP/pid" \
-	/usr/bin/node --perf-basic-prof "$TMP/app.js" >/dev/null 2>"$TMP/rec.err"
+	/usr/bin/node --perf-basic-prof --logfile="$TMP/v8.log" --no-logfile-per-isolate "$TMP/app.js" \
+	>/dev/null 2>"$TMP/rec.err"
 rc=$?
 PID_OF_NODE=$(cat "$TMP/pid" 2>/dev/null)
 if [ $rc != 0 ] || [ ! -s "$TMP/node.data.jit/perf-$PID_OF_NODE.map" ]; then

@@ -79,6 +79,8 @@ compare() {
 }
 
 # ---- Node 20, --perf-basic-prof ----
+# --perf-basic-prof also writes V8's log, in the current directory unless told where.
+NODE=(/usr/bin/node --perf-basic-prof --logfile="$TMP/v8.log" --no-logfile-per-isolate)
 cat >"$TMP/app.js" <<'JS'
 function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 function sumsq(n) { let s = 0; for (let i = 0; i < n; i++) s += (i * i) % 7; return s; }
@@ -92,7 +94,7 @@ if [ ! -x /usr/bin/node ]; then
 else
 	rm -f "$TMP/pid"
 	if run_noting "$TALLY" record -q -o "$TMP/node.data" -- "${AS_PID[@]}" \
-		/usr/bin/node --perf-basic-prof "$TMP/app.js" >/dev/null 2>"$TMP/rec.err"; then
+		"${NODE[@]}" "$TMP/app.js" >/dev/null 2>"$TMP/rec.err"; then
 		compare node_tally_record_shares_agree_with_perf "$TMP/node.data" "$FIB" "$SUMSQ"
 		pid=$(cat "$TMP/pid")
 		[ -s "$TMP/node.data.jit/perf-$pid.map" ] &&
@@ -127,7 +129,7 @@ else
 	for cg in dwarf fp; do
 		rm -f "$TMP/pid"
 		if run_noting perf record -q -N -F 999 --call-graph $cg -o "$TMP/node-$cg.data" -- \
-			"${AS_PID[@]}" /usr/bin/node --perf-basic-prof "$TMP/app.js" \
+			"${AS_PID[@]}" "${NODE[@]}" "$TMP/app.js" \
 			>/dev/null 2>"$TMP/rec.err"; then
 			compare node_perf_record_${cg}_shares_agree_with_perf "$TMP/node-$cg.data" \
 				"$FIB" "$SUMSQ"

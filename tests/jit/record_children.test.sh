@@ -21,7 +21,9 @@ let t = Date.now(), a = 0;
 while (Date.now() - t < 700) a += fib(25);
 console.log(a > 0 ? "ok" : "no");
 JS
-"$TALLY" record -q -o "$TMP/sh.data" -- sh -c '/usr/bin/node --perf-basic-prof "$0"; echo "$$" >"$0.sh"' \
+# (V8's log, which --perf-basic-prof turns on, kept in $TMP rather than the current directory)
+"$TALLY" record -q -o "$TMP/sh.data" -- sh -c '/usr/bin/node --perf-basic-prof \
+	--logfile="$0.log" --no-logfile-per-isolate "$0"; echo "$$" >"$0.sh"' \
 	"$TMP/app.js" >/dev/null 2>"$TMP/rec.err"
 rc=$?
 KEPT=$(ls "$TMP/sh.data.jit" 2>/dev/null)
