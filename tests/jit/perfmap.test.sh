@@ -3,7 +3,7 @@
 # call graphs), OpenJDK 17 with -XX:+DumpPerfMapAtExit. The oracle is perf report on the
 # same file: the hot JS or Java functions have the names it gives, their shares agree with
 # its shares within 10 points, and no more samples are left in unnamed JIT code than it
-# leaves. The runtimes write /tmp/perf-PID.map themselves: the test removes those of its
+# leaves. tally record keeps the maps, its command's children's too. The runtimes write /tmp/perf-PID.map themselves: the test removes those of its
 # own processes, and only those.
 . tests/lib.sh
 
@@ -137,6 +137,22 @@ else
 			fail node_perf_record_$cg "$(tail -3 "$TMP/rec.err")"
 		fi
 	done
+	# The command's children's maps are kept too: node under a shell that tally records
+	# (node's pid is not the command's); a later recording to the same output removes them.
+	"$TALLY" record -q -o "$TMP/sh.data" -- sh -c '"$@"; echo "$$" >"$0"' "$TMP/sh.pid" \
+		"${NODE[@]}" "$TMP/app.js" >/dev/null 2>"$TMP/rec.err"
+	rc=$?
+	kept=$(ls "$TMP/sh.data.jit" 2>/dev/null)
+	for f in $kept; do f=${f#perf-} MAPS+=("${f%.map}"); done
+	if [ $rc = 0 ] && [ "$(wc -w <<<"$kept")" = 1 ] && [ "$kept" != "perf-$(cat "$TMP/sh.pid").map" ] &&
+		"$TALLY" export -f folded --kinds "$TMP/sh.data" 2>&1 | grep -q 'JS:\*fib [^;]*_\[j\]'; then
+		pass record_keeps_the_childs_map
+	else
+		fail record_keeps_the_childs_map "exit $rc, kept '$kept': $(tail -2 "$TMP/rec.err")"
+	fi
+	"$TALLY" record -q -o "$TMP/sh.data" -- true >/dev/null 2>&1
+	[ ! -e "$TMP/sh.data.jit" ] && pass record_again_removes_old_maps ||
+		fail record_again_removes_old_maps "$(ls "$TMP/sh.data.jit" 2>&1)"
 fi
 
 # ---- OpenJDK 17, -XX:+DumpPerfMapAtExit ----
