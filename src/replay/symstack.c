@@ -2,7 +2,7 @@
  * Symbolized stacks of a perf.data: each sample unwound (replay.c), then its frames named
  * outermost first: "[truncated]" first when the stack was not unwound to its outermost
  * frame, each unwound frame by the first frame source that claims it (the ELF source last,
- * elf_source.c), then kernel frames from /proc/kallsyms (read only when a sample has some).
+ * elf_source.c; before it, JIT code by perf maps, perfmap_source.c), then kernel frames from /proc/kallsyms (read only when a sample has some).
  * A stack named before is taken from the stack memo unless a source's names depend on the
  * sample's moment.
  */
@@ -188,7 +188,13 @@ int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 			   struct replay_quality *q)
 {
 	struct symbolized y = { .fn = fn, .arg = arg };
-	int r = replay_namer_new(NULL, 0, &y.nm);
+	struct replay_frame_source jit;
+	char dir[4096];
+	int r = replay_jit_dir(d->path, dir, sizeof(dir));
+	if (!r)
+		r = replay_perfmap_source_new(dir, &jit);
+	if (!r)
+		r = replay_namer_new(&jit, 1, &y.nm);
 	if (r)
 		return r;
 	memset(q, 0, sizeof(*q));

@@ -35,6 +35,7 @@ struct frame_memo {
 struct known_stack {
 	struct prof_loc *locs;
 	uint32_t kept;
+	uint32_t njit; /* its JIT frames */
 };
 
 struct build {
@@ -48,6 +49,7 @@ struct build {
 	unsigned nmods, next_mod;
 	VEC(struct known_stack) known; /* by id; n: the ids with a slot, zeroed until known */
 	uint64_t first_time, last_time;
+	uint64_t jit_frames; /* over all samples, for the unwind-quality figures */
 	char source[128];
 };
 
@@ -56,6 +58,7 @@ static const enum prof_kind kinds[] = {
 	[REPLAY_FRAME_INLINE] = PROF_INLINE,
 	[REPLAY_FRAME_KERNEL] = PROF_KERNEL,
 	[REPLAY_FRAME_TRUNCATED] = PROF_TRUNCATED,
+	[REPLAY_FRAME_JIT] = PROF_JIT,
 };
 
 static uint32_t module_id(struct build *b, const char *path, const char *build_id)
@@ -140,6 +143,14 @@ static struct known_stack *remember(struct build *b, uint32_t id, const struct p
 	return k;
 }
 
+static uint32_t jit_frames(const struct replay_sym_stack *st)
+{
+	uint32_t n = 0;
+	for (size_t i = 0; i < st->n; i++)
+		n += st->frames[i].kind == REPLAY_FRAME_JIT;
+	return n;
+}
+
 static int on_stack(const struct replay_sym_stack *st, void *arg)
 {
 	struct build *b = arg;
@@ -147,16 +158,20 @@ static int on_stack(const struct replay_sym_stack *st, void *arg)
 					? &b->known.v[st->id]
 					: NULL;
 	const struct prof_loc *locs;
+	uint32_t njit;
 	if (k) {
 		locs = k->locs;
+		njit = k->njit;
 	} else {
 		int r = make_locs(b, st); /* may move b->locs.v */
 		if (r)
 			return r;
 		locs = b->locs.v;
-		if (st->id)
-			k = remember(b, st->id, b->locs.v, st->n);
+		njit = jit_frames(st);
+		if (st->id && (k = remember(b, st->id, b->locs.v, st->n)))
+			k->njit = njit;
 	}
+	b->jit_frames += njit;
 	const struct perf_event_rec *ev = st->raw->ev;
 	int64_t w[2] = { 1, (int64_t)ev->period };
 	if (!b->first_time) {
@@ -254,6 +269,8 @@ int replay_profile(struct perf_data *d, enum unw_method method, struct prof **ou
 	vec_free(&b.known);
 	if (!r) {
 		counters(p, &q);
+		if (b.jit_frames)
+			prof_set_counter(p, REPLAY_COUNTER_JIT_FRAMES, (int64_t)b.jit_frames);
 		if (b.source[0])
 			prof_set_source(p, b.source);
 		if (b.last_time > b.first_time)
