@@ -430,11 +430,11 @@ static uint32_t module_of(struct pprof *x, struct pmapping *m, uint64_t a)
 
 static int make_location(struct pprof *x, struct plocation *loc, uint64_t id);
 
-/* tally's pprof export writes vm, syscall and program frames' system_name as
+/* tally's pprof export writes vm, syscall, program and JIT frames' system_name as
  * "NAME [KIND]"; anything else is a native frame. */
 static enum prof_kind kind_from_system_name(const char *name, const char *sys)
 {
-	static const enum prof_kind kinds[] = { PROF_VM, PROF_SYSCALL, PROF_PROGRAM };
+	static const enum prof_kind kinds[] = { PROF_VM, PROF_SYSCALL, PROF_PROGRAM, PROF_JIT };
 	size_t n = strlen(name);
 	if (strncmp(sys, name, n) || strncmp(sys + n, " [", 2))
 		return PROF_NATIVE;

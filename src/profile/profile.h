@@ -77,6 +77,8 @@ enum prof_kind {
 	PROF_PROGRAM,	/* an sBPF program entered through CPI, or a whole program */
 	PROF_KERNEL,
 	PROF_TRUNCATED, /* the stack could not be recovered beyond this point */
+	PROF_JIT,	/* code a runtime compiled (named by a perf map or jitdump); last so
+			   that the order of the kinds before it, and of every output, stays */
 	PROF_NKINDS
 };
 const char *prof_kind_name(enum prof_kind k); /* "native", "inline", ... */

@@ -62,6 +62,7 @@ enum replay_frame_kind {
 	REPLAY_FRAME_INLINE,
 	REPLAY_FRAME_KERNEL,
 	REPLAY_FRAME_TRUNCATED,
+	REPLAY_FRAME_JIT, /* code a runtime compiled; module is the file that named it */
 };
 
 struct replay_sym_frame {

@@ -42,6 +42,8 @@ static const struct { double hue, span, sat, light; } bands[FG_NKINDS] = {
 	[FG_SYSCALL] = { 265, 40, 0.50, 0.66 },
 	[FG_PROGRAM] = { 165, 25, 0.55, 0.55 },
 	[FG_TRUNCATED] = { 0, 0, 0.0, 0.70 },
+	/* green, as perf's and Brendan Gregg's flame graphs draw JIT code */
+	[FG_JIT] = { 95, 40, 0.65, 0.50 },
 };
 
 void fg_color(char buf[8], const char *name, enum fg_kind kind)

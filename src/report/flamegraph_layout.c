@@ -37,6 +37,7 @@ static enum fg_kind fg_kind_of(uint8_t kind)
 	case PROF_PROGRAM: return FG_PROGRAM;
 	case PROF_KERNEL: return FG_KERNEL;
 	case PROF_TRUNCATED: return FG_TRUNCATED;
+	case PROF_JIT: return FG_JIT;
 	default: return FG_NATIVE;
 	}
 }

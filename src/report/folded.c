@@ -51,6 +51,8 @@ static int visit(const struct prof *p, uint32_t node, void *ctx)
 			fputs("_[i]", x->f);
 		else if (x->kinds && fr->kind == PROF_KERNEL)
 			fputs("_[k]", x->f);
+		else if (x->kinds && fr->kind == PROF_JIT)
+			fputs("_[j]", x->f);
 	}
 	fprintf(x->f, " %" PRId64 "\n", w);
 	return 0;

@@ -128,8 +128,10 @@ static uint64_t function_id(struct enc *e, uint32_t frame)
 	uint32_t id = ++e->nfuncs;
 	uint64_t name = str_id(e, prof_frame_label(e->p, frame)), sys = name;
 	/* pprof has no frame kinds beyond inline (Line order) and kernel (the mapping): the
-	 * others ride in system_name as "NAME [KIND]", which pprof shows only in -raw. */
-	if (f->kind == PROF_VM || f->kind == PROF_SYSCALL || f->kind == PROF_PROGRAM) {
+	 * others ride in system_name as "NAME [KIND]", which pprof shows only in -raw (a JIT
+	 * frame's mapping also names the file that named it). */
+	if (f->kind == PROF_VM || f->kind == PROF_SYSCALL || f->kind == PROF_PROGRAM ||
+	    f->kind == PROF_JIT) {
 		char buf[4200];
 		snprintf(buf, sizeof(buf), "%.4000s [%s]", prof_frame_label(e->p, frame),
 			 prof_kind_name(f->kind));

@@ -31,21 +31,26 @@ static void read_err(const char *text, const char *msg)
 
 static void folded_suffixes_give_kinds_and_crlf_is_a_line_end(void **state)
 {
-	struct prof *p = read_ok("\r\nmain;mix_[i];sys_read_[k] 7\r\nmain;x_[j] 2\n");
+	struct prof *p = read_ok("\r\nmain;mix_[i];sys_read_[k] 7\r\nmain;x_[w] 2\nmain;js_[j] 1\n");
 	uint32_t main_ = prof_node_at(p, PROF_ROOT)->first_child;
-	uint32_t mix = prof_node_at(p, main_)->first_child;
+	/* children by label: js, mix, x_[w] */
+	uint32_t js = prof_node_at(p, main_)->first_child;
+	uint32_t mix = prof_node_at(p, js)->next_sibling;
 	uint32_t sys = prof_node_at(p, mix)->first_child;
 	assert_string_equal(prof_frame_label(p, prof_node_at(p, mix)->frame), "mix");
 	assert_int_equal(prof_frame_at(p, prof_node_at(p, mix)->frame)->kind, PROF_INLINE);
 	assert_string_equal(prof_frame_label(p, prof_node_at(p, sys)->frame), "sys_read");
 	assert_int_equal(prof_frame_at(p, prof_node_at(p, sys)->frame)->kind, PROF_KERNEL);
 	assert_int_equal(prof_self(p, sys)[0], 7);
-	/* Other FlameGraph annotations stay part of the name. */
+	/* JIT frames as FlameGraph's stackcollapse-perf marks them */
+	assert_string_equal(prof_frame_label(p, prof_node_at(p, js)->frame), "js");
+	assert_int_equal(prof_frame_at(p, prof_node_at(p, js)->frame)->kind, PROF_JIT);
+	/* Other FlameGraph annotations (the waker's) stay part of the name. */
 	uint32_t x = prof_node_at(p, mix)->next_sibling;
-	assert_string_equal(prof_frame_label(p, prof_node_at(p, x)->frame), "x_[j]");
+	assert_string_equal(prof_frame_label(p, prof_node_at(p, x)->frame), "x_[w]");
 	int64_t t;
 	prof_grand_total(p, &t);
-	assert_int_equal(t, 9);
+	assert_int_equal(t, 10);
 	prof_free(p);
 }
 
