@@ -73,4 +73,11 @@ const struct replay_jit_code *replay_jitdump_find(const struct replay_jitdump *d
 const struct replay_jit_line *replay_jitdump_line(const struct replay_jitdump *d,
 						  const struct replay_jit_code *c, uint64_t off);
 
+/* The frame source of the dumps d's markers name (jitdump_source.c): JIT frames of kind
+ * REPLAY_FRAME_JIT, per sample. out->ops is NULL when d has no marker. 0, or a negative
+ * code with the message set; a dump that cannot be read is a warning, not an error. */
+struct perf_data;
+struct replay_frame_source;
+int replay_jitdump_source_new(struct perf_data *d, struct replay_frame_source *out);
+
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "replay/jitdump.h"
 #include "replay/kallsyms.h"
 #include "replay/stack_memo.h"
 
@@ -188,7 +189,12 @@ int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 			   struct replay_quality *q)
 {
 	struct symbolized y = { .fn = fn, .arg = arg };
-	int r = replay_namer_new(NULL, 0, &y.nm);
+	struct replay_frame_source sources[1];
+	size_t n = 0;
+	int r = replay_jitdump_source_new(d, &sources[n]);
+	n += !r && sources[n].ops;
+	if (!r)
+		r = replay_namer_new(sources, n, &y.nm);
 	if (r)
 		return r;
 	memset(q, 0, sizeof(*q));
