@@ -34,7 +34,9 @@ enum { JIT_CODE_LOAD, JIT_CODE_MOVE, JIT_CODE_DEBUG_INFO, JIT_CODE_CLOSE,
 struct pending {
 	uint64_t debug_addr;
 	size_t line0, nlines;
+	size_t debug_off; /* the record's, for a warning */
 	bool has_lines;
+	bool bad_names; /* a file name with control characters: garbage, not a name */
 	const uint8_t *eh_frame, *eh_frame_hdr;
 	uint64_t eh_frame_size, eh_frame_hdr_size;
 };
@@ -103,6 +105,30 @@ static int add_place(struct reader *r, uint64_t start, uint64_t size, uint64_t t
 	return 0;
 }
 
+/* Whether the pending line table is believable for code of size bytes. Node 20 writes the
+ * tables of its baseline code with garbage in place of the script name, longer than the
+ * NUL it ends at, so the entries after the first are read out of step: their offsets lie
+ * outside the code. Such a table is left out, with a warning. */
+static bool lines_fit(struct reader *r, uint64_t size)
+{
+	bool fit = !r->next.bad_names;
+	for (size_t i = 0; fit && i < r->next.nlines; i++)
+		fit = r->lines.v[r->next.line0 + i].off < size;
+	if (!fit)
+		warn(r->d, r->next.debug_off, "JIT_CODE_DEBUG_INFO for %#llx does not describe "
+					      "its code (garbled entries): left out",
+		     (unsigned long long)r->next.debug_addr);
+	return fit;
+}
+
+static bool garbled(const char *name)
+{
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return true;
+	return false;
+}
+
 static int code_load(struct reader *r, struct cur *c, uint64_t time, size_t off)
 {
 	cur_skip(c, 8 + 8); /* pid, tid, vma */
@@ -124,10 +150,9 @@ static int code_load(struct reader *r, struct cur *c, uint64_t time, size_t off)
 					  .index = index };
 	/* Writers may leave the bytes out (the record's size says whether they are there). */
 	code->bytes = cur_left(c) >= size ? cur_bytes(c, size) : NULL;
-	if (r->next.has_lines && r->next.debug_addr == addr) {
-		code->line0 = r->next.line0;
+	if (r->next.has_lines && r->next.debug_addr == addr && lines_fit(r, size))
 		code->nlines = r->next.nlines;
-	}
+	code->line0 = r->next.line0;
 	code->eh_frame = r->next.eh_frame;
 	code->eh_frame_size = r->next.eh_frame_size;
 	code->eh_frame_hdr = r->next.eh_frame_hdr;
@@ -177,6 +202,7 @@ static int debug_info(struct reader *r, struct cur *c, size_t off)
 		return -ENOMEM;
 	size_t line0 = r->lines.n;
 	const char *file = NULL;
+	bool bad = false;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t at = cur_u64(c);
 		uint32_t line = cur_u32(c);
@@ -191,6 +217,7 @@ static int debug_info(struct reader *r, struct cur *c, size_t off)
 		/* "\xff" alone: the file of the entry before (the specification's shorthand). */
 		if (!((unsigned char)name[0] == 0xff && !name[1]) || !file)
 			file = name;
+		bad |= garbled(file);
 		uint64_t rel = at - addr;
 		rel = at < addr || rel < ELF_HEADER_SIZE ? 0 : rel - ELF_HEADER_SIZE;
 		r->lines.v[r->lines.n++] = (struct replay_jit_line){ rel, file, line };
@@ -198,7 +225,9 @@ static int debug_info(struct reader *r, struct cur *c, size_t off)
 	r->next.debug_addr = addr;
 	r->next.line0 = line0;
 	r->next.nlines = r->lines.n - line0;
+	r->next.debug_off = off;
 	r->next.has_lines = true;
+	r->next.bad_names = bad;
 	return 0;
 }
 

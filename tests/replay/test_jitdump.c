@@ -241,6 +241,32 @@ static void jitdump_debug_info_gives_lines_to_the_next_load(void **state)
 	replay_jitdump_free(d);
 }
 
+/* Node 20's baseline code: garbage for the script name, longer than its first NUL. */
+static void jitdump_garbled_line_table_is_left_out(void **state)
+{
+	struct buf b;
+	header(&b, false);
+	begin(&b, 2, 1900);
+	u64(&b, 0x1000);
+	u64(&b, 1);
+	debug_entry(&b, 0x1000 + 64, 3, "G`\x03");
+	end(&b);
+	load(&b, 2000, 0x1000, 0x10, 1, "garbled");
+	begin(&b, 2, 2100);
+	u64(&b, 0x2000);
+	u64(&b, 1);
+	debug_entry(&b, 0x2000 + 64 + 0x100, 3, "/src/a.js"); /* past the code's end */
+	end(&b);
+	load(&b, 2200, 0x2000, 0x10, 2, "past its end");
+	struct replay_jitdump *d = parse(&b);
+	assert_int_equal(d->codes[0].nlines, 0);
+	assert_int_equal(d->codes[1].nlines, 0);
+	assert_non_null(strstr(d->warning, "jit-123.dump: offset 0x28: JIT_CODE_DEBUG_INFO for "
+					   "0x1000 does not describe its code"));
+	assert_string_equal(name_at(d, 0x2000, 2500), "past its end");
+	replay_jitdump_free(d);
+}
+
 static void jitdump_unwinding_info_is_split_into_frame_and_header(void **state)
 {
 	struct buf b;
@@ -343,6 +369,7 @@ int main(void)
 		cmocka_unit_test(jitdump_moved_code_leaves_its_old_address),
 		cmocka_unit_test(jitdump_move_of_unknown_code_warns_and_reads_on),
 		cmocka_unit_test(jitdump_debug_info_gives_lines_to_the_next_load),
+		cmocka_unit_test(jitdump_garbled_line_table_is_left_out),
 		cmocka_unit_test(jitdump_unwinding_info_is_split_into_frame_and_header),
 		cmocka_unit_test(jitdump_truncated_file_keeps_the_whole_records),
 		cmocka_unit_test(jitdump_lying_sizes_and_counts_are_refused),
