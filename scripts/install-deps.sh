@@ -9,6 +9,7 @@ libdeflate-dev libisal-dev libcapstone-dev libjansson-dev libsodium-dev nettle-d
 test_pkgs="libcmocka-dev libclang-rt-14-dev binutils elfutils libc6-dbg python3.11-dbg
 systemtap-sdt-dev dwz bpftrace linux-perf golang-go chromium gdb jq time python3
 python3-pycryptodome"
+test_pkgs="$test_pkgs openjdk-17-jdk-headless" # JIT frames from a JVM's perf map (tests/jit)
 # node and npm come with the machine (a newer build than Debian's, whose npm package
 # conflicts with it); Debian's are installed only where there is no node at all.
 command -v npm >/dev/null 2>&1 || test_pkgs="$test_pkgs nodejs npm"

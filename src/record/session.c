@@ -4,7 +4,7 @@
  * running processes, whose existing mappings come from /proc), ring buffers drained into a
  * perf.data file until the command exits or SIGINT/SIGTERM arrives. The command's exit
  * status is returned for tally to exit with. Mapped files are noted as their mmap records
- * arrive (modules.c).
+ * arrive (modules.c), processes for their perf maps, kept at the end (jitmaps.c).
  */
 #include "record/record.h"
 
@@ -23,6 +23,7 @@
 
 #include "base/err.h"
 #include "base/vec.h"
+#include "record/jitmaps.h"
 #include "record/modules.h"
 #include "record/sideband.h"
 
@@ -51,6 +52,7 @@ struct session {
 	int cpu[MAX_CPUS]; /* the online CPUs: rings are indexed like this array */
 	struct rec_result *res;
 	struct rec_modules modules;
+	struct rec_jitmaps jitmaps;
 };
 
 static int add_fd(struct session *s, int fd)
@@ -68,6 +70,7 @@ static int on_record(const void *rec, size_t size, void *arg)
 {
 	struct session *s = arg;
 	rec_account(s->res, &s->modules, rec, size);
+	rec_jitmaps_note(&s->jitmaps, rec, size);
 	return perf_writer_add(s->w, rec, size);
 }
 
@@ -370,6 +373,7 @@ static void cleanup(struct session *s)
 	vec_free(&s->fds);
 	vec_free(&s->ids);
 	rec_modules_free(&s->modules);
+	rec_jitmaps_free(&s->jitmaps);
 }
 
 int rec_run(const struct rec_opts *o, struct rec_result *res)
@@ -419,6 +423,8 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 			r = perf_writer_close(s.w, s.ids.v, s.ids.n);
 			if (!r)
 				rec_modules_cache_debug(&s.modules);
+			if (!r)
+				rec_jitmaps_keep(&s.jitmaps, o->output);
 		} else {
 			perf_writer_abort(s.w);
 		}

@@ -87,8 +87,9 @@ struct replay_sym_stack {
 	uint32_t id;
 };
 
-/* Calls fn for every sample of d with its frames unwound (method) and named by the ELF
- * source with inline frames; kernel frames from /proc/kallsyms when readable. Strings live
+/* Calls fn for every sample of d with its frames unwound (method) and named by the perf-map
+ * source (JIT code; the recording's copies in replay_jit_dir(d->path)), then the ELF source
+ * with inline frames; kernel frames from /proc/kallsyms when readable. Strings live
  * until replay_symbolized_data returns. q receives the unwind quality. */
 int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 			   int (*fn)(const struct replay_sym_stack *st, void *arg), void *arg,
@@ -136,6 +137,17 @@ struct replay_frame_source {
  * as "[plt]", frames without a symbol as their module and address. It names every frame.
  * 0, or -ENOMEM with the message set. */
 int replay_elf_source_new(struct replay_frame_source *out);
+
+/* The perf-map source: a frame in memory no ELF file backs (anonymous memory: JIT code) of
+ * a process that has a perf-PID.map, named as a REPLAY_FRAME_JIT frame by the latest line
+ * covering it, its module the map file. A process's map is jit_dir/perf-PID.map when the
+ * directory jit_dir exists (the recording's copies, see replay_jit_dir; NULL: none), else
+ * /tmp/perf-PID.map; bad lines are warned about on stderr and left out. Frames no line
+ * covers are left to the next source. 0, or -ENOMEM with the message set. */
+int replay_perfmap_source_new(const char *jit_dir, struct replay_frame_source *out);
+/* Where tally record keeps the JIT files (perf maps) of the recording at data_path:
+ * "DATA.jit", a directory beside it. 0, or -ENAMETOOLONG when it does not fit size. */
+int replay_jit_dir(const char *data_path, char *buf, size_t size);
 
 /* Names stacks: "[truncated]" first when one was not unwound to its outermost frame, each
  * unwound frame by sources[0..n) then the ELF source, kernel frames last. The namer takes

@@ -47,18 +47,23 @@ void replay_stack_memo_free(struct replay_stack_memo *m)
 /* st's key into m->key, and its hash. */
 static bool make_key(struct replay_stack_memo *m, const struct replay_stack *st, uint64_t *hash)
 {
-	size_t need = 3 + 3 * st->n + st->ev->nr_callchain;
+	size_t need = 4 + 3 * st->n + st->ev->nr_callchain;
 	m->key.n = 0;
 	if (!vec_reserve(&m->key, need))
 		return false;
 	uint64_t *w = m->key.v;
+	bool anon = false;
 	*w++ = st->end;
 	*w++ = st->n;
 	for (size_t i = 0; i < st->n; i++) {
 		*w++ = st->frames[i].pc;
 		*w++ = (uint64_t)(uintptr_t)st->frames[i].mod;
 		*w++ = st->frames[i].rel;
+		anon |= !st->frames[i].mod || !st->frames[i].mod->elf;
 	}
+	/* Memory no ELF file backs is named by its process's perf map: the same addresses in
+	 * two processes are different code. */
+	*w++ = anon ? st->ev->pid : UINT64_MAX;
 	*w++ = st->ev->nr_callchain;
 	for (uint64_t i = 0; i < st->ev->nr_callchain; i++)
 		*w++ = perf_callchain_at(st->ev, i);

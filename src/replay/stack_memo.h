@@ -2,8 +2,8 @@
  * Stacks seen before during a replay: samples repeat a few stacks many times over (68
  * distinct ones among 5,000 samples of a loop 13 calls deep), and naming a stack's frames
  * costs far more than recognising it. A stack is keyed by what its names depend on: how it
- * ended, each frame's module, pc and module address, and the sample's callchain (kernel
- * frames); it keeps the named frames, which stay where they are until the memo is freed.
+ * ended, each frame's module, pc and module address, the sample's callchain (kernel
+ * frames), and its process when a frame is in memory no file backs (JIT code); it keeps the named frames, which stay where they are until the memo is freed.
  */
 #ifndef TALLY_REPLAY_STACK_MEMO_H
 #define TALLY_REPLAY_STACK_MEMO_H

@@ -112,10 +112,7 @@ static int make_locs(struct build *b, const struct replay_sym_stack *st)
 			/* A named function is one frame whatever the symbol table says (inline
 			 * instances and functions without a symbol have no start of their own);
 			 * an unnamed one is told apart by its address. */
-			.addr = !f->function ? pc
-				: f->kind == REPLAY_FRAME_NATIVE || f->kind == REPLAY_FRAME_JIT
-				? f->sym_start
-				: 0,
+			.addr = !f->function ? pc : f->kind == REPLAY_FRAME_NATIVE ? f->sym_start : 0,
 		};
 		uint32_t id = frame_id(b, &d);
 		if (id == PROF_NONE)

@@ -1,7 +1,8 @@
 /*
  * The memo of named stacks: a stack kept is found again with the same frames (the same
  * copy) and id; a stack that differs in anything its names depend on (how it ended, a
- * frame's pc, module or module address, the callchain) is not found; ids count up from 1;
+ * frame's pc, module or module address, the callchain, the process when a frame is in
+ * memory no file backs) is not found; ids count up from 1;
  * past its bound the memo keeps no more and says so with id 0.
  */
 #include <setjmp.h>
@@ -12,6 +13,10 @@
 #include <cmocka.h>
 
 #include "replay/stack_memo.h"
+
+/* Modules with a file (never read: the memo only asks whether there is one). */
+static struct unw_module lib = { .elf = (struct elf_file *)&lib };
+static struct unw_module lib2 = { .elf = (struct elf_file *)&lib2 };
 
 struct sample {
 	struct unw_frame frames[3];
@@ -24,7 +29,7 @@ static void make(struct sample *s, uint64_t seed)
 {
 	memset(s, 0, sizeof(*s));
 	for (int i = 0; i < 3; i++)
-		s->frames[i] = (struct unw_frame){ .pc = seed + i, .mod = (const void *)0x1000,
+		s->frames[i] = (struct unw_frame){ .pc = seed + i, .mod = &lib,
 						   .rel = 0x400 + i };
 	s->chain[0] = 0xffffffffffffff80ull; /* PERF_CONTEXT_KERNEL */
 	s->chain[1] = 0xffffffff81000000ull + seed;
@@ -73,13 +78,36 @@ static void any_difference_is_another_stack(void **state)
 		switch (change) {
 		case 0: b.st.end = UNW_END_NO_CFI; break;
 		case 1: b.frames[2].pc++; break;
-		case 2: b.frames[1].mod = (const void *)0x2000; break;
+		case 2: b.frames[1].mod = &lib2; break;
 		case 3: b.frames[0].rel++; break;
 		case 4: b.chain[1]++; break;
 		case 5: b.st.n = 2; break;
 		}
 		assert_int_equal(replay_stack_memo_find(m, &b.st, &f, &n), 0);
 	}
+	replay_stack_memo_free(m);
+}
+
+static void anonymous_memory_of_two_processes_is_two_stacks(void **state)
+{
+	(void)state;
+	struct replay_stack_memo *m = replay_stack_memo_new();
+	struct sample a, b;
+	const struct replay_sym_frame *f;
+	size_t n;
+	make(&a, 7);
+	make(&b, 7);
+	b.ev.pid = 2;
+	/* with files everywhere the process does not matter */
+	assert_int_equal(replay_stack_memo_keep(m, &a.st, named, 2, &f), 1);
+	assert_int_equal(replay_stack_memo_find(m, &b.st, &f, &n), 1);
+	/* JIT code: the same address is other code in another process */
+	a.frames[0].mod = b.frames[0].mod = NULL;
+	assert_int_equal(replay_stack_memo_keep(m, &a.st, named, 2, &f), 2);
+	assert_int_equal(replay_stack_memo_find(m, &b.st, &f, &n), 0);
+	make(&a, 7);
+	a.frames[0].mod = NULL;
+	assert_int_equal(replay_stack_memo_find(m, &a.st, &f, &n), 2);
 	replay_stack_memo_free(m);
 }
 
@@ -109,6 +137,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(kept_stack_is_found_again),
 		cmocka_unit_test(any_difference_is_another_stack),
+		cmocka_unit_test(anonymous_memory_of_two_processes_is_two_stacks),
 		cmocka_unit_test(memo_is_bounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,25 @@
+/*
+ * perf-PID.map files: the text maps a JIT runtime (V8's --perf-basic-prof, OpenJDK's
+ * -XX:+DumpPerfMapAtExit) writes of the code it compiled, one `START SIZE NAME` line each.
+ * A later line wins over earlier ones where their ranges overlap (V8 reuses code space), so
+ * the map is turned into disjoint ranges, each named by the latest line covering it.
+ */
+#ifndef TALLY_REPLAY_PERFMAP_H
+#define TALLY_REPLAY_PERFMAP_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Ownership: a map owns its names; replay_perfmap_free releases them. */
+struct replay_perfmap;
+
+/* Reads the map in f, which name names in warnings. A bad line (not hex, no name, a range
+ * past 2^64, a NUL byte, longer than 64 KiB, the last one cut short) is left out with a
+ * warning on warn ("tally: NAME: line 7: ..."; NULL: none), so is everything past the caps
+ * on lines and names (memory stays bounded). 0, or -ENOMEM with the message set. */
+int replay_perfmap_read(FILE *f, const char *name, FILE *warn, struct replay_perfmap **out);
+/* The name of the code at pc and the start of the line that named it; NULL when none. */
+const char *replay_perfmap_find(const struct replay_perfmap *m, uint64_t pc, uint64_t *start);
+void replay_perfmap_free(struct replay_perfmap *m);
+
+#endif
