@@ -30,13 +30,20 @@
 enum { JIT_CODE_LOAD, JIT_CODE_MOVE, JIT_CODE_DEBUG_INFO, JIT_CODE_CLOSE,
        JIT_CODE_UNWINDING_INFO };
 
-/* What DEBUG_INFO and UNWINDING_INFO left for the next load. */
-struct pending {
-	uint64_t debug_addr;
+/* A line table waiting for the load of its code, found by the code's address: tables are
+ * kept until then, not only the last one, in case a writer's threads interleave them. */
+struct pending_lines {
+	uint64_t addr;
 	size_t line0, nlines;
-	size_t debug_off; /* the record's, for a warning */
-	bool has_lines;
+	size_t off;     /* the record's, for a warning */
 	bool bad_names; /* a file name with control characters: garbage, not a name */
+};
+/* How many of the latest waiting tables a load looks through (hostile files may hold
+ * millions that no load claims). */
+#define PENDING_LOOK 64
+
+/* What UNWINDING_INFO left for the next load. */
+struct pending {
 	const uint8_t *eh_frame, *eh_frame_hdr;
 	uint64_t eh_frame_size, eh_frame_hdr_size;
 };
@@ -46,6 +53,7 @@ struct reader {
 	VEC(struct replay_jit_code) codes;
 	VEC(struct replay_jit_line) lines;
 	VEC(struct replay_jit_place) places;
+	VEC(struct pending_lines) waiting;
 	struct pending next;
 };
 
@@ -105,20 +113,37 @@ static int add_place(struct reader *r, uint64_t start, uint64_t size, uint64_t t
 	return 0;
 }
 
-/* Whether the pending line table is believable for code of size bytes. Node 20 writes the
- * tables of its baseline code with garbage in place of the script name, longer than the
- * NUL it ends at, so the entries after the first are read out of step: their offsets lie
- * outside the code. Such a table is left out, with a warning. */
-static bool lines_fit(struct reader *r, uint64_t size)
+/* Whether line table t is believable for code of size bytes. Node 20 writes the tables of
+ * its baseline code with garbage in place of the script name, longer than the NUL it ends
+ * at, so the entries after the first are read out of step: their offsets lie outside the
+ * code. Such a table is left out, with a warning. */
+static bool lines_fit(struct reader *r, const struct pending_lines *t, uint64_t size)
 {
-	bool fit = !r->next.bad_names;
-	for (size_t i = 0; fit && i < r->next.nlines; i++)
-		fit = r->lines.v[r->next.line0 + i].off < size;
+	bool fit = !t->bad_names;
+	for (size_t i = 0; fit && i < t->nlines; i++)
+		fit = r->lines.v[t->line0 + i].off < size;
 	if (!fit)
-		warn(r->d, r->next.debug_off, "JIT_CODE_DEBUG_INFO for %#llx does not describe "
-					      "its code (garbled entries): left out",
-		     (unsigned long long)r->next.debug_addr);
+		warn(r->d, t->off, "JIT_CODE_DEBUG_INFO for %#llx does not describe its code "
+				   "(garbled entries): left out",
+		     (unsigned long long)t->addr);
 	return fit;
+}
+
+/* The line table waiting for the code loaded at addr, taken off the waiting list. */
+static void take_lines(struct reader *r, struct replay_jit_code *code)
+{
+	size_t n = r->waiting.n, stop = n > PENDING_LOOK ? n - PENDING_LOOK : 0;
+	for (size_t i = n; i > stop; i--) {
+		struct pending_lines t = r->waiting.v[i - 1];
+		if (t.addr != code->addr)
+			continue;
+		r->waiting.v[i - 1] = r->waiting.v[--r->waiting.n];
+		if (lines_fit(r, &t, code->size)) {
+			code->line0 = t.line0;
+			code->nlines = t.nlines;
+		}
+		return;
+	}
 }
 
 static bool garbled(const char *name)
@@ -150,9 +175,7 @@ static int code_load(struct reader *r, struct cur *c, uint64_t time, size_t off)
 					  .index = index };
 	/* Writers may leave the bytes out (the record's size says whether they are there). */
 	code->bytes = cur_left(c) >= size ? cur_bytes(c, size) : NULL;
-	if (r->next.has_lines && r->next.debug_addr == addr && lines_fit(r, size))
-		code->nlines = r->next.nlines;
-	code->line0 = r->next.line0;
+	take_lines(r, code);
 	code->eh_frame = r->next.eh_frame;
 	code->eh_frame_size = r->next.eh_frame_size;
 	code->eh_frame_hdr = r->next.eh_frame_hdr;
@@ -222,12 +245,10 @@ static int debug_info(struct reader *r, struct cur *c, size_t off)
 		rel = at < addr || rel < ELF_HEADER_SIZE ? 0 : rel - ELF_HEADER_SIZE;
 		r->lines.v[r->lines.n++] = (struct replay_jit_line){ rel, file, line };
 	}
-	r->next.debug_addr = addr;
-	r->next.line0 = line0;
-	r->next.nlines = r->lines.n - line0;
-	r->next.debug_off = off;
-	r->next.has_lines = true;
-	r->next.bad_names = bad;
+	struct pending_lines *t = vec_push(&r->waiting);
+	if (!t)
+		return -ENOMEM;
+	*t = (struct pending_lines){ addr, line0, r->lines.n - line0, off, bad };
 	return 0;
 }
 
@@ -294,6 +315,7 @@ static int parse(struct replay_jitdump *d)
 	struct reader r = { .d = d };
 	while (!rc && !cur_eof(&c))
 		rc = read_record(&r, &c);
+	vec_free(&r.waiting);
 	if (rc < 0) {
 		vec_free(&r.codes);
 		vec_free(&r.lines);
@@ -385,6 +407,8 @@ const struct replay_jit_code *replay_jitdump_find(const struct replay_jitdump *d
 const struct replay_jit_line *replay_jitdump_line(const struct replay_jitdump *d,
 						  const struct replay_jit_code *c, uint64_t off)
 {
+	if (!c->nlines)
+		return NULL; /* d->lines may be NULL */
 	const struct replay_jit_line *v = d->lines + c->line0, *best = NULL;
 	/* Entries come in code order from V8, but nothing promises it: the closest below. */
 	for (size_t i = 0; i < c->nlines; i++)

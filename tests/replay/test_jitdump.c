@@ -241,6 +241,25 @@ static void jitdump_debug_info_gives_lines_to_the_next_load(void **state)
 	replay_jitdump_free(d);
 }
 
+static void jitdump_interleaved_line_tables_find_their_code(void **state)
+{
+	struct buf b;
+	header(&b, false);
+	for (uint64_t a = 0x1000; a <= 0x2000; a += 0x1000) {
+		begin(&b, 2, 1900);
+		u64(&b, a);
+		u64(&b, 1);
+		debug_entry(&b, a + 64, (uint32_t)(a >> 12), "/src/a.js");
+		end(&b);
+	}
+	load(&b, 2000, 0x1000, 0x10, 1, "one");
+	load(&b, 2001, 0x2000, 0x10, 2, "two");
+	struct replay_jitdump *d = parse(&b);
+	assert_int_equal(replay_jitdump_line(d, &d->codes[0], 0)->line, 1);
+	assert_int_equal(replay_jitdump_line(d, &d->codes[1], 0)->line, 2);
+	replay_jitdump_free(d);
+}
+
 /* Node 20's baseline code: garbage for the script name, longer than its first NUL. */
 static void jitdump_garbled_line_table_is_left_out(void **state)
 {
@@ -369,6 +388,7 @@ int main(void)
 		cmocka_unit_test(jitdump_moved_code_leaves_its_old_address),
 		cmocka_unit_test(jitdump_move_of_unknown_code_warns_and_reads_on),
 		cmocka_unit_test(jitdump_debug_info_gives_lines_to_the_next_load),
+		cmocka_unit_test(jitdump_interleaved_line_tables_find_their_code),
 		cmocka_unit_test(jitdump_garbled_line_table_is_left_out),
 		cmocka_unit_test(jitdump_unwinding_info_is_split_into_frame_and_header),
 		cmocka_unit_test(jitdump_truncated_file_keeps_the_whole_records),
