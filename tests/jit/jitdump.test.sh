@@ -105,6 +105,16 @@ run_case() {
 		skip "jitdump_${name}_hot_lines_are_the_loops" "no go tool pprof"
 	fi
 
+	# annotate: the dump's code disassembled, weighed, with the loop's source line.
+	"$TALLY" annotate --function 'JS:*alpha' rec.data >annotate.txt 2>/dev/null
+	local insns weighed
+	insns=$(grep -c '^ .*[0-9a-f]\{6,\}:  [a-z]' annotate.txt)
+	weighed=$(grep -c '^ *[0-9.]*% .*[0-9a-f]\{6,\}:  [a-z]' annotate.txt)
+	grep -q "hot.js:$alpha_line .*alpha loop" annotate.txt && [ "$insns" -gt 20 ] && [ "$weighed" -gt 3 ] \
+		&& pass "jitdump_${name}_annotate_shows_jit_code" \
+		|| fail "jitdump_${name}_annotate_shows_jit_code" \
+			"$insns instructions, $weighed weighed: $(head -4 annotate.txt)"
+
 	"$TALLY" export -f folded -o rec.folded rec.data 2>/dev/null
 	perf script --no-inline -i inj.data -F ip,sym 2>/dev/null >perf.script
 	local tr pr
