@@ -37,18 +37,7 @@ while (Date.now() < end) {
 console.log(acc > 0 ? "done" : "zero");
 JS
 
-# "WALL s wall, CPU ms cpu, RSS MiB", the best of 5 by CPU time; the CPU figure in $W/cpu.
-timed() {
-	for _ in 1 2 3 4 5; do
-		perf stat -e task-clock -o "$W/stat" -- "$@" >/dev/null 2>&1
-		awk '/msec task-clock/ {cpu = $1} /seconds time elapsed/ {wall = $1}
-			END {printf "%.1f %.3f\n", cpu, wall}' "$W/stat"
-	done | sort -g | head -1 >"$W/best"
-	/usr/bin/time -f "%M" -o "$W/time" "$@" >/dev/null 2>&1
-	read -r cpu wall <"$W/best"
-	echo "$cpu" >"$W/cpu"
-	echo "$wall s wall, $cpu ms cpu, $(awk '{printf "%.1f", $1 / 1024}' "$W/time") MiB"
-}
+. bench/timed.sh
 share() { awk -v f="$2" '$0 ~ "JS:[*~^+]?" f " " {sub("%", "", $1); s += $1}
 	END {printf "%.2f%%", s}' "$1"; }
 
