@@ -322,7 +322,8 @@ static int parse(struct replay_jitdump *d)
 		vec_free(&r.places);
 		return rc == -ENOMEM ? err_set(rc, "%s: out of memory", d->path) : rc;
 	}
-	qsort(r.places.v, r.places.n, sizeof(*r.places.v), by_start);
+	if (r.places.n)
+		qsort(r.places.v, r.places.n, sizeof(*r.places.v), by_start);
 	d->codes = r.codes.v;
 	d->ncodes = r.codes.n;
 	d->lines = r.lines.v;
