@@ -37,6 +37,7 @@ struct pending_lines {
 	size_t line0, nlines;
 	size_t off;     /* the record's, for a warning */
 	bool bad_names; /* a file name with control characters: garbage, not a name */
+	struct cur entries; /* the record's entries, to read again (v8_reread) */
 };
 /* How many of the latest waiting tables a load looks through (hostile files may hold
  * millions that no load claims). */
@@ -113,20 +114,66 @@ static int add_place(struct reader *r, uint64_t start, uint64_t size, uint64_t t
 	return 0;
 }
 
-/* Whether line table t is believable for code of size bytes. Node 20 writes the tables of
- * its baseline code with garbage in place of the script name, longer than the NUL it ends
- * at, so the entries after the first are read out of step: their offsets lie outside the
- * code. Such a table is left out, with a warning. */
+/* Whether line table t is believable for code of size bytes. Node 20 sometimes writes
+ * garbage in place of the script name, longer than the NUL it ends at, so the entries
+ * after the first are read out of step: their offsets lie outside the code. Such a table
+ * is read again (v8_reread) or left out, with a warning. */
 static bool lines_fit(struct reader *r, const struct pending_lines *t, uint64_t size)
 {
 	bool fit = !t->bad_names;
 	for (size_t i = 0; fit && i < t->nlines; i++)
 		fit = r->lines.v[t->line0 + i].off < size;
-	if (!fit)
-		warn(r->d, t->off, "JIT_CODE_DEBUG_INFO for %#llx does not describe its code "
-				   "(garbled entries): left out",
-		     (unsigned long long)t->addr);
 	return fit;
+}
+
+/* The script of a V8 code name, "JS:*alpha /app.js:2:15": where it starts and its length
+ * (the name without its last two ":NUMBER"); false when the name has no such form. */
+static bool v8_script(const char *name, const char **script, size_t *len)
+{
+	const char *sp = strncmp(name, "JS:", 3) ? NULL : strchr(name, ' ');
+	const char *end = sp ? name + strlen(name) : NULL;
+	for (int k = 0; end && k < 2; k++) {
+		while (end > sp + 1 && end[-1] >= '0' && end[-1] <= '9')
+			end--;
+		end = end > sp + 1 && end[-1] == ':' ? end - 1 : NULL;
+	}
+	if (!end || end == sp + 1)
+		return false;
+	*script = sp + 1;
+	*len = (size_t)(end - *script);
+	return true;
+}
+
+/* A garbled V8 table read again. Node 20 (V8 11.3) sometimes writes a freed buffer for the
+ * script's name, of the name's length: with that length, from the code's own name, each
+ * entry is 16 bytes, the length and a NUL. The script's name is written over the garbage
+ * (the dump's bytes are this reader's copy) and the table is kept when every entry then
+ * lies in the code. */
+static bool v8_reread(struct reader *r, struct pending_lines *t, struct replay_jit_code *code)
+{
+	const char *script;
+	size_t len;
+	if (!v8_script(code->name, &script, &len) || !vec_reserve(&r->lines, t->nlines))
+		return false;
+	struct cur c = t->entries;
+	size_t line0 = r->lines.n;
+	for (size_t i = 0; i < t->nlines; i++) {
+		uint64_t at = cur_u64(&c);
+		uint32_t line = cur_u32(&c);
+		cur_skip(&c, 4);
+		size_t name_off = cur_off(&c);
+		cur_skip(&c, len);
+		uint64_t rel = at - t->addr - ELF_HEADER_SIZE;
+		if (cur_u8(&c) || !cur_ok(&c) || at < t->addr + ELF_HEADER_SIZE || rel >= code->size) {
+			r->lines.n = line0;
+			return false;
+		}
+		memcpy(r->d->data + name_off, script, len);
+		r->lines.v[r->lines.n++] =
+			(struct replay_jit_line){ rel, (const char *)r->d->data + name_off, line };
+	}
+	t->line0 = line0;
+	return true;
 }
 
 /* The line table waiting for the code loaded at addr, taken off the waiting list. */
@@ -138,9 +185,13 @@ static void take_lines(struct reader *r, struct replay_jit_code *code)
 		if (t.addr != code->addr)
 			continue;
 		r->waiting.v[i - 1] = r->waiting.v[--r->waiting.n];
-		if (lines_fit(r, &t, code->size)) {
+		if (lines_fit(r, &t, code->size) || v8_reread(r, &t, code)) {
 			code->line0 = t.line0;
 			code->nlines = t.nlines;
+		} else {
+			warn(r->d, t.off, "JIT_CODE_DEBUG_INFO for %#llx does not describe its code "
+					  "(garbled entries): left out",
+			     (unsigned long long)t.addr);
 		}
 		return;
 	}
@@ -223,6 +274,7 @@ static int debug_info(struct reader *r, struct cur *c, size_t off)
 	}
 	if (!vec_reserve(&r->lines, n))
 		return -ENOMEM;
+	struct cur entries = *c;
 	size_t line0 = r->lines.n;
 	const char *file = NULL;
 	bool bad = false;
@@ -248,7 +300,7 @@ static int debug_info(struct reader *r, struct cur *c, size_t off)
 	struct pending_lines *t = vec_push(&r->waiting);
 	if (!t)
 		return -ENOMEM;
-	*t = (struct pending_lines){ addr, line0, r->lines.n - line0, off, bad };
+	*t = (struct pending_lines){ addr, line0, r->lines.n - line0, off, bad, entries };
 	return 0;
 }
 

@@ -286,6 +286,34 @@ static void jitdump_garbled_line_table_is_left_out(void **state)
 	replay_jitdump_free(d);
 }
 
+/* The same garbage, of the script name's length (a freed buffer): read again with the
+ * script of the code's own V8 name. */
+static void jitdump_v8_garbled_script_names_are_read_again(void **state)
+{
+	struct buf b;
+	header(&b, false);
+	begin(&b, 2, 1900);
+	u64(&b, 0x1000);
+	u64(&b, 2);
+	for (uint32_t k = 0; k < 2; k++) {
+		u64(&b, 0x1000 + 64 + 8 * k);
+		u32(&b, 7 + k);
+		u32(&b, 1);
+		put(&b, "\xc7X\0\x04\x01\x02\x03\x04\x05", 9); /* 9 bytes, as "/src/a.js" */
+		put(&b, "", 1);
+	}
+	end(&b);
+	load(&b, 2000, 0x1000, 0x10, 1, "JS:*f /src/a.js:1:1");
+	struct replay_jitdump *d = parse(&b);
+	const struct replay_jit_code *c = &d->codes[0];
+	assert_int_equal(c->nlines, 2);
+	assert_string_equal(replay_jitdump_line(d, c, 0)->file, "/src/a.js");
+	assert_int_equal(replay_jitdump_line(d, c, 0)->line, 7);
+	assert_int_equal(replay_jitdump_line(d, c, 9)->line, 8);
+	assert_string_equal(d->warning, "");
+	replay_jitdump_free(d);
+}
+
 static void jitdump_unwinding_info_is_split_into_frame_and_header(void **state)
 {
 	struct buf b;
@@ -390,6 +418,7 @@ int main(void)
 		cmocka_unit_test(jitdump_debug_info_gives_lines_to_the_next_load),
 		cmocka_unit_test(jitdump_interleaved_line_tables_find_their_code),
 		cmocka_unit_test(jitdump_garbled_line_table_is_left_out),
+		cmocka_unit_test(jitdump_v8_garbled_script_names_are_read_again),
 		cmocka_unit_test(jitdump_unwinding_info_is_split_into_frame_and_header),
 		cmocka_unit_test(jitdump_truncated_file_keeps_the_whole_records),
 		cmocka_unit_test(jitdump_lying_sizes_and_counts_are_refused),
