@@ -1,4 +1,5 @@
-# The timing helper of the benchmarks (sourced, with W set to a scratch directory).
+# timed CMD...: the bench scripts' measure of a command (sourced; they set W, their scratch
+# directory).
 # CPU time (task-clock, to the millisecond) besides wall time: the machine is shared, wall
 # time is noisy. The best of 5 runs, by CPU time, each measured on the command alone
 # (/usr/bin/time around it would add its own 1 ms); peak RSS from one more run under

@@ -1,5 +1,6 @@
 /*
  * tally annotate: per-instruction weights of one function, with disassembly and source.
+ * A JIT function's code comes from the jitdump that named it (the frame's module).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -8,9 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/err.h"
 #include "cli/cli.h"
 #include "cli/profile_cmd.h"
 #include "profile/profile.h"
+#include "replay/jitdump.h"
 #include "report/annotate.h"
 
 static const char help[] =
@@ -85,6 +88,53 @@ static bool colour_wanted(const char *when, const char *output)
 	return isatty(fileno(stdout)) && !getenv("NO_COLOR") && !(term && !strcmp(term, "dumb"));
 }
 
+struct jit_code {
+	struct replay_jitdump *d;
+	const struct replay_jit_code *c;
+};
+
+static bool jit_line(void *self, uint64_t addr, const char **file, uint32_t *line)
+{
+	const struct jit_code *j = self;
+	const struct replay_jit_line *l = replay_jitdump_line(j->d, j->c, addr - j->c->addr);
+	if (l) {
+		*file = l->file;
+		*line = l->line;
+	}
+	return l != NULL;
+}
+
+static void jit_release(void *self)
+{
+	struct jit_code *j = self;
+	replay_jitdump_free(j->d);
+	free(j);
+}
+
+/* The last code the dump loaded at start that holds pc (annotate has no moment). */
+static int jit_find(const char *module, uint64_t start, uint64_t pc, struct rep_annot_jit *out)
+{
+	struct jit_code *j = calloc(1, sizeof(*j));
+	if (!j)
+		return err_set(-ENOMEM, "out of memory");
+	int rc = replay_jitdump_read(module, &j->d);
+	if (rc) {
+		free(j);
+		return rc;
+	}
+	j->c = replay_jitdump_find(j->d, start, 0, false);
+	if (!j->c || pc - j->c->addr >= j->c->size || !j->c->bytes) {
+		jit_release(j);
+		return err_set(-ENOENT, "%s: no code with its bytes at %#llx", module,
+			       (unsigned long long)pc);
+	}
+	*out = (struct rep_annot_jit){ j->c->addr, j->c->addr + j->c->size, j->c->bytes,
+				       (uint16_t)j->d->elf_mach, jit_line, j };
+	return 0;
+}
+
+static const struct rep_annot_jit_ops jit_ops = { jit_find, jit_release };
+
 static int write_annotation(FILE *f, const struct prof *p, int metric, void *ctx)
 {
 	struct rep_annot_opts o = *(const struct rep_annot_opts *)ctx;
@@ -94,7 +144,7 @@ static int write_annotation(FILE *f, const struct prof *p, int metric, void *ctx
 
 static int run(int argc, char **argv)
 {
-	struct annotate_args aa = { .o = { .metric = -1 }, .when = "auto" };
+	struct annotate_args aa = { .o = { .metric = -1, .jit = &jit_ops }, .when = "auto" };
 	const struct cli_profile_cmd pc = {
 		.cmd = &cli_cmd_annotate, .shortopts = "", .options = options,
 		.option = option, .ctx = &aa,

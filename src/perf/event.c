@@ -35,6 +35,13 @@ int perf_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, unsi
 	      int *fd_out)
 {
 	long fd = sys_perf_event_open(attr, pid, cpu, group_fd, flags);
+	if (fd < 0 && errno == EINVAL && attr->use_clockid) {
+		/* Kernels before 4.1 know no clockid: the perf clock then (JIT code is named
+		 * by the last code at each address, replay says). */
+		attr->use_clockid = 0;
+		attr->clockid = 0;
+		fd = sys_perf_event_open(attr, pid, cpu, group_fd, flags);
+	}
 	if (fd >= 0) {
 		*fd_out = (int)fd;
 		return 0;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -214,6 +215,10 @@ static int setup_attr(struct session *s)
 	a->task = 1;
 	a->sample_id_all = 1;
 	a->exclude_hv = 1;
+	/* Sample times on CLOCK_MONOTONIC, the clock of jitdump timestamps (perf record -k 1
+	 * does the same), so that a JIT frame is named by the code its address held then. */
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
 	a->exclude_guest = 1;
 	s->ring_pages = ring_pages(s->ncpus);
 	a->wakeup_watermark = (uint32_t)(s->ring_pages * 4096 / 4);

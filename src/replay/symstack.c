@@ -1,8 +1,9 @@
 /*
  * Symbolized stacks of a perf.data: each sample unwound (replay.c), then its frames named
  * outermost first: "[truncated]" first when the stack was not unwound to its outermost
- * frame, each unwound frame by the first frame source that claims it (the ELF source last,
- * elf_source.c; before it, JIT code by perf maps, perfmap_source.c), then kernel frames from /proc/kallsyms (read only when a sample has some).
+ * frame, each unwound frame by the first frame source that claims it (JIT code by jitdump,
+ * jitdump_source.c, then by perf maps, perfmap_source.c; the ELF source last, elf_source.c),
+ * then kernel frames from /proc/kallsyms (read only when a sample has some).
  * A stack named before is taken from the stack memo unless a source's names depend on the
  * sample's moment.
  */
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "replay/jitdump.h"
 #include "replay/kallsyms.h"
 #include "replay/stack_memo.h"
 
@@ -188,13 +190,20 @@ int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 			   struct replay_quality *q)
 {
 	struct symbolized y = { .fn = fn, .arg = arg };
-	struct replay_frame_source jit;
+	/* jitdump before perf maps: a dump names code by the moment of the sample, with lines. */
+	struct replay_frame_source sources[2];
+	size_t n = 0;
 	char dir[4096];
-	int r = replay_jit_dir(d->path, dir, sizeof(dir));
+	int r = replay_jitdump_source_new(d, &sources[n]);
+	n += !r && sources[n].ops;
 	if (!r)
-		r = replay_perfmap_source_new(dir, &jit);
+		r = replay_jit_dir(d->path, dir, sizeof(dir));
+	if (!r && !(r = replay_perfmap_source_new(dir, &sources[n])))
+		n++;
 	if (!r)
-		r = replay_namer_new(&jit, 1, &y.nm);
+		r = replay_namer_new(sources, n, &y.nm);
+	else
+		close_sources(sources, n);
 	if (r)
 		return r;
 	memset(q, 0, sizeof(*q));

@@ -216,6 +216,7 @@ static int disassemble(struct annot_listing *l, struct annot_disasm *d, const ui
 {
 	uint64_t addr = l->lo;
 	char text[160];
+	l->arch = annot_disasm_arch(d);
 	while (addr < l->hi) {
 		size_t off = addr - l->lo, left = l->hi - addr;
 		size_t len = annot_disasm_one(d, code + off, left, addr, text, sizeof(text));
@@ -249,6 +250,16 @@ static void assign(struct annot_listing *l, const struct pcw *w, size_t nw)
 		if (in->weight > l->max_weight)
 			l->max_weight = in->weight;
 	}
+}
+
+/* Without a disassembler: an empty instruction at each pc with weight (err_msg says why). */
+static int weighed_pcs_only(struct annot_listing *l, const struct pcw *w, size_t nw)
+{
+	l->no_disasm = arena_strdup(&l->arena, err_msg());
+	for (size_t i = 0; i < nw; i++)
+		if ((!i || w[i].pc != w[i - 1].pc) && !add_insn(l, w[i].pc, 0, ""))
+			return err_set(-ENOMEM, "out of memory");
+	return 0;
 }
 
 static int code_of(struct elf_file *f, const struct elf_symbol *s, struct annot_listing *l,
@@ -300,25 +311,56 @@ static int build(const struct prof *p, const struct rep_annot_opts *o, int metri
 		goto out;
 	/* an eBPF object (clang -target bpf -c) runs as sBPF v3 once tally links it */
 	uint32_t flags = f->type == 1 /* ET_REL */ && f->machine == ELF_EM_BPF ? 3 : f->flags;
-	if (annot_disasm_open(f->machine, flags, &d)) {
-		l->no_disasm = arena_strdup(&l->arena, err_msg());
-		for (size_t i = 0; i < nw; i++)
-			if ((!i || w[i].pc != w[i - 1].pc) && !add_insn(l, w[i].pc, 0, "")) {
-				rc = err_set(-ENOMEM, "out of memory");
-				goto out;
-			}
-	} else {
-		const uint8_t *code = NULL;
-		l->arch = annot_disasm_arch(d);
-		if ((rc = code_of(f, s, l, &code)) || (rc = disassemble(l, d, code)))
-			goto out;
-	}
+	const uint8_t *code = NULL;
+	if (annot_disasm_open(f->machine, flags, &d))
+		rc = weighed_pcs_only(l, w, nw);
+	else if (!(rc = code_of(f, s, l, &code)))
+		rc = disassemble(l, d, code);
+	if (rc)
+		goto out;
 	assign(l, w, nw);
 	add_sources(l, l->module, o->debug_dir);
 out:
 	annot_disasm_close(d);
 	free(w);
 	elf_symtab_free(&syms);
+	return rc;
+}
+
+/* A JIT function: its code and source positions from the caller's lookup. */
+static int build_jit(const struct prof *p, const struct rep_annot_opts *o, int metric,
+		     struct annot_listing *l, uint32_t frame, uint64_t pc)
+{
+	const struct prof_frame *fr = prof_frame_at(p, frame);
+	struct rep_annot_jit j;
+	int rc = o->jit->find(l->module, fr->addr ? fr->addr : pc, pc, &j);
+	if (rc)
+		return rc;
+	struct annot_disasm *d = NULL;
+	struct pcw *w = NULL;
+	size_t nw = 0;
+	l->lo = j.lo;
+	l->hi = j.hi;
+	l->name = prof_str(p, fr->label);
+	if (!(rc = collect(p, fr->module, metric, l->lo, l->hi, &w, &nw))) {
+		if (annot_disasm_open(j.machine, 0, &d))
+			rc = weighed_pcs_only(l, w, nw);
+		else
+			rc = disassemble(l, d, j.code);
+	}
+	if (!rc)
+		assign(l, w, nw);
+	for (size_t i = 0; !rc && i < l->insns.n; i++) {
+		struct annot_insn *in = &l->insns.v[i];
+		const char *file;
+		if (j.line(j.self, in->addr, &file, &in->line) && file &&
+		    !(in->file = arena_strdup(&l->arena, file)))
+			rc = err_set(-ENOMEM, "out of memory");
+		l->has_source |= in->file && in->line;
+	}
+	annot_disasm_close(d);
+	free(w);
+	o->jit->release(j.self);
 	return rc;
 }
 
@@ -348,6 +390,8 @@ int annot_build(const struct prof *p, const struct rep_annot_opts *o, struct ann
 	prof_grand_total(p, totals);
 	l->total = totals[metric];
 	free(totals);
+	if (prof_frame_at(p, frame)->kind == PROF_JIT && o->jit && !o->binary)
+		return build_jit(p, o, metric, l, frame, pc);
 	struct elf_file *f;
 	if ((rc = elf_open(l->module, &f)))
 		return rc;
