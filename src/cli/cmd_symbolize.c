@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "base/hex.h"
 #include "base/json.h"
 #include "symbolize/symbolize.h"
 
@@ -115,14 +116,6 @@ static void print_json(FILE *out, uint64_t addr, const struct tally_frame *f, in
 			f[i].inlined ? "true" : "false");
 	}
 	fputs("]}\n", out);
-}
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 /* A hexadecimal address, 0x optional, blanks around it allowed. (strtoull cost 200

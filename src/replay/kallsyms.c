@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/file.h"
+#include "base/hex.h"
 #include "base/search.h"
 #include "base/vec.h"
 #include "elf/elf.h"
@@ -106,20 +107,13 @@ struct kline {
 	bool tagged;                 /* "name\t[module]" */
 };
 
-static int hexval(char ch)
-{
-	return ch >= '0' && ch <= '9' ? ch - '0'
-	     : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
-	     : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
-}
-
 /* "ADDR T name[\t[module]]" at pos; a line of another shape reads as address 0. */
 static struct kline parse_line(const struct replay_kallsyms *k, size_t pos)
 {
 	size_t end = line_end(k, pos), i = pos;
 	struct kline l = { .next = end < k->len ? end + 1 : end };
 	uint64_t a = 0;
-	for (int d; i < end && i - pos < 16 && (d = hexval(k->text[i])) >= 0; i++)
+	for (int d; i < end && i - pos < 16 && (d = hex_digit(k->text[i])) >= 0; i++)
 		a = a << 4 | (uint64_t)d;
 	if (i == pos || i + 3 > end || k->text[i] != ' ' || k->text[i + 2] != ' ')
 		return l;

@@ -13,6 +13,7 @@
 
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/hex.h"
 #include "base/vec.h"
 
 #define MAX_LINE 65536
@@ -61,9 +62,7 @@ static bool hex(const char **s, const char *end, uint64_t *v, const char **what)
 	uint64_t x = 0;
 	const char *digits = p;
 	for (; p < end; p++) {
-		int d = *p >= '0' && *p <= '9' ? *p - '0'
-			: *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
-			: *p >= 'A' && *p <= 'F' ? *p - 'A' + 10 : -1;
+		int d = hex_digit(*p);
 		if (d < 0)
 			break;
 		if (x >> 60)

@@ -14,17 +14,11 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/hex.h"
 #include "elf/elf.h"
 #include "profile/read.h"
 
 #define MAX_ID 64
-
-static int hex_digit(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0'
-	     : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	     : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
 
 /* The build-id a profile gives in hex (either case): its length, or -1 when it is not
  * whole bytes of hex or longer than any build-id. */
