@@ -17,6 +17,29 @@ command -v npm >/dev/null 2>&1 || test_pkgs="$test_pkgs nodejs npm"
 want=$build_pkgs
 [ "${1:-test}" = test ] && want="$want $test_pkgs"
 
+# npm packages the tests use as oracles, pinned, installed into the project's own folder
+# .deps/npm (never globally): tests find them there (tests/lib.sh: NPM_DIR).
+npm_pkgs="litesvm@1.5.0 @firefox-devtools/profiler-cli@0.10.0"
+npm_dir=$(cd "$(dirname "$0")/.." && pwd)/.deps/npm
+
+install_npm() {
+	[ "${1:-test}" = test ] && [ -n "$npm_pkgs" ] || return 0
+	need=
+	for spec in $npm_pkgs; do
+		name=${spec%@*}
+		ver=${spec##*@}
+		have=$(node -p "require('$npm_dir/node_modules/$name/package.json').version" \
+			2>/dev/null || true)
+		[ "$have" = "$ver" ] || need="$need $spec"
+	done
+	[ -z "$need" ] && return 0
+	echo "install-deps: npm installing:$need"
+	mkdir -p "$npm_dir"
+	[ -f "$npm_dir/package.json" ] || echo '{"private": true}' >"$npm_dir/package.json"
+	# shellcheck disable=SC2086
+	npm install --prefix "$npm_dir" --no-audit --no-fund --silent $need
+}
+
 missing=
 for p in $want; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
@@ -25,7 +48,10 @@ for p in $want; do
 	*) missing="$missing $p" ;;
 	esac
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	install_npm "${1:-test}"
+	exit 0
+fi
 
 echo "install-deps: installing:$missing"
 if [ "$(id -u)" != 0 ]; then
@@ -36,3 +62,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
+install_npm "${1:-test}"

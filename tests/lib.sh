@@ -4,6 +4,10 @@
 set -u
 : "${TALLY:?run through tests/run.sh}" "${ROOT:?}" "${BUILD:?}"
 
+# The npm oracles (litesvm, @firefox-devtools/profiler-cli) that scripts/install-deps.sh puts
+# in the project's own folder: node finds them with NODE_PATH="$NPM_DIR/node_modules".
+NPM_DIR="$ROOT/.deps/npm"
+
 pass() { echo "PASS: $1"; }
 # One line per failure, whatever the message holds (run.sh shows only FAIL lines).
 fail() { echo "FAIL: $1: $(printf '%s' "${2:-}" | tr '\n' ' ')"; }
