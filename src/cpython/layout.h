@@ -56,6 +56,10 @@ struct cpy_layout {
 	uint64_t code_type_addr; /* PyCode_Type: a code object's ob_type must be this */
 	uint64_t eval_lo;        /* _PyEval_EvalFrameDefault: [eval_lo, eval_hi) */
 	uint64_t eval_hi;
+	/* Its part that gcc moved out of line (_PyEval_EvalFrameDefault.cold: the same
+	 * activation, entered by a jump), [eval_cold_lo, eval_cold_hi); both 0 if none. */
+	uint64_t eval_cold_lo;
+	uint64_t eval_cold_hi;
 	struct {
 		uint32_t interpreters_head; /* _PyRuntimeState.interpreters.head */
 	} runtime;
