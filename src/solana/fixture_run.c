@@ -78,6 +78,39 @@ static int snapshot(const struct sol_fixture *f, struct sol_account **out)
 	return 0;
 }
 
+/* Rent::minimum_balance: exact in integers for the thresholds the runtime uses (1.0 since
+ * SIMD-0194, 2.0 before), through a double otherwise, as solana-rent computes it. */
+static uint64_t rent_minimum(const uint8_t rent[24], size_t len)
+{
+	uint64_t per_byte;
+	double threshold;
+	memcpy(&per_byte, rent, 8);
+	memcpy(&threshold, rent + 8, 8);
+	uint64_t base = (128 + (uint64_t)len) * per_byte;
+	if (threshold == 1.0 || threshold == 2.0)
+		return base * (uint64_t)threshold;
+	return (uint64_t)((double)base * threshold);
+}
+
+/* The instruction's accounts as agave's account loader hands them over: an account with no
+ * lamports does not exist, so it is the default account (no data, the system program's,
+ * rent epoch u64::MAX); a writable rent-exempt account's rent epoch becomes u64::MAX
+ * (update_rent_exempt_status_for_account). Programs see these in their input. */
+static void load_as_runtime(struct sol_fixture *f)
+{
+	for (size_t i = 0; i < f->nix; i++) {
+		struct sol_account *a = &f->accounts[f->ix[i].index];
+		if (!a->lamports) {
+			memset(a->owner, 0, 32);
+			a->len = 0;
+			a->executable = false;
+			a->rent_epoch = UINT64_MAX;
+		} else if (f->ix[i].is_writable && a->lamports >= rent_minimum(f->rent, a->len)) {
+			a->rent_epoch = UINT64_MAX;
+		}
+	}
+}
+
 static void drop_accounts(struct sol_account *a, size_t n)
 {
 	for (size_t i = 0; a && i < n; i++)
@@ -85,11 +118,23 @@ static void drop_accounts(struct sol_account *a, size_t n)
 	free(a);
 }
 
+/* The transaction's verdict is an InstructionError: a failure that is none (the VM's, or a
+ * syscall's own such as InvalidString) is ProgramFailedToComplete, as agave's
+ * process_executable_chain turns it; the detail keeps what it was. */
 static void fill_outcome(struct sol_runtime *rt, const struct sol_invoke_result *res,
 			 struct sol_outcome *out)
 {
-	snprintf(out->result, sizeof(out->result), "%s", res->error[0] ? res->error : "success");
-	snprintf(out->detail, sizeof(out->detail), "%s", res->error[0] ? res->detail : "");
+	char text[400];
+	bool instruction_error = sol_instruction_error_text(res->error, text, sizeof(text)) != NULL;
+	snprintf(out->result, sizeof(out->result), "%s",
+		 !res->error[0] ? "success" : instruction_error ? res->error
+								: "ProgramFailedToComplete");
+	if (!res->error[0])
+		out->detail[0] = 0;
+	else if (instruction_error)
+		snprintf(out->detail, sizeof(out->detail), "%s", res->detail);
+	else
+		snprintf(out->detail, sizeof(out->detail), "%s: %s", res->error, res->detail);
 	out->cu = res->cu;
 	out->logs = rt->logs;
 	out->nlogs = rt->nlogs;
@@ -103,6 +148,7 @@ static int execute(struct sol_fixture *f, struct sol_runtime *rt, struct sol_out
 	int rc = snapshot(f, &saved);
 	if (rc)
 		return err_set(rc, "%s: out of memory", f->path);
+	load_as_runtime(f);
 	struct sol_invoke_result res;
 	rc = sol_runtime_invoke(rt, NULL, f->program_id, f->ix, f->nix, f->data, f->data_len,
 				f->budget, &res);
@@ -221,13 +267,19 @@ static size_t check_logs(const struct sol_fixture *fx, const struct sol_outcome 
 	return bad;
 }
 
+const struct sol_account *sol_fixture_post_state(const struct sol_account *a)
+{
+	static const struct sol_account gone;
+	return a->lamports ? a : &gone;
+}
+
 static size_t check_account(const struct sol_fixture *fx, size_t k, FILE *f)
 {
 	const struct sol_expect_account *x = &fx->expect.accounts[k];
 	const struct sol_account *a = NULL;
 	for (size_t i = 0; i < fx->naccounts && !a; i++)
 		if (!memcmp(fx->accounts[i].key, x->key, 32))
-			a = &fx->accounts[i];
+			a = sol_fixture_post_state(&fx->accounts[i]);
 	if (!a) {
 		fprintf(f, "%s: expect.accounts[%zu]: no account %s\n", fx->path, k, x->key58);
 		return 1;
@@ -248,6 +300,16 @@ static size_t check_account(const struct sol_fixture *fx, size_t k, FILE *f)
 	}
 	if (x->has_owner && memcmp(x->owner, a->owner, 32)) {
 		fprintf(f, "%s: expect.accounts[%zu] (%s): owner differs\n", fx->path, k, x->key58);
+		bad++;
+	}
+	if (x->has_executable && x->executable != a->executable) {
+		fprintf(f, "%s: expect.accounts[%zu] (%s): executable: expected %s\n", fx->path, k,
+			x->key58, x->executable ? "true" : "false");
+		bad++;
+	}
+	if (x->has_rent_epoch && x->rent_epoch != a->rent_epoch) {
+		fprintf(f, "%s: expect.accounts[%zu] (%s): rent_epoch: expected %" PRIu64
+			   ", got %" PRIu64 "\n", fx->path, k, x->key58, x->rent_epoch, a->rent_epoch);
 		bad++;
 	}
 	return bad;

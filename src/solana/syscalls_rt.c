@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/utf8.h"
 #include "sbpf/vm.h"
 #include "solana/syscalls.h"
 
@@ -79,10 +78,11 @@ static int sys_panic(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	uint8_t *file;
 	if (sbpf_vm_map(vm, a[0], a[1], false, &file))
 		return -EFAULT;
+	int rc = sol_check_utf8(vm, file, a[1]);
+	if (rc)
+		return rc;
 	char name[128];
 	size_t n = a[1] < sizeof(name) - 1 ? a[1] : sizeof(name) - 1;
-	if (!utf8_valid(file, n))
-		return sbpf_vm_syscall_error(vm, "InvalidString", "panic file name is not UTF-8");
 	memcpy(name, file, n);
 	name[n] = 0;
 	return sbpf_vm_syscall_error(vm, "Panic", "%s:%llu:%llu", name, (unsigned long long)a[2],

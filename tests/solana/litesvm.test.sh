@@ -1,0 +1,64 @@
+# LiteSVM (npm `litesvm`: agave's program runtime and sBPF VM) as the oracle: every fixture
+# of tests/solana/fixtures runs in tally and in LiteSVM (tests/solana/litesvm/fixture.mjs),
+# which must agree on the result, the CU, the framed log, the return data and every
+# account's post-state; and every fixture's `expect` is what LiteSVM gives now (written by
+# tests/solana/litesvm/regen-expect.sh, never from tally).
+. tests/lib.sh
+
+DIR="${SBPF_CORPUS:-$SHARED/corpus/sbpf}/programs"
+LITESVM="$ROOT/tests/solana/litesvm"
+if [ ! -f "$DIR/SOURCES.md" ]; then
+	skip sol_litesvm "no corpus at $DIR"
+	exit 0
+fi
+if ! command -v node >/dev/null || [ ! -d "$NPM_DIR/node_modules/litesvm" ]; then
+	skip sol_litesvm "node or the litesvm npm package missing (sh scripts/install-deps.sh test)"
+	exit 0
+fi
+export NODE_PATH="$NPM_DIR/node_modules"
+
+mkdir -p "$TMP/fx"
+cp "$ROOT"/tests/solana/fixtures/*.json "$TMP/fx/"
+ln -s "$DIR" "$TMP/fx/programs"
+
+# same_as_litesvm NAME FIXTURE: one PASS or FAIL for the fixture's outcome in both.
+same_as_litesvm() {
+	local name=$1 fx=$2 out
+	"$TALLY" sbpf run "$fx" --json >"$TMP/tally.json" 2>"$TMP/tally.err"
+	if [ ! -s "$TMP/tally.json" ]; then
+		fail "$name" "tally: $(cat "$TMP/tally.err")"
+	elif ! node "$LITESVM/fixture.mjs" "$fx" >"$TMP/litesvm.json" 2>"$TMP/litesvm.err"; then
+		fail "$name" "LiteSVM: $(tail -3 "$TMP/litesvm.err")"
+	elif out=$(python3 "$LITESVM/compare.py" "$TMP/tally.json" "$TMP/litesvm.json"); then
+		pass "$name"
+	else
+		fail "$name" "$out"
+	fi
+}
+
+for fx in "$TMP"/fx/*.json; do
+	same_as_litesvm "sol_litesvm_$(basename "$fx" .json)" "$fx"
+done
+
+# SPL Memo v4 logs the memo with sol_log_: bytes that are not UTF-8 fail the syscall, and
+# the log shows Rust's Utf8Error (the valid prefix, the invalid sequence's length, or an
+# incomplete one at the end) and the bytes.
+for data in 41e2 414243e282 e080 eda080 f490 f0908080ff c0 41ff42 e282ac41f4; do
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1])); d['instruction']['data'] = sys.argv[2]; del d['expect']
+json.dump(d, open(sys.argv[3], 'w'))" "$TMP/fx/spl_memo4_bad_utf8.json" $data "$TMP/fx/memo_$data.json"
+	same_as_litesvm "sol_litesvm_memo_utf8_$data" "$TMP/fx/memo_$data.json"
+	rm "$TMP/fx/memo_$data.json"
+done
+
+out=$(node "$LITESVM/expect.mjs" --check "$TMP"/fx/*.json 2>&1) &&
+	pass sol_litesvm_expect_is_litesvms || fail sol_litesvm_expect_is_litesvms "$out"
+
+# The comparison can fail: one CU more in tally's outcome is reported.
+fx="$TMP/fx/spl_token_transfer.json"
+"$TALLY" sbpf run "$fx" --json | sed 's/"compute_units": 4645/"compute_units": 4646/' >"$TMP/t.json"
+node "$LITESVM/fixture.mjs" "$fx" >"$TMP/l.json"
+out=$(python3 "$LITESVM/compare.py" "$TMP/t.json" "$TMP/l.json")
+[ $? = 1 ] && [ "$out" = "compute_units: tally 4646, LiteSVM 4645" ] &&
+	pass sol_litesvm_compare_reports || fail sol_litesvm_compare_reports "$out"
