@@ -118,14 +118,16 @@ static void drop_accounts(struct sol_account *a, size_t n)
 	free(a);
 }
 
-/* The transaction's verdict is an InstructionError: a failure that is none (the VM's, or a
- * syscall's own such as InvalidString) is ProgramFailedToComplete, as agave's
- * process_executable_chain turns it; the detail keeps what it was. */
+/* The transaction's verdict is an InstructionError (or the rent check's TransactionError):
+ * a failure that is none (the VM's, or a syscall's own such as InvalidString) is
+ * ProgramFailedToComplete, as agave's process_executable_chain turns it; the detail keeps
+ * what it was. */
 static void fill_outcome(struct sol_runtime *rt, const struct sol_invoke_result *res,
 			 struct sol_outcome *out)
 {
 	char text[400];
-	bool instruction_error = sol_instruction_error_text(res->error, text, sizeof(text)) != NULL;
+	bool instruction_error = sol_instruction_error_text(res->error, text, sizeof(text)) ||
+				 !strcmp(res->error, "InsufficientFundsForRent");
 	snprintf(out->result, sizeof(out->result), "%s",
 		 !res->error[0] ? "success" : instruction_error ? res->error
 								: "ProgramFailedToComplete");
@@ -142,6 +144,30 @@ static void fill_outcome(struct sol_runtime *rt, const struct sol_invoke_result 
 	out->return_len = rt->return_len;
 }
 
+/* agave's RentState of an account: 0 uninitialized (no lamports), 1 rent-exempt, 2 rent
+ * paying. */
+static int rent_state(const struct sol_fixture *f, const struct sol_account *a)
+{
+	return !a->lamports ? 0 : a->lamports >= rent_minimum(f->rent, a->len) ? 1 : 2;
+}
+
+/* The transaction's rent check after its instructions succeeded: no writable account may
+ * become rent-paying, and one that was stays so only with the same data length and no more
+ * lamports (agave's transition_allowed). pre holds the accounts before the run. Returns
+ * the position in f->ix of the first account that fails, or -1. */
+static long rent_violation(const struct sol_fixture *f, const struct sol_account *pre)
+{
+	for (size_t i = 0; i < f->nix; i++) {
+		const struct sol_account *a = &f->accounts[f->ix[i].index];
+		const struct sol_account *b = &pre[f->ix[i].index];
+		if (!f->ix[i].is_writable || rent_state(f, a) != 2)
+			continue;
+		if (rent_state(f, b) != 2 || a->len != b->len || a->lamports > b->lamports)
+			return (long)i;
+	}
+	return -1;
+}
+
 static int execute(struct sol_fixture *f, struct sol_runtime *rt, struct sol_outcome *out)
 {
 	struct sol_account *saved;
@@ -152,6 +178,15 @@ static int execute(struct sol_fixture *f, struct sol_runtime *rt, struct sol_out
 	struct sol_invoke_result res;
 	rc = sol_runtime_invoke(rt, NULL, f->program_id, f->ix, f->nix, f->data, f->data_len,
 				f->budget, &res);
+	long poor = rc || res.error[0] ? -1 : rent_violation(f, saved);
+	if (poor >= 0) {
+		char key[64];
+		sol_base58_encode(f->accounts[f->ix[poor].index].key, 32, key, sizeof(key));
+		snprintf(res.error, sizeof(res.error), "InsufficientFundsForRent");
+		snprintf(res.detail, sizeof(res.detail),
+			 "the transaction would leave %s rent-paying (instruction account %ld)", key,
+			 poor);
+	}
 	if (!rc)
 		fill_outcome(rt, &res, out);
 	else

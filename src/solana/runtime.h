@@ -14,7 +14,7 @@
 
 enum {
 	SOL_MAX_INVOKE_DEPTH = 5, /* the top-level instruction is 1 */
-	SOL_INVOKE_UNITS = 1000,
+	SOL_INVOKE_UNITS = 946, /* invoke_units since SIMD-0339, as on mainnet and in LiteSVM 1.5 */
 };
 
 struct sol_program {

@@ -6,35 +6,16 @@
 . tests/lib.sh
 
 DIR="${SBPF_CORPUS:-$SHARED/corpus/sbpf}/programs"
-LITESVM="$ROOT/tests/solana/litesvm"
 if [ ! -f "$DIR/SOURCES.md" ]; then
 	skip sol_litesvm "no corpus at $DIR"
 	exit 0
 fi
-if ! command -v node >/dev/null || [ ! -d "$NPM_DIR/node_modules/litesvm" ]; then
-	skip sol_litesvm "node or the litesvm npm package missing (sh scripts/install-deps.sh test)"
-	exit 0
-fi
-export NODE_PATH="$NPM_DIR/node_modules"
+. tests/solana/litesvm/oracle.sh
+litesvm_ready sol_litesvm || exit 0
 
 mkdir -p "$TMP/fx"
 cp "$ROOT"/tests/solana/fixtures/*.json "$TMP/fx/"
 ln -s "$DIR" "$TMP/fx/programs"
-
-# same_as_litesvm NAME FIXTURE: one PASS or FAIL for the fixture's outcome in both.
-same_as_litesvm() {
-	local name=$1 fx=$2 out
-	"$TALLY" sbpf run "$fx" --json >"$TMP/tally.json" 2>"$TMP/tally.err"
-	if [ ! -s "$TMP/tally.json" ]; then
-		fail "$name" "tally: $(cat "$TMP/tally.err")"
-	elif ! node "$LITESVM/fixture.mjs" "$fx" >"$TMP/litesvm.json" 2>"$TMP/litesvm.err"; then
-		fail "$name" "LiteSVM: $(tail -3 "$TMP/litesvm.err")"
-	elif out=$(python3 "$LITESVM/compare.py" "$TMP/tally.json" "$TMP/litesvm.json"); then
-		pass "$name"
-	else
-		fail "$name" "$out"
-	fi
-}
 
 for fx in "$TMP"/fx/*.json; do
 	same_as_litesvm "sol_litesvm_$(basename "$fx" .json)" "$fx"
