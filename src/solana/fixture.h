@@ -76,6 +76,7 @@ struct sol_outcome {
 	char result[64];   /* "success", "Custom(1)", "AccessViolation", ... */
 	char detail[512];  /* a description of the failure ("" on success) */
 	uint64_t cu;
+	uint64_t program_cu; /* of cu, what the programs' instructions and syscalls consumed */
 	char **logs;
 	size_t nlogs;
 	uint8_t *return_data;

@@ -138,6 +138,7 @@ static void fill_outcome(struct sol_runtime *rt, const struct sol_invoke_result 
 	else
 		snprintf(out->detail, sizeof(out->detail), "%s: %s", res->error, res->detail);
 	out->cu = res->cu;
+	out->program_cu = res->cu - res->depleted;
 	out->logs = rt->logs;
 	out->nlogs = rt->nlogs;
 	out->return_data = rt->return_data;
@@ -239,7 +240,7 @@ int sol_fixture_run(struct sol_fixture *f, struct sol_outcome *out,
 	if (!rc)
 		rc = execute(f, &rt, out);
 	if (!rc)
-		rc = observe_end(f, &rt, out->cu);
+		rc = observe_end(f, &rt, out->program_cu);
 	if (rc) {
 		for (size_t i = 0; i < rt.nlogs; i++)
 			free(rt.logs[i]);

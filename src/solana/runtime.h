@@ -76,6 +76,9 @@ struct sol_invoke_result {
 	char detail[400];
 	char log_text[400];
 	uint64_t cu;
+	/* of cu, what the runtime took after a VM failure (deplete_cu_meter_on_vm_failure: the
+	 * rest of the budget), which no instruction of the program consumed */
+	uint64_t depleted;
 };
 
 /* Runs the instruction: serialize, run program_id's program with budget CU, deserialize

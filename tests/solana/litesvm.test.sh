@@ -33,6 +33,23 @@ json.dump(d, open(sys.argv[3], 'w'))" "$TMP/fx/spl_memo4_bad_utf8.json" $data "$
 	rm "$TMP/fx/memo_$data.json"
 done
 
+# How programs fail (tests/solana/litesvm/faults.c, linked by `tally sbpf link`): abort,
+# panic, an access violation and a division by zero (VM failures, after which the runtime
+# takes the whole budget), a syscall's own error, a custom error, running out of CU, an
+# access violation inside a syscall (the syscall's error: the budget is left alone).
+if command -v clang >/dev/null; then
+	clang -target bpf -mcpu=v3 -O2 -c "$LITESVM/faults.c" -o "$TMP/faults.o" &&
+		"$TALLY" sbpf link "$TMP/faults.o" -o "$TMP/faults.so" || fail sol_litesvm_faults_build "clang or link failed"
+	for how in 00 01 02 03 04 05 06 07 08; do
+		printf '{"programs": [{"id": "%s", "elf": "%s"}], "instruction": {"program_id": "%s", "data": "%s"}}\n' \
+			42TEXg1vFAbcJ65y7qdYG9iCPvYfy3NDdVLd75akX2P5 "$TMP/faults.so" \
+			42TEXg1vFAbcJ65y7qdYG9iCPvYfy3NDdVLd75akX2P5 $how >"$TMP/faults$how.json"
+		same_as_litesvm "sol_litesvm_faults_$how" "$TMP/faults$how.json"
+	done
+else
+	skip sol_litesvm_faults "clang not installed"
+fi
+
 out=$(node "$LITESVM/expect.mjs" --check "$TMP"/fx/*.json 2>&1) &&
 	pass sol_litesvm_expect_is_litesvms || fail sol_litesvm_expect_is_litesvms "$out"
 
