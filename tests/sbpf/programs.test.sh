@@ -155,3 +155,21 @@ if litesvm_ready sbpf_programs_litesvm; then
 		same_as_litesvm "sbpf_programs_litesvm_$p" "$TMP/$p.fx.json"
 	done
 fi
+
+# `tally sbpf link`: the written v3 ELF is what readelf reads (EM_BPF, e_flags 3, a rodata
+# segment at 0 and the bytecode at 0x100000000, the functions in .symtab), and it
+# disassembles to the same program as the object linked in memory.
+"$TALLY" sbpf link "$OUT/calls.o" -o "$TMP/calls.so"
+hdr=$(readelf -hlsW "$TMP/calls.so" 2>&1)
+grep -q 'Machine: *Linux BPF' <<<"$hdr" && grep -q 'Flags: *0x3' <<<"$hdr" &&
+	grep -Eq 'LOAD +0x[0-9a-f]+ 0x0000000000000000 ' <<<"$hdr" &&
+	grep -Eq 'LOAD +0x[0-9a-f]+ 0x0000000100000000 ' <<<"$hdr" &&
+	grep -Eq 'FUNC +GLOBAL +DEFAULT +1 entrypoint$' <<<"$hdr" &&
+	pass sbpf_link_elf_layout || fail sbpf_link_elf_layout "$hdr"
+"$TALLY" sbpf disasm "$OUT/calls.o" >"$TMP/calls.o.dis" && "$TALLY" sbpf disasm "$TMP/calls.so" >"$TMP/calls.so.dis" &&
+	cmp -s "$TMP/calls.o.dis" "$TMP/calls.so.dis" && pass sbpf_link_same_program ||
+	fail sbpf_link_same_program "$(diff "$TMP/calls.o.dis" "$TMP/calls.so.dis" | head -5)"
+expect_err sbpf_link_refuses_a_program 1 'calls.so: not a relocatable ELF object' \
+	"$TALLY" sbpf link "$TMP/calls.so" -o "$TMP/again.so"
+expect_err sbpf_link_v3_only 2 'link writes sBPF v3 only' \
+	"$TALLY" sbpf link "$OUT/calls.o" -o "$TMP/v0.so" --version v0
