@@ -182,26 +182,31 @@ static long caller_position(const struct sol_invocation *c, const uint8_t key[32
 	return -1;
 }
 
-/* The runtime logs the account before it fails ("<key>'s signer privilege escalated"). */
-/* The runtime logs what it did not find (its ic_msg: a bare line) and fails MissingAccount. */
+/* The runtime logs why it refuses the call (its ic_msg: a bare line), then fails with
+ * error; the line is the failure's detail too. */
+static int refuse(struct sbpf_vm *vm, const char *error, const char *line)
+{
+	if (sbpf_vm_log(vm, line, strlen(line)))
+		return -ENOMEM;
+	return sbpf_vm_syscall_error(vm, error, "%s", line);
+}
+
+/* "Unknown program KEY", "Instruction references an unknown account KEY". */
 static int missing(struct sbpf_vm *vm, const char *what, const uint8_t key[32])
 {
 	char line[128], key58[64];
 	sol_base58_encode(key, 32, key58, sizeof(key58));
-	int n = snprintf(line, sizeof(line), "%s %s", what, key58);
-	if (sbpf_vm_log(vm, line, (size_t)n))
-		return -ENOMEM;
-	return sbpf_vm_syscall_error(vm, "MissingAccount", "%s %s", what, key58);
+	snprintf(line, sizeof(line), "%s %s", what, key58);
+	return refuse(vm, "MissingAccount", line);
 }
 
-static int escalated(struct sbpf_vm *vm, const uint8_t key[32], const char *what, size_t i)
+/* "KEY's signer privilege escalated" */
+static int escalated(struct sbpf_vm *vm, const uint8_t key[32], const char *what)
 {
 	char line[128], key58[64];
 	sol_base58_encode(key, 32, key58, sizeof(key58));
-	int n = snprintf(line, sizeof(line), "%s's %s privilege escalated", key58, what);
-	if (sbpf_vm_log(vm, line, (size_t)n))
-		return -ENOMEM;
-	return sbpf_vm_syscall_error(vm, "PrivilegeEscalation", "account %zu: %s", i, what);
+	snprintf(line, sizeof(line), "%s's %s privilege escalated", key58, what);
+	return refuse(vm, "PrivilegeEscalation", line);
 }
 
 /* The callee's instruction accounts: duplicates merged, privileges checked against the
@@ -233,7 +238,7 @@ static int prepare(struct sbpf_vm *vm, const struct sol_invocation *caller,
 				   : out[i].is_signer && !caller->ix[at].is_signer && !pda ? "signer"
 											   : NULL;
 		if (what)
-			return escalated(vm, ix->metas[i].key, what, i);
+			return escalated(vm, ix->metas[i].key, what);
 	}
 	/* the callee program must be one of the caller's instruction accounts */
 	if (caller_position(caller, ix->program_id) < 0)
