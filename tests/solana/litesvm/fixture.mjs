@@ -165,6 +165,8 @@ function setUp(fx, dir) {
 	const programs = new Set();
 	const listed = new Map((fx.accounts ?? []).map((a) => [a.pubkey, a]));
 	for (const p of fx.programs) {
+		if (p.elf.endsWith('.o'))
+			throw new Error(`${p.elf}: an object; LiteSVM loads programs: tally sbpf link it first`);
 		const elf = readFileSync(resolve(dir, p.elf));
 		const owner = listed.get(p.id)?.owner;
 		if (owner && LOADERS[owner])
