@@ -15,6 +15,7 @@
 #include "base/file.h"
 #include "base/json.h"
 #include "cli/cli.h"
+#include "cli/cmd_sbpf_link.h"
 #include "cli/cmd_sbpf_test.h"
 #include "cli/sbpf_out.h"
 #include "cuprof/profiler.h"
@@ -33,7 +34,8 @@ static const char help[] =
 	"       tally sbpf test DIR\n"
 	"       tally sbpf disasm PROGRAM [--version VER] [--raw]\n"
 	"       tally sbpf size PROGRAM [--version VER] [--raw] [-o PROFILE.pb.gz] [--flamegraph SVG]\n"
-	"                       [--folded FILE]\n\n"
+	"                       [--folded FILE]\n"
+	"       tally sbpf link OBJECT.o -o PROGRAM.so [--version v3]\n\n"
 	"Runs an sBPF program (an ELF .so of sBPF v0 to v4, an eBPF object from\n"
 	"`clang -target bpf -mcpu=v3 -c`, linked in memory, or raw bytecode) in tally's VM and\n"
 	"prints how it ended, the compute units (CU) it consumed, its logs and return data.\n"
@@ -57,6 +59,8 @@ static const char help[] =
 	"  --annotate FILE       HTML: CU per instruction of the hottest named function, with\n"
 	"                        its sBPF disassembly and source lines\n"
 	"  --no-profile          run without the profiler's hooks\n\n"
+	"`link` writes the object as `run` links it, as a deployable sBPF v3 ELF (its function\n"
+	"names in .symtab) that the Solana runtime loads.\n\n"
 	"`size` counts the instructions of each function and inline frame (a binary-size\n"
 	"view): a report on stdout, or the outputs above.\n\n"
 	"Syscalls: sol_log_, sol_log_64_, sol_log_compute_units_, sol_log_pubkey, sol_log_data,\n"
@@ -336,7 +340,7 @@ static int size_program(int argc, char **argv)
 static int cmd_sbpf(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage(&cli_cmd_sbpf, "expected a subcommand: run, test, disasm, size");
+		return cli_usage(&cli_cmd_sbpf, "expected a subcommand: run, test, disasm, size, link");
 	if (!strcmp(argv[1], "run"))
 		return run_program(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "test"))
@@ -345,6 +349,8 @@ static int cmd_sbpf(int argc, char **argv)
 		return disasm_program(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "size"))
 		return size_program(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "link"))
+		return sbpf_cli_link(argc - 1, argv + 1);
 	return cli_usage(&cli_cmd_sbpf, "unknown subcommand: %s", argv[1]);
 }
 

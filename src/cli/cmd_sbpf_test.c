@@ -18,9 +18,47 @@
 #include "cli/sbpf_out.h"
 #include "cuprof/runtime_watch.h"
 #include "profile/profile.h"
+#include "solana/encoding.h"
 #include "solana/fixture.h"
 
-static void print_outcome(const struct sol_outcome *o, bool json)
+static void print_hex(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		printf("%02x", p[i]);
+}
+
+static bool is_program(const struct sol_fixture *fx, const uint8_t key[32])
+{
+	for (size_t i = 0; i < fx->nprograms; i++)
+		if (!memcmp(fx->programs[i].id, key, 32))
+			return true;
+	return false;
+}
+
+/* The post-state of the accounts the fixture lists, but its programs. */
+static void print_accounts(const struct sol_fixture *fx)
+{
+	const char *sep = "";
+	printf(", \"accounts\": [");
+	for (size_t i = 0; i < fx->nlisted; i++) {
+		const struct sol_account *a = &fx->accounts[i];
+		if (is_program(fx, a->key))
+			continue;
+		const struct sol_account *s = sol_fixture_post_state(a);
+		char key[64], owner[64];
+		sol_base58_encode(a->key, 32, key, sizeof(key));
+		sol_base58_encode(s->owner, 32, owner, sizeof(owner));
+		printf("%s{\"pubkey\": \"%s\", \"owner\": \"%s\", \"lamports\": %" PRIu64
+		       ", \"data\": \"", sep, key, owner, s->lamports);
+		print_hex(s->data, s->len);
+		printf("\", \"executable\": %s, \"rent_epoch\": %" PRIu64 "}",
+		       s->executable ? "true" : "false", s->rent_epoch);
+		sep = ", ";
+	}
+	printf("]");
+}
+
+static void print_outcome(const struct sol_fixture *fx, const struct sol_outcome *o, bool json)
 {
 	if (json) {
 		printf("{\"result\": ");
@@ -31,9 +69,10 @@ static void print_outcome(const struct sol_outcome *o, bool json)
 			json_print_string(stdout, o->logs[i]);
 		}
 		printf("], \"return_data\": \"");
-		for (size_t i = 0; i < o->return_len; i++)
-			printf("%02x", o->return_data[i]);
-		printf("\"}\n");
+		print_hex(o->return_data, o->return_len);
+		printf("\"");
+		print_accounts(fx);
+		printf("}\n");
 		return;
 	}
 	for (size_t i = 0; i < o->nlogs; i++)
@@ -64,7 +103,7 @@ static int run_one(const char *path, bool print, bool json, FILE *diff,
 		return -1;
 	}
 	if (print)
-		print_outcome(&o, json);
+		print_outcome(fx, &o, json);
 	size_t bad = sol_fixture_check(fx, &o, diff);
 	int rc = profiling && sbpf_outputs_write(outs, watch.profile) ? -1 : 0;
 	prof_free(watch.profile);

@@ -24,7 +24,11 @@
 enum {
 	CPI_BYTES_PER_UNIT = 250,
 	MAX_DATA_LEN = 10 * 1024,
-	MAX_ACCOUNT_INFOS = 128,
+	/* SIMD-0339 (increase_cpi_account_info_limit, active on mainnet): 255 account infos,
+	 * each billed as 80 bytes, and each account meta as 34 */
+	MAX_ACCOUNT_INFOS = 255,
+	ACCOUNT_INFO_BYTES = 80,
+	ACCOUNT_META_BYTES = 34,
 	MAX_SIGNERS = 16,
 	MAX_SEEDS = 16,
 	MAX_SEED_LEN = 32,
@@ -72,7 +76,9 @@ static int check_sizes(struct sbpf_vm *vm, uint64_t naccounts, uint64_t data_len
 	if (naccounts > SOL_MAX_INSTRUCTION_ACCOUNTS)
 		return sbpf_vm_syscall_error(vm, "MaxInstructionAccountsExceeded", "%llu accounts",
 					     (unsigned long long)naccounts);
-	return sbpf_vm_consume(vm, data_len / CPI_BYTES_PER_UNIT) ? -1 : 0;
+	uint64_t cost = data_len / CPI_BYTES_PER_UNIT +
+			naccounts * ACCOUNT_META_BYTES / CPI_BYTES_PER_UNIT;
+	return sbpf_vm_consume(vm, cost) ? -1 : 0;
 }
 
 /* Sizes are checked before anything is mapped, so no length product can wrap.
@@ -176,15 +182,31 @@ static long caller_position(const struct sol_invocation *c, const uint8_t key[32
 	return -1;
 }
 
-/* The runtime logs the account before it fails ("<key>'s signer privilege escalated"). */
-static int escalated(struct sbpf_vm *vm, const uint8_t key[32], const char *what, size_t i)
+/* The runtime logs why it refuses the call (its ic_msg: a bare line), then fails with
+ * error; the line is the failure's detail too. */
+static int refuse(struct sbpf_vm *vm, const char *error, const char *line)
+{
+	if (sbpf_vm_log(vm, line, strlen(line)))
+		return -ENOMEM;
+	return sbpf_vm_syscall_error(vm, error, "%s", line);
+}
+
+/* "Unknown program KEY", "Instruction references an unknown account KEY". */
+static int missing(struct sbpf_vm *vm, const char *what, const uint8_t key[32])
 {
 	char line[128], key58[64];
 	sol_base58_encode(key, 32, key58, sizeof(key58));
-	int n = snprintf(line, sizeof(line), "%s's %s privilege escalated", key58, what);
-	if (sbpf_vm_log(vm, line, (size_t)n))
-		return -ENOMEM;
-	return sbpf_vm_syscall_error(vm, "PrivilegeEscalation", "account %zu: %s", i, what);
+	snprintf(line, sizeof(line), "%s %s", what, key58);
+	return refuse(vm, "MissingAccount", line);
+}
+
+/* "KEY's signer privilege escalated" */
+static int escalated(struct sbpf_vm *vm, const uint8_t key[32], const char *what)
+{
+	char line[128], key58[64];
+	sol_base58_encode(key, 32, key58, sizeof(key58));
+	snprintf(line, sizeof(line), "%s's %s privilege escalated", key58, what);
+	return refuse(vm, "PrivilegeEscalation", line);
 }
 
 /* The callee's instruction accounts: duplicates merged, privileges checked against the
@@ -196,8 +218,8 @@ static int prepare(struct sbpf_vm *vm, const struct sol_invocation *caller,
 	for (size_t i = 0; i < ix->n; i++) {
 		long at = caller_position(caller, ix->metas[i].key);
 		if (at < 0)
-			return sbpf_vm_syscall_error(vm, "MissingAccount",
-						     "instruction account %zu is not the caller's", i);
+			return missing(vm, "Instruction references an unknown account",
+				       ix->metas[i].key);
 		out[i] = (struct sol_ix_account){ caller->ix[at].index, ix->metas[i].is_signer,
 						   ix->metas[i].is_writable };
 	}
@@ -216,8 +238,11 @@ static int prepare(struct sbpf_vm *vm, const struct sol_invocation *caller,
 				   : out[i].is_signer && !caller->ix[at].is_signer && !pda ? "signer"
 											   : NULL;
 		if (what)
-			return escalated(vm, ix->metas[i].key, what, i);
+			return escalated(vm, ix->metas[i].key, what);
 	}
+	/* the callee program must be one of the caller's instruction accounts */
+	if (caller_position(caller, ix->program_id) < 0)
+		return missing(vm, "Unknown program", ix->program_id);
 	return 0;
 }
 
@@ -280,6 +305,8 @@ static int translate_accounts(struct sbpf_vm *vm, const struct sol_invocation *c
 	if (ninfos > MAX_ACCOUNT_INFOS)
 		return sbpf_vm_syscall_error(vm, "MaxCpiAccountInfos", "%llu account infos",
 					     (unsigned long long)ninfos);
+	if (sbpf_vm_consume(vm, ninfos * ACCOUNT_INFO_BYTES / CPI_BYTES_PER_UNIT))
+		return -1;
 	if (map(vm, infos, ninfos * size, false, &p))
 		return -EFAULT;
 	for (size_t i = 0; i < n; i++) {

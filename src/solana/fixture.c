@@ -18,6 +18,7 @@
 
 #include "base/err.h"
 #include "solana/encoding.h"
+#include "solana/syscalls.h"
 
 #define LOADER_ID "BPFLoaderUpgradeab1e11111111111111111111111"
 #define SYSVAR_OWNER "Sysvar1111111111111111111111111111111111111"
@@ -49,8 +50,20 @@ static int get_key(struct ctx *c, json_t *v, uint8_t out[32])
 	return 0;
 }
 
+/* A JSON integer, or a string of decimal digits for the u64s JSON readers cannot hold
+ * (a rent epoch of u64::MAX). */
 static int get_u64(struct ctx *c, json_t *v, uint64_t *out)
 {
+	if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+		char *end;
+		errno = 0;
+		unsigned long long x = strtoull(s, &end, 10);
+		if (*s < '0' || *s > '9' || *end || errno)
+			return bad(c, "expected a u64 in decimal digits");
+		*out = x;
+		return 0;
+	}
 	if (!json_is_integer(v) || json_integer_value(v) < 0)
 		return bad(c, "expected a non-negative integer");
 	*out = (uint64_t)json_integer_value(v);
@@ -213,6 +226,7 @@ static int load_accounts(struct ctx *c, json_t *root, struct sol_fixture *f)
 			return bad(c, "listed twice");
 		}
 	}
+	f->nlisted = n;
 	for (size_t i = 0; i < f->nprograms; i++)
 		if (find_account(f, f->programs[i].id) < 0 &&
 		    (rc = add_account(f, f->programs[i].id, LOADER_ID, NULL, 0, true)))
@@ -221,40 +235,43 @@ static int load_accounts(struct ctx *c, json_t *root, struct sol_fixture *f)
 }
 
 /* Clock (slot, epoch_start_timestamp, epoch, leader_schedule_epoch, unix_timestamp) and
- * Rent (lamports_per_byte_year, exemption_threshold, burn_percent), defaults as agave's. */
+ * Rent (lamports_per_byte_year, exemption_threshold, burn_percent): a field the fixture
+ * leaves out keeps the runtime's default (syscalls.h). */
 static int load_sysvars(struct ctx *c, json_t *root, struct sol_fixture *f)
 {
 	static const char *const clock_fields[] = { "slot", "epoch_start_timestamp", "epoch",
 						    "leader_schedule_epoch", "unix_timestamp" };
-	uint64_t lamports_per_byte_year = 3480, burn = 50;
-	double threshold = 2.0;
+	sol_default_clock(f->clock);
+	sol_default_rent(f->rent);
 	json_t *sv = member(c, root, "sysvars", "");
 	json_t *clock = sv ? member(c, sv, "clock", "sysvars") : NULL;
 	json_t *rent = sv ? member(c, sv, "rent", "sysvars") : NULL;
 	int rc = 0;
 	for (size_t i = 0; clock && !rc && i < 5; i++) {
-		uint64_t v = 0;
 		json_t *x = member(c, clock, clock_fields[i], "sysvars.clock");
-		if (x && json_is_integer(x))
-			v = (uint64_t)json_integer_value(x);
-		else if (x)
+		uint64_t v = x && json_is_integer(x) ? (uint64_t)json_integer_value(x) : 0;
+		if (x && !json_is_integer(x))
 			rc = bad(c, "expected an integer");
-		memcpy(f->clock + 8 * i, &v, 8);
+		else if (x)
+			memcpy(f->clock + 8 * i, &v, 8);
 	}
 	json_t *x;
-	if (!rc && rent && (x = member(c, rent, "lamports_per_byte_year", "sysvars.rent")))
-		rc = get_u64(c, x, &lamports_per_byte_year);
+	uint64_t v;
+	if (!rc && rent && (x = member(c, rent, "lamports_per_byte_year", "sysvars.rent")) &&
+	    !(rc = get_u64(c, x, &v)))
+		memcpy(f->rent, &v, 8);
 	if (!rc && rent && (x = member(c, rent, "exemption_threshold", "sysvars.rent"))) {
 		if (!json_is_number(x))
 			return bad(c, "expected a number");
-		threshold = json_number_value(x);
+		double threshold = json_number_value(x);
+		memcpy(f->rent + 8, &threshold, 8);
 	}
-	if (!rc && rent && (x = member(c, rent, "burn_percent", "sysvars.rent")))
-		if (!(rc = get_u64(c, x, &burn)) && burn > 100)
-			rc = bad(c, "at most 100");
-	memcpy(f->rent, &lamports_per_byte_year, 8);
-	memcpy(f->rent + 8, &threshold, 8);
-	f->rent[16] = (uint8_t)burn;
+	if (!rc && rent && (x = member(c, rent, "burn_percent", "sysvars.rent")) &&
+	    !(rc = get_u64(c, x, &v))) {
+		if (v > 100)
+			return bad(c, "at most 100");
+		f->rent[16] = (uint8_t)v;
+	}
 	return rc;
 }
 
@@ -272,6 +289,24 @@ static int implicit_account(struct ctx *c, struct sol_fixture *f, const uint8_t 
 	sol_base58_encode(key, 32, k58, sizeof(k58));
 	return err_set(-EINVAL, "%s: %s: account %s is not in \"accounts\"", c->path, c->field,
 		       k58);
+}
+
+/* The transaction's message holds one signer and one writable flag per account, and the
+ * runtime builds the instruction's accounts from those: an account named twice has the
+ * privileges of both places in both. */
+static int merge_privileges(struct sol_fixture *f)
+{
+	uint8_t *flags = calloc(f->naccounts + 1, 1);
+	if (!flags)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nix; i++)
+		flags[f->ix[i].index] |= (uint8_t)(f->ix[i].is_signer | f->ix[i].is_writable << 1);
+	for (size_t i = 0; i < f->nix; i++) {
+		f->ix[i].is_signer = flags[f->ix[i].index] & 1;
+		f->ix[i].is_writable = flags[f->ix[i].index] >> 1;
+	}
+	free(flags);
+	return 0;
 }
 
 static int load_instruction(struct ctx *c, json_t *root, struct sol_fixture *f)
@@ -313,7 +348,7 @@ static int load_instruction(struct ctx *c, json_t *root, struct sol_fixture *f)
 		    (rc = get_bool(c, member(c, o, "is_writable", parent), &f->ix[i].is_writable)))
 			return rc;
 	}
-	return 0;
+	return merge_privileges(f);
 }
 
 static int load_expected_account(struct ctx *c, json_t *o, const char *parent,
@@ -335,6 +370,12 @@ static int load_expected_account(struct ctx *c, json_t *o, const char *parent,
 	if ((v = member(c, o, "owner", parent)) && (rc = get_key(c, v, a->owner)))
 		return rc;
 	a->has_owner = v != NULL;
+	if ((v = member(c, o, "executable", parent)) && (rc = get_bool(c, v, &a->executable)))
+		return rc;
+	a->has_executable = v != NULL;
+	if ((v = member(c, o, "rent_epoch", parent)) && (rc = get_u64(c, v, &a->rent_epoch)))
+		return rc;
+	a->has_rent_epoch = v != NULL;
 	return 0;
 }
 

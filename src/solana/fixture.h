@@ -26,11 +26,13 @@ struct sol_fixture_program {
 struct sol_expect_account {
 	uint8_t key[32];
 	char *key58;
-	bool has_lamports, has_data, has_owner;
+	bool has_lamports, has_data, has_owner, has_executable, has_rent_epoch;
 	uint64_t lamports;
 	uint8_t *data;
 	size_t len;
 	uint8_t owner[32];
+	bool executable;
+	uint64_t rent_epoch;
 };
 
 struct sol_expect {
@@ -51,6 +53,7 @@ struct sol_fixture {
 	size_t nprograms;
 	struct sol_account *accounts; /* the fixture's, then the programs' and sysvars' */
 	size_t naccounts;
+	size_t nlisted; /* accounts[0..nlisted) are those the fixture lists */
 	uint8_t program_id[32];
 	struct sol_ix_account *ix;
 	size_t nix;
@@ -73,6 +76,7 @@ struct sol_outcome {
 	char result[64];   /* "success", "Custom(1)", "AccessViolation", ... */
 	char detail[512];  /* a description of the failure ("" on success) */
 	uint64_t cu;
+	uint64_t program_cu; /* of cu, what the programs' instructions and syscalls consumed */
 	char **logs;
 	size_t nlogs;
 	uint8_t *return_data;
@@ -87,6 +91,9 @@ struct sol_observer;
 int sol_fixture_run(struct sol_fixture *f, struct sol_outcome *out,
 		    const struct sol_observer *observer);
 void sol_outcome_free(struct sol_outcome *o);
+/* An account as the bank holds it after the run: one left without lamports no longer
+ * exists, and reads as the default account (no data, the system program's, rent epoch 0). */
+const struct sol_account *sol_fixture_post_state(const struct sol_account *a);
 /* Prints every difference from `expect` to f ("FILE: expect.FIELD: expected X, got Y");
  * returns how many there were. */
 size_t sol_fixture_check(const struct sol_fixture *fx, const struct sol_outcome *o,

@@ -78,6 +78,39 @@ static int snapshot(const struct sol_fixture *f, struct sol_account **out)
 	return 0;
 }
 
+/* Rent::minimum_balance: exact in integers for the thresholds the runtime uses (1.0 since
+ * SIMD-0194, 2.0 before), through a double otherwise, as solana-rent computes it. */
+static uint64_t rent_minimum(const uint8_t rent[24], size_t len)
+{
+	uint64_t per_byte;
+	double threshold;
+	memcpy(&per_byte, rent, 8);
+	memcpy(&threshold, rent + 8, 8);
+	uint64_t base = (128 + (uint64_t)len) * per_byte;
+	if (threshold == 1.0 || threshold == 2.0)
+		return base * (uint64_t)threshold;
+	return (uint64_t)((double)base * threshold);
+}
+
+/* The instruction's accounts as agave's account loader hands them over: an account with no
+ * lamports does not exist, so it is the default account (no data, the system program's,
+ * rent epoch u64::MAX); a writable rent-exempt account's rent epoch becomes u64::MAX
+ * (update_rent_exempt_status_for_account). Programs see these in their input. */
+static void load_as_runtime(struct sol_fixture *f)
+{
+	for (size_t i = 0; i < f->nix; i++) {
+		struct sol_account *a = &f->accounts[f->ix[i].index];
+		if (!a->lamports) {
+			memset(a->owner, 0, 32);
+			a->len = 0;
+			a->executable = false;
+			a->rent_epoch = UINT64_MAX;
+		} else if (f->ix[i].is_writable && a->lamports >= rent_minimum(f->rent, a->len)) {
+			a->rent_epoch = UINT64_MAX;
+		}
+	}
+}
+
 static void drop_accounts(struct sol_account *a, size_t n)
 {
 	for (size_t i = 0; a && i < n; i++)
@@ -85,16 +118,55 @@ static void drop_accounts(struct sol_account *a, size_t n)
 	free(a);
 }
 
+/* The transaction's verdict is an InstructionError (or the rent check's TransactionError):
+ * a failure that is none (the VM's, or a syscall's own such as InvalidString) is
+ * ProgramFailedToComplete, as agave's process_executable_chain turns it; the detail keeps
+ * what it was. */
 static void fill_outcome(struct sol_runtime *rt, const struct sol_invoke_result *res,
 			 struct sol_outcome *out)
 {
-	snprintf(out->result, sizeof(out->result), "%s", res->error[0] ? res->error : "success");
-	snprintf(out->detail, sizeof(out->detail), "%s", res->error[0] ? res->detail : "");
+	char text[400];
+	bool instruction_error = sol_instruction_error_text(res->error, text, sizeof(text)) ||
+				 !strcmp(res->error, "InsufficientFundsForRent");
+	snprintf(out->result, sizeof(out->result), "%s",
+		 !res->error[0] ? "success" : instruction_error ? res->error
+								: "ProgramFailedToComplete");
+	if (!res->error[0])
+		out->detail[0] = 0;
+	else if (instruction_error)
+		snprintf(out->detail, sizeof(out->detail), "%s", res->detail);
+	else
+		snprintf(out->detail, sizeof(out->detail), "%s: %s", res->error, res->detail);
 	out->cu = res->cu;
+	out->program_cu = res->cu - res->depleted;
 	out->logs = rt->logs;
 	out->nlogs = rt->nlogs;
 	out->return_data = rt->return_data;
 	out->return_len = rt->return_len;
+}
+
+/* agave's RentState of an account: 0 uninitialized (no lamports), 1 rent-exempt, 2 rent
+ * paying. */
+static int rent_state(const struct sol_fixture *f, const struct sol_account *a)
+{
+	return !a->lamports ? 0 : a->lamports >= rent_minimum(f->rent, a->len) ? 1 : 2;
+}
+
+/* The transaction's rent check after its instructions succeeded: no writable account may
+ * become rent-paying, and one that was stays so only with the same data length and no more
+ * lamports (agave's transition_allowed). pre holds the accounts before the run. Returns
+ * the position in f->ix of the first account that fails, or -1. */
+static long rent_violation(const struct sol_fixture *f, const struct sol_account *pre)
+{
+	for (size_t i = 0; i < f->nix; i++) {
+		const struct sol_account *a = &f->accounts[f->ix[i].index];
+		const struct sol_account *b = &pre[f->ix[i].index];
+		if (!f->ix[i].is_writable || rent_state(f, a) != 2)
+			continue;
+		if (rent_state(f, b) != 2 || a->len != b->len || a->lamports > b->lamports)
+			return (long)i;
+	}
+	return -1;
 }
 
 static int execute(struct sol_fixture *f, struct sol_runtime *rt, struct sol_outcome *out)
@@ -103,9 +175,19 @@ static int execute(struct sol_fixture *f, struct sol_runtime *rt, struct sol_out
 	int rc = snapshot(f, &saved);
 	if (rc)
 		return err_set(rc, "%s: out of memory", f->path);
+	load_as_runtime(f);
 	struct sol_invoke_result res;
 	rc = sol_runtime_invoke(rt, NULL, f->program_id, f->ix, f->nix, f->data, f->data_len,
 				f->budget, &res);
+	long poor = rc || res.error[0] ? -1 : rent_violation(f, saved);
+	if (poor >= 0) {
+		char key[64];
+		sol_base58_encode(f->accounts[f->ix[poor].index].key, 32, key, sizeof(key));
+		snprintf(res.error, sizeof(res.error), "InsufficientFundsForRent");
+		snprintf(res.detail, sizeof(res.detail),
+			 "the transaction would leave %s rent-paying (instruction account %ld)", key,
+			 poor);
+	}
 	if (!rc)
 		fill_outcome(rt, &res, out);
 	else
@@ -158,7 +240,7 @@ int sol_fixture_run(struct sol_fixture *f, struct sol_outcome *out,
 	if (!rc)
 		rc = execute(f, &rt, out);
 	if (!rc)
-		rc = observe_end(f, &rt, out->cu);
+		rc = observe_end(f, &rt, out->program_cu);
 	if (rc) {
 		for (size_t i = 0; i < rt.nlogs; i++)
 			free(rt.logs[i]);
@@ -221,13 +303,19 @@ static size_t check_logs(const struct sol_fixture *fx, const struct sol_outcome 
 	return bad;
 }
 
+const struct sol_account *sol_fixture_post_state(const struct sol_account *a)
+{
+	static const struct sol_account gone;
+	return a->lamports ? a : &gone;
+}
+
 static size_t check_account(const struct sol_fixture *fx, size_t k, FILE *f)
 {
 	const struct sol_expect_account *x = &fx->expect.accounts[k];
 	const struct sol_account *a = NULL;
 	for (size_t i = 0; i < fx->naccounts && !a; i++)
 		if (!memcmp(fx->accounts[i].key, x->key, 32))
-			a = &fx->accounts[i];
+			a = sol_fixture_post_state(&fx->accounts[i]);
 	if (!a) {
 		fprintf(f, "%s: expect.accounts[%zu]: no account %s\n", fx->path, k, x->key58);
 		return 1;
@@ -248,6 +336,16 @@ static size_t check_account(const struct sol_fixture *fx, size_t k, FILE *f)
 	}
 	if (x->has_owner && memcmp(x->owner, a->owner, 32)) {
 		fprintf(f, "%s: expect.accounts[%zu] (%s): owner differs\n", fx->path, k, x->key58);
+		bad++;
+	}
+	if (x->has_executable && x->executable != a->executable) {
+		fprintf(f, "%s: expect.accounts[%zu] (%s): executable: expected %s\n", fx->path, k,
+			x->key58, x->executable ? "true" : "false");
+		bad++;
+	}
+	if (x->has_rent_epoch && x->rent_epoch != a->rent_epoch) {
+		fprintf(f, "%s: expect.accounts[%zu] (%s): rent_epoch: expected %" PRIu64
+			   ", got %" PRIu64 "\n", fx->path, k, x->key58, x->rent_epoch, a->rent_epoch);
 		bad++;
 	}
 	return bad;

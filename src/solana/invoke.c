@@ -204,6 +204,16 @@ static int run_vm(struct sol_runtime *rt, struct sbpf_vm *parent,
 	rt->depth--;
 	if (!rc) {
 		res->cu = r.cu_used;
+		/* a VM failure takes the rest of the budget, after the "consumed" line has
+		 * shown what the program used; not a syscall's, nor one inside a syscall (its
+		 * access violations are the syscall's errors in agave) */
+		const struct sbpf_program *prog = sbpf_vm_program(vm);
+		bool in_syscall = r.pc < prog->ninsns && prog->code[r.pc].kind == SBPF_K_CALL &&
+				  prog->code[r.pc].pad == SBPF_CALL_SYSCALL;
+		if (r.error != SBPF_OK && r.error != SBPF_E_SYSCALL_ERROR && !in_syscall) {
+			res->depleted = budget - r.cu_used;
+			res->cu = budget;
+		}
 		vm_verdict(vm, &r, res);
 		rc = pass_on(rt, parent, vm, id58, r.cu_used, budget);
 	}

@@ -14,7 +14,7 @@
 
 enum {
 	SOL_MAX_INVOKE_DEPTH = 5, /* the top-level instruction is 1 */
-	SOL_INVOKE_UNITS = 1000,
+	SOL_INVOKE_UNITS = 946, /* invoke_units since SIMD-0339, as on mainnet and in LiteSVM 1.5 */
 };
 
 struct sol_program {
@@ -76,6 +76,9 @@ struct sol_invoke_result {
 	char detail[400];
 	char log_text[400];
 	uint64_t cu;
+	/* of cu, what the runtime took after a VM failure (deplete_cu_meter_on_vm_failure: the
+	 * rest of the budget), which no instruction of the program consumed */
+	uint64_t depleted;
 };
 
 /* Runs the instruction: serialize, run program_id's program with budget CU, deserialize

@@ -30,5 +30,14 @@ int sol_syscalls_hash(struct sbpf_syscalls *s);
  * then writes the sysvar's bytes at addr. 0, -1 when the budget ran out, -EFAULT when addr
  * is not writable. */
 int sol_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, size_t len);
+/* The sysvars a bank starts with, as LiteSVM 1.5 sets them up on mainnet's feature set:
+ * Clock at slot 447552000 (the last feature activation it knows), the rest zero; Rent after
+ * SIMD-0194 (6960 lamports per byte, threshold 1.0, burn 50%), in their repr(C) layouts. */
+enum { SOL_DEFAULT_SLOT = 447552000 };
+void sol_default_clock(uint8_t clock[40]);
+void sol_default_rent(uint8_t rent[24]);
+/* 0 when the n bytes at p are UTF-8; otherwise fails the syscall with agave's
+ * InvalidString, worded as agave's log shows it (Rust's Utf8Error, then the bytes). */
+int sol_check_utf8(struct sbpf_vm *vm, const uint8_t *p, size_t n);
 
 #endif

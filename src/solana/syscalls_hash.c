@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <nettle/sha3.h>
+#include <stdio.h>
 #include <sodium.h>
 #include <string.h>
 
@@ -108,17 +109,23 @@ static int hash_syscall(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret,
 			const struct hasher *h)
 {
 	*ret = 0;
-	if (a[1] > SHA256_MAX_SLICES)
-		return sbpf_vm_syscall_error(vm, "TooManySlices",
-					     "%s Hashing %llu sequences in one syscall is over the limit %d",
-					     h->name, (unsigned long long)a[1], SHA256_MAX_SLICES);
+	/* agave logs the numbers, then fails with the error's own text */
+	if (a[1] > SHA256_MAX_SLICES) {
+		char line[128];
+		int n = snprintf(line, sizeof(line),
+				 "%s Hashing %llu sequences in one syscall is over the limit %d",
+				 h->name, (unsigned long long)a[1], SHA256_MAX_SLICES);
+		if (sbpf_vm_log(vm, line, (size_t)n))
+			return -ENOMEM;
+		return sbpf_vm_syscall_error(vm, "TooManySlices", "Hashing too many sequences");
+	}
 	if (sbpf_vm_consume(vm, SHA256_BASE_COST))
 		return -1;
 	uint8_t *out, *slices = NULL;
 	if (sbpf_vm_map(vm, a[2], HASH_BYTES, true, &out))
 		return -EFAULT;
 	if (a[1] && a[0] % 8)
-		return sbpf_vm_syscall_error(vm, "UnalignedPointer", "%s slice table", h->name);
+		return sbpf_vm_syscall_error(vm, "UnalignedPointer", "Unaligned pointer");
 	if (sbpf_vm_map(vm, a[0], a[1] * 16, false, &slices))
 		return -EFAULT;
 	union hash_state st;

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/utf8.h"
 #include "sbpf/vm.h"
+#include "solana/runtime.h"
 #include "solana/syscalls.h"
 
 enum {
@@ -79,29 +79,32 @@ static int sys_panic(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	uint8_t *file;
 	if (sbpf_vm_map(vm, a[0], a[1], false, &file))
 		return -EFAULT;
+	int rc = sol_check_utf8(vm, file, a[1]);
+	if (rc)
+		return rc;
 	char name[128];
 	size_t n = a[1] < sizeof(name) - 1 ? a[1] : sizeof(name) - 1;
-	if (!utf8_valid(file, n))
-		return sbpf_vm_syscall_error(vm, "InvalidString", "panic file name is not UTF-8");
 	memcpy(name, file, n);
 	name[n] = 0;
-	return sbpf_vm_syscall_error(vm, "Panic", "%s:%llu:%llu", name, (unsigned long long)a[2],
-				     (unsigned long long)a[3]);
+	return sbpf_vm_syscall_error(vm, "Panic", "SBF program Panicked in %s at %llu:%llu", name,
+				     (unsigned long long)a[2], (unsigned long long)a[3]);
 }
 
 /*
  * sol_alloc_free_(size, free_addr): agave's bump allocator. Frees do nothing; allocations
- * are 16-byte aligned (align_of u128, the aligned loader's rule) from the heap's start and
- * return 0 when the heap is full.
+ * are aligned to 8 bytes (agave's BPF_ALIGN_OF_U128) from the heap's start, to 1 under the
+ * deprecated loader (unaligned input), and return 0 when the heap is full.
  */
 static int sys_alloc_free(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
 	*ret = 0;
 	if (a[1])
 		return 0;
+	const struct sol_invocation *inv = sbpf_vm_user(vm);
+	uint64_t align = inv && !inv->input.aligned ? 1 : 8;
 	uint64_t *pos = sbpf_vm_heap_cursor(vm);
 	uint64_t len = sbpf_vm_heap_size(vm);
-	uint64_t start = (*pos + 15) & ~15ull;
+	uint64_t start = (*pos + align - 1) & ~(align - 1);
 	if (start < *pos || a[0] > len || start > len - a[0])
 		return 0;
 	*pos = start + a[0];

@@ -43,6 +43,55 @@ static int program_log(struct sbpf_vm *vm, const char *text, size_t len)
 	return rc;
 }
 
+/* Where Rust's str::from_utf8 stops: the valid prefix's length, and the length of the
+ * invalid sequence after it (its error_len), 0 when the input ends inside a sequence
+ * that was valid so far. Returns false when all n bytes are UTF-8. */
+static bool utf8_error(const uint8_t *p, size_t n, size_t *valid_up_to, size_t *error_len)
+{
+	for (size_t i = 0; i < n;) {
+		uint8_t c = p[i];
+		size_t width = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+			     : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+		/* the second byte's range narrows for E0, ED, F0 and F4 (no overlong forms,
+		 * surrogates, or code points past U+10FFFF) */
+		uint8_t lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+		uint8_t hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+		size_t k = 1;
+		for (; width && k < width && i + k < n; k++) {
+			uint8_t b = p[i + k];
+			if (k == 1 ? b < lo || b > hi : (b & 0xc0) != 0x80)
+				break;
+		}
+		if (width && k == width) {
+			i += width;
+			continue;
+		}
+		*valid_up_to = i;
+		*error_len = width && i + k >= n ? 0 : k;
+		return true;
+	}
+	return false;
+}
+
+int sol_check_utf8(struct sbpf_vm *vm, const uint8_t *p, size_t n)
+{
+	size_t at, len;
+	if (!utf8_error(p, n, &at, &len))
+		return 0;
+	char bytes[180]; /* the detail holds 255 characters */
+	size_t o = 0;
+	for (size_t i = 0; i < n && o + 12 < sizeof(bytes); i++)
+		o += (size_t)snprintf(bytes + o, sizeof(bytes) - o, "%s%u", i ? ", " : "", p[i]);
+	const char *cut = o + 12 >= sizeof(bytes) ? ", ..." : "";
+	if (!len)
+		return sbpf_vm_syscall_error(vm, "InvalidString",
+					     "incomplete utf-8 byte sequence from index %zu: [%s%s]",
+					     at, bytes, cut);
+	return sbpf_vm_syscall_error(vm, "InvalidString",
+				     "invalid utf-8 sequence of %zu bytes from index %zu: [%s%s]", len,
+				     at, bytes, cut);
+}
+
 /* The reference VM's test syscall: logs the bytes up to the first NUL, charges nothing. */
 static int sys_test_log(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
@@ -66,9 +115,8 @@ static int sys_log(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	uint8_t *p;
 	if (sbpf_vm_map(vm, a[0], a[1], false, &p))
 		return -EFAULT;
-	if (!utf8_valid(p, a[1]))
-		return sbpf_vm_syscall_error(vm, "InvalidString", "invalid UTF-8 in sol_log_");
-	return program_log(vm, (const char *)p, a[1]);
+	int rc = sol_check_utf8(vm, p, a[1]);
+	return rc ? rc : program_log(vm, (const char *)p, a[1]);
 }
 
 static int sys_log_64(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)

@@ -5,8 +5,7 @@
  * UnsupportedSyscall naming it (instead of an anonymous UnsupportedInstruction), and the
  * hash without any maintained C library (blake3) is refused at load time.
  *
- * Bare runs see the runtime's default sysvars: a zero Clock, Rent::default() and
- * EpochSchedule::default().
+ * Bare runs see the runtime's default sysvars (syscalls.h) and EpochSchedule::default().
  */
 #include <errno.h>
 #include <string.h>
@@ -33,22 +32,35 @@ static void put64(uint8_t *p, uint64_t v)
 }
 
 /* Clock: slot, epoch_start_timestamp, epoch, leader_schedule_epoch, unix_timestamp. */
+void sol_default_clock(uint8_t clock[40])
+{
+	memset(clock, 0, 40);
+	put64(clock, SOL_DEFAULT_SLOT);
+}
+
+/* Rent (repr(C), 24 bytes): lamports per byte (per byte-year before SIMD-0194), the
+ * exemption threshold as an f64, burn_percent, padding. */
+void sol_default_rent(uint8_t rent[24])
+{
+	double threshold = 1.0;
+	memset(rent, 0, 24);
+	put64(rent, 6960);
+	memcpy(rent + 8, &threshold, 8);
+	rent[16] = 50;
+}
+
 static int sys_clock(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
-	static const uint8_t clock[40];
+	uint8_t clock[40];
+	sol_default_clock(clock);
 	*ret = 0;
 	return sol_sysvar_copy(vm, a[0], clock, sizeof(clock));
 }
 
-/* Rent (repr(C), 24 bytes): lamports_per_byte_year 3480, exemption_threshold 2.0,
- * burn_percent 50. */
 static int sys_rent(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
-	uint8_t rent[24] = { 0 };
-	double threshold = 2.0;
-	put64(rent, 3480);
-	memcpy(rent + 8, &threshold, 8);
-	rent[16] = 50;
+	uint8_t rent[24];
+	sol_default_rent(rent);
 	*ret = 0;
 	return sol_sysvar_copy(vm, a[0], rent, sizeof(rent));
 }

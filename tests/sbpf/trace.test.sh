@@ -31,8 +31,8 @@ SYS = '11111111111111111111111111111111'
 print(json.dumps({
     "programs": [{"id": key('ticker'), "elf": out + "/trace_ticker.o", "name": "ticker"},
                  {"id": key('callee'), "elf": out + "/trace_callee.o", "name": "callee"}],
-    "accounts": [{"pubkey": key('vault'), "owner": key('callee'), "lamports": 10000, "data": "61"},
-                 {"pubkey": key('dest'), "owner": SYS, "lamports": 0, "data": ""}],
+    "accounts": [{"pubkey": key('vault'), "owner": key('callee'), "lamports": 1000000000, "data": "61"},
+                 {"pubkey": key('dest'), "owner": SYS, "lamports": 890880, "data": ""}],
     "instruction": {"program_id": key('ticker'),
                     "accounts": [{"pubkey": key('callee')},
                                  {"pubkey": key('vault'), "is_writable": True},
@@ -200,3 +200,16 @@ out=$("$TALLY" sbpf run "$TMP/wrong.json" 2>&1)
 [ $? = 1 ] && grep -qF "expect.logs[6]: expected \"Program $CALLEE invoke [3]\", got \"Program $CALLEE invoke [2]\"" <<<"$out" &&
 	[ "$(grep -c 'expect.logs' <<<"$out")" = 3 ] && pass sol_expect_logs_framed_mismatch ||
 	fail sol_expect_logs_framed_mismatch "$out"
+
+# ---- the same runs in LiteSVM, the programs linked by `tally sbpf link` ----
+. tests/solana/litesvm/oracle.sh
+if litesvm_ready sbpf_trace_litesvm; then
+	mkdir -p "$TMP/so"
+	for f in t5x3 t2x1 t1x1bad; do
+		if linked "$TMP/$f.json" "$TMP/so/$f.json"; then
+			same_as_litesvm "sbpf_trace_litesvm_$f" "$TMP/so/$f.json"
+		else
+			fail "sbpf_trace_litesvm_$f" "tally sbpf link failed"
+		fi
+	done
+fi

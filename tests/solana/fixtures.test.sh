@@ -1,8 +1,8 @@
 # Fixtures for deployed programs (tests/solana/fixtures/*.json) run through `tally sbpf test`.
 # The programs come from the corpus: the fixtures are copied next to a `programs` link to it.
-# Expected account data are the SPL Token layouts (Mint 82 bytes, Account 165 bytes) built
-# by hand; both p-token builds must leave the same balances as SPL Token 3.5.0, whose
-# Transfer costs 4645 CU (the figure the p-token project publishes for SPL Token).
+# Every `expect` (result, CU, framed log, return data, accounts) is LiteSVM's, written by
+# tests/solana/litesvm/regen-expect.sh (litesvm.test.sh checks that it still is); SPL Token's
+# Transfer costs 4645 CU there, the figure the p-token project publishes for SPL Token.
 . tests/lib.sh
 
 DIR="${SBPF_CORPUS:-$SHARED/corpus/sbpf}/programs"

@@ -98,3 +98,26 @@ clang -target bpf -mcpu=v3 -O2 -c "$TMP/b3.c" -o "$TMP/b3.o"
 err=$("$TALLY" sbpf run "$TMP/b3.o" 2>&1); rc=$?
 [ $rc -eq 1 ] && [[ "$err" == *'UnsupportedSyscall("sol_blake3")'* ]] &&
 	pass sbpf_blake3_refused_at_load || fail sbpf_blake3_refused_at_load "$err"
+
+# The same program as an instruction in tally and in LiteSVM (linked by `tally sbpf link`):
+# its input starts with the account count, so K read-only accounts pick mode K with empty
+# data: sha256 and keccak256 of two empty slices (85 + 2 * 10 CU), and the two refusals.
+. tests/solana/litesvm/oracle.sh
+if litesvm_ready sbpf_hash_litesvm; then
+	"$TALLY" sbpf link "$OUT/hash.o" -o "$TMP/hash.so" || fail sbpf_hash_litesvm "tally sbpf link failed"
+	for k in 0 1 2 3; do
+		"$PY" - "$TMP/hash.so" $k >"$TMP/hash$k.json" <<'PY'
+import json, sys
+sys.path.insert(0, "tests/solana")
+from keys import b58, name_key
+so, k = sys.argv[1], int(sys.argv[2])
+prog = b58(name_key("hash"))
+keys = [b58(name_key(f"hash-account-{i}")) for i in range(k)]
+print(json.dumps({
+    "programs": [{"id": prog, "elf": so}],
+    "accounts": [{"pubkey": a, "owner": "11111111111111111111111111111111", "lamports": 1000000000} for a in keys],
+    "instruction": {"program_id": prog, "accounts": [{"pubkey": a} for a in keys], "data": ""}}))
+PY
+		same_as_litesvm "sbpf_hash_litesvm_mode$k" "$TMP/hash$k.json"
+	done
+fi

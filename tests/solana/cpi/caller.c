@@ -4,7 +4,8 @@
  * the destination; mode 1 adds the authority as a signer through the PDA seeds
  * ("vault", bump) of this program; mode 2 adds it as a signer without seeds (privilege
  * escalation); mode 3 invokes this program itself with the same data until the runtime's
- * depth limit stops it; mode 4 first writes into the vault's data, which the callee owns,
+ * depth limit stops it (account 0 is then this program: an invoked program must be one of
+ * the caller's accounts); mode 4 first writes into the vault's data, which the callee owns,
  * so the runtime refuses the change when the call syncs it. After the call it logs the vault's data length and both balances
  * as the runtime wrote them back.
  */
