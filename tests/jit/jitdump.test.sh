@@ -89,6 +89,16 @@ run_case() {
 	[ $ok = 1 ] && pass "jitdump_${name}_js_shares_agree_with_perf" \
 		|| fail "jitdump_${name}_js_shares_agree_with_perf" "$why (of $samples)"
 
+	# Node 20 writes V8's CFI for optimized code (JS:*) with --perf-prof, with or without
+	# --perf-prof-unwinding-info: the unwinder steps each sample's optimized JS frame with
+	# it, so there are at least as many JIT CFI steps as samples in JS:* code.
+	local steps opt
+	steps=$(awk '/unwind: JIT CFI steps/ {print $NF; exit}' tally.report)
+	opt=$(awk '/^Top functions by total/ {exit} $5 ~ /^JS:\*/ {s += $2} END {print s + 0}' tally.report)
+	[ "${steps:-0}" -ge "$opt" ] && [ "$opt" -gt 0 ] \
+		&& pass "jitdump_${name}_unwinder_uses_jit_cfi" \
+		|| fail "jitdump_${name}_unwinder_uses_jit_cfi" "${steps:-no} JIT CFI steps, $opt samples in JS:* code"
+
 	# The hottest line of each function is its loop, as the source says.
 	if command -v go >/dev/null; then
 		"$TALLY" export -f pprof -o rec.pb.gz rec.data 2>/dev/null
