@@ -71,3 +71,35 @@ for mode in cfi nocfi; do
 			|| fail jit_cfi_quality_says_walks_stopped_in_jit_code "$(grep unwind: "$dir/tally/report.txt")"
 	fi
 done
+
+# Damaged dumps, in place of the cfi run's: a warning naming the dump, a report all the same,
+# and nothing named or unwound from what is damaged. A CFI that lies (CFA = rsp + 24 where
+# it is rsp + 32: the return address read from the saved rbp's slot) fails validation and
+# ends the stack as truncated, never with a wrong caller.
+cd "$TMP/cfi/tally" || exit 1
+dump=$(ls jit-*.dump)
+cp "$dump" good.dump
+size=$(stat -c %s good.dump)
+damaged_report() { "$TALLY" report rec.data >"$1.txt" 2>"$1.err" \
+	&& "$TALLY" export -f folded -o "$1.folded" rec.data 2>/dev/null; }
+head -c $((size - 10)) good.dump >"$dump"
+damaged_report cut
+grep -q "warning: .*$dump: offset 0x[0-9a-f]*: record of [0-9]* bytes runs past the end of the file" cut.err \
+	&& ! grep -q -e jit_spin -e "JIT CFI steps" cut.txt \
+	&& pass jit_cfi_cut_dump_warns_and_names_nothing \
+	|| fail jit_cfi_cut_dump_warns_and_names_nothing "$(head -3 cut.err) $(grep -c jit_spin cut.txt)"
+python3 - good.dump "$dump" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+at = d.index(bytes([0x44, 0x0e, 32]))  # after sub $16: def_cfa_offset 32
+d[at + 2] = 24
+open(sys.argv[2], 'wb').write(d)
+PY
+damaged_report lie
+lie_cut=$(share_with lie.folded "[truncated];jit_spin;spin")
+grep -q "truncated, step failed validation" lie.txt && ! grep -q "JIT CFI steps" lie.txt \
+	&& awk -v c="$lie_cut" 'BEGIN {exit !(c >= 0.95)}' \
+	&& pass jit_cfi_lying_cfi_fails_validation_and_truncates \
+	|| fail jit_cfi_lying_cfi_fails_validation_and_truncates "cut at jit_spin: $lie_cut; $(grep unwind: lie.txt | tr -s ' ')"
+cp good.dump "$dump"
+cd "$ROOT" || exit 1
