@@ -5,7 +5,8 @@
  * marker's path, or beside the recording when it was moved with it. A frame in no file is
  * named by the code the process's dump had at its pc at the sample's time: the recording's
  * clock must then be CLOCK_MONOTONIC, the dump's (tally record, perf record -k 1); on any
- * other, the latest code at the address is taken, with one warning.
+ * other, the latest code at the address is taken, with one warning. The same dumps give the
+ * unwinder their code's CFI (replay_jitdump_unwind_hook, jitdump_unwind.c).
  */
 #include "replay/jitdump.h"
 
