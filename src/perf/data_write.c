@@ -1,6 +1,6 @@
 /*
  * Writing perf.data: a header placeholder, the records as the kernel produced them, then
- * the feature table (build-ids), the event ids and the attribute, and finally the real
+ * the feature table (build-ids, the machine, the samples' clock), the event ids and the attribute, and finally the real
  * header. Offsets are free in the format, so only whole records and the build-id list are
  * buffered. The file is a temporary renamed into place when finished (base/atomic_file.h);
  * a failed write (a full disk) ends the records there and the file is still finished, with
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/atomic_file.h"
@@ -44,6 +45,9 @@ struct perf_writer {
 	size_t nbuf;
 	uint8_t *bids; /* build-id records, in the file's layout */
 	size_t nbids, capbids;
+	/* With attr.use_clockid: the clock's resolution and one moment on it and on the wall
+	 * clock, taken together when the recording began (perf's CLOCKID and CLOCK_DATA). */
+	uint64_t clock_res_ns, clock_ns, tod_ns;
 };
 
 static const char *path_of(const struct perf_writer *w) { return afile_target(w->out); }
@@ -111,6 +115,24 @@ static int make_reserve(const char *target)
 	return fd;
 }
 
+static uint64_t ns_of(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+}
+
+/* As perf record does (record__init_clock): the wall clock, then the samples' clock. */
+static void read_clocks(struct perf_writer *w)
+{
+	struct timespec res, tod, clk;
+	clockid_t id = (clockid_t)w->attr.clockid;
+	if (!clock_getres(id, &res))
+		w->clock_res_ns = ns_of(&res);
+	if (!clock_gettime(CLOCK_REALTIME, &tod) && !clock_gettime(id, &clk)) {
+		w->tod_ns = ns_of(&tod);
+		w->clock_ns = ns_of(&clk);
+	}
+}
+
 int perf_writer_open(const char *path, const struct perf_event_attr *attr,
 		     struct perf_writer **out)
 {
@@ -121,6 +143,8 @@ int perf_writer_open(const char *path, const struct perf_event_attr *attr,
 	}
 	w->attr = *attr;
 	w->reserve = -1;
+	if (attr->use_clockid)
+		read_clocks(w);
 	int r = afile_open(path, AFILE_SYNC, &w->out);
 	if (r) {
 		free(w->buf);
@@ -254,23 +278,39 @@ static int put_trailer(struct perf_writer *w, const uint64_t *ids, size_t nids,
 	long conf = sysconf(_SC_NPROCESSORS_CONF), onln = sysconf(_SC_NPROCESSORS_ONLN);
 	uint32_t c[2] = { (uint32_t)(conf > 0 ? conf : 1), (uint32_t)(onln > 0 ? onln : 1) };
 	memcpy(cpus, c, 8);
-	struct { const void *data; size_t size; } feat[] = {
-		{ w->bids, w->nbids }, { osrel, nosrel }, { arch, narch }, { cpus, 8 }, { why, nwhy },
+	/* The samples' clock, when it is not the default one: perf shows it (perf report
+	 * --header-only) and converts times to the wall clock with it (perf script -F tod). */
+	uint64_t res = w->clock_res_ns;
+	struct { uint32_t version, clockid; uint64_t tod_ns, clock_ns; } clock_data = {
+		1, (uint32_t)w->attr.clockid, w->tod_ns, w->clock_ns };
+	bool clock = w->attr.use_clockid;
+	/* In the order of their bits, as readers take the table. */
+	struct { const void *data; size_t size; int bit; bool on; } all[] = {
+		{ w->bids, w->nbids, PERF_FEAT_BUILD_ID, true },
+		{ osrel, nosrel, PERF_FEAT_OSRELEASE, true },
+		{ arch, narch, PERF_FEAT_ARCH, true },
+		{ cpus, 8, PERF_FEAT_NRCPUS, true },
+		{ &res, 8, PERF_FEAT_CLOCKID, clock },
+		{ &clock_data, sizeof(clock_data), PERF_FEAT_CLOCK_DATA, clock },
+		{ why, nwhy, PERF_FEAT_TALLY_STOPPED, w->error != 0 },
 	};
-	const int bits[] = { PERF_FEAT_BUILD_ID, PERF_FEAT_OSRELEASE, PERF_FEAT_ARCH,
-			     PERF_FEAT_NRCPUS, PERF_FEAT_TALLY_STOPPED };
-	size_t nfeat = sizeof(bits) / sizeof(bits[0]) - !w->error;
+	size_t nall = sizeof(all) / sizeof(all[0]), nfeat = 0;
+	for (size_t i = 0; i < nall; i++)
+		nfeat += all[i].on;
 	uint64_t at = w->off + 16 * nfeat;
 	int r = 0;
-	for (size_t i = 0; i < nfeat && !r; i++) {
+	for (size_t i = 0; i < nall && !r; i++) {
+		if (!all[i].on)
+			continue;
 		r = put_u64(w, at);
 		if (!r)
-			r = put_u64(w, feat[i].size);
-		at += feat[i].size;
-		features[bits[i] / 64] |= 1ull << bits[i] % 64;
+			r = put_u64(w, all[i].size);
+		at += all[i].size;
+		features[all[i].bit / 64] |= 1ull << all[i].bit % 64;
 	}
-	for (size_t i = 0; i < nfeat && !r; i++)
-		r = put(w, feat[i].data, feat[i].size);
+	for (size_t i = 0; i < nall && !r; i++)
+		if (all[i].on)
+			r = put(w, all[i].data, all[i].size);
 	uint64_t ids_off = w->off;
 	if (!r) r = put(w, ids, nids * 8);
 	*attr_off = w->off;

@@ -26,6 +26,9 @@ enum {
 
 /* Feature bits of the perf.data header (tools/perf/util/header.h). */
 enum { PERF_FEAT_BUILD_ID = 2, PERF_FEAT_OSRELEASE = 4, PERF_FEAT_ARCH = 6, PERF_FEAT_NRCPUS = 7,
+       /* the samples' clock: its resolution (u64 ns); and {u32 version 1, u32 clockid,
+	* u64 wall-clock ns, u64 ns on the clock at the same moment} */
+       PERF_FEAT_CLOCKID = 23, PERF_FEAT_CLOCK_DATA = 29,
        PERF_FEAT_COMPRESSED = 27,
        /* tally's own, the last of the 256 bits (perf reads the table of every bit set and
         * skips the ones it does not know): a perf header string, why the recording

@@ -73,11 +73,31 @@ const struct replay_jit_code *replay_jitdump_find(const struct replay_jitdump *d
 const struct replay_jit_line *replay_jitdump_line(const struct replay_jitdump *d,
 						  const struct replay_jit_code *c, uint64_t off);
 
+/* The code of a dump for the unwinder (jitdump_unwind.c): its places in time order, and how
+ * many of them the unwinder has. */
+struct unw_ctx;
+struct unw_space;
+struct replay_jit_feed {
+	size_t *order; /* indexes of d->places, by time */
+	size_t next;
+};
+int replay_jit_feed_init(struct replay_jit_feed *f, const struct replay_jitdump *d);
+void replay_jit_feed_free(struct replay_jit_feed *f);
+/* Gives s the code d loaded and moved up to time (with timed false: all of it), with its
+ * CFI, made in c. 0, or a negative code with the message set. */
+int replay_jit_feed_apply(struct replay_jit_feed *f, const struct replay_jitdump *d,
+			  struct unw_ctx *c, struct unw_space *s, uint64_t time, bool timed);
+
 /* The frame source of the dumps d's markers name (jitdump_source.c): JIT frames of kind
  * REPLAY_FRAME_JIT, per sample. out->ops is NULL when d has no marker. 0, or a negative
  * code with the message set; a dump that cannot be read is a warning, not an error. */
 struct perf_data;
 struct replay_frame_source;
 int replay_jitdump_source_new(struct perf_data *d, struct replay_frame_source *out);
+/* The unwind hook of such a source (borrowing its dumps: it lives as long as the source): the
+ * CFI of the dumps' code, for the unwinder (replay_unwind_data_hooked). */
+struct replay_unwind_hook;
+void replay_jitdump_unwind_hook(const struct replay_frame_source *src,
+				struct replay_unwind_hook *out);
 
 #endif

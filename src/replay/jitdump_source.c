@@ -5,7 +5,8 @@
  * marker's path, or beside the recording when it was moved with it. A frame in no file is
  * named by the code the process's dump had at its pc at the sample's time: the recording's
  * clock must then be CLOCK_MONOTONIC, the dump's (tally record, perf record -k 1); on any
- * other, the latest code at the address is taken, with one warning.
+ * other, the latest code at the address is taken, with one warning. The same dumps give the
+ * unwinder their code's CFI (replay_jitdump_unwind_hook, jitdump_unwind.c).
  */
 #include "replay/jitdump.h"
 
@@ -22,6 +23,7 @@
 struct dump {
 	uint32_t pid;
 	struct replay_jitdump *d;
+	struct replay_jit_feed feed; /* its code for the unwinder */
 };
 
 struct jitdump_source {
@@ -90,8 +92,8 @@ static int on_record(const struct perf_event_rec *ev, void *arg)
 		replay_jitdump_free(d);
 		return -ENOMEM;
 	}
-	*slot = (struct dump){ ev->pid, d };
-	return 0;
+	*slot = (struct dump){ ev->pid, d, { 0 } };
+	return replay_jit_feed_init(&slot->feed, d);
 }
 
 /* The code at a frame's pc: a return address points after its call, the sampled pc at
@@ -144,14 +146,38 @@ static int name_frame(void *self, const struct replay_stack *st, size_t i,
 static void close_source(void *self)
 {
 	struct jitdump_source *y = self;
-	for (size_t i = 0; i < y->dumps.n; i++)
+	for (size_t i = 0; i < y->dumps.n; i++) {
+		replay_jit_feed_free(&y->dumps.v[i].feed);
 		replay_jitdump_free(y->dumps.v[i].d);
+	}
 	vec_free(&y->dumps);
 	free(y);
 }
 
 static const struct replay_frame_source_ops jitdump_ops = {
 	.name_frame = name_frame, .close = close_source, .per_sample = true };
+
+/* Before a sample is unwound: its process's JIT code up to the sample's time, with CFI. */
+static int before_sample(void *self, struct unw_ctx *c, struct unw_space *s,
+			 const struct perf_event_rec *ev)
+{
+	struct jitdump_source *y = self;
+	for (size_t i = 0; i < y->dumps.n; i++) {
+		struct dump *dp = &y->dumps.v[i];
+		int r = dp->pid == ev->pid ? replay_jit_feed_apply(&dp->feed, dp->d, c, s, ev->time,
+								   y->timed)
+					   : 0;
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+void replay_jitdump_unwind_hook(const struct replay_frame_source *src,
+				struct replay_unwind_hook *out)
+{
+	*out = (struct replay_unwind_hook){ before_sample, src->self };
+}
 
 /* Whether the samples' times are CLOCK_MONOTONIC, as the dumps' are. */
 static bool monotonic(const struct perf_data *data)

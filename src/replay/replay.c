@@ -35,6 +35,7 @@ struct replay {
 	int (*fn)(const struct replay_stack *st, void *arg);
 	void *arg;
 	struct replay_info *info;
+	const struct replay_unwind_hook *hook; /* NULL: none */
 	struct unw_frame frames[512];
 	uint64_t ips[512];
 };
@@ -142,6 +143,9 @@ static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 		r->info->processes++;
 	p->sampled = true;
 	r->info->samples++;
+	int err = r->hook ? r->hook->before_sample(r->hook->self, r->ctx, &p->space, ev) : 0;
+	if (err)
+		return err;
 	struct unw_regs regs;
 	sample_regs(unw_ctx_arch(r->ctx), ev, &regs);
 	struct replay_stack st = { .ev = ev, .frames = r->frames, .nkernel = kernel_frames(ev),
@@ -157,7 +161,6 @@ static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 		struct sample_stack ss = { r->d, ev };
 		struct unw_stack stack = { ev->stack, ev->stack_size, ev->stack_total, fetch_stack,
 					   &ss };
-		int err;
 		st.n = unw_unwind_stack(r->ctx, &p->space, &regs, &stack, r->frames, max, &st.end,
 					&err);
 		if (err)
@@ -224,8 +227,17 @@ int replay_unwind_data(struct perf_data *d, enum unw_method method,
 		    int (*fn)(const struct replay_stack *st, void *arg), void *arg,
 		    struct replay_info *info, struct unw_ctx **ctx_out)
 {
+	return replay_unwind_data_hooked(d, method, NULL, fn, arg, info, ctx_out);
+}
+
+int replay_unwind_data_hooked(struct perf_data *d, enum unw_method method,
+			      const struct replay_unwind_hook *hook,
+			      int (*fn)(const struct replay_stack *st, void *arg), void *arg,
+			      struct replay_info *info, struct unw_ctx **ctx_out)
+{
 	struct replay_info dummy;
-	struct replay r = { .d = d, .fn = fn, .arg = arg, .info = info ? info : &dummy };
+	struct replay r = { .d = d, .fn = fn, .arg = arg, .info = info ? info : &dummy,
+			    .hook = hook };
 	memset(r.info, 0, sizeof(*r.info));
 	snprintf(r.info->stopped, sizeof(r.info->stopped), "%s", d->stopped);
 	if (unw_ctx_new(method, &r.ctx))

@@ -47,6 +47,21 @@ int replay_unwind_data(struct perf_data *d, enum unw_method method,
 		       int (*fn)(const struct replay_stack *st, void *arg), void *arg,
 		       struct replay_info *info, struct unw_ctx **ctx_out);
 
+/* What the unwinder learns beside the recording's records: the CFI of JIT code (jitdump).
+ * before_sample brings the sample's process's space s up to the sample's time (adding the
+ * code loaded by then, unw_space_jit); 0, or a negative code with the message set, which
+ * ends the replay. */
+struct replay_unwind_hook {
+	int (*before_sample)(void *self, struct unw_ctx *c, struct unw_space *s,
+			     const struct perf_event_rec *ev);
+	void *self;
+};
+/* replay_unwind_data with hook (NULL: none) called before each sample is unwound. */
+int replay_unwind_data_hooked(struct perf_data *d, enum unw_method method,
+			      const struct replay_unwind_hook *hook,
+			      int (*fn)(const struct replay_stack *st, void *arg), void *arg,
+			      struct replay_info *info, struct unw_ctx **ctx_out);
+
 /* Unwind quality of a replay, for the header of a report. */
 struct replay_quality {
 	struct replay_info info;
@@ -174,6 +189,10 @@ void replay_namer_free(struct replay_namer *nm);
 #define REPLAY_COUNTER_FRAMES "unwind: frames"
 /* Of those, the frames named as JIT code (perf maps); only when there are some. */
 #define REPLAY_COUNTER_JIT_FRAMES "unwind: JIT frames"
+/* Truncated stacks whose walk ended in JIT code, and the steps made with the CFI a JIT
+ * wrote (jitdump's JIT_CODE_UNWINDING_INFO); only when there are some. */
+#define REPLAY_COUNTER_JIT_STOPS "unwind: stopped in JIT code"
+#define REPLAY_COUNTER_JIT_CFI_STEPS "unwind: JIT CFI steps"
 
 /* The profile of a perf.data: metrics samples/count and cpu/nanoseconds (clock events) or
  * events/count, stacks unwound with method and symbolized, unwind quality as counters. */

@@ -194,8 +194,10 @@ int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 	struct replay_frame_source sources[2];
 	size_t n = 0;
 	char dir[4096];
+	struct replay_unwind_hook jit_cfi = { 0 }; /* the dumps' CFI, for the unwinder */
 	int r = replay_jitdump_source_new(d, &sources[n]);
-	n += !r && sources[n].ops;
+	if (!r && sources[n].ops)
+		replay_jitdump_unwind_hook(&sources[n++], &jit_cfi);
 	if (!r)
 		r = replay_jit_dir(d->path, dir, sizeof(dir));
 	if (!r && !(r = replay_perfmap_source_new(dir, &sources[n])))
@@ -209,7 +211,8 @@ int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 	memset(q, 0, sizeof(*q));
 	q->method = method;
 	struct unw_ctx *c = NULL;
-	r = replay_unwind_data(d, method, on_stack, &y, &q->info, &c);
+	r = replay_unwind_data_hooked(d, method, jit_cfi.before_sample ? &jit_cfi : NULL,
+				      on_stack, &y, &q->info, &c);
 	if (!r)
 		quality(c, q);
 	unw_ctx_free(c);

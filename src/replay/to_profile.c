@@ -36,6 +36,7 @@ struct known_stack {
 	struct prof_loc *locs;
 	uint32_t kept;
 	uint32_t njit; /* its JIT frames */
+	bool jit_stop; /* truncated, its walk ended in JIT code */
 };
 
 struct build {
@@ -50,6 +51,7 @@ struct build {
 	VEC(struct known_stack) known; /* by id; n: the ids with a slot, zeroed until known */
 	uint64_t first_time, last_time;
 	uint64_t jit_frames; /* over all samples, for the unwind-quality figures */
+	uint64_t jit_stops;  /* truncated stacks whose walk ended in JIT code */
 	char source[128];
 };
 
@@ -151,6 +153,14 @@ static uint32_t jit_frames(const struct replay_sym_stack *st)
 	return n;
 }
 
+/* Whether st was truncated with a JIT frame outermost: its walk ended in JIT code (the
+ * unwinder counts stops by module, and JIT code is in none). */
+static bool jit_stop(const struct replay_sym_stack *st)
+{
+	return st->n > 1 && st->frames[0].kind == REPLAY_FRAME_TRUNCATED &&
+	       st->frames[1].kind == REPLAY_FRAME_JIT;
+}
+
 static int on_stack(const struct replay_sym_stack *st, void *arg)
 {
 	struct build *b = arg;
@@ -159,19 +169,25 @@ static int on_stack(const struct replay_sym_stack *st, void *arg)
 					: NULL;
 	const struct prof_loc *locs;
 	uint32_t njit;
+	bool stop;
 	if (k) {
 		locs = k->locs;
 		njit = k->njit;
+		stop = k->jit_stop;
 	} else {
 		int r = make_locs(b, st); /* may move b->locs.v */
 		if (r)
 			return r;
 		locs = b->locs.v;
 		njit = jit_frames(st);
-		if (st->id && (k = remember(b, st->id, b->locs.v, st->n)))
+		stop = jit_stop(st);
+		if (st->id && (k = remember(b, st->id, b->locs.v, st->n))) {
 			k->njit = njit;
+			k->jit_stop = stop;
+		}
 	}
 	b->jit_frames += njit;
+	b->jit_stops += stop;
 	const struct perf_event_rec *ev = st->raw->ev;
 	int64_t w[2] = { 1, (int64_t)ev->period };
 	if (!b->first_time) {
@@ -206,6 +222,8 @@ static void counters(struct prof *p, const struct replay_quality *q)
 	prof_set_counter(p, REPLAY_COUNTER_FRAMES, (int64_t)s->frames);
 	if (s->fp_steps)
 		prof_set_counter(p, "unwind: frame-pointer steps", (int64_t)s->fp_steps);
+	if (s->jit_cfi_steps)
+		prof_set_counter(p, REPLAY_COUNTER_JIT_CFI_STEPS, (int64_t)s->jit_cfi_steps);
 	if (q->info.fp_recorded)
 		prof_set_counter(p, "unwind: recorded with frame pointers only (most callers lost "
 				    "in code built without them; record with --call-graph dwarf)",
@@ -271,6 +289,8 @@ int replay_profile(struct perf_data *d, enum unw_method method, struct prof **ou
 		counters(p, &q);
 		if (b.jit_frames)
 			prof_set_counter(p, REPLAY_COUNTER_JIT_FRAMES, (int64_t)b.jit_frames);
+		if (b.jit_stops)
+			prof_set_counter(p, REPLAY_COUNTER_JIT_STOPS, (int64_t)b.jit_stops);
 		if (b.source[0])
 			prof_set_source(p, b.source);
 		if (b.last_time > b.first_time)

@@ -157,12 +157,14 @@ const struct memo_walk *unw_memo_match(const struct unw_memo *mo, const struct u
 }
 
 size_t unw_memo_copy(const struct memo_walk *from, size_t at, struct memo_walk *to,
-		     struct unw_frame *out, uint64_t *fp_steps, enum unw_end *end)
+		     struct unw_frame *out, struct unw_stats *stats, enum unw_end *end)
 {
 	size_t count = from->n - at;
 	memcpy(out, from->frames + at, count * sizeof(*out));
-	for (size_t i = 0; i < count; i++)
-		*fp_steps += out[i].by_fp;
+	for (size_t i = 0; i < count; i++) {
+		stats->fp_steps += out[i].by_fp;
+		stats->jit_cfi_steps += out[i].by_jit_cfi;
+	}
 	*end = from->end;
 	if (!to || !to->ok)
 		return count;

@@ -1,6 +1,8 @@
 /*
  * A process's address space as mapping events describe it: a sorted array of mappings,
- * where a new mapping cuts away whatever it overlaps (as mmap with MAP_FIXED does).
+ * where a new mapping cuts away whatever it overlaps (as mmap with MAP_FIXED does). JIT code
+ * (jit.c) is kept apart: a JIT changes its code's protection, which the recording sees as new
+ * mappings, and its code stays.
  */
 #include "base/search.h"
 #include "base/vec.h"
@@ -16,7 +18,7 @@
 
 /* A stamp no space has had: walks noted in a space are reused only while it is unchanged
  * (memo.c), and a space's memory may be another's later. */
-static void restamp(struct unw_space *s)
+void unw_space_restamp(struct unw_space *s)
 {
 	static atomic_uint_fast64_t stamps;
 	s->stamp = atomic_fetch_add_explicit(&stamps, 1, memory_order_relaxed) + 1;
@@ -53,7 +55,7 @@ int unw_space_map(struct unw_ctx *c, struct unw_space *s, uint64_t start, uint64
 		return 0;
 	if (reserve(s, 2))
 		return -ENOMEM;
-	restamp(s);
+	unw_space_restamp(s);
 	struct unw_module *mod = unw_module_get(c, path);
 	struct unw_mapping nm = { start, end, pgoff, prot, mod,
 				  text_segment(mod, pgoff, end - start) };
@@ -100,21 +102,31 @@ int unw_space_map(struct unw_ctx *c, struct unw_space *s, uint64_t start, uint64
 
 int unw_space_copy(struct unw_space *dst, const struct unw_space *src)
 {
-	restamp(dst);
+	unw_space_restamp(dst);
 	dst->n = 0;
 	if (reserve(dst, src->n))
 		return -ENOMEM;
 	if (src->n)
 		memcpy(dst->maps, src->maps, src->n * sizeof(*src->maps));
 	dst->n = src->n;
+	/* A child's memory is a copy of its parent's, JIT code included. */
+	dst->njits = 0;
+	if (src->njits > dst->capjits &&
+	    !vec_reserve_grow((void **)&dst->jits, 0, &dst->capjits, sizeof(*dst->jits),
+			      src->njits))
+		return -ENOMEM;
+	if (src->njits)
+		memcpy(dst->jits, src->jits, src->njits * sizeof(*src->jits));
+	dst->njits = src->njits;
 	return 0;
 }
 
 void unw_space_clear(struct unw_space *s)
 {
 	free(s->maps);
+	free(s->jits);
 	memset(s, 0, sizeof(*s));
-	restamp(s);
+	unw_space_restamp(s);
 }
 
 const struct unw_mapping *unw_space_find(const struct unw_space *s, uint64_t addr)

@@ -132,6 +132,7 @@ void unw_ctx_free(struct unw_ctx *c)
 		free(c->expects[i].path);
 	free(c->expects);
 	free(c->mods);
+	unw_jit_free_all(c);
 	sparse_unmap(c->cache, UNW_CACHE_SIZE * sizeof(*c->cache));
 	unw_memo_free(c->memo);
 	free(c);
@@ -356,7 +357,7 @@ static bool reuse(struct unw_ctx *c, const struct unw_space *s, const struct unw
 	}
 	if (mem->fetch_err)
 		return false;
-	size_t copied = unw_memo_copy(last, at, notes, out + *n, &c->stats.fp_steps, end);
+	size_t copied = unw_memo_copy(last, at, notes, out + *n, &c->stats, end);
 	*n += copied;
 	c->stats.reused += copied;
 	return true;
@@ -447,6 +448,13 @@ static bool step(struct unw_ctx *c, const struct unw_space *s, const struct unw_
 	bool have_vaddr = unw_file_vaddr(*m, lookup, &vaddr);
 	if (have_vaddr)
 		f->rel = vaddr + (pc - lookup);
+	const struct unw_jit_range *jit = mod && mod->elf ? NULL : unw_jit_find(s, lookup);
+	if (jit) {
+		/* JIT code: its CFI counts from the code's start; the frame has no file. */
+		mod = &jit->code->mod;
+		vaddr = lookup - jit->start;
+		have_vaddr = true;
+	}
 	enum unw_end why = UNW_END_NO_CFI;
 	int r = -1;
 	uint64_t rules;
@@ -463,8 +471,11 @@ static bool step(struct unw_ctx *c, const struct unw_space *s, const struct unw_
 			r = -1;
 			why = UNW_END_BAD_STEP;
 		}
-		if (r == 0)
+		if (r == 0) {
 			st->passes = row_passes(a, row, rules);
+			f->by_jit_cfi = jit != NULL;
+			c->stats.jit_cfi_steps += jit != NULL;
+		}
 	} else if (have_vaddr && !st->first && returns_to_entry(mod, vaddr)) {
 		st->end = UNW_END_OUTERMOST;
 		return false;

@@ -84,10 +84,20 @@ struct unw_mapping {
 	const struct elf_segment *text;
 };
 
+/* Code a JIT placed in anonymous memory, [start, end), and the CFI it wrote for it (NULL:
+ * none, frame pointers), borrowed from the context (unw_jit_code_new). */
+struct unw_jit_code;
+struct unw_jit_range {
+	uint64_t start, end;
+	struct unw_jit_code *code;
+};
+
 struct unw_space {
 	struct unw_mapping *maps; /* sorted by start, not overlapping */
 	size_t n, cap;
-	uint64_t stamp; /* new, and unique, after every change of maps */
+	struct unw_jit_range *jits; /* sorted by start, not overlapping */
+	size_t njits, capjits;
+	uint64_t stamp; /* new, and unique, after every change of maps or jits */
 };
 
 struct unw_frame {
@@ -95,10 +105,12 @@ struct unw_frame {
 	const struct unw_module *mod;
 	uint64_t rel;          /* the address in the module's ELF file (vaddr), 0 without one */
 	bool by_fp;            /* this frame's caller was found through the frame pointer */
+	bool by_jit_cfi;       /* ... through the CFI a JIT wrote for its code */
 };
 
 struct unw_stats {
 	uint64_t samples, complete, single, truncated, frames, fp_steps;
+	uint64_t jit_cfi_steps; /* steps made with a JIT's CFI (unw_space_jit) */
 	uint64_t reused; /* frames copied from the walk before (memo.c), not walked again */
 	uint64_t ends[UNW_END_COUNT];
 };
@@ -125,6 +137,30 @@ int unw_space_map(struct unw_ctx *c, struct unw_space *s, uint64_t start, uint64
 int unw_space_copy(struct unw_space *dst, const struct unw_space *src);
 void unw_space_clear(struct unw_space *s);
 const struct unw_mapping *unw_space_find(const struct unw_space *s, uint64_t addr);
+
+/* The CFI a JIT wrote for one piece of its code, code_size bytes (jitdump's
+ * JIT_CODE_UNWINDING_INFO): an .eh_frame and its .eh_frame_hdr (either may be absent), laid
+ * out as perf inject lays them in the ELF file it makes of the code, and as V8 keeps them
+ * behind its code: the .eh_frame at the first multiple of 8 at or past the code's end, the
+ * .eh_frame_hdr right after it, so that their pc-relative pointers lead to the code. */
+struct unw_jit_cfi_opts {
+	size_t sz;        /* sizeof(struct unw_jit_cfi_opts) */
+	const char *name; /* for messages: the dump and the code, copied */
+	uint64_t code_size;
+	const uint8_t *eh_frame, *eh_frame_hdr;
+	size_t eh_frame_size, eh_frame_hdr_size;
+};
+/* Makes such CFI, owned by c (freed with it); the bytes must outlive c. The same may serve
+ * the code at several places (a JIT moves code). 0, -EINVAL for opts it does not know, or
+ * -ENOMEM (messages set). */
+int unw_jit_code_new(struct unw_ctx *c, const struct unw_jit_cfi_opts *o,
+		     struct unw_jit_code **out);
+/* From now on, code at [start, end) of s is code (NULL: code without CFI, walked by frame
+ * pointers), and any JIT code s had overlapping it is gone: a JIT reuses the memory of code
+ * it freed. Used for pcs in anonymous memory only (no file backs JIT code); CFI steps with
+ * it are validated as every other. */
+int unw_space_jit(struct unw_space *s, uint64_t start, uint64_t end,
+		  struct unw_jit_code *code);
 
 /* Unwinds; writes at most max frames to out and returns how many it wrote. *end says why
  * the walk ended (UNW_END_OUTERMOST: complete). Statistics are updated. */

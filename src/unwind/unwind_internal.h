@@ -35,7 +35,22 @@ struct unw_ctx {
 	struct unw_cache_entry *cache;
 	struct unw_stats stats;
 	struct unw_memo *memo; /* the last walk (memo.c), or NULL */
+	VEC(struct unw_jit_code *) jits; /* jit.c */
 };
+
+/* A JIT's CFI for one piece of code, as a module without a file: the rule cache and the
+ * CFI step take it as they take an ELF file's, its addresses counted from the code's
+ * start. */
+struct unw_jit_code {
+	struct unw_module mod;
+	uint64_t size;
+};
+
+/* A new stamp for s, after a change (space.c). */
+void unw_space_restamp(struct unw_space *s);
+/* The JIT range of s holding addr, NULL for none (jit.c). */
+const struct unw_jit_range *unw_jit_find(const struct unw_space *s, uint64_t addr);
+void unw_jit_free_all(struct unw_ctx *c);
 
 struct unw_module *unw_module_get(struct unw_ctx *c, const char *path);
 bool unw_module_try_debug(struct unw_module *m);
@@ -56,7 +71,7 @@ int unw_rule_lookup(struct unw_ctx *c, struct unw_module *m, uint64_t vaddr,
  * decide the rest of the walk); when every read the last walk made from there (its reads
  * from steps[at].first_read on) reads the same now, unw_memo_copy copies the frames from
  * there to out and goes on noting as the last walk did, and returns how many it copied,
- * adding the frame-pointer steps among them to *fp_steps. */
+ * adding the frame-pointer and JIT CFI steps among them to stats. */
 struct unw_memo;
 struct memo_read {
 	uint64_t addr, value;
@@ -108,7 +123,7 @@ const struct memo_walk *unw_memo_match(const struct unw_memo *mo, const struct u
 				       const struct unw_space *s, const struct unw_regs *regs,
 				       bool signal, size_t *at);
 size_t unw_memo_copy(const struct memo_walk *from, size_t at, struct memo_walk *to,
-		     struct unw_frame *out, uint64_t *fp_steps, enum unw_end *end);
+		     struct unw_frame *out, struct unw_stats *stats, enum unw_end *end);
 void unw_memo_end(struct unw_memo *mo, struct memo_walk *w, const struct unw_frame *frames,
 		  size_t n, enum unw_end end, bool fetch_failed);
 

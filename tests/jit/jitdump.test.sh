@@ -89,6 +89,30 @@ run_case() {
 	[ $ok = 1 ] && pass "jitdump_${name}_js_shares_agree_with_perf" \
 		|| fail "jitdump_${name}_js_shares_agree_with_perf" "$why (of $samples)"
 
+	# Samples left in unnamed JIT code (anonymous memory no dump record covers): tally's
+	# anon+0x... rows, perf's [.] rows in //anon or [unknown]; no more than perf's (half a
+	# point for the rounding of its table).
+	perf report --no-inline -i inj.data --stdio --no-children -g none --sort dso,sym 2>/dev/null \
+		>perf.dso.report
+	local tu pu
+	tu=$(awk -v n="${samples:-0}" '/^Top functions by total/ {exit}
+		$5 ~ /^anon\+0x/ {s += $2} END {printf "%.2f\n", n ? 100 * s / n : 0}' tally.report)
+	pu=$(awk '$3 == "[.]" && ($2 == "//anon" || $2 == "[unknown]") {sub("%", "", $1); s += $1}
+		END {printf "%.2f\n", s}' perf.dso.report)
+	awk -v t="$tu" -v p="$pu" 'BEGIN {exit !(t <= p + 0.5)}' \
+		&& pass "jitdump_${name}_unnamed_jit_samples_no_more_than_perf" \
+		|| fail "jitdump_${name}_unnamed_jit_samples_no_more_than_perf" "tally $tu%, perf $pu%"
+
+	# Node 20 writes V8's CFI for optimized code (JS:*) with --perf-prof, with or without
+	# --perf-prof-unwinding-info: the unwinder steps each sample's optimized JS frame with
+	# it, so there are at least as many JIT CFI steps as samples in JS:* code.
+	local steps opt
+	steps=$(awk '/unwind: JIT CFI steps/ {print $NF; exit}' tally.report)
+	opt=$(awk '/^Top functions by total/ {exit} $5 ~ /^JS:\*/ {s += $2} END {print s + 0}' tally.report)
+	[ "${steps:-0}" -ge "$opt" ] && [ "$opt" -gt 0 ] \
+		&& pass "jitdump_${name}_unwinder_uses_jit_cfi" \
+		|| fail "jitdump_${name}_unwinder_uses_jit_cfi" "${steps:-no} JIT CFI steps, $opt samples in JS:* code"
+
 	# The hottest line of each function is its loop, as the source says.
 	if command -v go >/dev/null; then
 		"$TALLY" export -f pprof -o rec.pb.gz rec.data 2>/dev/null

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "replay/jitdump.h"
+#include "unwind/unwind.h"
 
 struct buf {
 	uint8_t b[4096];
@@ -335,6 +336,53 @@ static void jitdump_unwinding_info_is_split_into_frame_and_header(void **state)
 	replay_jitdump_free(d);
 }
 
+/* The unwinder gets each code's CFI from its load's time on, until other code takes its
+ * memory; moved code keeps its CFI (jitdump_unwind.c). */
+static void jitdump_feed_gives_the_unwinder_cfi_in_time_order(void **state)
+{
+	struct buf b;
+	header(&b, false);
+	begin(&b, 4, 1900);
+	u64(&b, 24);
+	u64(&b, 0);
+	u64(&b, 24);
+	for (int i = 0; i < 24; i++)
+		put(&b, &(uint8_t){ 0 }, 1);
+	end(&b);
+	load(&b, 2000, 0x1000, 0x10, 1, "a");
+	load(&b, 3000, 0x1008, 0x10, 2, "b"); /* no CFI: a's is gone */
+	move(&b, 3500, 0x1000, 0x2000, 0x10, 1);
+	struct replay_jitdump *d = parse(&b);
+	struct replay_jit_feed f;
+	struct unw_ctx *c;
+	struct unw_space s = { 0 };
+	assert_int_equal(replay_jit_feed_init(&f, d), 0);
+	assert_int_equal(unw_ctx_new(UNW_AUTO, &c), 0);
+	assert_int_equal(replay_jit_feed_apply(&f, d, c, &s, 1999, true), 0);
+	assert_int_equal(s.njits, 0);
+	assert_int_equal(replay_jit_feed_apply(&f, d, c, &s, 2000, true), 0);
+	assert_int_equal(s.njits, 1);
+	assert_int_equal(s.jits[0].start, 0x1000);
+	assert_int_equal(replay_jit_feed_apply(&f, d, c, &s, 3000, true), 0);
+	assert_int_equal(s.njits, 0);
+	assert_int_equal(replay_jit_feed_apply(&f, d, c, &s, 3500, true), 0);
+	assert_int_equal(s.njits, 1);
+	assert_int_equal(s.jits[0].start, 0x2000);
+	assert_int_equal(s.jits[0].end, 0x2010);
+	replay_jit_feed_free(&f);
+	/* On another clock than the dump's: all of it at once, the last code each address
+	 * held. */
+	unw_space_clear(&s);
+	assert_int_equal(replay_jit_feed_init(&f, d), 0);
+	assert_int_equal(replay_jit_feed_apply(&f, d, c, &s, 0, false), 0);
+	assert_int_equal(s.njits, 1);
+	assert_int_equal(s.jits[0].start, 0x2000);
+	replay_jit_feed_free(&f);
+	unw_space_clear(&s);
+	unw_ctx_free(c);
+	replay_jitdump_free(d);
+}
+
 static void jitdump_truncated_file_keeps_the_whole_records(void **state)
 {
 	struct buf b;
@@ -420,6 +468,7 @@ int main(void)
 		cmocka_unit_test(jitdump_garbled_line_table_is_left_out),
 		cmocka_unit_test(jitdump_v8_garbled_script_names_are_read_again),
 		cmocka_unit_test(jitdump_unwinding_info_is_split_into_frame_and_header),
+		cmocka_unit_test(jitdump_feed_gives_the_unwinder_cfi_in_time_order),
 		cmocka_unit_test(jitdump_truncated_file_keeps_the_whole_records),
 		cmocka_unit_test(jitdump_lying_sizes_and_counts_are_refused),
 		cmocka_unit_test(jitdump_not_a_dump_is_an_error),

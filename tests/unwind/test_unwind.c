@@ -523,6 +523,124 @@ static void space_map_splits_overlapped_mapping(void **state)
 	unw_ctx_free(c);
 }
 
+/* JIT code: 16 bytes at JIT_CODE in anonymous executable memory, called by outer (its
+ * return address after_leaf) and calling leaf (return address JIT_CODE + 9); it keeps no
+ * frame pointer. Its CFI, as a JIT writes it behind its code (the .eh_frame at offset 16):
+ * CFA = rsp + 32 throughout, the return address at CFA - 8, rbp at CFA - 16. */
+#define JIT_MAP 0x10000000ull
+#define JIT_CODE (JIT_MAP + 0x100)
+
+static const uint8_t jit_eh_frame[] = {
+	/* CIE: length 20, id 0, version 1, "zR", code align 1, data align -8, ra 16,
+	 * augmentation data: pcrel|sdata4; def_cfa rsp+8, ra at cfa-8; nops */
+	20, 0, 0, 0, 0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b, 0x0c, 7, 8, 0x90, 1, 0, 0,
+	/* FDE at 24: length 20, CIE pointer 28 (back to offset 0), pc_begin pcrel: the field
+	 * lies at 16 + 32 = 48 from the code, so -48; range 16; no augmentation data;
+	 * def_cfa_offset 32, rbp at cfa-16; nops */
+	20, 0, 0, 0, 28, 0, 0, 0, 0xd0, 0xff, 0xff, 0xff, 16, 0, 0, 0, 0, 0x0e, 32, 0x86, 2,
+	0, 0, 0,
+	0, 0, 0, 0, /* terminator */
+};
+
+static struct unw_jit_code *jit_code(struct fixture *fx)
+{
+	struct unw_jit_code *j;
+	struct unw_jit_cfi_opts o = { .sz = sizeof(o), .name = "jit", .code_size = 16,
+				      .eh_frame = jit_eh_frame,
+				      .eh_frame_size = sizeof(jit_eh_frame) };
+	assert_int_equal(unw_jit_code_new(fx->ctx, &o, &j), 0);
+	return j;
+}
+
+/* leaf (after its prologue) called by the JIT code, called by outer: leaf's saved rbp is 0
+ * (the JIT code used rbp as a scratch register), the JIT frame of 32 bytes with rbp's save
+ * slot, outer's frame of 24, its return into _start. */
+static void in_leaf_under_jit(struct fixture *fx, uint64_t code)
+{
+	memset(fx->stack, 0, sizeof(fx->stack));
+	fx->stack[1] = code + 9;
+	fx->stack[4] = 0x1234; /* the rbp the JIT code saved */
+	fx->stack[5] = a_after_leaf;
+	fx->stack[9] = a_after_outer;
+	memset(&fx->regs, 0, sizeof(fx->regs));
+	set(&fx->regs, UNW_X86_RIP, a_leaf_body);
+	set(&fx->regs, UNW_X86_RSP, STACK_BASE);
+	set(&fx->regs, UNW_X86_RBP, STACK_BASE);
+	assert_int_equal(unw_space_map(fx->ctx, &fx->space, JIT_MAP, JIT_MAP + 0x1000, 0,
+				       PROT_READ | PROT_EXEC, "//anon"), 0);
+}
+
+static void unwind_jit_code_is_stepped_by_its_cfi(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	in_leaf_under_jit(&fx, JIT_CODE);
+	assert_int_equal(unw_space_jit(&fx.space, JIT_CODE, JIT_CODE + 16, jit_code(&fx)), 0);
+	enum unw_end end;
+	size_t n = unwind(&fx, STACK_BASE, sizeof(fx.stack), &end);
+	assert_int_equal(end, UNW_END_OUTERMOST);
+	assert_int_equal(n, 4);
+	assert_int_equal(fx.frames[1].pc, JIT_CODE + 9);
+	assert_true(fx.frames[1].by_jit_cfi);
+	assert_int_equal(fx.frames[1].rel, 0);
+	assert_int_equal(fx.frames[2].pc, a_after_leaf);
+	assert_int_equal(fx.frames[3].pc, a_after_outer);
+	assert_int_equal(unw_ctx_stats(fx.ctx)->jit_cfi_steps, 1);
+	done(&fx);
+}
+
+static void unwind_jit_code_without_cfi_falls_back_to_frame_pointer(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	in_leaf_under_jit(&fx, JIT_CODE);
+	enum unw_end end;
+	size_t n = unwind(&fx, STACK_BASE, sizeof(fx.stack), &end);
+	assert_int_equal(end, UNW_END_NO_CFI); /* rbp is 0 there */
+	assert_int_equal(n, 2);
+	assert_int_equal(unw_ctx_stats(fx.ctx)->jit_cfi_steps, 0);
+	done(&fx);
+}
+
+/* Code loaded over part of the old code's memory replaces it (here code without CFI):
+ * the old CFI no longer applies to any of it. Moved code keeps its CFI. */
+static void unwind_jit_cfi_ends_where_other_code_takes_its_memory(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	in_leaf_under_jit(&fx, JIT_CODE);
+	struct unw_jit_code *j = jit_code(&fx);
+	assert_int_equal(unw_space_jit(&fx.space, JIT_CODE, JIT_CODE + 16, j), 0);
+	assert_int_equal(unw_space_jit(&fx.space, JIT_CODE + 12, JIT_CODE + 40, NULL), 0);
+	enum unw_end end;
+	assert_int_equal(unwind(&fx, STACK_BASE, sizeof(fx.stack), &end), 2);
+	assert_int_equal(end, UNW_END_NO_CFI);
+	assert_int_equal(fx.space.njits, 0);
+	assert_int_equal(unw_space_jit(&fx.space, JIT_CODE + 0x200, JIT_CODE + 0x210, j), 0);
+	in_leaf_under_jit(&fx, JIT_CODE + 0x200);
+	assert_int_equal(unwind(&fx, STACK_BASE, sizeof(fx.stack), &end), 4);
+	assert_int_equal(end, UNW_END_OUTERMOST);
+	done(&fx);
+}
+
+/* A fork's child has its parent's JIT code. */
+static void space_copy_keeps_jit_code(void **state)
+{
+	struct fixture fx = { 0 };
+	map_program(&fx);
+	in_leaf_under_jit(&fx, JIT_CODE);
+	assert_int_equal(unw_space_jit(&fx.space, JIT_CODE, JIT_CODE + 16, jit_code(&fx)), 0);
+	struct unw_space child = { 0 };
+	assert_int_equal(unw_space_copy(&child, &fx.space), 0);
+	enum unw_end end;
+	size_t n = unw_unwind(fx.ctx, &child, &fx.regs, (const uint8_t *)fx.stack,
+			      sizeof(fx.stack), fx.frames, 16, &end);
+	assert_int_equal(n, 4);
+	assert_int_equal(end, UNW_END_OUTERMOST);
+	unw_space_clear(&child);
+	done(&fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +661,10 @@ int main(void)
 		cmocka_unit_test(memo_not_used_when_a_read_differs),
 		cmocka_unit_test(memo_not_used_after_the_space_changes),
 		cmocka_unit_test(space_map_splits_overlapped_mapping),
+		cmocka_unit_test(unwind_jit_code_is_stepped_by_its_cfi),
+		cmocka_unit_test(unwind_jit_code_without_cfi_falls_back_to_frame_pointer),
+		cmocka_unit_test(unwind_jit_cfi_ends_where_other_code_takes_its_memory),
+		cmocka_unit_test(space_copy_keeps_jit_code),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
