@@ -50,6 +50,7 @@ struct build {
 	VEC(struct known_stack) known; /* by id; n: the ids with a slot, zeroed until known */
 	uint64_t first_time, last_time;
 	uint64_t jit_frames; /* over all samples, for the unwind-quality figures */
+	uint32_t thread, thread_pid, thread_tid; /* the last sample's thread */
 	char source[128];
 };
 
@@ -151,6 +152,17 @@ static uint32_t jit_frames(const struct replay_sym_stack *st)
 	return n;
 }
 
+/* The profile's thread of a sample: samples come in runs from one thread, so the last
+ * one is kept at hand. */
+static uint32_t thread_id(struct build *b, uint32_t pid, uint32_t tid, const char *comm)
+{
+	if (b->thread != PROF_NONE && b->thread_pid == pid && b->thread_tid == tid)
+		return b->thread;
+	b->thread_pid = pid;
+	b->thread_tid = tid;
+	return b->thread = prof_thread(b->p, pid, tid, comm);
+}
+
 static int on_stack(const struct replay_sym_stack *st, void *arg)
 {
 	struct build *b = arg;
@@ -179,9 +191,11 @@ static int on_stack(const struct replay_sym_stack *st, void *arg)
 		snprintf(b->source, sizeof(b->source), "perf.data: %s", st->comm);
 	}
 	b->last_time = ev->time;
-	if (k)
-		return prof_add_stack_kept(b->p, locs, st->n, w, &k->kept);
-	return prof_add_stack(b->p, locs, st->n, w);
+	uint32_t thread = thread_id(b, ev->pid, ev->tid, st->comm);
+	if (thread == PROF_NONE)
+		return -ENOMEM;
+	uint32_t kept = PROF_NONE;
+	return prof_add_sample(b->p, thread, ev->time, locs, st->n, w, k ? &k->kept : &kept);
 }
 
 static void counters(struct prof *p, const struct replay_quality *q)
@@ -251,7 +265,8 @@ int replay_profile(struct perf_data *d, enum unw_method method, struct prof **ou
 		prof_free(p);
 		return err_set(-ENOMEM, "out of memory");
 	}
-	struct build b = { .p = p, .memo = malloc(FRAME_MEMO * sizeof(*b.memo)) };
+	struct build b = { .p = p, .memo = malloc(FRAME_MEMO * sizeof(*b.memo)),
+			  .thread = PROF_NONE };
 	if (!b.memo) {
 		prof_free(p);
 		return err_set(-ENOMEM, "out of memory");

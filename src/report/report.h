@@ -19,8 +19,17 @@ struct rep_text_opts {
 	unsigned top;	  /* rows per table; 0: 20 */
 	bool tree;	  /* print the call tree instead of the tables */
 	double threshold; /* tree: hide nodes under this percent of the total (< 0: 0.5) */
+	bool threads;	  /* a table of threads, then the tables or tree per thread */
 };
 int rep_text(FILE *f, const struct prof *p, const struct rep_text_opts *o);
+
+/* The metric of time spent off CPU (blocked, sleeping, waiting for a CPU), in
+ * nanoseconds, charged to the stack the thread blocked in (tally record --off-cpu). */
+#define REP_OFF_CPU_METRIC "off-cpu"
+
+/* The threads of p (prof_thread ids) sorted by pid, then tid: a malloc'd array of
+ * prof_nthreads(p) ids, NULL when out of memory. */
+uint32_t *rep_threads_sorted(const struct prof *p);
 
 struct rep_folded_opts {
 	int metric;		/* -1: the profile's default */
