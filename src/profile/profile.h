@@ -193,11 +193,11 @@ int prof_add_stack_kept(struct prof *p, const struct prof_loc *stack, size_t n,
 
 struct prof_thread {
 	uint32_t pid, tid;
-	uint32_t name; /* string id: the thread's name (comm) at its first sample */
+	uint32_t name; /* string id: the thread's latest name (comm) */
 };
 
-/* Interns a thread by (pid, tid); the name is taken the first time. PROF_NONE on
- * failure (message set). */
+/* Interns a thread by (pid, tid), and names it name: the last name given is kept (a
+ * thread renames itself, a process execs). PROF_NONE on failure (message set). */
 uint32_t prof_thread(struct prof *p, uint32_t pid, uint32_t tid, const char *name);
 size_t prof_nthreads(const struct prof *p);
 const struct prof_thread *prof_thread_at(const struct prof *p, uint32_t id);

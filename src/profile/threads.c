@@ -28,11 +28,13 @@ uint32_t prof_thread(struct prof *p, uint32_t pid, uint32_t tid, const char *nam
 	struct thread_key k = { p, pid, tid };
 	uint32_t h = idhash_mix(pid, tid);
 	uint32_t id = idhash_find(&p->thread_index, h, thread_eq, &k);
-	if (id != PROF_NONE)
-		return id;
 	uint32_t sname = prof_intern_cstr(p, name);
 	if (sname == PROF_NONE)
 		return PROF_NONE;
+	if (id != PROF_NONE) {
+		p->threads.v[id].name = sname;
+		return id;
+	}
 	id = (uint32_t)p->threads.n;
 	struct prof_thread *t = vec_push(&p->threads);
 	if (!t || idhash_add(&p->thread_index, h, id)) {

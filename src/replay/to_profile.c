@@ -51,6 +51,7 @@ struct build {
 	uint64_t first_time, last_time;
 	uint64_t jit_frames; /* over all samples, for the unwind-quality figures */
 	uint32_t thread, thread_pid, thread_tid; /* the last sample's thread */
+	char thread_comm[16]; /* and its name (a comm: at most 15 bytes) */
 	char source[128];
 };
 
@@ -152,14 +153,16 @@ static uint32_t jit_frames(const struct replay_sym_stack *st)
 	return n;
 }
 
-/* The profile's thread of a sample: samples come in runs from one thread, so the last
- * one is kept at hand. */
+/* The profile's thread of a sample, named by its comm then: samples come in runs from
+ * one thread under one name, so the last one is kept at hand. */
 static uint32_t thread_id(struct build *b, uint32_t pid, uint32_t tid, const char *comm)
 {
-	if (b->thread != PROF_NONE && b->thread_pid == pid && b->thread_tid == tid)
+	if (b->thread != PROF_NONE && b->thread_pid == pid && b->thread_tid == tid &&
+	    !strncmp(b->thread_comm, comm, sizeof(b->thread_comm)))
 		return b->thread;
 	b->thread_pid = pid;
 	b->thread_tid = tid;
+	snprintf(b->thread_comm, sizeof(b->thread_comm), "%s", comm);
 	return b->thread = prof_thread(b->p, pid, tid, comm);
 }
 

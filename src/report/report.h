@@ -45,6 +45,11 @@ int rep_pprof_encode(const struct prof *p, uint8_t **buf, size_t *len);
 /* speedscope file format: one sampled profile per metric. name is the profile's title. */
 int rep_speedscope(FILE *f, const struct prof *p, const char *name);
 
+/* The Firefox Profiler's processed format (JSON): one thread per thread of p, samples
+ * weighted by metric (-1: the default; nanoseconds become milliseconds), off-CPU
+ * intervals and probe hits as markers. name is the profile's product name. */
+int rep_firefox(FILE *f, const struct prof *p, int metric, const char *name);
+
 struct rep_diff_opts {
 	int metric_before, metric_after; /* -1: each profile's default */
 	unsigned top;			 /* rows; 0: all */

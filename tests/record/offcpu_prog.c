@@ -50,10 +50,25 @@ __attribute__((noinline)) static void burn(long ms)
 }
 
 __attribute__((noinline)) static void spin_a(void) { burn(arg_ms); sink++; }
-__attribute__((noinline)) static void spin_b(void) { burn(arg_ms); sink++; }
+__attribute__((noinline)) static void spin_b(void) { burn(arg_ms); sink += 2; }
 
-static void *thread_a(void *x) { (void)x; spin_a(); return NULL; }
-static void *thread_b(void *x) { (void)x; spin_b(); return NULL; }
+/* Each thread names itself before it works, so that no sample has the name it had
+ * before; spin_a and spin_b differ so that the compiler does not fold them into one. */
+static void *thread_a(void *x)
+{
+	(void)x;
+	pthread_setname_np(pthread_self(), "spin-a");
+	spin_a();
+	return NULL;
+}
+
+static void *thread_b(void *x)
+{
+	(void)x;
+	pthread_setname_np(pthread_self(), "spin-b");
+	spin_b();
+	return NULL;
+}
 
 __attribute__((noinline)) static void sleep_here(long ms)
 {
