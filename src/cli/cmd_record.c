@@ -18,7 +18,7 @@ const struct cli_cmd cli_cmd_record = {
 	"record",
 	"sample a command or processes, with user stacks for DWARF unwinding",
 	"usage: tally record [-F HZ] [-c PERIOD] [-e EVENT] [--call-graph dwarf[,SIZE]|fp]\n"
-	"                    [-o FILE] (-p PID[,PID...] | -- CMD [ARGS...])\n"
+	"                    [--off-cpu] [-o FILE] (-p PID[,PID...] | -- CMD [ARGS...])\n"
 	"\n"
 	"Samples CMD (started with counting off until its exec, following its threads and\n"
 	"children) or the running processes PID into FILE (default perf.data), in perf's\n"
@@ -40,6 +40,13 @@ const struct cli_cmd cli_cmd_record = {
 	"                 unwinding (default, 32768; at most 65528)\n"
 	"  --call-graph fp  frame pointers only: on code built without them (Debian's\n"
 	"                 libraries) most stacks come out incomplete\n"
+	"  --off-cpu      also where threads wait: every context switch of the followed\n"
+	"                 threads (the sched:sched_switch tracepoint, with the stack the\n"
+	"                 thread blocked in; no BPF; tracefs is mounted when it is not),\n"
+	"                 the time until it runs again charged to that stack as metric\n"
+	"                 off-cpu (nanoseconds; --metric off-cpu in every output). CPU\n"
+	"                 samples then default to cpu-clock, so that cpu + off-cpu is each\n"
+	"                 thread's wall-clock time (tally report --threads)\n"
 	"  -o FILE        output file\n"
 	"  -p PID,...     attach to running processes (all their threads)\n"
 	"  -q             no summary line\n"
@@ -138,7 +145,7 @@ static int event_option(struct record_args *r, const char *v)
 	return 0;
 }
 
-enum { OPT_CALL_GRAPH = 256 };
+enum { OPT_CALL_GRAPH = 256, OPT_OFF_CPU };
 
 /* Option c with value v: 0, or the exit status after the message. */
 static int option(struct record_args *r, int c, const char *v, char **argv)
@@ -146,6 +153,7 @@ static int option(struct record_args *r, int c, const char *v, char **argv)
 	const struct cli_cmd *cmd = &cli_cmd_record;
 	switch (c) {
 	case 'q': r->o.quiet = true; return 0;
+	case OPT_OFF_CPU: r->o.off_cpu = true; return 0;
 	case 'o': r->o.output = v; return 0;
 	case 'e': return event_option(r, v);
 	case 'F':
@@ -169,6 +177,7 @@ static int parse_args(int argc, char **argv, struct record_args *r)
 {
 	static const struct option longopts[] = {
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 		{ NULL, 0, NULL, 0 },
 	};
 	optind = 1;

@@ -38,6 +38,11 @@ struct perf_writer {
 	int reserve; /* the unlinked file holding RESERVE_SIZE bytes, or -1 */
 	int error; /* errno of the write that failed; 0 while none has */
 	struct perf_event_attr attr;
+	/* A second event's attribute and ids (perf_writer_add_attr), when there is one. */
+	struct perf_event_attr attr2;
+	uint64_t *ids2;
+	size_t nids2;
+	bool has_attr2;
 	uint64_t off; /* where the next record goes: the bytes written and buffered */
 	uint64_t samples; /* PERF_RECORD_SAMPLE records written and buffered */
 	uint8_t *buf; /* whole records not yet written */
@@ -192,7 +197,23 @@ static void free_writer(struct perf_writer *w)
 		close(w->reserve);
 	free(w->buf);
 	free(w->bids);
+	free(w->ids2);
 	free(w);
+}
+
+int perf_writer_add_attr(struct perf_writer *w, const struct perf_event_attr *attr,
+			 const uint64_t *ids, size_t nids)
+{
+	if (w->has_attr2)
+		return err_set(-EINVAL, "a recording holds at most two events");
+	if (!(w->ids2 = malloc((nids ? nids : 1) * sizeof(*ids))))
+		return err_set(-ENOMEM, "out of memory");
+	memcpy(w->ids2, ids, nids * sizeof(*ids));
+	w->nids2 = nids;
+	w->attr2 = *attr;
+	w->attr2.size = sizeof(w->attr2);
+	w->has_attr2 = true;
+	return 0;
 }
 
 void perf_writer_abort(struct perf_writer *w)
@@ -271,13 +292,17 @@ static int put_trailer(struct perf_writer *w, const uint64_t *ids, size_t nids,
 	}
 	for (size_t i = 0; i < nfeat && !r; i++)
 		r = put(w, feat[i].data, feat[i].size);
-	uint64_t ids_off = w->off;
+	uint64_t ids_off = w->off, ids2_off = w->off + nids * 8;
 	if (!r) r = put(w, ids, nids * 8);
+	if (!r && w->has_attr2) r = put(w, w->ids2, w->nids2 * 8);
 	*attr_off = w->off;
 	w->attr.size = sizeof(w->attr);
 	if (!r) r = put(w, &w->attr, sizeof(w->attr));
 	if (!r) r = put_u64(w, ids_off);
 	if (!r) r = put_u64(w, nids * 8);
+	if (!r && w->has_attr2) r = put(w, &w->attr2, sizeof(w->attr2));
+	if (!r && w->has_attr2) r = put_u64(w, ids2_off);
+	if (!r && w->has_attr2) r = put_u64(w, w->nids2 * 8);
 	return r;
 }
 
@@ -301,7 +326,7 @@ int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids)
 	}
 	uint64_t hdr[13] = {
 		PERF_MAGIC2, HEADER_SIZE, sizeof(w->attr) + 16,
-		attr_off, sizeof(w->attr) + 16,
+		attr_off, (sizeof(w->attr) + 16) * (1 + w->has_attr2),
 		HEADER_SIZE, data_end - HEADER_SIZE,
 		0, 0,
 		features[0], features[1], features[2], features[3],

@@ -184,6 +184,11 @@ uint64_t perf_writer_samples(const struct perf_writer *w);
  * or _KERNEL. */
 int perf_writer_add_build_id(struct perf_writer *w, uint32_t pid, uint16_t misc,
 			     const uint8_t *id, size_t len, const char *filename);
+/* A second event, written after the first with its ids (tally record --off-cpu: the
+ * context switches beside the CPU samples). Both events' samples then need
+ * PERF_SAMPLE_IDENTIFIER for a reader to tell them apart. At most one. */
+int perf_writer_add_attr(struct perf_writer *w, const struct perf_event_attr *attr,
+			 const uint64_t *ids, size_t nids);
 /* Writes the attribute with its ids, the features and the header, and renames the file
  * into place (after a failed write too: the recording so far is kept); frees w. */
 int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids);

@@ -191,6 +191,11 @@ int prof_add_stack_kept(struct prof *p, const struct prof_loc *stack, size_t n,
  * profile with threads gives them the same bytes as one without. Transforms carry the
  * log over; readers of formats without threads (pprof, folded) leave it empty. */
 
+/* The metric type of time spent off CPU (blocked, sleeping, waiting for a CPU), unit
+ * nanoseconds, charged to the stack the thread blocked in: beside cpu/nanoseconds, the
+ * two add up to each thread's wall-clock time. */
+#define PROF_OFF_CPU_METRIC "off-cpu"
+
 struct prof_thread {
 	uint32_t pid, tid;
 	uint32_t name; /* string id: the thread's latest name (comm) */

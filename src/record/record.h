@@ -21,6 +21,7 @@ struct rec_opts {
 	size_t npids;
 	char **argv;          /* -- CMD ARGS */
 	bool quiet;
+	bool off_cpu;         /* --off-cpu: context switches with their stacks too */
 };
 
 struct rec_result {

@@ -25,6 +25,7 @@
 #include "base/vec.h"
 #include "record/jitmaps.h"
 #include "record/modules.h"
+#include "record/offcpu.h"
 #include "record/sideband.h"
 
 /* 8 MiB per CPU: 250 ms of 32 KiB samples at 1 kHz, so that tally may wait that long for a
@@ -47,6 +48,8 @@ struct session {
 	int ring_fd[MAX_CPUS];
 	VEC(int) fds;
 	VEC(uint64_t) ids; /* the event id of each of fds */
+	struct perf_event_attr off_attr; /* --off-cpu: the sched_switch event */
+	VEC(uint64_t) off_ids;
 	int ncpus;
 	size_t ring_pages; /* per CPU, chosen before the events (their wake-up mark is a quarter) */
 	int cpu[MAX_CPUS]; /* the online CPUs: rings are indexed like this array */
@@ -55,11 +58,11 @@ struct session {
 	struct rec_jitmaps jitmaps;
 };
 
-static int add_fd(struct session *s, int fd)
+static int add_fd(struct session *s, int fd, bool off_cpu)
 {
-	if (!vec_reserve(&s->fds, 1) || !vec_reserve(&s->ids, 1))
+	if (!vec_reserve(&s->fds, 1) || !vec_reserve(&s->ids, 1) || !vec_reserve(&s->off_ids, 1))
 		return err_set(-ENOMEM, "out of memory");
-	uint64_t *id = vec_push(&s->ids);
+	uint64_t *id = off_cpu ? vec_push(&s->off_ids) : vec_push(&s->ids);
 	if (ioctl(fd, PERF_EVENT_IOC_ID, id) < 0)
 		*id = 0;
 	*vec_push(&s->fds) = fd;
@@ -113,7 +116,9 @@ static int parse_event(const struct rec_opts *o, struct perf_event_attr *a)
 		{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
 	};
 	if (!o->event) {
-		bool hw = perf_event_available(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+		/* --off-cpu: CPU time in nanoseconds too, so that on + off is wall-clock time */
+		bool hw = !o->off_cpu &&
+			  perf_event_available(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 		a->type = hw ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
 		a->config = hw ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK;
 		return 0;
@@ -267,6 +272,21 @@ static int online_cpus(int *cpu, int max)
 	return n ? n : (cpu[0] = 0, 1);
 }
 
+/* --off-cpu: the sched_switch event of task tid on the c-th CPU, into that CPU's ring. */
+static int open_off_cpu(struct session *s, int tid, int c)
+{
+	int fd, r = perf_open(&s->off_attr, tid, s->cpu[c], -1, PERF_FLAG_FD_CLOEXEC, &fd);
+	if (r)
+		return err_prefix(r, "--off-cpu: event sched:sched_switch");
+	if ((r = add_fd(s, fd, true))) {
+		close(fd);
+		return r;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->ring_fd[c]) < 0)
+		return err_set(-errno, "perf_event_open: redirecting output: %s", strerror(errno));
+	return 0;
+}
+
 /* Events for one task on every CPU; the first task's events own the rings, the others'
  * output is redirected into them. */
 static int open_task(struct session *s, int tid)
@@ -278,7 +298,7 @@ static int open_task(struct session *s, int tid)
 					  : s->attr.type == PERF_TYPE_HARDWARE ? "cycles" : "cpu-clock");
 		if (r)
 			return r;
-		if ((r = add_fd(s, fd))) {
+		if ((r = add_fd(s, fd, false))) {
 			close(fd);
 			return r;
 		}
@@ -296,6 +316,8 @@ static int open_task(struct session *s, int tid)
 			return err_set(-errno, "perf_event_open: redirecting output: %s",
 				       strerror(errno));
 		}
+		if (s->o->off_cpu && (r = open_off_cpu(s, tid, c)))
+			return r;
 	}
 	return 0;
 }
@@ -385,6 +407,7 @@ static void cleanup(struct session *s)
 		close(s->fds.v[i]);
 	vec_free(&s->fds);
 	vec_free(&s->ids);
+	vec_free(&s->off_ids);
 	rec_modules_free(&s->modules);
 	rec_jitmaps_free(&s->jitmaps);
 }
@@ -408,6 +431,8 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 		s.attr.enable_on_exec = 1;
 		r = spawn(o->argv, &go, &child);
 	}
+	if (!r && o->off_cpu)
+		r = rec_offcpu_setup(&s.attr, &s.off_attr);
 	if (!r)
 		r = perf_writer_open(o->output, &s.attr, &s.w);
 	if (!r && o->argv)
@@ -435,7 +460,11 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 			res->samples = perf_writer_samples(s.w);
 		if (!r) {
 			rec_modules_write(&s.modules, s.w);
-			r = perf_writer_close(s.w, s.ids.v, s.ids.n);
+			if (o->off_cpu &&
+			    (r = perf_writer_add_attr(s.w, &s.off_attr, s.off_ids.v, s.off_ids.n)))
+				perf_writer_abort(s.w);
+			else
+				r = perf_writer_close(s.w, s.ids.v, s.ids.n);
 			if (!r)
 				rec_modules_cache_debug(&s.modules);
 			if (!r)

@@ -756,7 +756,7 @@ int rep_firefox(FILE *f, const struct prof *p, int metric, const char *name)
 	struct ff x = {
 		.f = f, .p = p,
 		.metric = metric < 0 ? prof_info(p)->default_metric : metric,
-		.off_metric = metric_of(p, REP_OFF_CPU_METRIC),
+		.off_metric = metric_of(p, PROF_OFF_CPU_METRIC),
 		.hits_metric = metric_of(p, "hits"),
 		.nthreads = prof_nthreads(p),
 	};

@@ -23,10 +23,6 @@ struct rep_text_opts {
 };
 int rep_text(FILE *f, const struct prof *p, const struct rep_text_opts *o);
 
-/* The metric of time spent off CPU (blocked, sleeping, waiting for a CPU), in
- * nanoseconds, charged to the stack the thread blocked in (tally record --off-cpu). */
-#define REP_OFF_CPU_METRIC "off-cpu"
-
 /* The threads of p (prof_thread ids) sorted by pid, then tid: a malloc'd array of
  * prof_nthreads(p) ids, NULL when out of memory. */
 uint32_t *rep_threads_sorted(const struct prof *p);

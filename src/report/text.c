@@ -238,7 +238,7 @@ static void thread_table(FILE *f, const struct prof *p, const uint32_t *order,
 {
 	size_t nm = prof_nmetrics(p);
 	int on = prof_find_metric(p, "cpu", "nanoseconds");
-	int off = prof_find_metric(p, REP_OFF_CPU_METRIC, "nanoseconds");
+	int off = prof_find_metric(p, PROF_OFF_CPU_METRIC, "nanoseconds");
 	char b[64];
 	fprintf(f, "\nThreads:\n%8s %8s  %-16s", "pid", "tid", "name");
 	for (size_t m = 0; m < nm; m++)
