@@ -37,9 +37,10 @@ cmp -s "$TMP/t.json" "$TMP/t2.json" && pass firefox_export_is_deterministic \
 # machine.
 DAEMONS=""
 trap 'for d in $DAEMONS; do kill "$d" 2>/dev/null; done; rm -rf "$TMP"' EXIT
-loader_view() {
-	local json=$1 out=$2 session tries=0
-	session=$(basename "$out")
+# start_loader FILE.json SESSION OUT: the daemon of SESSION with the profile loaded (its
+# thread list in OUT.list); stop_loader SESSION ends it.
+start_loader() {
+	local json=$1 session=$2 out=$3 tries=0
 	node "$PQ_JS" --daemon "$json" --session "$session" >"$out.daemon" 2>&1 &
 	local daemon=$!
 	DAEMONS="$DAEMONS $daemon"
@@ -51,6 +52,12 @@ loader_view() {
 		fi
 		sleep 0.5
 	done
+}
+stop_loader() { pq stop "$1" >/dev/null 2>&1; }
+loader_view() {
+	local json=$1 out=$2 session
+	session=$(basename "$out")
+	start_loader "$json" "$session" "$out" || return 1
 	node -e '
 		const l = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
 		for (const t of l.threads) console.log(t.threadHandle, t.pid, t.tid, t.name);
@@ -66,8 +73,7 @@ loader_view() {
 		' "$out.f" "$tid" >>"$out.funcs" || return 1
 	done <"$out.handles"
 	sort -o "$out.funcs" "$out.funcs"
-	pq stop "$session" >/dev/null 2>&1
-	wait $daemon 2>/dev/null
+	stop_loader "$session"
 }
 
 if msg=$(loader_view "$TMP/t.json" "$TMP/ff" 2>&1); then
@@ -98,4 +104,35 @@ if msg=$(loader_view "$TMP/p.json" "$TMP/pf" 2>&1); then
 		|| fail firefox_pprof_input_is_one_thread_with_the_reports_totals "$(diff "$TMP/pfuncs.tally" "$TMP/pf.funcs" | head -8)"
 else
 	fail firefox_pprof_input_is_one_thread_with_the_reports_totals "$msg"
+fi
+
+# Off-CPU intervals are markers of their thread, with the stack it blocked in: the
+# sleeper's add up to its sleeps as the program measured them (within 5%).
+if "$TALLY" record -q --off-cpu -o "$TMP/s.data" -- "$TMP/prog" sleep 5 20 >"$TMP/s.out" 2>"$TMP/err"; then
+	"$TALLY" export -f firefox -o "$TMP/s.json" "$TMP/s.data" 2>>"$TMP/err"
+	if msg=$(start_loader "$TMP/s.json" sm "$TMP/sm"); then
+		handle=$(node -e '
+			const l = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+			for (const t of l.threads) if (t.name === "sleeper") console.log(t.threadHandle);
+		' "$TMP/sm.list")
+		pq thread markers --session sm --thread "$handle" --json >"$TMP/sm.markers" 2>&1
+		stop_loader sm
+		got=$(node -e '
+			const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+			const o = m.byType.find((t) => t.markerName === "off-CPU");
+			const stacks = o.topMarkers.every((x) => x.hasStack);
+			console.log(o.count, o.durationStats.avg * o.count * 1e6, stacks);
+		' "$TMP/sm.markers" 2>&1)
+		truth=$(awk '$1 == "blocked" {s += $3} END {print s + 0}' "$TMP/s.out")
+		awk -v g="$got" -v t="$truth" 'BEGIN {split(g, a, " "); exit !(a[1] >= 5 && a[3] == "true" &&
+			t > 0 && (a[2] - t) ^ 2 <= (0.05 * t) ^ 2)}' \
+			&& pass firefox_off_cpu_markers_add_up_to_the_sleeps \
+			|| fail firefox_off_cpu_markers_add_up_to_the_sleeps "count/ns/stacks: $got, sleeps $truth ns"
+	else
+		fail firefox_off_cpu_markers_add_up_to_the_sleeps "$msg"
+	fi
+elif grep -q "tracefs\|perf_event_paranoid\|CAP_" "$TMP/err"; then
+	skip firefox_off_cpu_markers_add_up_to_the_sleeps "$(cat "$TMP/err")"
+else
+	fail firefox_off_cpu_markers_add_up_to_the_sleeps "$(cat "$TMP/err")"
 fi
