@@ -28,22 +28,30 @@ static int read_id(const char *dir, long long *id)
 	return n == 1 && *id >= 0 ? 0 : -EINVAL;
 }
 
+static int no_access(int r)
+{
+	return err_set(r, "--off-cpu: " TRACEFS SWITCH_ID ": %s (tracefs is readable by root "
+			  "only here: run as root, or let tally's user read " TRACEFS ")",
+		       strerror(-r));
+}
+
 /* The tracepoint id of sched:sched_switch. */
 static int switch_id(long long *id)
 {
-	if (!read_id(TRACEFS, id) || !read_id("/sys/kernel/debug/tracing", id))
+	int r = read_id(TRACEFS, id);
+	if (!r || !read_id("/sys/kernel/debug/tracing", id))
 		return 0;
+	if (r == -EACCES || r == -EPERM)
+		return no_access(r);
 	struct stat st;
-	if (stat(TRACEFS "/events", &st) && mount("nodev", TRACEFS, "tracefs", 0, NULL))
+	if (stat(TRACEFS "/events", &st) && errno == ENOENT &&
+	    mount("nodev", TRACEFS, "tracefs", 0, NULL))
 		return err_set(-errno, "--off-cpu: tracefs is not mounted and mounting it at "
 				       TRACEFS " failed: %s (run as root, or mount it: "
 				       "mount -t tracefs nodev " TRACEFS ")",
 			       strerror(errno));
-	int r = read_id(TRACEFS, id);
-	if (r == -EACCES || r == -EPERM)
-		return err_set(r, "--off-cpu: " TRACEFS SWITCH_ID ": %s (tracefs is readable by "
-				  "root only here: run as root, or chmod the tracefs directory)",
-			       strerror(-r));
+	if ((r = read_id(TRACEFS, id)) == -EACCES || r == -EPERM)
+		return no_access(r);
 	if (r)
 		return err_set(r, "--off-cpu: " TRACEFS SWITCH_ID ": %s (a kernel without "
 				  "scheduler tracepoints?)",

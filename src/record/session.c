@@ -27,6 +27,7 @@
 #include "record/modules.h"
 #include "record/offcpu.h"
 #include "record/sideband.h"
+#include "record/system.h"
 
 /* 8 MiB per CPU: 250 ms of 32 KiB samples at 1 kHz, so that tally may wait that long for a
  * CPU on a loaded machine without losing samples (2 MiB lost some at load 10 on 2 cores).
@@ -209,7 +210,7 @@ static int setup_attr(struct session *s)
 		a->exclude_callchain_user = 1;
 	}
 	a->disabled = 1;
-	a->inherit = 1;
+	a->inherit = !o->all_cpus; /* CPU-wide events see every task without it */
 	a->mmap = 1;
 	a->mmap2 = 1;
 	/* Data mappings too: perf's unwinder finds .eh_frame_hdr through the read-only
@@ -322,6 +323,13 @@ static int open_task(struct session *s, int tid)
 	return 0;
 }
 
+/* -a: events on every CPU for every task, and what the machine runs already. */
+static int open_system(struct session *s)
+{
+	int r = rec_system_open_error(open_task(s, -1));
+	return r ? r : rec_synth_system(on_record, s);
+}
+
 static int attach_task(int pid, int tid, void *arg)
 {
 	struct session *s = arg;
@@ -375,8 +383,20 @@ static bool targets_alive(const struct rec_opts *o)
 	return false;
 }
 
+/* --duration: whether the recording has run that long. */
+static bool past_duration(const struct session *s, const struct timespec *start)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return s->o->duration > 0 && (double)(now.tv_sec - start->tv_sec) +
+					     (double)(now.tv_nsec - start->tv_nsec) / 1e9 >=
+					     s->o->duration;
+}
+
 static int loop(struct session *s, pid_t child, int *status)
 {
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	struct pollfd pfd[MAX_CPUS];
 	for (int c = 0; c < s->ncpus; c++)
 		pfd[c] = (struct pollfd){ .fd = s->ring_fd[c], .events = POLLIN };
@@ -393,7 +413,8 @@ static int loop(struct session *s, pid_t child, int *status)
 			}
 			if (waitpid(child, status, WNOHANG) == child)
 				return drain_all(s);
-		} else if (stop_signal || !targets_alive(s->o) || perf_writer_error(s->w)) {
+		} else if (stop_signal || (!s->o->all_cpus && !targets_alive(s->o)) ||
+			   perf_writer_error(s->w) || past_duration(s, &start)) {
 			return drain_all(s);
 		}
 	}
@@ -428,18 +449,20 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	if (o->argv) {
-		s.attr.enable_on_exec = 1;
+		s.attr.enable_on_exec = !o->all_cpus;
 		r = spawn(o->argv, &go, &child);
 	}
 	if (!r && o->off_cpu)
 		r = rec_offcpu_setup(&s.attr, &s.off_attr);
 	if (!r)
 		r = perf_writer_open(o->output, &s.attr, &s.w);
-	if (!r && o->argv)
+	if (!r && o->argv && !o->all_cpus)
 		r = open_task(&s, child);
+	if (!r && o->all_cpus)
+		r = open_system(&s);
 	for (size_t i = 0; !r && i < o->npids; i++)
 		r = attach_pid(&s, o->pids[i]);
-	if (!r && !o->argv)
+	if (!r && (!o->argv || o->all_cpus))
 		for (size_t i = 0; i < s.fds.n; i++)
 			ioctl(s.fds.v[i], PERF_EVENT_IOC_ENABLE, 0);
 	if (go >= 0) {

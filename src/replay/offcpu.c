@@ -38,14 +38,18 @@ static const struct perf_attr_info *switch_attr(const struct perf_data *d)
 static int on_record(const struct perf_event_rec *ev, void *arg)
 {
 	struct replay_offcpu *o = arg;
-	if (ev->type == PERF_RECORD_SAMPLE && ev->attr == o->sw) {
+	/* tid 0 is a CPU's idle task: its "off-CPU" time is the others' work (-a) */
+	if (ev->type == PERF_RECORD_SAMPLE && ev->attr == o->sw && ev->tid) {
 		if (!vec_reserve(&o->v, 1) ||
 		    replay_idmap_put(&o->open, ev->tid, (uint32_t)o->v.n))
 			return -ENOMEM;
 		*vec_push(&o->v) = (struct interval){ ev->file_off, ev->time, 0 };
 		return 0;
 	}
-	if (ev->type != PERF_RECORD_SWITCH || (ev->misc & PERF_RECORD_MISC_SWITCH_OUT))
+	/* a switch-in: per-task records (SWITCH), or CPU-wide ones (-a: SWITCH_CPU_WIDE, whose
+	 * sample id is the task coming in) */
+	if ((ev->type != PERF_RECORD_SWITCH && ev->type != PERF_RECORD_SWITCH_CPU_WIDE) ||
+	    (ev->misc & PERF_RECORD_MISC_SWITCH_OUT))
 		return 0;
 	uint32_t i = replay_idmap_get(&o->open, ev->tid);
 	if (i == REPLAY_IDMAP_NONE)
