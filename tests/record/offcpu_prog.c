@@ -9,7 +9,9 @@
  *   mutex MS      a thread "waiter" blocks on a mutex in lock_here() that the main thread
  *                 holds for MS ms
  *   fork N MS     N children each sleep MS ms in child_sleep()
- *   switch N      two threads bounce a byte through two pipes N times (context switches)
+ *   switch N [US] two threads bounce a byte through two pipes N times (context switches),
+ *                 the main one working US microseconds per round trip; "loop SECONDS" on
+ *                 stderr: how long that took
  * The measured times of what blocked (CLOCK_MONOTONIC around the call) go to stdout:
  * "blocked NAME NS" lines, the truth the tests compare with.
  */
@@ -115,13 +117,15 @@ __attribute__((noinline)) static void child_sleep(void)
 	report("child_sleep", now_ns() - t0);
 }
 
-__attribute__((noinline)) static void bounce(int in, int out, long n, int first)
+__attribute__((noinline)) static void bounce(int in, int out, long n, int first, long work_us)
 {
 	char c = 0;
 	for (long i = 0; i < n; i++) {
 		if (!first && read(in, &c, 1) != 1)
 			exit(1);
 		first = 0;
+		for (long long end = now_ns() + work_us * 1000LL; now_ns() < end;)
+			sink++;
 		if (write(out, &c, 1) != 1)
 			exit(1);
 	}
@@ -130,7 +134,7 @@ __attribute__((noinline)) static void bounce(int in, int out, long n, int first)
 static void *bouncer(void *x)
 {
 	(void)x;
-	bounce(pipe_fd[0], back_fd[1], arg_n, 0);
+	bounce(pipe_fd[0], back_fd[1], arg_n, 0, 0);
 	return NULL;
 }
 
@@ -179,12 +183,14 @@ int main(int argc, char **argv)
 		while (wait(NULL) > 0)
 			;
 	} else if (!strcmp(mode, "switch")) {
+		long long t0 = now_ns();
 		pthread_t t = start(bouncer, "bouncer");
-		bounce(back_fd[0], pipe_fd[1], arg_n, 1);
+		bounce(back_fd[0], pipe_fd[1], arg_n, 1, argc > 3 ? arg_ms : 0);
 		char c;
 		if (read(back_fd[0], &c, 1) != 1)
 			return 1;
 		pthread_join(t, NULL);
+		fprintf(stderr, "loop %.4f\n", (double)(now_ns() - t0) / 1e9);
 	} else {
 		return 2;
 	}
