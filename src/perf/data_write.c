@@ -43,6 +43,8 @@ struct perf_writer {
 	uint64_t *ids2;
 	size_t nids2;
 	bool has_attr2;
+	uint8_t *tracing; /* perf_writer_set_tracing_data, NULL when none */
+	size_t ntracing;
 	uint64_t off; /* where the next record goes: the bytes written and buffered */
 	uint64_t samples; /* PERF_RECORD_SAMPLE records written and buffered */
 	uint8_t *buf; /* whole records not yet written */
@@ -198,7 +200,18 @@ static void free_writer(struct perf_writer *w)
 	free(w->buf);
 	free(w->bids);
 	free(w->ids2);
+	free(w->tracing);
 	free(w);
+}
+
+int perf_writer_set_tracing_data(struct perf_writer *w, const void *data, size_t len)
+{
+	free(w->tracing);
+	if (!(w->tracing = malloc(len ? len : 1)))
+		return err_set(-ENOMEM, "out of memory");
+	memcpy(w->tracing, data, len);
+	w->ntracing = len;
+	return 0;
 }
 
 int perf_writer_add_attr(struct perf_writer *w, const struct perf_event_attr *attr,
@@ -275,12 +288,16 @@ static int put_trailer(struct perf_writer *w, const uint64_t *ids, size_t nids,
 	long conf = sysconf(_SC_NPROCESSORS_CONF), onln = sysconf(_SC_NPROCESSORS_ONLN);
 	uint32_t c[2] = { (uint32_t)(conf > 0 ? conf : 1), (uint32_t)(onln > 0 ? onln : 1) };
 	memcpy(cpus, c, 8);
-	struct { const void *data; size_t size; } feat[] = {
-		{ w->bids, w->nbids }, { osrel, nosrel }, { arch, narch }, { cpus, 8 }, { why, nwhy },
-	};
-	const int bits[] = { PERF_FEAT_BUILD_ID, PERF_FEAT_OSRELEASE, PERF_FEAT_ARCH,
-			     PERF_FEAT_NRCPUS, PERF_FEAT_TALLY_STOPPED };
-	size_t nfeat = sizeof(bits) / sizeof(bits[0]) - !w->error;
+	/* in the order of their bits, as readers walk the table; the first and last only when
+	 * there is something to say */
+	struct { const void *data; size_t size; } all[] = {
+		{ w->tracing, w->ntracing }, { w->bids, w->nbids }, { osrel, nosrel },
+		{ arch, narch }, { cpus, 8 }, { why, nwhy },
+	}, *feat = all + !w->tracing;
+	const int all_bits[] = { PERF_FEAT_TRACING_DATA, PERF_FEAT_BUILD_ID, PERF_FEAT_OSRELEASE,
+				 PERF_FEAT_ARCH, PERF_FEAT_NRCPUS, PERF_FEAT_TALLY_STOPPED },
+		  *bits = all_bits + !w->tracing;
+	size_t nfeat = sizeof(all_bits) / sizeof(all_bits[0]) - !w->tracing - !w->error;
 	uint64_t at = w->off + 16 * nfeat;
 	int r = 0;
 	for (size_t i = 0; i < nfeat && !r; i++) {

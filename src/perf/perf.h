@@ -25,7 +25,7 @@ enum {
 };
 
 /* Feature bits of the perf.data header (tools/perf/util/header.h). */
-enum { PERF_FEAT_BUILD_ID = 2, PERF_FEAT_OSRELEASE = 4, PERF_FEAT_ARCH = 6, PERF_FEAT_NRCPUS = 7,
+enum { PERF_FEAT_TRACING_DATA = 1, PERF_FEAT_BUILD_ID = 2, PERF_FEAT_OSRELEASE = 4, PERF_FEAT_ARCH = 6, PERF_FEAT_NRCPUS = 7,
        PERF_FEAT_COMPRESSED = 27,
        /* tally's own, the last of the 256 bits (perf reads the table of every bit set and
         * skips the ones it does not know): a perf header string, why the recording
@@ -189,6 +189,10 @@ int perf_writer_add_build_id(struct perf_writer *w, uint32_t pid, uint16_t misc,
  * PERF_SAMPLE_IDENTIFIER for a reader to tell them apart. At most one. */
 int perf_writer_add_attr(struct perf_writer *w, const struct perf_event_attr *attr,
 			 const uint64_t *ids, size_t nids);
+/* The tracepoints' formats, in perf's tracing-data layout (tools/perf/util/
+ * trace-event-info.c), written as the HEADER_TRACING_DATA feature: perf script needs it to
+ * read a file with tracepoint events. Copied. */
+int perf_writer_set_tracing_data(struct perf_writer *w, const void *data, size_t len);
 /* Writes the attribute with its ids, the features and the header, and renames the file
  * into place (after a failed write too: the recording so far is kept); frees w. */
 int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids);

@@ -456,6 +456,8 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 		r = rec_offcpu_setup(&s.attr, &s.off_attr);
 	if (!r)
 		r = perf_writer_open(o->output, &s.attr, &s.w);
+	if (!r && o->off_cpu)
+		r = rec_offcpu_write_format(s.w);
 	if (!r && o->argv && !o->all_cpus)
 		r = open_task(&s, child);
 	if (!r && o->all_cpus)

@@ -46,6 +46,18 @@ within5 sleep sleep_here
 	&& pass offcpu_stack_goes_down_to_the_scheduler \
 	|| fail offcpu_stack_goes_down_to_the_scheduler "$("$TALLY" export -f folded --metric off-cpu "$TMP/sleep.data" | head -3)"
 
+# perf script reads the recording (the file carries the tracepoint's format as perf's
+# tracing data) and unwinds every sleep to sleep_here, as tally does.
+if command -v perf >/dev/null; then
+	perf script -i "$TMP/sleep.data" >"$TMP/sleep.script" 2>"$TMP/script.err"
+	sw=$(grep -c "sched:sched_switch:" "$TMP/sleep.script")
+	sl=$(awk '/sched:sched_switch:/ {on = 1; next} /^$/ {on = 0} on && / sleep_here\+/ {n++} END {print n + 0}' "$TMP/sleep.script")
+	[ "$sw" -ge 10 ] && [ "$sl" -ge 10 ] && pass offcpu_perf_script_reads_the_recording \
+		|| fail offcpu_perf_script_reads_the_recording "$sw switch samples, $sl in sleep_here: $(head -3 "$TMP/script.err")"
+else
+	skip offcpu_perf_script_reads_the_recording "no perf"
+fi
+
 # A thread blocked reading a pipe that the main thread writes after 200 ms.
 record pipe pipe 200 || fail offcpu_record_pipe "$(cat "$TMP/pipe.err")"
 within5 pipe read_here

@@ -8,8 +8,9 @@ gcc -O2 -g -pthread -o "$TMP/prog" "$ROOT/tests/record/offcpu_prog.c" || { fail 
 BG=""
 trap '[ -n "$BG" ] && kill $BG 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 
-# outside: two threads spinning for 8 s, started before the recordings (ended by the trap)
-"$TMP/prog" threads 8000 >/dev/null &
+# outside: two threads spinning (at most 60 s; ended once the recordings that need it are
+# made, or by the trap), started before the recordings
+"$TMP/prog" threads 60000 >/dev/null &
 BG=$!
 sleep 0.3
 
@@ -46,6 +47,10 @@ awk -v w=$(((t1 - t0) / 1000000)) -v d="${dur:-0}" 'BEGIN {exit !(w >= 450 && w 
 	&& pass record_all_duration_bounds_the_recording \
 	|| fail record_all_duration_bounds_the_recording "took $(((t1 - t0) / 1000000)) ms, recorded $dur s, threads of $BG: $(threads_of "$TMP/d.data" $BG)"
 
+kill $BG 2>/dev/null
+wait $BG 2>/dev/null
+BG=""
+
 # Without privileges: the message says what to change.
 if command -v setpriv >/dev/null && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 ]; then
 	chmod 711 "$TMP"
@@ -55,7 +60,7 @@ if command -v setpriv >/dev/null && [ "$(cat /proc/sys/kernel/perf_event_paranoi
 fi
 
 # Usage: -a with -p, --duration with a command.
-expect_err record_all_not_with_p 2 "give -a or -p" "$TALLY" record -a -p $BG -o "$TMP/x.data"
+expect_err record_all_not_with_p 2 "give -a or -p" "$TALLY" record -a -p $$ -o "$TMP/x.data"
 expect_err record_duration_not_with_command 2 "command's end stops" "$TALLY" record -a --duration 1 -o "$TMP/x.data" -- true
 
 # -a --off-cpu: every switch on the machine; the command's sleeps within 5%.
