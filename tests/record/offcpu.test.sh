@@ -38,8 +38,8 @@ if ! record probe sleep 1 1; then
 	exit 0
 fi
 
-# A thread sleeping 10 times 20 ms in sleep_here.
-record sleep sleep 10 20 || fail offcpu_record_sleep "$(cat "$TMP/sleep.err")"
+# A thread sleeping 10 times 40 ms in sleep_here.
+record sleep sleep 10 40 || fail offcpu_record_sleep "$(cat "$TMP/sleep.err")"
 within5 sleep sleep_here
 # the kernel frames of the wait are on the stack, below the function that blocked
 "$TALLY" export -f folded --metric off-cpu "$TMP/sleep.data" | grep -q "sleep_here;.*nanosleep.*;schedule" \

@@ -108,7 +108,7 @@ fi
 
 # Off-CPU intervals are markers of their thread, with the stack it blocked in: the
 # sleeper's add up to its sleeps as the program measured them (within 5%).
-if "$TALLY" record -q --off-cpu -o "$TMP/s.data" -- "$TMP/prog" sleep 5 20 >"$TMP/s.out" 2>"$TMP/err"; then
+if "$TALLY" record -q --off-cpu -o "$TMP/s.data" -- "$TMP/prog" sleep 5 60 >"$TMP/s.out" 2>"$TMP/err"; then
 	"$TALLY" export -f firefox -o "$TMP/s.json" "$TMP/s.data" 2>>"$TMP/err"
 	if msg=$(start_loader "$TMP/s.json" sm "$TMP/sm"); then
 		handle=$(node -e '
