@@ -201,6 +201,8 @@ void perf_writer_abort(struct perf_writer *w);
 
 /* ---- recording ---- */
 
+/* /proc/sys/kernel/perf_event_paranoid (2, the kernel's default, when unreadable). */
+int perf_paranoid_level(void);
 /* perf_event_open; the error message says what to change (paranoid level, capability). */
 int perf_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, unsigned long flags,
 	      int *fd_out);

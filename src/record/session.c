@@ -229,17 +229,8 @@ static int setup_attr(struct session *s)
 	s->ring_pages = ring_pages(s->ncpus);
 	a->wakeup_watermark = (uint32_t)(s->ring_pages * 4096 / 4);
 	a->watermark = 1;
-	if (geteuid() != 0) {
-		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-		int p = 2;
-		if (f) {
-			if (fscanf(f, "%d", &p) != 1)
-				p = 2;
-			fclose(f);
-		}
-		if (p > 1)
-			a->exclude_kernel = 1;
-	}
+	if (geteuid() != 0 && perf_paranoid_level() > 1)
+		a->exclude_kernel = 1;
 	return 0;
 }
 

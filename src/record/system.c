@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "perf/perf.h"
 
 struct synth {
 	rec_emit_fn emit;
@@ -51,15 +52,8 @@ int rec_system_open_error(int r)
 {
 	if (r != -EACCES && r != -EPERM)
 		return r;
-	int level = 2;
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	if (f) {
-		if (fscanf(f, "%d", &level) != 1)
-			level = 2;
-		fclose(f);
-	}
 	return err_set(r, "-a: watching every CPU is not allowed here (perf_event_paranoid is "
 			  "%d): run as root, give tally CAP_PERFMON (CAP_SYS_ADMIN before Linux "
 			  "5.8), or set /proc/sys/kernel/perf_event_paranoid to 0 or lower",
-		       level);
+		       perf_paranoid_level());
 }
