@@ -82,7 +82,8 @@ int replay_offcpu_scan(struct perf_data *d, struct replay_offcpu **out)
 		replay_offcpu_free(o);
 		return r;
 	}
-	qsort(o->v.v, o->v.n, sizeof(*o->v.v), by_off);
+	if (o->v.n)
+		qsort(o->v.v, o->v.n, sizeof(*o->v.v), by_off);
 	replay_idmap_free(&o->open);
 	*out = o;
 	return 0;

@@ -344,7 +344,7 @@ static int collect(struct ff *x)
 			     e = prof_pcw_at(p, e)->next)
 				rc = add_sample(x, 0, 0, n, e, prof_pcw_weights(p, e));
 	}
-	if (!rc)
+	if (!rc && x->samples.n)
 		qsort(x->samples.v, x->samples.n, sizeof(*x->samples.v), by_thread_time);
 	return rc;
 }
