@@ -136,3 +136,25 @@ elif grep -q "tracefs\|perf_event_paranoid\|CAP_" "$TMP/err"; then
 else
 	fail firefox_off_cpu_markers_add_up_to_the_sleeps "$(cat "$TMP/err")"
 fi
+
+# USDT probe hits are instant markers with their stack: as many as the program fires
+# (tests/probes/paths.c: 30 hits on one path and 20 on another).
+if gcc -O2 -g -pthread -I"$ROOT/include" "$ROOT/tests/probes/paths.c" -o "$TMP/paths" 2>"$TMP/err" &&
+	"$TALLY" record -q -e usdt:tally_test:hit -o "$TMP/u.data" -- "$TMP/paths" 30 20 >/dev/null 2>"$TMP/err" &&
+	"$TALLY" export -f firefox -o "$TMP/u.json" "$TMP/u.data" 2>"$TMP/err"; then
+	if msg=$(start_loader "$TMP/u.json" um "$TMP/um"); then
+		pq profile markers --session um --search "probe hit" --limit 0 --json >"$TMP/um.markers" 2>&1
+		stop_loader um
+		got=$(node -e '
+			const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+			const hits = m.markers.filter((x) => x.name === "probe hit");
+			console.log(hits.length, hits.every((x) => x.hasStack && x.markerType === "USDT"));
+		' "$TMP/um.markers" 2>&1)
+		[ "$got" = "50 true" ] && pass firefox_usdt_hits_are_markers \
+			|| fail firefox_usdt_hits_are_markers "markers: $got $(head -c 300 "$TMP/um.markers")"
+	else
+		fail firefox_usdt_hits_are_markers "$msg"
+	fi
+else
+	fail firefox_usdt_hits_are_markers "$(cat "$TMP/err")"
+fi
