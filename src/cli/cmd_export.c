@@ -33,6 +33,8 @@ static const char help[] =
 	"  -o, --output FILE    write there instead of stdout\n"
 	"  --kinds              folded: suffix inline frames with _[i], kernel frames with _[k]\n"
 	"                       and JIT frames with _[j] (tally reads them back)\n"
+	"  --threads            folded: each thread's stacks below a frame NAME-PID/TID\n"
+	"                       (perf.data input)\n"
 	"  --metric TYPE        folded, firefox: the metric to write (default: the profile's\n"
 	"                       default)\n"
 	"  --focus REGEX        keep only samples whose stack has a function matching REGEX\n"
@@ -42,19 +44,20 @@ static const char help[] =
 	"                       frame pointers as fallback; the default), cfi or fp (frame\n"
 	"                       pointers only)\n";
 
-enum { OPT_KINDS = 256 };
+enum { OPT_KINDS = 256, OPT_THREADS };
 
 #define FORMATS "folded, pprof, speedscope, firefox"
 
 static const struct option options[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "kinds", no_argument, NULL, OPT_KINDS },
+	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct export_args {
 	const char *format, *path;
-	bool kinds;
+	bool kinds, threads;
 };
 
 static int option(int c, const char *arg, void *ctx)
@@ -62,6 +65,8 @@ static int option(int c, const char *arg, void *ctx)
 	struct export_args *e = ctx;
 	if (c == OPT_KINDS)
 		e->kinds = true;
+	else if (c == OPT_THREADS)
+		e->threads = true;
 	else /* -f */
 		e->format = arg;
 	return 0;
@@ -77,7 +82,7 @@ static int write_format(FILE *f, const struct prof *p, int metric, void *ctx)
 		return rep_speedscope(f, p, base ? base + 1 : e->path);
 	if (!strcmp(e->format, "firefox"))
 		return rep_firefox(f, p, metric, base ? base + 1 : e->path);
-	struct rep_folded_opts o = { metric, e->kinds };
+	struct rep_folded_opts o = { metric, e->kinds, e->threads };
 	return rep_folded(f, p, &o);
 }
 
@@ -97,6 +102,9 @@ static int run(int argc, char **argv)
 	if (strcmp(e.format, "folded") && strcmp(e.format, "pprof") &&
 	    strcmp(e.format, "speedscope") && strcmp(e.format, "firefox"))
 		return cli_usage(&cli_cmd_export, "unknown format: %s (" FORMATS ")", e.format);
+	if (e.threads && strcmp(e.format, "folded"))
+		return cli_usage(&cli_cmd_export, "--threads: folded only (firefox has threads of "
+						  "its own)");
 	e.path = a.paths[0];
 	return cli_profile_write(&a, write_format, &e);
 }

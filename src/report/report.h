@@ -30,6 +30,7 @@ uint32_t *rep_threads_sorted(const struct prof *p);
 struct rep_folded_opts {
 	int metric;		/* -1: the profile's default */
 	bool annotate_kinds;	/* suffix inline frames "_[i]", kernel frames "_[k]" */
+	bool threads;		/* each thread's stacks below a "NAME-PID/TID" frame */
 };
 int rep_folded(FILE *f, const struct prof *p, const struct rep_folded_opts *o);
 

@@ -86,6 +86,15 @@ if msg=$(loader_view "$TMP/t.json" "$TMP/ff" 2>&1); then
 		&& cmp -s "$TMP/funcs.tally" "$TMP/ff.funcs" \
 		&& pass firefox_function_totals_per_thread_equal_report \
 		|| fail firefox_function_totals_per_thread_equal_report "$(diff "$TMP/funcs.tally" "$TMP/ff.funcs" | head -8)"
+	# folded --threads: each thread's stacks below its own frame, as many samples as the
+	# loader counts in that thread (the sum of its functions' self samples)
+	"$TALLY" export -f folded --threads "$TMP/t.data" >"$TMP/t.folded" 2>"$TMP/err"
+	awk '{n = split($1, fr, ";"); r = fr[1]; sub(/.*\//, "", r); s[r] += $NF} END {for (t in s) print t, s[t]}' \
+		"$TMP/t.folded" | sort >"$TMP/folded.totals"
+	awk '{s[$1] += $(NF - 1)} END {for (t in s) print t, s[t]}' "$TMP/ff.funcs" | sort >"$TMP/ff.totals"
+	[ -s "$TMP/ff.totals" ] && cmp -s "$TMP/folded.totals" "$TMP/ff.totals" \
+		&& pass folded_threads_totals_equal_the_loaders \
+		|| fail folded_threads_totals_equal_the_loaders "folded: $(cat "$TMP/folded.totals") loader: $(cat "$TMP/ff.totals")"
 else
 	fail firefox_profile_loads "$msg"
 fi
