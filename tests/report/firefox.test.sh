@@ -35,15 +35,15 @@ cmp -s "$TMP/t.json" "$TMP/t2.json" && pass firefox_export_is_deterministic \
 # (OUT.funcs), in the forms above. The daemon is started here, in the foreground of this
 # script, not by `profiler-cli load`: that waits only 500 ms for it, too short on a loaded
 # machine.
-DAEMONS=""
-trap 'for d in $DAEMONS; do kill "$d" 2>/dev/null; done; rm -rf "$TMP"' EXIT
+# The daemons' pids go to a file: start_loader runs in command substitutions (subshells).
+trap 'for d in $(cat "$TMP/daemons" 2>/dev/null); do kill "$d" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 # start_loader FILE.json SESSION OUT: the daemon of SESSION with the profile loaded (its
 # thread list in OUT.list); stop_loader SESSION ends it.
 start_loader() {
 	local json=$1 session=$2 out=$3 tries=0
 	node "$PQ_JS" --daemon "$json" --session "$session" >"$out.daemon" 2>&1 &
 	local daemon=$!
-	DAEMONS="$DAEMONS $daemon"
+	echo $daemon >>"$TMP/daemons"
 	until pq thread list --session "$session" --json >"$out.list" 2>"$out.err"; do
 		tries=$((tries + 1))
 		if [ $tries -ge 120 ] || ! kill -0 $daemon 2>/dev/null; then
