@@ -1,6 +1,6 @@
 /*
  * tally export: a profile file converted to another format (folded stacks, pprof,
- * speedscope).
+ * speedscope, Firefox Profiler).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -23,13 +23,20 @@ static const char help[] =
 	"              every metric, mappings with build-ids, inline frames as Line entries\n"
 	"  speedscope  speedscope's JSON file format (https://www.speedscope.app), one\n"
 	"              sampled profile per metric\n"
+	"  firefox     the Firefox Profiler's processed format (https://profiler.firefox.com):\n"
+	"              one thread per thread recorded, grouped by process, samples in time\n"
+	"              order weighted by --metric, off-CPU intervals and USDT probe hits as\n"
+	"              markers; profiles without threads (pprof, folded) as one thread\n"
 	"\n"
 	"options:\n"
-	"  -f, --format FORMAT  folded, pprof or speedscope (required)\n"
+	"  -f, --format FORMAT  folded, pprof, speedscope or firefox (required)\n"
 	"  -o, --output FILE    write there instead of stdout\n"
 	"  --kinds              folded: suffix inline frames with _[i], kernel frames with _[k]\n"
 	"                       and JIT frames with _[j] (tally reads them back)\n"
-	"  --metric TYPE        folded: the metric to write (default: the profile's default)\n"
+	"  --threads            folded: each thread's stacks below a frame NAME-PID/TID\n"
+	"                       (perf.data input)\n"
+	"  --metric TYPE        folded, firefox: the metric to write (default: the profile's\n"
+	"                       default)\n"
 	"  --focus REGEX        keep only samples whose stack has a function matching REGEX\n"
 	"  --hide REGEX         remove matching functions from stacks (cost goes to callers)\n"
 	"  --fold-recursion     fold recursive calls into their first occurrence\n"
@@ -37,17 +44,20 @@ static const char help[] =
 	"                       frame pointers as fallback; the default), cfi or fp (frame\n"
 	"                       pointers only)\n";
 
-enum { OPT_KINDS = 256 };
+enum { OPT_KINDS = 256, OPT_THREADS };
+
+#define FORMATS "folded, pprof, speedscope, firefox"
 
 static const struct option options[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "kinds", no_argument, NULL, OPT_KINDS },
+	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct export_args {
 	const char *format, *path;
-	bool kinds;
+	bool kinds, threads;
 };
 
 static int option(int c, const char *arg, void *ctx)
@@ -55,6 +65,8 @@ static int option(int c, const char *arg, void *ctx)
 	struct export_args *e = ctx;
 	if (c == OPT_KINDS)
 		e->kinds = true;
+	else if (c == OPT_THREADS)
+		e->threads = true;
 	else /* -f */
 		e->format = arg;
 	return 0;
@@ -65,11 +77,12 @@ static int write_format(FILE *f, const struct prof *p, int metric, void *ctx)
 	const struct export_args *e = ctx;
 	if (!strcmp(e->format, "pprof"))
 		return rep_pprof(f, p);
-	if (!strcmp(e->format, "speedscope")) {
-		const char *base = strrchr(e->path, '/');
+	const char *base = strrchr(e->path, '/');
+	if (!strcmp(e->format, "speedscope"))
 		return rep_speedscope(f, p, base ? base + 1 : e->path);
-	}
-	struct rep_folded_opts o = { metric, e->kinds };
+	if (!strcmp(e->format, "firefox"))
+		return rep_firefox(f, p, metric, base ? base + 1 : e->path);
+	struct rep_folded_opts o = { metric, e->kinds, e->threads };
 	return rep_folded(f, p, &o);
 }
 
@@ -85,17 +98,20 @@ static int run(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (!e.format)
-		return cli_usage(&cli_cmd_export, "-f FORMAT is required (folded, pprof, speedscope)");
-	if (strcmp(e.format, "folded") && strcmp(e.format, "pprof") && strcmp(e.format, "speedscope"))
-		return cli_usage(&cli_cmd_export, "unknown format: %s (folded, pprof, speedscope)",
-				 e.format);
+		return cli_usage(&cli_cmd_export, "-f FORMAT is required (" FORMATS ")");
+	if (strcmp(e.format, "folded") && strcmp(e.format, "pprof") &&
+	    strcmp(e.format, "speedscope") && strcmp(e.format, "firefox"))
+		return cli_usage(&cli_cmd_export, "unknown format: %s (" FORMATS ")", e.format);
+	if (e.threads && strcmp(e.format, "folded"))
+		return cli_usage(&cli_cmd_export, "--threads: folded only (firefox has threads of "
+						  "its own)");
 	e.path = a.paths[0];
 	return cli_profile_write(&a, write_format, &e);
 }
 
 const struct cli_cmd cli_cmd_export = {
 	.name = "export",
-	.summary = "convert a profile: folded stacks, pprof, speedscope JSON",
+	.summary = "convert a profile: folded stacks, pprof, speedscope JSON, Firefox Profiler",
 	.help = help,
 	.run = run,
 };

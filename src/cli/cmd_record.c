@@ -18,7 +18,8 @@ const struct cli_cmd cli_cmd_record = {
 	"record",
 	"sample a command or processes, with user stacks for DWARF unwinding",
 	"usage: tally record [-F HZ] [-c PERIOD] [-e EVENT] [--call-graph dwarf[,SIZE]|fp]\n"
-	"                    [-o FILE] (-p PID[,PID...] | -- CMD [ARGS...])\n"
+	"                    [--off-cpu] [-o FILE] [--duration S]\n"
+	"                    (-p PID[,PID...] | -- CMD [ARGS...] | -a [-- CMD [ARGS...]])\n"
 	"\n"
 	"Samples CMD (started with counting off until its exec, following its threads and\n"
 	"children) or the running processes PID into FILE (default perf.data), in perf's\n"
@@ -40,8 +41,21 @@ const struct cli_cmd cli_cmd_record = {
 	"                 unwinding (default, 32768; at most 65528)\n"
 	"  --call-graph fp  frame pointers only: on code built without them (Debian's\n"
 	"                 libraries) most stacks come out incomplete\n"
+	"  --off-cpu      also where threads wait: every context switch of the followed\n"
+	"                 threads (the sched:sched_switch tracepoint, with the stack the\n"
+	"                 thread blocked in; no BPF; tracefs is mounted when it is not),\n"
+	"                 the time until it runs again charged to that stack as metric\n"
+	"                 off-cpu (nanoseconds; --metric off-cpu in every output). CPU\n"
+	"                 samples then default to cpu-clock, so that cpu + off-cpu is each\n"
+	"                 thread's wall-clock time (tally report --threads)\n"
 	"  -o FILE        output file\n"
 	"  -p PID,...     attach to running processes (all their threads)\n"
+	"  -a             the whole machine: every process on every CPU (one ring per CPU),\n"
+	"                 with the mappings and threads of what already runs, kernel frames\n"
+	"                 included; while CMD runs when one is given, else for --duration\n"
+	"                 or until SIGINT. Needs root, CAP_PERFMON or perf_event_paranoid\n"
+	"                 at 0 or lower\n"
+	"  --duration S   stop after S seconds (with -a or -p)\n"
 	"  -q             no summary line\n"
 	"\n"
 	"A precise event (:p) with DWARF call graphs is refused on AMD CPUs: there IBS takes\n"
@@ -104,6 +118,8 @@ static int record_usdt(const struct rec_opts *o, char **patterns, size_t n)
 				      "combined with it", o->event ? o->event : o->freq ? "-F" : "-c");
 	if (o->npids > 1)
 		return cli_usage(cmd, "-e usdt: give one -p PID");
+	if (o->all_cpus || o->off_cpu || o->duration)
+		return cli_usage(cmd, "-e usdt: not with -a, --off-cpu or --duration");
 	struct rec_result res;
 	struct usdt_count_result hits;
 	if (rec_usdt_run(o, patterns, n, &res, &hits))
@@ -138,7 +154,7 @@ static int event_option(struct record_args *r, const char *v)
 	return 0;
 }
 
-enum { OPT_CALL_GRAPH = 256 };
+enum { OPT_CALL_GRAPH = 256, OPT_OFF_CPU, OPT_DURATION };
 
 /* Option c with value v: 0, or the exit status after the message. */
 static int option(struct record_args *r, int c, const char *v, char **argv)
@@ -146,6 +162,15 @@ static int option(struct record_args *r, int c, const char *v, char **argv)
 	const struct cli_cmd *cmd = &cli_cmd_record;
 	switch (c) {
 	case 'q': r->o.quiet = true; return 0;
+	case OPT_OFF_CPU: r->o.off_cpu = true; return 0;
+	case 'a': r->o.all_cpus = true; return 0;
+	case OPT_DURATION: {
+		char *end;
+		r->o.duration = strtod(v, &end);
+		if (*end || end == v || !(r->o.duration > 0 && r->o.duration < 1e9))
+			return cli_usage(cmd, "--duration: not a number of seconds: %s", v);
+		return 0;
+	}
 	case 'o': r->o.output = v; return 0;
 	case 'e': return event_option(r, v);
 	case 'F':
@@ -169,11 +194,13 @@ static int parse_args(int argc, char **argv, struct record_args *r)
 {
 	static const struct option longopts[] = {
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ NULL, 0, NULL, 0 },
 	};
 	optind = 1;
 	opterr = 0;
-	for (int c; (c = getopt_long(argc, argv, "+:F:c:e:o:p:q", longopts, NULL)) != -1;) {
+	for (int c; (c = getopt_long(argc, argv, "+:F:ac:e:o:p:q", longopts, NULL)) != -1;) {
 		int rc = option(r, c, optarg, argv);
 		if (rc)
 			return rc;
@@ -187,9 +214,13 @@ static int parse_args(int argc, char **argv, struct record_args *r)
 static int check_args(const struct rec_opts *o)
 {
 	const struct cli_cmd *cmd = &cli_cmd_record;
-	if (!o->argv == !o->npids)
+	if (o->all_cpus && o->npids)
+		return cli_usage(cmd, "-a records every process: give -a or -p, not both");
+	if (!o->all_cpus && !o->argv == !o->npids)
 		return cli_usage(cmd, o->argv ? "give either -p or a command, not both"
-					     : "nothing to record: give -p PID or -- CMD");
+					     : "nothing to record: give -p PID, -- CMD or -a");
+	if (o->duration && o->argv)
+		return cli_usage(cmd, "--duration: the command's end stops the recording");
 	if (!strcmp(o->output, "-"))
 		return cli_usage(cmd, "-o -: perf.data is written with a seek back to its header, "
 				      "not to a pipe");

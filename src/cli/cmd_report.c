@@ -35,6 +35,9 @@ static const char help[] =
 	"  --top N              rows per table (default 20)\n"
 	"  --tree               print the call tree instead of the tables\n"
 	"  --threshold PCT      --tree: hide subtrees under PCT% of the total (default 0.5)\n"
+	"  --threads            a table of the threads (pid, tid, name, each metric's total;\n"
+	"                       with off-CPU time, wall-clock = cpu + off-cpu), then the\n"
+	"                       tables (or --tree) of each thread, by pid and tid\n"
 	"  --metric TYPE        report this metric (e.g. samples, cpu, cu); default: the\n"
 	"                       profile's default\n"
 	"  --focus REGEX        keep only samples whose stack has a function matching REGEX\n"
@@ -45,12 +48,13 @@ static const char help[] =
 	"                       pointers only)\n"
 	"  -o, --output FILE    write there instead of stdout\n";
 
-enum { OPT_TOP = 256, OPT_TREE, OPT_THRESHOLD };
+enum { OPT_TOP = 256, OPT_TREE, OPT_THRESHOLD, OPT_THREADS };
 
 static const struct option options[] = {
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -60,6 +64,7 @@ static int option(int c, const char *arg, void *ctx)
 	char *end;
 	switch (c) {
 	case OPT_TREE: o->tree = true; return 0;
+	case OPT_THREADS: o->threads = true; return 0;
 	case OPT_TOP:
 		o->top = (unsigned)strtoul(arg, &end, 10);
 		if (*end || !*arg || !o->top || o->top > 1000000)

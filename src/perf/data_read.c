@@ -588,7 +588,10 @@ static void decode_trailer(struct cur body, struct perf_event_rec *ev)
 	if (cur_left(&body) < 8u * n)
 		return;
 	cur_skip(&body, cur_left(&body) - 8u * n);
-	if (t & PERF_SAMPLE_TID) { cur_u32(&body); cur_u32(&body); }
+	if (t & PERF_SAMPLE_TID) { /* records that carry their own pid/tid set them after */
+		ev->pid = cur_u32(&body);
+		ev->tid = cur_u32(&body);
+	}
 	if (t & PERF_SAMPLE_TIME) ev->time = cur_u64(&body);
 	if (t & PERF_SAMPLE_ID) cur_u64(&body);
 	if (t & PERF_SAMPLE_STREAM_ID) cur_u64(&body);

@@ -39,6 +39,13 @@ struct perf_writer {
 	int reserve; /* the unlinked file holding RESERVE_SIZE bytes, or -1 */
 	int error; /* errno of the write that failed; 0 while none has */
 	struct perf_event_attr attr;
+	/* A second event's attribute and ids (perf_writer_add_attr), when there is one. */
+	struct perf_event_attr attr2;
+	uint64_t *ids2;
+	size_t nids2;
+	bool has_attr2;
+	uint8_t *tracing; /* perf_writer_set_tracing_data, NULL when none */
+	size_t ntracing;
 	uint64_t off; /* where the next record goes: the bytes written and buffered */
 	uint64_t samples; /* PERF_RECORD_SAMPLE records written and buffered */
 	uint8_t *buf; /* whole records not yet written */
@@ -216,7 +223,34 @@ static void free_writer(struct perf_writer *w)
 		close(w->reserve);
 	free(w->buf);
 	free(w->bids);
+	free(w->ids2);
+	free(w->tracing);
 	free(w);
+}
+
+int perf_writer_set_tracing_data(struct perf_writer *w, const void *data, size_t len)
+{
+	free(w->tracing);
+	if (!(w->tracing = malloc(len ? len : 1)))
+		return err_set(-ENOMEM, "out of memory");
+	memcpy(w->tracing, data, len);
+	w->ntracing = len;
+	return 0;
+}
+
+int perf_writer_add_attr(struct perf_writer *w, const struct perf_event_attr *attr,
+			 const uint64_t *ids, size_t nids)
+{
+	if (w->has_attr2)
+		return err_set(-EINVAL, "a recording holds at most two events");
+	if (!(w->ids2 = malloc((nids ? nids : 1) * sizeof(*ids))))
+		return err_set(-ENOMEM, "out of memory");
+	memcpy(w->ids2, ids, nids * sizeof(*ids));
+	w->nids2 = nids;
+	w->attr2 = *attr;
+	w->attr2.size = sizeof(w->attr2);
+	w->has_attr2 = true;
+	return 0;
 }
 
 void perf_writer_abort(struct perf_writer *w)
@@ -286,6 +320,7 @@ static int put_trailer(struct perf_writer *w, const uint64_t *ids, size_t nids,
 	bool clock = w->attr.use_clockid;
 	/* In the order of their bits, as readers take the table. */
 	struct { const void *data; size_t size; int bit; bool on; } all[] = {
+		{ w->tracing, w->ntracing, PERF_FEAT_TRACING_DATA, w->tracing != NULL },
 		{ w->bids, w->nbids, PERF_FEAT_BUILD_ID, true },
 		{ osrel, nosrel, PERF_FEAT_OSRELEASE, true },
 		{ arch, narch, PERF_FEAT_ARCH, true },
@@ -311,13 +346,17 @@ static int put_trailer(struct perf_writer *w, const uint64_t *ids, size_t nids,
 	for (size_t i = 0; i < nall && !r; i++)
 		if (all[i].on)
 			r = put(w, all[i].data, all[i].size);
-	uint64_t ids_off = w->off;
+	uint64_t ids_off = w->off, ids2_off = w->off + nids * 8;
 	if (!r) r = put(w, ids, nids * 8);
+	if (!r && w->has_attr2) r = put(w, w->ids2, w->nids2 * 8);
 	*attr_off = w->off;
 	w->attr.size = sizeof(w->attr);
 	if (!r) r = put(w, &w->attr, sizeof(w->attr));
 	if (!r) r = put_u64(w, ids_off);
 	if (!r) r = put_u64(w, nids * 8);
+	if (!r && w->has_attr2) r = put(w, &w->attr2, sizeof(w->attr2));
+	if (!r && w->has_attr2) r = put_u64(w, ids2_off);
+	if (!r && w->has_attr2) r = put_u64(w, w->nids2 * 8);
 	return r;
 }
 
@@ -341,7 +380,7 @@ int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids)
 	}
 	uint64_t hdr[13] = {
 		PERF_MAGIC2, HEADER_SIZE, sizeof(w->attr) + 16,
-		attr_off, sizeof(w->attr) + 16,
+		attr_off, (sizeof(w->attr) + 16) * (1 + w->has_attr2),
 		HEADER_SIZE, data_end - HEADER_SIZE,
 		0, 0,
 		features[0], features[1], features[2], features[3],

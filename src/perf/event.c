@@ -19,7 +19,7 @@ static long sys_perf_event_open(struct perf_event_attr *attr, int pid, int cpu, 
 	return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
 }
 
-static int paranoid_level(void)
+int perf_paranoid_level(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
 	int v = 2;
@@ -51,7 +51,7 @@ int perf_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, unsi
 		return err_set(-e, "perf_event_open: permission denied (perf_event_paranoid is %d): "
 				   "run as root, give tally CAP_PERFMON, or set "
 				   "/proc/sys/kernel/perf_event_paranoid to 1 or lower",
-			       paranoid_level());
+			       perf_paranoid_level());
 	if (e == ESRCH)
 		return err_set(-e, "perf_event_open: no process %d", pid);
 	if (e == ENOENT || e == EOPNOTSUPP || e == ENODEV)

@@ -25,7 +25,8 @@ enum {
 };
 
 /* Feature bits of the perf.data header (tools/perf/util/header.h). */
-enum { PERF_FEAT_BUILD_ID = 2, PERF_FEAT_OSRELEASE = 4, PERF_FEAT_ARCH = 6, PERF_FEAT_NRCPUS = 7,
+enum { PERF_FEAT_TRACING_DATA = 1, PERF_FEAT_BUILD_ID = 2, PERF_FEAT_OSRELEASE = 4, PERF_FEAT_ARCH = 6,
+       PERF_FEAT_NRCPUS = 7,
        /* the samples' clock: its resolution (u64 ns); and {u32 version 1, u32 clockid,
 	* u64 wall-clock ns, u64 ns on the clock at the same moment} */
        PERF_FEAT_CLOCKID = 23, PERF_FEAT_CLOCK_DATA = 29,
@@ -187,6 +188,15 @@ uint64_t perf_writer_samples(const struct perf_writer *w);
  * or _KERNEL. */
 int perf_writer_add_build_id(struct perf_writer *w, uint32_t pid, uint16_t misc,
 			     const uint8_t *id, size_t len, const char *filename);
+/* A second event, written after the first with its ids (tally record --off-cpu: the
+ * context switches beside the CPU samples). Both events' samples then need
+ * PERF_SAMPLE_IDENTIFIER for a reader to tell them apart. At most one. */
+int perf_writer_add_attr(struct perf_writer *w, const struct perf_event_attr *attr,
+			 const uint64_t *ids, size_t nids);
+/* The tracepoints' formats, in perf's tracing-data layout (tools/perf/util/
+ * trace-event-info.c), written as the HEADER_TRACING_DATA feature: perf script needs it to
+ * read a file with tracepoint events. Copied. */
+int perf_writer_set_tracing_data(struct perf_writer *w, const void *data, size_t len);
 /* Writes the attribute with its ids, the features and the header, and renames the file
  * into place (after a failed write too: the recording so far is kept); frees w. */
 int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids);
@@ -195,6 +205,8 @@ void perf_writer_abort(struct perf_writer *w);
 
 /* ---- recording ---- */
 
+/* /proc/sys/kernel/perf_event_paranoid (2, the kernel's default, when unreadable). */
+int perf_paranoid_level(void);
 /* perf_event_open; the error message says what to change (paranoid level, capability). */
 int perf_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, unsigned long flags,
 	      int *fd_out);

@@ -62,10 +62,24 @@ struct prof {
 	 * every sum an output makes fits too, so those need no overflow checks. */
 	struct prof_i64v abs_sum;
 	VEC(struct prof_counter) counters;
+	/* Threads, and the samples that were added with their thread and time (threads.c):
+	 * in the order added, each with nmetrics weights in sample_w. */
+	VEC(struct prof_thread) threads;
+	struct idhash thread_index;
+	VEC(struct prof_sample) samples;
+	struct prof_i64v sample_w;
 	struct prof_info info;
 	uint32_t source;	 /* string id of info.source */
 	bool has_weight, finished;
 };
+
+/* The pc entry of node at (pc, line), made when missing; PROF_NONE on failure. */
+uint32_t prof_pcw_get(struct prof *p, uint32_t node, uint64_t pc, uint32_t line);
+/* prof_add_stack_kept that also says which pc entry the weight went to. */
+int prof_add_stack_at(struct prof *p, const struct prof_loc *stack, size_t n,
+		      const int64_t *weights, uint32_t *kept, uint32_t *pcw);
+/* Appends a sample record (weights: nmetrics values) without adding weight anywhere. */
+int prof_log_sample(struct prof *p, const struct prof_sample *s, const int64_t *weights);
 
 /* Grows a flat int64 VEC to hold n values (new ones zeroed). */
 int prof_grow_i64(struct prof_i64v *v, size_t n);

@@ -418,5 +418,9 @@ void prof_free(struct prof *p)
 	vec_free(&p->pcw_w);
 	vec_free(&p->abs_sum);
 	vec_free(&p->counters);
+	vec_free(&p->threads);
+	idhash_free(&p->thread_index);
+	vec_free(&p->samples);
+	vec_free(&p->sample_w);
 	free(p);
 }

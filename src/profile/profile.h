@@ -182,6 +182,50 @@ int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,
 int prof_add_stack_kept(struct prof *p, const struct prof_loc *stack, size_t n,
 			const int64_t *weights, uint32_t *kept);
 
+/* ---- threads and the samples' timeline ----
+ *
+ * A source that knows which thread each sample came from, and when, adds it with
+ * prof_add_sample: the weight goes into the tree as prof_add_stack_kept would put it, and
+ * the sample is logged (time, thread, the node and pc entry it went to, its weights), in
+ * the order added. Outputs that know threads read the log; the others ignore it, so a
+ * profile with threads gives them the same bytes as one without. Transforms carry the
+ * log over; readers of formats without threads (pprof, folded) leave it empty. */
+
+/* The metric type of time spent off CPU (blocked, sleeping, waiting for a CPU), unit
+ * nanoseconds, charged to the stack the thread blocked in: beside cpu/nanoseconds, the
+ * two add up to each thread's wall-clock time. */
+#define PROF_OFF_CPU_METRIC "off-cpu"
+
+struct prof_thread {
+	uint32_t pid, tid;
+	uint32_t name; /* string id: the thread's latest name (comm) */
+};
+
+/* Interns a thread by (pid, tid), and names it name: the last name given is kept (a
+ * thread renames itself, a process execs). PROF_NONE on failure (message set). */
+uint32_t prof_thread(struct prof *p, uint32_t pid, uint32_t tid, const char *name);
+size_t prof_nthreads(const struct prof *p);
+const struct prof_thread *prof_thread_at(const struct prof *p, uint32_t id);
+
+struct prof_sample {
+	uint64_t time;	 /* nanoseconds, on the source's clock (0 when unknown) */
+	uint32_t thread; /* prof_thread() id */
+	uint32_t node;	 /* where the weight went */
+	uint32_t pcw;	 /* and at which pc entry of that node */
+};
+
+/* prof_add_stack_kept (kept as there) for one sample of thread at time. */
+int prof_add_sample(struct prof *p, uint32_t thread, uint64_t time,
+		    const struct prof_loc *stack, size_t n, const int64_t *weights,
+		    uint32_t *kept);
+size_t prof_nsamples(const struct prof *p);
+const struct prof_sample *prof_sample_at(const struct prof *p, size_t i);
+const int64_t *prof_sample_weights(const struct prof *p, size_t i); /* nmetrics values */
+
+/* A finished profile of only the samples of thread (its log included), with p's metrics
+ * and facts. */
+int prof_thread_profile(const struct prof *p, uint32_t thread, struct prof **out);
+
 /* ---- building from calling-context events (exact sources: the sBPF VM, an interpreter's
  * exact mode) ---- */
 

@@ -27,6 +27,9 @@ struct replay {
 	bool by_content; /* frames reduced to what a diff compares */
 	replay_rule rule;
 	const bool *keep; /* per src node: whether its self weight is kept; NULL: all */
+	bool one_thread;  /* only the samples of src thread thread (and nothing else) */
+	uint32_t thread;
+	bool drop_log;    /* the sample log is not carried over (the diff model) */
 	prof_frame_pred pred;
 	void *pred_ctx;
 	uint32_t hidden; /* dst frame for weight whose whole stack was hidden */
@@ -86,6 +89,19 @@ static uint32_t image(struct replay *r, uint32_t n)
 	return r->memo[n];
 }
 
+/* Where weight meant for dst node dn goes: dn, or the "[hidden]" frame for the root (a
+ * stack whose frames were all hidden). */
+static uint32_t weight_node(struct replay *r, uint32_t dn)
+{
+	if (dn != PROF_ROOT)
+		return dn;
+	if (r->hidden == PROF_NONE) {
+		struct prof_frame_desc d = { PROF_NATIVE, "[hidden]", NULL, 0, PROF_NONE, 0 };
+		r->hidden = prof_frame(r->dst, &d);
+	}
+	return r->hidden == PROF_NONE ? PROF_NONE : prof_child(r->dst, PROF_ROOT, r->hidden, 0, 0);
+}
+
 static int add_weights(struct replay *r, uint32_t n, uint32_t dn)
 {
 	const struct prof *s = r->src;
@@ -93,15 +109,8 @@ static int add_weights(struct replay *r, uint32_t n, uint32_t dn)
 	int64_t w[64];
 	if (dnm > 64)
 		return err_set(-E2BIG, "more than 64 metrics");
-	if (dn == PROF_ROOT) {
-		if (r->hidden == PROF_NONE) {
-			struct prof_frame_desc d = { PROF_NATIVE, "[hidden]", NULL, 0, PROF_NONE, 0 };
-			r->hidden = prof_frame(r->dst, &d);
-		}
-		dn = r->hidden == PROF_NONE ? PROF_NONE : prof_child(r->dst, PROF_ROOT, r->hidden, 0, 0);
-		if (dn == PROF_NONE)
-			return -ENOMEM;
-	}
+	if ((dn = weight_node(r, dn)) == PROF_NONE)
+		return -ENOMEM;
 	for (uint32_t e = s->nodes.v[n].first_pc; e != PROF_NONE; e = s->pcws.v[e].next) {
 		memset(w, 0, dnm * sizeof(*w));
 		const int64_t *sw = s->pcw_w.v + (size_t)e * snm;
@@ -120,6 +129,52 @@ static int add_weights(struct replay *r, uint32_t n, uint32_t dn)
 	return 0;
 }
 
+/* The sample log, carried over: each kept sample's weight (metrics mapped) at the image
+ * of its node and pc entry, its thread interned in dst. With a thread chosen, only that
+ * thread's samples, and their weight is added to dst's tree too (the tree pass skips). */
+static int replay_samples(struct replay *r)
+{
+	const struct prof *s = r->src;
+	size_t snm = s->metrics.n, dnm = r->dst->metrics.n;
+	int64_t w[64];
+	uint32_t *tmap = malloc((s->threads.n ? s->threads.n : 1) * sizeof(*tmap));
+	if (!tmap)
+		return err_set(-ENOMEM, "out of memory");
+	memset(tmap, 0xff, (s->threads.n ? s->threads.n : 1) * sizeof(*tmap));
+	int rc = 0;
+	for (size_t i = 0; !rc && i < s->samples.n; i++) {
+		const struct prof_sample *e = &s->samples.v[i];
+		if ((r->keep && !r->keep[e->node]) ||
+		    (r->one_thread && e->thread != r->thread))
+			continue;
+		memset(w, 0, dnm * sizeof(*w));
+		const int64_t *sw = s->sample_w.v + i * snm;
+		for (size_t m = 0; m < snm; m++)
+			if (r->mmap[m] >= 0)
+				w[r->mmap[m]] += sw[m];
+		const struct prof_thread *t = &s->threads.v[e->thread];
+		if (tmap[e->thread] == PROF_NONE)
+			tmap[e->thread] = prof_thread(r->dst, t->pid, t->tid, prof_str(s, t->name));
+		uint32_t dn = image(r, e->node);
+		struct prof_sample d = { e->time, tmap[e->thread], PROF_NONE, PROF_NONE };
+		if (d.thread == PROF_NONE || dn == PROF_NONE ||
+		    (d.node = weight_node(r, dn)) == PROF_NONE) {
+			rc = -ENOMEM;
+			break;
+		}
+		const struct prof_pcw *pc = &s->pcws.v[e->pcw];
+		d.pcw = prof_pcw_get(r->dst, d.node, pc->pc, pc->line);
+		if (d.pcw == PROF_NONE)
+			rc = -ENOMEM;
+		else if (r->one_thread)
+			rc = prof_add_self(r->dst, d.node, pc->pc, pc->line, w);
+		if (!rc)
+			rc = prof_log_sample(r->dst, &d, w);
+	}
+	free(tmap);
+	return rc;
+}
+
 static int replay(struct replay *r)
 {
 	const struct prof *s = r->src;
@@ -134,12 +189,14 @@ static int replay(struct replay *r)
 		memset(r->memo, 0xff, s->nodes.n * sizeof(*r->memo));
 		r->memo[PROF_ROOT] = PROF_ROOT;
 	}
-	for (uint32_t n = 1; !rc && n < s->nodes.n; n++) {
+	for (uint32_t n = 1; !rc && !r->one_thread && n < s->nodes.n; n++) {
 		if (s->nodes.v[n].first_pc == PROF_NONE || (r->keep && !r->keep[n]))
 			continue;
 		uint32_t dn = image(r, n);
 		rc = dn == PROF_NONE ? -ENOMEM : add_weights(r, n, dn);
 	}
+	if (!rc && !r->drop_log)
+		rc = replay_samples(r);
 	free(r->fmap);
 	free(r->memo);
 	vec_free(&r->path);
@@ -300,6 +357,14 @@ int prof_merge_callsites(const struct prof *p, struct prof **out)
 	return transformed(p, &r, out);
 }
 
+int prof_thread_profile(const struct prof *p, uint32_t thread, struct prof **out)
+{
+	if (thread >= p->threads.n)
+		return err_set(-EINVAL, "thread %u does not exist", thread);
+	struct replay r = { .rule = rule_same, .one_thread = true, .thread = thread };
+	return transformed(p, &r, out);
+}
+
 static int pick_metric(const struct prof *p, int m, const char *which)
 {
 	if (m < 0)
@@ -334,7 +399,7 @@ int prof_diff(const struct prof *before, int metric_before, const struct prof *a
 		const struct prof *s = pass ? after : before;
 		for (size_t i = 0; i < s->metrics.n; i++)
 			mmap[i] = (int)i == (pass ? ma : mb) ? pass : -1;
-		struct replay r = { .src = s, .dst = d, .mmap = mmap, .by_content = true,
+		struct replay r = { .src = s, .dst = d, .mmap = mmap, .by_content = true, .drop_log = true,
 				    .rule = rule_no_callsite };
 		rc = replay(&r);
 	}

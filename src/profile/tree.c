@@ -77,7 +77,7 @@ static bool pcw_eq(const void *ctx, uint32_t id)
 	return k->p->pcw_node.v[id] == k->node && e->pc == k->pc && e->line == k->line;
 }
 
-static uint32_t pcw_get(struct prof *p, uint32_t node, uint64_t pc, uint32_t line)
+uint32_t prof_pcw_get(struct prof *p, uint32_t node, uint64_t pc, uint32_t line)
 {
 	struct pcw_key k = { p, node, line, pc };
 	uint32_t h = idhash_mix((uint64_t)node << 32 | line, pc);
@@ -134,7 +134,7 @@ static uint32_t add_at(struct prof *p, uint32_t node, uint64_t pc, uint32_t line
 			return PROF_NONE;
 		}
 	}
-	uint32_t e = pcw != PROF_NONE ? pcw : pcw_get(p, node, pc, line);
+	uint32_t e = pcw != PROF_NONE ? pcw : prof_pcw_get(p, node, pc, line);
 	if (e == PROF_NONE)
 		return PROF_NONE;
 	int64_t *self = p->self.v + (size_t)node * nm, *pw = p->pcw_w.v + (size_t)e * nm;
@@ -221,7 +221,7 @@ static int remember_stack(struct prof *p, const struct prof_loc *stack, size_t n
 
 /* Adds weights to the stack stored at id, whose innermost location is now inner. */
 static int add_to_stored(struct prof *p, uint32_t id, const struct prof_loc *inner,
-			 const int64_t *weights)
+			 const int64_t *weights, uint32_t *pcw_out)
 {
 	/* Hot code repeats the same pc too: the entry remembers the last one's weights. */
 	union prof_stack_slot *e = &p->stack_store.v[id];
@@ -233,18 +233,26 @@ static int add_to_stored(struct prof *p, uint32_t id, const struct prof_loc *inn
 		return -EINVAL;
 	e[0].h.pcw = pcw;
 	e[1].last = *inner;
+	*pcw_out = pcw;
 	return 0;
 }
 
-int prof_add_stack_kept(struct prof *p, const struct prof_loc *stack, size_t n,
-			const int64_t *weights, uint32_t *kept)
+static int add_self_at(struct prof *p, uint32_t node, uint64_t pc, uint32_t line,
+		       const int64_t *weights, uint32_t *pcw_out)
+{
+	*pcw_out = add_at(p, node, pc, line, PROF_NONE, weights);
+	return *pcw_out == PROF_NONE ? -EINVAL : 0;
+}
+
+int prof_add_stack_at(struct prof *p, const struct prof_loc *stack, size_t n,
+		      const int64_t *weights, uint32_t *kept, uint32_t *pcw)
 {
 	if (*kept != PROF_NONE && n)
-		return add_to_stored(p, *kept, &stack[0], weights);
+		return add_to_stored(p, *kept, &stack[0], weights, pcw);
 	if (!n) {
 		uint32_t f = truncated_frame(p);
 		uint32_t node = f == PROF_NONE ? PROF_NONE : prof_child(p, PROF_ROOT, f, 0, 0);
-		return node == PROF_NONE ? -ENOMEM : prof_add_self(p, node, 0, 0, weights);
+		return node == PROF_NONE ? -ENOMEM : add_self_at(p, node, 0, 0, weights, pcw);
 	}
 	/* Samplers repeat stacks many times: one lookup of the whole stack finds its node
 	 * without walking the tree level by level. */
@@ -253,7 +261,7 @@ int prof_add_stack_kept(struct prof *p, const struct prof_loc *stack, size_t n,
 	uint32_t id = idhash_find(&p->stack_index, h, stack_eq, &k);
 	if (id != PROF_NONE) {
 		*kept = id;
-		return add_to_stored(p, id, &stack[0], weights);
+		return add_to_stored(p, id, &stack[0], weights, pcw);
 	}
 	uint32_t node = PROF_ROOT;
 	uint64_t call_pc = 0;
@@ -267,7 +275,14 @@ int prof_add_stack_kept(struct prof *p, const struct prof_loc *stack, size_t n,
 	}
 	if (n < 1024 && remember_stack(p, stack, n, h, node, kept))
 		return -ENOMEM;
-	return prof_add_self(p, node, stack[0].pc, stack[0].line, weights);
+	return add_self_at(p, node, stack[0].pc, stack[0].line, weights, pcw);
+}
+
+int prof_add_stack_kept(struct prof *p, const struct prof_loc *stack, size_t n,
+			const int64_t *weights, uint32_t *kept)
+{
+	uint32_t pcw;
+	return prof_add_stack_at(p, stack, n, weights, kept, &pcw);
 }
 
 int prof_add_stack(struct prof *p, const struct prof_loc *stack, size_t n,

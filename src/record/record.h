@@ -21,6 +21,9 @@ struct rec_opts {
 	size_t npids;
 	char **argv;          /* -- CMD ARGS */
 	bool quiet;
+	bool off_cpu;         /* --off-cpu: context switches with their stacks too */
+	bool all_cpus;        /* -a: every task on every CPU (until argv ends, or duration) */
+	double duration;      /* --duration: seconds, 0 for no limit (not with argv) */
 };
 
 struct rec_result {

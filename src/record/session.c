@@ -25,7 +25,9 @@
 #include "base/vec.h"
 #include "record/jitmaps.h"
 #include "record/modules.h"
+#include "record/offcpu.h"
 #include "record/sideband.h"
+#include "record/system.h"
 
 /* 8 MiB per CPU: 250 ms of 32 KiB samples at 1 kHz, so that tally may wait that long for a
  * CPU on a loaded machine without losing samples (2 MiB lost some at load 10 on 2 cores).
@@ -47,6 +49,8 @@ struct session {
 	int ring_fd[MAX_CPUS];
 	VEC(int) fds;
 	VEC(uint64_t) ids; /* the event id of each of fds */
+	struct perf_event_attr off_attr; /* --off-cpu: the sched_switch event */
+	VEC(uint64_t) off_ids;
 	int ncpus;
 	size_t ring_pages; /* per CPU, chosen before the events (their wake-up mark is a quarter) */
 	int cpu[MAX_CPUS]; /* the online CPUs: rings are indexed like this array */
@@ -55,11 +59,11 @@ struct session {
 	struct rec_jitmaps jitmaps;
 };
 
-static int add_fd(struct session *s, int fd)
+static int add_fd(struct session *s, int fd, bool off_cpu)
 {
-	if (!vec_reserve(&s->fds, 1) || !vec_reserve(&s->ids, 1))
+	if (!vec_reserve(&s->fds, 1) || !vec_reserve(&s->ids, 1) || !vec_reserve(&s->off_ids, 1))
 		return err_set(-ENOMEM, "out of memory");
-	uint64_t *id = vec_push(&s->ids);
+	uint64_t *id = off_cpu ? vec_push(&s->off_ids) : vec_push(&s->ids);
 	if (ioctl(fd, PERF_EVENT_IOC_ID, id) < 0)
 		*id = 0;
 	*vec_push(&s->fds) = fd;
@@ -113,7 +117,9 @@ static int parse_event(const struct rec_opts *o, struct perf_event_attr *a)
 		{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
 	};
 	if (!o->event) {
-		bool hw = perf_event_available(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+		/* --off-cpu: CPU time in nanoseconds too, so that on + off is wall-clock time */
+		bool hw = !o->off_cpu &&
+			  perf_event_available(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 		a->type = hw ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
 		a->config = hw ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK;
 		return 0;
@@ -204,7 +210,7 @@ static int setup_attr(struct session *s)
 		a->exclude_callchain_user = 1;
 	}
 	a->disabled = 1;
-	a->inherit = 1;
+	a->inherit = !o->all_cpus; /* CPU-wide events see every task without it */
 	a->mmap = 1;
 	a->mmap2 = 1;
 	/* Data mappings too: perf's unwinder finds .eh_frame_hdr through the read-only
@@ -223,17 +229,8 @@ static int setup_attr(struct session *s)
 	s->ring_pages = ring_pages(s->ncpus);
 	a->wakeup_watermark = (uint32_t)(s->ring_pages * 4096 / 4);
 	a->watermark = 1;
-	if (geteuid() != 0) {
-		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-		int p = 2;
-		if (f) {
-			if (fscanf(f, "%d", &p) != 1)
-				p = 2;
-			fclose(f);
-		}
-		if (p > 1)
-			a->exclude_kernel = 1;
-	}
+	if (geteuid() != 0 && perf_paranoid_level() > 1)
+		a->exclude_kernel = 1;
 	return 0;
 }
 
@@ -267,6 +264,21 @@ static int online_cpus(int *cpu, int max)
 	return n ? n : (cpu[0] = 0, 1);
 }
 
+/* --off-cpu: the sched_switch event of task tid on the c-th CPU, into that CPU's ring. */
+static int open_off_cpu(struct session *s, int tid, int c)
+{
+	int fd, r = perf_open(&s->off_attr, tid, s->cpu[c], -1, PERF_FLAG_FD_CLOEXEC, &fd);
+	if (r)
+		return err_prefix(r, "--off-cpu: event sched:sched_switch");
+	if ((r = add_fd(s, fd, true))) {
+		close(fd);
+		return r;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->ring_fd[c]) < 0)
+		return err_set(-errno, "perf_event_open: redirecting output: %s", strerror(errno));
+	return 0;
+}
+
 /* Events for one task on every CPU; the first task's events own the rings, the others'
  * output is redirected into them. */
 static int open_task(struct session *s, int tid)
@@ -278,7 +290,7 @@ static int open_task(struct session *s, int tid)
 					  : s->attr.type == PERF_TYPE_HARDWARE ? "cycles" : "cpu-clock");
 		if (r)
 			return r;
-		if ((r = add_fd(s, fd))) {
+		if ((r = add_fd(s, fd, false))) {
 			close(fd);
 			return r;
 		}
@@ -296,8 +308,17 @@ static int open_task(struct session *s, int tid)
 			return err_set(-errno, "perf_event_open: redirecting output: %s",
 				       strerror(errno));
 		}
+		if (s->o->off_cpu && (r = open_off_cpu(s, tid, c)))
+			return r;
 	}
 	return 0;
+}
+
+/* -a: events on every CPU for every task, and what the machine runs already. */
+static int open_system(struct session *s)
+{
+	int r = rec_system_open_error(open_task(s, -1));
+	return r ? r : rec_synth_system(on_record, s);
 }
 
 static int attach_task(int pid, int tid, void *arg)
@@ -353,8 +374,20 @@ static bool targets_alive(const struct rec_opts *o)
 	return false;
 }
 
+/* --duration: whether the recording has run that long. */
+static bool past_duration(const struct session *s, const struct timespec *start)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return s->o->duration > 0 && (double)(now.tv_sec - start->tv_sec) +
+					     (double)(now.tv_nsec - start->tv_nsec) / 1e9 >=
+					     s->o->duration;
+}
+
 static int loop(struct session *s, pid_t child, int *status)
 {
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	struct pollfd pfd[MAX_CPUS];
 	for (int c = 0; c < s->ncpus; c++)
 		pfd[c] = (struct pollfd){ .fd = s->ring_fd[c], .events = POLLIN };
@@ -371,7 +404,8 @@ static int loop(struct session *s, pid_t child, int *status)
 			}
 			if (waitpid(child, status, WNOHANG) == child)
 				return drain_all(s);
-		} else if (stop_signal || !targets_alive(s->o) || perf_writer_error(s->w)) {
+		} else if (stop_signal || (!s->o->all_cpus && !targets_alive(s->o)) ||
+			   perf_writer_error(s->w) || past_duration(s, &start)) {
 			return drain_all(s);
 		}
 	}
@@ -385,6 +419,7 @@ static void cleanup(struct session *s)
 		close(s->fds.v[i]);
 	vec_free(&s->fds);
 	vec_free(&s->ids);
+	vec_free(&s->off_ids);
 	rec_modules_free(&s->modules);
 	rec_jitmaps_free(&s->jitmaps);
 }
@@ -405,16 +440,22 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	if (o->argv) {
-		s.attr.enable_on_exec = 1;
+		s.attr.enable_on_exec = !o->all_cpus;
 		r = spawn(o->argv, &go, &child);
 	}
+	if (!r && o->off_cpu)
+		r = rec_offcpu_setup(&s.attr, &s.off_attr);
 	if (!r)
 		r = perf_writer_open(o->output, &s.attr, &s.w);
-	if (!r && o->argv)
+	if (!r && o->off_cpu)
+		r = rec_offcpu_write_format(s.w);
+	if (!r && o->argv && !o->all_cpus)
 		r = open_task(&s, child);
+	if (!r && o->all_cpus)
+		r = open_system(&s);
 	for (size_t i = 0; !r && i < o->npids; i++)
 		r = attach_pid(&s, o->pids[i]);
-	if (!r && !o->argv)
+	if (!r && (!o->argv || o->all_cpus))
 		for (size_t i = 0; i < s.fds.n; i++)
 			ioctl(s.fds.v[i], PERF_EVENT_IOC_ENABLE, 0);
 	if (go >= 0) {
@@ -435,7 +476,11 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 			res->samples = perf_writer_samples(s.w);
 		if (!r) {
 			rec_modules_write(&s.modules, s.w);
-			r = perf_writer_close(s.w, s.ids.v, s.ids.n);
+			if (o->off_cpu &&
+			    (r = perf_writer_add_attr(s.w, &s.off_attr, s.off_ids.v, s.off_ids.n)))
+				perf_writer_abort(s.w);
+			else
+				r = perf_writer_close(s.w, s.ids.v, s.ids.n);
 			if (!r)
 				rec_modules_cache_debug(&s.modules);
 			if (!r)

@@ -14,6 +14,7 @@
 #include "base/err.h"
 #include "base/vec.h"
 #include "profile/profile.h"
+#include "replay/offcpu.h"
 
 /* Frames of the model by description: a sample repeats the frames of the last, and the
  * names are the symbolizer's own strings (stable while the replay runs), so comparing
@@ -52,6 +53,10 @@ struct build {
 	uint64_t first_time, last_time;
 	uint64_t jit_frames; /* over all samples, for the unwind-quality figures */
 	uint64_t jit_stops;  /* truncated stacks whose walk ended in JIT code */
+	uint32_t thread, thread_pid, thread_tid; /* the last sample's thread */
+	char thread_comm[16]; /* and its name (a comm: at most 15 bytes) */
+	struct replay_offcpu *offcpu; /* --off-cpu recordings: the switch intervals */
+	uint64_t offcpu_intervals;
 	char source[128];
 };
 
@@ -161,6 +166,19 @@ static bool jit_stop(const struct replay_sym_stack *st)
 	       st->frames[1].kind == REPLAY_FRAME_JIT;
 }
 
+/* The profile's thread of a sample, named by its comm then: samples come in runs from
+ * one thread under one name, so the last one is kept at hand. */
+static uint32_t thread_id(struct build *b, uint32_t pid, uint32_t tid, const char *comm)
+{
+	if (b->thread != PROF_NONE && b->thread_pid == pid && b->thread_tid == tid &&
+	    !strncmp(b->thread_comm, comm, sizeof(b->thread_comm)))
+		return b->thread;
+	b->thread_pid = pid;
+	b->thread_tid = tid;
+	snprintf(b->thread_comm, sizeof(b->thread_comm), "%s", comm);
+	return b->thread = prof_thread(b->p, pid, tid, comm);
+}
+
 static int on_stack(const struct replay_sym_stack *st, void *arg)
 {
 	struct build *b = arg;
@@ -189,15 +207,24 @@ static int on_stack(const struct replay_sym_stack *st, void *arg)
 	b->jit_frames += njit;
 	b->jit_stops += stop;
 	const struct perf_event_rec *ev = st->raw->ev;
-	int64_t w[2] = { 1, (int64_t)ev->period };
+	/* samples, cpu or events; off-cpu nanoseconds (a switch sample's only weight) */
+	int64_t w[3] = { 1, (int64_t)ev->period, 0 };
+	if (replay_offcpu_is_switch(b->offcpu, ev)) {
+		w[0] = w[1] = 0;
+		if (!(w[2] = (int64_t)replay_offcpu_ns(b->offcpu, ev)))
+			return 0; /* it never ran again: no interval to charge */
+		b->offcpu_intervals++;
+	}
 	if (!b->first_time) {
 		b->first_time = ev->time;
 		snprintf(b->source, sizeof(b->source), "perf.data: %s", st->comm);
 	}
 	b->last_time = ev->time;
-	if (k)
-		return prof_add_stack_kept(b->p, locs, st->n, w, &k->kept);
-	return prof_add_stack(b->p, locs, st->n, w);
+	uint32_t thread = thread_id(b, ev->pid, ev->tid, st->comm);
+	if (thread == PROF_NONE)
+		return -ENOMEM;
+	uint32_t kept = PROF_NONE;
+	return prof_add_sample(b->p, thread, ev->time, locs, st->n, w, k ? &k->kept : &kept);
 }
 
 static void counters(struct prof *p, const struct replay_quality *q)
@@ -269,16 +296,25 @@ int replay_profile(struct perf_data *d, enum unw_method method, struct prof **ou
 		prof_free(p);
 		return err_set(-ENOMEM, "out of memory");
 	}
-	struct build b = { .p = p, .memo = malloc(FRAME_MEMO * sizeof(*b.memo)) };
+	struct build b = { .p = p, .memo = malloc(FRAME_MEMO * sizeof(*b.memo)),
+			  .thread = PROF_NONE };
 	if (!b.memo) {
 		prof_free(p);
 		return err_set(-ENOMEM, "out of memory");
+	}
+	if ((r = replay_offcpu_scan(d, &b.offcpu)) ||
+	    (b.offcpu && prof_add_metric(p, PROF_OFF_CPU_METRIC, "nanoseconds") < 0)) {
+		free(b.memo);
+		replay_offcpu_free(b.offcpu);
+		prof_free(p);
+		return r ? r : err_set(-ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < FRAME_MEMO; i++)
 		b.memo[i].id = PROF_NONE;
 	struct replay_quality q;
 	r = replay_symbolized_data(d, method, on_stack, &b, &q);
 	free(b.memo);
+	replay_offcpu_free(b.offcpu);
 	if (r == -ENOMEM)
 		err_set(r, "%s: out of memory", d->path);
 	vec_free(&b.locs);
@@ -291,6 +327,8 @@ int replay_profile(struct perf_data *d, enum unw_method method, struct prof **ou
 			prof_set_counter(p, REPLAY_COUNTER_JIT_FRAMES, (int64_t)b.jit_frames);
 		if (b.jit_stops)
 			prof_set_counter(p, REPLAY_COUNTER_JIT_STOPS, (int64_t)b.jit_stops);
+		if (b.offcpu)
+			prof_set_counter(p, "off-CPU intervals", (int64_t)b.offcpu_intervals);
 		if (b.source[0])
 			prof_set_source(p, b.source);
 		if (b.last_time > b.first_time)

@@ -3,12 +3,14 @@
  * canonical order, call sites merged (folded stacks have no pcs). The format has no
  * escaping, so a ';' or a line break inside a name would split a frame or a line: those
  * bytes are written as '_' (and a name that is empty as "[unknown]"); everything else,
- * including bytes that are not UTF-8, is written as it is.
+ * including bytes that are not UTF-8, is written as it is. With threads, each thread's
+ * stacks follow a root frame "NAME-PID/TID" (stackcollapse-perf.pl --tid's spelling).
  */
 #include "report/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/err.h"
@@ -19,6 +21,7 @@ struct folded {
 	FILE *f;
 	int metric;
 	bool kinds;
+	char root[64]; /* the thread's frame, "" without threads */
 	VEC(uint32_t) path; /* frames from the root, by depth (its room: n stays 0) */
 };
 
@@ -42,6 +45,10 @@ static int visit(const struct prof *p, uint32_t node, void *ctx)
 	int64_t w = prof_self(p, node)[x->metric];
 	if (!w)
 		return 0;
+	if (x->root[0]) {
+		put_name(x->f, x->root);
+		fputc(';', x->f);
+	}
 	for (uint32_t d = 0; d < n->depth; d++) {
 		const struct prof_frame *fr = prof_frame_at(p, x->path.v[d]);
 		if (d)
@@ -58,19 +65,46 @@ static int visit(const struct prof *p, uint32_t node, void *ctx)
 	return 0;
 }
 
-int rep_folded(FILE *f, const struct prof *p, const struct rep_folded_opts *o)
+static int write_stacks(struct folded *x, const struct prof *p)
 {
 	struct prof *merged;
-	int metric = o->metric < 0 ? prof_info(p)->default_metric : o->metric;
-	if ((size_t)metric >= prof_nmetrics(p))
-		return err_set(-EINVAL, "no metric %d", metric);
 	int rc = prof_merge_callsites(p, &merged);
 	if (rc)
 		return rc;
-	struct folded x = { .f = f, .metric = metric, .kinds = o->annotate_kinds };
-	rc = prof_walk(merged, visit, NULL, &x);
-	vec_free(&x.path);
+	rc = prof_walk(merged, visit, NULL, x);
 	prof_free(merged);
+	return rc;
+}
+
+/* Each thread's stacks in turn, by pid and tid, below the thread's own frame. */
+static int write_threads(struct folded *x, const struct prof *p)
+{
+	if (!prof_nthreads(p))
+		return err_set(-EINVAL, "the profile keeps no threads (only perf.data recordings "
+					"say which thread each sample came from)");
+	uint32_t *order = rep_threads_sorted(p);
+	int rc = order ? 0 : err_set(-ENOMEM, "out of memory");
+	for (size_t i = 0; !rc && i < prof_nthreads(p); i++) {
+		const struct prof_thread *t = prof_thread_at(p, order[i]);
+		struct prof *tp;
+		if ((rc = prof_thread_profile(p, order[i], &tp)))
+			break;
+		snprintf(x->root, sizeof(x->root), "%s-%u/%u", prof_str(p, t->name), t->pid, t->tid);
+		rc = write_stacks(x, tp);
+		prof_free(tp);
+	}
+	free(order);
+	return rc;
+}
+
+int rep_folded(FILE *f, const struct prof *p, const struct rep_folded_opts *o)
+{
+	int metric = o->metric < 0 ? prof_info(p)->default_metric : o->metric;
+	if ((size_t)metric >= prof_nmetrics(p))
+		return err_set(-EINVAL, "no metric %d", metric);
+	struct folded x = { .f = f, .metric = metric, .kinds = o->annotate_kinds };
+	int rc = o->threads ? write_threads(&x, p) : write_stacks(&x, p);
+	vec_free(&x.path);
 	if (!rc && ferror(f))
 		rc = err_set(-EIO, "write error");
 	return rc;

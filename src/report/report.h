@@ -19,12 +19,18 @@ struct rep_text_opts {
 	unsigned top;	  /* rows per table; 0: 20 */
 	bool tree;	  /* print the call tree instead of the tables */
 	double threshold; /* tree: hide nodes under this percent of the total (< 0: 0.5) */
+	bool threads;	  /* a table of threads, then the tables or tree per thread */
 };
 int rep_text(FILE *f, const struct prof *p, const struct rep_text_opts *o);
+
+/* The threads of p (prof_thread ids) sorted by pid, then tid: a malloc'd array of
+ * prof_nthreads(p) ids, NULL when out of memory. */
+uint32_t *rep_threads_sorted(const struct prof *p);
 
 struct rep_folded_opts {
 	int metric;		/* -1: the profile's default */
 	bool annotate_kinds;	/* suffix inline frames "_[i]", kernel frames "_[k]" */
+	bool threads;		/* each thread's stacks below a "NAME-PID/TID" frame */
 };
 int rep_folded(FILE *f, const struct prof *p, const struct rep_folded_opts *o);
 
@@ -35,6 +41,11 @@ int rep_pprof_encode(const struct prof *p, uint8_t **buf, size_t *len);
 
 /* speedscope file format: one sampled profile per metric. name is the profile's title. */
 int rep_speedscope(FILE *f, const struct prof *p, const char *name);
+
+/* The Firefox Profiler's processed format (JSON): one thread per thread of p, samples
+ * weighted by metric (-1: the default; nanoseconds become milliseconds), off-CPU
+ * intervals and probe hits as markers. name is the profile's product name. */
+int rep_firefox(FILE *f, const struct prof *p, int metric, const char *name);
 
 struct rep_diff_opts {
 	int metric_before, metric_after; /* -1: each profile's default */

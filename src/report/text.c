@@ -180,6 +180,109 @@ static int print_tree(FILE *f, const struct prof *p, int metric, double threshol
 	return rc;
 }
 
+/* The body of the report for p: the call tree or the two tables. */
+static int body(FILE *f, const struct prof *p, const struct rep_text_opts *o, int metric,
+		const int64_t *total)
+{
+	if (o->tree)
+		return print_tree(f, p, metric, o->threshold >= 0 ? o->threshold : 0.5);
+	struct prof_funcs fs;
+	int rc = prof_func_stats(p, &fs);
+	if (!rc) {
+		table(f, p, &fs, metric, true, o->top ? o->top : 20, total[metric]);
+		table(f, p, &fs, metric, false, o->top ? o->top : 20, total[metric]);
+		prof_funcs_free(&fs);
+	}
+	return rc;
+}
+
+static int by_pid_tid(const void *a, const void *b, void *ctx)
+{
+	const struct prof_thread *x = prof_thread_at(ctx, *(const uint32_t *)a),
+				 *y = prof_thread_at(ctx, *(const uint32_t *)b);
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+uint32_t *rep_threads_sorted(const struct prof *p)
+{
+	size_t n = prof_nthreads(p);
+	uint32_t *t = malloc((n ? n : 1) * sizeof(*t));
+	if (!t)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		t[i] = (uint32_t)i;
+	qsort_r(t, n, sizeof(*t), by_pid_tid, (void *)p);
+	return t;
+}
+
+/* Per thread, the total of every metric over its samples: nthreads * nmetrics values. */
+static int64_t *thread_totals(const struct prof *p)
+{
+	size_t nm = prof_nmetrics(p);
+	int64_t *t = calloc((prof_nthreads(p) ? prof_nthreads(p) : 1) * nm, sizeof(*t));
+	for (size_t i = 0; t && i < prof_nsamples(p); i++) {
+		const int64_t *w = prof_sample_weights(p, i);
+		int64_t *row = t + (size_t)prof_sample_at(p, i)->thread * nm;
+		for (size_t m = 0; m < nm; m++)
+			row[m] += w[m];
+	}
+	return t;
+}
+
+/* The summary table of threads: each metric's total, and with both CPU and off-CPU
+ * nanoseconds, their sum: the thread's wall-clock time as the recording saw it. */
+static void thread_table(FILE *f, const struct prof *p, const uint32_t *order,
+			 const int64_t *tt)
+{
+	size_t nm = prof_nmetrics(p);
+	int on = prof_find_metric(p, "cpu", "nanoseconds");
+	int off = prof_find_metric(p, PROF_OFF_CPU_METRIC, "nanoseconds");
+	char b[64];
+	fprintf(f, "\nThreads:\n%8s %8s  %-16s", "pid", "tid", "name");
+	for (size_t m = 0; m < nm; m++)
+		fprintf(f, " %14s", prof_str(p, prof_metric(p, m)->type));
+	if (on >= 0 && off >= 0)
+		fprintf(f, " %14s", "wall-clock");
+	fputc('\n', f);
+	for (size_t i = 0; i < prof_nthreads(p); i++) {
+		const struct prof_thread *t = prof_thread_at(p, order[i]);
+		const int64_t *row = tt + (size_t)order[i] * nm;
+		fprintf(f, "%8u %8u  %-16s", t->pid, t->tid, prof_str(p, t->name));
+		for (size_t m = 0; m < nm; m++)
+			fprintf(f, " %14s", value(b, sizeof(b), row[m], is_ns(p, (int)m)));
+		if (on >= 0 && off >= 0)
+			fprintf(f, " %14s", value(b, sizeof(b), row[on] + row[off], true));
+		fputc('\n', f);
+	}
+}
+
+/* --threads: the summary table, then the body of the report once per thread. */
+static int by_thread(FILE *f, const struct prof *p, const struct rep_text_opts *o, int metric)
+{
+	if (!prof_nthreads(p))
+		return err_set(-EINVAL, "the profile keeps no threads (only perf.data recordings "
+					"say which thread each sample came from)");
+	uint32_t *order = rep_threads_sorted(p);
+	int64_t *tt = thread_totals(p);
+	int rc = order && tt ? 0 : err_set(-ENOMEM, "out of memory");
+	if (!rc)
+		thread_table(f, p, order, tt);
+	for (size_t i = 0; !rc && i < prof_nthreads(p); i++) {
+		const struct prof_thread *t = prof_thread_at(p, order[i]);
+		struct prof *tp;
+		if ((rc = prof_thread_profile(p, order[i], &tp)))
+			break;
+		fprintf(f, "\nThread %s (pid %u, tid %u):\n", prof_str(p, t->name), t->pid, t->tid);
+		rc = body(f, tp, o, metric, tt + (size_t)order[i] * prof_nmetrics(p));
+		prof_free(tp);
+	}
+	free(order);
+	free(tt);
+	return rc;
+}
+
 int rep_text(FILE *f, const struct prof *p, const struct rep_text_opts *o)
 {
 	int metric = o->metric < 0 ? prof_info(p)->default_metric : o->metric;
@@ -191,17 +294,7 @@ int rep_text(FILE *f, const struct prof *p, const struct rep_text_opts *o)
 		return err_set(-ENOMEM, "out of memory");
 	prof_grand_total(p, total);
 	header(f, p, metric, total);
-	int rc = 0;
-	if (o->tree)
-		rc = print_tree(f, p, metric, o->threshold >= 0 ? o->threshold : 0.5);
-	else {
-		struct prof_funcs fs;
-		if (!(rc = prof_func_stats(p, &fs))) {
-			table(f, p, &fs, metric, true, o->top ? o->top : 20, total[metric]);
-			table(f, p, &fs, metric, false, o->top ? o->top : 20, total[metric]);
-			prof_funcs_free(&fs);
-		}
-	}
+	int rc = o->threads ? by_thread(f, p, o, metric) : body(f, p, o, metric, total);
 	free(total);
 	if (!rc && ferror(f))
 		rc = err_set(-EIO, "write error");

@@ -57,7 +57,7 @@ err=$("$TALLY" record -q -o "$TMP/c.data" -- /nonexistent/cmd 2>&1); rc=$?
 	&& pass record_missing_command_exits_127 || fail record_missing_command_exits_127 "rc=$rc $err"
 
 err=$("$TALLY" record -o "$TMP/x" 2>&1); rc=$?
-[ $rc -eq 2 ] && [ "$err" = "tally: nothing to record: give -p PID or -- CMD
+[ $rc -eq 2 ] && [ "$err" = "tally: nothing to record: give -p PID, -- CMD or -a
 Run 'tally help record' for usage." ] \
 	&& pass record_without_target_is_usage || fail record_without_target_is_usage "rc=$rc $err"
 err=$("$TALLY" record --call-graph dwarf,12345 -- true 2>&1); rc=$?

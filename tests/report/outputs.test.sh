@@ -233,7 +233,7 @@ expect_error perf_data_is_recognised "tally: $TMP/perf.data: too small for a per
 expect_error missing_file_is_an_error "tally: $TMP/nope: No such file or directory" report "$TMP/nope"
 expect_error focus_matching_nothing_is_an_error "tally: no samples left after filtering" report --focus zzz "$TMP/a.folded"
 err=$("$TALLY" export -f xml "$TMP/a.folded" 2>&1 >/dev/null); rc=$?
-[ $rc = 2 ] && [ "$err" = "tally: unknown format: xml (folded, pprof, speedscope)
+[ $rc = 2 ] && [ "$err" = "tally: unknown format: xml (folded, pprof, speedscope, firefox)
 Run 'tally help export' for usage." ] && pass unknown_export_format_is_usage_error ||
 	fail unknown_export_format_is_usage_error "exit $rc: $err"
 expect_error unwritable_output_is_an_error "tally: $TMP/no/such/dir/x: No such file or directory" \
