@@ -3,7 +3,8 @@
  * configuration the program reads from its map, and the payload it writes to the
  * bpf-output events (docs/python.md, "Recording Python frames"; the format is the
  * contract between recording and replay). Both sides are x86-64 little-endian C, so the
- * structs are the layout; everything is naturally aligned, no padding.
+ * structs are the layout: naturally aligned without padding, but for the code record's
+ * head (packed: its strings follow its 36 bytes).
  */
 #ifndef TALLY_RECORD_PYTHON_ABI_H
 #define TALLY_RECORD_PYTHON_ABI_H
@@ -44,6 +45,7 @@ struct py_frame_rec {
 	__u32 fflags;
 };
 
+/* 36 bytes: the strings follow at once, unaligned. */
 struct py_code_head {
 	__u32 magic;
 	__u16 type;
@@ -53,7 +55,7 @@ struct py_code_head {
 	__s32 firstlineno;
 	__u16 qualname_len, filename_len;
 	__u32 linetable_len;
-};
+} __attribute__((packed));
 
 /* One process's interpreter: absolute addresses in it and the struct offsets (bytes) the
  * walk needs, from the interpreter's debug information. */

@@ -45,7 +45,7 @@ struct stack_buf {
 struct code_buf {
 	struct py_code_head h;
 	__u8 data[CODE_DATA_MAX];
-};
+} __attribute__((packed));
 
 /* Blocks read from the target. Twice PY_BLOCK: a field at an offset masked below PY_BLOCK
  * stays inside, which is what the verifier checks. */
@@ -55,18 +55,27 @@ struct blocks {
 	__u8 str[2 * PY_BLOCK];
 };
 
-struct scratch {
-	struct stack_buf stack;
-	struct code_buf code;
-	struct blocks b;
-};
+/* Per-CPU scratch, one map each: a per-CPU value is at most 32 KiB. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_buf);
+} stack_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch SEC(".maps");
+	__type(value, struct code_buf);
+} code_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct blocks);
+} block_scratch SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -118,7 +127,9 @@ static __always_inline int read_u64(__u64 addr, __u64 *v)
 struct walk {
 	struct bpf_perf_event_data *ctx;
 	const struct py_proc_cfg *cfg;
-	struct scratch *s;
+	struct stack_buf *stack;
+	struct code_buf *code;
+	struct blocks *b;
 	__u64 interp, tstate, frame;
 	__u64 native_tid; /* the thread's id in its own pid namespace */
 	__u32 pid, tid, n;
@@ -228,17 +239,17 @@ static __always_inline __u32 read_linetable(const struct py_proc_cfg *c, __u8 *b
 static __always_inline int emit_code(struct walk *w, __u64 addr, const __u8 *blk)
 {
 	const struct py_proc_cfg *c = w->cfg;
-	struct code_buf *cb = &w->s->code;
+	struct code_buf *cb = w->code;
 	__u16 cut = 0;
-	__u32 q = read_str(c, w->s->b.str, cb->data, PY_QUALNAME_MAX,
+	__u32 q = read_str(c, w->b->str, cb->data, PY_QUALNAME_MAX,
 			   field_u64(blk, c->code_qualname), &cut);
 	if (q > PY_QUALNAME_MAX)
 		q = PY_QUALNAME_MAX;
-	__u32 f = read_str(c, w->s->b.str, cb->data + q, PY_FILENAME_MAX,
+	__u32 f = read_str(c, w->b->str, cb->data + q, PY_FILENAME_MAX,
 			   field_u64(blk, c->code_filename), &cut);
 	if (f > PY_FILENAME_MAX)
 		f = PY_FILENAME_MAX;
-	__u32 l = read_linetable(c, w->s->b.str, cb->data + q + f,
+	__u32 l = read_linetable(c, w->b->str, cb->data + q + f,
 				 field_u64(blk, c->code_linetable), &cut);
 	if (l > PY_LINETABLE_MAX)
 		l = PY_LINETABLE_MAX;
@@ -281,7 +292,7 @@ static long frame_step(__u32 i, void *arg)
 {
 	struct walk *w = arg;
 	const struct py_proc_cfg *c = w->cfg;
-	struct blocks *b = &w->s->b;
+	struct blocks *b = w->b;
 	if (!w->frame)
 		return 1;
 	if (w->n >= PY_MAX_FRAMES) {
@@ -316,7 +327,7 @@ static long frame_step(__u32 i, void *arg)
 	__u32 n = w->n;
 	if (n >= PY_MAX_FRAMES)
 		return 1;
-	struct py_frame_rec *f = &w->s->stack.f[n];
+	struct py_frame_rec *f = &w->stack->f[n];
 	f->code = code;
 	f->lasti = incomplete || instr < first ? -1 : (__s32)((instr - first) / 2);
 	f->fflags = is_entry ? PY_FRAME_IS_ENTRY : 0;
@@ -341,7 +352,7 @@ static __always_inline void capture(struct walk *w)
 		else
 			bpf_loop(PY_MAX_FRAMES + 1, frame_step, w, 0);
 	}
-	struct stack_buf *sb = &w->s->stack;
+	struct stack_buf *sb = w->stack;
 	__u32 n = w->n;
 	if (n > PY_MAX_FRAMES)
 		n = PY_MAX_FRAMES;
@@ -368,10 +379,13 @@ int python_stack(struct bpf_perf_event_data *ctx)
 		return 1;
 	__u32 pid = ns.tgid;
 	const struct py_proc_cfg *c = bpf_map_lookup_elem(&procs, &pid);
-	struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!c || !s)
+	struct stack_buf *stack = bpf_map_lookup_elem(&stack_scratch, &zero);
+	struct code_buf *code = bpf_map_lookup_elem(&code_scratch, &zero);
+	struct blocks *b = bpf_map_lookup_elem(&block_scratch, &zero);
+	if (!c || !stack || !code || !b)
 		return 1;
-	struct walk w = { .ctx = ctx, .cfg = c, .s = s, .pid = pid, .tid = ns.pid,
+	struct walk w = { .ctx = ctx, .cfg = c, .stack = stack, .code = code, .b = b,
+			  .pid = pid, .tid = ns.pid,
 			  .native_tid = ns.pid };
 	if ((c->pidns_ino != st->pidns_ino || c->pidns_dev != st->pidns_dev) &&
 	    !bpf_get_ns_current_pid_tgid(c->pidns_dev, c->pidns_ino, &ns, sizeof(ns)))
