@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "perf/perf.h"
+#include "record/record.h"
 #include "record/bpf/python_abi.h"
 
 /* The loaded program, its maps and output events. Owns them; rec_python_close frees. */
@@ -60,6 +61,10 @@ struct rec_pyprocs {
 
 /* Loads the program (failing quietly: the reason is kept for a warning if it matters). */
 void rec_pyprocs_init(struct rec_pyprocs *pp);
+/* Checks the command about to run (found as execvp would), loading its layout now when it
+ * is an interpreter: its first samples then have Python frames, not only those after the
+ * debug information was read. */
+void rec_pyprocs_preload(struct rec_pyprocs *pp, const char *cmd);
 /* Notes a record on its way into the perf.data (MMAP2, COMM, FORK, EXIT: the others are
  * passed over). */
 void rec_pyprocs_note(struct rec_pyprocs *pp, const void *rec, size_t size);
@@ -83,6 +88,8 @@ struct rec_pypair {
 	uint64_t dropped; /* stacks whose sample never came */
 };
 
+/* Counts a record of the bpf-output events into res (stacks, code objects, bytes). */
+void rec_python_account(struct rec_result *res, const void *rec, size_t size);
 /* Passes rec (from the ring of pp) on to emit, holding it or what came before as above. */
 int rec_pypair_add(struct rec_pypair *pp, const struct rec_python *py, const void *rec,
 		   size_t size, int (*emit)(const void *rec, size_t size, void *arg), void *arg);

@@ -18,11 +18,11 @@
 #define CPU_TID_AT 28     /* CPU sample: the tid */
 #define CPU_TIME_AT 32    /* and the time */
 
-static uint16_t payload_type(const uint8_t *rec, size_t size)
+static uint16_t payload_type(const void *rec, size_t size)
 {
 	uint16_t type = 0;
 	if (size >= PY_RAW_AT + 24)
-		memcpy(&type, rec + PY_RAW_AT + 4, 2);
+		memcpy(&type, (const uint8_t *)rec + PY_RAW_AT + 4, 2);
 	return type;
 }
 
@@ -58,6 +58,14 @@ static int release(struct rec_pypair *pp, bool paired, uint64_t time,
 	pp->n = 0;
 	pp->tid = 0;
 	return r;
+}
+
+void rec_python_account(struct rec_result *res, const void *rec, size_t size)
+{
+	uint16_t type = payload_type(rec, size);
+	res->py_stacks += type == PY_PAYLOAD_STACK;
+	res->py_codes += type == PY_PAYLOAD_CODE;
+	res->bytes += size;
 }
 
 int rec_pypair_add(struct rec_pypair *pp, const struct rec_python *py, const void *rec,

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "base/err.h"
 #include "base/vec.h"
@@ -206,57 +207,102 @@ static int open_mapped(const struct rec_mmap *mm, struct elf_file **f)
 	return -ENOENT;
 }
 
-static void check_file(const struct rec_mmap *mm, struct rec_pyfile *pf, bool warn_why,
-		       const char *why)
+/* Whether the mapped file is an interpreter (status 1 if not) and, when load, its layout
+ * (status 0, or the error with its message set); -ENOTSUP: one, not loaded. */
+static void check_file(const struct rec_mmap *mm, struct rec_pyfile *pf, bool load)
 {
 	struct elf_file *f;
 	pf->status = 1;
 	if (open_mapped(mm, &f))
 		return;
 	if (!cpy_is_interpreter(f)) {
-		elf_close(f);
-		return;
-	}
-	if (warn_why) {
+		pf->status = 1;
+	} else if (!load) {
 		pf->status = -ENOTSUP;
-		warn(mm, why);
-		elf_close(f);
-		return;
+	} else {
+		pf->layout.sz = sizeof(pf->layout);
+		struct cpy_layout_opts lo = { .sz = sizeof(lo) };
+		pf->status = cpy_layout_load_elf(f, &lo, &pf->layout);
+		for (size_t i = 0; i < f->nsegments && pf->nload < 8; i++)
+			if (f->segments[i].type == 1 /* PT_LOAD */)
+				pf->load[pf->nload++] = f->segments[i];
 	}
-	pf->layout.sz = sizeof(pf->layout);
-	struct cpy_layout_opts lo = { .sz = sizeof(lo) };
-	pf->status = cpy_layout_load_elf(f, &lo, &pf->layout);
-	if (pf->status) {
-		warn(mm, err_msg());
-		err_clear();
-	}
-	for (size_t i = 0; i < f->nsegments && pf->nload < 8; i++)
-		if (f->segments[i].type == 1 /* PT_LOAD */)
-			pf->load[pf->nload++] = f->segments[i];
 	elf_close(f);
 }
 
-static struct rec_pyfile *file_of(struct rec_pyprocs *pp, const struct rec_mmap *mm)
+static struct rec_pyfile *find_file(struct rec_pyprocs *pp, const struct rec_mmap *mm)
 {
 	for (size_t i = 0; i < pp->nfiles; i++)
 		if (pp->files[i].ino == mm->ino && pp->files[i].maj == mm->maj &&
 		    pp->files[i].min == mm->min)
 			return &pp->files[i];
+	return NULL;
+}
+
+static struct rec_pyfile *add_file(struct rec_pyprocs *pp, const struct rec_mmap *mm)
+{
 	struct rec_pyfile *pf =
 		vec_push_raw((void **)&pp->files, &pp->nfiles, &pp->capfiles, sizeof(*pf));
-	if (!pf)
-		return NULL;
-	pf->maj = mm->maj;
-	pf->min = mm->min;
-	pf->ino = mm->ino;
+	if (pf) {
+		pf->maj = mm->maj;
+		pf->min = mm->min;
+		pf->ino = mm->ino;
+	}
+	return pf;
+}
+
+static struct rec_pyfile *file_of(struct rec_pyprocs *pp, const struct rec_mmap *mm)
+{
+	struct rec_pyfile *pf = find_file(pp, mm);
+	if (pf || !(pf = add_file(pp, mm)))
+		return pf;
 	/* No BPF: Python is still looked for, to say once why its frames are missing. */
 	if (!pp->bpf && pp->warned_why)
 		pf->status = 1;
 	else
-		check_file(mm, pf, !pp->bpf, pp->why ? pp->why : "");
-	if (pf->status == -ENOTSUP)
+		check_file(mm, pf, pp->bpf);
+	if (pf->status == -ENOTSUP) {
+		warn(mm, pp->why ? pp->why : "Python frames are off");
 		pp->warned_why = true;
+	} else if (pf->status < 0) {
+		warn(mm, err_msg());
+		err_clear();
+	}
 	return pf;
+}
+
+/* The file execvp would run for cmd, or false. */
+static bool find_command(const char *cmd, char *path, size_t size, struct stat *st)
+{
+	if (strchr(cmd, '/'))
+		return snprintf(path, size, "%s", cmd) < (int)size && !stat(path, st);
+	const char *dirs = getenv("PATH");
+	for (const char *d = dirs ? dirs : "/usr/local/bin:/usr/bin:/bin"; *d;) {
+		size_t n = strcspn(d, ":");
+		if (snprintf(path, size, "%.*s%s%s", (int)n, d, n ? "/" : "", cmd) < (int)size &&
+		    !stat(path, st) && S_ISREG(st->st_mode) && !access(path, X_OK))
+			return true;
+		d += n + (d[n] == ':');
+	}
+	return false;
+}
+
+void rec_pyprocs_preload(struct rec_pyprocs *pp, const char *cmd)
+{
+	char path[4096];
+	struct stat st;
+	if (!pp->bpf || !find_command(cmd, path, sizeof(path), &st))
+		return;
+	struct rec_mmap mm = { .maj = major(st.st_dev), .min = minor(st.st_dev),
+			       .ino = st.st_ino, .path = path };
+	struct rec_pyfile *pf = find_file(pp, &mm) ? NULL : add_file(pp, &mm);
+	if (!pf)
+		return;
+	check_file(&mm, pf, true);
+	if (pf->status < 0) { /* said when a process maps it, with its pid */
+		err_clear();
+		pp->nfiles--;
+	}
 }
 
 /* Link-time address to run-time: the bias of the segment the mapping's offset lies in. */

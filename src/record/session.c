@@ -85,10 +85,11 @@ static int write_record(const void *rec, size_t size, void *arg)
 	if (perf_writer_error(s->w))
 		return 0;
 	if (s->py.bpf && rec_python_owns(s->py.bpf, rec, size))
-		s->res->bytes += size;
+		rec_python_account(s->res, rec, size);
 	else
 		rec_account(s->res, &s->modules, rec, size);
-	rec_pyprocs_note(&s->py, rec, size);
+	if (!s->o->no_python)
+		rec_pyprocs_note(&s->py, rec, size);
 	rec_jitmaps_note(&s->jitmaps, rec, size);
 	if (perf_writer_add(s->w, rec, size))
 		stop_recording(s);
@@ -396,7 +397,9 @@ static int loop(struct session *s, pid_t child, int *status)
 		pfd[c] = (struct pollfd){ .fd = s->ring_fd[c], .events = POLLIN };
 	bool forwarded = false;
 	for (;;) {
-		poll(pfd, (nfds_t)s->ncpus, 50);
+		/* With Python frames, a new interpreter's mmap record is read within 10 ms:
+		 * its samples have Python frames from then on. */
+		poll(pfd, (nfds_t)s->ncpus, s->py.bpf ? 10 : 50);
 		int r = drain_all(s);
 		if (r)
 			return r;
@@ -445,8 +448,6 @@ static int finish_python(struct session *s)
 	struct py_counters k;
 	rec_python_counters(s->py.bpf, &k);
 	s->res->py_procs = s->py.seen;
-	s->res->py_stacks = k.stacks;
-	s->res->py_codes = k.codes;
 	s->res->py_lost = k.output_lost;
 	size_t nids;
 	const uint64_t *ids = rec_python_ids(s->py.bpf, &nids);
@@ -482,6 +483,8 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 		rec_pyprocs_init(&s.py);
 		if (s.py.bpf)
 			s.attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+		if (s.py.bpf && o->argv)
+			rec_pyprocs_preload(&s.py, o->argv[0]);
 	}
 	pid_t child = -1;
 	int go = -1, status = 0;
