@@ -57,6 +57,7 @@ struct rec_pyprocs {
 	struct rec_pyproc *procs;
 	size_t nprocs, capprocs;
 	uint64_t seen;        /* processes whose frames were read */
+	uint32_t gen;         /* of the last process started */
 };
 
 /* Loads the program (failing quietly: the reason is kept for a warning if it matters). */

@@ -449,6 +449,8 @@ static int finish_python(struct session *s)
 	rec_python_counters(s->py.bpf, &k);
 	s->res->py_procs = s->py.seen;
 	s->res->py_lost = k.output_lost;
+	s->res->py_runs = k.runs;
+	s->res->py_run_ns = k.run_ns;
 	size_t nids;
 	const uint64_t *ids = rec_python_ids(s->py.bpf, &nids);
 	return perf_writer_add_attr(s->w, rec_python_attr(s->py.bpf), ids, nids);

@@ -53,6 +53,25 @@ else
 payload reader $(wc -l <"$TMP/py.stacks"); $(head -2 "$TMP/ps.err")"
 fi
 
+# Names and paths beyond ASCII (PEP 393 kinds 1, 2 and 4 in the interpreter), as UTF-8:
+# what the interpreter says its code objects are called and where they come from.
+mkdir -p "$TMP/dír😀"
+cat >"$TMP/dír😀/names.py" <<'PY'
+def größe(n):
+    return sum(i * i for i in range(n))
+def 名前(n):
+    return größe(n)
+for _ in range(60):
+    名前(100000)
+for f in (größe, 名前):
+    print("%x %s %s" % (id(f.__code__), f.__code__.co_qualname, f.__code__.co_filename))
+PY
+"$TALLY" record -q -o "$TMP/u.data" -- $PY "$TMP/dír😀/names.py" >"$TMP/u.out" 2>"$TMP/u.err"
+$PYDATA "$TMP/u.data" | awk '$1 == "code" { print $4, $7, $8 }' >"$TMP/u.codes"
+missing=$(grep -v -x -F -f "$TMP/u.codes" "$TMP/u.out")
+[ "$(wc -l <"$TMP/u.out")" = 2 ] && [ -z "$missing" ] && pass python_capture_utf8_names ||
+	fail python_capture_utf8_names "not recorded: $missing $(cat "$TMP/u.err")"
+
 # --no-python: one event in the file, as before Python frames existed.
 "$TALLY" record -q --no-python -o "$TMP/off.data" -- $PY -c 'sum(range(10**6))' 2>"$TMP/off.err"
 n=$(perf evlist -i "$TMP/off.data" 2>/dev/null | wc -l)
