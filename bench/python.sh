@@ -77,5 +77,5 @@ bench() {
 			name, a, b, b / a }'
 }
 
-bench "shallow (4 frames)" 0 60
-bench "deep (204 frames)" 200 60
+bench "shallow (4 frames)" 0 1000
+bench "deep (204 frames)" 200 1000

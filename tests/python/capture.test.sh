@@ -72,6 +72,27 @@ missing=$(grep -v -x -F -f "$TMP/u.codes" "$TMP/u.out")
 [ "$(wc -l <"$TMP/u.out")" = 2 ] && [ -z "$missing" ] && pass python_capture_utf8_names ||
 	fail python_capture_utf8_names "not recorded: $missing $(cat "$TMP/u.err")"
 
+# A thread that never runs Python (a native thread running strlen over 200 MB, four times)
+# in a Python process: its samples have empty Python stacks, the main thread's do not.
+"$TALLY" record -q -o "$TMP/t.data" -- $PY -c '
+import ctypes, threading
+libc = ctypes.CDLL(None)
+n = 200_000_000
+buf = ctypes.create_string_buffer(n)
+ctypes.memset(buf, 0x61, n - 1)
+for _ in range(4):
+    tid = ctypes.c_ulong()
+    libc.pthread_create(ctypes.byref(tid), None, ctypes.cast(libc.strlen, ctypes.c_void_p), buf)
+    libc.pthread_join(tid, None)
+print(threading.get_native_id())' >"$TMP/t.out" 2>"$TMP/t.err"
+$PYDATA "$TMP/t.data" | awk -v main="$(cat "$TMP/t.out")" '
+	$1 == "stack" && $4 != main { other++; full += $6 > 0 }
+	$1 == "stack" && $4 == main { mine += $6 > 0 }
+	END { print other + 0, full + 0, mine + 0 }' >"$TMP/t.counts"
+read -r other full mine <"$TMP/t.counts"
+[ "$other" -gt 5 ] && [ "$full" = 0 ] && [ "$mine" -gt 0 ] && pass python_capture_native_thread ||
+	fail python_capture_native_thread "native thread: $other stacks, $full with Python frames; main: $mine $(cat "$TMP/t.err")"
+
 # --no-python: one event in the file, as before Python frames existed.
 "$TALLY" record -q --no-python -o "$TMP/off.data" -- $PY -c 'sum(range(10**6))' 2>"$TMP/off.err"
 n=$(perf evlist -i "$TMP/off.data" 2>/dev/null | wc -l)
