@@ -110,6 +110,19 @@ struct {
 	__type(value, __u8);
 } seen SEC(".maps");
 
+/* The thread state found for a thread at its last sample, tried first: one read to check
+ * that it still is that thread's, instead of a walk of the process's thread states. */
+struct thread_key {
+	__u32 pid, gen, tid, pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct thread_key);
+	__type(value, __u64);
+} threads SEC(".maps");
+
 static __always_inline __u64 field_u64(const __u8 *blk, __u16 off)
 {
 	__u64 v;
@@ -462,6 +475,21 @@ static long frame_step(__u32 i, void *arg)
 	return 0;
 }
 
+static __always_inline void find_thread(struct walk *w)
+{
+	const struct py_proc_cfg *c = w->cfg;
+	struct thread_key k = { .pid = w->pid, .gen = c->gen, .tid = w->tid };
+	__u64 *last = bpf_map_lookup_elem(&threads, &k), v;
+	if (last && !read_u64(*last + c->tstate_native_tid, &v) && v == w->native_tid) {
+		w->tstate = *last;
+		w->done = 1;
+		return;
+	}
+	bpf_loop(c->max_threads, thread_step, w, 0);
+	if (w->done)
+		bpf_map_update_elem(&threads, &k, &w->tstate, BPF_ANY);
+}
+
 static __always_inline void capture(struct walk *w)
 {
 	const struct py_proc_cfg *c = w->cfg;
@@ -471,7 +499,7 @@ static __always_inline void capture(struct walk *w)
 	    read_u64(w->interp + c->interp_threads_head, &w->tstate)) {
 		w->flags |= PY_STACK_READ_FAILED;
 	} else {
-		bpf_loop(c->max_threads, thread_step, w, 0);
+		find_thread(w);
 		if (!w->done)
 			count(3);
 		else if (read_u64(w->tstate + c->tstate_cframe, &cframe) || !cframe ||
