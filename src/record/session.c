@@ -481,6 +481,13 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	int r = setup_attr(&s);
 	if (r)
 		return r;
+	pid_t child = -1;
+	int go = -1, status = 0;
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	/* After the handlers: loading the program takes a while (its verification), and a
+	 * SIGINT meanwhile ends the recording, not tally. */
 	if (!o->no_python) {
 		rec_pyprocs_init(&s.py);
 		if (s.py.bpf)
@@ -488,11 +495,6 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 		if (s.py.bpf && o->argv)
 			rec_pyprocs_preload(&s.py, o->argv[0]);
 	}
-	pid_t child = -1;
-	int go = -1, status = 0;
-	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 	if (o->argv) {
 		s.attr.enable_on_exec = 1;
 		r = spawn(o->argv, &go, &child);

@@ -135,13 +135,14 @@ else
 		fail python_capture_exec_fork "stacks in <genexpr>: parent $np, child $nc"
 fi
 
-# -p PID: a running interpreter, attached for about two seconds (of which the layout's
-# loading takes a part): most of its main thread's stacks are in beta.
-$PY "$WORK" 4 >"$TMP/p.out" 2>&1 &
+# -p PID: a running interpreter, attached for about three seconds (of which loading the
+# program and the layout take a part, long on a loaded machine): most of its main
+# thread's stacks are in beta.
+$PY "$WORK" 5 >"$TMP/p.out" 2>&1 &
 target=$!
 trap 'kill $target 2>/dev/null; rm -rf "$TMP"' EXIT
 for _ in $(seq 50); do grep -q '^thread main' "$TMP/p.out" && break; sleep 0.1; done
-timeout -s INT 2 "$TALLY" record -q -p $target -o "$TMP/p.data" 2>"$TMP/p.err"
+timeout -s INT 3 "$TALLY" record -p $target -o "$TMP/p.data" 2>"$TMP/p.err"
 wait $target
 n=$(stacks_of "$TMP/p.data" $target beta)
 all=$($PYDATA "$TMP/p.data" | awk -v pid=$target '$1 == "stack" && $4 == pid && $6 > 0' | wc -l)
