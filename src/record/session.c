@@ -119,7 +119,8 @@ static int on_ring_record(const void *rec, size_t size, void *arg)
 {
 	struct session *s = arg;
 	if (s->py.bpf)
-		return rec_pypair_add(&s->pair[s->ring], s->py.bpf, rec, size, write_record, s);
+		return rec_pypair_add(&s->pair[s->ring], rec_python_owns(s->py.bpf, rec, size), rec,
+				      size, write_record, s);
 	return write_record(rec, size, s);
 }
 
