@@ -18,7 +18,7 @@ const struct cli_cmd cli_cmd_record = {
 	"record",
 	"sample a command or processes, with user stacks for DWARF unwinding",
 	"usage: tally record [-F HZ] [-c PERIOD] [-e EVENT] [--call-graph dwarf[,SIZE]|fp]\n"
-	"                    [--off-cpu] [-o FILE] [--duration S]\n"
+	"                    [--off-cpu] [-o FILE] [--duration S] [--no-python]\n"
 	"                    (-p PID[,PID...] | -- CMD [ARGS...] | -a [-- CMD [ARGS...]])\n"
 	"\n"
 	"Samples CMD (started with counting off until its exec, following its threads and\n"
@@ -57,6 +57,12 @@ const struct cli_cmd cli_cmd_record = {
 	"                 at 0 or lower\n"
 	"  --duration S   stop after S seconds (with -a or -p)\n"
 	"  -q             no summary line\n"
+	"  --no-python    no Python frames (see below)\n"
+	"\n"
+	"Python: the stacks of processes running CPython 3.11 (the executable or\n"
+	"libpython3.11, with its debug information: python3.11-dbg) also get their Python\n"
+	"frames, read by a BPF program at each sample (root, or CAP_BPF and CAP_PERFMON) and\n"
+	"written as bpf-output samples beside the CPU samples. See docs/python.md\n"
 	"\n"
 	"A precise event (:p) with DWARF call graphs is refused on AMD CPUs: there IBS takes\n"
 	"the ip and the kernel copies the stack at a later moment, so the stack does not\n"
@@ -154,7 +160,7 @@ static int event_option(struct record_args *r, const char *v)
 	return 0;
 }
 
-enum { OPT_CALL_GRAPH = 256, OPT_OFF_CPU, OPT_DURATION };
+enum { OPT_CALL_GRAPH = 256, OPT_OFF_CPU, OPT_DURATION, OPT_NO_PYTHON };
 
 /* Option c with value v: 0, or the exit status after the message. */
 static int option(struct record_args *r, int c, const char *v, char **argv)
@@ -171,6 +177,7 @@ static int option(struct record_args *r, int c, const char *v, char **argv)
 			return cli_usage(cmd, "--duration: not a number of seconds: %s", v);
 		return 0;
 	}
+	case OPT_NO_PYTHON: r->o.no_python = true; return 0;
 	case 'o': r->o.output = v; return 0;
 	case 'e': return event_option(r, v);
 	case 'F':
@@ -196,6 +203,7 @@ static int parse_args(int argc, char **argv, struct record_args *r)
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 		{ NULL, 0, NULL, 0 },
 	};
 	optind = 1;
@@ -244,6 +252,13 @@ static int record(const struct rec_opts *o)
 				"written to %s\n",
 			(unsigned long long)res.samples, (unsigned long long)res.lost,
 			(unsigned long long)res.throttled, res.bytes / 1048576.0, o->output);
+	if (!o->quiet && res.py_procs)
+		fprintf(stderr, "tally record: Python: %llu process%s, %llu stacks, %llu code "
+				"objects, %llu lost, %.1f us per sample reading them\n",
+			(unsigned long long)res.py_procs, res.py_procs == 1 ? "" : "es",
+			(unsigned long long)res.py_stacks, (unsigned long long)res.py_codes,
+			(unsigned long long)res.py_lost,
+			res.py_runs ? res.py_run_ns / 1e3 / (double)res.py_runs : 0.0);
 	return o->argv ? res.exit_status : CLI_OK;
 }
 

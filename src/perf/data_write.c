@@ -33,17 +33,18 @@
  * 1,500 build-ids of 160 bytes. */
 #define RESERVE_SIZE (256u << 10)
 
+struct more_attr {
+	struct perf_event_attr attr;
+	uint64_t *ids;
+	size_t nids;
+};
+
 struct perf_writer {
 	struct afile *out;
 	int fd;
 	int reserve; /* the unlinked file holding RESERVE_SIZE bytes, or -1 */
 	int error; /* errno of the write that failed; 0 while none has */
 	struct perf_event_attr attr;
-	/* A second event's attribute and ids (perf_writer_add_attr), when there is one. */
-	struct perf_event_attr attr2;
-	uint64_t *ids2;
-	size_t nids2;
-	bool has_attr2;
 	uint8_t *tracing; /* perf_writer_set_tracing_data, NULL when none */
 	size_t ntracing;
 	uint64_t off; /* where the next record goes: the bytes written and buffered */
@@ -55,6 +56,8 @@ struct perf_writer {
 	/* With attr.use_clockid: the clock's resolution and one moment on it and on the wall
 	 * clock, taken together when the recording began (perf's CLOCKID and CLOCK_DATA). */
 	uint64_t clock_res_ns, clock_ns, tod_ns;
+	struct more_attr *more; /* attributes after the first (perf_writer_add_attr) */
+	size_t nmore;
 };
 
 static const char *path_of(const struct perf_writer *w) { return afile_target(w->out); }
@@ -217,13 +220,33 @@ int perf_writer_add_build_id(struct perf_writer *w, uint32_t pid, uint16_t misc,
 	return 0;
 }
 
+int perf_writer_add_attr(struct perf_writer *w, const struct perf_event_attr *attr,
+			 const uint64_t *ids, size_t nids)
+{
+	struct more_attr *m = realloc(w->more, (w->nmore + 1) * sizeof(*m));
+	if (!m)
+		return err_set(-ENOMEM, "out of memory");
+	w->more = m;
+	m += w->nmore;
+	m->attr = *attr;
+	m->attr.size = sizeof(m->attr);
+	m->nids = nids;
+	if (!(m->ids = malloc(nids ? nids * 8 : 1)))
+		return err_set(-ENOMEM, "out of memory");
+	memcpy(m->ids, ids, nids * 8);
+	w->nmore++;
+	return 0;
+}
+
 static void free_writer(struct perf_writer *w)
 {
+	for (size_t i = 0; i < w->nmore; i++)
+		free(w->more[i].ids);
+	free(w->more);
 	if (w->reserve >= 0)
 		close(w->reserve);
 	free(w->buf);
 	free(w->bids);
-	free(w->ids2);
 	free(w->tracing);
 	free(w);
 }
@@ -235,21 +258,6 @@ int perf_writer_set_tracing_data(struct perf_writer *w, const void *data, size_t
 		return err_set(-ENOMEM, "out of memory");
 	memcpy(w->tracing, data, len);
 	w->ntracing = len;
-	return 0;
-}
-
-int perf_writer_add_attr(struct perf_writer *w, const struct perf_event_attr *attr,
-			 const uint64_t *ids, size_t nids)
-{
-	if (w->has_attr2)
-		return err_set(-EINVAL, "a recording holds at most two events");
-	if (!(w->ids2 = malloc((nids ? nids : 1) * sizeof(*ids))))
-		return err_set(-ENOMEM, "out of memory");
-	memcpy(w->ids2, ids, nids * sizeof(*ids));
-	w->nids2 = nids;
-	w->attr2 = *attr;
-	w->attr2.size = sizeof(w->attr2);
-	w->has_attr2 = true;
 	return 0;
 }
 
@@ -346,17 +354,22 @@ static int put_trailer(struct perf_writer *w, const uint64_t *ids, size_t nids,
 	for (size_t i = 0; i < nall && !r; i++)
 		if (all[i].on)
 			r = put(w, all[i].data, all[i].size);
-	uint64_t ids_off = w->off, ids2_off = w->off + nids * 8;
+	uint64_t ids_off = w->off;
 	if (!r) r = put(w, ids, nids * 8);
-	if (!r && w->has_attr2) r = put(w, w->ids2, w->nids2 * 8);
+	for (size_t i = 0; i < w->nmore && !r; i++)
+		r = put(w, w->more[i].ids, w->more[i].nids * 8);
 	*attr_off = w->off;
 	w->attr.size = sizeof(w->attr);
 	if (!r) r = put(w, &w->attr, sizeof(w->attr));
 	if (!r) r = put_u64(w, ids_off);
 	if (!r) r = put_u64(w, nids * 8);
-	if (!r && w->has_attr2) r = put(w, &w->attr2, sizeof(w->attr2));
-	if (!r && w->has_attr2) r = put_u64(w, ids2_off);
-	if (!r && w->has_attr2) r = put_u64(w, w->nids2 * 8);
+	ids_off += nids * 8;
+	for (size_t i = 0; i < w->nmore && !r; i++) {
+		r = put(w, &w->more[i].attr, sizeof(w->more[i].attr));
+		if (!r) r = put_u64(w, ids_off);
+		if (!r) r = put_u64(w, w->more[i].nids * 8);
+		ids_off += w->more[i].nids * 8;
+	}
 	return r;
 }
 
@@ -380,7 +393,7 @@ int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids)
 	}
 	uint64_t hdr[13] = {
 		PERF_MAGIC2, HEADER_SIZE, sizeof(w->attr) + 16,
-		attr_off, (sizeof(w->attr) + 16) * (1 + w->has_attr2),
+		attr_off, (sizeof(w->attr) + 16) * (1 + w->nmore),
 		HEADER_SIZE, data_end - HEADER_SIZE,
 		0, 0,
 		features[0], features[1], features[2], features[3],

@@ -179,6 +179,10 @@ int perf_writer_open(const char *path, const struct perf_event_attr *attr,
  * are dropped, and perf_writer_close still finishes the file with the whole records
  * written before. */
 int perf_writer_add(struct perf_writer *w, const void *rec, size_t size);
+/* One more event attribute, with the ids of its events (copied), after the first in the
+ * file; the records of all of them then need PERF_SAMPLE_IDENTIFIER to be told apart. */
+int perf_writer_add_attr(struct perf_writer *w, const struct perf_event_attr *attr,
+			 const uint64_t *ids, size_t nids);
 /* The errno of the write that failed, 0 while none has. */
 int perf_writer_error(const struct perf_writer *w);
 /* The samples (PERF_RECORD_SAMPLE) the file holds: written or buffered, never the ones a
@@ -188,11 +192,6 @@ uint64_t perf_writer_samples(const struct perf_writer *w);
  * or _KERNEL. */
 int perf_writer_add_build_id(struct perf_writer *w, uint32_t pid, uint16_t misc,
 			     const uint8_t *id, size_t len, const char *filename);
-/* A second event, written after the first with its ids (tally record --off-cpu: the
- * context switches beside the CPU samples). Both events' samples then need
- * PERF_SAMPLE_IDENTIFIER for a reader to tell them apart. At most one. */
-int perf_writer_add_attr(struct perf_writer *w, const struct perf_event_attr *attr,
-			 const uint64_t *ids, size_t nids);
 /* The tracepoints' formats, in perf's tracing-data layout (tools/perf/util/
  * trace-event-info.c), written as the HEADER_TRACING_DATA feature: perf script needs it to
  * read a file with tracepoint events. Copied. */
