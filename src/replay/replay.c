@@ -33,6 +33,7 @@ struct replay {
 	VEC(struct thread_comm) comms;
 	VEC(struct proc) procs;
 	int (*fn)(const struct replay_stack *st, void *arg);
+	int (*side)(const struct perf_event_rec *ev, void *arg);
 	void *arg;
 	struct replay_info *info;
 	struct unw_frame frames[512];
@@ -166,9 +167,15 @@ static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 	return r->fn(&st, r->arg);
 }
 
-static int on_event(const struct perf_event_rec *ev, void *arg)
+bool replay_is_bpf_output(const struct perf_event_rec *ev)
 {
-	struct replay *r = arg;
+	const struct perf_event_attr *a = &ev->attr->attr;
+	return ev->type == PERF_RECORD_SAMPLE && a->type == PERF_TYPE_SOFTWARE &&
+	       a->config == PERF_COUNT_SW_BPF_OUTPUT;
+}
+
+static int on_record(struct replay *r, const struct perf_event_rec *ev)
+{
 	struct proc *p;
 	switch (ev->type) {
 	case PERF_RECORD_SAMPLE:
@@ -220,12 +227,25 @@ static int on_event(const struct perf_event_rec *ev, void *arg)
 	return 0;
 }
 
-int replay_unwind_data(struct perf_data *d, enum unw_method method,
-		    int (*fn)(const struct replay_stack *st, void *arg), void *arg,
-		    struct replay_info *info, struct unw_ctx **ctx_out)
+static int on_event(const struct perf_event_rec *ev, void *arg)
+{
+	struct replay *r = arg;
+	/* What a BPF program wrote at a sample's instant costs nothing of its own. */
+	bool bpf = replay_is_bpf_output(ev);
+	int rc = bpf ? 0 : on_record(r, ev);
+	if (!rc && r->side && (bpf || ev->type != PERF_RECORD_SAMPLE))
+		rc = r->side(ev, r->arg);
+	return rc;
+}
+
+int replay_unwind_each(struct perf_data *d, enum unw_method method,
+		       int (*fn)(const struct replay_stack *st, void *arg),
+		       int (*side)(const struct perf_event_rec *ev, void *arg), void *arg,
+		       struct replay_info *info, struct unw_ctx **ctx_out)
 {
 	struct replay_info dummy;
-	struct replay r = { .d = d, .fn = fn, .arg = arg, .info = info ? info : &dummy };
+	struct replay r = { .d = d, .fn = fn, .side = side, .arg = arg,
+			    .info = info ? info : &dummy };
 	memset(r.info, 0, sizeof(*r.info));
 	snprintf(r.info->stopped, sizeof(r.info->stopped), "%s", d->stopped);
 	if (unw_ctx_new(method, &r.ctx))
@@ -249,6 +269,13 @@ int replay_unwind_data(struct perf_data *d, enum unw_method method,
 	else
 		unw_ctx_free(r.ctx);
 	return rc;
+}
+
+int replay_unwind_data(struct perf_data *d, enum unw_method method,
+		       int (*fn)(const struct replay_stack *st, void *arg), void *arg,
+		       struct replay_info *info, struct unw_ctx **ctx_out)
+{
+	return replay_unwind_each(d, method, fn, NULL, arg, info, ctx_out);
 }
 
 int replay_unwind(const char *path, enum unw_method method,

@@ -46,6 +46,17 @@ int replay_unwind(const char *path, enum unw_method method,
 int replay_unwind_data(struct perf_data *d, enum unw_method method,
 		       int (*fn)(const struct replay_stack *st, void *arg), void *arg,
 		       struct replay_info *info, struct unw_ctx **ctx_out);
+/* The same, with the records that are no samples of cost also handed to side (NULL:
+ * none), each in its place in time order: bpf-output samples (what a BPF program wrote at
+ * a sample's instant, such as a thread's Python frames: replay_is_bpf_output; never
+ * unwound, nor counted as samples) and the records of processes and threads (COMM, FORK,
+ * EXIT, MMAP, ...). */
+int replay_unwind_each(struct perf_data *d, enum unw_method method,
+		       int (*fn)(const struct replay_stack *st, void *arg),
+		       int (*side)(const struct perf_event_rec *ev, void *arg), void *arg,
+		       struct replay_info *info, struct unw_ctx **ctx_out);
+/* Whether ev is a sample of a bpf-output event (PERF_COUNT_SW_BPF_OUTPUT): data, not cost. */
+bool replay_is_bpf_output(const struct perf_event_rec *ev);
 
 /* Unwind quality of a replay, for the header of a report. */
 struct replay_quality {
@@ -122,6 +133,12 @@ struct replay_frame_source_ops {
 	 * negative: an error (its message set) that ends the replay. */
 	int (*name_frame)(void *self, const struct replay_stack *st, size_t i,
 			  struct replay_frames *out);
+	/* Called before the frames of each stack are named, with the stack (NULL: not
+	 * needed): a source that splices by the whole sample decides there. 0 or negative. */
+	int (*begin_stack)(void *self, const struct replay_stack *st);
+	/* Offered every record that is no sample of cost (see replay_unwind_each), in time
+	 * order among the stacks (NULL: not needed). 0 or negative, which ends the replay. */
+	int (*record)(void *self, const struct perf_event_rec *ev);
 	/* Frees self; NULL when there is nothing to free. */
 	void (*close)(void *self);
 	/* The names depend on more than each frame's module and address (on the moment of the
@@ -160,6 +177,8 @@ int replay_namer_new(const struct replay_frame_source *sources, size_t n,
  * freed when out->id is not 0. 0, or a source's error. */
 int replay_namer_name(struct replay_namer *nm, const struct replay_stack *st,
 		      struct replay_sym_stack *out);
+/* Offers ev to the sources that take records (replay_frame_source_ops.record). */
+int replay_namer_record(struct replay_namer *nm, const struct perf_event_rec *ev);
 void replay_namer_free(struct replay_namer *nm);
 
 /* ---- as a profile ---- */
