@@ -13,9 +13,10 @@ src=${1:-src}
 # headers) or one header. DESIGN: cli -> everything; sources -> the core and below;
 # solana -> sbpf; replay -> unwind, perf, symbolize, profile; report -> profile, symbolize,
 # elf, sbpf's disassembler; unwind, perf -> elf, dwarf; symbolize -> elf, dwarf;
-# sbpf -> elf; dwarf -> elf; profile and elf -> nothing of ours. Where A -> B and
-# B -> C, A may include C.
-core="solana replay report profile unwind perf symbolize sbpf dwarf elf"
+# sbpf -> elf; cpython (CPython's layouts and code objects) -> dwarf, elf, and replay
+# and the sources may use it; dwarf -> elf; profile and elf -> nothing of ours. Where
+# A -> B and B -> C, A may include C.
+core="solana replay report profile unwind perf symbolize sbpf cpython dwarf elf"
 declare -A may=(
 	[cli]="record probes agent cuprof $core"
 	[record]="probes/probes.h $core"
@@ -23,13 +24,14 @@ declare -A may=(
 	[agent]="$core"
 	[cuprof]="$core"
 	[solana]="sbpf elf"
-	[replay]="unwind perf symbolize profile elf dwarf"
+	[replay]="unwind perf symbolize profile cpython elf dwarf"
 	[report]="profile symbolize elf dwarf sbpf/disasm.h"
 	[profile]=""
 	[unwind]="elf dwarf"
 	[perf]="elf dwarf"
 	[symbolize]="elf dwarf"
 	[sbpf]="elf"
+	[cpython]="dwarf elf"
 	[dwarf]="elf"
 	[elf]=""
 	[base]=""
