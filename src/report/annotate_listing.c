@@ -39,12 +39,13 @@ static bool has_code(const struct prof_frame *f)
 	return f->module != PROF_NONE && f->kind != PROF_PYTHON;
 }
 
-/* The error for a name that only Python frames match. */
-static int python_only(const struct prof *p, const struct prof_funcs *fs, const char *name)
+/* The error for a name that a Python frame matches better than any frame with code. */
+static int python_only(const struct prof *p, const struct prof_funcs *fs, const char *name,
+		       int level)
 {
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct prof_frame *f = prof_frame_at(p, fs->frame[i]);
-		if (f->kind == PROF_PYTHON && name_match(prof_str(p, f->label), name))
+		if (f->kind == PROF_PYTHON && name_match(prof_str(p, f->label), name) > level)
 			return err_set(-ENOENT, "'%s' is a Python function: it has no machine code to "
 						"annotate (tally report shows its lines)",
 				       name);
@@ -66,10 +67,11 @@ static int pick_frame(const struct prof *p, const char *name, int metric, uint32
 		if (has_code(f) && m > level)
 			level = m;
 	}
+	rc = name ? python_only(p, &fs, name, level) : 0;
 	int64_t best = -1;
 	const char *first = NULL, *other = NULL; /* two different labels matching as well */
 	*out = PROF_NONE;
-	for (size_t i = 0; i < fs.n && level; i++) {
+	for (size_t i = 0; i < fs.n && level && !rc; i++) {
 		const struct prof_frame *f = prof_frame_at(p, fs.frame[i]);
 		const char *label = prof_str(p, f->label);
 		if (!has_code(f) || (name && name_match(label, name) != level))
@@ -87,8 +89,6 @@ static int pick_frame(const struct prof *p, const char *name, int metric, uint32
 	if (level == 1 && other)
 		rc = err_set(-EINVAL, "'%s' names several functions, e.g. '%s' and '%s': give the whole name",
 			     name, first, other);
-	if (!rc && *out == PROF_NONE && name)
-		rc = python_only(p, &fs, name);
 	prof_funcs_free(&fs);
 	if (rc)
 		return rc;
