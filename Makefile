@@ -37,13 +37,13 @@ TALLY_CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
 # Everything is compiled hidden: libtally.so exports what include/tally/ marks TALLY_API.
 ALL_CFLAGS := -std=gnu11 -g -fPIC -fvisibility=hidden $(OPT) $(WARN) $(TALLY_CPPFLAGS) \
 	$(CPPFLAGS) $(CFLAGS)
-LIBS := -lz -ldeflate -lisal -lzstd -liberty -ljansson -lsodium -lnettle -lpthread -lm
+LIBS := -lbpf -lelf -lz -ldeflate -lisal -lzstd -liberty -ljansson -lsodium -lnettle -lpthread -lm
 LDFLAGS_ALL := $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 # The tally binary links the static archives Debian ships for these (built position-
 # independent, so tally stays a PIE), so that its start-up loads next to nothing:
 # `tally --version` takes about 0.75 ms of CPU instead of 1.1 (a report of 600 samples is
 # a few ms). libtally.so, the tests and the sanitizer build link as before.
-STATIC_OK := z deflate isal zstd iberty jansson sodium nettle
+STATIC_OK := bpf elf z deflate isal zstd iberty jansson sodium nettle
 static_a = $(if $(findstring /,$(shell $(CC) -print-file-name=lib$(1).a)),-l:lib$(1).a,-l$(1))
 ifeq ($(SAN),1)
 TALLY_LIBS := $(LIBS)
@@ -70,6 +70,21 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+# The BPF program of Python frames (src/record/bpf/), built for the kernel's BPF machine
+# and embedded into record/python_bpf.o with .incbin (the path given by PY_BPF_OBJECT).
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Isrc/record/bpf \
+	-idirafter /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null || gcc -print-multiarch)
+define bpf_embed
+$(1)/bpf/%.bpf.o: src/record/bpf/%.bpf.c src/record/bpf/python_abi.h
+	@mkdir -p $$(dir $$@)
+	@echo "  BPF     $$<"
+	@clang $$(BPF_CFLAGS) -c $$< -o $$@
+$(1)/src/record/python_bpf.o: $(1)/bpf/python_stack.bpf.o
+$(1)/src/record/python_bpf.o: $(2) += -DPY_BPF_OBJECT='"$(1)/bpf/python_stack.bpf.o"'
+endef
+$(eval $(call bpf_embed,$(BUILD),ALL_CFLAGS))
+$(eval $(call bpf_embed,build-fuzz/obj,FUZZ_CFLAGS))
 
 $(BUILD)/libtally.a: $(LIB_OBJS)
 	@rm -f $@

@@ -18,7 +18,7 @@ const struct cli_cmd cli_cmd_record = {
 	"record",
 	"sample a command or processes, with user stacks for DWARF unwinding",
 	"usage: tally record [-F HZ] [-c PERIOD] [-e EVENT] [--call-graph dwarf[,SIZE]|fp]\n"
-	"                    [-o FILE] (-p PID[,PID...] | -- CMD [ARGS...])\n"
+	"                    [-o FILE] [--no-python] (-p PID[,PID...] | -- CMD [ARGS...])\n"
 	"\n"
 	"Samples CMD (started with counting off until its exec, following its threads and\n"
 	"children) or the running processes PID into FILE (default perf.data), in perf's\n"
@@ -43,6 +43,12 @@ const struct cli_cmd cli_cmd_record = {
 	"  -o FILE        output file\n"
 	"  -p PID,...     attach to running processes (all their threads)\n"
 	"  -q             no summary line\n"
+	"  --no-python    no Python frames (see below)\n"
+	"\n"
+	"Python: the stacks of processes running CPython 3.11 (the executable or\n"
+	"libpython3.11, with its debug information: python3.11-dbg) also get their Python\n"
+	"frames, read by a BPF program at each sample (root, or CAP_BPF and CAP_PERFMON) and\n"
+	"written as bpf-output samples beside the CPU samples. See docs/python.md\n"
 	"\n"
 	"A precise event (:p) with DWARF call graphs is refused on AMD CPUs: there IBS takes\n"
 	"the ip and the kernel copies the stack at a later moment, so the stack does not\n"
@@ -138,7 +144,7 @@ static int event_option(struct record_args *r, const char *v)
 	return 0;
 }
 
-enum { OPT_CALL_GRAPH = 256 };
+enum { OPT_CALL_GRAPH = 256, OPT_NO_PYTHON };
 
 /* Option c with value v: 0, or the exit status after the message. */
 static int option(struct record_args *r, int c, const char *v, char **argv)
@@ -146,6 +152,7 @@ static int option(struct record_args *r, int c, const char *v, char **argv)
 	const struct cli_cmd *cmd = &cli_cmd_record;
 	switch (c) {
 	case 'q': r->o.quiet = true; return 0;
+	case OPT_NO_PYTHON: r->o.no_python = true; return 0;
 	case 'o': r->o.output = v; return 0;
 	case 'e': return event_option(r, v);
 	case 'F':
@@ -169,6 +176,7 @@ static int parse_args(int argc, char **argv, struct record_args *r)
 {
 	static const struct option longopts[] = {
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 		{ NULL, 0, NULL, 0 },
 	};
 	optind = 1;
@@ -213,6 +221,12 @@ static int record(const struct rec_opts *o)
 				"written to %s\n",
 			(unsigned long long)res.samples, (unsigned long long)res.lost,
 			(unsigned long long)res.throttled, res.bytes / 1048576.0, o->output);
+	if (!o->quiet && res.py_procs)
+		fprintf(stderr, "tally record: Python: %llu process%s, %llu stacks, %llu code "
+				"objects, %llu lost\n",
+			(unsigned long long)res.py_procs, res.py_procs == 1 ? "" : "es",
+			(unsigned long long)res.py_stacks, (unsigned long long)res.py_codes,
+			(unsigned long long)res.py_lost);
 	return o->argv ? res.exit_status : CLI_OK;
 }
 

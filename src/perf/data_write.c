@@ -32,6 +32,12 @@
  * 1,500 build-ids of 160 bytes. */
 #define RESERVE_SIZE (256u << 10)
 
+struct more_attr {
+	struct perf_event_attr attr;
+	uint64_t *ids;
+	size_t nids;
+};
+
 struct perf_writer {
 	struct afile *out;
 	int fd;
@@ -44,6 +50,8 @@ struct perf_writer {
 	size_t nbuf;
 	uint8_t *bids; /* build-id records, in the file's layout */
 	size_t nbids, capbids;
+	struct more_attr *more; /* attributes after the first (perf_writer_add_attr) */
+	size_t nmore;
 };
 
 static const char *path_of(const struct perf_writer *w) { return afile_target(w->out); }
@@ -186,8 +194,29 @@ int perf_writer_add_build_id(struct perf_writer *w, uint32_t pid, uint16_t misc,
 	return 0;
 }
 
+int perf_writer_add_attr(struct perf_writer *w, const struct perf_event_attr *attr,
+			 const uint64_t *ids, size_t nids)
+{
+	struct more_attr *m = realloc(w->more, (w->nmore + 1) * sizeof(*m));
+	if (!m)
+		return err_set(-ENOMEM, "out of memory");
+	w->more = m;
+	m += w->nmore;
+	m->attr = *attr;
+	m->attr.size = sizeof(m->attr);
+	m->nids = nids;
+	if (!(m->ids = malloc(nids ? nids * 8 : 1)))
+		return err_set(-ENOMEM, "out of memory");
+	memcpy(m->ids, ids, nids * 8);
+	w->nmore++;
+	return 0;
+}
+
 static void free_writer(struct perf_writer *w)
 {
+	for (size_t i = 0; i < w->nmore; i++)
+		free(w->more[i].ids);
+	free(w->more);
 	if (w->reserve >= 0)
 		close(w->reserve);
 	free(w->buf);
@@ -273,11 +302,20 @@ static int put_trailer(struct perf_writer *w, const uint64_t *ids, size_t nids,
 		r = put(w, feat[i].data, feat[i].size);
 	uint64_t ids_off = w->off;
 	if (!r) r = put(w, ids, nids * 8);
+	for (size_t i = 0; i < w->nmore && !r; i++)
+		r = put(w, w->more[i].ids, w->more[i].nids * 8);
 	*attr_off = w->off;
 	w->attr.size = sizeof(w->attr);
 	if (!r) r = put(w, &w->attr, sizeof(w->attr));
 	if (!r) r = put_u64(w, ids_off);
 	if (!r) r = put_u64(w, nids * 8);
+	ids_off += nids * 8;
+	for (size_t i = 0; i < w->nmore && !r; i++) {
+		r = put(w, &w->more[i].attr, sizeof(w->more[i].attr));
+		if (!r) r = put_u64(w, ids_off);
+		if (!r) r = put_u64(w, w->more[i].nids * 8);
+		ids_off += w->more[i].nids * 8;
+	}
 	return r;
 }
 
@@ -301,7 +339,7 @@ int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids)
 	}
 	uint64_t hdr[13] = {
 		PERF_MAGIC2, HEADER_SIZE, sizeof(w->attr) + 16,
-		attr_off, sizeof(w->attr) + 16,
+		attr_off, (sizeof(w->attr) + 16) * (1 + w->nmore),
 		HEADER_SIZE, data_end - HEADER_SIZE,
 		0, 0,
 		features[0], features[1], features[2], features[3],

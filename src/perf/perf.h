@@ -179,6 +179,10 @@ int perf_writer_open(const char *path, const struct perf_event_attr *attr,
  * are dropped, and perf_writer_close still finishes the file with the whole records
  * written before. */
 int perf_writer_add(struct perf_writer *w, const void *rec, size_t size);
+/* One more event attribute, with the ids of its events (copied), after the first in the
+ * file; the records of all of them then need PERF_SAMPLE_IDENTIFIER to be told apart. */
+int perf_writer_add_attr(struct perf_writer *w, const struct perf_event_attr *attr,
+			 const uint64_t *ids, size_t nids);
 /* The errno of the write that failed, 0 while none has. */
 int perf_writer_error(const struct perf_writer *w);
 /* The samples (PERF_RECORD_SAMPLE) the file holds: written or buffered, never the ones a

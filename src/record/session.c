@@ -25,6 +25,7 @@
 #include "base/vec.h"
 #include "record/jitmaps.h"
 #include "record/modules.h"
+#include "record/python.h"
 #include "record/sideband.h"
 
 /* 8 MiB per CPU: 250 ms of 32 KiB samples at 1 kHz, so that tally may wait that long for a
@@ -53,6 +54,9 @@ struct session {
 	struct rec_result *res;
 	struct rec_modules modules;
 	struct rec_jitmaps jitmaps;
+	struct rec_pyprocs py; /* bpf NULL: no Python frames */
+	struct rec_pypair pair[MAX_CPUS]; /* per ring, with py.bpf */
+	int ring; /* the ring being drained */
 };
 
 static int add_fd(struct session *s, int fd)
@@ -75,22 +79,55 @@ static void stop_recording(struct session *s)
 	err_clear();
 }
 
-static int on_record(const void *rec, size_t size, void *arg)
+static int write_record(const void *rec, size_t size, void *arg)
 {
 	struct session *s = arg;
 	if (perf_writer_error(s->w))
 		return 0;
-	rec_account(s->res, &s->modules, rec, size);
+	if (s->py.bpf && rec_python_owns(s->py.bpf, rec, size))
+		rec_python_account(s->res, rec, size);
+	else
+		rec_account(s->res, &s->modules, rec, size);
+	if (!s->o->no_python)
+		rec_pyprocs_note(&s->py, rec, size);
 	rec_jitmaps_note(&s->jitmaps, rec, size);
 	if (perf_writer_add(s->w, rec, size))
 		stop_recording(s);
 	return 0;
 }
 
+/* Records tally makes itself carry the trailer of the sample type, whose identifier then
+ * comes last: 0, which perf and tally read as the first attribute's. */
+static int on_synth(const void *rec, size_t size, void *arg)
+{
+	struct session *s = arg;
+	if (!(s->attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+		return write_record(rec, size, arg);
+	uint8_t buf[8192 + 8 + 64];
+	struct perf_event_header h;
+	if (size > sizeof(buf) - 8)
+		return 0;
+	memcpy(&h, rec, sizeof(h));
+	h.size = (uint16_t)(size + 8);
+	memcpy(buf, rec, size);
+	memcpy(buf, &h, sizeof(h));
+	memset(buf + size, 0, 8);
+	return write_record(buf, size + 8, arg);
+}
+
+static int on_ring_record(const void *rec, size_t size, void *arg)
+{
+	struct session *s = arg;
+	if (s->py.bpf)
+		return rec_pypair_add(&s->pair[s->ring], s->py.bpf, rec, size, write_record, s);
+	return write_record(rec, size, s);
+}
+
 static int drain_all(struct session *s)
 {
 	for (int c = 0; c < s->ncpus; c++) {
-		int r = perf_ring_drain(&s->rings[c], on_record, s);
+		s->ring = c;
+		int r = perf_ring_drain(&s->rings[c], on_ring_record, s);
 		if (r)
 			return r;
 	}
@@ -303,7 +340,7 @@ static int open_task(struct session *s, int tid)
 static int attach_task(int pid, int tid, void *arg)
 {
 	struct session *s = arg;
-	int r = rec_synth_comm(pid, tid, on_record, s);
+	int r = rec_synth_comm(pid, tid, on_synth, s);
 	if (!r)
 		r = open_task(s, tid);
 	if (r == -ESRCH) { /* the thread ended meanwhile */
@@ -316,7 +353,7 @@ static int attach_task(int pid, int tid, void *arg)
 static int attach_pid(struct session *s, int pid)
 {
 	int r = rec_each_task(pid, attach_task, s);
-	return r ? r : rec_synth_maps(pid, on_record, s);
+	return r ? r : rec_synth_maps(pid, on_synth, s);
 }
 
 /* Starts CMD stopped before exec: it waits on a pipe until the events exist. */
@@ -360,7 +397,9 @@ static int loop(struct session *s, pid_t child, int *status)
 		pfd[c] = (struct pollfd){ .fd = s->ring_fd[c], .events = POLLIN };
 	bool forwarded = false;
 	for (;;) {
-		poll(pfd, (nfds_t)s->ncpus, 50);
+		/* With Python frames, a new interpreter's mmap record is read within 10 ms:
+		 * its samples have Python frames from then on. */
+		poll(pfd, (nfds_t)s->ncpus, s->py.bpf ? 10 : 50);
 		int r = drain_all(s);
 		if (r)
 			return r;
@@ -377,6 +416,44 @@ static int loop(struct session *s, pid_t child, int *status)
 	}
 }
 
+/* The program on every sampling event (inherited by the threads and children they
+ * follow), and its output events into the CPUs' rings. A failure here leaves the
+ * recording native-only, with a warning. */
+static void start_python(struct session *s)
+{
+	int r = 0;
+	for (size_t i = 0; !r && i < s->fds.n; i++)
+		r = rec_python_attach(s->py.bpf, s->fds.v[i]);
+	if (!r)
+		r = rec_python_outputs(s->py.bpf, s->cpu, s->ring_fd, s->ncpus);
+	if (r) {
+		fprintf(stderr, "tally record: warning: %s; recording native frames only\n",
+			err_msg());
+		err_clear();
+		rec_pyprocs_disable(&s->py);
+	}
+}
+
+/* The Python part of the file and the summary: the bpf-output events' attribute, when
+ * they had a process to read, and the program's counters. */
+static int finish_python(struct session *s)
+{
+	for (int c = 0; s->py.bpf && c < s->ncpus; c++) {
+		int r = rec_pypair_flush(&s->pair[c], write_record, s);
+		if (r)
+			return r;
+	}
+	if (!s->py.bpf || !s->py.seen)
+		return 0;
+	struct py_counters k;
+	rec_python_counters(s->py.bpf, &k);
+	s->res->py_procs = s->py.seen;
+	s->res->py_lost = k.output_lost;
+	size_t nids;
+	const uint64_t *ids = rec_python_ids(s->py.bpf, &nids);
+	return perf_writer_add_attr(s->w, rec_python_attr(s->py.bpf), ids, nids);
+}
+
 static void cleanup(struct session *s)
 {
 	for (int c = 0; c < s->ncpus; c++)
@@ -387,6 +464,9 @@ static void cleanup(struct session *s)
 	vec_free(&s->ids);
 	rec_modules_free(&s->modules);
 	rec_jitmaps_free(&s->jitmaps);
+	rec_pyprocs_free(&s->py);
+	for (int c = 0; c < s->ncpus; c++)
+		rec_pypair_free(&s->pair[c]);
 }
 
 int rec_run(const struct rec_opts *o, struct rec_result *res)
@@ -399,6 +479,13 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	int r = setup_attr(&s);
 	if (r)
 		return r;
+	if (!o->no_python) {
+		rec_pyprocs_init(&s.py);
+		if (s.py.bpf)
+			s.attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+		if (s.py.bpf && o->argv)
+			rec_pyprocs_preload(&s.py, o->argv[0]);
+	}
 	pid_t child = -1;
 	int go = -1, status = 0;
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
@@ -414,6 +501,8 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 		r = open_task(&s, child);
 	for (size_t i = 0; !r && i < o->npids; i++)
 		r = attach_pid(&s, o->pids[i]);
+	if (!r && s.py.bpf)
+		start_python(&s);
 	if (!r && !o->argv)
 		for (size_t i = 0; i < s.fds.n; i++)
 			ioctl(s.fds.v[i], PERF_EVENT_IOC_ENABLE, 0);
@@ -433,6 +522,8 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	if (s.w) {
 		if (!r && (res->write_error = perf_writer_error(s.w)))
 			res->samples = perf_writer_samples(s.w);
+		if (!r)
+			r = finish_python(&s);
 		if (!r) {
 			rec_modules_write(&s.modules, s.w);
 			r = perf_writer_close(s.w, s.ids.v, s.ids.n);
