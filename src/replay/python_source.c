@@ -327,12 +327,17 @@ static int begin_stack(void *self, const struct replay_stack *st)
 		return err_set(-ENOMEM, "out of memory");
 	size_t R = y->runs.n;
 	bool python_whole = !(y->flags & (REPLAY_PY_STACK_CUT | REPLAY_PY_STACK_READ_FAILED));
-	if (!runs_fit(R, A, tail, python_whole, st->end == UNW_END_OUTERMOST)) {
+	/* The sampled pc itself in the eval loop, one run short: the loop is between a frame
+	 * and the thread's view of it (at its start it switches tstate->cframe before it
+	 * pushes its frame; before it returns it switches back), so its innermost activation
+	 * has no frame to show, and the runs belong to the activations outside it. */
+	size_t edge = python_whole && !tail && A && y->activations.v[0] == 0 && R + 1 == A;
+	if (!runs_fit(R, A - edge, tail, python_whole, st->end == UNW_END_OUTERMOST)) {
 		s->inconsistent++;
 		y->runs.n = 0;
 		return 0;
 	}
-	size_t k = R < A ? R : A;
+	size_t k = R < A - edge ? R : A - edge;
 	if (resolve(y, st->ev->pid, k, &known))
 		return err_set(-ENOMEM, "out of memory");
 	if (!known) {
@@ -342,8 +347,9 @@ static int begin_stack(void *self, const struct replay_stack *st)
 	}
 	y->runs.n = k;
 	for (size_t r = 0; r < k; r++)
-		y->run_of.v[y->activations.v[r]] = (int32_t)r;
+		y->run_of.v[y->activations.v[r + edge]] = (int32_t)r;
 	s->cut += !python_whole;
+	s->between += edge;
 	if (k) {
 		s->samples++;
 		s->frames += y->runs.v[k - 1].last + 1;

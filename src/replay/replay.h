@@ -70,6 +70,9 @@ struct replay_python_stats {
 	uint64_t code_unknown; /* a frame's code object had no record */
 	uint64_t unrecorded;   /* eval activations, but no stack record of the thread */
 	uint64_t cut;          /* stacks the capture cut short (outer activations stay native) */
+	uint64_t between;      /* sampled in the eval loop between frames (at a frame's start
+				* or end, before the thread shows it or after): that activation
+				* stays native, the runs go to the ones outside it */
 	uint64_t malformed;    /* payloads not understood, left out */
 };
 
@@ -227,6 +230,7 @@ void replay_namer_free(struct replay_namer *nm);
 #define REPLAY_COUNTER_PY_CODE_UNKNOWN "python: code unknown"
 #define REPLAY_COUNTER_PY_UNRECORDED "python: stacks not recorded"
 #define REPLAY_COUNTER_PY_CUT "python: stacks cut"
+#define REPLAY_COUNTER_PY_BETWEEN "python: eval loop between frames"
 #define REPLAY_COUNTER_PY_MALFORMED "python: malformed records"
 
 /* The profile of a perf.data: metrics samples/count and cpu/nanoseconds (clock events) or

@@ -197,6 +197,8 @@ static void python_counters(struct prof *p, const struct replay_python_stats *s)
 	prof_set_counter(p, REPLAY_COUNTER_PY_UNRECORDED, (int64_t)s->unrecorded);
 	if (s->cut)
 		prof_set_counter(p, REPLAY_COUNTER_PY_CUT, (int64_t)s->cut);
+	if (s->between)
+		prof_set_counter(p, REPLAY_COUNTER_PY_BETWEEN, (int64_t)s->between);
 	if (s->malformed)
 		prof_set_counter(p, REPLAY_COUNTER_PY_MALFORMED, (int64_t)s->malformed);
 }

@@ -299,6 +299,21 @@ check('a_truncated_native_stack_takes_as_many_inner_runs_as_it_has_activations',
       python_frames(s) == ['Sorter.run'] and s[0] == '[truncated]' and
       fig.get('python: stacks inconsistent') == 0, repr(fig) + repr(stacks))
 
+# ---- sampled in the eval loop between frames: that activation native, the runs outside ----
+r = perfdata.Recording()
+start(r)
+r.stack(PID, TID, 2000, frames(PYSTACK[1:]))
+r.sample(PID, TID, 2001, [EVAL] + NATIVE[2:])
+r.write(case('between'))
+stacks = folded(case('between'))
+fig, _, _ = figures(case('between'))
+s = stacks[0][0] if stacks else []
+check('the_eval_loop_between_frames_keeps_its_activation_and_gives_the_runs_outside',
+      python_frames(s) == ['<module>', 'f1', 'f2'] and
+      any('_PyEval_EvalFrameDefault' in f for f in s[s.index('f2_[p]'):]) and
+      fig.get('python: eval loop between frames') == 1 and
+      fig.get('python: stacks inconsistent') == 0, repr(fig) + repr(stacks))
+
 # ---- exec: the code records of the image before it are gone ----
 r = perfdata.Recording()
 start(r)
