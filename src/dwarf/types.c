@@ -22,6 +22,9 @@
 #define MAX_CHAIN 32
 #define MAX_ANON_DEPTH 8
 #define MAX_PATH_PARTS 16
+/* DIEs one lookup may read: a few hundred for real types. Hostile DWARF could otherwise
+ * make the anonymous-member search exponential (each level many anonymous members). */
+#define STEP_BUDGET (1u << 20)
 
 enum type_ns { NS_ORDINARY, NS_STRUCT, NS_UNION, NS_ENUM };
 
@@ -36,6 +39,7 @@ struct dwarf_types {
 	struct name_entry *slots; /* open addressing, cap a power of two, at most half full */
 	size_t cap, count;
 	size_t next_unit; /* units before this one are indexed */
+	uint32_t steps;   /* DIEs the current lookup may still read */
 	struct dwarf_die die; /* scratch for the one DIE being read */
 };
 
@@ -141,14 +145,27 @@ static int tag_ns(uint16_t tag)
 	}
 }
 
-/* The DIE after the one at off and its children. */
-static int skip_subtree(struct dwarf *d, struct dwarf_unit *u, uint64_t off, uint64_t *after)
+/* Counts one DIE read against the lookup's budget. */
+static int spend(struct dwarf_types *t, uint64_t off)
+{
+	if (!t->steps)
+		return dwarf_info_bad(t->d, off, "types nest too deeply or too widely to follow");
+	t->steps--;
+	return 0;
+}
+
+/* The DIE after the one at off and its children. Each DIE stepped over counts against
+ * budget's lookup when budget is given (the index walks each unit once, unbudgeted). */
+static int skip_subtree(struct dwarf *d, struct dwarf_unit *u, uint64_t off, uint64_t *after,
+			struct dwarf_types *budget)
 {
 	uint64_t depth = 0; /* open child lists */
 	for (;;) {
 		const struct dwarf_abbrev *a;
 		uint64_t sibling, next;
-		int err = dwarf_die_skip(d, u, off, &a, &sibling, &next);
+		int err = budget ? spend(budget, off) : 0;
+		if (!err)
+			err = dwarf_die_skip(d, u, off, &a, &sibling, &next);
 		if (err)
 			return err;
 		if (!a) {
@@ -211,7 +228,9 @@ static int read_type_die_in(struct dwarf_types *t, struct dwarf_unit *u, uint64_
 {
 	struct dwarf_die *die = &t->die;
 	uint64_t next;
-	int err = dwarf_die_read(t->d, u, off, die, &next);
+	int err = spend(t, off);
+	if (!err)
+		err = dwarf_die_read(t->d, u, off, die, &next);
 	if (err)
 		return err;
 	memset(td, 0, sizeof(*td));
@@ -241,7 +260,7 @@ static int read_type_die_in(struct dwarf_types *t, struct dwarf_unit *u, uint64_
 	if (!td->has_children)
 		return 0;
 	td->first_child = next;
-	return skip_subtree(t->d, u, off, &td->after);
+	return skip_subtree(t->d, u, off, &td->after, t);
 }
 
 /* The same for a type reference: in whatever unit holds it, and not a null entry. */
@@ -301,7 +320,7 @@ static int index_unit(struct dwarf_types *t, struct dwarf_unit *u)
 			after = next;
 		else if (sibling > off && sibling <= u->end)
 			after = sibling;
-		else if ((err = skip_subtree(d, u, off, &after)))
+		else if ((err = skip_subtree(d, u, off, &after, NULL)))
 			return err;
 		off = after;
 	}
@@ -350,7 +369,7 @@ int dwarf_type_find(struct dwarf_types *t, const char *name, uint64_t *type)
 	return find_in_ns(t, bare, ns, type);
 }
 
-int dwarf_type_strip(struct dwarf_types *t, uint64_t type, uint64_t *out, uint16_t *tag)
+static int type_strip(struct dwarf_types *t, uint64_t type, uint64_t *out, uint16_t *tag)
 {
 	struct type_die td;
 	for (int i = 0; i < MAX_CHAIN; i++) {
@@ -380,11 +399,14 @@ int dwarf_type_strip(struct dwarf_types *t, uint64_t type, uint64_t *out, uint16
 	return dwarf_info_bad(t->d, type, "typedef or qualifier chain too long");
 }
 
+static int type_size(struct dwarf_types *t, uint64_t type, int depth, uint64_t *size);
+
 /* An array's size: its element's times each dimension's count (C bounds start at 0). */
-static int array_size(struct dwarf_types *t, const struct type_die *array, uint64_t *size)
+static int array_size(struct dwarf_types *t, const struct type_die *array, int depth,
+		      uint64_t *size)
 {
 	uint64_t total;
-	int err = dwarf_type_size(t, array->type, &total);
+	int err = type_size(t, array->type, depth + 1, &total);
 	if (err)
 		return err;
 	uint64_t off = array->first_child;
@@ -407,10 +429,13 @@ static int array_size(struct dwarf_types *t, const struct type_die *array, uint6
 	return 0;
 }
 
-int dwarf_type_size(struct dwarf_types *t, uint64_t type, uint64_t *size)
+/* depth: arrays of arrays met so far (an array may be its own element in hostile DWARF). */
+static int type_size(struct dwarf_types *t, uint64_t type, int depth, uint64_t *size)
 {
+	if (depth >= MAX_CHAIN)
+		return dwarf_info_bad(t->d, type, "array types nest too deeply");
 	uint16_t tag;
-	int err = dwarf_type_strip(t, type, &type, &tag);
+	int err = type_strip(t, type, &type, &tag);
 	if (err)
 		return err;
 	struct type_die td;
@@ -425,8 +450,20 @@ int dwarf_type_size(struct dwarf_types *t, uint64_t type, uint64_t *size)
 		return 0;
 	}
 	if (tag == DW_TAG_array_type)
-		return array_size(t, &td, size);
+		return array_size(t, &td, depth, size);
 	return -ENOENT;
+}
+
+int dwarf_type_size(struct dwarf_types *t, uint64_t type, uint64_t *size)
+{
+	t->steps = STEP_BUDGET;
+	return type_size(t, type, 0, size);
+}
+
+int dwarf_type_strip(struct dwarf_types *t, uint64_t type, uint64_t *out, uint16_t *tag)
+{
+	t->steps = STEP_BUDGET;
+	return type_strip(t, type, out, tag);
 }
 
 /* Where member m of a struct lies, in bits from the struct's start. */
@@ -477,7 +514,7 @@ static int find_member(struct dwarf_types *t, uint64_t s, const char *name, size
 						    .type = td.type };
 			if (td.bit_size > UINT32_MAX)
 				return dwarf_info_bad(t->d, off, "member bit-field too wide");
-			err = dwarf_type_size(t, td.type, &m->size);
+			err = type_size(t, td.type, 0, &m->size);
 			if (err == -ENOENT)
 				m->size = 0;
 			return err == -ENOENT ? 0 : err;
@@ -486,7 +523,7 @@ static int find_member(struct dwarf_types *t, uint64_t s, const char *name, size
 			continue;
 		uint64_t inner;
 		uint16_t tag;
-		if ((err = dwarf_type_strip(t, td.type, &inner, &tag)))
+		if ((err = type_strip(t, td.type, &inner, &tag)))
 			return err == -ENOENT ? dwarf_info_bad(t->d, off, "anonymous member of no type")
 					      : err;
 		if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
@@ -508,12 +545,13 @@ int dwarf_type_member(struct dwarf_types *t, uint64_t type, const char *path,
 {
 	struct dwarf_member total = { 0 };
 	const char *part = path;
+	t->steps = STEP_BUDGET;
 	for (int parts = 0; parts < MAX_PATH_PARTS; parts++) {
 		const char *dot = strchr(part, '.');
 		size_t len = dot ? (size_t)(dot - part) : strlen(part);
 		uint64_t s;
 		uint16_t tag;
-		int err = dwarf_type_strip(t, type, &s, &tag);
+		int err = type_strip(t, type, &s, &tag);
 		if (err)
 			return err;
 		if (!len || (tag != DW_TAG_structure_type && tag != DW_TAG_union_type &&
