@@ -2,7 +2,9 @@
  * Replay of a perf.data file: see replay.h. Each process (pid) has its own address space;
  * a fork copies the parent's, an exec (COMM with the exec flag) empties it before the new
  * image's mappings arrive. Samples are unwound in time order, so each sees the mappings of
- * its moment.
+ * its moment. Samples of a bpf-output event are what a BPF program wrote at another
+ * sample's instant (tally record's Python frames), not cost: they go to the side hook of
+ * replay_unwind_each with the other records, never unwound nor counted.
  */
 #include "replay/replay.h"
 
@@ -169,9 +171,8 @@ static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 
 bool replay_is_bpf_output(const struct perf_event_rec *ev)
 {
-	const struct perf_event_attr *a = &ev->attr->attr;
-	return ev->type == PERF_RECORD_SAMPLE && a->type == PERF_TYPE_SOFTWARE &&
-	       a->config == PERF_COUNT_SW_BPF_OUTPUT;
+	return ev->type == PERF_RECORD_SAMPLE && ev->attr->attr.type == PERF_TYPE_SOFTWARE &&
+	       ev->attr->attr.config == PERF_COUNT_SW_BPF_OUTPUT;
 }
 
 static int on_record(struct replay *r, const struct perf_event_rec *ev)
