@@ -223,10 +223,11 @@ static int record(const struct rec_opts *o)
 			(unsigned long long)res.throttled, res.bytes / 1048576.0, o->output);
 	if (!o->quiet && res.py_procs)
 		fprintf(stderr, "tally record: Python: %llu process%s, %llu stacks, %llu code "
-				"objects, %llu lost\n",
+				"objects, %llu lost, %.1f us per sample reading them\n",
 			(unsigned long long)res.py_procs, res.py_procs == 1 ? "" : "es",
 			(unsigned long long)res.py_stacks, (unsigned long long)res.py_codes,
-			(unsigned long long)res.py_lost);
+			(unsigned long long)res.py_lost,
+			res.py_runs ? res.py_run_ns / 1e3 / (double)res.py_runs : 0.0);
 	return o->argv ? res.exit_status : CLI_OK;
 }
 

@@ -45,9 +45,9 @@ struct found_sym {
 };
 
 /* Looks up the wanted names among the defined symbols of one table (SHT_SYMTAB or
- * SHT_DYNSYM), keeping what an earlier table found. Only 64-bit little-endian files
- * come here. */
-static void scan_symbols(struct elf_file *elf, uint32_t type, struct found_sym *found,
+ * SHT_DYNSYM), keeping what an earlier table found: false when the file has no such
+ * table. Only 64-bit little-endian files come here. */
+static bool scan_symbols(struct elf_file *elf, uint32_t type, struct found_sym *found,
 			 size_t nwanted)
 {
 	for (size_t i = 0; i < elf->nsections; i++) {
@@ -58,7 +58,7 @@ static void scan_symbols(struct elf_file *elf, uint32_t type, struct found_sym *
 		size_t nbytes, strsize;
 		if (elf_section_data(elf, s, &syms, &nbytes) ||
 		    elf_section_data(elf, &elf->sections[s->link], &strs, &strsize))
-			continue;
+			return true;
 		struct cur c = cur_make(syms, nbytes, false);
 		while (cur_left(&c) >= SYM_SIZE) {
 			uint32_t name = cur_u32(&c);
@@ -73,8 +73,9 @@ static void scan_symbols(struct elf_file *elf, uint32_t type, struct found_sym *
 				if (!found[w].found && strnlen(n, max) < max && !strcmp(n, sym_names[w]))
 					found[w] = (struct found_sym){ true, value, size };
 		}
-		return;
+		return true;
 	}
+	return false;
 }
 
 static void find_symbols(struct elf_file *elf, struct found_sym *found, size_t nwanted)
@@ -85,10 +86,15 @@ static void find_symbols(struct elf_file *elf, struct found_sym *found, size_t n
 	scan_symbols(elf, SHT_SYMTAB_, found, nwanted);
 }
 
+/* CPython exports _PyRuntime for extension modules, so .dynsym has it; .symtab, which can
+ * be large, is read only for a file without dynamic symbols (a static executable). */
 bool cpy_is_interpreter(struct elf_file *elf)
 {
 	struct found_sym runtime = { 0 };
-	find_symbols(elf, &runtime, 1);
+	if (!elf->is64 || elf->big_endian)
+		return false;
+	if (!scan_symbols(elf, SHT_DYNSYM_, &runtime, 1))
+		scan_symbols(elf, SHT_SYMTAB_, &runtime, 1);
 	return runtime.found;
 }
 

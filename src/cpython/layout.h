@@ -126,9 +126,9 @@ struct cpy_layout_opts {
 #define CPY_E_NO_DEBUG_INFO (-2003)   /* no debug information with CPython's structures */
 #define CPY_E_LAYOUT (-2004)          /* the debug information lacks or misshapes a field */
 
-/* Whether elf is the module that holds the interpreter: it defines _PyRuntime (in .dynsym
- * or .symtab). Cheap enough for every mapped module: one pass over the dynamic symbols, no
- * debug information read. */
+/* Whether elf is the module that holds the interpreter: it defines _PyRuntime (in .dynsym;
+ * in .symtab for a file without dynamic symbols). Cheap enough for every mapped module:
+ * one pass over the dynamic symbols, no debug information read. */
 bool cpy_is_interpreter(struct elf_file *elf);
 
 /* Reads the layout of the interpreter in elf_path (/usr/bin/python3.11 or a

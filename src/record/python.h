@@ -57,6 +57,7 @@ struct rec_pyprocs {
 	struct rec_pyproc *procs;
 	size_t nprocs, capprocs;
 	uint64_t seen;        /* processes whose frames were read */
+	uint32_t gen;         /* of the last process started */
 };
 
 /* Loads the program (failing quietly: the reason is kept for a warning if it matters). */
@@ -90,9 +91,10 @@ struct rec_pypair {
 
 /* Counts a record of the bpf-output events into res (stacks, code objects, bytes). */
 void rec_python_account(struct rec_result *res, const void *rec, size_t size);
-/* Passes rec (from the ring of pp) on to emit, holding it or what came before as above. */
-int rec_pypair_add(struct rec_pypair *pp, const struct rec_python *py, const void *rec,
-		   size_t size, int (*emit)(const void *rec, size_t size, void *arg), void *arg);
+/* Passes rec (from the ring of pp; from the program's events when ours) on to emit,
+ * holding it or what came before as above. */
+int rec_pypair_add(struct rec_pypair *pp, bool ours, const void *rec, size_t size,
+		   int (*emit)(const void *rec, size_t size, void *arg), void *arg);
 /* Passes on what is held (at the end of the session). */
 int rec_pypair_flush(struct rec_pypair *pp, int (*emit)(const void *rec, size_t size,
 							  void *arg), void *arg);

@@ -236,6 +236,8 @@ void rec_python_counters(const struct rec_python *p, struct py_counters *sum)
 		sum->codes += per[i].codes;
 		sum->output_lost += per[i].output_lost;
 		sum->no_thread += per[i].no_thread;
+		sum->runs += per[i].runs;
+		sum->run_ns += per[i].run_ns;
 	}
 	free(per);
 }

@@ -68,10 +68,10 @@ void rec_python_account(struct rec_result *res, const void *rec, size_t size)
 	res->bytes += size;
 }
 
-int rec_pypair_add(struct rec_pypair *pp, const struct rec_python *py, const void *rec,
-		   size_t size, int (*emit)(const void *rec, size_t size, void *arg), void *arg)
+int rec_pypair_add(struct rec_pypair *pp, bool ours, const void *rec, size_t size,
+		   int (*emit)(const void *rec, size_t size, void *arg), void *arg)
 {
-	if (rec_python_owns(py, rec, size) && size >= PY_TIME_AT + 8)
+	if (ours && size >= PY_TIME_AT + 8)
 		return hold(pp, rec, size);
 	int r = 0;
 	if (pp->n) {

@@ -99,7 +99,8 @@ static void start_proc(struct rec_pyprocs *pp, uint32_t pid, const struct py_pro
 	}
 	p->pid = pid;
 	p->cfg = *cfg;
-	if (rec_python_set(pp->bpf, pid, cfg)) {
+	p->cfg.gen = ++pp->gen;
+	if (rec_python_set(pp->bpf, pid, &p->cfg)) {
 		fprintf(stderr, "tally record: warning: %s\n", err_msg());
 		err_clear();
 		pp->nprocs--;

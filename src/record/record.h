@@ -27,8 +27,9 @@ struct rec_opts {
 struct rec_result {
 	uint64_t samples, lost, throttled, bytes;
 	/* Python frames: processes read, stack and code records written, records the
-	 * bpf-output events could not take (their ring full). */
-	uint64_t py_procs, py_stacks, py_codes, py_lost;
+	 * bpf-output events could not take (their ring full); the samples the program read
+	 * frames at and its time on them. */
+	uint64_t py_procs, py_stacks, py_codes, py_lost, py_runs, py_run_ns;
 	int exit_status; /* of CMD, as a shell reports it (128+signal when killed) */
 	/* errno of the write that stopped the recording early (a full disk), 0 if none: the
 	 * file is finished with the samples written before, and CMD ran on to its end. */

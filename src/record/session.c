@@ -119,7 +119,8 @@ static int on_ring_record(const void *rec, size_t size, void *arg)
 {
 	struct session *s = arg;
 	if (s->py.bpf)
-		return rec_pypair_add(&s->pair[s->ring], s->py.bpf, rec, size, write_record, s);
+		return rec_pypair_add(&s->pair[s->ring], rec_python_owns(s->py.bpf, rec, size), rec,
+				      size, write_record, s);
 	return write_record(rec, size, s);
 }
 
@@ -449,6 +450,8 @@ static int finish_python(struct session *s)
 	rec_python_counters(s->py.bpf, &k);
 	s->res->py_procs = s->py.seen;
 	s->res->py_lost = k.output_lost;
+	s->res->py_runs = k.runs;
+	s->res->py_run_ns = k.run_ns;
 	size_t nids;
 	const uint64_t *ids = rec_python_ids(s->py.bpf, &nids);
 	return perf_writer_add_attr(s->w, rec_python_attr(s->py.bpf), ids, nids);
@@ -479,6 +482,13 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	int r = setup_attr(&s);
 	if (r)
 		return r;
+	pid_t child = -1;
+	int go = -1, status = 0;
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	/* After the handlers: loading the program takes a while (its verification), and a
+	 * SIGINT meanwhile ends the recording, not tally. */
 	if (!o->no_python) {
 		rec_pyprocs_init(&s.py);
 		if (s.py.bpf)
@@ -486,11 +496,6 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 		if (s.py.bpf && o->argv)
 			rec_pyprocs_preload(&s.py, o->argv[0]);
 	}
-	pid_t child = -1;
-	int go = -1, status = 0;
-	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 	if (o->argv) {
 		s.attr.enable_on_exec = 1;
 		r = spawn(o->argv, &go, &child);

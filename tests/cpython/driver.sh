@@ -11,3 +11,16 @@ cpy_check_build() {
 		$([ "$BUILD" = build-asan ] && echo -fsanitize=address,undefined) 2>"$TMP/cc.err" ||
 		{ fail "$1" "cpy_check does not build: $(head -3 "$TMP/cc.err")"; exit 0; }
 }
+
+# python_writes TEST SCRIPT OUT: the driver built and $PY311 running tests/cpython/py/SCRIPT
+# to write OUT; skips TEST without the interpreter, fails it when the script fails (and
+# ends the test script in both cases).
+python_writes() {
+	if [ ! -x "$PY311" ]; then
+		skip "$1" "needs $PY311"
+		exit 0
+	fi
+	cpy_check_build "$1"
+	"$PY311" "$ROOT/tests/cpython/py/$2" "$3" 2>"$TMP/py.err" ||
+		{ fail "$1" "python: $(head -3 "$TMP/py.err")"; exit 0; }
+}

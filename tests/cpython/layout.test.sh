@@ -154,3 +154,18 @@ for lib in /root/.pyenv/versions/*/lib/libpython3.*.so.1.0; do
 	fi
 	expect_err "python_${v}_is_refused_naming_its_version" 1 "$pat" "$TMP/cpy_check" layout "$lib"
 done
+
+# The check callers make on every mapped module: the module exports _PyRuntime, as
+# readelf sees its dynamic symbols.
+modules=$(ls "$PY311" /usr/bin/python3.11-dbg /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0 \
+	/root/.pyenv/versions/*/lib/libpython3.*.so.1.0 /root/.pyenv/versions/3.11.*/bin/python3.11 \
+	/lib/x86_64-linux-gnu/libc.so.6 /bin/true 2>/dev/null)
+for m in $modules; do
+	readelf --dyn-syms -W "$m" | awk -v m="$m" '$8 == "_PyRuntime" && $7 != "UND" { found = 1 }
+		END { print m, found ? "yes" : "no" }'
+done >"$TMP/is.want"
+# shellcheck disable=SC2086
+"$TMP/cpy_check" is $modules >"$TMP/is.got" 2>&1
+grep -q ' yes$' "$TMP/is.want" && grep -q ' no$' "$TMP/is.want" && cmp -s "$TMP/is.want" "$TMP/is.got" &&
+	pass is_interpreter_agrees_with_readelf ||
+	fail is_interpreter_agrees_with_readelf "$(diff "$TMP/is.want" "$TMP/is.got" | head -4)"

@@ -53,6 +53,46 @@ else
 payload reader $(wc -l <"$TMP/py.stacks"); $(head -2 "$TMP/ps.err")"
 fi
 
+# Names and paths beyond ASCII (PEP 393 kinds 1, 2 and 4 in the interpreter), as UTF-8:
+# what the interpreter says its code objects are called and where they come from.
+mkdir -p "$TMP/dír😀"
+cat >"$TMP/dír😀/names.py" <<'PY'
+def größe(n):
+    return sum(i * i for i in range(n))
+def 名前(n):
+    return größe(n)
+for _ in range(60):
+    名前(100000)
+for f in (größe, 名前):
+    print("%x %s %s" % (id(f.__code__), f.__code__.co_qualname, f.__code__.co_filename))
+PY
+"$TALLY" record -q -o "$TMP/u.data" -- $PY "$TMP/dír😀/names.py" >"$TMP/u.out" 2>"$TMP/u.err"
+$PYDATA "$TMP/u.data" | awk '$1 == "code" { print $4, $7, $8 }' >"$TMP/u.codes"
+missing=$(grep -v -x -F -f "$TMP/u.codes" "$TMP/u.out")
+[ "$(wc -l <"$TMP/u.out")" = 2 ] && [ -z "$missing" ] && pass python_capture_utf8_names ||
+	fail python_capture_utf8_names "not recorded: $missing $(cat "$TMP/u.err")"
+
+# A thread that never runs Python (a native thread running strlen over 200 MB, four times)
+# in a Python process: its samples have empty Python stacks, the main thread's do not.
+"$TALLY" record -q -o "$TMP/t.data" -- $PY -c '
+import ctypes, threading
+libc = ctypes.CDLL(None)
+n = 200_000_000
+buf = ctypes.create_string_buffer(n)
+ctypes.memset(buf, 0x61, n - 1)
+for _ in range(4):
+    tid = ctypes.c_ulong()
+    libc.pthread_create(ctypes.byref(tid), None, ctypes.cast(libc.strlen, ctypes.c_void_p), buf)
+    libc.pthread_join(tid, None)
+print(threading.get_native_id())' >"$TMP/t.out" 2>"$TMP/t.err"
+$PYDATA "$TMP/t.data" | awk -v main="$(cat "$TMP/t.out")" '
+	$1 == "stack" && $4 != main { other++; full += $6 > 0 }
+	$1 == "stack" && $4 == main { mine += $6 > 0 }
+	END { print other + 0, full + 0, mine + 0 }' >"$TMP/t.counts"
+read -r other full mine <"$TMP/t.counts"
+[ "$other" -gt 5 ] && [ "$full" = 0 ] && [ "$mine" -gt 0 ] && pass python_capture_native_thread ||
+	fail python_capture_native_thread "native thread: $other stacks, $full with Python frames; main: $mine $(cat "$TMP/t.err")"
+
 # --no-python: one event in the file, as before Python frames existed.
 "$TALLY" record -q --no-python -o "$TMP/off.data" -- $PY -c 'sum(range(10**6))' 2>"$TMP/off.err"
 n=$(perf evlist -i "$TMP/off.data" 2>/dev/null | wc -l)
@@ -95,16 +135,20 @@ else
 		fail python_capture_exec_fork "stacks in <genexpr>: parent $np, child $nc"
 fi
 
-# -p PID: a running interpreter, attached for about a second.
-$PY "$WORK" 3 >"$TMP/p.out" 2>&1 &
+# -p PID: a running interpreter, attached for about three seconds (of which loading the
+# program and the layout take a part, long on a loaded machine): most of its main
+# thread's stacks are in beta.
+$PY "$WORK" 5 >"$TMP/p.out" 2>&1 &
 target=$!
 trap 'kill $target 2>/dev/null; rm -rf "$TMP"' EXIT
 for _ in $(seq 50); do grep -q '^thread main' "$TMP/p.out" && break; sleep 0.1; done
-timeout -s INT 1 "$TALLY" record -q -p $target -o "$TMP/p.data" 2>"$TMP/p.err"
+timeout -s INT 3 "$TALLY" record -p $target -o "$TMP/p.data" 2>"$TMP/p.err"
 wait $target
 n=$(stacks_of "$TMP/p.data" $target beta)
-[ "$n" -gt 50 ] && grep -q '^result ' "$TMP/p.out" && pass python_capture_attach ||
-	fail python_capture_attach "$n stacks in beta: $(cat "$TMP/p.err")"
+all=$($PYDATA "$TMP/p.data" | awk -v pid=$target '$1 == "stack" && $4 == pid && $6 > 0' | wc -l)
+[ "$n" -gt 10 ] && [ $((2 * n)) -gt "$all" ] && grep -q '^result ' "$TMP/p.out" &&
+	pass python_capture_attach ||
+	fail python_capture_attach "$n of $all stacks in beta: $(cat "$TMP/p.err")"
 
 # SIGKILL of tally mid-run: the script is never stopped and runs to its end. Its state is
 # looked at every 20 ms while tally lives and after it is gone.

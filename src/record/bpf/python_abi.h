@@ -80,6 +80,9 @@ struct py_proc_cfg {
 	__u8 owner_generator; /* _frameowner's FRAME_OWNED_BY_GENERATOR */
 	__u16 max_threads;    /* thread states walked before giving up */
 	__u16 pad;
+	/* Told apart from an earlier process of the same pid (code records are per process). */
+	__u32 gen;
+	__u32 pad2;
 };
 
 /* Tally's own pid namespace, in which the map's keys are. */
@@ -93,6 +96,7 @@ struct py_counters {
 	__u64 codes;        /* code records written */
 	__u64 output_lost;  /* records the bpf-output event refused (its ring full) */
 	__u64 no_thread;    /* samples of a Python process on a thread with no thread state */
+	__u64 runs, run_ns; /* samples of Python processes, and the program's time on them */
 };
 
 #endif

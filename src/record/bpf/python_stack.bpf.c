@@ -47,12 +47,23 @@ struct code_buf {
 	__u8 data[CODE_DATA_MAX];
 } __attribute__((packed));
 
+/* New code objects one sample writes records of at most; the others' come with later
+ * samples. */
+#define PY_NEW_CODES 128
+
+/* Raw text of a non-ASCII str read at most (bytes), converted to UTF-8 by text_step. */
+#define RAW_MAX 1024
+
 /* Blocks read from the target. Twice PY_BLOCK: a field at an offset masked below PY_BLOCK
  * stays inside, which is what the verifier checks. */
 struct blocks {
 	__u8 frame[2 * PY_BLOCK];
 	__u8 code[2 * PY_BLOCK];
 	__u8 str[2 * PY_BLOCK];
+	__u8 raw[RAW_MAX + 8];
+	__u16 newidx[PY_NEW_CODES]; /* frames whose code object is new */
+	__u32 nnew;                 /* how many */
+	__u32 t_next, t_nchars, t_kind, t_out, t_cap, t_cut; /* text_step's counters */
 };
 
 /* Per-CPU scratch, one map each: a per-CPU value is at most 32 KiB. */
@@ -88,7 +99,7 @@ struct {
  * line-table pointers too: a code object freed and another made at its address gets a
  * record of its own. Evicted entries only mean a second record for the same code. */
 struct seen_key {
-	__u32 pid, pad;
+	__u32 pid, gen;
 	__u64 code, qualname, linetable;
 };
 
@@ -98,6 +109,19 @@ struct {
 	__type(key, struct seen_key);
 	__type(value, __u8);
 } seen SEC(".maps");
+
+/* The thread state found for a thread at its last sample, tried first: one read to check
+ * that it still is that thread's, instead of a walk of the process's thread states. */
+struct thread_key {
+	__u32 pid, gen, tid, pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct thread_key);
+	__type(value, __u64);
+} threads SEC(".maps");
 
 static __always_inline __u64 field_u64(const __u8 *blk, __u16 off)
 {
@@ -163,6 +187,16 @@ static long thread_step(__u32 i, void *arg)
 	return 0;
 }
 
+static __always_inline void count_run(__u64 ns)
+{
+	__u32 zero = 0;
+	struct py_counters *k = bpf_map_lookup_elem(&counters, &zero);
+	if (k) {
+		k->runs++;
+		k->run_ns += ns;
+	}
+}
+
 static __always_inline void count(__u32 which)
 {
 	__u32 zero = 0;
@@ -179,40 +213,108 @@ static __always_inline void count(__u32 which)
 		k->no_thread++;
 }
 
-/* A str's UTF-8 into dst (at most cap bytes): compact ASCII objects hold it, other compact
- * ones their cached UTF-8 when something asked for it. Else nothing is written and the
- * string counts as cut. The length, or 0 with *cut set. */
-static __always_inline __u32 read_str(const struct py_proc_cfg *c, __u8 *blk, __u8 *dst,
+/* UTF-8 of one character of a PEP 393 string (kind 1, 2 or 4 bytes each, at blocks.raw),
+ * bounded by the room left in dst; a surrogate code point (never in text read from source
+ * or a path decoded strictly) becomes U+FFFD. The counters live in the map value, not on
+ * the stack: the verifier then does not follow each step's exact values, and the steps'
+ * states converge. Branch-free where it can be, for the same reason. */
+struct text {
+	struct blocks *b;
+	__u8 *dst;
+};
+
+static long text_step(__u32 i, void *arg)
+{
+	struct text *t = arg;
+	struct blocks *b = t->b;
+	__u32 k = b->t_next;
+	if (k >= b->t_nchars)
+		return 1;
+	b->t_next = k + 1;
+	__u32 kind = b->t_kind, cp;
+	__builtin_memcpy(&cp, b->raw + ((k * kind) & (RAW_MAX - 1)), 4);
+	cp &= kind == 1 ? 0xff : kind == 2 ? 0xffff : 0xffffffff;
+	if ((cp >= 0xd800 && cp < 0xe000) || cp > 0x10ffff)
+		cp = 0xfffd;
+	/* (limit - cp) >> 31 is 1 when cp > limit (cp is below 2^31). */
+	__u32 ge2 = (0x7fu - cp) >> 31, ge3 = (0x7ffu - cp) >> 31, ge4 = (0xffffu - cp) >> 31;
+	__u32 len = 1 + ge2 + ge3 + ge4;
+	__u32 one = cp, two = (0xc0 | cp >> 6) | (0x80 | (cp & 0x3f)) << 8,
+	      three = (0xe0 | cp >> 12) | (0x80 | (cp >> 6 & 0x3f)) << 8 |
+		      (0x80 | (cp & 0x3f)) << 16,
+	      four = (0xf0 | cp >> 18) | (0x80 | (cp >> 12 & 0x3f)) << 8 |
+		     (0x80 | (cp >> 6 & 0x3f)) << 16 | (0x80 | (cp & 0x3f)) << 24;
+	__u32 bytes = (one & -(1 - ge2)) | (two & -(ge2 - ge3)) | (three & -(ge3 - ge4)) |
+		      (four & -ge4);
+	__u32 out = b->t_out;
+	if (out + len > b->t_cap) {
+		b->t_cut = PY_CODE_STRING_CUT;
+		return 1;
+	}
+	__builtin_memcpy(t->dst + (out & (PY_FILENAME_MAX - 1)), &bytes, 4);
+	b->t_out = out + len;
+	return 0;
+}
+
+/* A str's text as UTF-8 into dst, at most cap bytes (cut at a character): a compact ASCII
+ * object's bytes, another compact one's cached UTF-8 when something asked for it, else its
+ * characters converted here. The length, with *cut set when it was cut or unreadable. */
+static __always_inline __u32 read_str(const struct py_proc_cfg *c, struct blocks *b, __u8 *dst,
 				      __u32 cap, __u64 obj, __u16 *cut)
 {
-	__u16 hdr = c->str_compact_data;
+	__u16 hdr = c->str_ascii_data, full = c->str_compact_data;
 	if (hdr > PY_BLOCK)
 		hdr = PY_BLOCK;
-	if (!obj || bpf_probe_read_user(blk, hdr, (const void *)obj)) {
-		*cut |= PY_CODE_STRING_CUT;
-		return 0;
+	if (full > PY_BLOCK)
+		full = PY_BLOCK;
+	if (!obj || bpf_probe_read_user(b->str, hdr, (const void *)obj))
+		goto unreadable;
+	__u32 state = field_u32(b->str, c->str_state);
+	if (!(state >> c->state_compact_bit & 1))
+		goto unreadable;
+	__u64 n = field_u64(b->str, c->str_length), src = obj + c->str_ascii_data;
+	if (!(state >> c->state_ascii_bit & 1)) {
+		if (bpf_probe_read_user(b->str, full, (const void *)obj))
+			goto unreadable;
+		if (!field_u64(b->str, c->str_utf8)) {
+			__u32 kind = state >> c->state_kind_shift & 7;
+			if (kind != 1 && kind != 2 && kind != 4)
+				goto unreadable;
+			__u32 most = (RAW_MAX - 4) / kind;
+			b->t_nchars = n < most ? (__u32)n : most;
+			b->t_kind = kind;
+			b->t_next = b->t_out = b->t_cut = 0;
+			b->t_cap = cap;
+			if (bpf_probe_read_user(b->raw, (b->t_nchars * kind) & (RAW_MAX - 1),
+						(const void *)(obj + c->str_compact_data)))
+				goto unreadable;
+			struct text t = { .b = b, .dst = dst };
+			bpf_loop(RAW_MAX, text_step, &t, 0);
+			*cut |= b->t_cut | (b->t_nchars < n ? PY_CODE_STRING_CUT : 0);
+			__u32 out = b->t_out;
+			return out < cap ? out : cap;
+		}
+		n = field_u64(b->str, c->str_utf8_len);
+		src = field_u64(b->str, c->str_utf8);
 	}
-	__u32 state = field_u32(blk, c->str_state);
-	__u64 n, src;
-	if ((state >> c->state_compact_bit & 1) && (state >> c->state_ascii_bit & 1)) {
-		n = field_u64(blk, c->str_length);
-		src = obj + c->str_ascii_data;
-	} else if ((state >> c->state_compact_bit & 1) && field_u64(blk, c->str_utf8)) {
-		n = field_u64(blk, c->str_utf8_len);
-		src = field_u64(blk, c->str_utf8);
-	} else {
-		*cut |= PY_CODE_STRING_CUT;
-		return 0;
-	}
+	__u64 whole = n;
 	if (n > cap) {
 		n = cap;
 		*cut |= PY_CODE_STRING_CUT;
 	}
-	if (bpf_probe_read_user(dst, n & (PY_FILENAME_MAX * 2 - 1), (const void *)src)) {
-		*cut |= PY_CODE_STRING_CUT;
-		return 0;
+	if (bpf_probe_read_user(dst, n & (PY_FILENAME_MAX * 2 - 1), (const void *)src))
+		goto unreadable;
+	/* Cut UTF-8 ends before the character it cut into. */
+	if (n < whole) {
+		for (int k = 0; k < 4 && n && (dst[(n - 1) & (PY_FILENAME_MAX - 1)] & 0xc0) == 0x80; k++)
+			n--;
+		if (n && dst[(n - 1) & (PY_FILENAME_MAX - 1)] >= 0xc0)
+			n--;
 	}
 	return (__u32)n;
+unreadable:
+	*cut |= PY_CODE_STRING_CUT;
+	return 0;
 }
 
 static __always_inline __u32 read_linetable(const struct py_proc_cfg *c, __u8 *blk, __u8 *dst,
@@ -241,11 +343,11 @@ static __always_inline int emit_code(struct walk *w, __u64 addr, const __u8 *blk
 	const struct py_proc_cfg *c = w->cfg;
 	struct code_buf *cb = w->code;
 	__u16 cut = 0;
-	__u32 q = read_str(c, w->b->str, cb->data, PY_QUALNAME_MAX,
+	__u32 q = read_str(c, w->b, cb->data, PY_QUALNAME_MAX,
 			   field_u64(blk, c->code_qualname), &cut);
 	if (q > PY_QUALNAME_MAX)
 		q = PY_QUALNAME_MAX;
-	__u32 f = read_str(c, w->b->str, cb->data + q, PY_FILENAME_MAX,
+	__u32 f = read_str(c, w->b, cb->data + q, PY_FILENAME_MAX,
 			   field_u64(blk, c->code_filename), &cut);
 	if (f > PY_FILENAME_MAX)
 		f = PY_FILENAME_MAX;
@@ -271,18 +373,52 @@ static __always_inline int emit_code(struct walk *w, __u64 addr, const __u8 *blk
 	return r ? -1 : 0;
 }
 
-/* Writes the code record of a code object the first time this process's stacks use it. */
-static __always_inline void note_code(struct walk *w, __u64 addr, const __u8 *blk)
+static __always_inline void seen_key_of(const struct walk *w, __u64 addr, const __u8 *blk,
+					struct seen_key *k)
 {
 	const struct py_proc_cfg *c = w->cfg;
-	struct seen_key k = { .pid = w->pid, .code = addr,
-			      .qualname = field_u64(blk, c->code_qualname),
-			      .linetable = field_u64(blk, c->code_linetable) };
+	k->pid = w->pid;
+	k->gen = c->gen;
+	k->code = addr;
+	k->qualname = field_u64(blk, c->code_qualname);
+	k->linetable = field_u64(blk, c->code_linetable);
+}
+
+/* Whether the code object at addr (fixed part in blk) needs its code record: the first
+ * time this process's stacks use it. It is marked at once, so that it is listed once. */
+static __always_inline int code_is_new(struct walk *w, __u64 addr, const __u8 *blk)
+{
+	struct seen_key k = {};
+	seen_key_of(w, addr, blk, &k);
 	if (bpf_map_lookup_elem(&seen, &k))
-		return;
+		return 0;
 	__u8 one = 1;
-	if (!emit_code(w, addr, blk))
-		bpf_map_update_elem(&seen, &k, &one, BPF_ANY);
+	bpf_map_update_elem(&seen, &k, &one, BPF_ANY);
+	return 1;
+}
+
+/* The code record of the i-th new code object of the stack (frame_step listed them), in
+ * a pass of its own: the verifier then checks the string reading apart from the walk. A
+ * record that could not be written is unmarked, to be tried again at a later sample. */
+static long code_step(__u32 i, void *arg)
+{
+	struct walk *w = arg;
+	__u32 k = w->b->nnew; /* from the map value: see struct text */
+	if (!k || k > PY_NEW_CODES)
+		return 1;
+	w->b->nnew = --k;
+	__u32 at = w->b->newidx[k & (PY_NEW_CODES - 1)];
+	__u64 addr = w->stack->f[at & (PY_MAX_FRAMES - 1)].code;
+	__u16 cs = w->cfg->code_size;
+	if (cs > PY_BLOCK)
+		cs = PY_BLOCK;
+	if (bpf_probe_read_user(w->b->code, cs, (const void *)addr))
+		return 0;
+	struct seen_key key = {};
+	seen_key_of(w, addr, w->b->code, &key);
+	if (emit_code(w, addr, w->b->code))
+		bpf_map_delete_elem(&seen, &key);
+	return 0;
 }
 
 /* One frame, innermost first: read it and its code object, skip it when incomplete (its
@@ -323,10 +459,14 @@ static long frame_step(__u32 i, void *arg)
 	int incomplete = owner != c->owner_generator && instr < traceable;
 	if (incomplete && !is_entry)
 		return 0;
-	note_code(w, code, b->code);
 	__u32 n = w->n;
 	if (n >= PY_MAX_FRAMES)
 		return 1;
+	__u32 k = b->nnew;
+	if (k < PY_NEW_CODES && code_is_new(w, code, b->code)) {
+		b->newidx[k & (PY_NEW_CODES - 1)] = (__u16)n;
+		b->nnew = k + 1;
+	}
 	struct py_frame_rec *f = &w->stack->f[n];
 	f->code = code;
 	f->lasti = incomplete || instr < first ? -1 : (__s32)((instr - first) / 2);
@@ -335,15 +475,31 @@ static long frame_step(__u32 i, void *arg)
 	return 0;
 }
 
+static __always_inline void find_thread(struct walk *w)
+{
+	const struct py_proc_cfg *c = w->cfg;
+	struct thread_key k = { .pid = w->pid, .gen = c->gen, .tid = w->tid };
+	__u64 *last = bpf_map_lookup_elem(&threads, &k), v;
+	if (last && !read_u64(*last + c->tstate_native_tid, &v) && v == w->native_tid) {
+		w->tstate = *last;
+		w->done = 1;
+		return;
+	}
+	bpf_loop(c->max_threads, thread_step, w, 0);
+	if (w->done)
+		bpf_map_update_elem(&threads, &k, &w->tstate, BPF_ANY);
+}
+
 static __always_inline void capture(struct walk *w)
 {
 	const struct py_proc_cfg *c = w->cfg;
 	__u64 cframe;
+	w->b->nnew = 0;
 	if (read_u64(c->runtime + c->runtime_interp_head, &w->interp) || !w->interp ||
 	    read_u64(w->interp + c->interp_threads_head, &w->tstate)) {
 		w->flags |= PY_STACK_READ_FAILED;
 	} else {
-		bpf_loop(c->max_threads, thread_step, w, 0);
+		find_thread(w);
 		if (!w->done)
 			count(3);
 		else if (read_u64(w->tstate + c->tstate_cframe, &cframe) || !cframe ||
@@ -352,6 +508,7 @@ static __always_inline void capture(struct walk *w)
 		else
 			bpf_loop(PY_MAX_FRAMES + 1, frame_step, w, 0);
 	}
+	bpf_loop(PY_NEW_CODES, code_step, w, 0);
 	struct stack_buf *sb = w->stack;
 	__u32 n = w->n;
 	if (n > PY_MAX_FRAMES)
@@ -372,6 +529,7 @@ static __always_inline void capture(struct walk *w)
 SEC("perf_event")
 int python_stack(struct bpf_perf_event_data *ctx)
 {
+	__u64 start = bpf_ktime_get_ns();
 	__u32 zero = 0;
 	struct py_settings *st = bpf_map_lookup_elem(&settings, &zero);
 	struct bpf_pidns_info ns;
@@ -391,5 +549,6 @@ int python_stack(struct bpf_perf_event_data *ctx)
 	    !bpf_get_ns_current_pid_tgid(c->pidns_dev, c->pidns_ino, &ns, sizeof(ns)))
 		w.native_tid = ns.pid;
 	capture(&w);
+	count_run(bpf_ktime_get_ns() - start);
 	return 1;
 }

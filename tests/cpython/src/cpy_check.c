@@ -5,6 +5,7 @@
  *                                 (DIR: a debug directory to look in by build-id)
  *   cpy_check lines FILE          the line of every instruction of the code objects in FILE
  *   cpy_check unicode ELF FILE    the text of the str objects in FILE
+ *   cpy_check is ELF...           "ELF yes" or "ELF no": whether it is the interpreter
  * FILE holds what python3.11 wrote: records of whitespace-separated fields (see the
  * scripts). lines and unicode print one line per mismatch and exit 1 when there is any.
  * Exit 1 with tally's message when the layout is refused.
@@ -175,14 +176,28 @@ static int print_layout(const char *path, const char *debug_dir)
 	return 0;
 }
 
+static int print_is_interpreter(int n, char **paths)
+{
+	for (int i = 0; i < n; i++) {
+		struct elf_file *elf;
+		if (elf_open(paths[i], &elf))
+			return fprintf(stderr, "tally: %s\n", err_msg()), 1;
+		printf("%s %s\n", paths[i], cpy_is_interpreter(elf) ? "yes" : "no");
+		elf_close(elf);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && !strcmp(argv[1], "is"))
+		return print_is_interpreter(argc - 2, argv + 2);
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "layout"))
 		return print_layout(argv[2], argc == 4 ? argv[3] : NULL);
 	if (argc == 3 && !strcmp(argv[1], "lines"))
 		return check_lines(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "unicode"))
 		return check_unicode(argv[2], argv[3]);
-	fprintf(stderr, "usage: cpy_check layout ELF [DIR] | lines FILE | unicode ELF FILE\n");
+	fprintf(stderr, "usage: cpy_check layout ELF [DIR] | lines FILE | unicode ELF FILE | is ELF...\n");
 	return 2;
 }
