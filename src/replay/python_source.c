@@ -50,10 +50,11 @@ struct thread {
 	VEC(struct replay_py_frame) frames;
 };
 
-/* Lines by code and instruction: decoding a line table is linear in its length. */
+/* Lines by code and instruction: decoding a line table is linear in its length. Codes by
+ * index (their array moves as it grows). */
 #define LINE_MEMO_BITS 12
 struct line_memo {
-	const struct code *code; /* NULL: an empty slot */
+	uint32_t code; /* index + 1 into codes; 0: an empty slot */
 	int32_t lasti;
 	uint32_t line;
 };
@@ -360,16 +361,16 @@ static int begin_stack(void *self, const struct replay_stack *st)
 /* The line of a frame's instruction, 0 when unknown. */
 static uint32_t line_of(struct python_source *y, const struct code *c, int32_t lasti)
 {
-	uint64_t h = ((uint64_t)(uintptr_t)c ^ (uint64_t)(uint32_t)lasti * 0xff51afd7ed558ccdull) *
-		     0x9e3779b97f4a7c15ull;
+	uint32_t id = (uint32_t)(c - y->codes.v) + 1;
+	uint64_t h = (id ^ (uint64_t)(uint32_t)lasti * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
 	struct line_memo *m = &y->lines[h >> (64 - LINE_MEMO_BITS)];
-	if (m->code == c && m->lasti == lasti)
+	if (m->code == id && m->lasti == lasti)
 		return m->line;
 	int32_t line;
 	if (cpy_linetable_line(c->linetable, c->linetable_len, c->firstlineno, lasti, &line) ||
 	    line < 0)
 		line = 0;
-	*m = (struct line_memo){ c, lasti, (uint32_t)line };
+	*m = (struct line_memo){ id, lasti, (uint32_t)line };
 	return (uint32_t)line;
 }
 
