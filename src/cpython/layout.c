@@ -12,6 +12,7 @@
 
 #include "base/cursor.h"
 #include "base/err.h"
+#include "base/opts.h"
 #include "cpython/layout.h"
 #include "dwarf/dwarf.h"
 #include "dwarf/types.h"
@@ -294,9 +295,8 @@ static int layout_from_debug_info(struct elf_file *elf, const struct cpy_layout_
 	if (err != -ENOENT)
 		return err;
 	struct elf_file *dbg = NULL;
-	err = elf_open_debug_file(elf, opts ? opts->debug_dir : NULL, elf_debug_cache_dir(),
-				  &dbg);
-	if (err == -ENOENT && !(opts && opts->no_debuginfod))
+	err = elf_open_debug_file(elf, opts->debug_dir, elf_debug_cache_dir(), &dbg);
+	if (err == -ENOENT && !opts->no_debuginfod)
 		err = elf_debuginfod_open(elf, &dbg);
 	if (err)
 		return err == -ENOENT ? no_debug_info(elf) : err;
@@ -322,11 +322,15 @@ static int check_version(struct elf_file *elf, const struct found_sym *sym, uint
 	return 0;
 }
 
-int cpy_layout_load_elf(struct elf_file *elf, const struct cpy_layout_opts *opts,
+int cpy_layout_load_elf(struct elf_file *elf, const struct cpy_layout_opts *caller_opts,
 			struct cpy_layout *out)
 {
-	if (!out || out->sz < sizeof(out->sz) || (opts && opts->sz < sizeof(opts->sz)))
-		return err_set(-EINVAL, "cpy_layout_load: sz not set");
+	struct cpy_layout_opts opts;
+	int err = OPTS_READ(cpy_layout_opts, &opts, caller_opts);
+	if (err)
+		return err;
+	if (!out || out->sz < sizeof(out->sz))
+		return err_set(-EINVAL, "cpy_layout_load: the layout's sz is not set");
 	struct found_sym syms[NSYMS] = { { 0 } };
 	find_symbols(elf, syms, NSYMS);
 	if (!syms[SYM_RUNTIME].found && syms[SYM_INITIALIZE].found)
@@ -339,10 +343,9 @@ int cpy_layout_load_elf(struct elf_file *elf, const struct cpy_layout_opts *opts
 			       "%s: not a CPython interpreter (it does not define _PyRuntime)",
 			       elf->path);
 	struct cpy_layout l = { .sz = sizeof(l) };
-	int err = check_version(elf, &syms[SYM_VERSION], &l.version_hex);
-	if (err)
+	if ((err = check_version(elf, &syms[SYM_VERSION], &l.version_hex)))
 		return err;
-	if ((err = layout_from_debug_info(elf, opts, &l, syms)))
+	if ((err = layout_from_debug_info(elf, &opts, &l, syms)))
 		return err;
 	if (!syms[SYM_CODE_TYPE].found || !syms[SYM_EVAL].found)
 		return err_set(CPY_E_LAYOUT, "%s: no symbol %s", elf->path,

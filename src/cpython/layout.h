@@ -111,9 +111,9 @@ struct cpy_layout {
 	} unicode;
 };
 
-/* Which debug information to look in, beyond the build-id lookup (the module's own
- * sections, then DIR/.build-id/xx/rest.debug in debug_dir and /usr/lib/debug, then
- * debuginfod when $DEBUGINFOD_URLS is set). May be NULL. */
+/* Where to look for the debug information, libbpf-style (NULL: the defaults). The order:
+ * the module's own DWARF; its debug file by build-id in tally's debug cache, debug_dir and
+ * /usr/lib/debug, then by .gnu_debuglink; then debuginfod when $DEBUGINFOD_URLS is set. */
 struct cpy_layout_opts {
 	size_t sz;
 	const char *debug_dir; /* NULL: only /usr/lib/debug */

@@ -40,6 +40,7 @@ struct dwarf_types {
 	size_t cap, count;
 	size_t next_unit; /* units before this one are indexed */
 	uint32_t steps;   /* DIEs the current lookup may still read */
+	int index_err;    /* of the last unit that could not be indexed, 0 when none */
 	struct dwarf_die die; /* scratch for the one DIE being read */
 };
 
@@ -309,10 +310,11 @@ static int index_unit(struct dwarf_types *t, struct dwarf_unit *u)
 				uint64_t unused;
 				if ((err = dwarf_die_read_some(d, u, off, want, die, &unused)))
 					return err;
-				const struct dwarf_value *name = dwarf_die_attr(die, DW_AT_name);
+				const struct dwarf_value *name = dwarf_die_attr(die, DW_AT_name),
+							 *decl = dwarf_die_attr(die, DW_AT_declaration);
+				bool declaration = decl && decl->cls == DWC_FLAG && decl->u;
 				if (name && name->cls == DWC_STRING && name->str && *name->str &&
-				    !dwarf_die_attr(die, DW_AT_declaration) &&
-				    (err = index_add(t, name->str, (uint8_t)ns, off)))
+				    !declaration && (err = index_add(t, name->str, (uint8_t)ns, off)))
 					return err;
 			}
 		}
@@ -345,6 +347,9 @@ static const char *spelling_ns(const char *spelling, uint8_t *ns)
 	return spelling;
 }
 
+/* A unit that cannot be indexed (damaged, or using a form this reader does not know) is
+ * passed over, keeping what it gave before the damage: the type may be defined in another.
+ * The error is the answer only when no unit defines the name. */
 static int find_in_ns(struct dwarf_types *t, const char *name, uint8_t ns, uint64_t *type)
 {
 	for (;;) {
@@ -354,11 +359,12 @@ static int find_in_ns(struct dwarf_types *t, const char *name, uint8_t ns, uint6
 			return 0;
 		}
 		if (t->next_unit >= t->d->nunits)
-			return -ENOENT;
-		int err = index_unit(t, &t->d->units[t->next_unit]);
-		if (err)
+			return t->index_err ? t->index_err : -ENOENT;
+		int err = index_unit(t, &t->d->units[t->next_unit++]);
+		if (err == -ENOMEM)
 			return err;
-		t->next_unit++;
+		if (err)
+			t->index_err = err; /* the last one's, as the message is */
 	}
 }
 

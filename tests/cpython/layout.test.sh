@@ -104,22 +104,24 @@ DEBUGINFOD_URLS= expect_err no_debug_info_says_what_to_install 1 \
 	"$TMP/python3.11: no debug information for CPython's structures; install .*python3.11-dbg" \
 	"$TMP/cpy_check" layout "$TMP/python3.11"
 
-# The debug file by build-id under a debug directory given by the caller: a libpython
-# stripped of its DWARF, whose debug file lies only there.
-for lib in /root/.pyenv/versions/3.11.*/lib/libpython3.11.so.1.0; do
-	[ -f "$lib" ] || continue
-	id=$(readelf -n "$lib" | awk '/Build ID/ { print $3 }')
+# The debug file by build-id under a debug directory given by the caller: an interpreter
+# with its own DWARF (python3.11-dbg's, or pyenv's libpython) stripped of it, its debug
+# file only there.
+for own in /usr/bin/python3.11-dbg /root/.pyenv/versions/3.11.*/lib/libpython3.11.so.1.0; do
+	[ -f "$own" ] || continue
+	id=$(readelf -n "$own" | awk '/Build ID/ { print $3 }')
+	[ -e "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ] && continue
 	mkdir -p "$TMP/dbg/.build-id/${id:0:2}"
-	objcopy --only-keep-debug "$lib" "$TMP/dbg/.build-id/${id:0:2}/${id:2}.debug"
-	objcopy --strip-debug "$lib" "$TMP/libpython3.11.so.1.0"
-	"$TMP/cpy_check" layout "$lib" >"$TMP/own" 2>&1
-	"$TMP/cpy_check" layout "$TMP/libpython3.11.so.1.0" "$TMP/dbg" >"$TMP/byid" 2>&1
+	objcopy --only-keep-debug "$own" "$TMP/dbg/.build-id/${id:0:2}/${id:2}.debug"
+	objcopy --strip-debug --remove-section .gnu_debuglink "$own" "$TMP/stripped"
+	"$TMP/cpy_check" layout "$own" >"$TMP/own" 2>&1
+	"$TMP/cpy_check" layout "$TMP/stripped" "$TMP/dbg" >"$TMP/byid" 2>&1
 	cmp -s "$TMP/own" "$TMP/byid" && grep -q '^PyThreadState.cframe ' "$TMP/byid" &&
 		pass debug_file_by_build_id_under_debug_dir_gives_the_same_layout ||
 		fail debug_file_by_build_id_under_debug_dir_gives_the_same_layout "$(diff "$TMP/own" "$TMP/byid" | head -4)"
-	DEBUGINFOD_URLS= expect_err stripped_libpython_without_debug_file_says_what_to_install 1 \
-		"no debug information for CPython's structures (build-id $id); install" \
-		"$TMP/cpy_check" layout "$TMP/libpython3.11.so.1.0"
+	DEBUGINFOD_URLS= expect_err stripped_interpreter_without_debug_file_says_what_to_install 1 \
+		"$TMP/stripped: no debug information for CPython's structures (build-id $id); install" \
+		"$TMP/cpy_check" layout "$TMP/stripped"
 	break
 done
 

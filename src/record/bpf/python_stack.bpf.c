@@ -47,6 +47,14 @@ struct code_buf {
 	__u8 data[CODE_DATA_MAX];
 } __attribute__((packed));
 
+/* The code objects whose code record was written, per process. The key holds the name and
+ * line-table pointers too: a code object freed and another made at its address gets a
+ * record of its own. Evicted entries only mean a second record for the same code. */
+struct seen_key {
+	__u32 pid, gen;
+	__u64 code, qualname, linetable;
+};
+
 /* New code objects one sample writes records of at most; the others' come with later
  * samples. */
 #define PY_NEW_CODES 128
@@ -61,7 +69,7 @@ struct blocks {
 	__u8 code[2 * PY_BLOCK];
 	__u8 str[2 * PY_BLOCK];
 	__u8 raw[RAW_MAX + 8];
-	__u16 newidx[PY_NEW_CODES]; /* frames whose code object is new */
+	struct seen_key newcode[PY_NEW_CODES]; /* the stack's code objects new to the process */
 	__u32 nnew;                 /* how many */
 	__u32 t_next, t_nchars, t_kind, t_out, t_cap, t_cut; /* text_step's counters */
 };
@@ -94,14 +102,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct py_counters);
 } counters SEC(".maps");
-
-/* The code objects whose code record was written, per process. The key holds the name and
- * line-table pointers too: a code object freed and another made at its address gets a
- * record of its own. Evicted entries only mean a second record for the same code. */
-struct seen_key {
-	__u32 pid, gen;
-	__u64 code, qualname, linetable;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -386,18 +386,18 @@ static __always_inline void seen_key_of(const struct walk *w, __u64 addr, const 
 
 /* Whether the code object at addr (fixed part in blk) needs its code record: the first
  * time this process's stacks use it. It is marked at once, so that it is listed once. */
-static __always_inline int code_is_new(struct walk *w, __u64 addr, const __u8 *blk)
+static __always_inline int code_is_new(struct walk *w, __u64 addr, const __u8 *blk,
+				       struct seen_key *k)
 {
-	struct seen_key k = {};
-	seen_key_of(w, addr, blk, &k);
-	if (bpf_map_lookup_elem(&seen, &k))
+	seen_key_of(w, addr, blk, k);
+	if (bpf_map_lookup_elem(&seen, k))
 		return 0;
 	__u8 one = 1;
-	bpf_map_update_elem(&seen, &k, &one, BPF_ANY);
+	bpf_map_update_elem(&seen, k, &one, BPF_ANY);
 	return 1;
 }
 
-/* The code record of the i-th new code object of the stack (frame_step listed them), in
+/* The code record of the next new code object of the stack (frame_step listed them), in
  * a pass of its own: the verifier then checks the string reading apart from the walk. A
  * record that could not be written is unmarked, to be tried again at a later sample. */
 static long code_step(__u32 i, void *arg)
@@ -407,17 +407,13 @@ static long code_step(__u32 i, void *arg)
 	if (!k || k > PY_NEW_CODES)
 		return 1;
 	w->b->nnew = --k;
-	__u32 at = w->b->newidx[k & (PY_NEW_CODES - 1)];
-	__u64 addr = w->stack->f[at & (PY_MAX_FRAMES - 1)].code;
+	struct seen_key *key = &w->b->newcode[k & (PY_NEW_CODES - 1)];
 	__u16 cs = w->cfg->code_size;
 	if (cs > PY_BLOCK)
 		cs = PY_BLOCK;
-	if (bpf_probe_read_user(w->b->code, cs, (const void *)addr))
-		return 0;
-	struct seen_key key = {};
-	seen_key_of(w, addr, w->b->code, &key);
-	if (emit_code(w, addr, w->b->code))
-		bpf_map_delete_elem(&seen, &key);
+	if (bpf_probe_read_user(w->b->code, cs, (const void *)key->code) ||
+	    emit_code(w, key->code, w->b->code))
+		bpf_map_delete_elem(&seen, key);
 	return 0;
 }
 
@@ -463,10 +459,9 @@ static long frame_step(__u32 i, void *arg)
 	if (n >= PY_MAX_FRAMES)
 		return 1;
 	__u32 k = b->nnew;
-	if (k < PY_NEW_CODES && code_is_new(w, code, b->code)) {
-		b->newidx[k & (PY_NEW_CODES - 1)] = (__u16)n;
+	if (k < PY_NEW_CODES &&
+	    code_is_new(w, code, b->code, &b->newcode[k & (PY_NEW_CODES - 1)]))
 		b->nnew = k + 1;
-	}
 	struct py_frame_rec *f = &w->stack->f[n];
 	f->code = code;
 	f->lasti = incomplete || instr < first ? -1 : (__s32)((instr - first) / 2);
