@@ -35,6 +35,8 @@ static int each(const struct perf_event_rec *ev, void *arg)
 		*sum += all[ev->stack_total - 1];
 	if (ev->filename)
 		*sum += (uint8_t)ev->filename[0];
+	if (ev->raw_data && ev->raw_size) /* PERF_SAMPLE_RAW: all of it must be there */
+		*sum += ev->raw_data[0] + ev->raw_data[ev->raw_size - 1];
 	return 0;
 }
 

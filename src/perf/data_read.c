@@ -547,7 +547,10 @@ static int decode_sample(struct perf_data *d, struct cur *c, uint64_t missing,
 				       : bad(d, ev->file_off, "callchain runs past the record");
 		ev->callchain = cur_bytes(c, 8 * ev->nr_callchain);
 	}
-	if (t & PERF_SAMPLE_RAW) cur_skip(c, cur_u32(c));
+	if (t & PERF_SAMPLE_RAW) {
+		ev->raw_size = cur_u32(c);
+		ev->raw_data = cur_bytes(c, ev->raw_size);
+	}
 	if (t & PERF_SAMPLE_BRANCH_STACK) {
 		uint64_t nr = cur_u64(c);
 		if (a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)

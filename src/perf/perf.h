@@ -131,6 +131,10 @@ struct perf_event_rec {
 	const uint8_t *stack;
 	uint64_t stack_size, stack_total;
 	uint64_t stack_off; /* where the copy starts among the records */
+	/* PERF_SAMPLE_RAW: raw_size bytes (the kernel pads them to keep the record 8-aligned:
+	 * formats inside say their own lengths) */
+	const uint8_t *raw_data;
+	uint32_t raw_size;
 	/* MMAP / MMAP2 */
 	uint64_t map_start, map_len, map_pgoff;
 	uint32_t map_prot;

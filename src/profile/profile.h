@@ -79,6 +79,8 @@ enum prof_kind {
 	PROF_TRUNCATED, /* the stack could not be recovered beyond this point */
 	PROF_JIT,	/* code a runtime compiled (named by a perf map or jitdump); last so
 			   that the order of the kinds before it, and of every output, stays */
+	PROF_PYTHON,	/* a CPython frame (line: co_firstlineno); after PROF_JIT for the same
+			   reason */
 	PROF_NKINDS
 };
 const char *prof_kind_name(enum prof_kind k); /* "native", "inline", ... */

@@ -95,7 +95,7 @@ struct perf_data;
 struct replay_frame_source;
 int replay_jitdump_source_new(struct perf_data *d, struct replay_frame_source *out);
 /* The unwind hook of such a source (borrowing its dumps: it lives as long as the source): the
- * CFI of the dumps' code, for the unwinder (replay_unwind_data_hooked). */
+ * CFI of the dumps' code, for the unwinder (replay_unwind_each). */
 struct replay_unwind_hook;
 void replay_jitdump_unwind_hook(const struct replay_frame_source *src,
 				struct replay_unwind_hook *out);

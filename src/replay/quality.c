@@ -3,7 +3,8 @@
  * truncated, ...% single-frame, average depth D"), from the counters replay_profile gives
  * the profile, so that it reads the same on a profile merged or read back from pprof. Shares
  * are printed with as many decimals as it takes not to round 3 truncated stacks in 1,000
- * to 0% or 999 to 100%.
+ * to 0% or 999 to 100%. Recordings with Python frames get a second line, "python:", with
+ * the share of stacks that have them and of those that kept native frames, by reason.
  */
 #include "replay/replay.h"
 
@@ -52,6 +53,28 @@ static bool counter(const struct prof *p, const char *name, uint64_t *out)
 	return false;
 }
 
+/* "python:   N stacks with Python frames (S%); native frames kept: ..." for the samples
+ * the CPython frame source did not splice, by reason. */
+static void python_summary(FILE *out, const struct prof *p, uint64_t samples)
+{
+	static const struct { const char *counter, *what; } kept[] = {
+		{ REPLAY_COUNTER_PY_INCONSISTENT, "inconsistent" },
+		{ REPLAY_COUNTER_PY_CODE_UNKNOWN, "code unknown" },
+		{ REPLAY_COUNTER_PY_UNRECORDED, "not recorded" },
+	};
+	uint64_t with, n;
+	char a[32];
+	if (!counter(p, REPLAY_COUNTER_PY_SAMPLES, &with))
+		return;
+	fprintf(out, "python:   %llu stacks with Python frames (%s); native frames kept:",
+		(unsigned long long)with, replay_share(a, sizeof(a), with, samples));
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		fprintf(out, "%s %s %s", i ? "," : "",
+			replay_share(a, sizeof(a), counter(p, kept[i].counter, &n) ? n : 0, samples),
+			kept[i].what);
+	fputc('\n', out);
+}
+
 void replay_quality_summary(FILE *out, const struct prof *p)
 {
 	uint64_t samples, complete, truncated, single, frames;
@@ -63,4 +86,5 @@ void replay_quality_summary(FILE *out, const struct prof *p)
 	fprintf(out, "unwind:   %llu stacks: ", (unsigned long long)samples);
 	print_shares(out, samples, complete, truncated, single, frames);
 	fputc('\n', out);
+	python_summary(out, p, samples);
 }

@@ -2,7 +2,9 @@
  * Replay of a perf.data file: see replay.h. Each process (pid) has its own address space;
  * a fork copies the parent's, an exec (COMM with the exec flag) empties it before the new
  * image's mappings arrive. Samples are unwound in time order, so each sees the mappings of
- * its moment.
+ * its moment. Samples of a bpf-output event are what a BPF program wrote at another
+ * sample's instant (tally record's Python frames), not cost: they go to the side hook of
+ * replay_unwind_each with the other records, never unwound nor counted.
  */
 #include "replay/replay.h"
 
@@ -33,6 +35,7 @@ struct replay {
 	VEC(struct thread_comm) comms;
 	VEC(struct proc) procs;
 	int (*fn)(const struct replay_stack *st, void *arg);
+	int (*side)(const struct perf_event_rec *ev, void *arg);
 	void *arg;
 	struct replay_info *info;
 	const struct replay_unwind_hook *hook; /* NULL: none */
@@ -169,9 +172,14 @@ static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 	return r->fn(&st, r->arg);
 }
 
-static int on_event(const struct perf_event_rec *ev, void *arg)
+bool replay_is_bpf_output(const struct perf_event_rec *ev)
 {
-	struct replay *r = arg;
+	return ev->type == PERF_RECORD_SAMPLE && ev->attr->attr.type == PERF_TYPE_SOFTWARE &&
+	       ev->attr->attr.config == PERF_COUNT_SW_BPF_OUTPUT;
+}
+
+static int on_record(struct replay *r, const struct perf_event_rec *ev)
+{
 	struct proc *p;
 	switch (ev->type) {
 	case PERF_RECORD_SAMPLE:
@@ -223,21 +231,26 @@ static int on_event(const struct perf_event_rec *ev, void *arg)
 	return 0;
 }
 
-int replay_unwind_data(struct perf_data *d, enum unw_method method,
-		    int (*fn)(const struct replay_stack *st, void *arg), void *arg,
-		    struct replay_info *info, struct unw_ctx **ctx_out)
+static int on_event(const struct perf_event_rec *ev, void *arg)
 {
-	return replay_unwind_data_hooked(d, method, NULL, fn, arg, info, ctx_out);
+	struct replay *r = arg;
+	/* What a BPF program wrote at a sample's instant costs nothing of its own. */
+	bool bpf = replay_is_bpf_output(ev);
+	int rc = bpf ? 0 : on_record(r, ev);
+	if (!rc && r->side && (bpf || ev->type != PERF_RECORD_SAMPLE))
+		rc = r->side(ev, r->arg);
+	return rc;
 }
 
-int replay_unwind_data_hooked(struct perf_data *d, enum unw_method method,
-			      const struct replay_unwind_hook *hook,
-			      int (*fn)(const struct replay_stack *st, void *arg), void *arg,
-			      struct replay_info *info, struct unw_ctx **ctx_out)
+int replay_unwind_each(struct perf_data *d, enum unw_method method,
+		       const struct replay_unwind_hook *hook,
+		       int (*fn)(const struct replay_stack *st, void *arg),
+		       int (*side)(const struct perf_event_rec *ev, void *arg), void *arg,
+		       struct replay_info *info, struct unw_ctx **ctx_out)
 {
 	struct replay_info dummy;
-	struct replay r = { .d = d, .fn = fn, .arg = arg, .info = info ? info : &dummy,
-			    .hook = hook };
+	struct replay r = { .d = d, .fn = fn, .side = side, .arg = arg,
+			    .info = info ? info : &dummy, .hook = hook };
 	memset(r.info, 0, sizeof(*r.info));
 	snprintf(r.info->stopped, sizeof(r.info->stopped), "%s", d->stopped);
 	if (unw_ctx_new(method, &r.ctx))
@@ -261,6 +274,13 @@ int replay_unwind_data_hooked(struct perf_data *d, enum unw_method method,
 	else
 		unw_ctx_free(r.ctx);
 	return rc;
+}
+
+int replay_unwind_data(struct perf_data *d, enum unw_method method,
+		       int (*fn)(const struct replay_stack *st, void *arg), void *arg,
+		       struct replay_info *info, struct unw_ctx **ctx_out)
+{
+	return replay_unwind_each(d, method, NULL, fn, NULL, arg, info, ctx_out);
 }
 
 int replay_unwind(const char *path, enum unw_method method,

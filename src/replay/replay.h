@@ -46,6 +46,26 @@ int replay_unwind(const char *path, enum unw_method method,
 int replay_unwind_data(struct perf_data *d, enum unw_method method,
 		       int (*fn)(const struct replay_stack *st, void *arg), void *arg,
 		       struct replay_info *info, struct unw_ctx **ctx_out);
+/* Whether ev is a sample of a bpf-output event (PERF_COUNT_SW_BPF_OUTPUT): data, not cost. */
+bool replay_is_bpf_output(const struct perf_event_rec *ev);
+
+/* How the Python frames of a recording went (the CPython frame source), present when it
+ * has a bpf-output event. A sample with activations of the eval loop but none of these
+ * spliced keeps its native frames. */
+struct replay_python_stats {
+	bool present;
+	uint64_t records;      /* Python stack records read */
+	uint64_t samples;      /* samples with Python frames */
+	uint64_t frames;       /* Python frames, over all samples */
+	uint64_t inconsistent; /* runs of Python frames and eval activations disagreed */
+	uint64_t code_unknown; /* a frame's code object had no record */
+	uint64_t unrecorded;   /* eval activations, but no stack record of the thread */
+	uint64_t cut;          /* stacks the capture cut short (outer activations stay native) */
+	uint64_t between;      /* sampled in the eval loop between frames (at a frame's start
+				* or end, before the thread shows it or after): that activation
+				* stays native, the runs go to the ones outside it */
+	uint64_t malformed;    /* payloads not understood, left out */
+};
 
 /* What the unwinder learns beside the recording's records: the CFI of JIT code (jitdump).
  * before_sample brings the sample's process's space s up to the sample's time (adding the
@@ -56,15 +76,21 @@ struct replay_unwind_hook {
 			     const struct perf_event_rec *ev);
 	void *self;
 };
-/* replay_unwind_data with hook (NULL: none) called before each sample is unwound. */
-int replay_unwind_data_hooked(struct perf_data *d, enum unw_method method,
-			      const struct replay_unwind_hook *hook,
-			      int (*fn)(const struct replay_stack *st, void *arg), void *arg,
-			      struct replay_info *info, struct unw_ctx **ctx_out);
+/* replay_unwind_data with hook (NULL: none) called before each sample is unwound, and
+ * the records that are no samples of cost handed to side (NULL: none), each in its place
+ * in time order: bpf-output samples (what a BPF program wrote at a sample's instant, such
+ * as a thread's Python frames: replay_is_bpf_output; never unwound, nor counted as
+ * samples) and the records of processes and threads (COMM, FORK, EXIT, MMAP, ...). */
+int replay_unwind_each(struct perf_data *d, enum unw_method method,
+		       const struct replay_unwind_hook *hook,
+		       int (*fn)(const struct replay_stack *st, void *arg),
+		       int (*side)(const struct perf_event_rec *ev, void *arg), void *arg,
+		       struct replay_info *info, struct unw_ctx **ctx_out);
 
 /* Unwind quality of a replay, for the header of a report. */
 struct replay_quality {
 	struct replay_info info;
+	struct replay_python_stats python;
 	struct unw_stats stats;
 	char stop_modules[3][64]; /* where truncated stacks ended most often */
 	uint64_t stop_counts[3];
@@ -79,6 +105,7 @@ enum replay_frame_kind {
 	REPLAY_FRAME_KERNEL,
 	REPLAY_FRAME_TRUNCATED,
 	REPLAY_FRAME_JIT, /* code a runtime compiled; module is the file that named it */
+	REPLAY_FRAME_PYTHON, /* a CPython frame; module is the interpreter that ran it */
 };
 
 struct replay_sym_frame {
@@ -91,6 +118,7 @@ struct replay_sym_frame {
 	uint64_t addr;               /* module-relative pc (return addresses as found), 0 unknown */
 	uint64_t pc;                 /* the runtime address */
 	uint64_t sym_start;          /* module-relative start of the function, 0 unknown */
+	uint32_t first_line;         /* a Python frame's co_firstlineno, 0 unknown */
 };
 
 struct replay_sym_stack {
@@ -137,6 +165,12 @@ struct replay_frame_source_ops {
 	 * negative: an error (its message set) that ends the replay. */
 	int (*name_frame)(void *self, const struct replay_stack *st, size_t i,
 			  struct replay_frames *out);
+	/* Called before the frames of each stack are named, with the stack (NULL: not
+	 * needed): a source that splices by the whole sample decides there. 0 or negative. */
+	int (*begin_stack)(void *self, const struct replay_stack *st);
+	/* Offered every record that is no sample of cost (see replay_unwind_each), in time
+	 * order among the stacks (NULL: not needed). 0 or negative, which ends the replay. */
+	int (*record)(void *self, const struct perf_event_rec *ev);
 	/* Frees self; NULL when there is nothing to free. */
 	void (*close)(void *self);
 	/* The names depend on more than each frame's module and address (on the moment of the
@@ -165,6 +199,14 @@ int replay_perfmap_source_new(const char *jit_dir, struct replay_frame_source *o
  * "DATA.jit", a directory beside it. 0, or -ENAMETOOLONG when it does not fit size. */
 int replay_jit_dir(const char *data_path, char *buf, size_t size);
 
+/* The CPython frame source: the Python frames tally record captured at each sample's
+ * instant (bpf-output payloads of d, handed over in time order through the record op)
+ * spliced, as REPLAY_FRAME_PYTHON frames, in place of the _PyEval_EvalFrameDefault
+ * activations that ran them; outcomes counted in *stats, which must outlive the source.
+ * out->ops is NULL when d has no bpf-output event. 0, or -ENOMEM with the message set. */
+int replay_python_source_new(const struct perf_data *d, struct replay_python_stats *stats,
+			     struct replay_frame_source *out);
+
 /* Names stacks: "[truncated]" first when one was not unwound to its outermost frame, each
  * unwound frame by sources[0..n) then the ELF source, kernel frames last. The namer takes
  * the n sources over (closed by replay_namer_free, also when this fails); at most 7. */
@@ -175,6 +217,8 @@ int replay_namer_new(const struct replay_frame_source *sources, size_t n,
  * freed when out->id is not 0. 0, or a source's error. */
 int replay_namer_name(struct replay_namer *nm, const struct replay_stack *st,
 		      struct replay_sym_stack *out);
+/* Offers ev to the sources that take records (replay_frame_source_ops.record). */
+int replay_namer_record(struct replay_namer *nm, const struct perf_event_rec *ev);
 void replay_namer_free(struct replay_namer *nm);
 
 /* ---- as a profile ---- */
@@ -193,6 +237,16 @@ void replay_namer_free(struct replay_namer *nm);
  * wrote (jitdump's JIT_CODE_UNWINDING_INFO); only when there are some. */
 #define REPLAY_COUNTER_JIT_STOPS "unwind: stopped in JIT code"
 #define REPLAY_COUNTER_JIT_CFI_STEPS "unwind: JIT CFI steps"
+/* Python frames (recordings with them only): the samples that have some, the frames, and
+ * the samples that kept native frames in their place, by reason. */
+#define REPLAY_COUNTER_PY_SAMPLES "python: samples with Python frames"
+#define REPLAY_COUNTER_PY_FRAMES "python: frames"
+#define REPLAY_COUNTER_PY_INCONSISTENT "python: stacks inconsistent"
+#define REPLAY_COUNTER_PY_CODE_UNKNOWN "python: code unknown"
+#define REPLAY_COUNTER_PY_UNRECORDED "python: stacks not recorded"
+#define REPLAY_COUNTER_PY_CUT "python: stacks cut"
+#define REPLAY_COUNTER_PY_BETWEEN "python: eval loop between frames"
+#define REPLAY_COUNTER_PY_MALFORMED "python: malformed records"
 
 /* The profile of a perf.data: metrics samples/count and cpu/nanoseconds (clock events) or
  * events/count, stacks unwound with method and symbolized, unwind quality as counters. */

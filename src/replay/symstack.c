@@ -1,7 +1,8 @@
 /*
  * Symbolized stacks of a perf.data: each sample unwound (replay.c), then its frames named
  * outermost first: "[truncated]" first when the stack was not unwound to its outermost
- * frame, each unwound frame by the first frame source that claims it (JIT code by jitdump,
+ * frame, each unwound frame by the first frame source that claims it (CPython's eval loop
+ * by the Python frames of the sample's instant, python_source.c; JIT code by jitdump,
  * jitdump_source.c, then by perf maps, perfmap_source.c; the ELF source last, elf_source.c),
  * then kernel frames from /proc/kallsyms (read only when a sample has some).
  * A stack named before is taken from the stack memo unless a source's names depend on the
@@ -119,6 +120,12 @@ static void kernel(struct replay_namer *nm, const struct perf_event_rec *ev)
 static int name_stack(struct replay_namer *nm, const struct replay_stack *st)
 {
 	nm->frames.n = 0;
+	for (size_t s = 0; s < nm->nsources; s++) {
+		const struct replay_frame_source *src = &nm->sources[s];
+		int r = src->ops->begin_stack ? src->ops->begin_stack(src->self, st) : 0;
+		if (r < 0)
+			return r;
+	}
 	if (st->end != UNW_END_OUTERMOST)
 		replay_frames_push(&nm->frames, REPLAY_FRAME_TRUNCATED)->function = "[truncated]";
 	for (size_t i = st->n; i > 0; i--) {
@@ -152,6 +159,15 @@ int replay_namer_name(struct replay_namer *nm, const struct replay_stack *st,
 	return 0;
 }
 
+int replay_namer_record(struct replay_namer *nm, const struct perf_event_rec *ev)
+{
+	int r = 0;
+	for (size_t s = 0; s < nm->nsources && !r; s++)
+		if (nm->sources[s].ops->record)
+			r = nm->sources[s].ops->record(nm->sources[s].self, ev);
+	return r;
+}
+
 struct symbolized {
 	struct replay_namer *nm;
 	int (*fn)(const struct replay_sym_stack *st, void *arg);
@@ -164,6 +180,12 @@ static int on_stack(const struct replay_stack *st, void *arg)
 	struct replay_sym_stack s;
 	int r = replay_namer_name(y->nm, st, &s);
 	return r ? r : y->fn(&s, y->arg);
+}
+
+static int on_side(const struct perf_event_rec *ev, void *arg)
+{
+	struct symbolized *y = arg;
+	return replay_namer_record(y->nm, ev);
 }
 
 static void quality(struct unw_ctx *c, struct replay_quality *q)
@@ -190,12 +212,18 @@ int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 			   struct replay_quality *q)
 {
 	struct symbolized y = { .fn = fn, .arg = arg };
-	/* jitdump before perf maps: a dump names code by the moment of the sample, with lines. */
-	struct replay_frame_source sources[2];
+	memset(q, 0, sizeof(*q));
+	q->method = method;
+	/* Python first: the eval loop's frames are the interpreter's, in a file. jitdump before
+	 * perf maps: a dump names code by the moment of the sample, with lines. */
+	struct replay_frame_source sources[3];
 	size_t n = 0;
 	char dir[4096];
 	struct replay_unwind_hook jit_cfi = { 0 }; /* the dumps' CFI, for the unwinder */
-	int r = replay_jitdump_source_new(d, &sources[n]);
+	int r = replay_python_source_new(d, &q->python, &sources[n]);
+	n += !r && sources[n].ops;
+	if (!r)
+		r = replay_jitdump_source_new(d, &sources[n]);
 	if (!r && sources[n].ops)
 		replay_jitdump_unwind_hook(&sources[n++], &jit_cfi);
 	if (!r)
@@ -208,11 +236,9 @@ int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 		close_sources(sources, n);
 	if (r)
 		return r;
-	memset(q, 0, sizeof(*q));
-	q->method = method;
 	struct unw_ctx *c = NULL;
-	r = replay_unwind_data_hooked(d, method, jit_cfi.before_sample ? &jit_cfi : NULL,
-				      on_stack, &y, &q->info, &c);
+	r = replay_unwind_each(d, method, jit_cfi.before_sample ? &jit_cfi : NULL, on_stack,
+			       on_side, &y, &q->info, &c);
 	if (!r)
 		quality(c, q);
 	unw_ctx_free(c);

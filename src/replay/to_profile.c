@@ -66,6 +66,7 @@ static const enum prof_kind kinds[] = {
 	[REPLAY_FRAME_KERNEL] = PROF_KERNEL,
 	[REPLAY_FRAME_TRUNCATED] = PROF_TRUNCATED,
 	[REPLAY_FRAME_JIT] = PROF_JIT,
+	[REPLAY_FRAME_PYTHON] = PROF_PYTHON,
 };
 
 static uint32_t module_id(struct build *b, const char *path, const char *build_id)
@@ -116,6 +117,7 @@ static int make_locs(struct build *b, const struct replay_sym_stack *st)
 			.kind = kinds[f->kind],
 			.function = f->kind == REPLAY_FRAME_TRUNCATED ? NULL : f->function,
 			.file = f->file,
+			.line = f->first_line,
 			.module = f->kind == REPLAY_FRAME_TRUNCATED ? PROF_NONE
 								 : module_id(b, f->module, f->build_id),
 			/* A named function is one frame whatever the symbol table says (inline
@@ -227,6 +229,23 @@ static int on_stack(const struct replay_sym_stack *st, void *arg)
 	return prof_add_sample(b->p, thread, ev->time, locs, st->n, w, k ? &k->kept : &kept);
 }
 
+static void python_counters(struct prof *p, const struct replay_python_stats *s)
+{
+	if (!s->present)
+		return;
+	prof_set_counter(p, REPLAY_COUNTER_PY_SAMPLES, (int64_t)s->samples);
+	prof_set_counter(p, REPLAY_COUNTER_PY_FRAMES, (int64_t)s->frames);
+	prof_set_counter(p, REPLAY_COUNTER_PY_INCONSISTENT, (int64_t)s->inconsistent);
+	prof_set_counter(p, REPLAY_COUNTER_PY_CODE_UNKNOWN, (int64_t)s->code_unknown);
+	prof_set_counter(p, REPLAY_COUNTER_PY_UNRECORDED, (int64_t)s->unrecorded);
+	if (s->cut)
+		prof_set_counter(p, REPLAY_COUNTER_PY_CUT, (int64_t)s->cut);
+	if (s->between)
+		prof_set_counter(p, REPLAY_COUNTER_PY_BETWEEN, (int64_t)s->between);
+	if (s->malformed)
+		prof_set_counter(p, REPLAY_COUNTER_PY_MALFORMED, (int64_t)s->malformed);
+}
+
 static void counters(struct prof *p, const struct replay_quality *q)
 {
 	const struct unw_stats *s = &q->stats;
@@ -269,6 +288,7 @@ static void counters(struct prof *p, const struct replay_quality *q)
 		snprintf(name, sizeof(name), "unwind: stopped in %s", q->stop_modules[k]);
 		prof_set_counter(p, name, (int64_t)q->stop_counts[k]);
 	}
+	python_counters(p, &q->python);
 }
 
 /* Whether every sample is one hit of a probe: tally's usdt recordings (the uprobe PMU of this

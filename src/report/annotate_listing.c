@@ -32,6 +32,27 @@ static int name_match(const char *label, const char *name)
 /* The frame to annotate: by label (exact matches first, else a part of one function's
  * label), else the one with the most self weight. Among frames sharing a label (different
  * modules or kinds), the heaviest wins. */
+/* Whether a frame has machine code of its own: a module, and not a Python frame (whose
+ * module is the interpreter that ran it). */
+static bool has_code(const struct prof_frame *f)
+{
+	return f->module != PROF_NONE && f->kind != PROF_PYTHON;
+}
+
+/* The error for a name that a Python frame matches better than any frame with code. */
+static int python_only(const struct prof *p, const struct prof_funcs *fs, const char *name,
+		       int level)
+{
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct prof_frame *f = prof_frame_at(p, fs->frame[i]);
+		if (f->kind == PROF_PYTHON && name_match(prof_str(p, f->label), name) > level)
+			return err_set(-ENOENT, "'%s' is a Python function: it has no machine code to "
+						"annotate (tally report shows its lines)",
+				       name);
+	}
+	return 0;
+}
+
 static int pick_frame(const struct prof *p, const char *name, int metric, uint32_t *out)
 {
 	struct prof_funcs fs;
@@ -43,16 +64,17 @@ static int pick_frame(const struct prof *p, const char *name, int metric, uint32
 	for (size_t i = 0; i < fs.n && name; i++) {
 		const struct prof_frame *f = prof_frame_at(p, fs.frame[i]);
 		int m = name_match(prof_str(p, f->label), name);
-		if (f->module != PROF_NONE && m > level)
+		if (has_code(f) && m > level)
 			level = m;
 	}
+	rc = name ? python_only(p, &fs, name, level) : 0;
 	int64_t best = -1;
 	const char *first = NULL, *other = NULL; /* two different labels matching as well */
 	*out = PROF_NONE;
-	for (size_t i = 0; i < fs.n && level; i++) {
+	for (size_t i = 0; i < fs.n && level && !rc; i++) {
 		const struct prof_frame *f = prof_frame_at(p, fs.frame[i]);
 		const char *label = prof_str(p, f->label);
-		if (f->module == PROF_NONE || (name && name_match(label, name) != level))
+		if (!has_code(f) || (name && name_match(label, name) != level))
 			continue;
 		if (!first)
 			first = label;

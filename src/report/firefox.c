@@ -39,6 +39,7 @@ static const struct {
 	[PROF_KERNEL] = { "Kernel", "red" },
 	[PROF_TRUNCATED] = { "Truncated", "grey" },
 	[PROF_JIT] = { "JIT", "yellow" },
+	[PROF_PYTHON] = { "Python", "magenta" },
 };
 
 /* A function (a profile frame) and a library (a profile module), with their strings. */

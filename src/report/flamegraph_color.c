@@ -44,6 +44,8 @@ static const struct { double hue, span, sat, light; } bands[FG_NKINDS] = {
 	[FG_TRUNCATED] = { 0, 0, 0.0, 0.70 },
 	/* green, as perf's and Brendan Gregg's flame graphs draw JIT code */
 	[FG_JIT] = { 95, 40, 0.65, 0.50 },
+	/* blue to teal, CPython's own blue, apart from the warm native frames */
+	[FG_PYTHON] = { 205, 30, 0.60, 0.60 },
 };
 
 void fg_color(char buf[8], const char *name, enum fg_kind kind)

@@ -38,6 +38,7 @@ static enum fg_kind fg_kind_of(uint8_t kind)
 	case PROF_KERNEL: return FG_KERNEL;
 	case PROF_TRUNCATED: return FG_TRUNCATED;
 	case PROF_JIT: return FG_JIT;
+	case PROF_PYTHON: return FG_PYTHON;
 	default: return FG_NATIVE;
 	}
 }

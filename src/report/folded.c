@@ -60,6 +60,8 @@ static int visit(const struct prof *p, uint32_t node, void *ctx)
 			fputs("_[k]", x->f);
 		else if (x->kinds && fr->kind == PROF_JIT)
 			fputs("_[j]", x->f);
+		else if (x->kinds && fr->kind == PROF_PYTHON)
+			fputs("_[p]", x->f);
 	}
 	fprintf(x->f, " %" PRId64 "\n", w);
 	return 0;

@@ -1,0 +1,124 @@
+/*
+ * libFuzzer target for the CPython frame payloads and their splice. The whole input is
+ * parsed as one payload (what it says must lie within it); then it is read as a sequence of
+ * chunks (u8 kind, u16 length, bytes) fed to the CPython frame source in time order: even
+ * kinds as bpf-output payloads, odd kinds as samples of a python3.11 process (u32 pid, u32
+ * tid, then one native frame per byte: odd bytes inside _PyEval_EvalFrameDefault, even ones
+ * elsewhere in the interpreter; kind & 2: the stack is whole). Every Python frame named
+ * must have a name and a file; nothing may read outside the input.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "elf/elf.h"
+#include "replay/python_payload.h"
+#include "replay/replay.h"
+
+#define INTERP "/usr/bin/python3.11"
+
+static struct unw_module interp = { .path = INTERP };
+static uint64_t eval_at;
+
+static void open_interp(void)
+{
+	static bool tried;
+	if (tried)
+		return;
+	tried = true;
+	struct elf_symtab t;
+	if (elf_open(INTERP, &interp.elf) || elf_symbols(interp.elf, ELF_SYMS_BOTH, false, &t)) {
+		err_clear();
+		return;
+	}
+	for (size_t i = 0; i < t.n; i++)
+		if (!strcmp(t.syms[i].name, "_PyEval_EvalFrameDefault"))
+			eval_at = t.syms[i].addr;
+	elf_symtab_free(&t);
+}
+
+static void parse_whole(const uint8_t *data, size_t size)
+{
+	struct replay_py_payload p;
+	if (replay_py_parse(data, size, &p)) {
+		err_clear();
+		return;
+	}
+	const uint8_t *end = data + size;
+	if (p.type == REPLAY_PY_STACK) {
+		if (p.nframes > REPLAY_PY_MAX_FRAMES ||
+		    (p.nframes && (p.frames < data || p.frames + 16 * (size_t)p.nframes > end)))
+			abort();
+		for (uint32_t i = 0; i < p.nframes; i++)
+			(void)replay_py_frame_at(&p, i);
+	} else if ((const uint8_t *)p.qualname + p.qualname_len > end ||
+		   (const uint8_t *)p.filename + p.filename_len > end ||
+		   p.linetable + p.linetable_len > end) {
+		abort();
+	}
+}
+
+static void sample(struct replay_namer *nm, const uint8_t *b, size_t n, bool whole,
+		   uint64_t time)
+{
+	if (n < 8)
+		return;
+	struct perf_event_rec ev = { .type = PERF_RECORD_SAMPLE, .time = time };
+	memcpy(&ev.pid, b, 4);
+	memcpy(&ev.tid, b + 4, 4);
+	struct unw_frame frames[64];
+	size_t nf = 0;
+	for (size_t i = 8; i < n && nf < 64; i++, nf++) {
+		uint64_t rel = b[i] & 1 ? eval_at + (b[i] >> 1) + 1 : 0x41f000 + b[i];
+		frames[nf] = (struct unw_frame){ .pc = rel, .mod = &interp, .rel = rel };
+	}
+	struct replay_stack st = { &ev, frames, nf, whole ? UNW_END_OUTERMOST : UNW_END_FP_CHAIN,
+				   0, "python3.11" };
+	struct replay_sym_stack out;
+	if (replay_namer_name(nm, &st, &out)) {
+		err_clear();
+		return;
+	}
+	for (size_t i = 0; i < out.n; i++)
+		if (out.frames[i].kind == REPLAY_FRAME_PYTHON &&
+		    (!out.frames[i].function || !out.frames[i].file))
+			abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	parse_whole(data, size);
+	open_interp();
+	struct perf_attr_info bpf = { .attr = { .type = PERF_TYPE_SOFTWARE,
+						.config = PERF_COUNT_SW_BPF_OUTPUT } };
+	struct perf_data d = { .path = "fuzz", .attrs = &bpf, .nattrs = 1 };
+	struct replay_python_stats stats;
+	struct replay_frame_source src;
+	struct replay_namer *nm;
+	if (replay_python_source_new(&d, &stats, &src) || !src.ops ||
+	    replay_namer_new(&src, 1, &nm)) {
+		err_clear();
+		return 0;
+	}
+	uint64_t time = 1;
+	for (size_t at = 0; at + 3 <= size;) {
+		uint8_t kind = data[at];
+		size_t n = (size_t)data[at + 1] | (size_t)data[at + 2] << 8;
+		at += 3;
+		if (n > size - at)
+			n = size - at;
+		if (kind & 1) {
+			sample(nm, data + at, n, kind & 2, time++);
+		} else {
+			struct perf_event_rec ev = { .type = PERF_RECORD_SAMPLE, .attr = &bpf,
+						     .time = time++, .raw_data = data + at,
+						     .raw_size = (uint32_t)n };
+			if (replay_namer_record(nm, &ev))
+				err_clear();
+		}
+		at += n;
+	}
+	replay_namer_free(nm);
+	return 0;
+}
