@@ -2,8 +2,9 @@
  * A recording session: events on every CPU for the target (a command started with counting
  * disabled until its exec, following its children through inherit; or the threads of
  * running processes, whose existing mappings come from /proc), ring buffers drained into a
- * perf.data file until the command exits or SIGINT/SIGTERM arrives. The command's exit
- * status is returned for tally to exit with. Mapped files are noted as their mmap records
+ * perf.data file until the command exits or SIGINT/SIGTERM arrives (which stops the
+ * recording, not the command: tally then waits for it). The command's exit status is
+ * returned for tally to exit with. Mapped files are noted as their mmap records
  * arrive (modules.c), processes for their perf maps, kept at the end (jitmaps.c).
  */
 #include "record/record.h"
@@ -353,24 +354,25 @@ static bool targets_alive(const struct rec_opts *o)
 	return false;
 }
 
-static int loop(struct session *s, pid_t child, int *status)
+/* Drains until the targets end or a signal stops tally (*child_runs then: a command is
+ * left to run to its own end, and waited for once the file is finished). */
+static int loop(struct session *s, pid_t child, int *status, bool *child_runs)
 {
 	struct pollfd pfd[MAX_CPUS];
 	for (int c = 0; c < s->ncpus; c++)
 		pfd[c] = (struct pollfd){ .fd = s->ring_fd[c], .events = POLLIN };
-	bool forwarded = false;
 	for (;;) {
 		poll(pfd, (nfds_t)s->ncpus, 50);
 		int r = drain_all(s);
 		if (r)
 			return r;
 		if (child > 0) {
-			if (stop_signal && !forwarded) {
-				kill(child, stop_signal);
-				forwarded = true;
-			}
 			if (waitpid(child, status, WNOHANG) == child)
 				return drain_all(s);
+			if (stop_signal) {
+				*child_runs = true;
+				return 0;
+			}
 		} else if (stop_signal || !targets_alive(s->o) || perf_writer_error(s->w)) {
 			return drain_all(s);
 		}
@@ -422,8 +424,9 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 			r = err_set(-errno, "starting %s: %s", o->argv[0], strerror(errno));
 		close(go);
 	}
+	bool child_runs = false;
 	if (!r)
-		r = loop(&s, child, &status);
+		r = loop(&s, child, &status, &child_runs);
 	if (child > 0 && r) {
 		kill(child, SIGKILL);
 		waitpid(child, &status, 0);
@@ -444,7 +447,9 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 			perf_writer_abort(s.w);
 		}
 	}
-	cleanup(&s);
+	cleanup(&s); /* the events closed: the command runs on unobserved */
+	if (child_runs)
+		waitpid(child, &status, 0);
 	if (child > 0)
 		res->exit_status = WIFEXITED(status) ? WEXITSTATUS(status)
 			: WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes one hostile input for tests/reliability/hostile_inputs.test.sh.
 
-usage: hostile.py KIND OUT [N [ELF]]. Every input is built here, at test time, from the
+usage: hostile.py KIND OUT [ARGS]. Every input is built here, at test time, from the
 formats' specifications (profile.proto, the ELF and perf.data headers), so no large file
 is committed. Kinds:
   pprof-types N      a pprof with N distinct sample types and one sample of N values
@@ -11,7 +11,7 @@ is committed. Kinds:
   folded-deep N      one folded line of N frames
   folded-name N      one folded line whose frame is N bytes
   elf-shdrs          a 64-byte ELF header claiming 65,535 section headers past its end
-  perf-sizes         perf.data headers whose attrs, data and feature sections are absurd
+  perf-sizes F BASE  BASE (a perf.data) with F (attrs, data, features) sized 2^62
   nested-json N      a fixture whose "accounts" is nested N arrays deep
   ix-accounts N ELF  a fixture running ELF whose instruction lists N accounts
 """
@@ -134,15 +134,22 @@ def elf_shdrs():
                                64, 65535, 1)
 
 
-def perf_sizes():
-    # perf_file_header: magic, size, attr_size, then attrs, data and event_types sections
-    # (offset, size) and the feature bitmap; every size claims far more than the file.
+def perf_sizes(field, base):
+    """base (a real perf.data) with one header field made absurd: attrs, data, or the
+    feature sections' table (every entry's offset and size)."""
+    data = bytearray(open(base, "rb").read())
     huge = 1 << 62
-    hdr = b"PERFILE2" + struct.pack("<QQ", 104, 136)
-    hdr += struct.pack("<QQ", 104, huge) + struct.pack("<QQ", 104, huge)
-    hdr += struct.pack("<QQ", 0, 0) + struct.pack("<4Q", 1 << 2 | 1 << 3, 0, 0, 0)
-    # one feature section (HEADER_TRACING_DATA and HEADER_BUILD_ID bits) past the end
-    return hdr + struct.pack("<QQ", huge, huge) * 2
+    if field == "attrs":
+        struct.pack_into("<Q", data, 32, huge)  # attrs.size
+    elif field == "data":
+        struct.pack_into("<Q", data, 48, huge)  # data.size
+    elif field == "features":
+        offset, size = struct.unpack_from("<QQ", data, 40)
+        table = offset + size  # the feature table follows the data section
+        bits = int.from_bytes(data[72:104], "little")
+        for i in range(bin(bits).count("1")):
+            struct.pack_into("<QQ", data, table + 16 * i, huge - 16 * i, huge)
+    return bytes(data)
 
 
 def fixture(accounts_json, ix_accounts_json, elf="none.so"):
@@ -165,7 +172,7 @@ def ix_accounts(n, elf):
 
 def main():
     kind, out = sys.argv[1], sys.argv[2]
-    n = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    n = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3].isdigit() else 0
     elf = sys.argv[4] if len(sys.argv) > 4 else "none.so"
     makers = {
         "pprof-types": lambda: pprof_types(n),
@@ -175,7 +182,7 @@ def main():
         "folded-deep": lambda: b"main" + b";f" * n + b" 5\n",
         "folded-name": lambda: b"main;" + b"n" * n + b" 5\n",
         "elf-shdrs": elf_shdrs,
-        "perf-sizes": perf_sizes,
+        "perf-sizes": lambda: perf_sizes(sys.argv[3], sys.argv[4]),
         "nested-json": lambda: nested_json(n),
         "ix-accounts": lambda: ix_accounts(n, elf),
     }
