@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/file.h"
 #include "base/vec.h"
 #include "probes/attach.h"
 #include "probes/count.h"
@@ -550,15 +551,6 @@ static int cmp_rows(const void *a, const void *b)
 		      ((const struct usdt_count_row *)b)->probe);
 }
 
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 static int load_objects(struct session *s)
 {
 	const struct usdt_count_opts *o = s->o;
@@ -587,7 +579,7 @@ static int start(struct session *s)
 		e = select_sites(s);
 	if (e)
 		return e;
-	raise_fd_limit();
+	file_raise_fd_limit();
 	if (o->args && (e = usdt_sampler_init(&s->sampler, &s->objs, s->sites.n, s->res->n)))
 		return e;
 	for (size_t i = 0; o->args && i < s->sites.n; i++)

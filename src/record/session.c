@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/file.h"
 #include "base/vec.h"
 #include "record/jitmaps.h"
 #include "record/modules.h"
@@ -401,6 +402,7 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	int r = setup_attr(&s);
 	if (r)
 		return r;
+	file_raise_fd_limit();
 	pid_t child = -1;
 	int go = -1, status = 0;
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;

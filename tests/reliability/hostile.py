@@ -12,6 +12,7 @@ is committed. Kinds:
   folded-name N      one folded line whose frame is N bytes
   elf-shdrs          a 64-byte ELF header claiming 65,535 section headers past its end
   perf-sizes F BASE  BASE (a perf.data) with F (attrs, data, features) sized 2^62
+  perf-grow MB BASE  BASE (a perf.data) with its samples repeated to MB megabytes
   nested-json N      a fixture whose "accounts" is nested N arrays deep
   ix-accounts N ELF  a fixture running ELF whose instruction lists N accounts
 """
@@ -152,6 +153,47 @@ def perf_sizes(field, base):
     return bytes(data)
 
 
+def perf_grow(base, megabytes):
+    """base (a perf.data file, not a pipe) with its sample records repeated until its data
+    section holds `megabytes` MB: the records are copied whole, every offset past the data
+    (the attributes, their ids, the feature sections) moved by what was added. Yields the
+    file in pieces: it is written as it is made."""
+    data = bytearray(open(base, "rb").read())
+    attr_size, attrs_off, attrs_size, data_off, data_size = struct.unpack_from("<5Q", data, 16)
+    end = data_off + data_size
+    samples, at = bytearray(), data_off
+    while at + 8 <= end:
+        kind, _, size = struct.unpack_from("<IHH", data, at)
+        if size < 8:
+            break
+        if kind == 9:  # PERF_RECORD_SAMPLE
+            samples += data[at:at + size]
+        at += size
+    copies = max(0, (megabytes << 20) - data_size) // max(1, len(samples))
+    delta = copies * len(samples)
+
+    def moved(off):
+        return off + delta if off >= end else off
+
+    head, tail = bytearray(data[:end]), bytearray(data[end:])
+    struct.pack_into("<QQ", head, 40, data_off, data_size + delta)
+    def move_u64(at):  # the offset stored at file offset `at` (before or after the data)
+        buf, at = (head, at) if at < end else (tail, at - end)
+        struct.pack_into("<Q", buf, at, moved(struct.unpack_from("<Q", buf, at)[0]))
+
+    move_u64(24)
+    for i in range(attrs_size // attr_size):  # each attribute ends with its ids' section
+        move_u64(attrs_off + i * attr_size + attr_size - 16)
+    bits = int.from_bytes(data[72:104], "little")
+    for i in range(bin(bits).count("1")):  # the feature table, right after the data
+        off = struct.unpack_from("<Q", tail, 16 * i)[0]
+        struct.pack_into("<Q", tail, 16 * i, moved(off))
+    yield bytes(head)
+    for _ in range(copies):
+        yield bytes(samples)
+    yield bytes(tail)
+
+
 def fixture(accounts_json, ix_accounts_json, elf="none.so"):
     prog = "42TEXg1vFAbcJ65y7qdYG9iCPvYfy3NDdVLd75akX2P5"
     return ('{"programs": [{"id": "%s", "elf": "%s"}], "accounts": %s, '
@@ -184,10 +226,13 @@ def main():
         "elf-shdrs": elf_shdrs,
         "perf-sizes": lambda: perf_sizes(sys.argv[3], sys.argv[4]),
         "nested-json": lambda: nested_json(n),
+        "perf-grow": lambda: perf_grow(sys.argv[4], n),
         "ix-accounts": lambda: ix_accounts(n, elf),
     }
+    made = makers[kind]()
     with open(out, "wb") as f:
-        f.write(makers[kind]())
+        for chunk in [made] if isinstance(made, bytes) else made:
+            f.write(chunk)
 
 
 if __name__ == "__main__":
