@@ -122,8 +122,8 @@ deps:
 test: deps
 	$(MAKE) all unit
 	$(MAKE) SAN=1 all unit
-	@tests/run.sh build build-asan
 	@scripts/fuzz-check.sh --if-available
+	@tests/run.sh build build-asan
 
 check: test
 
