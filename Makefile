@@ -6,6 +6,8 @@
 #   make test       install missing packages, build, run the suite, then again under ASan+UBSan
 #   make demo       install missing packages, build, and run the bundled example
 #   make fuzz       build the libFuzzer targets (clang) into build-fuzz/
+#   make fuzz-check run each of them on its corpus and regressions, then FUZZ_SECONDS
+#                   (20) of fuzzing each; make test does it when clang has libFuzzer
 #   make SAN=1      the sanitizer build, in build-asan/
 #   make install    into PREFIX (/usr/local), under DESTDIR if set: bin/tally,
 #                   include/tally/*.h, lib/libtally.a, lib/libtally.so.VERSION with its
@@ -62,7 +64,7 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard tests/*/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 
-.PHONY: all test check demo deps fuzz clean unit install uninstall
+.PHONY: all test check demo deps fuzz fuzz-check clean unit install uninstall
 all: $(BUILD)/tally $(BUILD)/libtally.a $(BUILD)/libtally.so $(BUILD)/$(SONAME)
 unit: $(UNIT_BINS)
 
@@ -135,6 +137,7 @@ deps:
 test: deps
 	$(MAKE) all unit
 	$(MAKE) SAN=1 all unit
+	@scripts/fuzz-check.sh --if-available
 	@tests/run.sh build build-asan
 
 check: test
@@ -150,15 +153,20 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 $(WARN) -fsanitize=fuzzer-no-link,address,undef
 	-fno-sanitize-recover=undefined $(TALLY_CPPFLAGS) $(CPPFLAGS)
 FUZZ_OBJS := $(LIB_SRCS:%.c=build-fuzz/obj/%.o)
 fuzz: $(FUZZ_BINS)
+# Kept between builds (they would be intermediate files of the pattern rule below).
+.SECONDARY: $(FUZZ_OBJS)
 build-fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $<"
-	@clang $(FUZZ_CFLAGS) -c $< -o $@
+	@clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 build-fuzz/%: fuzz/%.c $(FUZZ_OBJS)
 	@echo "  FUZZ    $@"
 	@clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJS) $(LIBS)
+FUZZ_SECONDS ?= 20
+fuzz-check: fuzz
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz-check.sh
 
 clean:
 	rm -rf build build-asan build-fuzz build-clang
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)

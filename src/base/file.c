@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,4 +53,19 @@ int file_mkdirs(char *path, unsigned mode)
 				return -errno;
 		}
 	return mkdir(path, mode) && errno != EEXIST ? -errno : 0;
+}
+
+void file_raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+unsigned long long file_fd_limit(void)
+{
+	struct rlimit rl;
+	return getrlimit(RLIMIT_NOFILE, &rl) ? 0 : (unsigned long long)rl.rlim_cur;
 }

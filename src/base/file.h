@@ -16,4 +16,10 @@ int file_read(const char *path, uint8_t **out, size_t *len);
  * written to while it works and restored before it returns. */
 int file_mkdirs(char *path, unsigned mode);
 
+/* Descriptors: file_raise_fd_limit lifts the soft limit of open files to the hard one
+ * (attaching to a process takes one per thread and CPU, or per thread and probe);
+ * file_fd_limit is the limit now, for a message when it is reached anyway. */
+void file_raise_fd_limit(void);
+unsigned long long file_fd_limit(void);
+
 #endif

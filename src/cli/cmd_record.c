@@ -24,7 +24,8 @@ const struct cli_cmd cli_cmd_record = {
 	"Samples CMD (started with counting off until its exec, following its threads and\n"
 	"children) or the running processes PID into FILE (default perf.data), in perf's\n"
 	"format: `perf script -i FILE` reads it. Stops when CMD exits, or on SIGINT/SIGTERM\n"
-	"(forwarded to CMD); tally then exits with CMD's status.\n"
+	"(to tally alone, CMD runs on: tally finishes FILE, waits for CMD); tally exits with\n"
+	"CMD's status.\n"
 	"\n"
 	"  -F HZ          samples per second (default 1000)\n"
 	"  -c PERIOD      a sample every PERIOD events instead of a frequency\n"
@@ -115,6 +116,14 @@ static int parse_call_graph(const char *s, struct rec_opts *o)
 	return 0;
 }
 
+/* A recording the disk stopped: said so; the command's status, else failure. */
+static int stopped_early(const struct rec_opts *o, const struct rec_result *res)
+{
+	fprintf(stderr, "tally: %s: %s: recording stopped after %llu samples\n", o->output,
+		strerror(res->write_error), (unsigned long long)res->samples);
+	return o->argv ? res->exit_status : CLI_FAIL;
+}
+
 /* -e usdt:...: every hit is a sample, so a sampling rate or event makes no sense. */
 static int record_usdt(const struct rec_opts *o, char **patterns, size_t n)
 {
@@ -130,6 +139,10 @@ static int record_usdt(const struct rec_opts *o, char **patterns, size_t n)
 	struct usdt_count_result hits;
 	if (rec_usdt_run(o, patterns, n, &res, &hits))
 		return cli_fail_err();
+	if (res.write_error) {
+		usdt_count_result_free(&hits);
+		return stopped_early(o, &res);
+	}
 	if (!o->quiet) {
 		fprintf(stderr, "tally record: %llu samples, %llu lost, %.1f MiB written to %s\n",
 			(unsigned long long)res.samples, (unsigned long long)res.lost,
@@ -242,11 +255,8 @@ static int record(const struct rec_opts *o)
 	struct rec_result res;
 	if (rec_run(o, &res))
 		return cli_fail_err();
-	if (res.write_error) {
-		fprintf(stderr, "tally: %s: %s: recording stopped after %llu samples\n", o->output,
-			strerror(res.write_error), (unsigned long long)res.samples);
-		return o->argv ? res.exit_status : CLI_FAIL;
-	}
+	if (res.write_error)
+		return stopped_early(o, &res);
 	if (!o->quiet)
 		fprintf(stderr, "tally record: %llu samples, %llu lost, %llu throttled, %.1f MiB "
 				"written to %s\n",

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/file.h"
 
 static long sys_perf_event_open(struct perf_event_attr *attr, int pid, int cpu, int group,
 				unsigned long flags)
@@ -57,6 +58,10 @@ int perf_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, unsi
 	if (e == ENOENT || e == EOPNOTSUPP || e == ENODEV)
 		return err_set(-e, "perf_event_open: event not supported on this machine (%s)",
 			       strerror(e));
+	if (e == EMFILE)
+		return err_set(-e, "perf_event_open: too many open files (the limit, ulimit -n, is "
+				   "%llu): tally takes one per CPU, and with -p one per thread and CPU",
+			       file_fd_limit());
 	return err_set(-e, "perf_event_open: %s", strerror(e));
 }
 

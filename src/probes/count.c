@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/file.h"
 #include "base/vec.h"
 #include "probes/attach.h"
 #include "probes/count.h"
@@ -57,6 +58,7 @@ struct session {
 	pid_t pid;
 	bool any_by_hand;      /* some semaphore is raised by hand */
 	bool exec_seen;
+	bool stopped;          /* by SIGINT/SIGTERM or the recorder: a command runs on */
 	struct usdt_count_result *res;
 };
 
@@ -307,6 +309,42 @@ static void end_event(struct session *s, int fd)
 		close_ended(s);
 }
 
+/* Every event closed, and a recorder's rings let go (a mapped ring keeps its event): the
+ * kernel removes the uprobes and lowers the semaphores now, not when a command that runs
+ * on ends. The --args sampler keeps its own until the session is freed. */
+static void close_events(struct session *s)
+{
+	const struct usdt_recorder *r = s->o->recorder;
+	for (size_t i = 0; i < s->fds.n; i++) {
+		if (s->fds.v[i] < 0)
+			continue;
+		if (r)
+			r->task_done(r->ctx, s->fd_tid.v[i]);
+		close(s->fds.v[i]);
+		s->fds.v[i] = -1;
+	}
+	for (size_t i = 0; i < s->pacers.n; i++)
+		if (s->pacers.v[i].fd >= 0) {
+			close(s->pacers.v[i].fd);
+			s->pacers.v[i].fd = -1;
+		}
+	close_ended(s);
+}
+
+/* The recorder's drain: a negative return ends the session with that error, a positive
+ * one (it can write no more) stops it as SIGINT does. */
+static void drain_recorder(struct session *s)
+{
+	const struct usdt_recorder *r = s->o->recorder;
+	if (!r || s->follow.error)
+		return;
+	int e = r->drain(r->ctx);
+	if (e < 0)
+		s->follow.error = e;
+	else if (e > 0)
+		s->stopped = true;
+}
+
 /* A task ended: its hits are counted, its events closed (a program that starts threads
  * all day would otherwise run tally out of descriptors and ring memory). With --args the
  * sampler keeps its descriptors: its rings are found by thread id. */
@@ -316,8 +354,8 @@ static void on_exit_task(pid_t tid, void *ctx)
 	const struct usdt_recorder *r = s->o->recorder;
 	if (s->o->args)
 		return;
-	if (r && !s->follow.error) /* its last samples, and its EXIT record */
-		s->follow.error = r->drain(r->ctx);
+	if (r) /* its last samples, and its EXIT record */
+		drain_recorder(s);
 	for (size_t i = 0; i < s->fds.n; i++) {
 		uint64_t c;
 		if (s->fd_tid.v[i] != tid || s->fds.v[i] < 0)
@@ -482,10 +520,10 @@ static bool wait_target(struct session *s, int sigfd)
 		usdt_follow_poll(&s->follow);
 		if (s->o->args)
 			usdt_sampler_drain(&s->sampler);
-		if (s->o->recorder && !s->follow.error)
-			s->follow.error = s->o->recorder->drain(s->o->recorder->ctx);
+		drain_recorder(s);
 		ended = s->follow.main_ended || (n > 0 && (pf[1].revents & POLLIN));
-		if (stop)
+		s->stopped |= stop;
+		if (s->stopped)
 			break;
 	}
 	if (pidfd >= 0)
@@ -511,15 +549,6 @@ static int cmp_rows(const void *a, const void *b)
 {
 	return strcmp(((const struct usdt_count_row *)a)->probe,
 		      ((const struct usdt_count_row *)b)->probe);
-}
-
-static void raise_fd_limit(void)
-{
-	struct rlimit rl;
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
 }
 
 static int load_objects(struct session *s)
@@ -550,7 +579,7 @@ static int start(struct session *s)
 		e = select_sites(s);
 	if (e)
 		return e;
-	raise_fd_limit();
+	file_raise_fd_limit();
 	if (o->args && (e = usdt_sampler_init(&s->sampler, &s->objs, s->sites.n, s->res->n)))
 		return e;
 	for (size_t i = 0; o->args && i < s->sites.n; i++)
@@ -603,23 +632,25 @@ static int attach_process(struct session *s)
 }
 
 /* After the wait (ended: the target ended): the last events read and counted, the
- * semaphores lowered, the target let go (a command still running is ended) and reaped. */
+ * semaphores lowered, the target let go and reaped. A command still running when
+ * --duration ran out is sent SIGTERM; one that tally was told to stop for (SIGINT,
+ * SIGTERM, a full disk) runs on to its own end, which tally waits for. */
 static int teardown(struct session *s, bool ended)
 {
 	const struct usdt_count_opts *o = s->o;
-	int e = s->follow.error;
 	quiet_events(s);
 	if (o->args)
 		usdt_sampler_drain(&s->sampler);
-	if (o->recorder && !e)
-		e = o->recorder->drain(o->recorder->ctx);
+	drain_recorder(s);
+	int e = s->follow.error;
 	int ce = collect(s);
 	e = e ? e : ce;
 	if (!o->cmd && !ended)
 		semaphores_by_hand(s, -1);
+	close_events(s);
 	/* Detached first, so that SIGTERM reaches a task no longer traced. */
 	usdt_follow_detach(&s->follow);
-	if (o->cmd && !ended && !s->follow.main_ended)
+	if (o->cmd && !ended && !s->follow.main_ended && !s->stopped)
 		kill(s->pid, SIGTERM);
 	if (o->cmd && !s->follow.main_ended)
 		waitpid(s->pid, &s->res->cmd_status, 0);

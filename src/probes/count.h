@@ -21,8 +21,9 @@ struct perf_event_attr;
  * handed to event(), which maps or redirects its output (first: the task's first event).
  * capacity() says how many samples the task's ring holds once its first event is in.
  * drain() is called every few milliseconds, whenever a task has filled half its ring (the
- * task waits meanwhile), and once more before the events are closed; a non-zero return
- * ends the session with that error. The hit counts are still read. */
+ * task waits meanwhile), and once more before the events are closed; a negative return
+ * ends the session with that error, a positive one (the recorder can write no more: its
+ * disk is full) stops it as SIGINT does. The hit counts are still read. */
 struct usdt_recorder {
 	const struct perf_event_attr *attr;
 	int (*event)(void *ctx, int fd, pid_t tid, bool first);
@@ -37,7 +38,8 @@ struct usdt_count_opts {
 	char *const *cmd;        /* a command to run (argv, NULL-terminated), or NULL */
 	char *const *patterns;   /* PROVIDER:NAME globs; none selects every probe */
 	size_t npatterns;
-	double duration;         /* seconds; 0: until the target ends or SIGINT/SIGTERM */
+	double duration;         /* seconds; 0: until the target ends or SIGINT/SIGTERM
+				  * (after which a command runs on to its end) */
 	bool args;               /* also sample the arguments of each hit */
 	const struct usdt_recorder *recorder; /* or NULL */
 	FILE *log;               /* remarks for the user (semaphore fallback), or NULL */

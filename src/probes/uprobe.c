@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/file.h"
 #include "probes/attach.h"
 
 #define UPROBE_SYSFS "/sys/bus/event_source/devices/uprobe"
@@ -70,6 +71,10 @@ int uprobe_open_attr(const struct uprobe_pmu *pmu, struct perf_event_attr *attr,
 		return err_set(-e, "%s: the kernel refused a uprobe at 0x%llx with semaphore at 0x%llx: "
 				   "another tracer may hold this probe with a different semaphore offset",
 			       path, (unsigned long long)offset, (unsigned long long)ref_ctr_offset);
+	if (e == EMFILE)
+		return err_set(-e, "perf_event_open: too many open files (the limit, ulimit -n, is "
+				   "%llu): tally takes one per thread and probe site",
+			       file_fd_limit());
 	return err_set(-e, "%s: uprobe at offset 0x%llx: perf_event_open: %s", path,
 		       (unsigned long long)offset, strerror(e));
 }

@@ -102,13 +102,15 @@ static int read_line(struct prof *p, const char *s, size_t len, void *stackv)
 
 bool prof_sniff_folded(const void *data, size_t size)
 {
-	struct cur c = cur_make(data, size < 65536 ? size : 65536, false);
+	/* The first line whole, however long (a stack of a million frames is one line), but
+	 * only its first 64 KiB checked for text: the count is at its end. */
+	struct cur c = cur_make(data, size, false);
 	size_t len, slen;
 	int64_t count;
 	const char *s;
 	while ((s = next_line(&c, &len)) && !len)
 		;
-	return s && !memchr(s, 0, len) && !split_count(s, len, &slen, &count);
+	return s && !memchr(s, 0, len < 65536 ? len : 65536) && !split_count(s, len, &slen, &count);
 }
 
 int prof_read_folded(const char *name, const void *data, size_t size, struct prof **out)

@@ -27,8 +27,9 @@
 #include "profile/pprof_addr.h"
 #include "profile/profile.h"
 
-/* A decompressed profile larger than this is refused (a gzip bomb is tiny on disk). */
-#define PPROF_MAX_SIZE (1ull << 31)
+/* A decompressed profile larger than this is refused (a gzip bomb is tiny on disk; 1 GiB
+ * of protobuf is far beyond any real profile, and is read in seconds). */
+#define PPROF_MAX_SIZE (1ull << 30)
 
 struct pstr {
 	const char *s;
@@ -650,14 +651,15 @@ static int gunzip(const uint8_t *in, size_t size, uint8_t **out, size_t *out_siz
 	z_stream z = { 0 };
 	if (inflateInit2(&z, 15 + 32) != Z_OK)
 		return err_set(-ENOMEM, "cannot start gzip decompression");
-	size_t cap = size * 4 + 4096, n = 0;
+	size_t cap = size < PPROF_MAX_SIZE / 4 ? size * 4 + 4096 : PPROF_MAX_SIZE, n = 0;
 	uint8_t *buf = malloc(cap);
 	int zr = Z_OK;
 	z.next_in = (uint8_t *)in;
 	z.avail_in = size > UINT32_MAX ? UINT32_MAX : (uInt)size;
 	while (buf && zr == Z_OK) {
 		if (n == cap) {
-			uint8_t *nb = cap >= PPROF_MAX_SIZE ? NULL : realloc(buf, cap * 2);
+			size_t grown = cap * 2 < PPROF_MAX_SIZE ? cap * 2 : PPROF_MAX_SIZE;
+			uint8_t *nb = cap >= PPROF_MAX_SIZE ? NULL : realloc(buf, grown);
 			if (!nb) {
 				free(buf);
 				inflateEnd(&z);
@@ -665,7 +667,7 @@ static int gunzip(const uint8_t *in, size_t size, uint8_t **out, size_t *out_siz
 					       PPROF_MAX_SIZE);
 			}
 			buf = nb;
-			cap *= 2;
+			cap = grown;
 		}
 		z.next_out = buf + n;
 		z.avail_out = (uInt)(cap - n > UINT32_MAX ? UINT32_MAX : cap - n);

@@ -18,8 +18,16 @@ static int oom(void)
 	return err_set(-ENOMEM, "out of memory building the profile");
 }
 
+/* Weights are held per calling context and metric: 2^27 of them (1 GiB) is far beyond
+ * any real profile, and stops an input whose few bytes declare many metrics and deep
+ * stacks from multiplying into all of memory. */
+#define PROF_MAX_WEIGHTS ((size_t)1 << 27)
+
 int prof_grow_i64(struct prof_i64v *v, size_t n)
 {
+	if (n > PROF_MAX_WEIGHTS)
+		return err_set(-E2BIG, "profile too large: more than 2^27 weights (calling "
+				       "contexts times metrics)");
 	if (n <= v->cap) {
 		if (n > v->n)
 			memset(v->v + v->n, 0, (n - v->n) * sizeof(int64_t));
@@ -90,6 +98,11 @@ const char *prof_str(const struct prof *p, uint32_t id)
 
 /* ---- metrics ---- */
 
+/* Real profiles have a handful of metrics (pprof's sample types, tally's events); the
+ * cap keeps the duplicate scan below and every per-node weight row small whatever an
+ * input declares. */
+enum { PROF_MAX_METRICS = 256 };
+
 int prof_add_metric(struct prof *p, const char *type, const char *unit)
 {
 	uint32_t t = prof_intern_cstr(p, type), u = prof_intern_cstr(p, unit);
@@ -98,6 +111,8 @@ int prof_add_metric(struct prof *p, const char *type, const char *unit)
 	for (size_t i = 0; i < p->metrics.n; i++)
 		if (p->metrics.v[i].type == t && p->metrics.v[i].unit == u)
 			return (int)i;
+	if (p->metrics.n >= PROF_MAX_METRICS)
+		return err_set(-E2BIG, "more than %d metrics (sample types)", PROF_MAX_METRICS);
 	if (p->nodes.n > 1 || p->has_weight)
 		return err_set(-EBUSY, "metric %s/%s declared after weights were added", type,
 			       unit);

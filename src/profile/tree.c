@@ -43,11 +43,13 @@ uint32_t prof_child(struct prof *p, uint32_t parent, uint32_t frame, uint64_t ca
 	}
 	id = (uint32_t)p->nodes.n;
 	struct prof_node *n = vec_push(&p->nodes);
-	if (!n || prof_grow_i64(&p->self, p->nodes.n * p->metrics.n) ||
-	    idhash_add(&p->node_index, h, id)) {
+	int rc = -ENOMEM;
+	if (!n || (rc = prof_grow_i64(&p->self, p->nodes.n * p->metrics.n)) ||
+	    (rc = idhash_add(&p->node_index, h, id))) {
 		if (n)
 			p->nodes.n--;
-		err_set(-ENOMEM, "out of memory building the profile");
+		if (rc != -E2BIG) /* else prof_grow_i64 said the profile is too large */
+			err_set(-ENOMEM, "out of memory building the profile");
 		return PROF_NONE;
 	}
 	struct prof_node *par = &p->nodes.v[parent];
@@ -87,10 +89,12 @@ uint32_t prof_pcw_get(struct prof *p, uint32_t node, uint64_t pc, uint32_t line)
 	id = (uint32_t)p->pcws.n;
 	struct prof_pcw *e = vec_push(&p->pcws);
 	uint32_t *owner = e ? vec_push(&p->pcw_node) : NULL;
-	if (!owner || prof_grow_i64(&p->pcw_w, p->pcws.n * p->metrics.n) ||
-	    idhash_add(&p->pcw_index, h, id)) {
+	int rc = -ENOMEM;
+	if (!owner || (rc = prof_grow_i64(&p->pcw_w, p->pcws.n * p->metrics.n)) ||
+	    (rc = idhash_add(&p->pcw_index, h, id))) {
 		p->pcws.n = p->pcw_node.n = id;
-		err_set(-ENOMEM, "out of memory building the profile");
+		if (rc != -E2BIG)
+			err_set(-ENOMEM, "out of memory building the profile");
 		return PROF_NONE;
 	}
 	*owner = node;

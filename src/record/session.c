@@ -2,8 +2,9 @@
  * A recording session: events on every CPU for the target (a command started with counting
  * disabled until its exec, following its children through inherit; or the threads of
  * running processes, whose existing mappings come from /proc), ring buffers drained into a
- * perf.data file until the command exits or SIGINT/SIGTERM arrives. The command's exit
- * status is returned for tally to exit with. Mapped files are noted as their mmap records
+ * perf.data file until the command exits or SIGINT/SIGTERM arrives (which stops the
+ * recording, not the command: tally then waits for it). The command's exit status is
+ * returned for tally to exit with. Mapped files are noted as their mmap records
  * arrive (modules.c), processes for their perf maps, kept at the end (jitmaps.c).
  */
 #include "record/record.h"
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/file.h"
 #include "base/vec.h"
 #include "record/jitmaps.h"
 #include "record/modules.h"
@@ -426,14 +428,15 @@ static bool past_duration(const struct session *s, const struct timespec *start)
 					     s->o->duration;
 }
 
-static int loop(struct session *s, pid_t child, int *status)
+/* Drains until the targets end or a signal stops tally (*child_runs then: a command is
+ * left to run to its own end, and waited for once the file is finished). */
+static int loop(struct session *s, pid_t child, int *status, bool *child_runs)
 {
 	struct timespec start;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	struct pollfd pfd[MAX_CPUS];
 	for (int c = 0; c < s->ncpus; c++)
 		pfd[c] = (struct pollfd){ .fd = s->ring_fd[c], .events = POLLIN };
-	bool forwarded = false;
 	for (;;) {
 		/* With Python frames, a new interpreter's mmap record is read within 10 ms:
 		 * its samples have Python frames from then on. */
@@ -442,12 +445,12 @@ static int loop(struct session *s, pid_t child, int *status)
 		if (r)
 			return r;
 		if (child > 0) {
-			if (stop_signal && !forwarded) {
-				kill(child, stop_signal);
-				forwarded = true;
-			}
 			if (waitpid(child, status, WNOHANG) == child)
 				return drain_all(s);
+			if (stop_signal) {
+				*child_runs = true;
+				return 0;
+			}
 		} else if (stop_signal || (!s->o->all_cpus && !targets_alive(s->o)) ||
 			   perf_writer_error(s->w) || past_duration(s, &start)) {
 			return drain_all(s);
@@ -522,6 +525,7 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	int r = setup_attr(&s);
 	if (r)
 		return r;
+	file_raise_fd_limit();
 	pid_t child = -1;
 	int go = -1, status = 0;
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
@@ -562,8 +566,9 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 			r = err_set(-errno, "starting %s: %s", o->argv[0], strerror(errno));
 		close(go);
 	}
+	bool child_runs = false;
 	if (!r)
-		r = loop(&s, child, &status);
+		r = loop(&s, child, &status, &child_runs);
 	if (child > 0 && r) {
 		kill(child, SIGKILL);
 		waitpid(child, &status, 0);
@@ -590,7 +595,9 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 			perf_writer_abort(s.w);
 		}
 	}
-	cleanup(&s);
+	cleanup(&s); /* the events closed: the command runs on unobserved */
+	if (child_runs)
+		waitpid(child, &status, 0);
 	if (child > 0)
 		res->exit_status = WIFEXITED(status) ? WEXITSTATUS(status)
 			: WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;

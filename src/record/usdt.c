@@ -125,13 +125,15 @@ static void task_done(void *ctx, pid_t tid)
 		}
 }
 
+/* 1 once the file cannot be written (a full disk): the session stops, the target runs on,
+ * and what was written stays a valid recording (perf_writer_close). */
 static int drain(void *ctx)
 {
 	struct usdt_rec *u = ctx;
 	for (size_t i = 0; i < u->rings.n; i++) {
 		int r = perf_ring_drain(&u->rings.v[i].ring, emit, u);
 		if (r)
-			return r;
+			return perf_writer_error(u->w) ? 1 : r;
 	}
 	return 0;
 }
@@ -210,6 +212,8 @@ int rec_usdt_run(const struct rec_opts *o, char *const *patterns, size_t npatter
 		.log = o->quiet ? NULL : stderr,
 	};
 	r = usdt_count(&co, hits);
+	if (!r && (res->write_error = perf_writer_error(u.w)))
+		res->samples = perf_writer_samples(u.w);
 	if (!r) {
 		rec_modules_write(&u.modules, u.w);
 		r = perf_writer_close(u.w, NULL, 0);

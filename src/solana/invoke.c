@@ -238,15 +238,18 @@ int sol_runtime_invoke(struct sol_runtime *rt, struct sbpf_vm *parent,
 	char id58[64];
 	sol_base58_encode(program_id, 32, id58, sizeof(id58));
 	int rc = emitf(rt, parent, "Program %s invoke [%u]", id58, rt->depth + 1);
-	lamport_sum(rt, ix, n, before);
 	if (!rc)
 		rc = sol_serialize(rt->accounts, ix, n, data, data_len, program_id, p->aligned,
 				   &inv.input, &ierr);
 	if (rc)
 		return err_set(rc, "out of memory");
+	/* Summed once serialization has capped the accounts at 255: lamport_sum is quadratic
+	 * in them, and an instruction that fails here changes no lamports. */
 	if (ierr)
 		set_error(res, ierr, NULL);
 	else
+		lamport_sum(rt, ix, n, before);
+	if (!ierr)
 		rc = run_vm(rt, parent, p, &inv, budget, id58, res);
 	if (!rc && !ierr && !res->error[0]) {
 		rc = sol_deserialize(&inv.input, rt->accounts, ix, program_id, &ierr);
@@ -259,7 +262,8 @@ int sol_runtime_invoke(struct sol_runtime *rt, struct sbpf_vm *parent,
 		rc = emitf(rt, parent, "Program %s failed: %s", id58, res->log_text);
 	else if (!rc)
 		rc = emitf(rt, parent, "Program %s success", id58);
-	lamport_sum(rt, ix, n, after);
+	if (!ierr)
+		lamport_sum(rt, ix, n, after);
 	if (!rc && !res->error[0] && (before[0] != after[0] || before[1] != after[1]))
 		set_error(res, "UnbalancedInstruction", "the accounts' lamports changed in sum");
 	sol_input_free(&inv.input);
