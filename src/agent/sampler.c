@@ -1,0 +1,241 @@
+/*
+ * The sampler thread and the folded stream. Each tick, on an absolute deadline of the
+ * monotonic clock (start + k periods) moved by a random jitter of up to a quarter period
+ * either way, so that a program with a period of its own is not sampled in lockstep with
+ * it, the thread reads every registered thread's state and appends one folded line per
+ * sample to a buffer that start allocated: reading takes no lock and allocates nothing.
+ * A state is read between two equal even values of its sequence word (the writer makes it
+ * odd while its stack changes); a stack that keeps changing through three tries is
+ * dropped and counted. The buffer is written at least every flush_ms with write(2), so a
+ * process killed at any point leaves whole lines up to the last flush (docs/agent.md says
+ * why folded stacks: a pprof or perf.data file needs a header or trailer written last).
+ *
+ * A line is "thread TID;OUTER;...;INNER 1": frames by registered name (";" and line breaks
+ * in names become "_"), "[unregistered]" for an id no longer known, "[truncated]" innermost
+ * when the stack was deeper than max_depth. The sample's time orders the lines.
+ */
+#include "agent/agent_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/err.h"
+
+#define NAME_MAX_BYTES 256
+#define BUF_MIN (256 * 1024)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = { (time_t)(t / 1000000000u), (long)(t % 1000000000u) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* xorshift64: the jitter needs no quality beyond not being periodic. */
+static uint64_t next_random(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Copies t's stack and pc into s; false when it kept changing. */
+static bool read_thread(struct agent_thread *t, struct agent_sample *s, uint32_t max_depth)
+{
+	for (int tries = 0; tries < 3; tries++) {
+		uint32_t seq = __atomic_load_n(&t->pub.seq, __ATOMIC_ACQUIRE);
+		if (seq & 1)
+			continue;
+		uint32_t depth = __atomic_load_n(&t->pub.depth, __ATOMIC_RELAXED);
+		uint32_t n = depth < max_depth ? depth : max_depth;
+		for (uint32_t i = 0; i < n; i++) {
+			s->frames[i].function =
+				__atomic_load_n(&t->pub.frames[i].function, __ATOMIC_RELAXED);
+			s->frames[i].call_pc = __atomic_load_n(&t->pub.frames[i].call_pc, __ATOMIC_RELAXED);
+		}
+		s->pc = __atomic_load_n(&t->pub.pc, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&t->pub.seq, __ATOMIC_RELAXED) == seq) {
+			s->depth = depth;
+			s->n = n;
+			s->tid = t->tid;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Writes the buffer out; false when the stream failed (the data is dropped). */
+static bool flush(struct tally_agent *a)
+{
+	size_t off = 0;
+	while (off < a->len) {
+		ssize_t w = write(a->fd, a->buf + off, a->len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			a->len = 0;
+			return false;
+		}
+		off += (size_t)w;
+	}
+	a->len = 0;
+	return true;
+}
+
+static void put(struct tally_agent *a, const char *s, size_t n)
+{
+	memcpy(a->buf + a->len, s, n);
+	a->len += n;
+}
+
+static void put_name(struct tally_agent *a, const char *name)
+{
+	size_t n = strnlen(name, NAME_MAX_BYTES);
+	char *o = a->buf + a->len;
+	for (size_t i = 0; i < n; i++)
+		o[i] = name[i] == ';' || name[i] == '\n' || name[i] == '\r' ? '_' : name[i];
+	a->len += n;
+	if (!n)
+		put(a, "[unnamed]", 9);
+}
+
+/* The longest line a sample can make: what start sized the buffer from. */
+static size_t max_line(uint32_t max_depth)
+{
+	return 64 + ((size_t)max_depth + 1) * (NAME_MAX_BYTES + 1);
+}
+
+static void put_sample(struct tally_agent *a, const struct agent_sample *s)
+{
+	if (a->cap - a->len < max_line(a->o.max_depth))
+		flush(a);
+	char num[32];
+	const char *sep = "";
+	if (!a->o.omit_thread) {
+		put(a, num, (size_t)snprintf(num, sizeof(num), "thread %d", (int)s->tid));
+		sep = ";";
+	}
+	for (uint32_t i = 0; i < s->n; i++) {
+		put(a, sep, strlen(sep));
+		const struct agent_fn *f = agent_fn_get(a, s->frames[i].function);
+		put_name(a, f ? f->name : "[unregistered]");
+		sep = ";";
+	}
+	if (s->depth > s->n) {
+		put(a, sep, strlen(sep));
+		put(a, "[truncated]", 11);
+	}
+	put(a, " 1\n", 3);
+}
+
+static void sample_all(struct tally_agent *a)
+{
+	struct agent_sample *s = &a->sample;
+	s->time_ns = now_ns();
+	for (uint32_t i = 0; i < a->o.max_threads; i++) {
+		struct agent_thread *t = &a->threads[i];
+		if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != THREAD_ACTIVE)
+			continue;
+		if (!read_thread(t, s, a->o.max_depth)) {
+			__atomic_fetch_add(&a->dropped, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (!s->depth) /* not in the VM */
+			continue;
+		put_sample(a, s);
+		__atomic_fetch_add(&a->samples, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static void *sampler_main(void *arg)
+{
+	struct tally_agent *a = arg;
+	uint64_t period = 1000000000u / a->o.freq_hz, flush_every = a->o.flush_ms * 1000000ull;
+	uint64_t rnd = now_ns() | 1, start = now_ns(), last_flush = start;
+	for (uint64_t k = 1; !__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE); k++) {
+		uint64_t deadline = start + k * period;
+		uint64_t jitter = next_random(&rnd) % (period / 2 + 1);
+		uint64_t wake = deadline - period / 4 + jitter, now = now_ns();
+		if (wake < now) {
+			/* late: skip the deadlines already passed, counting them */
+			uint64_t behind = (now - deadline) / period;
+			__atomic_fetch_add(&a->missed, behind, __ATOMIC_RELAXED);
+			k += behind;
+		} else {
+			sleep_until(wake);
+		}
+		if (!__atomic_load_n(&a->paused, __ATOMIC_RELAXED))
+			sample_all(a);
+		now = now_ns();
+		if (now - last_flush >= flush_every) {
+			if (!flush(a))
+				__atomic_fetch_add(&a->dropped, 1, __ATOMIC_RELAXED);
+			last_flush = now;
+		}
+	}
+	return NULL;
+}
+
+int agent_sampler_start(struct tally_agent *a)
+{
+	size_t need = max_line(a->o.max_depth) * 2;
+	if (need < BUF_MIN)
+		need = BUF_MIN;
+	if (a->cap < need) {
+		char *b = realloc(a->buf, need);
+		if (!b)
+			return err_set(-ENOMEM, "out of memory");
+		a->buf = b;
+		a->cap = need;
+	}
+	a->len = 0;
+	char *path = agent_path(a->o.output, getpid());
+	if (!path)
+		return -ENOMEM;
+	a->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int rc = a->fd < 0 ? err_set(-errno, "%s: %s", path, strerror(errno)) : 0;
+	free(path);
+	if (rc)
+		return rc;
+	__atomic_store_n(&a->stop, 0, __ATOMIC_RELEASE);
+	if ((rc = pthread_create(&a->sampler, NULL, sampler_main, a))) {
+		close(a->fd);
+		a->fd = -1;
+		return err_set(-rc, "agent: cannot start the sampler thread: %s", strerror(rc));
+	}
+	a->sampler_started = true;
+	return 0;
+}
+
+int agent_sampler_stop(struct tally_agent *a)
+{
+	int rc = 0;
+	if (a->sampler_started) {
+		__atomic_store_n(&a->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(a->sampler, NULL);
+		a->sampler_started = false;
+	}
+	if (a->fd >= 0) {
+		if (!flush(a))
+			rc = err_set(-EIO, "agent: the sample stream could not be written");
+		if (close(a->fd))
+			rc = rc ? rc : err_set(-errno, "agent: closing the sample stream: %s",
+					       strerror(errno));
+		a->fd = -1;
+	}
+	return rc;
+}
