@@ -5,12 +5,13 @@
  * fib). It counts the instructions each function executes itself, whatever the build:
  * those counts are what the agent's exact profile must equal.
  *
- *   stackvm [-n SCALE] [--sample FILE [--hz HZ]] [--exact FILE] [--disasm]
+ *   stackvm [-n SCALE] [--sample FILE [--hz HZ]] [--exact FILE] [--lines] [--disasm]
  *
  * Built with -DTALLY_AGENT_DISABLE it needs no libtally and takes no profiling option;
  * otherwise it links libtally and uses the agent: --sample streams folded stacks to FILE,
  * --exact writes the exact profile (metric "instructions") as pprof to FILE. It prints
- * "FUNCTION COUNT" per function, then the result.
+ * "FUNCTION COUNT" per function (with --lines, "FUNCTION:LINE COUNT" per instruction
+ * before it: an instruction's line is its function's plus its index), then the result.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -144,7 +145,7 @@ struct vm_frame {
 	uint32_t func, ret_pc, locals; /* locals: index of local 0 in the locals array */
 };
 
-/* Runs main; counts[f] gets the instructions f executed itself. */
+/* Runs main; counts[pc] gets the times the instruction at pc ran. */
 static int64_t run(struct profiling *pr, uint64_t *counts)
 {
 	static int64_t stack[STACK_MAX], locals[FRAMES_MAX * 4];
@@ -160,7 +161,7 @@ static int64_t run(struct profiling *pr, uint64_t *counts)
 	for (;;) {
 		TALLY_AGENT_PC(pr->t, pc);
 		EXACT_COST(pr, pc);
-		counts[fn]++;
+		counts[pc]++;
 		const struct insn *in = &code[pc];
 		switch ((enum op)in->op) {
 		case PUSH: stack[sp++] = in->arg; pc++; break;
@@ -270,7 +271,7 @@ int main(int argc, char **argv)
 	long scale = 100;
 	const char *sample = NULL, *exact = NULL;
 	unsigned hz = 0;
-	bool show = false;
+	bool show = false, per_line = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-n") && i + 1 < argc)
 			scale = strtol(argv[++i], NULL, 10);
@@ -280,11 +281,13 @@ int main(int argc, char **argv)
 			exact = argv[++i];
 		else if (!strcmp(argv[i], "--hz") && i + 1 < argc)
 			hz = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--lines"))
+			per_line = true;
 		else if (!strcmp(argv[i], "--disasm"))
 			show = true;
 		else {
 			fprintf(stderr, "usage: stackvm [-n SCALE] [--sample FILE [--hz HZ]] "
-					"[--exact FILE] [--disasm]\n");
+					"[--exact FILE] [--lines] [--disasm]\n");
 			return 2;
 		}
 	}
@@ -311,14 +314,22 @@ int main(int argc, char **argv)
 		return 2;
 	}
 #endif
-	uint64_t counts[NFUNCS] = { 0 };
+	static uint64_t counts[MAX_CODE];
 	int64_t result = run(&pr, counts);
 #ifndef TALLY_AGENT_DISABLE
 	if (profile_stop(&pr))
 		return 1;
 #endif
-	for (int f = 0; f < NFUNCS; f++)
-		printf("%s %" PRIu64 "\n", funcs[f].name, counts[f]);
+	for (int f = 0; f < NFUNCS; f++) {
+		uint64_t n = 0;
+		for (uint32_t pc = funcs[f].start; pc < funcs[f].end; pc++) {
+			n += counts[pc];
+			if (per_line && counts[pc])
+				printf("%s:%" PRIu32 " %" PRIu64 "\n", funcs[f].name,
+				       funcs[f].line + pc - funcs[f].start, counts[pc]);
+		}
+		printf("%s %" PRIu64 "\n", funcs[f].name, n);
+	}
 	printf("result %" PRId64 "\n", result);
 	return 0;
 }
