@@ -134,10 +134,12 @@ TALLY_API int tally_agent_stop(struct tally_agent *a);
 TALLY_API void tally_agent_free(struct tally_agent *a);
 
 /* Figures of the run so far: samples written, samples dropped (a stack that kept changing
- * while it was read, or a stream write that failed), sampler deadlines missed. */
+ * while it was read, or a stream write that failed), sampler deadlines missed, and ticks
+ * at which a thread was not sampled because it had used no CPU time since the previous
+ * one (blocked or descheduled: sampling it again would count the same instant twice). */
 struct tally_agent_stats {
 	size_t sz;
-	uint64_t samples, dropped, missed;
+	uint64_t samples, dropped, missed, off_cpu;
 };
 TALLY_API int tally_agent_stats(struct tally_agent *a, struct tally_agent_stats *out);
 

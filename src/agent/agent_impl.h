@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "base/vec.h"
 #include "tally/agent.h"
@@ -44,6 +45,8 @@ struct agent_thread {
 	struct tally_agent *agent;
 	uint32_t state; /* THREAD_*, atomic */
 	pid_t tid;
+	clockid_t cpu_clock;  /* the thread's CPU-time clock */
+	uint64_t last_cpu_ns; /* its reading at the previous tick (sampler's own) */
 	struct prof_cct *cct; /* exact mode */
 	int exact_rc;	      /* the first failure of an exact hook */
 };
@@ -75,7 +78,7 @@ struct tally_agent {
 	char *buf;
 	size_t len, cap;
 	struct agent_sample sample;
-	uint64_t samples, dropped, missed; /* atomic */
+	uint64_t samples, dropped, missed, off_cpu; /* atomic */
 	int sampler_rc;
 
 	int perfmap_fd; /* -1 until the first JIT region */

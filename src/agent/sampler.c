@@ -10,6 +10,10 @@
  * process killed at any point leaves whole lines up to the last flush (docs/agent.md says
  * why folded stacks: a pprof or perf.data file needs a header or trailer written last).
  *
+ * A thread is sampled at a tick only when it used CPU time since the previous one: a thread
+ * that waits, or that the machine's other work keeps off the CPU, would otherwise give the
+ * same instant again and again, and its samples would come in bursts, not independently.
+ *
  * A line is "thread TID;OUTER;...;INNER 1": frames by registered name (";" and line breaks
  * in names become "_"), "[unregistered]" for an id no longer known, "[truncated]" innermost
  * when the stack was deeper than max_depth. The sample's time orders the lines.
@@ -150,6 +154,16 @@ static void sample_all(struct tally_agent *a)
 		struct agent_thread *t = &a->threads[i];
 		if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != THREAD_ACTIVE)
 			continue;
+		struct timespec cpu;
+		if (!clock_gettime(t->cpu_clock, &cpu)) {
+			uint64_t ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
+			bool ran = ns != t->last_cpu_ns;
+			t->last_cpu_ns = ns;
+			if (!ran) {
+				__atomic_fetch_add(&a->off_cpu, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+		}
 		if (!read_thread(t, s, a->o.max_depth)) {
 			__atomic_fetch_add(&a->dropped, 1, __ATOMIC_RELAXED);
 			continue;

