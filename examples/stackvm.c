@@ -5,11 +5,13 @@
  * fib). It counts the instructions each function executes itself, whatever the build:
  * those counts are what the agent's exact profile must equal.
  *
- *   stackvm [-n SCALE] [--sample FILE [--hz HZ]] [--exact FILE] [--lines] [--disasm]
+ *   stackvm [-n SCALE] [--sample FILE [--hz HZ]] [--exact FILE] [--stats] [--lines]
+ *           [--disasm]
  *
  * Built with -DTALLY_AGENT_DISABLE it needs no libtally and takes no profiling option;
  * otherwise it links libtally and uses the agent: --sample streams folded stacks to FILE,
- * --exact writes the exact profile (metric "instructions") as pprof to FILE. It prints
+ * --exact writes the exact profile (metric "instructions") as pprof to FILE, --stats
+ * prints the agent's figures (tally_agent_stats) on stderr. It prints
  * "FUNCTION COUNT" per function (with --lines, "FUNCTION:LINE COUNT" per instruction
  * before it: an instruction's line is its function's plus its index), then the result.
  */
@@ -256,11 +258,16 @@ static int profile_start(struct profiling *pr, const char *sample, const char *e
 	return 0;
 }
 
-static int profile_stop(struct profiling *pr)
+static int profile_stop(struct profiling *pr, bool stats)
 {
 	if (!pr->agent)
 		return 0;
 	int rc = tally_agent_stop(pr->agent) ? fail("agent") : 0;
+	struct tally_agent_stats s = { .sz = sizeof(s) };
+	if (stats && !tally_agent_stats(pr->agent, &s))
+		fprintf(stderr, "agent: %" PRIu64 " samples, %" PRIu64 " dropped, %" PRIu64
+				" deadlines missed, %" PRIu64 " off CPU, sampler CPU %" PRIu64 " ns\n",
+			s.samples, s.dropped, s.missed, s.off_cpu, s.sampler_cpu_ns);
 	tally_agent_free(pr->agent);
 	return rc;
 }
@@ -271,7 +278,7 @@ int main(int argc, char **argv)
 	long scale = 100;
 	const char *sample = NULL, *exact = NULL;
 	unsigned hz = 0;
-	bool show = false, per_line = false;
+	bool show = false, per_line = false, stats = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-n") && i + 1 < argc)
 			scale = strtol(argv[++i], NULL, 10);
@@ -281,13 +288,15 @@ int main(int argc, char **argv)
 			exact = argv[++i];
 		else if (!strcmp(argv[i], "--hz") && i + 1 < argc)
 			hz = (unsigned)strtoul(argv[++i], NULL, 10);
+		else if (!strcmp(argv[i], "--stats"))
+			stats = true;
 		else if (!strcmp(argv[i], "--lines"))
 			per_line = true;
 		else if (!strcmp(argv[i], "--disasm"))
 			show = true;
 		else {
 			fprintf(stderr, "usage: stackvm [-n SCALE] [--sample FILE [--hz HZ]] "
-					"[--exact FILE] [--lines] [--disasm]\n");
+					"[--exact FILE] [--stats] [--lines] [--disasm]\n");
 			return 2;
 		}
 	}
@@ -309,6 +318,7 @@ int main(int argc, char **argv)
 		return 1;
 #else
 	(void)hz;
+	(void)stats;
 	if (sample || exact) {
 		fprintf(stderr, "stackvm: built with TALLY_AGENT_DISABLE: no profiling\n");
 		return 2;
@@ -317,7 +327,7 @@ int main(int argc, char **argv)
 	static uint64_t counts[MAX_CODE];
 	int64_t result = run(&pr, counts);
 #ifndef TALLY_AGENT_DISABLE
-	if (profile_stop(&pr))
+	if (profile_stop(&pr, stats))
 		return 1;
 #endif
 	for (int f = 0; f < NFUNCS; f++) {

@@ -136,10 +136,12 @@ TALLY_API void tally_agent_free(struct tally_agent *a);
 /* Figures of the run so far: samples written, samples dropped (a stack that kept changing
  * while it was read, or a stream write that failed), sampler deadlines missed, and ticks
  * at which a thread was not sampled because it had used no CPU time since the previous
- * one (blocked or descheduled: sampling it again would count the same instant twice). */
+ * one (blocked or descheduled: sampling it again would count the same instant twice);
+ * and the CPU time the sampler thread itself used (what sampling costs the process). */
 struct tally_agent_stats {
 	size_t sz;
 	uint64_t samples, dropped, missed, off_cpu;
+	uint64_t sampler_cpu_ns;
 };
 TALLY_API int tally_agent_stats(struct tally_agent *a, struct tally_agent_stats *out);
 

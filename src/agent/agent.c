@@ -182,6 +182,7 @@ int tally_agent_stats(struct tally_agent *a, struct tally_agent_stats *out)
 		.dropped = __atomic_load_n(&a->dropped, __ATOMIC_RELAXED),
 		.missed = __atomic_load_n(&a->missed, __ATOMIC_RELAXED),
 		.off_cpu = __atomic_load_n(&a->off_cpu, __ATOMIC_RELAXED),
+		.sampler_cpu_ns = __atomic_load_n(&a->sampler_cpu_ns, __ATOMIC_RELAXED),
 	};
 	size_t n = out->sz < sizeof(s) ? out->sz : sizeof(s);
 	memcpy(out, &s, n);

@@ -79,6 +79,7 @@ struct tally_agent {
 	size_t len, cap;
 	struct agent_sample sample;
 	uint64_t samples, dropped, missed, off_cpu; /* atomic */
+	uint64_t sampler_cpu_ns; /* summed over the sampler's runs, written as each ends */
 	int sampler_rc;
 
 	int perfmap_fd; /* -1 until the first JIT region */

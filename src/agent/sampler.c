@@ -184,12 +184,12 @@ static void *sampler_main(void *arg)
 		uint64_t deadline = start + k * period;
 		uint64_t jitter = next_random(&rnd) % (period / 2 + 1);
 		uint64_t wake = deadline - period / 4 + jitter, now = now_ns();
-		if (wake < now) {
-			/* late: skip the deadlines already passed, counting them */
+		if (now > deadline + period) {
+			/* late by whole periods: skip those deadlines, counting them */
 			uint64_t behind = (now - deadline) / period;
 			__atomic_fetch_add(&a->missed, behind, __ATOMIC_RELAXED);
 			k += behind;
-		} else {
+		} else if (wake > now) {
 			sleep_until(wake);
 		}
 		if (!__atomic_load_n(&a->paused, __ATOMIC_RELAXED))
@@ -201,6 +201,11 @@ static void *sampler_main(void *arg)
 			last_flush = now;
 		}
 	}
+	struct timespec cpu;
+	if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
+		__atomic_fetch_add(&a->sampler_cpu_ns,
+				   (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec,
+				   __ATOMIC_RELAXED);
 	return NULL;
 }
 
