@@ -61,8 +61,9 @@ static const char help[] =
 	"  --sample[=HZ]         profile by sampling instead (HZ default 999): the VM\n"
 	"                        publishes its pc and call stack and the agent's sampler\n"
 	"                        (docs/agent.md) reads them; samples/count per function,\n"
-	"                        no inline frames, into the same outputs. For runs long\n"
-	"                        enough to sample (a large --budget); not for fixtures\n\n"
+	"                        no inline frames, into -o, --flamegraph and --folded. For\n"
+	"                        runs long enough to sample (a large --budget); not for\n"
+	"                        fixtures\n\n"
 	"`size` counts the instructions of each function and inline frame (a binary-size\n"
 	"view): a report on stdout, or the outputs above.\n\n"
 	"Syscalls: sol_log_, sol_log_64_, sol_log_compute_units_, sol_log_pubkey, sol_log_data,\n"
@@ -222,6 +223,8 @@ static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct r
 		return cli_usage(cmd, "--no-profile leaves no profile to write");
 	if (o->no_profile && o->sample_hz)
 		return cli_usage(cmd, "--no-profile and --sample: choose one");
+	if (o->sample_hz && o->out.annotate)
+		return cli_usage(cmd, "--annotate needs the exact profile (per-pc CU), not --sample");
 	return 0;
 }
 

@@ -1,6 +1,6 @@
 # make install as a user or a distribution runs it: into a prefix of this test's own, and
 # staged under DESTDIR. Checks the files, the SONAME and its links, that the shared library
-# exports exactly the header's TALLY_API functions, and that a program built with
+# exports exactly the headers' TALLY_API functions, and that a program built with
 # pkg-config (shared, then static) symbolizes its own main as llvm-symbolizer does. The
 # plain build is installed whichever build the suite runs on (a program linking the
 # sanitized library would need the sanitizer's runtime).
@@ -29,7 +29,7 @@ soname=$(readelf -d "$L/libtally.so.$V" | sed -n 's/.*Library soname: \[\(.*\)\]
 
 # Every defined dynamic symbol, functions and data alike, against the header's API.
 nm -D --defined-only "$L/libtally.so.$V" | awk '{ print $3 }' | sort >"$TMP/exports"
-sed -n 's/^TALLY_API .*[ *]\(tally_[a-z0-9_]*\)(.*/\1/p' "$ROOT/include/tally/tally.h" |
+sed -n 's/^TALLY_API .*[ *]\(tally_[a-z0-9_]*\)(.*/\1/p' "$ROOT"/include/tally/*.h |
 	sort >"$TMP/api"
 [ -s "$TMP/api" ] && ! grep -qv '^tally_' "$TMP/exports" && cmp -s "$TMP/exports" "$TMP/api" &&
 	pass exports_are_the_headers_tally_api_only ||
