@@ -5,7 +5,7 @@
  * it, the thread reads every registered thread's state and appends one folded line per
  * sample to a buffer that start allocated: reading takes no lock and allocates nothing.
  * A state is read between two equal even values of its sequence word (the writer makes it
- * odd while its stack changes); a stack that keeps changing through three tries is
+ * odd while its stack changes); a stack that keeps changing through READ_TRIES reads is
  * dropped and counted. The buffer is written at least every flush_ms with write(2), so a
  * process killed at any point leaves whole lines up to the last flush (docs/agent.md says
  * why folded stacks: a pprof or perf.data file needs a header or trailer written last).
@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,9 @@
 #include "base/err.h"
 
 #define NAME_MAX_BYTES 256
+/* A push or pop takes nanoseconds; a stack still changing after this many reads (a few
+ * microseconds) belongs to a writer the machine stopped in the middle: dropped, counted. */
+#define READ_TRIES 1000
 #define BUF_MIN (256 * 1024)
 
 static uint64_t now_ns(void)
@@ -56,13 +60,25 @@ static uint64_t next_random(uint64_t *s)
 	return *s;
 }
 
+/* A pause between reads of a stack being changed, for the writer to finish. */
+static void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
 /* Copies t's stack and pc into s; false when it kept changing. */
 static bool read_thread(struct agent_thread *t, struct agent_sample *s, uint32_t max_depth)
 {
-	for (int tries = 0; tries < 3; tries++) {
+	for (int tries = 0; tries < READ_TRIES; tries++) {
 		uint32_t seq = __atomic_load_n(&t->pub.seq, __ATOMIC_ACQUIRE);
-		if (seq & 1)
+		if (seq & 1) {
+			relax();
 			continue;
+		}
 		uint32_t depth = __atomic_load_n(&t->pub.depth, __ATOMIC_RELAXED);
 		uint32_t n = depth < max_depth ? depth : max_depth;
 		for (uint32_t i = 0; i < n; i++) {
@@ -231,7 +247,14 @@ int agent_sampler_start(struct tally_agent *a)
 	if (rc)
 		return rc;
 	__atomic_store_n(&a->stop, 0, __ATOMIC_RELEASE);
-	if ((rc = pthread_create(&a->sampler, NULL, sampler_main, a))) {
+	/* The sampler takes no signal of the process: a handler the program installed for its
+	 * own threads must not run on ours. It inherits this mask from its creator. */
+	sigset_t all, before;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &before);
+	rc = pthread_create(&a->sampler, NULL, sampler_main, a);
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
+	if (rc) {
 		close(a->fd);
 		a->fd = -1;
 		return err_set(-rc, "agent: cannot start the sampler thread: %s", strerror(rc));
