@@ -69,12 +69,9 @@ static void spin_ms(long ms)
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	int64_t end = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + ms * 1000000;
-	volatile uint64_t x = 0;
-	do {
-		for (int i = 0; i < 10000; i++)
-			x += (uint64_t)i;
+	do /* reading the clock is work enough */
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	} while ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec < end);
+	while ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec < end);
 }
 
 static uint32_t reg(struct tally_agent *a, const char *name, uint64_t start, uint64_t end)
