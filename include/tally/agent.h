@@ -55,6 +55,8 @@ struct tally_agent_opts {
 	uint32_t max_depth;	  /* shadow frames kept per thread; 0: 512 */
 	const char *jit_dir;	  /* directory of perf-PID.map; NULL: /tmp */
 	bool omit_thread;	  /* no "thread TID" root frame on sampled stacks */
+	bool jitdump;		  /* JIT regions also go to jit-PID.dump in jit_dir, with
+				     their code, for `perf inject --jit` */
 };
 
 /* ---- per-thread VM state ---- */
@@ -179,7 +181,8 @@ TALLY_API int tally_agent_register(struct tally_agent *a, const struct tally_age
 /* Its samples taken later show "[unregistered]". -ENOENT for an unknown id. */
 TALLY_API int tally_agent_unregister(struct tally_agent *a, uint32_t id);
 /* Native code a JIT made at [addr, addr + size), named name: appended to perf-PID.map
- * (in jit_dir) as perf reads it. */
+ * (in jit_dir) as perf reads it, and with opts.jitdump to jit-PID.dump with a copy of
+ * the code (read from addr: it must be readable). */
 TALLY_API int tally_agent_register_jit(struct tally_agent *a, const char *name,
 				       const void *addr, size_t size);
 

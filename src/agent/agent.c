@@ -109,6 +109,7 @@ int tally_agent_new(const struct tally_agent_opts *opts, struct tally_agent **ou
 	a->next_id = 1;
 	a->fd = -1;
 	a->perfmap_fd = -1;
+	a->jitdump_fd = -1;
 	agent_live_add(a);
 	*out = a;
 	return 0;

@@ -83,6 +83,10 @@ struct tally_agent {
 	int sampler_rc;
 
 	int perfmap_fd; /* -1 until the first JIT region */
+	int jitdump_fd; /* -1 until the first JIT region with opts.jitdump */
+	void *jitdump_map; /* the executable mapping perf looks for */
+	size_t jitdump_map_len;
+	uint64_t jitdump_index;
 	struct tally_agent *next_live; /* the process's agents, for fork */
 };
 
@@ -92,6 +96,10 @@ void agent_registry_free(struct tally_agent *a);
 
 /* path with "%p" replaced by the pid: a malloc'd string, or NULL (message set). */
 char *agent_path(const char *pattern, pid_t pid);
+
+/* jit-PID.dump (jitdump.c), under the agent's lock. */
+int agent_jitdump_add(struct tally_agent *a, const char *name, const void *addr, size_t size);
+void agent_jitdump_close(struct tally_agent *a);
 
 /* The sampler thread (sampler.c). */
 int agent_sampler_start(struct tally_agent *a);

@@ -4,7 +4,8 @@
  * while another thread registers more. Unregistered entries are retired, not freed, until
  * the agent is: a sample read just before the unregistration may still name it. JIT
  * regions go to perf-PID.map, one "START SIZE NAME" line each (hex, no 0x), as perf reads
- * it (tools/perf/Documentation/jit-interface.txt).
+ * it (tools/perf/Documentation/jit-interface.txt), and with opts.jitdump to jit-PID.dump
+ * too (jitdump.c).
  */
 #include "agent/agent_impl.h"
 
@@ -146,6 +147,7 @@ void agent_registry_free(struct tally_agent *a)
 	vec_free(&a->retired);
 	if (a->perfmap_fd >= 0)
 		close(a->perfmap_fd);
+	agent_jitdump_close(a);
 }
 
 /* Names go on one line of their own: a newline would start a bogus entry. */
@@ -183,6 +185,8 @@ int tally_agent_register_jit(struct tally_agent *a, const char *name, const void
 	/* one write per line, O_APPEND: several agents of the process share the file */
 	if (!rc && write(a->perfmap_fd, line, (size_t)n) != n)
 		rc = err_set(-EIO, "agent: perf map: short write");
+	if (!rc && a->o.jitdump)
+		rc = agent_jitdump_add(a, name, addr, size);
 	pthread_mutex_unlock(&a->lock);
 	return rc;
 }

@@ -49,6 +49,8 @@ static void child_agent(struct tally_agent *a)
 	if (a->perfmap_fd >= 0)
 		close(a->perfmap_fd);
 	a->perfmap_fd = -1;
+	agent_jitdump_close(a); /* the parent's file: the child starts its own */
+	a->jitdump_index = 0;
 	for (uint32_t i = 0; i < a->o.max_threads; i++) {
 		struct agent_thread *t = &a->threads[i];
 		if (t->state != THREAD_ACTIVE)

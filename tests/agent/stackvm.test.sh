@@ -15,6 +15,14 @@ if ! cc $cflags -DTALLY_AGENT_DISABLE -o "$TMP/stackvm-off" "$ROOT/examples/stac
 fi
 pass agent_stackvm_builds
 
+# Compiled out, the agent leaves nothing: no call, no symbol of libtally's (nm, binutils').
+if nm "$TMP/stackvm-off" | grep -q tally_; then
+	fail agent_disable_compiles_to_nothing "$(nm "$TMP/stackvm-off" | grep tally_ | head -3)"
+else
+	nm "$TMP/stackvm" | grep -q 'tally_agent_cost' && pass agent_disable_compiles_to_nothing ||
+		fail agent_disable_compiles_to_nothing "the agent build has no tally_agent_cost either"
+fi
+
 # The oracle: "FUNCTION COUNT" lines of the interpreter built without the agent, and
 # "FUNCTION:LINE COUNT" per instruction.
 "$TMP/stackvm-off" -n 50 --lines | grep -v '^result' >"$TMP/oracle"
