@@ -170,15 +170,17 @@ static void sample_all(struct tally_agent *a)
 		struct agent_thread *t = &a->threads[i];
 		if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != THREAD_ACTIVE)
 			continue;
+		/* A clock that cannot be read is a thread that exited unregistered: its state
+		 * is frozen, sampling it would count an instant over and over. */
 		struct timespec cpu;
-		if (!clock_gettime(t->cpu_clock, &cpu)) {
-			uint64_t ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
-			bool ran = ns != t->last_cpu_ns;
-			t->last_cpu_ns = ns;
-			if (!ran) {
-				__atomic_fetch_add(&a->off_cpu, 1, __ATOMIC_RELAXED);
-				continue;
-			}
+		uint64_t ns = clock_gettime(t->cpu_clock, &cpu)
+				      ? t->last_cpu_ns
+				      : (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
+		bool ran = ns != t->last_cpu_ns;
+		t->last_cpu_ns = ns;
+		if (!ran) {
+			__atomic_fetch_add(&a->off_cpu, 1, __ATOMIC_RELAXED);
+			continue;
 		}
 		if (!read_thread(t, s, a->o.max_depth)) {
 			__atomic_fetch_add(&a->dropped, 1, __ATOMIC_RELAXED);

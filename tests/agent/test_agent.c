@@ -6,6 +6,7 @@
  * in perf's documented format ("START SIZE NAME", hex without 0x).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -219,6 +220,41 @@ static void sleeping_thread_counts_off_cpu(void **state)
 	assert_true(strlen(text) < 200);
 }
 
+static void *exit_in_vm(void *arg)
+{
+	struct tally_agent *a = arg;
+	struct tally_agent_thread *t;
+	if (tally_agent_thread_register(a, &t))
+		return NULL;
+	TALLY_AGENT_PUSH(t, 1, 0);
+	spin_ms(10);
+	return t;
+}
+
+/* A thread that exits without unregistering is not sampled after it ended. */
+static void exited_thread_is_not_sampled(void **state)
+{
+	(void)state;
+	struct tally_agent_opts o = { .sz = sizeof(o), .output = path_in("exited.folded"),
+				      .omit_thread = true, .flush_ms = 10 };
+	struct tally_agent *a;
+	assert_int_equal(tally_agent_new(&o, &a), 0);
+	reg(a, "gone", 0, 1);
+	pthread_t th;
+	void *t = NULL;
+	assert_int_equal(pthread_create(&th, NULL, exit_in_vm, a), 0);
+	assert_int_equal(pthread_join(th, &t), 0);
+	assert_non_null(t);
+	assert_int_equal(tally_agent_start(a), 0);
+	sleep_ms(60);
+	struct tally_agent_stats s = { .sz = sizeof(s) };
+	assert_int_equal(tally_agent_stop(a), 0);
+	assert_int_equal(tally_agent_stats(a, &s), 0);
+	tally_agent_free(a);
+	assert_true(s.samples <= 1);
+	assert_true(s.off_cpu >= 10);
+}
+
 static void deep_stack_ends_truncated(void **state)
 {
 	(void)state;
@@ -368,6 +404,7 @@ int main(void)
 		cmocka_unit_test(sampler_marks_unregistered),
 		cmocka_unit_test(paused_agent_takes_no_samples),
 		cmocka_unit_test(sleeping_thread_counts_off_cpu),
+		cmocka_unit_test(exited_thread_is_not_sampled),
 		cmocka_unit_test(deep_stack_ends_truncated),
 		cmocka_unit_test(several_agents_write_their_own),
 		cmocka_unit_test(fork_child_restarts_cleanly),
