@@ -17,6 +17,16 @@
 #   sampler    the sampler's own CPU time per second of run at 1 kHz, against a thread that
 #              only sleeps to the same deadlines (agent_wakeups: the floor of any sampler)
 #
+# One run (bench/agent.sh build 5 8000, gcc -O2, a 2-core VM shared with other work, load
+# average about 12; 2026-12-01):
+#   stackvm  off 1.000 s  publish 1.026 s (x1.026)  sample 1.048 s (x1.048)
+#            exact 2.308 s (x2.308)                  [an earlier run: publish x0.950]
+#   sBPF     plain 0.475 s  publish 0.489 s (x1.029)  sample 0.507 s (x1.067)
+#            exact 0.675 s (x1.421)                  [an earlier run: publish x1.040]
+#   sampler at 1 kHz: 1.01% of a core (best of 5); a thread that only sleeps to the same
+#   deadlines: 3.8% on this machine, where one timer wakeup costs 30-55 us of CPU: the
+#   sampler's own work is within the noise of that floor.
+#
 # Usage: bench/agent.sh [BUILD_DIR] [REPS] [SCALE]   (BUILD_DIR has libtally.a and tally)
 set -eu
 cd "$(dirname "$0")/.."

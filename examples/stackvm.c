@@ -5,11 +5,12 @@
  * fib). It counts the instructions each function executes itself, whatever the build:
  * those counts are what the agent's exact profile must equal.
  *
- *   stackvm [-n SCALE] [--sample FILE [--hz HZ]] [--exact FILE] [--stats] [--lines]
- *           [--disasm]
+ *   stackvm [-n SCALE] [--sample FILE [--hz HZ] [--sample-pprof FILE]] [--exact FILE]
+ *           [--stats] [--lines] [--disasm]
  *
  * Built with -DTALLY_AGENT_DISABLE it needs no libtally and takes no profiling option;
- * otherwise it links libtally and uses the agent: --sample streams folded stacks to FILE,
+ * otherwise it links libtally and uses the agent: --sample streams folded stacks to FILE
+ * (--sample-pprof: also the samples with their pcs and lines, as pprof),
  * --exact writes the exact profile (metric "instructions") as pprof to FILE, --stats
  * prints the agent's figures (tally_agent_stats) on stderr. It prints
  * "FUNCTION COUNT" per function (with --lines, "FUNCTION:LINE COUNT" per instruction
@@ -228,10 +229,11 @@ static int fail(const char *what)
 
 /* Registers every function (with its bytecode and one line per instruction, the
  * function's line plus the instruction's index) and this thread. */
-static int profile_start(struct profiling *pr, const char *sample, const char *exact,
-			 unsigned hz)
+static int profile_start(struct profiling *pr, const char *sample, const char *sample_pprof,
+			 const char *exact, unsigned hz)
 {
-	struct tally_agent_opts o = { .sz = sizeof(o), .freq_hz = hz, .omit_thread = true };
+	struct tally_agent_opts o = { .sz = sizeof(o), .freq_hz = hz, .omit_thread = true,
+				      .sample_pprof = sample_pprof };
 	o.mode = (sample ? TALLY_AGENT_SAMPLE : 0) | (exact ? TALLY_AGENT_EXACT : 0);
 	o.output = sample;
 	o.exact_output = exact;
@@ -276,7 +278,7 @@ static int profile_stop(struct profiling *pr, bool stats)
 int main(int argc, char **argv)
 {
 	long scale = 100;
-	const char *sample = NULL, *exact = NULL;
+	const char *sample = NULL, *sample_pprof = NULL, *exact = NULL;
 	unsigned hz = 0;
 	bool show = false, per_line = false, stats = false;
 	for (int i = 1; i < argc; i++) {
@@ -284,6 +286,8 @@ int main(int argc, char **argv)
 			scale = strtol(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--sample") && i + 1 < argc)
 			sample = argv[++i];
+		else if (!strcmp(argv[i], "--sample-pprof") && i + 1 < argc)
+			sample_pprof = argv[++i];
 		else if (!strcmp(argv[i], "--exact") && i + 1 < argc)
 			exact = argv[++i];
 		else if (!strcmp(argv[i], "--hz") && i + 1 < argc)
@@ -295,8 +299,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--disasm"))
 			show = true;
 		else {
-			fprintf(stderr, "usage: stackvm [-n SCALE] [--sample FILE [--hz HZ]] "
-					"[--exact FILE] [--stats] [--lines] [--disasm]\n");
+			fprintf(stderr, "usage: stackvm [-n SCALE] [--sample FILE [--hz HZ] "
+					"[--sample-pprof FILE]] [--exact FILE] [--stats] [--lines] "
+					"[--disasm]\n");
 			return 2;
 		}
 	}
@@ -314,11 +319,12 @@ int main(int argc, char **argv)
 	static struct tally_agent_frame spare[FRAMES_MAX];
 	static struct tally_agent_thread unread = { .max_depth = FRAMES_MAX, .frames = spare };
 	pr.t = &unread;
-	if ((sample || exact) && profile_start(&pr, sample, exact, hz))
+	if ((sample || exact) && profile_start(&pr, sample, sample_pprof, exact, hz))
 		return 1;
 #else
 	(void)hz;
 	(void)stats;
+	(void)sample_pprof;
 	if (sample || exact) {
 		fprintf(stderr, "stackvm: built with TALLY_AGENT_DISABLE: no profiling\n");
 		return 2;

@@ -57,6 +57,8 @@ struct tally_agent_opts {
 	bool omit_thread;	  /* no "thread TID" root frame on sampled stacks */
 	bool jitdump;		  /* JIT regions also go to jit-PID.dump in jit_dir, with
 				     their code, for `perf inject --jit` */
+	const char *sample_pprof; /* also the samples with their pcs and lines, as pprof
+				     written at stop; NULL: none */
 };
 
 /* ---- per-thread VM state ---- */

@@ -13,6 +13,7 @@
 
 #include "base/err.h"
 #include "base/opts.h"
+#include "profile/profile.h"
 
 char *agent_path(const char *pattern, pid_t pid)
 {
@@ -51,6 +52,7 @@ static void free_opts(struct tally_agent_opts *o)
 	free((char *)o->exact_output);
 	free((char *)o->exact_metric);
 	free((char *)o->jit_dir);
+	free((char *)o->sample_pprof);
 }
 
 /* Fills the defaults and checks the ranges. */
@@ -87,7 +89,9 @@ int tally_agent_new(const struct tally_agent_opts *opts, struct tally_agent **ou
 	}
 	const char *jit = o->jit_dir;
 	o->jit_dir = NULL;
-	rc = dup_opt(&o->output, "tally-agent-%p.folded");
+	if (o->sample_pprof && !(o->sample_pprof = strdup(o->sample_pprof)))
+		rc = err_set(-ENOMEM, "out of memory");
+	rc = rc ? rc : dup_opt(&o->output, "tally-agent-%p.folded");
 	rc = rc ? rc : dup_opt(&o->exact_output, "tally-agent-%p.pb.gz");
 	rc = rc ? rc : dup_opt(&o->exact_metric, "instructions");
 	rc = rc ? rc : dup_opt(&jit, "/tmp");
@@ -170,6 +174,8 @@ void tally_agent_free(struct tally_agent *a)
 	free(a->frames);
 	free(a->sample.frames);
 	free(a->buf);
+	free(a->locs);
+	prof_free(a->sprof);
 	free(a);
 }
 

@@ -25,7 +25,9 @@
 #define AGENT_CHUNK (1u << AGENT_CHUNK_BITS)
 #define AGENT_NCHUNKS 256 /* ids below 2^20 */
 
+struct prof;
 struct prof_cct;
+struct prof_loc;
 
 /* A registered function, immutable once published. */
 struct agent_fn {
@@ -54,7 +56,7 @@ struct agent_thread {
 /* One sample as the sampler copies it. */
 struct agent_sample {
 	pid_t tid;
-	uint64_t time_ns, pc;
+	uint64_t pc;
 	uint32_t depth, n; /* depth as published; n frames copied */
 	struct tally_agent_frame *frames;
 };
@@ -78,6 +80,9 @@ struct tally_agent {
 	char *buf;
 	size_t len, cap;
 	struct agent_sample sample;
+	struct prof *sprof;	   /* the samples with their pcs, for sample_pprof */
+	struct prof_loc *locs;	   /* max_depth + 2: one sample's stack for sprof */
+	int sprof_rc;		   /* its first failure */
 	uint64_t samples, dropped, missed, off_cpu; /* atomic */
 	uint64_t sampler_cpu_ns; /* summed over the sampler's runs, written as each ends */
 	int sampler_rc;
@@ -92,6 +97,10 @@ struct tally_agent {
 
 /* The entry of id, or NULL (unknown or unregistered): lock-free. */
 const struct agent_fn *agent_fn_get(const struct tally_agent *a, uint32_t id);
+/* The line of pc in f: its table's last entry at or before pc, else f's first line. */
+uint32_t agent_fn_line(const struct agent_fn *f, uint64_t pc);
+/* f's VM frame in p ("[unregistered]" for NULL); PROF_NONE on failure. */
+uint32_t agent_fn_frame(struct prof *p, const struct agent_fn *f);
 void agent_registry_free(struct tally_agent *a);
 
 /* path with "%p" replaced by the pid: a malloc'd string, or NULL (message set). */

@@ -85,43 +85,16 @@ int tally_agent_cost(struct tally_agent_thread *pub, uint64_t pc, uint64_t cost)
 	return rc ? failed(t, rc) : 0;
 }
 
-/* The line of pc in f: the last entry at or before it (binary search). */
-static uint32_t line_at(const struct agent_fn *f, uint64_t pc)
-{
-	size_t lo = 0, hi = f->nlines;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (f->lines[mid].pc <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? f->lines[lo - 1].line : f->line;
-}
-
-static uint32_t frame_of(struct prof *p, const struct agent_fn *f)
-{
-	struct prof_frame_desc d = {
-		.kind = PROF_VM,
-		.function = f ? f->name : "[unregistered]",
-		.file = f ? f->file : NULL,
-		.line = f ? f->line : 0,
-		.module = PROF_NONE,
-		.addr = f ? f->start : 0,
-	};
-	return prof_frame(p, &d);
-}
-
 static uint32_t place_node(void *ctx, struct prof *p, uint32_t parent, uint64_t parent_key,
 			   uint64_t key, uint64_t call_pc)
 {
 	const struct tally_agent *a = ctx;
-	uint32_t frame = frame_of(p, agent_fn_get(a, (uint32_t)key));
+	uint32_t frame = agent_fn_frame(p, agent_fn_get(a, (uint32_t)key));
 	if (frame == PROF_NONE)
 		return PROF_NONE;
 	const struct agent_fn *caller =
 		parent_key == PROF_CCT_NO_KEY ? NULL : agent_fn_get(a, (uint32_t)parent_key);
-	return prof_child(p, parent, frame, call_pc, caller ? line_at(caller, call_pc) : 0);
+	return prof_child(p, parent, frame, call_pc, caller ? agent_fn_line(caller, call_pc) : 0);
 }
 
 static uint32_t place_pc(void *ctx, struct prof *p, uint32_t node, uint64_t key, uint64_t pc,
@@ -129,7 +102,7 @@ static uint32_t place_pc(void *ctx, struct prof *p, uint32_t node, uint64_t key,
 {
 	const struct agent_fn *f = agent_fn_get(ctx, (uint32_t)key);
 	*addr = pc;
-	*line = f ? line_at(f, pc) : 0;
+	*line = f ? agent_fn_line(f, pc) : 0;
 	return node;
 }
 

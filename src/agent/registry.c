@@ -19,6 +19,7 @@
 
 #include "base/err.h"
 #include "base/opts.h"
+#include "profile/profile.h"
 
 const struct agent_fn *agent_fn_get(const struct tally_agent *a, uint32_t id)
 {
@@ -28,6 +29,32 @@ const struct agent_fn *agent_fn_get(const struct tally_agent *a, uint32_t id)
 	if (!chunk)
 		return NULL;
 	return __atomic_load_n(&chunk[id & (AGENT_CHUNK - 1)], __ATOMIC_ACQUIRE);
+}
+
+uint32_t agent_fn_line(const struct agent_fn *f, uint64_t pc)
+{
+	size_t lo = 0, hi = f->nlines;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->lines[mid].pc <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? f->lines[lo - 1].line : f->line;
+}
+
+uint32_t agent_fn_frame(struct prof *p, const struct agent_fn *f)
+{
+	struct prof_frame_desc d = {
+		.kind = PROF_VM,
+		.function = f ? f->name : "[unregistered]",
+		.file = f ? f->file : NULL,
+		.line = f ? f->line : 0,
+		.module = PROF_NONE,
+		.addr = f ? f->start : 0,
+	};
+	return prof_frame(p, &d);
 }
 
 static void fn_free(struct agent_fn *f)

@@ -16,7 +16,13 @@
  *
  * A line is "thread TID;OUTER;...;INNER 1": frames by registered name (";" and line breaks
  * in names become "_"), "[unregistered]" for an id no longer known, "[truncated]" innermost
- * when the stack was deeper than max_depth. The sample's time orders the lines.
+ * when the stack was deeper than max_depth. Lines are in the order the samples were taken
+ * (the format has no field for a time).
+ *
+ * With sample_pprof, the sampler also adds each sample to a profile with its pcs (the
+ * published pc innermost, each caller at the call site the frame above was pushed with)
+ * and their lines, written as pprof at stop: the per-instruction view of the samples,
+ * which a folded line cannot hold, but which only a clean stop writes.
  */
 #include "agent/agent_impl.h"
 
@@ -29,7 +35,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/atomic_file.h"
 #include "base/err.h"
+#include "profile/profile.h"
+#include "report/report.h"
 
 #define NAME_MAX_BYTES 256
 /* A push or pop takes nanoseconds; a stack still changing after this many reads (a few
@@ -162,10 +171,40 @@ static void put_sample(struct tally_agent *a, const struct agent_sample *s)
 	put(a, " 1\n", 3);
 }
 
+static uint32_t named_frame(struct prof *p, enum prof_kind kind, const char *name)
+{
+	struct prof_frame_desc d = { .kind = kind, .function = name, .module = PROF_NONE };
+	return prof_frame(p, &d);
+}
+
+/* One sample into sprof, innermost frame first. */
+static int add_to_profile(struct tally_agent *a, const struct agent_sample *s)
+{
+	struct prof *p = a->sprof;
+	struct prof_loc *l = a->locs;
+	size_t n = 0;
+	if (s->depth > s->n)
+		l[n++] = (struct prof_loc){ named_frame(p, PROF_TRUNCATED, "[truncated]"), 0, 0 };
+	for (uint32_t i = s->n; i-- > 0;) {
+		const struct agent_fn *f = agent_fn_get(a, s->frames[i].function);
+		uint64_t pc = i + 1 == s->depth ? s->pc : i + 1 < s->n ? s->frames[i + 1].call_pc : 0;
+		l[n++] = (struct prof_loc){ agent_fn_frame(p, f), f ? agent_fn_line(f, pc) : 0, pc };
+	}
+	if (!a->o.omit_thread) {
+		char name[32];
+		snprintf(name, sizeof(name), "thread %d", (int)s->tid);
+		l[n++] = (struct prof_loc){ named_frame(p, PROF_NATIVE, name), 0, 0 };
+	}
+	for (size_t i = 0; i < n; i++)
+		if (l[i].frame == PROF_NONE)
+			return -ENOMEM;
+	int64_t one = 1;
+	return prof_add_stack(p, l, n, &one);
+}
+
 static void sample_all(struct tally_agent *a)
 {
 	struct agent_sample *s = &a->sample;
-	s->time_ns = now_ns();
 	for (uint32_t i = 0; i < a->o.max_threads; i++) {
 		struct agent_thread *t = &a->threads[i];
 		if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != THREAD_ACTIVE)
@@ -189,6 +228,8 @@ static void sample_all(struct tally_agent *a)
 		if (!s->depth) /* not in the VM */
 			continue;
 		put_sample(a, s);
+		if (a->sprof && !a->sprof_rc)
+			a->sprof_rc = add_to_profile(a, s);
 		__atomic_fetch_add(&a->samples, 1, __ATOMIC_RELAXED);
 	}
 }
@@ -240,6 +281,18 @@ int agent_sampler_start(struct tally_agent *a)
 		a->cap = need;
 	}
 	a->len = 0;
+	if (a->o.sample_pprof) {
+		prof_free(a->sprof);
+		a->sprof = NULL;
+		a->sprof_rc = 0;
+		int mrc = prof_new(&a->sprof);
+		if (!mrc && !a->locs && !(a->locs = calloc(a->o.max_depth + 2, sizeof(*a->locs))))
+			mrc = -ENOMEM;
+		mrc = mrc ? mrc : prof_add_metric(a->sprof, "samples", "count");
+		mrc = mrc < 0 ? mrc : prof_set_source(a->sprof, "agent: sampled");
+		if (mrc < 0)
+			return err_set(mrc, "out of memory");
+	}
 	char *path = agent_path(a->o.output, getpid());
 	if (!path)
 		return -ENOMEM;
@@ -265,6 +318,26 @@ int agent_sampler_start(struct tally_agent *a)
 	return 0;
 }
 
+/* The sampled profile with its pcs, to sample_pprof (atomically). */
+static int write_profile(struct tally_agent *a)
+{
+	if (a->sprof_rc)
+		return err_set(a->sprof_rc, "agent: out of memory keeping the sampled profile");
+	char *path = agent_path(a->o.sample_pprof, getpid());
+	struct afile *f = NULL;
+	int rc = path ? prof_finish(a->sprof) : -ENOMEM;
+	if (!rc && !(rc = afile_open(path, 0, &f))) {
+		rc = rep_pprof(afile_stream(f), a->sprof);
+		rc = rc ? rc : afile_commit(f);
+		if (rc)
+			afile_abort(f);
+	}
+	if (rc && path)
+		err_prefix(rc, "%s", path);
+	free(path);
+	return rc;
+}
+
 int agent_sampler_stop(struct tally_agent *a)
 {
 	int rc = 0;
@@ -280,6 +353,12 @@ int agent_sampler_stop(struct tally_agent *a)
 			rc = rc ? rc : err_set(-errno, "agent: closing the sample stream: %s",
 					       strerror(errno));
 		a->fd = -1;
+	}
+	if (a->sprof) {
+		int prc = write_profile(a);
+		rc = rc ? rc : prc;
+		prof_free(a->sprof);
+		a->sprof = NULL;
 	}
 	return rc;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "profile/profile.h"
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tally_agent *live;
@@ -46,6 +47,8 @@ static void child_agent(struct tally_agent *a)
 		close(a->fd);
 	a->fd = -1;
 	a->len = 0;
+	prof_free(a->sprof); /* the parent's samples: the parent writes them */
+	a->sprof = NULL;
 	if (a->perfmap_fd >= 0)
 		close(a->perfmap_fd);
 	a->perfmap_fd = -1;

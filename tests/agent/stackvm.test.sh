@@ -64,7 +64,8 @@ fi
 # their instructions within a binomial bound: |p_sampled - p_exact| <= 4.5 sigma,
 # sigma = sqrt(p (1 - p) / N), plus 2 points for the loops' different code addresses.
 "$TMP/stackvm-off" -n 12000 | grep -E '^(hot|warm|cold) ' >"$TMP/counts"
-if ! "$TMP/stackvm" -n 12000 --sample "$TMP/s.folded" --hz 4999 >/dev/null 2>"$TMP/s.err"; then
+if ! "$TMP/stackvm" -n 12000 --sample "$TMP/s.folded" --hz 4999 --sample-pprof "$TMP/s.pb.gz" \
+	>/dev/null 2>"$TMP/s.err"; then
 	fail agent_sampled_shares_agree "$(cat "$TMP/s.err")"
 else
 	verdict=$(awk -v counts="$TMP/counts" '
@@ -85,6 +86,25 @@ else
 	ok*) pass agent_sampled_shares_agree ;;
 	*) fail agent_sampled_shares_agree "$verdict" ;;
 	esac
+fi
+
+# The samples' pprof (sample_pprof) places each sample at the published pc's line: go tool
+# pprof -lines finds every sampled line among the lines the interpreter executed, and
+# the same total as the stream.
+if command -v go >/dev/null && [ -s "$TMP/s.pb.gz" ]; then
+	go tool pprof -lines -top -nodecount=1000 -nodefraction=0 "$TMP/s.pb.gz" 2>/dev/null |
+		awk '$NF ~ /^stackvm.program:[0-9]+$/ { split($NF, a, ":"); print $(NF-1) ":" a[2] }' |
+		sort -u >"$TMP/s.lines"
+	total=$(awk '{ s += $NF } END { print s }' "$TMP/s.folded")
+	stray=$(cut -d' ' -f1 "$TMP/want.lines" | sort -u | comm -13 - "$TMP/s.lines")
+	if [ -s "$TMP/s.lines" ] && [ -z "$stray" ] &&
+		go tool pprof -top "$TMP/s.pb.gz" 2>/dev/null | grep -q "of $total total"; then
+		pass agent_sampled_pcs_land_on_executed_lines
+	else
+		fail agent_sampled_pcs_land_on_executed_lines "stray lines: $stray; $(go tool pprof -top "$TMP/s.pb.gz" 2>&1 | sed -n 3,4p)"
+	fi
+elif command -v go >/dev/null; then
+	fail agent_sampled_pcs_land_on_executed_lines "no sampled pprof written"
 fi
 
 # Sampled stacks are whole: every line is main, then main's callees, innermost last.
