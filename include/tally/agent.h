@@ -132,7 +132,9 @@ TALLY_API int tally_agent_new(const struct tally_agent_opts *opts, struct tally_
 TALLY_API int tally_agent_start(struct tally_agent *a);
 /* Paused, the sampler takes no samples (it keeps its clock); exact hooks still count. */
 TALLY_API int tally_agent_pause(struct tally_agent *a, bool paused);
-/* Stops the sampler, flushes and closes the stream, and writes the exact profile. */
+/* Stops the sampler, flushes and closes the stream, and writes the exact profile (and
+ * sample_pprof). The exact trees are read here: no thread may be inside an exact hook
+ * while stop runs (stop after the interpreter threads are done with them). */
 TALLY_API int tally_agent_stop(struct tally_agent *a);
 /* Stops if running and frees everything. NULL is fine. */
 TALLY_API void tally_agent_free(struct tally_agent *a);
@@ -143,7 +145,7 @@ TALLY_API void tally_agent_free(struct tally_agent *a);
  * one (blocked or descheduled: sampling it again would count the same instant twice);
  * and the CPU time the sampler thread itself used (what sampling costs the process). */
 struct tally_agent_stats {
-	size_t sz;
+	size_t sz; /* set to sizeof by the caller: the library writes at most that many bytes */
 	uint64_t samples, dropped, missed, off_cpu;
 	uint64_t sampler_cpu_ns;
 };
