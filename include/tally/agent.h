@@ -172,7 +172,8 @@ struct tally_agent_function {
 	const char *file;	/* NULL when unknown */
 	uint32_t line;		/* first line, 0 when unknown */
 	uint64_t start, end;	/* the function's pcs: [start, end) */
-	const uint8_t *code;	/* optional: its bytecode, code_size bytes (copied) */
+	const uint8_t *code;	/* optional: its bytecode, code_size bytes (copied; kept for
+				   a per-instruction view no output has yet) */
 	size_t code_size;
 	const struct tally_agent_line *lines; /* optional (copied) */
 	size_t nlines;
