@@ -16,9 +16,12 @@
  * an agent id; each is registered once, the first time it is called.
  *
  * The shadow stack follows the real one incrementally. Two things break that and are
- * repaired by rebuilding it from the real stack (lua_getstack): a switch to another
+ * repaired by rebuilding it from the real stacks (lua_getstack): a switch to another
  * coroutine (a hook called with another lua_State), and frames an error unwound without
- * return hooks (found at the next return, whose function is not the shadow's top).
+ * return hooks (found at the next return, whose function is not the shadow's top). A
+ * coroutine's frames sit above those of the coroutines that resumed it: the module keeps
+ * the chain of resumers (each running its resume call, so alive while it is in the chain)
+ * and a rebuild walks each of them, oldest first.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -52,6 +55,8 @@ struct config {
 	uint32_t hz;
 };
 
+#define CHAIN_MAX 64
+
 /* One profiled Lua state per process: the module's state. */
 static struct {
 	struct tally_agent *agent;
@@ -62,6 +67,9 @@ static struct {
 	size_t cap, n;
 	uint32_t *walk; /* ids of a rebuild, innermost first */
 	size_t walk_cap;
+	lua_State *chain[CHAIN_MAX]; /* the resumers of cur, oldest first */
+	size_t nchain;
+	bool chain_lost; /* resumed deeper than CHAIN_MAX: stacks start at the running state */
 	int failed; /* the first failure inside a hook, reported at stop */
 } P;
 
@@ -295,11 +303,9 @@ static void leave(void)
 	}
 }
 
-/* Replaces the shadow stack by L's real stack. */
-static void rebuild(lua_State *L)
+/* Enters L's frames, outermost first. */
+static void walk_state(lua_State *L)
 {
-	while (P.t->depth)
-		leave();
 	size_t n = 0;
 	lua_Debug d;
 	for (int level = 0; lua_getstack(L, level, &d); level++) {
@@ -317,6 +323,39 @@ static void rebuild(lua_State *L)
 	}
 	for (size_t i = n; i-- > 0;)
 		enter(P.walk[i], P.exact && i + 1 < n ? call_line(L, (int)i + 1) : 0);
+}
+
+/* Whether L is running a resume of another coroutine: it has frames and has not yielded
+ * (a dead coroutine has none, a suspended one has yielded). */
+static bool resuming(lua_State *L)
+{
+	lua_Debug d;
+	return lua_status(L) == LUA_OK && lua_getstack(L, 0, &d);
+}
+
+/* Replaces the shadow stack by the real stacks of L and the coroutines that resumed it.
+ * Coming from cur, L is either one of cur's resumers (cur yielded, returned or failed) or
+ * a coroutine cur resumed. */
+static void rebuild(lua_State *L)
+{
+	while (P.t->depth)
+		leave();
+	size_t k = P.nchain;
+	while (k && P.chain[k - 1] != L)
+		k--;
+	if (k)
+		P.nchain = k - 1;
+	else if (P.cur && P.cur != L && !P.chain_lost && resuming(P.cur)) {
+		if (P.nchain < CHAIN_MAX)
+			P.chain[P.nchain++] = P.cur;
+		else
+			P.chain_lost = true;
+	}
+	if (P.chain_lost)
+		P.nchain = 0;
+	for (size_t i = 0; i < P.nchain; i++)
+		walk_state(P.chain[i]);
+	walk_state(L);
 	P.cur = L;
 }
 
@@ -411,6 +450,8 @@ static const char *start(lua_State *L, const struct config *c)
 	}
 	P.exact = c->mode & TALLY_AGENT_EXACT;
 	P.cur = NULL; /* the first hook rebuilds the shadow stack from L's */
+	P.nchain = 0;
+	P.chain_lost = false;
 	lua_sethook(L, hook, LUA_MASKCALL | LUA_MASKRET | (P.exact ? LUA_MASKCOUNT : 0), P.exact);
 	return NULL;
 }

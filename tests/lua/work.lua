@@ -1,5 +1,5 @@
 -- A Lua program for tests/lua/lua.test.sh: loops, a tail call, C functions called from
--- Lua (string.rep, table.sort with a Lua comparator), recursion and an error caught by
+-- Lua (string.rep, table.sort with a Lua comparator), recursion, a coroutine, and an error caught by
 -- pcall (frames unwound without return hooks). Deterministic: no pairs, no time, no
 -- random pivot.
 local function body(n)
@@ -24,10 +24,17 @@ function sorts(n)
 end
 function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
 local function deep() error("caught") end
+-- A generator: its frames live in another lua_State, resumed and left at each value.
+local function gen(n) for i = 1, n do coroutine.yield(i * i) end end
+local function drain(n)
+	local co, s = coroutine.wrap(gen), 0
+	for _ = 1, n do s = s + co(n) end
+	return s
+end
 local scale = tonumber(os.getenv("SCALE") or "10")
 local r = 0
 for _ = 1, scale do
-	r = r ~ hot(30000) ~ warm(20000) ~ reps(200) ~ sorts(20) ~ fib(15)
+	r = r ~ hot(30000) ~ warm(20000) ~ reps(200) ~ sorts(20) ~ fib(15) ~ drain(50)
 	local ok = pcall(function() deep() end)
 	r = r ~ (ok and 1 or 0)
 end
