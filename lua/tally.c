@@ -23,6 +23,7 @@
  * the chain of resumers (each running its resume call, so alive while it is in the chain)
  * and a rebuild walks each of them, oldest first.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -432,6 +433,26 @@ static void stop_hooks(lua_State *L)
 	P.cap = P.n = P.walk_cap = 0;
 }
 
+/* os.exit() without closing the state ends the process without finalizers: the profile is
+ * written from atexit then, the agent's own data only (no Lua call). */
+static void at_exit(void)
+{
+	if (P.agent && tally_agent_stop(P.agent))
+		fprintf(stderr, "tally: %s\n", tally_errmsg());
+}
+
+/* Registers at_exit once, with the module pinned in memory (RTLD_NODELETE): lua_close
+ * unloads C modules, and an exit handler must not point into an unmapped library. */
+static void hook_exit(void)
+{
+	static bool done;
+	Dl_info di;
+	if (done || !dladdr((void *)at_exit, &di) ||
+	    !dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
+		return;
+	done = !atexit(at_exit);
+}
+
 /* Starts profiling L; NULL or a message (static or in tally_errmsg()). */
 static const char *start(lua_State *L, const struct config *c)
 {
@@ -448,6 +469,7 @@ static const char *start(lua_State *L, const struct config *c)
 		P.agent = NULL;
 		return tally_errmsg();
 	}
+	hook_exit();
 	P.exact = c->mode & TALLY_AGENT_EXACT;
 	P.cur = NULL; /* the first hook rebuilds the shadow stack from L's */
 	P.nchain = 0;

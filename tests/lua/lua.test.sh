@@ -144,5 +144,13 @@ if out=$(lua_tally TALLY_LUA_MODE=off lua5.4 api.lua 2>&1) && "$TALLY" report ap
 else
 	fail lua_start_stop_api "$out $(head -12 api.rep 2>/dev/null)"
 fi
+# os.exit() without closing the state runs no finalizer: the profile is written at exit.
+if lua_tally TALLY_LUA_MODE=exact TALLY_LUA_EXACT_OUTPUT=exit.pb.gz lua5.4 -ltally \
+	-e 'function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end fib(10) os.exit(3)' \
+	>exit.out 2>&1; [ $? = 3 ] && "$TALLY" report exit.pb.gz 2>&1 | grep -qF 'fib ((command line):1)'; then
+	pass lua_os_exit_writes_profile
+else
+	fail lua_os_exit_writes_profile "$(cat exit.out) $("$TALLY" report exit.pb.gz 2>&1 | head -8)"
+fi
 expect_err lua_bad_env_mode 1 'TALLY_LUA_MODE is sample, exact, both or off' \
 	lua_tally TALLY_LUA_MODE=fast lua5.4 -ltally -e 'print(1)'
