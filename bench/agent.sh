@@ -14,6 +14,12 @@
 #              sampler's share is negligible)
 #     sample   --sample=1000
 #     exact    the default exact CU profile
+#   Lua 5.4 (bench/agent.lua with build/lua/tally.so; PART=loop: one loop, no call in it;
+#   PART=calls: fib, a call per few instructions):
+#     off      lua5.4 without the module
+#     publish  -ltally, its call/return hooks keeping the shadow stack, sampler at 10 Hz
+#     sample   the same at 1 kHz
+#     exact    TALLY_LUA_MODE=exact: the count hook at every instruction as well
 #   sampler    the sampler's own CPU time per second of run at 1 kHz, against a thread that
 #              only sleeps to the same deadlines (agent_wakeups: the floor of any sampler)
 #
@@ -46,6 +52,10 @@ if command -v clang >/dev/null &&
 	have_clang=1
 	printf '\144' >"$dir/in"
 fi
+have_lua=0
+lua_rounds=$(( scale / 400 > 0 ? scale / 400 : 1 ))
+lua=(LUA_CPATH="$build/lua/?.so;;" ROUNDS=$lua_rounds TALLY_LUA_OUTPUT="$dir/l.folded")
+command -v lua5.4 >/dev/null && [ -f "$build/lua/tally.so" ] && have_lua=1
 
 # cpu CMD...: CPU seconds (user + sys) of CMD, its output to $dir/out and $dir/err.
 cpu() {
@@ -68,6 +78,17 @@ for ((r = 0; r < reps; r++)); do
 	wall+=($(( $(date +%s%N) - start )))
 	sampler_ns+=("$(sed -n 's/.*sampler CPU \([0-9]*\) ns.*/\1/p' "$dir/err")")
 	keep vm_exact "$(cpu "${vm[@]}" --exact "$dir/e.pb.gz")"
+	if [ $have_lua = 1 ]; then
+		for part in loop calls; do
+			keep lua_${part}_off "$(cpu env PART=$part ROUNDS=$lua_rounds lua5.4 bench/agent.lua)"
+			keep lua_${part}_publish "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_HZ=10 \
+				lua5.4 -ltally bench/agent.lua)"
+			keep lua_${part}_sample "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_HZ=1000 \
+				lua5.4 -ltally bench/agent.lua)"
+			keep lua_${part}_exact "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_MODE=exact \
+				TALLY_LUA_EXACT_OUTPUT="$dir/l.pb.gz" lua5.4 -ltally bench/agent.lua)"
+		done
+	fi
 	if [ $have_clang = 1 ]; then
 		keep sbpf_plain "$(cpu "${sbpf[@]}" --no-profile)"
 		keep sbpf_publish "$(cpu "${sbpf[@]}" --sample=10 --folded "$dir/p.folded")"
@@ -88,6 +109,15 @@ if [ $have_clang = 1 ]; then
 	echo "sBPF VM, 480002303 CU, best CPU of $reps:"
 	for m in plain publish sample exact; do
 		printf '  %-8s %7.3f s  x%s\n' $m "${best[sbpf_$m]}" "$(ratio sbpf_$m sbpf_plain)"
+	done
+fi
+if [ $have_lua = 1 ]; then
+	for part in loop calls; do
+		echo "Lua 5.4, PART=$part, ROUNDS=$lua_rounds, best CPU of $reps:"
+		for m in off publish sample exact; do
+			printf '  %-8s %7.3f s  x%s\n' $m "${best[lua_${part}_$m]}" \
+				"$(ratio lua_${part}_$m lua_${part}_off)"
+		done
 	done
 fi
 # the sampler's CPU per second of wall time, the best of the runs

@@ -232,7 +232,8 @@ static uint32_t register_fn(lua_State *L, lua_Debug *ar, const void *src, int li
 /* The id of the function ar describes (a hook's or a lua_getstack's record). */
 static uint32_t fn_id(lua_State *L, lua_Debug *ar)
 {
-	if (!lua_getinfo(L, "Sn", ar))
+	/* the pushes of "f", "L" and global_name, on a coroutine's stack too */
+	if (!lua_checkstack(L, 8) || !lua_getinfo(L, "Sn", ar))
 		return 0;
 	const void *src = ar->source;
 	int line = ar->linedefined;

@@ -68,20 +68,7 @@ if ! "$TMP/stackvm" -n 12000 --sample "$TMP/s.folded" --hz 4999 --sample-pprof "
 	>/dev/null 2>"$TMP/s.err"; then
 	fail agent_sampled_shares_agree "$(cat "$TMP/s.err")"
 else
-	verdict=$(awk -v counts="$TMP/counts" '
-		BEGIN { while ((getline l < counts) > 0) { split(l, a, " "); c[a[1]] = a[2]; tot += a[2] } }
-		{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";"); if (f[k] in c) { s[f[k]] += n; N += n } }
-		END {
-			if (N < 300) { print "only " N " samples"; exit }
-			bad = ""
-			for (fn in c) {
-				pe = c[fn] / tot; ps = s[fn] / N
-				bound = 4.5 * sqrt(pe * (1 - pe) / N) + 0.02
-				d = ps - pe; if (d < 0) d = -d
-				if (d > bound) bad = bad sprintf("%s: sampled %.4f exact %.4f bound %.4f; ", fn, ps, pe, bound)
-			}
-			print bad == "" ? "ok " N : bad
-		}' "$TMP/s.folded")
+	verdict=$(awk -v counts="$TMP/counts" -f "$ROOT/tests/agent/shares.awk" "$TMP/s.folded")
 	case $verdict in
 	ok*) pass agent_sampled_shares_agree ;;
 	*) fail agent_sampled_shares_agree "$verdict" ;;

@@ -71,22 +71,7 @@ if ! lua_tally ROUNDS=40 TALLY_LUA_HZ=4999 TALLY_LUA_OUTPUT=s.folded lua5.4 -lta
 	>s.out 2>&1; then
 	fail lua_sampled_shares_agree "$(cat s.out)"
 else
-	verdict=$(awk -v counts=counts '
-		BEGIN { while ((getline l < counts) > 0) { split(l, a, " "); c[a[1]] = a[2]; tot += a[2] } }
-		{ n = $NF; sub(/ [0-9]+$/, ""); k = split($0, f, ";"); leaf = f[k]; sub(/ \(.*$/, "", leaf)
-		  if (leaf in c) { s[leaf] += n; N += n } }
-		END {
-			if (length(c) != 3) { print "counter gave " length(c) " functions"; exit }
-			if (N < 300) { print "only " N " samples"; exit }
-			bad = ""
-			for (fn in c) {
-				pe = c[fn] / tot; ps = s[fn] / N
-				bound = 4.5 * sqrt(pe * (1 - pe) / N) + 0.02
-				d = ps - pe; if (d < 0) d = -d
-				if (d > bound) bad = bad sprintf("%s: sampled %.4f exact %.4f bound %.4f; ", fn, ps, pe, bound)
-			}
-			print bad == "" ? "ok " N : bad
-		}' s.folded)
+	verdict=$(awk -v counts=counts -v strip=' [(].*$' -f "$ROOT/tests/agent/shares.awk" s.folded)
 	case $verdict in
 	ok*) pass lua_sampled_shares_agree ;;
 	*) fail lua_sampled_shares_agree "$verdict" ;;
