@@ -58,6 +58,11 @@ struct config {
 
 #define CHAIN_MAX 64
 
+struct frame {
+	uint32_t id;
+	const void *obj;
+};
+
 /* One profiled Lua state per process: the module's state. */
 static struct {
 	struct tally_agent *agent;
@@ -66,8 +71,10 @@ static struct {
 	bool exact;
 	struct slot *slots;
 	size_t cap, n;
-	uint32_t *walk; /* ids of a rebuild, innermost first */
+	struct frame *walk; /* the frames of a rebuild, innermost first */
 	size_t walk_cap;
+	const void **objs; /* the function object of each shadow frame (lua_topointer) */
+	size_t objs_cap;
 	lua_State *chain[CHAIN_MAX]; /* the resumers of cur, oldest first */
 	size_t nchain;
 	bool chain_lost; /* resumed deeper than CHAIN_MAX: stacks start at the running state */
@@ -229,27 +236,37 @@ static uint32_t register_fn(lua_State *L, lua_Debug *ar, const void *src, int li
 	return rc ? 0 : id;
 }
 
-/* The id of the function ar describes (a hook's or a lua_getstack's record). */
-static uint32_t fn_id(lua_State *L, lua_Debug *ar)
+/* The function object ar's frame runs (a pointer to compare, never followed). */
+static const void *fn_object(lua_State *L, lua_Debug *ar)
+{
+	lua_Debug d = *ar;
+	if (!lua_checkstack(L, 1) || !lua_getinfo(L, "f", &d))
+		return NULL;
+	const void *obj = lua_topointer(L, -1);
+	lua_pop(L, 1);
+	return obj;
+}
+
+/* The frame of the function ar describes (a hook's or a lua_getstack's record): its id
+ * and object. */
+static struct frame fn_frame(lua_State *L, lua_Debug *ar)
 {
 	/* the pushes of "f", "L" and global_name, on a coroutine's stack too */
-	if (!lua_checkstack(L, 8) || !lua_getinfo(L, "Sn", ar))
-		return 0;
+	if (!lua_checkstack(L, 8) || !lua_getinfo(L, "Snf", ar))
+		return (struct frame){ 0, NULL };
+	struct frame fr = { 0, lua_topointer(L, -1) };
 	const void *src = ar->source;
 	int line = ar->linedefined;
 	bool is_c = *ar->what == 'C';
 	if (is_c) {
-		lua_Debug d = *ar;
-		lua_getinfo(L, "f", &d);
 		src = (const void *)(uintptr_t)lua_tocfunction(L, -1);
 		line = -1;
 	}
 	const char *name = is_c ? NULL : ar->name;
 	if (P.n * 2 >= P.cap && grow()) {
 		fail(-ENOMEM);
-		if (is_c)
-			lua_pop(L, 1);
-		return 0;
+		lua_pop(L, 1);
+		return fr;
 	}
 	size_t i = slot_hash(src, name, line) & (P.cap - 1);
 	while (P.slots[i].id && !slot_matches(&P.slots[i], src, name, line))
@@ -269,9 +286,9 @@ static uint32_t fn_id(lua_State *L, lua_Debug *ar)
 			P.n++;
 		}
 	}
-	if (is_c)
-		lua_pop(L, 1);
-	return s->id;
+	lua_pop(L, 1);
+	fr.id = s->id;
+	return fr;
 }
 
 /* The line a Lua function at level is at (0 for a C function): its call site. */
@@ -283,8 +300,19 @@ static uint64_t call_line(lua_State *L, int level)
 	return (uint64_t)d.currentline;
 }
 
-static void enter(uint32_t id, uint64_t call_pc)
+static void enter(struct frame fr, uint64_t call_pc)
 {
+	uint32_t d = P.t->depth, id = fr.id;
+	if (d == P.objs_cap) {
+		size_t cap = P.objs_cap ? P.objs_cap * 2 : 256;
+		const void **o = realloc(P.objs, cap * sizeof(*o));
+		if (o) {
+			P.objs = o;
+			P.objs_cap = cap;
+		}
+	}
+	if (d < P.objs_cap)
+		P.objs[d] = fr.obj;
 	TALLY_AGENT_PUSH(P.t, id, call_pc);
 	if (P.exact) {
 		int rc = tally_agent_enter(P.t, id, call_pc);
@@ -313,7 +341,7 @@ static void walk_state(lua_State *L)
 	for (int level = 0; lua_getstack(L, level, &d); level++) {
 		if (n == P.walk_cap) {
 			size_t cap = P.walk_cap ? P.walk_cap * 2 : 64;
-			uint32_t *w = realloc(P.walk, cap * sizeof(*w));
+			struct frame *w = realloc(P.walk, cap * sizeof(*w));
 			if (!w) {
 				fail(-ENOMEM);
 				return;
@@ -321,7 +349,7 @@ static void walk_state(lua_State *L)
 			P.walk = w;
 			P.walk_cap = cap;
 		}
-		P.walk[n++] = fn_id(L, &d);
+		P.walk[n++] = fn_frame(L, &d);
 	}
 	for (size_t i = n; i-- > 0;)
 		enter(P.walk[i], P.exact && i + 1 < n ? call_line(L, (int)i + 1) : 0);
@@ -381,20 +409,20 @@ static void hook(lua_State *L, lua_Debug *ar)
 			leave();
 		return;
 	}
-	uint32_t id = fn_id(L, ar);
 	switch (ar->event) {
 	case LUA_HOOKCALL:
-		enter(id, P.exact ? call_line(L, 1) : 0);
+		enter(fn_frame(L, ar), P.exact ? call_line(L, 1) : 0);
 		break;
 	case LUA_HOOKTAILCALL: /* replaces its caller's frame; no return event will come */
 		leave();
-		enter(id, 0);
+		enter(fn_frame(L, ar), 0);
 		break;
 	case LUA_HOOKRET: {
+		/* The shadow's top is the function returning, unless an error unwound frames
+		 * that never returned: compared by object, which costs no lookup. */
 		uint32_t d = P.t->depth;
-		if (!d || (d <= P.t->max_depth && P.t->frames[d - 1].function != id)) {
-			rebuild(L); /* an error unwound frames that never returned */
-		}
+		if (!d || (d <= P.objs_cap && P.objs[d - 1] != fn_object(L, ar)))
+			rebuild(L);
 		leave();
 		break;
 	}
@@ -429,9 +457,11 @@ static void stop_hooks(lua_State *L)
 	}
 	free(P.slots);
 	free(P.walk);
+	free(P.objs);
 	P.slots = NULL;
 	P.walk = NULL;
-	P.cap = P.n = P.walk_cap = 0;
+	P.objs = NULL;
+	P.cap = P.n = P.walk_cap = P.objs_cap = 0;
 }
 
 /* os.exit() without closing the state ends the process without finalizers: the profile is
