@@ -29,6 +29,10 @@
 #            exact 2.308 s (x2.308)                  [an earlier run: publish x0.950]
 #   sBPF     plain 0.475 s  publish 0.489 s (x1.029)  sample 0.507 s (x1.067)
 #            exact 0.675 s (x1.421)                  [an earlier run: publish x1.040]
+#   Lua (bench/agent.sh build 3 8000, load average 9; 2026-12-02):
+#     loop   off 0.455 s  publish 0.480 s (x1.054)  sample 0.603 s (x1.325)  exact x14.6
+#     calls  off 0.243 s  publish 1.678 s (x6.905)  sample 1.744 s (x7.176)  exact x13.4
+#     [interleaved best of 5, same day: loop 0.35/0.35/0.36 s, calls 0.19/1.12/1.15 s]
 #   sampler at 1 kHz: 1.01% of a core (best of 5); a thread that only sleeps to the same
 #   deadlines: 3.8% on this machine, where one timer wakeup costs 30-55 us of CPU: the
 #   sampler's own work is within the noise of that floor.

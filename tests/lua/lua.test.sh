@@ -3,7 +3,7 @@
 # debug.sethook with count 1), read back by go tool pprof; the sampled shares of three
 # functions with one loop body agree with their exact shares within binomial bounds; C
 # functions called from Lua sit under their Lua caller; a known call chain is sampled in
-# its order; tally.start{}/tally.stop() from the script.
+# its order; tally.start{}/tally.stop() from the script; os.exit() still writes.
 . tests/lib.sh
 
 mod=$ROOT/$BUILD/lua/tally.so
