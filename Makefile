@@ -12,7 +12,12 @@
 #   make install    into PREFIX (/usr/local), under DESTDIR if set: bin/tally,
 #                   include/tally/*.h, lib/libtally.a, lib/libtally.so.VERSION with its
 #                   SONAME link libtally.so.MAJOR and libtally.so, lib/pkgconfig/tally.pc
-#                   (BINDIR, INCLUDEDIR and LIBDIR may be set apart); make uninstall
+#                   (BINDIR, INCLUDEDIR and LIBDIR may be set apart), and the Lua module
+#                   tally.so into LUA_CMODDIR (lib/lua/5.4, where Debian's lua5.4 looks
+#                   under /usr/local); make uninstall
+#
+# The Lua 5.4 module build/lua/tally.so (lua/tally.c) is part of `make` when pkg-config
+# finds lua5.4 (liblua5.4-dev); LUA=0 leaves it out.
 #
 # CFLAGS, CPPFLAGS and LDFLAGS (command line or environment) come after the project's own
 # flags, so they can override them. -Werror is on for the project's builds and CI; a
@@ -64,8 +69,12 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard tests/*/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 
+# The Lua module links libtally.a in, its symbols kept inside: it exports luaopen_tally only.
+LUA ?= $(if $(shell pkg-config --exists lua5.4 && echo y),1,0)
+LUA_MODULE := $(if $(filter 1,$(LUA)),$(BUILD)/lua/tally.so)
+
 .PHONY: all test check demo deps fuzz fuzz-check clean unit install uninstall
-all: $(BUILD)/tally $(BUILD)/libtally.a $(BUILD)/libtally.so $(BUILD)/$(SONAME)
+all: $(BUILD)/tally $(BUILD)/libtally.a $(BUILD)/libtally.so $(BUILD)/$(SONAME) $(LUA_MODULE)
 unit: $(UNIT_BINS)
 
 $(BUILD)/%.o: %.c
@@ -102,6 +111,12 @@ $(BUILD)/$(SONAME) $(BUILD)/libtally.so: $(BUILD)/libtally.so.$(VERSION)
 $(BUILD)/tally: $(CLI_OBJS) $(BUILD)/libtally.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/libtally.a $(TALLY_LIBS)
 
+$(BUILD)/lua/tally.so: lua/tally.c $(BUILD)/libtally.a
+	@mkdir -p $(dir $@)
+	@echo "  LUA     $<"
+	@$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags lua5.4) -shared -Wl,--exclude-libs,ALL \
+		$(LDFLAGS_ALL) -o $@ $< $(BUILD)/libtally.a $(LIBS)
+
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libtally.a
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $<"
@@ -112,6 +127,7 @@ BINDIR ?= $(PREFIX)/bin
 INCLUDEDIR ?= $(PREFIX)/include
 LIBDIR ?= $(PREFIX)/lib
 HEADERS := $(wildcard include/tally/*.h)
+LUA_CMODDIR ?= $(LIBDIR)/lua/5.4
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR)/tally $(DESTDIR)$(LIBDIR)/pkgconfig
@@ -123,11 +139,15 @@ install: all
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtally.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' tally.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/tally.pc
+ifneq ($(LUA_MODULE),)
+	install -d $(DESTDIR)$(LUA_CMODDIR)
+	install -m 755 $(LUA_MODULE) $(DESTDIR)$(LUA_CMODDIR)/tally.so
+endif
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tally $(HEADERS:include/%=$(DESTDIR)$(INCLUDEDIR)/%) \
 		$(addprefix $(DESTDIR)$(LIBDIR)/,libtally.a libtally.so.$(VERSION) $(SONAME) \
-		libtally.so pkgconfig/tally.pc)
+		libtally.so pkgconfig/tally.pc) $(DESTDIR)$(LUA_CMODDIR)/tally.so
 	rmdir $(DESTDIR)$(INCLUDEDIR)/tally 2>/dev/null || true
 
 deps:

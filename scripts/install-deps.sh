@@ -6,10 +6,10 @@ set -eu
 
 build_pkgs="make gcc clang lld llvm pkg-config zlib1g-dev libzstd-dev libiberty-dev
 libdeflate-dev libisal-dev libcapstone-dev libjansson-dev libsodium-dev nettle-dev
-libdebuginfod-dev libbpf-dev"
+libdebuginfod-dev libbpf-dev liblua5.4-dev"
 test_pkgs="libcmocka-dev libclang-rt-14-dev binutils elfutils libc6-dbg python3.11-dbg
 systemtap-sdt-dev dwz bpftrace linux-perf golang-go chromium gdb jq time python3
-python3-pycryptodome debuginfod openjdk-17-jdk-headless"
+python3-pycryptodome debuginfod openjdk-17-jdk-headless lua5.4"
 # node and npm come with the machine (a newer build than Debian's, whose npm package
 # conflicts with it); Debian's are installed only where there is no node at all.
 command -v npm >/dev/null 2>&1 || test_pkgs="$test_pkgs nodejs npm"

@@ -18,6 +18,7 @@
 #include "cli/cmd_sbpf_link.h"
 #include "cli/cmd_sbpf_test.h"
 #include "cli/sbpf_out.h"
+#include "cli/sbpf_sample.h"
 #include "cuprof/profiler.h"
 #include "cuprof/size.h"
 #include "profile/profile.h"
@@ -28,7 +29,7 @@
 
 static const char help[] =
 	"usage: tally sbpf run PROGRAM [--input FILE] [--version VER] [--budget CU] [--json]\n"
-	"                      [--reject-broken-elfs] [--raw] [--no-profile]\n"
+	"                      [--reject-broken-elfs] [--raw] [--no-profile] [--sample[=HZ]]\n"
 	"                      [-o PROFILE.pb.gz] [--flamegraph SVG] [--folded FILE] [--annotate HTML]\n"
 	"       tally sbpf run FIXTURE.json [--json] [-o PROFILE.pb.gz] [--flamegraph SVG] ...\n"
 	"       tally sbpf test DIR\n"
@@ -58,7 +59,13 @@ static const char help[] =
 	"  --folded FILE         folded stacks (`a;b;c CU` lines)\n"
 	"  --annotate FILE       HTML: CU per instruction of the hottest named function, with\n"
 	"                        its sBPF disassembly and source lines\n"
-	"  --no-profile          run without the profiler's hooks\n\n"
+	"  --no-profile          run without the profiler's hooks\n"
+	"  --sample[=HZ]         profile by sampling instead (HZ default 999): the VM\n"
+	"                        publishes its pc and call stack and the agent's sampler\n"
+	"                        (docs/agent.md) reads them; samples/count per function,\n"
+	"                        no inline frames, into -o, --flamegraph and --folded. For\n"
+	"                        runs long enough to sample (a large --budget); not for\n"
+	"                        fixtures\n\n"
 	"`link` writes the object as `run` links it, as a deployable sBPF v3 ELF (its function\n"
 	"names in .symtab) that the Solana runtime loads.\n\n"
 	"`size` counts the instructions of each function and inline frame (a binary-size\n"
@@ -152,6 +159,7 @@ struct run_opts {
 	struct sbpf_load_options load;
 	uint64_t budget;
 	bool json, no_profile;
+	uint32_t sample_hz; /* 0: exact profile */
 	struct sbpf_outputs out;
 };
 
@@ -169,6 +177,7 @@ static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct r
 		{ "folded", required_argument, NULL, 'f' },
 		{ "annotate", required_argument, NULL, 'A' },
 		{ "no-profile", no_argument, NULL, 'N' },
+		{ "sample", optional_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof(*o));
@@ -194,6 +203,16 @@ static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct r
 		case 'r': o->load.reject_broken_elfs = true; break;
 		case 'R': o->load.raw = true; break;
 		case 'N': o->no_profile = true; break;
+		case 'S': {
+			unsigned long hz = 999;
+			errno = 0;
+			if (optarg)
+				hz = strtoul(optarg, &end, 10);
+			if (optarg && (errno || *end || !hz || hz > 100000))
+				return cli_usage(cmd, "bad --sample rate: %s (1..100000 Hz)", optarg);
+			o->sample_hz = (uint32_t)hz;
+			break;
+		}
 		default:
 			if (sbpf_outputs_option(&o->out, c, optarg))
 				break;
@@ -206,6 +225,10 @@ static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct r
 	o->out.title = o->program;
 	if (o->no_profile && sbpf_outputs_any(&o->out))
 		return cli_usage(cmd, "--no-profile leaves no profile to write");
+	if (o->no_profile && o->sample_hz)
+		return cli_usage(cmd, "--no-profile and --sample: choose one");
+	if (o->sample_hz && o->out.annotate)
+		return cli_usage(cmd, "--annotate needs the exact profile (per-pc CU), not --sample");
 	return 0;
 }
 
@@ -221,6 +244,8 @@ static int run_program(int argc, char **argv)
 	int rc = parse_opts(&cli_cmd_sbpf, argc, argv, &o);
 	if (rc)
 		return rc;
+	if (is_fixture(o.program) && o.sample_hz)
+		return cli_usage(&cli_cmd_sbpf, "--sample: only for programs, not fixtures");
 	if (is_fixture(o.program))
 		return sbpf_cli_run_fixture(o.program, o.json, &o.out);
 	struct sbpf_syscalls sys = { 0 };
@@ -247,13 +272,19 @@ static int run_program(int argc, char **argv)
 		goto out;
 	}
 	sbpf_vm_set_input(vm, input, input_len, true);
-	if ((!o.no_profile && cuprof_new(prog, &profiler))) {
+	if (o.sample_hz) {
+		if (sbpf_sample_run(vm, o.program, o.sample_hz, &res, &profile) ||
+		    sbpf_outputs_write(&o.out, profile)) {
+			cli_fail_err();
+			goto out;
+		}
+	} else if ((!o.no_profile && cuprof_new(prog, &profiler))) {
 		cli_fail_err();
 		goto out;
 	}
 	if (profiler)
 		sbpf_vm_set_hooks(vm, cuprof_hooks(profiler));
-	if (sbpf_vm_run(vm, &res) ||
+	if ((!o.sample_hz && sbpf_vm_run(vm, &res)) ||
 	    (profiler && (cuprof_build(profiler, o.program, res.cu_used, &profile) ||
 			  sbpf_outputs_write(&o.out, profile)))) {
 		cli_fail_err();

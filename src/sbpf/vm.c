@@ -166,6 +166,11 @@ void sbpf_vm_set_hooks(struct sbpf_vm *vm, const struct sbpf_hooks *hooks)
 		vm->hooks = *hooks;
 }
 
+void sbpf_vm_publish_pc(struct sbpf_vm *vm, struct tally_agent_thread *t)
+{
+	vm->published = t;
+}
+
 void sbpf_vm_set_user(struct sbpf_vm *vm, void *user)
 {
 	vm->user = user;
@@ -188,7 +193,8 @@ int sbpf_vm_run(struct sbpf_vm *vm, struct sbpf_result *res)
 	vm->ran = true;
 	memset(res, 0, sizeof(*res));
 	vm->res = res;
-	int rc = vm->has_hooks ? sbpf_interp_run_hooked(vm) : sbpf_interp_run(vm);
+	int rc = vm->published ? sbpf_interp_run_published(vm)
+		 : vm->has_hooks ? sbpf_interp_run_hooked(vm) : sbpf_interp_run(vm);
 	res->cu_used = vm->budget - vm->remaining;
 	res->insns = res->cu_used - vm->syscall_cu;
 	vm->res = NULL;

@@ -7,7 +7,10 @@
  * Hooks let a profiler (or a CPI implementation) watch calls, returns, syscalls and the
  * instruction meter without the VM knowing what they are for. With no hooks the VM runs
  * its fast variant; with hooks, a variant that also records the pc of every executed
- * instruction and reports them before each boundary, so per-pc costs are exact.
+ * instruction and reports them before each boundary, so per-pc costs are exact. With a
+ * published pc (sbpf_vm_publish_pc), a third: each instruction's pc is stored in an agent
+ * thread state (include/tally/agent.h) for a sampler to read, and the hooks but on_insns
+ * are called at calls, returns and syscalls.
  *
  * Ownership: a VM borrows its program (which must outlive it) and owns its stack, heap,
  * logs and return data. The input buffer is borrowed too.
@@ -90,6 +93,9 @@ void sbpf_vm_free(struct sbpf_vm *vm);
 /* Maps input at 0x4_0000_0000 (r1 points there). Borrowed; must outlive the run. */
 void sbpf_vm_set_input(struct sbpf_vm *vm, uint8_t *input, size_t len, bool writable);
 void sbpf_vm_set_hooks(struct sbpf_vm *vm, const struct sbpf_hooks *hooks);
+struct tally_agent_thread;
+/* Runs the publishing variant, storing each pc in t (borrowed; NULL: not). */
+void sbpf_vm_publish_pc(struct sbpf_vm *vm, struct tally_agent_thread *t);
 /* Opaque pointer for syscalls (the fixture runner's state). */
 void sbpf_vm_set_user(struct sbpf_vm *vm, void *user);
 void *sbpf_vm_user(struct sbpf_vm *vm);

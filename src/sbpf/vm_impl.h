@@ -47,6 +47,7 @@ struct sbpf_vm {
 	bool ran;
 	struct sbpf_hooks hooks;
 	bool has_hooks;
+	struct tally_agent_thread *published; /* the publishing variant's pc slot */
 	void *user;
 	const struct sbpf_syscall *cur_sc; /* the syscall running now */
 	uint64_t cur_sc_cu; /* CU left when it started (for its exit tracepoint) */
@@ -85,6 +86,7 @@ static inline uint8_t *sbpf_xlate(const struct sbpf_vm *vm, uint64_t addr, uint6
 
 int sbpf_interp_run(struct sbpf_vm *vm);
 int sbpf_interp_run_hooked(struct sbpf_vm *vm);
+int sbpf_interp_run_published(struct sbpf_vm *vm);
 /* What both loops call to run a syscall (cu: the meter, committed first) and to end a run;
  * out of line for their tracepoints (interp_trace.c). */
 __attribute__((visibility("hidden"))) int sbpf_interp_syscall(struct sbpf_vm *vm,

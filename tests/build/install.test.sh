@@ -1,6 +1,6 @@
 # make install as a user or a distribution runs it: into a prefix of this test's own, and
 # staged under DESTDIR. Checks the files, the SONAME and its links, that the shared library
-# exports exactly the header's TALLY_API functions, and that a program built with
+# exports exactly the headers' TALLY_API functions, and that a program built with
 # pkg-config (shared, then static) symbolizes its own main as llvm-symbolizer does. The
 # plain build is installed whichever build the suite runs on (a program linking the
 # sanitized library would need the sanitizer's runtime).
@@ -29,7 +29,7 @@ soname=$(readelf -d "$L/libtally.so.$V" | sed -n 's/.*Library soname: \[\(.*\)\]
 
 # Every defined dynamic symbol, functions and data alike, against the header's API.
 nm -D --defined-only "$L/libtally.so.$V" | awk '{ print $3 }' | sort >"$TMP/exports"
-sed -n 's/^TALLY_API .*[ *]\(tally_[a-z0-9_]*\)(.*/\1/p' "$ROOT/include/tally/tally.h" |
+sed -n 's/^TALLY_API .*[ *]\(tally_[a-z0-9_]*\)(.*/\1/p' "$ROOT"/include/tally/*.h |
 	sort >"$TMP/api"
 [ -s "$TMP/api" ] && ! grep -qv '^tally_' "$TMP/exports" && cmp -s "$TMP/exports" "$TMP/api" &&
 	pass exports_are_the_headers_tally_api_only ||
@@ -108,11 +108,27 @@ else
 	fail static_program_symbolizes_its_main "$(head -5 "$TMP/cc.err")"
 fi
 
+# The Lua module goes where Debian's lua5.4 looks under the prefix (lib/lua/5.4), and
+# lua5.4 loads it from there by its default package.cpath rule ("?.so" in that directory).
+if [ -f "$ROOT/build/lua/tally.so" ]; then
+	m=$L/lua/5.4/tally.so
+	if [ -f "$m" ] && command -v lua5.4 >/dev/null &&
+		out=$(cd "$TMP" && LUA_CPATH="$L/lua/5.4/?.so" TALLY_LUA_MODE=off \
+			lua5.4 -e 'print(type(require("tally").start))' 2>&1) && [ "$out" = function ]; then
+		pass install_lua_module
+	else
+		fail install_lua_module "$(ls "$L/lua/5.4" 2>&1) ${out:-}"
+	fi
+else
+	skip install_lua_module "no build/lua/tally.so (make needs liblua5.4-dev)"
+fi
+
 # DESTDIR: everything under the stage, the prefix the files name is the final one.
 S=$TMP/stage
 if out=$(inst install DESTDIR="$S" PREFIX=/usr); then
 	pc=$S/usr/lib/pkgconfig/tally.pc
 	[ -f "$S/usr/lib/libtally.so.$V" ] && [ -x "$S/usr/bin/tally" ] && grep -qx 'prefix=/usr' "$pc" &&
+		{ [ ! -f "$ROOT/build/lua/tally.so" ] || [ -f "$S/usr/lib/lua/5.4/tally.so" ]; } &&
 		grep -qx 'libdir=/usr/lib' "$pc" && ! grep -q "$S" "$pc" && pass install_under_destdir ||
 		fail install_under_destdir "$(find "$S" | head -5) $(head -6 "$pc")"
 else

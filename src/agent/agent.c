@@ -1,0 +1,197 @@
+/*
+ * The agent's lifecycle (include/tally/agent.h): options, start, pause, stop, free, and
+ * the paths with "%p" in them. start and stop run the sampler (sampler.c) and write the
+ * exact profile (exact.c); a forked child's agents were stopped by thread.c's fork handler.
+ */
+#include "agent/agent_impl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "base/opts.h"
+#include "profile/profile.h"
+
+char *agent_path(const char *pattern, pid_t pid)
+{
+	char num[16];
+	int nlen = snprintf(num, sizeof(num), "%d", (int)pid);
+	size_t n = 1;
+	for (const char *s = pattern; *s; s++)
+		n += s[0] == '%' && s[1] == 'p' ? (size_t)nlen : 1;
+	char *out = malloc(n), *o = out;
+	if (!out) {
+		err_set(-ENOMEM, "out of memory");
+		return NULL;
+	}
+	for (const char *s = pattern; *s; s++) {
+		if (s[0] == '%' && s[1] == 'p') {
+			memcpy(o, num, (size_t)nlen);
+			o += nlen;
+			s++;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = 0;
+	return out;
+}
+
+static int dup_opt(const char **s, const char *dflt)
+{
+	*s = strdup(*s ? *s : dflt);
+	return *s ? 0 : err_set(-ENOMEM, "out of memory");
+}
+
+static void free_opts(struct tally_agent_opts *o)
+{
+	free((char *)o->output);
+	free((char *)o->exact_output);
+	free((char *)o->exact_metric);
+	free((char *)o->jit_dir);
+	free((char *)o->sample_pprof);
+}
+
+/* Fills the defaults and checks the ranges. */
+static int defaults(struct tally_agent_opts *o)
+{
+	if (!o->mode)
+		o->mode = TALLY_AGENT_SAMPLE;
+	if (o->mode & ~(unsigned)(TALLY_AGENT_SAMPLE | TALLY_AGENT_EXACT))
+		return err_set(-EINVAL, "agent: unknown mode bits %#x", o->mode);
+	if (!o->freq_hz)
+		o->freq_hz = 999;
+	if (!o->flush_ms)
+		o->flush_ms = 100;
+	if (!o->max_threads)
+		o->max_threads = 64;
+	if (!o->max_depth)
+		o->max_depth = 512;
+	if (o->freq_hz > 100000 || o->max_threads > 4096 || o->max_depth > 65536)
+		return err_set(-EINVAL, "agent: freq_hz (at most 100000), max_threads (4096) or "
+					"max_depth (65536) out of range");
+	return 0;
+}
+
+int tally_agent_new(const struct tally_agent_opts *opts, struct tally_agent **out)
+{
+	struct tally_agent *a = calloc(1, sizeof(*a));
+	if (!a)
+		return err_set(-ENOMEM, "out of memory");
+	int rc = OPTS_READ(tally_agent_opts, &a->o, opts);
+	struct tally_agent_opts *o = &a->o;
+	if (rc || (rc = defaults(o))) {
+		free(a);
+		return rc;
+	}
+	const char *jit = o->jit_dir;
+	o->jit_dir = NULL;
+	if (o->sample_pprof && !(o->sample_pprof = strdup(o->sample_pprof)))
+		rc = err_set(-ENOMEM, "out of memory");
+	rc = rc ? rc : dup_opt(&o->output, "tally-agent-%p.folded");
+	rc = rc ? rc : dup_opt(&o->exact_output, "tally-agent-%p.pb.gz");
+	rc = rc ? rc : dup_opt(&o->exact_metric, "instructions");
+	rc = rc ? rc : dup_opt(&jit, "/tmp");
+	o->jit_dir = rc ? NULL : jit;
+	a->threads = calloc(o->max_threads, sizeof(*a->threads));
+	a->frames = calloc((size_t)o->max_threads * o->max_depth, sizeof(*a->frames));
+	a->sample.frames = calloc(o->max_depth, sizeof(*a->sample.frames));
+	if (!rc && (!a->threads || !a->frames || !a->sample.frames))
+		rc = err_set(-ENOMEM, "out of memory");
+	if (rc) {
+		free_opts(o);
+		free(a->threads);
+		free(a->frames);
+		free(a->sample.frames);
+		free(a);
+		return rc;
+	}
+	pthread_mutex_init(&a->lock, NULL);
+	a->next_id = 1;
+	a->fd = -1;
+	a->perfmap_fd = -1;
+	a->jitdump_fd = -1;
+	agent_live_add(a);
+	*out = a;
+	return 0;
+}
+
+int tally_agent_start(struct tally_agent *a)
+{
+	pthread_mutex_lock(&a->lock);
+	int rc = 0;
+	if (a->running)
+		rc = err_set(-EALREADY, "agent: already started");
+	else if (a->o.mode & TALLY_AGENT_SAMPLE)
+		rc = agent_sampler_start(a);
+	if (!rc)
+		a->running = true;
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+int tally_agent_pause(struct tally_agent *a, bool paused)
+{
+	__atomic_store_n(&a->paused, paused, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int tally_agent_stop(struct tally_agent *a)
+{
+	pthread_mutex_lock(&a->lock);
+	int rc = 0;
+	if (!a->running) {
+		rc = err_set(-EINVAL, "agent: not started");
+	} else {
+		a->running = false;
+		if (a->o.mode & TALLY_AGENT_SAMPLE)
+			rc = agent_sampler_stop(a);
+		if (a->o.mode & TALLY_AGENT_EXACT) {
+			int erc = agent_exact_write(a);
+			rc = rc ? rc : erc;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	return rc;
+}
+
+void tally_agent_free(struct tally_agent *a)
+{
+	if (!a)
+		return;
+	if (a->running)
+		tally_agent_stop(a);
+	agent_live_remove(a);
+	for (uint32_t i = 0; i < a->o.max_threads; i++)
+		agent_exact_thread_free(&a->threads[i]);
+	agent_registry_free(a);
+	pthread_mutex_destroy(&a->lock);
+	free_opts(&a->o);
+	free(a->threads);
+	free(a->frames);
+	free(a->sample.frames);
+	free(a->buf);
+	free(a->locs);
+	prof_free(a->sprof);
+	free(a);
+}
+
+int tally_agent_stats(struct tally_agent *a, struct tally_agent_stats *out)
+{
+	if (!out || out->sz < sizeof(out->sz))
+		return err_set(-EINVAL, "agent: stats need their size");
+	struct tally_agent_stats s = {
+		.sz = out->sz,
+		.samples = __atomic_load_n(&a->samples, __ATOMIC_RELAXED),
+		.dropped = __atomic_load_n(&a->dropped, __ATOMIC_RELAXED),
+		.missed = __atomic_load_n(&a->missed, __ATOMIC_RELAXED),
+		.off_cpu = __atomic_load_n(&a->off_cpu, __ATOMIC_RELAXED),
+		.sampler_cpu_ns = __atomic_load_n(&a->sampler_cpu_ns, __ATOMIC_RELAXED),
+	};
+	size_t n = out->sz < sizeof(s) ? out->sz : sizeof(s);
+	memcpy(out, &s, n);
+	return 0;
+}

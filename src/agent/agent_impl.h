@@ -1,0 +1,128 @@
+/*
+ * The agent's insides, shared by its files (lifecycle, registry, threads, sampler, exact
+ * mode); other modules use include/tally/agent.h only.
+ *
+ * What the sampler reads while interpreter threads run is reached without locks: function
+ * entries through a table of fixed chunks whose pointers are published with atomic stores
+ * (an entry is never freed while the agent lives: unregistering retires it), and thread
+ * states in an array allocated once, each with a state word. The mutex serializes the
+ * writers of both and the lifecycle calls.
+ *
+ * Ownership: an agent owns its entries, thread states, buffers and descriptors.
+ */
+#ifndef TALLY_AGENT_IMPL_H
+#define TALLY_AGENT_IMPL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "base/vec.h"
+#include "tally/agent.h"
+
+#define AGENT_CHUNK_BITS 12
+#define AGENT_CHUNK (1u << AGENT_CHUNK_BITS)
+#define AGENT_NCHUNKS 256 /* ids below 2^20 */
+
+struct prof;
+struct prof_cct;
+struct prof_loc;
+
+/* A registered function, immutable once published. */
+struct agent_fn {
+	char *name, *file;
+	uint32_t line;
+	uint64_t start, end;
+	uint8_t *code;
+	size_t code_size;
+	struct tally_agent_line *lines;
+	size_t nlines;
+};
+
+enum { THREAD_FREE, THREAD_ACTIVE };
+
+struct agent_thread {
+	struct tally_agent_thread pub; /* first: the public pointer is this one */
+	struct tally_agent *agent;
+	uint32_t state; /* THREAD_*, atomic */
+	pid_t tid;
+	clockid_t cpu_clock;  /* the thread's CPU-time clock */
+	uint64_t last_cpu_ns; /* its reading at the previous tick (sampler's own) */
+	struct prof_cct *cct; /* exact mode */
+	int exact_rc;	      /* the first failure of an exact hook */
+};
+
+/* One sample as the sampler copies it. */
+struct agent_sample {
+	pid_t tid;
+	uint64_t pc;
+	uint32_t depth, n; /* depth as published; n frames copied */
+	struct tally_agent_frame *frames;
+};
+
+struct tally_agent {
+	struct tally_agent_opts o; /* strings owned (copies) */
+	pthread_mutex_t lock;
+	struct agent_fn **chunks[AGENT_NCHUNKS]; /* atomic pointers */
+	uint32_t next_id;
+	VEC(struct agent_fn *) retired;
+	VEC(struct prof_cct *) done_cct; /* exact trees of threads that unregistered */
+	int exact_rc;			 /* the first failure of theirs */
+
+	struct agent_thread *threads; /* max_threads */
+	struct tally_agent_frame *frames; /* max_threads * max_depth */
+
+	bool running, sampler_started;
+	pthread_t sampler;
+	uint32_t stop, paused; /* atomic */
+	int fd; /* the stream, -1 when closed */
+	char *buf;
+	size_t len, cap;
+	struct agent_sample sample;
+	struct prof *sprof;	   /* the samples with their pcs, for sample_pprof */
+	struct prof_loc *locs;	   /* max_depth + 2: one sample's stack for sprof */
+	int sprof_rc;		   /* its first failure */
+	uint64_t samples, dropped, missed, off_cpu; /* atomic */
+	uint64_t sampler_cpu_ns; /* summed over the sampler's runs, written as each ends */
+	int sampler_rc;
+
+	int perfmap_fd; /* -1 until the first JIT region */
+	int jitdump_fd; /* -1 until the first JIT region with opts.jitdump */
+	void *jitdump_map; /* the executable mapping perf looks for */
+	size_t jitdump_map_len;
+	uint64_t jitdump_index;
+	struct tally_agent *next_live; /* the process's agents, for fork */
+};
+
+/* The entry of id, or NULL (unknown or unregistered): lock-free. */
+const struct agent_fn *agent_fn_get(const struct tally_agent *a, uint32_t id);
+/* The line of pc in f: its table's last entry at or before pc, else f's first line. */
+uint32_t agent_fn_line(const struct agent_fn *f, uint64_t pc);
+/* f's VM frame in p ("[unregistered]" for NULL); PROF_NONE on failure. */
+uint32_t agent_fn_frame(struct prof *p, const struct agent_fn *f);
+void agent_registry_free(struct tally_agent *a);
+
+/* path with "%p" replaced by the pid: a malloc'd string, or NULL (message set). */
+char *agent_path(const char *pattern, pid_t pid);
+
+/* jit-PID.dump (jitdump.c), under the agent's lock. */
+int agent_jitdump_add(struct tally_agent *a, const char *name, const void *addr, size_t size);
+void agent_jitdump_close(struct tally_agent *a);
+
+/* The sampler thread (sampler.c). */
+int agent_sampler_start(struct tally_agent *a);
+int agent_sampler_stop(struct tally_agent *a);
+
+/* Exact mode (exact.c): the profile of every thread's tree, written to exact_output. */
+int agent_exact_write(struct tally_agent *a);
+int agent_exact_thread_init(struct agent_thread *t);
+void agent_exact_thread_free(struct agent_thread *t);
+/* Keeps the tree of a thread that unregisters (under the agent's lock). */
+void agent_exact_thread_retire(struct agent_thread *t);
+
+/* Fork handling (thread.c): agents join the process's list while they live. */
+void agent_live_add(struct tally_agent *a);
+void agent_live_remove(struct tally_agent *a);
+
+#endif

@@ -1,0 +1,415 @@
+/*
+ * The agent's API (include/tally/agent.h): options read by their size, the registry (ids,
+ * unregistering, bad descriptions), thread limits, the sampler's stream (what it names,
+ * pausing, several agents at once), exact mode's errors, fork (a child that restarts
+ * sampling writes its own file, the parent's stream is unharmed), and perf-PID.map lines
+ * in perf's documented format ("START SIZE NAME", hex without 0x).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "tally/agent.h"
+
+static char dir[] = "/tmp/tally-agent-XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[100];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd);
+}
+
+static char *path_in(const char *name)
+{
+	static char buf[4][200];
+	static int i;
+	char *p = buf[i++ & 3];
+	snprintf(p, 200, "%s/%s", dir, name);
+	return p;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	static char buf[1 << 20];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+/* Busy for ms of CPU time: a thread is sampled only when it runs. */
+static void spin_ms(long ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	int64_t end = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + ms * 1000000;
+	do /* reading the clock is work enough */
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	while ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec < end);
+}
+
+static uint32_t reg(struct tally_agent *a, const char *name, uint64_t start, uint64_t end)
+{
+	struct tally_agent_function f = { .sz = sizeof(f), .name = name, .start = start, .end = end };
+	uint32_t id = 0;
+	assert_int_equal(tally_agent_register(a, &f, &id), 0);
+	assert_int_not_equal(id, 0);
+	return id;
+}
+
+static void opts_are_read_by_size(void **state)
+{
+	(void)state;
+	struct tally_agent *a = NULL;
+	struct tally_agent_opts o = { 0 };
+	assert_int_equal(tally_agent_new(&o, &a), -EINVAL); /* sz 0 */
+	struct {
+		struct tally_agent_opts o;
+		uint64_t newer;
+	} big = { { .sz = sizeof(big) }, 1 };
+	assert_int_equal(tally_agent_new(&big.o, &a), -EINVAL); /* a newer option, set */
+	big.newer = 0;
+	assert_int_equal(tally_agent_new(&big.o, &a), 0);
+	tally_agent_free(a);
+	o.sz = sizeof(o);
+	o.mode = 4;
+	assert_int_equal(tally_agent_new(&o, &a), -EINVAL);
+	assert_non_null(strstr(tally_errmsg(), "mode"));
+	assert_int_equal(tally_agent_new(NULL, &a), 0);
+	tally_agent_free(a);
+}
+
+static void registry_checks_and_unregisters(void **state)
+{
+	(void)state;
+	struct tally_agent *a;
+	assert_int_equal(tally_agent_new(NULL, &a), 0);
+	uint32_t id;
+	struct tally_agent_function f = { .sz = sizeof(f), .start = 4, .end = 2 };
+	assert_int_equal(tally_agent_register(a, &f, &id), -EINVAL); /* no name */
+	f.name = "f";
+	assert_int_equal(tally_agent_register(a, &f, &id), -EINVAL); /* end < start */
+	struct tally_agent_line lines[] = { { 8, 2 }, { 4, 1 } };
+	f.end = 10;
+	f.lines = lines;
+	f.nlines = 2;
+	assert_int_equal(tally_agent_register(a, &f, &id), -EINVAL); /* unsorted lines */
+	uint32_t a1 = reg(a, "one", 0, 10), a2 = reg(a, "two", 10, 20);
+	assert_int_not_equal(a1, a2);
+	assert_int_equal(tally_agent_unregister(a, a1), 0);
+	assert_int_equal(tally_agent_unregister(a, a1), -ENOENT);
+	assert_int_equal(tally_agent_unregister(a, 12345), -ENOENT);
+	tally_agent_free(a);
+}
+
+static void thread_limit_is_enospc(void **state)
+{
+	(void)state;
+	struct tally_agent_opts o = { .sz = sizeof(o), .max_threads = 2 };
+	struct tally_agent *a;
+	struct tally_agent_thread *t[3];
+	assert_int_equal(tally_agent_new(&o, &a), 0);
+	assert_int_equal(tally_agent_thread_register(a, &t[0]), 0);
+	assert_int_equal(tally_agent_thread_register(a, &t[1]), 0);
+	assert_int_equal(tally_agent_thread_register(a, &t[2]), -ENOSPC);
+	tally_agent_thread_unregister(a, t[0]);
+	assert_int_equal(tally_agent_thread_register(a, &t[2]), 0);
+	tally_agent_free(a);
+}
+
+/* An agent sampling one thread parked in outer -> inner (and an unregistered function
+ * on top when asked): its stream's lines. */
+static const char *sample_parked(const char *name, bool gone, bool pause, bool run)
+{
+	struct tally_agent_opts o = { .sz = sizeof(o), .output = path_in(name), .freq_hz = 1000,
+				      .flush_ms = 10 };
+	struct tally_agent *a;
+	struct tally_agent_thread *t;
+	assert_int_equal(tally_agent_new(&o, &a), 0);
+	uint32_t outer = reg(a, "outer", 0, 10), inner = reg(a, "in;ner", 10, 20);
+	assert_int_equal(tally_agent_thread_register(a, &t), 0);
+	TALLY_AGENT_PUSH(t, outer, 0);
+	TALLY_AGENT_PUSH(t, inner, 5);
+	TALLY_AGENT_PC(t, 12);
+	if (gone)
+		assert_int_equal(tally_agent_unregister(a, inner), 0);
+	assert_int_equal(tally_agent_pause(a, pause), 0);
+	assert_int_equal(tally_agent_start(a), 0);
+	assert_int_equal(tally_agent_start(a), -EALREADY);
+	if (run)
+		spin_ms(60);
+	else
+		sleep_ms(60);
+	struct tally_agent_stats s = { .sz = sizeof(s) };
+	assert_int_equal(tally_agent_stop(a), 0);
+	assert_int_equal(tally_agent_stats(a, &s), 0);
+	tally_agent_free(a);
+	const char *text = slurp(path_in(name));
+	assert_non_null(text);
+	if (pause) {
+		assert_int_equal(s.samples + s.off_cpu, 0);
+	} else if (!run) {
+		/* the ticks while it started the sampler and went to sleep */
+		assert_true(s.samples <= 2);
+		assert_true(s.off_cpu >= 3);
+	} else {
+		assert_true(s.samples >= 3);
+	}
+	return text;
+}
+
+static void sampler_names_thread_and_frames(void **state)
+{
+	(void)state;
+	const char *text = sample_parked("named.folded", false, false, true);
+	char want[64];
+	snprintf(want, sizeof(want), "thread %d;outer;in_ner 1\n", (int)gettid());
+	assert_non_null(strstr(text, want));
+	/* every line the same */
+	for (const char *l = text; *l; l = strchr(l, '\n') + 1)
+		assert_memory_equal(l, want, strlen(want));
+}
+
+static void sampler_marks_unregistered(void **state)
+{
+	(void)state;
+	const char *text = sample_parked("gone.folded", true, false, true);
+	assert_non_null(strstr(text, ";outer;[unregistered] 1\n"));
+}
+
+static void paused_agent_takes_no_samples(void **state)
+{
+	(void)state;
+	const char *text = sample_parked("paused.folded", false, true, true);
+	assert_string_equal(text, "");
+}
+
+/* A thread that uses no CPU time between two ticks is not sampled again at the same
+ * instant: it counts as off CPU. */
+static void sleeping_thread_counts_off_cpu(void **state)
+{
+	(void)state;
+	const char *text = sample_parked("asleep.folded", false, false, false);
+	assert_true(strlen(text) < 200);
+}
+
+static void *exit_in_vm(void *arg)
+{
+	struct tally_agent *a = arg;
+	struct tally_agent_thread *t;
+	if (tally_agent_thread_register(a, &t))
+		return NULL;
+	TALLY_AGENT_PUSH(t, 1, 0);
+	spin_ms(10);
+	return t;
+}
+
+/* A thread that exits without unregistering is not sampled after it ended. */
+static void exited_thread_is_not_sampled(void **state)
+{
+	(void)state;
+	struct tally_agent_opts o = { .sz = sizeof(o), .output = path_in("exited.folded"),
+				      .omit_thread = true, .flush_ms = 10 };
+	struct tally_agent *a;
+	assert_int_equal(tally_agent_new(&o, &a), 0);
+	reg(a, "gone", 0, 1);
+	pthread_t th;
+	void *t = NULL;
+	assert_int_equal(pthread_create(&th, NULL, exit_in_vm, a), 0);
+	assert_int_equal(pthread_join(th, &t), 0);
+	assert_non_null(t);
+	assert_int_equal(tally_agent_start(a), 0);
+	sleep_ms(60);
+	struct tally_agent_stats s = { .sz = sizeof(s) };
+	assert_int_equal(tally_agent_stop(a), 0);
+	assert_int_equal(tally_agent_stats(a, &s), 0);
+	tally_agent_free(a);
+	assert_true(s.samples <= 1);
+	assert_true(s.off_cpu >= 3);
+}
+
+static void deep_stack_ends_truncated(void **state)
+{
+	(void)state;
+	struct tally_agent_opts o = { .sz = sizeof(o), .output = path_in("deep.folded"),
+				      .max_depth = 2, .omit_thread = true, .flush_ms = 10 };
+	struct tally_agent *a;
+	struct tally_agent_thread *t;
+	assert_int_equal(tally_agent_new(&o, &a), 0);
+	uint32_t f = reg(a, "f", 0, 10);
+	assert_int_equal(tally_agent_thread_register(a, &t), 0);
+	for (int i = 0; i < 5; i++)
+		TALLY_AGENT_PUSH(t, f, 1);
+	assert_int_equal(tally_agent_start(a), 0);
+	spin_ms(30);
+	assert_int_equal(tally_agent_stop(a), 0);
+	tally_agent_free(a);
+	const char *text = slurp(path_in("deep.folded"));
+	assert_non_null(text);
+	assert_memory_equal(text, "f;f;[truncated] 1\n", 18);
+}
+
+static void several_agents_write_their_own(void **state)
+{
+	(void)state;
+	struct tally_agent *a[2];
+	struct tally_agent_thread *t[2];
+	const char *names[2] = { "vm_a", "vm_b" };
+	for (int i = 0; i < 2; i++) {
+		struct tally_agent_opts o = { .sz = sizeof(o), .output = path_in(names[i]),
+					      .omit_thread = true, .flush_ms = 10 };
+		assert_int_equal(tally_agent_new(&o, &a[i]), 0);
+		uint32_t id = reg(a[i], names[i], 0, 1);
+		assert_int_equal(tally_agent_thread_register(a[i], &t[i]), 0);
+		TALLY_AGENT_PUSH(t[i], id, 0);
+		assert_int_equal(tally_agent_start(a[i]), 0);
+	}
+	spin_ms(40);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(tally_agent_stop(a[i]), 0);
+		tally_agent_free(a[i]);
+		const char *text = slurp(path_in(names[i]));
+		char want[20];
+		snprintf(want, sizeof(want), "%s 1\n", names[i]);
+		assert_non_null(text);
+		assert_memory_equal(text, want, strlen(want));
+		assert_null(strstr(text, names[1 - i]));
+	}
+}
+
+/* The child restarts sampling into its own file ("%p" is its pid); the parent's stream
+ * goes on and holds no line of the child's. */
+static void fork_child_restarts_cleanly(void **state)
+{
+	(void)state;
+	struct tally_agent_opts o = { .sz = sizeof(o), .output = path_in("fork-%p.folded"),
+				      .omit_thread = true, .flush_ms = 10 };
+	struct tally_agent *a;
+	struct tally_agent_thread *t;
+	assert_int_equal(tally_agent_new(&o, &a), 0);
+	uint32_t parent = reg(a, "parent", 0, 1), child = reg(a, "child", 1, 2);
+	assert_int_equal(tally_agent_thread_register(a, &t), 0);
+	TALLY_AGENT_PUSH(t, parent, 0);
+	assert_int_equal(tally_agent_start(a), 0);
+	spin_ms(20);
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* stopped in the child: start again, with this thread's state kept */
+		int ok = tally_agent_stop(a) == -EINVAL;
+		TALLY_AGENT_POP(t);
+		TALLY_AGENT_PUSH(t, child, 0);
+		ok = ok && tally_agent_start(a) == 0;
+		spin_ms(40);
+		ok = ok && tally_agent_stop(a) == 0;
+		tally_agent_free(a);
+		_exit(ok ? 0 : 1);
+	}
+	assert_true(pid > 0);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	spin_ms(20);
+	assert_int_equal(tally_agent_stop(a), 0);
+	tally_agent_free(a);
+	char name[64];
+	snprintf(name, sizeof(name), "fork-%d.folded", (int)pid);
+	const char *text = slurp(path_in(name));
+	assert_non_null(text);
+	assert_memory_equal(text, "child 1\n", 8);
+	assert_null(strstr(text, "parent"));
+	snprintf(name, sizeof(name), "fork-%d.folded", (int)getpid());
+	text = slurp(path_in(name));
+	assert_non_null(text);
+	assert_memory_equal(text, "parent 1\n", 9);
+	assert_null(strstr(text, "child"));
+}
+
+static void exact_hooks_check_their_state(void **state)
+{
+	(void)state;
+	struct tally_agent_opts o = { .sz = sizeof(o), .mode = TALLY_AGENT_EXACT,
+				      .exact_output = path_in("exact.pb.gz") };
+	struct tally_agent *a;
+	struct tally_agent_thread *t;
+	assert_int_equal(tally_agent_new(&o, &a), 0);
+	uint32_t f = reg(a, "f", 0, 4);
+	assert_int_equal(tally_agent_thread_register(a, &t), 0);
+	assert_int_equal(tally_agent_start(a), 0);
+	assert_int_equal(tally_agent_exit(t), -EINVAL);		/* nothing entered */
+	assert_int_equal(tally_agent_enter(t, 999, 0), -ENOENT); /* never registered */
+	assert_int_equal(tally_agent_enter(t, f, 0), 0);
+	/* a failed hook leaves no profile that would look exact */
+	assert_int_not_equal(tally_agent_stop(a), 0);
+	assert_null(slurp(path_in("exact.pb.gz")));
+	tally_agent_free(a);
+
+	/* sampling-only agents have no exact hooks */
+	assert_int_equal(tally_agent_new(NULL, &a), 0);
+	assert_int_equal(tally_agent_thread_register(a, &t), 0);
+	assert_int_equal(tally_agent_enter(t, 1, 0), -EINVAL);
+	tally_agent_free(a);
+}
+
+static void jit_regions_go_to_perf_map(void **state)
+{
+	(void)state;
+	struct tally_agent_opts o = { .sz = sizeof(o), .jit_dir = dir };
+	struct tally_agent *a;
+	assert_int_equal(tally_agent_new(&o, &a), 0);
+	assert_int_equal(tally_agent_register_jit(a, "jit:loop", (void *)0x7f0000001000, 0x40), 0);
+	assert_int_equal(tally_agent_register_jit(a, "two\nlines", (void *)0x7f0000002000, 0x8), 0);
+	assert_int_equal(tally_agent_register_jit(a, "empty", (void *)0x1000, 0), -EINVAL);
+	tally_agent_free(a);
+	char name[64];
+	snprintf(name, sizeof(name), "perf-%d.map", (int)getpid());
+	const char *text = slurp(path_in(name));
+	assert_non_null(text);
+	assert_string_equal(text, "7f0000001000 40 jit:loop\n7f0000002000 8 two lines\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(opts_are_read_by_size),
+		cmocka_unit_test(registry_checks_and_unregisters),
+		cmocka_unit_test(thread_limit_is_enospc),
+		cmocka_unit_test(sampler_names_thread_and_frames),
+		cmocka_unit_test(sampler_marks_unregistered),
+		cmocka_unit_test(paused_agent_takes_no_samples),
+		cmocka_unit_test(sleeping_thread_counts_off_cpu),
+		cmocka_unit_test(exited_thread_is_not_sampled),
+		cmocka_unit_test(deep_stack_ends_truncated),
+		cmocka_unit_test(several_agents_write_their_own),
+		cmocka_unit_test(fork_child_restarts_cleanly),
+		cmocka_unit_test(exact_hooks_check_their_state),
+		cmocka_unit_test(jit_regions_go_to_perf_map),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

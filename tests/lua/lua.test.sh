@@ -1,0 +1,141 @@
+# The Lua 5.4 module (build/lua/tally.so) against Lua itself: exact mode's per-function
+# instruction counts equal those of a counter written in Lua alone (count.lua:
+# debug.sethook with count 1), read back by go tool pprof; the sampled shares of three
+# functions with one loop body agree with their exact shares within binomial bounds; C
+# functions called from Lua sit under their Lua caller; a known call chain is sampled in
+# its order; tally.start{}/tally.stop() from the script; os.exit() still writes.
+. tests/lib.sh
+
+mod=$ROOT/$BUILD/lua/tally.so
+if ! command -v lua5.4 >/dev/null; then
+	skip lua_module "no lua5.4 (scripts/install-deps.sh test installs it)"
+	exit 0
+fi
+if [ ! -f "$mod" ]; then
+	fail lua_module "no $mod (make needs liblua5.4-dev)"
+	exit 0
+fi
+# A sanitized module needs its runtime loaded first in an unsanitized lua5.4.
+preload=
+if [ "$BUILD" = build-asan ]; then
+	preload="$(cc -print-file-name=libasan.so):$(cc -print-file-name=libubsan.so)"
+	export ASAN_OPTIONS=detect_leaks=0
+fi
+D=$ROOT/tests/lua
+cp "$D/work.lua" "$D/shares.lua" "$TMP/"
+cd "$TMP" || exit 1
+# lua_tally ENV... -- SCRIPT: lua5.4 -ltally SCRIPT with the module built here.
+lua_tally() {
+	env LUA_CPATH="$(dirname "$mod")/?.so;;" LD_PRELOAD="$preload" "$@"
+}
+
+# Exact mode against the Lua counter. Functions defined in work.lua only (its main chunk,
+# line 0, runs partly before the counter's hook is set and after the module's).
+if ! lua_tally SCALE=2 TALLY_LUA_MODE=exact TALLY_LUA_EXACT_OUTPUT=e.pb.gz \
+	lua5.4 -ltally work.lua >e.out 2>&1; then
+	fail lua_exact_counts_equal_lua_counter "$(cat e.out)"
+elif ! command -v go >/dev/null; then
+	skip lua_exact_counts_equal_lua_counter "no go (go tool pprof)"
+else
+	SCALE=2 lua5.4 "$D/count.lua" work.lua | awk '$1 ~ /^work.lua:[1-9]/' | sort >want
+	go tool pprof -top -nodecount=1000 -nodefraction=0 e.pb.gz 2>/dev/null |
+		awk 'match($0, /\(work\.lua:[1-9][0-9]*\)$/) && $1 ~ /^[0-9]+$/ {
+			k = substr($0, RSTART + 1, RLENGTH - 2); s[k] += $1 }
+			END { for (k in s) if (s[k]) print k, s[k] }' | sort >got
+	if [ "$(wc -l <want)" -ge 6 ] && cmp -s want got; then
+		pass lua_exact_counts_equal_lua_counter
+	else
+		fail lua_exact_counts_equal_lua_counter "$(diff want got | head -8)"
+	fi
+fi
+
+# Per line too: go tool pprof -lines puts each function's instructions on lines of its
+# own span in work.lua.
+if command -v go >/dev/null && [ -s e.pb.gz ]; then
+	go tool pprof -lines -top -nodecount=1000 -nodefraction=0 e.pb.gz 2>/dev/null |
+		awk '$NF ~ /^work.lua:[0-9]+$/ && $1 ~ /^[0-9]+$/ { split($NF, a, ":"); print a[2] }' |
+		sort -un >lines
+	if [ -s lines ] && grep -qx 7 lines && grep -qx 11 lines && ! grep -qvxE '[0-9]|[1-4][0-9]' lines; then
+		pass lua_exact_counts_per_line
+	else
+		fail lua_exact_counts_per_line "lines: $(tr '\n' ' ' <lines)"
+	fi
+fi
+
+# Sampling mode: hot, warm and cold run one loop body, so their sampled shares agree with
+# their shares of the counter's instructions: |p_sampled - p_exact| <= 4.5 sigma + 2 points.
+ROUNDS=2 lua5.4 "$D/count.lua" shares.lua | awk '$1 ~ /^shares.lua:(8|9|10)$/' >counts.raw
+awk '{ sub(/^shares.lua:8$/, "hot", $1); sub(/^shares.lua:9$/, "warm", $1);
+	sub(/^shares.lua:10$/, "cold", $1); print }' counts.raw >counts
+if ! lua_tally ROUNDS=40 TALLY_LUA_HZ=4999 TALLY_LUA_OUTPUT=s.folded lua5.4 -ltally shares.lua \
+	>s.out 2>&1; then
+	fail lua_sampled_shares_agree "$(cat s.out)"
+else
+	verdict=$(awk -v counts=counts -v strip=' [(].*$' -f "$ROOT/tests/agent/shares.awk" s.folded)
+	case $verdict in
+	ok*) pass lua_sampled_shares_agree ;;
+	*) fail lua_sampled_shares_agree "$verdict" ;;
+	esac
+fi
+
+# The known chain: every sample in cold is main chunk, chain_a, chain_b, cold, in order.
+S='shares\.lua'
+if grep -q 'cold (shares.lua' s.folded 2>/dev/null; then
+	bad=$(grep 'cold (shares.lua' s.folded |
+		grep -vE "^\? \[C\];main chunk \($S:0\);chain_a \($S:12\);chain_b \($S:11\);cold \($S:10\) [0-9]+$")
+	[ -z "$bad" ] && pass lua_call_chain_in_order || fail lua_call_chain_in_order "$(head -3 <<<"$bad")"
+else
+	fail lua_call_chain_in_order "no sample in cold: $(head -3 s.folded 2>/dev/null)"
+fi
+
+# C functions under their Lua caller: string.rep under reps, table.sort under sorts, the
+# comparator table.sort calls above it; every stack of work.lua is one its code makes.
+W='work\.lua'
+if ! lua_tally SCALE=20 TALLY_LUA_HZ=4999 TALLY_LUA_OUTPUT=w.folded lua5.4 -ltally work.lua \
+	>w.out 2>&1; then
+	fail lua_c_functions_under_lua_caller "$(cat w.out)"
+else
+	main="^\? \[C\];main chunk \($W:0\)"
+	calls="(;(\? \($W:5\)|hot \($W:10\)|warm \($W:11\)|reps \($W:12\)(;string\.rep \[C\])?|sorts \($W:16\)(;table\.sort \[C\](;\? \($W:13\))?)?|fib \($W:25\)(;fib \($W:25\))*|drain \($W:29\)(;(co \[C\](;\? \($W:28\)(;coroutine\.yield \[C\])?)?|coroutine\.wrap \[C\]))?|pcall \[C\](;\? \($W:38\)(;deep \($W:26\)(;error \[C\])?)?)?|[a-z.]+ \[C\]))?"
+	# a C function Lua calls from anywhere, unnamed: a to-be-closed or finalizer method
+	# (string.rep closes its buffer's box)
+	closer="(;\? \[C\])?"
+	bad=$(grep "work.lua" w.folded | grep -vE "$main$calls$closer [0-9]+$")
+	rep=$(grep -cE "reps \($W:12\);string\.rep \[C\] [0-9]+$" w.folded)
+	srt=$(grep -cE "sorts \($W:16\);table\.sort \[C\](;\? \($W:13\))? [0-9]+$" w.folded)
+	if [ -z "$bad" ] && [ "$rep" -ge 1 ] && [ "$srt" -ge 1 ]; then
+		pass lua_c_functions_under_lua_caller
+	else
+		fail lua_c_functions_under_lua_caller "$rep string.rep, $srt table.sort stacks; stray: $(head -3 <<<"$bad")"
+	fi
+fi
+
+# The Lua API: TALLY_LUA_MODE=off loads without profiling; tally.start{} and tally.stop()
+# profile what runs between them (fib, not the loop after), and bad options are errors.
+cat >api.lua <<'L'
+local tally = require("tally")
+function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
+local function spin(n) local a = 0; for i = 1, n do a = a + i end return a end
+tally.start{ mode = "exact", exact_output = "api.pb.gz" }
+fib(12)
+tally.stop()
+spin(100000)
+print(select(2, pcall(tally.start, { mode = "fast" })), select(2, pcall(tally.stop)))
+L
+if out=$(lua_tally TALLY_LUA_MODE=off lua5.4 api.lua 2>&1) && "$TALLY" report api.pb.gz >api.rep 2>&1 &&
+	grep -q 'fib (api.lua:2)' api.rep && ! grep -q spin api.rep &&
+	grep -q 'mode is sample, exact or both, not fast' <<<"$out" && grep -q 'not profiling' <<<"$out"; then
+	pass lua_start_stop_api
+else
+	fail lua_start_stop_api "$out $(head -12 api.rep 2>/dev/null)"
+fi
+# os.exit() without closing the state runs no finalizer: the profile is written at exit.
+if lua_tally TALLY_LUA_MODE=exact TALLY_LUA_EXACT_OUTPUT=exit.pb.gz lua5.4 -ltally \
+	-e 'function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end fib(10) os.exit(3)' \
+	>exit.out 2>&1; [ $? = 3 ] && "$TALLY" report exit.pb.gz 2>&1 | grep -qF 'fib ((command line):1)'; then
+	pass lua_os_exit_writes_profile
+else
+	fail lua_os_exit_writes_profile "$(cat exit.out) $("$TALLY" report exit.pb.gz 2>&1 | head -8)"
+fi
+expect_err lua_bad_env_mode 1 'TALLY_LUA_MODE is sample, exact, both or off' \
+	lua_tally TALLY_LUA_MODE=fast lua5.4 -ltally -e 'print(1)'
