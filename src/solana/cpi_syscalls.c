@@ -20,6 +20,7 @@
 #include "solana/curve25519.h"
 #include "solana/encoding.h"
 #include "solana/runtime_log.h"
+#include "solana/system_program.h"
 
 enum {
 	CPI_BYTES_PER_UNIT = 250,
@@ -395,6 +396,8 @@ static int check_stack(struct sbpf_vm *vm, const struct sol_runtime *rt, const u
 	for (size_t i = 0; i < rt->nprograms; i++)
 		if (!memcmp(rt->programs[i].id, id, 32))
 			return 0;
+	if (sol_is_system_program(id))
+		return 0;
 	return sbpf_vm_syscall_error(vm, "MissingAccount", "the callee is not a fixture program");
 }
 
