@@ -364,9 +364,8 @@ static int update_caller(struct sbpf_vm *vm, const struct sol_runtime *rt,
 	uint64_t prev = rd64(len_ref), post = a->len;
 	if (prev != post) {
 		if (post > ca->max_len)
-			return sbpf_vm_syscall_error(vm, "InvalidRealloc",
-						     "the caller's input has no room for %llu bytes",
-						     (unsigned long long)post);
+			return refuse(vm, "InvalidRealloc",
+				      "Account data size realloc limited to 10240 in inner instructions");
 		if (post < prev) {
 			if (map(vm, ca->data_addr, prev, true, &data))
 				return -EFAULT;

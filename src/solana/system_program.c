@@ -29,6 +29,9 @@ enum {
 #define RESULT_WITH_NEGATIVE_LAMPORTS "Custom(1)"
 #define INVALID_ACCOUNT_DATA_LENGTH "Custom(3)"
 #define ADDRESS_WITH_SEED_MISMATCH "Custom(5)"
+/* PubkeyError, which reaches the runtime as Custom(N) too */
+#define PUBKEY_MAX_SEED_LENGTH_EXCEEDED "Custom(0)"
+#define PUBKEY_ILLEGAL_OWNER "Custom(2)"
 
 enum variant {
 	CREATE_ACCOUNT = 0,
@@ -213,9 +216,9 @@ static const char *create_with_seed(const uint8_t base[32], const uint8_t *seed,
 {
 	static const char marker[] = "ProgramDerivedAddress";
 	if (len > MAX_SEED_LEN)
-		return "MaxSeedLengthExceeded";
+		return PUBKEY_MAX_SEED_LENGTH_EXCEEDED;
 	if (!memcmp(owner + 32 - (sizeof(marker) - 1), marker, sizeof(marker) - 1))
-		return "IllegalOwner";
+		return PUBKEY_ILLEGAL_OWNER;
 	crypto_hash_sha256_state st;
 	crypto_hash_sha256_init(&st);
 	crypto_hash_sha256_update(&st, base, 32);
@@ -445,8 +448,9 @@ int sol_system_program_run(struct sol_account *accounts, const struct sol_ix_acc
 	    sx.variant != ASSIGN_WITH_SEED && sx.variant != TRANSFER_WITH_SEED)
 		return err_set(-ENOTSUP, "the System program's nonce instructions (variant %u) are "
 					 "not supported", sx.variant);
+	/* check_number_of_instruction_accounts: MissingAccount in today's runtime */
 	if (n < accounts_needed(sx.variant)) {
-		*error = "NotEnoughAccountKeys";
+		*error = "MissingAccount";
 		return 0;
 	}
 	*error = execute(&r, &sx);
