@@ -20,6 +20,7 @@
 #include "solana/curve25519.h"
 #include "solana/encoding.h"
 #include "solana/runtime_log.h"
+#include "solana/system_program.h"
 
 enum {
 	CPI_BYTES_PER_UNIT = 250,
@@ -363,9 +364,8 @@ static int update_caller(struct sbpf_vm *vm, const struct sol_runtime *rt,
 	uint64_t prev = rd64(len_ref), post = a->len;
 	if (prev != post) {
 		if (post > ca->max_len)
-			return sbpf_vm_syscall_error(vm, "InvalidRealloc",
-						     "the caller's input has no room for %llu bytes",
-						     (unsigned long long)post);
+			return refuse(vm, "InvalidRealloc",
+				      "Account data size realloc limited to 10240 in inner instructions");
 		if (post < prev) {
 			if (map(vm, ca->data_addr, prev, true, &data))
 				return -EFAULT;
@@ -395,6 +395,8 @@ static int check_stack(struct sbpf_vm *vm, const struct sol_runtime *rt, const u
 	for (size_t i = 0; i < rt->nprograms; i++)
 		if (!memcmp(rt->programs[i].id, id, 32))
 			return 0;
+	if (sol_is_system_program(id))
+		return 0;
 	return sbpf_vm_syscall_error(vm, "MissingAccount", "the callee is not a fixture program");
 }
 

@@ -3,10 +3,11 @@
  * "FILE: instruction.accounts[2].pubkey: ..." so a fixture author finds the field at once.
  * Byte strings are hex, or base64 after a "base64:" prefix; keys are base58.
  *
- * Programs named in "programs" and the rent and clock sysvars exist in every bank, so an
- * instruction may name them without listing them in "accounts": they are added as the
- * runtime holds them (programs executable and owned by the upgradeable BPF loader;
- * sysvars owned by the sysvar program, with the fixture's values).
+ * Programs named in "programs", the System program and the rent and clock sysvars exist in
+ * every bank, so an instruction may name them without listing them in "accounts": they are
+ * added as the runtime holds them (programs executable and owned by the upgradeable BPF
+ * loader; the System program as a builtin of the native loader; sysvars owned by the
+ * sysvar program, with the fixture's values).
  */
 #include "solana/fixture.h"
 
@@ -19,6 +20,7 @@
 #include "base/err.h"
 #include "solana/encoding.h"
 #include "solana/syscalls.h"
+#include "solana/system_program.h"
 
 #define LOADER_ID "BPFLoaderUpgradeab1e11111111111111111111111"
 #define SYSVAR_OWNER "Sysvar1111111111111111111111111111111111111"
@@ -285,6 +287,10 @@ static int implicit_account(struct ctx *c, struct sol_fixture *f, const uint8_t 
 		return add_account(f, key, SYSVAR_OWNER, f->rent, 17, false);
 	if (!memcmp(key, clock_id, 32))
 		return add_account(f, key, SYSVAR_OWNER, f->clock, 40, false);
+	if (sol_is_system_program(key))
+		return add_account(f, key, SOL_NATIVE_LOADER_ID,
+				   (const uint8_t *)SOL_SYSTEM_PROGRAM_ACCOUNT_DATA,
+				   strlen(SOL_SYSTEM_PROGRAM_ACCOUNT_DATA), true);
 	char k58[64];
 	sol_base58_encode(key, 32, k58, sizeof(k58));
 	return err_set(-EINVAL, "%s: %s: account %s is not in \"accounts\"", c->path, c->field,

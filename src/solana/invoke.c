@@ -18,6 +18,7 @@
 #include "base/vec.h"
 #include "solana/encoding.h"
 #include "solana/runtime_log.h"
+#include "solana/system_program.h"
 
 void sol_program_error_name(uint64_t r0, char *buf, size_t size)
 {
@@ -191,6 +192,8 @@ static int run_vm(struct sol_runtime *rt, struct sbpf_vm *parent,
 		return rc;
 	sbpf_vm_set_input(vm, inv->input.buf, inv->input.len, true);
 	sbpf_vm_set_user(vm, inv);
+	/* the program starts with no return data, which is then its own */
+	memcpy(rt->return_program, inv->program_id, 32);
 	struct sbpf_result r;
 	rt->stack[rt->depth++] = inv;
 	rc = observe_start(rt, p, vm);
@@ -221,6 +224,66 @@ static int run_vm(struct sol_runtime *rt, struct sbpf_vm *parent,
 	return rc;
 }
 
+struct builtin_log {
+	struct sol_runtime *rt;
+	struct sbpf_vm *parent;
+};
+
+static int builtin_line(void *ctx, const char *line)
+{
+	struct builtin_log *b = ctx;
+	return emit(b->rt, b->parent, line);
+}
+
+/* A builtin (the System program) runs on the transaction's accounts after it took its cost
+ * from the meter; the runtime logs no "consumed" line for it. Its start clears the return
+ * data as a program's does. */
+static int run_builtin(struct sol_runtime *rt, struct sbpf_vm *parent,
+		       const uint8_t program_id[32], const struct sol_ix_account *ix, size_t n,
+		       const uint8_t *data, size_t data_len, uint64_t budget,
+		       struct sol_invoke_result *res)
+{
+	memcpy(rt->return_program, program_id, 32);
+	if (parent && sbpf_vm_set_return_data(parent, NULL, 0))
+		return -ENOMEM;
+	if (budget < SOL_SYSTEM_UNITS) {
+		res->cu = budget;
+		set_error(res, "ComputationalBudgetExceeded", NULL);
+		return 0;
+	}
+	res->cu = SOL_SYSTEM_UNITS;
+	struct builtin_log b = { rt, parent };
+	struct sol_system_log log = { builtin_line, &b };
+	const char *e;
+	int rc = sol_system_program_run(rt->accounts, ix, n, data, data_len, &log, &e);
+	if (!rc && e)
+		set_error(res, e, NULL);
+	return rc;
+}
+
+/* A program of the fixture: serialize, run it in a VM, deserialize with the checks. */
+static int run_loaded(struct sol_runtime *rt, struct sbpf_vm *parent, const struct sol_program *p,
+		      const uint8_t program_id[32], const struct sol_ix_account *ix, size_t n,
+		      const uint8_t *data, size_t data_len, uint64_t budget, const char *id58,
+		      struct sol_invoke_result *res)
+{
+	struct sol_invocation inv = { rt, program_id, ix, n, { 0 } };
+	const char *ierr;
+	int rc = sol_serialize(rt->accounts, ix, n, data, data_len, program_id, p->aligned,
+			       &inv.input, &ierr);
+	if (!rc && ierr)
+		set_error(res, ierr, NULL);
+	else if (!rc)
+		rc = run_vm(rt, parent, p, &inv, budget, id58, res);
+	if (!rc && !ierr && !res->error[0]) {
+		rc = sol_deserialize(&inv.input, rt->accounts, ix, program_id, &ierr);
+		if (!rc && ierr)
+			set_error(res, ierr, NULL);
+	}
+	sol_input_free(&inv.input);
+	return rc;
+}
+
 int sol_runtime_invoke(struct sol_runtime *rt, struct sbpf_vm *parent,
 		       const uint8_t program_id[32], const struct sol_ix_account *ix, size_t n,
 		       const uint8_t *data, size_t data_len, uint64_t budget,
@@ -228,44 +291,34 @@ int sol_runtime_invoke(struct sol_runtime *rt, struct sbpf_vm *parent,
 {
 	memset(res, 0, sizeof(*res));
 	const struct sol_program *p = find_program(rt, program_id);
-	if (!p) {
+	if (!p && !sol_is_system_program(program_id)) {
 		set_error(res, "UnsupportedProgramId", "no such program in the fixture");
 		return 0;
 	}
-	struct sol_invocation inv = { rt, program_id, ix, n, { 0 } };
-	const char *ierr;
 	uint64_t before[2], after[2];
 	char id58[64];
 	sol_base58_encode(program_id, 32, id58, sizeof(id58));
 	int rc = emitf(rt, parent, "Program %s invoke [%u]", id58, rt->depth + 1);
-	if (!rc)
-		rc = sol_serialize(rt->accounts, ix, n, data, data_len, program_id, p->aligned,
-				   &inv.input, &ierr);
-	if (rc)
-		return err_set(rc, "out of memory");
-	/* Summed once serialization has capped the accounts at 255: lamport_sum is quadratic
-	 * in them, and an instruction that fails here changes no lamports. */
-	if (ierr)
-		set_error(res, ierr, NULL);
+	/* The runtime refuses more accounts than an instruction may have before it runs
+	 * anything, so no lamports move; checked first since lamport_sum is quadratic in
+	 * them. */
+	bool too_many = n > SOL_MAX_INSTRUCTION_ACCOUNTS;
+	if (too_many)
+		set_error(res, "MaxAccountsExceeded", NULL);
 	else
 		lamport_sum(rt, ix, n, before);
-	if (!ierr)
-		rc = run_vm(rt, parent, p, &inv, budget, id58, res);
-	if (!rc && !ierr && !res->error[0]) {
-		rc = sol_deserialize(&inv.input, rt->accounts, ix, program_id, &ierr);
-		if (!rc && ierr)
-			set_error(res, ierr, NULL);
-	}
+	if (!rc && !too_many)
+		rc = p ? run_loaded(rt, parent, p, program_id, ix, n, data, data_len, budget, id58, res)
+		       : run_builtin(rt, parent, program_id, ix, n, data, data_len, budget, res);
 	/* The runtime writes the verdict before it checks the lamports (when it pops the
 	 * instruction), so an unbalanced instruction still logs "success". */
 	if (!rc && res->error[0])
 		rc = emitf(rt, parent, "Program %s failed: %s", id58, res->log_text);
 	else if (!rc)
 		rc = emitf(rt, parent, "Program %s success", id58);
-	if (!ierr)
+	if (!too_many)
 		lamport_sum(rt, ix, n, after);
 	if (!rc && !res->error[0] && (before[0] != after[0] || before[1] != after[1]))
 		set_error(res, "UnbalancedInstruction", "the accounts' lamports changed in sum");
-	sol_input_free(&inv.input);
 	return rc == -ENOMEM ? err_set(rc, "out of memory") : rc;
 }

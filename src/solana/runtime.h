@@ -67,6 +67,8 @@ struct sol_runtime {
 	size_t nlogs, logs_cap;
 	uint8_t *return_data;
 	size_t return_len;
+	/* the program the transaction's return data belongs to (sol_get_return_data) */
+	uint8_t return_program[32];
 };
 
 /* How one instruction ended: error "" on success, else the runtime's or VM's name;

@@ -32,11 +32,15 @@ static int sys_set_return_data(struct sbpf_vm *vm, const uint64_t a[5], uint64_t
 	uint8_t *p = NULL;
 	if (sbpf_vm_map(vm, a[0], a[1], false, &p))
 		return -EFAULT;
+	struct sol_invocation *inv = sbpf_vm_user(vm);
+	if (inv)
+		memcpy(inv->rt->return_program, inv->program_id, 32);
 	return sbpf_vm_set_return_data(vm, p, a[1]);
 }
 
-/* sol_get_return_data(data, len, program_id) -> full length. Bare runs have no program id:
- * it reads as 32 zero bytes. */
+/* sol_get_return_data(data, len, program_id) -> full length, and the program that set the
+ * data (or started last, which clears it). Bare runs have no program id: it reads as 32
+ * zero bytes. */
 static int sys_get_return_data(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
 	*ret = 0;
@@ -51,8 +55,12 @@ static int sys_get_return_data(struct sbpf_vm *vm, const uint64_t a[5], uint64_t
 		uint8_t *dst, *id;
 		if (sbpf_vm_map(vm, a[0], n, true, &dst) || sbpf_vm_map(vm, a[2], 32, true, &id))
 			return -EFAULT;
+		const struct sol_invocation *inv = sbpf_vm_user(vm);
 		memcpy(dst, data, n);
-		memset(id, 0, 32);
+		if (inv)
+			memcpy(id, inv->rt->return_program, 32);
+		else
+			memset(id, 0, 32);
 	}
 	*ret = have;
 	return 0;

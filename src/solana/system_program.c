@@ -1,0 +1,458 @@
+/*
+ * The System program (system_program.h), written from agave's system_processor: the
+ * instruction is bincode (a u32 variant, u64s little-endian, a String as a u64 length and
+ * UTF-8 bytes, trailing bytes allowed) read within the 1232 bytes limited_deserialize
+ * allows; every change to an account goes through the runtime's checks (serialize.h) with
+ * the System program as the running program.
+ */
+#include "solana/system_program.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/utf8.h"
+#include "solana/encoding.h"
+
+enum {
+	PACKET_DATA_SIZE = 1232, /* limited_deserialize's limit */
+	MAX_SEED_LEN = 32,
+};
+
+/* SystemError, as the runtime reports it: Custom(N). */
+#define ACCOUNT_ALREADY_IN_USE "Custom(0)"
+#define RESULT_WITH_NEGATIVE_LAMPORTS "Custom(1)"
+#define INVALID_ACCOUNT_DATA_LENGTH "Custom(3)"
+#define ADDRESS_WITH_SEED_MISMATCH "Custom(5)"
+/* PubkeyError, which reaches the runtime as Custom(N) too */
+#define PUBKEY_MAX_SEED_LENGTH_EXCEEDED "Custom(0)"
+#define PUBKEY_ILLEGAL_OWNER "Custom(2)"
+
+enum variant {
+	CREATE_ACCOUNT = 0,
+	ASSIGN = 1,
+	TRANSFER = 2,
+	CREATE_ACCOUNT_WITH_SEED = 3,
+	ADVANCE_NONCE_ACCOUNT = 4,
+	UPGRADE_NONCE_ACCOUNT = 12,
+	ALLOCATE = 8,
+	ALLOCATE_WITH_SEED = 9,
+	ASSIGN_WITH_SEED = 10,
+	TRANSFER_WITH_SEED = 11,
+};
+
+static const uint8_t SYSTEM_ID[32];
+
+bool sol_is_system_program(const uint8_t id[32])
+{
+	return !memcmp(id, SYSTEM_ID, 32);
+}
+
+/* The instruction's fields, those its variant has. */
+struct system_ix {
+	uint32_t variant;
+	uint64_t lamports, space;
+	uint8_t base[32], owner[32];
+	const uint8_t *seed;
+	uint64_t seed_len;
+};
+
+struct reader {
+	const uint8_t *p;
+	size_t left;
+	bool bad;
+};
+
+static const uint8_t *take(struct reader *r, size_t n)
+{
+	if (r->bad || n > r->left) {
+		r->bad = true;
+		return NULL;
+	}
+	const uint8_t *p = r->p;
+	r->p += n;
+	r->left -= n;
+	return p;
+}
+
+static uint64_t take_u64(struct reader *r)
+{
+	const uint8_t *p = take(r, 8);
+	uint64_t v = 0;
+	if (p)
+		memcpy(&v, p, 8);
+	return v;
+}
+
+static void take_key(struct reader *r, uint8_t out[32])
+{
+	const uint8_t *p = take(r, 32);
+	if (p)
+		memcpy(out, p, 32);
+}
+
+static void take_string(struct reader *r, const uint8_t **s, uint64_t *len)
+{
+	*len = take_u64(r);
+	*s = r->bad ? NULL : take(r, *len);
+	if (*s && !utf8_valid(*s, *len))
+		r->bad = true;
+}
+
+/* false: not a SystemInstruction (InvalidInstructionData). */
+static bool decode(const uint8_t *data, size_t len, struct system_ix *ix)
+{
+	struct reader r = { data, len < PACKET_DATA_SIZE ? len : PACKET_DATA_SIZE, false };
+	const uint8_t *v = take(&r, 4);
+	memset(ix, 0, sizeof(*ix));
+	if (!v)
+		return false;
+	ix->variant = (uint32_t)v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 |
+		      (uint32_t)v[3] << 24;
+	switch (ix->variant) {
+	case CREATE_ACCOUNT:
+		ix->lamports = take_u64(&r);
+		ix->space = take_u64(&r);
+		take_key(&r, ix->owner);
+		break;
+	case ASSIGN:
+		take_key(&r, ix->owner);
+		break;
+	case TRANSFER:
+		ix->lamports = take_u64(&r);
+		break;
+	case CREATE_ACCOUNT_WITH_SEED:
+		take_key(&r, ix->base);
+		take_string(&r, &ix->seed, &ix->seed_len);
+		ix->lamports = take_u64(&r);
+		ix->space = take_u64(&r);
+		take_key(&r, ix->owner);
+		break;
+	case ALLOCATE:
+		ix->space = take_u64(&r);
+		break;
+	case ALLOCATE_WITH_SEED:
+		take_key(&r, ix->base);
+		take_string(&r, &ix->seed, &ix->seed_len);
+		ix->space = take_u64(&r);
+		take_key(&r, ix->owner);
+		break;
+	case ASSIGN_WITH_SEED:
+		take_key(&r, ix->base);
+		take_string(&r, &ix->seed, &ix->seed_len);
+		take_key(&r, ix->owner);
+		break;
+	case TRANSFER_WITH_SEED:
+		ix->lamports = take_u64(&r);
+		take_string(&r, &ix->seed, &ix->seed_len);
+		take_key(&r, ix->owner);
+		break;
+	default:
+		return ix->variant >= ADVANCE_NONCE_ACCOUNT && ix->variant <= UPGRADE_NONCE_ACCOUNT;
+	}
+	return !r.bad;
+}
+
+/* One running System instruction. */
+struct run {
+	struct sol_account *accounts;
+	const struct sol_ix_account *ix;
+	size_t n;
+	const struct sol_system_log *log;
+	int rc; /* tally's failure: a log line that did not fit in memory */
+};
+
+static void msg(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void msg(struct run *r, const char *fmt, ...)
+{
+	char line[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!r->rc)
+		r->rc = r->log->line(r->log->ctx, line);
+}
+
+static struct sol_account *account(const struct run *r, size_t i)
+{
+	return &r->accounts[r->ix[i].index];
+}
+
+static struct sol_borrow borrow(const struct run *r, size_t i)
+{
+	return (struct sol_borrow){ account(r, i), r->ix[i].is_writable, SYSTEM_ID };
+}
+
+static bool signer(const struct run *r, const uint8_t key[32])
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->ix[i].is_signer && !memcmp(account(r, i)->key, key, 32))
+			return true;
+	return false;
+}
+
+/* system_processor's Address: the account's key, and the base it was derived from. */
+struct address {
+	uint8_t key[32], base[32];
+	bool seeded;
+	char debug[200]; /* as Rust's {:?} prints it */
+};
+
+static bool address_signed(const struct run *r, const struct address *a)
+{
+	return signer(r, a->seeded ? a->base : a->key);
+}
+
+/* Pubkey::create_with_seed: sha256(base || seed || owner), refused for seeds over 32
+ * bytes and for owners that end like a PDA's marker. */
+static const char *create_with_seed(const uint8_t base[32], const uint8_t *seed, size_t len,
+				    const uint8_t owner[32], uint8_t out[32])
+{
+	static const char marker[] = "ProgramDerivedAddress";
+	if (len > MAX_SEED_LEN)
+		return PUBKEY_MAX_SEED_LENGTH_EXCEEDED;
+	if (!memcmp(owner + 32 - (sizeof(marker) - 1), marker, sizeof(marker) - 1))
+		return PUBKEY_ILLEGAL_OWNER;
+	crypto_hash_sha256_state st;
+	crypto_hash_sha256_init(&st);
+	crypto_hash_sha256_update(&st, base, 32);
+	crypto_hash_sha256_update(&st, seed, len);
+	crypto_hash_sha256_update(&st, owner, 32);
+	crypto_hash_sha256_final(&st, out);
+	return NULL;
+}
+
+/* Address::create: with a seed, the account's key must be the one derived from it. */
+static const char *address_of(struct run *r, size_t i, const struct system_ix *ix, bool seeded,
+			      struct address *out)
+{
+	char k58[48], b58[48];
+	memcpy(out->key, account(r, i)->key, 32);
+	out->seeded = seeded;
+	sol_base58_encode(out->key, 32, k58, sizeof(k58));
+	if (!seeded) {
+		snprintf(out->debug, sizeof(out->debug), "Address { address: %s, base: None }", k58);
+		return NULL;
+	}
+	uint8_t derived[32];
+	const char *e = create_with_seed(ix->base, ix->seed, ix->seed_len, ix->owner, derived);
+	if (e)
+		return e;
+	if (memcmp(derived, out->key, 32)) {
+		char d58[64];
+		sol_base58_encode(derived, 32, d58, sizeof(d58));
+		msg(r, "Create: address %s does not match derived address %s", k58, d58);
+		return ADDRESS_WITH_SEED_MISMATCH;
+	}
+	memcpy(out->base, ix->base, 32);
+	sol_base58_encode(out->base, 32, b58, sizeof(b58));
+	snprintf(out->debug, sizeof(out->debug), "Address { address: %s, base: Some(%s) }", k58,
+		 b58);
+	return NULL;
+}
+
+/* BorrowedAccount::set_data_length on an account the System program owns (allocate checked
+ * that): only can_data_be_changed's checks are left, made even when the length stays. */
+static const char *set_data_length(struct sol_borrow *b, uint64_t space, bool *oom)
+{
+	*oom = false;
+	if (b->a->executable)
+		return "ExecutableDataModified";
+	if (!b->writable)
+		return "ReadonlyDataModified";
+	if (space == b->a->len)
+		return NULL;
+	uint8_t *p = realloc(b->a->data, space ? space : 1);
+	if (!p) {
+		*oom = true;
+		return NULL;
+	}
+	memset(p, 0, space);
+	b->a->data = p;
+	b->a->len = space;
+	return NULL;
+}
+
+static const char *allocate(struct run *r, size_t i, const struct address *a, uint64_t space)
+{
+	struct sol_borrow b = borrow(r, i);
+	if (!address_signed(r, a)) {
+		msg(r, "Allocate: 'to' account %s must sign", a->debug);
+		return "MissingRequiredSignature";
+	}
+	if (b.a->len || !sol_is_system_program(b.a->owner)) {
+		msg(r, "Allocate: account %s already in use", a->debug);
+		return ACCOUNT_ALREADY_IN_USE;
+	}
+	if (space > SOL_MAX_PERMITTED_DATA_LENGTH) {
+		msg(r, "Allocate: requested %" PRIu64 ", max allowed %d", space,
+		    SOL_MAX_PERMITTED_DATA_LENGTH);
+		return INVALID_ACCOUNT_DATA_LENGTH;
+	}
+	bool oom;
+	const char *e = set_data_length(&b, space, &oom);
+	if (oom && !r->rc)
+		r->rc = -ENOMEM;
+	return e;
+}
+
+static const char *assign(struct run *r, size_t i, const struct address *a,
+			  const uint8_t owner[32])
+{
+	struct sol_borrow b = borrow(r, i);
+	if (!memcmp(b.a->owner, owner, 32))
+		return NULL;
+	if (!address_signed(r, a)) {
+		msg(r, "Assign: account %s must sign", a->debug);
+		return "MissingRequiredSignature";
+	}
+	return sol_account_set_owner(&b, owner);
+}
+
+static const char *allocate_and_assign(struct run *r, size_t i, const struct address *a,
+				       const struct system_ix *ix)
+{
+	const char *e = allocate(r, i, a, ix->space);
+	return e ? e : assign(r, i, a, ix->owner);
+}
+
+/* transfer_verified: from may hold no data and must have the lamports. */
+static const char *move_lamports(struct run *r, size_t from, size_t to, uint64_t lamports)
+{
+	struct sol_borrow f = borrow(r, from), t = borrow(r, to);
+	if (f.a->len) {
+		msg(r, "Transfer: `from` must not carry data");
+		return "InvalidArgument";
+	}
+	if (lamports > f.a->lamports) {
+		msg(r, "Transfer: insufficient lamports %" PRIu64 ", need %" PRIu64, f.a->lamports,
+		    lamports);
+		return RESULT_WITH_NEGATIVE_LAMPORTS;
+	}
+	const char *e = sol_account_set_lamports(&f, f.a->lamports - lamports);
+	if (e)
+		return e;
+	if (t.a->lamports > UINT64_MAX - lamports)
+		return "ArithmeticOverflow";
+	return sol_account_set_lamports(&t, t.a->lamports + lamports);
+}
+
+static const char *transfer(struct run *r, size_t from, size_t to, uint64_t lamports)
+{
+	if (!r->ix[from].is_signer) {
+		char k58[64];
+		sol_base58_encode(account(r, from)->key, 32, k58, sizeof(k58));
+		msg(r, "Transfer: `from` account %s must sign", k58);
+		return "MissingRequiredSignature";
+	}
+	return move_lamports(r, from, to, lamports);
+}
+
+static const char *transfer_with_seed(struct run *r, const struct system_ix *ix)
+{
+	char k58[64], d58[64];
+	if (!r->ix[1].is_signer) {
+		sol_base58_encode(account(r, 1)->key, 32, k58, sizeof(k58));
+		msg(r, "Transfer: 'from' account %s must sign", k58);
+		return "MissingRequiredSignature";
+	}
+	uint8_t derived[32];
+	const char *e = create_with_seed(account(r, 1)->key, ix->seed, ix->seed_len, ix->owner,
+					 derived);
+	if (e)
+		return e;
+	if (memcmp(derived, account(r, 0)->key, 32)) {
+		sol_base58_encode(account(r, 0)->key, 32, k58, sizeof(k58));
+		sol_base58_encode(derived, 32, d58, sizeof(d58));
+		msg(r, "Transfer: 'from' address %s does not match derived address %s", k58, d58);
+		return ADDRESS_WITH_SEED_MISMATCH;
+	}
+	return move_lamports(r, 0, 2, ix->lamports);
+}
+
+static const char *create_account(struct run *r, const struct system_ix *ix, bool seeded)
+{
+	struct address to;
+	const char *e = address_of(r, 1, ix, seeded, &to);
+	if (e)
+		return e;
+	if (account(r, 1)->lamports) {
+		msg(r, "Create Account: account %s already in use", to.debug);
+		return ACCOUNT_ALREADY_IN_USE;
+	}
+	e = allocate_and_assign(r, 1, &to, ix);
+	return e ? e : transfer(r, 0, 1, ix->lamports);
+}
+
+/* The instruction's own work, once it is decoded and has its accounts. */
+static const char *execute(struct run *r, const struct system_ix *ix)
+{
+	struct address a;
+	const char *e;
+	switch (ix->variant) {
+	case CREATE_ACCOUNT:
+		return create_account(r, ix, false);
+	case CREATE_ACCOUNT_WITH_SEED:
+		return create_account(r, ix, true);
+	case TRANSFER:
+		return transfer(r, 0, 1, ix->lamports);
+	case TRANSFER_WITH_SEED:
+		return transfer_with_seed(r, ix);
+	case ASSIGN:
+	case ASSIGN_WITH_SEED:
+		e = address_of(r, 0, ix, ix->variant == ASSIGN_WITH_SEED, &a);
+		return e ? e : assign(r, 0, &a, ix->owner);
+	case ALLOCATE:
+		e = address_of(r, 0, ix, false, &a);
+		return e ? e : allocate(r, 0, &a, ix->space);
+	default: /* ALLOCATE_WITH_SEED */
+		e = address_of(r, 0, ix, true, &a);
+		return e ? e : allocate_and_assign(r, 0, &a, ix);
+	}
+}
+
+static size_t accounts_needed(uint32_t variant)
+{
+	switch (variant) {
+	case ASSIGN:
+	case ASSIGN_WITH_SEED:
+	case ALLOCATE:
+	case ALLOCATE_WITH_SEED:
+		return 1;
+	case TRANSFER_WITH_SEED:
+		return 3;
+	default:
+		return 2;
+	}
+}
+
+int sol_system_program_run(struct sol_account *accounts, const struct sol_ix_account *ix,
+			   size_t n, const uint8_t *data, size_t data_len,
+			   const struct sol_system_log *log, const char **error)
+{
+	struct system_ix sx;
+	struct run r = { accounts, ix, n, log, 0 };
+	*error = NULL;
+	if (!decode(data, data_len, &sx)) {
+		*error = "InvalidInstructionData";
+		return 0;
+	}
+	if (sx.variant >= ADVANCE_NONCE_ACCOUNT && sx.variant <= UPGRADE_NONCE_ACCOUNT &&
+	    sx.variant != ALLOCATE && sx.variant != ALLOCATE_WITH_SEED &&
+	    sx.variant != ASSIGN_WITH_SEED && sx.variant != TRANSFER_WITH_SEED)
+		return err_set(-ENOTSUP, "the System program's nonce instructions (variant %u) are "
+					 "not supported", sx.variant);
+	/* check_number_of_instruction_accounts: MissingAccount in today's runtime */
+	if (n < accounts_needed(sx.variant)) {
+		*error = "MissingAccount";
+		return 0;
+	}
+	*error = execute(&r, &sx);
+	return r.rc == -ENOMEM ? err_set(r.rc, "out of memory") : r.rc;
+}
