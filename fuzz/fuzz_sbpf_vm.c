@@ -23,9 +23,10 @@ struct tally_hooks {
 	int depth;
 };
 
-static void on_insns(void *ctx, const uint32_t *pcs, size_t n)
+static void on_insns(void *ctx, const struct sbpf_insn_run *runs, size_t nruns)
 {
-	((struct tally_hooks *)ctx)->insns += n;
+	for (size_t i = 0; i < nruns; i++)
+		((struct tally_hooks *)ctx)->insns += runs[i].n;
 }
 
 static void on_exit_sc(void *ctx, const struct sbpf_syscall *sc, uint64_t cost)

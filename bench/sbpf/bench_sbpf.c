@@ -1,7 +1,7 @@
 /*
  * Interpreter speed in instructions per second on two compute-bound sBPF v3 programs,
- * plain, with profiling hooks attached (every executed pc is reported to a counter), and
- * profiled (tally's profiler on the hooks, its profile built after the run, as
+ * plain, with profiling hooks attached (every run of executed instructions is reported to a
+ * counter), and profiled (tally's profiler on the hooks, its profile built after the run, as
  * `tally sbpf run` does by default). The programs:
  *
  *   arith: a 64-bit arithmetic loop (add, xor, shifts, mul, a conditional branch)
@@ -71,9 +71,10 @@ static uint8_t sysc[] = {
 	I(0x95, 0, 0, 0, 0),
 };
 
-static void on_insns(void *ctx, const uint32_t *pcs, size_t n)
+static void on_insns(void *ctx, const struct sbpf_insn_run *runs, size_t nruns)
 {
-	*(uint64_t *)ctx += n;
+	for (size_t i = 0; i < nruns; i++)
+		*(uint64_t *)ctx += runs[i].n;
 }
 
 static double now(void)

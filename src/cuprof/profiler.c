@@ -78,11 +78,13 @@ static uint64_t initial_span(const struct cuprof *pr, uint64_t target)
 	return n > INITIAL_SPAN_MAX ? INITIAL_SPAN_MAX : n;
 }
 
-static void on_insns(void *ctx, const uint32_t *pcs, size_t n)
+static void on_insns(void *ctx, const struct sbpf_insn_run *runs, size_t nruns)
 {
 	struct cuprof *pr = ctx;
-	pr->recorded += n;
-	prof_cct_count(pr->cct, pcs, n);
+	for (size_t i = 0; i < nruns; i++) {
+		pr->recorded += runs[i].n;
+		prof_cct_count_run(pr->cct, runs[i].lo, runs[i].n);
+	}
 }
 
 static void enter(struct cuprof *pr, enum rkind kind, uint64_t call_pc, uint64_t value)

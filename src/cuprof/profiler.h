@@ -5,10 +5,11 @@
  *
  * During the run it records only what the VM says: function entries keyed by (parent,
  * call-site pc, target), syscalls as leaves with their own cost, and per-pc instruction
- * counts in the builder's dense array per node (one add per instruction). Symbols are
- * looked up after the run: each node becomes its function's frame, below the inline
- * frames of its call site (the call-site pc decides which inlined function made the call),
- * and each pc's CU lands in the innermost inline frame at that pc.
+ * counts in the builder's dense array per node (the VM reports runs of consecutive pcs:
+ * one add per instruction of a run). Symbols are looked up after the run: each node
+ * becomes its function's frame, below the inline frames of its call site (the call-site
+ * pc decides which inlined function made the call), and each pc's CU lands in the
+ * innermost inline frame at that pc.
  *
  * Invariant: the sum of self CU over all nodes equals the CU the run consumed (checked by
  * cuprof_build; a mismatch is an internal error, never silently accepted).

@@ -192,6 +192,19 @@ void prof_cct_count_far(struct prof_cct *c, uint64_t pc)
 		c->hot.cur.counts[pc - c->hot.cur.lo]++;
 }
 
+/* A run reaching outside the current node's array: pc by pc, as prof_cct_count() would,
+ * so that the array widens the same way. */
+void prof_cct_count_run_far(struct prof_cct *c, uint64_t lo, uint64_t n)
+{
+	const struct prof_cct_at *h = &c->hot.cur;
+	for (uint64_t pc = lo; pc < lo + n; pc++) {
+		if (pc - h->lo < h->n)
+			h->counts[pc - h->lo]++;
+		else
+			prof_cct_count_far(c, pc);
+	}
+}
+
 int prof_cct_cost_far(struct prof_cct *c, uint64_t pc, uint64_t cost)
 {
 	if (c->hot.cur.node == PROF_CCT_ROOT)

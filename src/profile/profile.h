@@ -355,7 +355,22 @@ static inline void prof_cct_count(struct prof_cct *c, const uint32_t *pcs, size_
 		}
 	}
 }
-/* False once prof_cct_count() failed. */
+/* One unit of cost at each of the n consecutive pcs lo .. lo + n - 1, in that order (the
+ * same as prof_cct_count() of those pcs). */
+void prof_cct_count_run_far(struct prof_cct *c, uint64_t lo, uint64_t n);
+static inline void prof_cct_count_run(struct prof_cct *c, uint64_t lo, uint64_t n)
+{
+	struct prof_cct_at *h = &((struct prof_cct_hot *)c)->cur;
+	uint64_t off = lo - h->lo;
+	if (__builtin_expect(off < h->n && n <= h->n - off, 1)) {
+		uint64_t *counts = h->counts + off;
+		for (uint64_t i = 0; i < n; i++)
+			counts[i]++;
+	} else {
+		prof_cct_count_run_far(c, lo, n);
+	}
+}
+/* False once prof_cct_count() or prof_cct_count_run() failed. */
 bool prof_cct_ok(const struct prof_cct *c);
 /* The cost recorded so far, summed over the tree. */
 uint64_t prof_cct_total(const struct prof_cct *c);

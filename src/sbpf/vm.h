@@ -65,11 +65,19 @@ struct sbpf_result {
  * "Access violation writing 8 bytes at address 0x400000010 (in input region) at pc 3". */
 void sbpf_result_describe(const struct sbpf_result *r, char *buf, size_t size);
 
+/* Instructions executed one after another: pcs lo .. lo + n - 1 (n > 0). A run ends
+ * wherever control leaves straight-line code, so the interpreter records a run per jump
+ * or call rather than a pc per instruction. */
+struct sbpf_insn_run {
+	uint32_t lo, n;
+};
+
 struct sbpf_hooks {
 	void *ctx;
-	/* pcs of the instructions executed since the last report, in order; called before
-	 * every other hook and when the run ends (this is the instruction-meter flush). */
-	void (*on_insns)(void *ctx, const uint32_t *pcs, size_t n);
+	/* The instructions executed since the last report, as runs in execution order; called
+	 * before every other hook and when the run ends (this is the instruction-meter
+	 * flush). */
+	void (*on_insns)(void *ctx, const struct sbpf_insn_run *runs, size_t nruns);
 	/* A bpf-to-bpf call at call_pc entered target_pc; depth is the new depth (1 = first). */
 	void (*on_call)(void *ctx, uint64_t call_pc, uint64_t target_pc, unsigned depth);
 	/* exit at exit_pc returned to the caller; depth is the new depth. */

@@ -57,7 +57,7 @@ struct sbpf_vm {
 	uint8_t *return_data;
 	size_t return_len;
 	struct arena arena;
-	uint32_t trace[SBPF_TRACE_CAP];
+	struct sbpf_insn_run trace[SBPF_TRACE_CAP];
 };
 
 /* Fills res with the access violation the reference reports for [addr, addr+size). */

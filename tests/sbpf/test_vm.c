@@ -257,9 +257,10 @@ struct counts {
 	unsigned max_depth;
 };
 
-static void on_insns(void *ctx, const uint32_t *pcs, size_t n)
+static void on_insns(void *ctx, const struct sbpf_insn_run *runs, size_t nruns)
 {
-	((struct counts *)ctx)->insns += n;
+	for (size_t i = 0; i < nruns; i++)
+		((struct counts *)ctx)->insns += runs[i].n;
 }
 
 static void on_call(void *ctx, uint64_t call_pc, uint64_t target, unsigned depth)
