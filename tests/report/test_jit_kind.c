@@ -17,6 +17,7 @@
 #include "report/flamegraph.h"
 #include "report/flamegraph_impl.h"
 #include "report/report.h"
+#include "memout.h"
 
 #define JS_NAME "JS:*fib app.js:1:13"
 #define MAP_PATH "/tmp/perf-42.map"
@@ -37,27 +38,6 @@ static struct prof *jit_profile(void)
 	assert_int_equal(prof_add_stack(p, st, 2, &w), 0);
 	assert_int_equal(prof_finish(p), 0);
 	return p;
-}
-
-struct out {
-	char *buf;
-	size_t len;
-	FILE *f;
-};
-
-static FILE *out_open(struct out *o)
-{
-	o->buf = NULL;
-	o->len = 0;
-	o->f = open_memstream(&o->buf, &o->len);
-	assert_non_null(o->f);
-	return o->f;
-}
-
-static char *out_close(struct out *o)
-{
-	fclose(o->f);
-	return o->buf;
 }
 
 /* The kind of the frame labelled name in p. */

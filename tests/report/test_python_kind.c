@@ -21,6 +21,7 @@
 #include "report/flamegraph.h"
 #include "report/flamegraph_impl.h"
 #include "report/report.h"
+#include "memout.h"
 
 #define PY_FILE "/app/work.py"
 #define INTERP "/usr/bin/python3.11"
@@ -46,27 +47,6 @@ static struct prof *python_profile(void)
 	assert_int_equal(prof_add_stack(p, st, 4, &w), 0);
 	assert_int_equal(prof_finish(p), 0);
 	return p;
-}
-
-struct out {
-	char *buf;
-	size_t len;
-	FILE *f;
-};
-
-static FILE *out_open(struct out *o)
-{
-	o->buf = NULL;
-	o->len = 0;
-	o->f = open_memstream(&o->buf, &o->len);
-	assert_non_null(o->f);
-	return o->f;
-}
-
-static char *out_close(struct out *o)
-{
-	fclose(o->f);
-	return o->buf;
 }
 
 static uint32_t frame_named(const struct prof *p, const char *name)
