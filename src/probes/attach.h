@@ -73,6 +73,9 @@ struct usdt_follow {
 	int (*on_task)(pid_t tid, void *ctx);    /* a new task, stopped until this returns */
 	void (*on_exec)(pid_t tid, void *ctx);   /* a followed task called exec (stopped) */
 	void (*on_exit)(pid_t tid, void *ctx);   /* a followed task other than main ended */
+	/* A followed task is ending (stopped, its memory still mapped: PTRACE_O_TRACEEXIT,
+	 * asked for only when this is set). */
+	void (*on_exiting)(pid_t tid, void *ctx);
 	/* A signal on its way to a task (stopped): true suppresses it, for signals tally's
 	 * own events send (count.c). NULL: every signal is delivered. */
 	bool (*on_signal)(pid_t tid, const siginfo_t *si, void *ctx);

@@ -345,6 +345,16 @@ static void drain_recorder(struct session *s)
 		s->stopped = true;
 }
 
+/* A task is ending: with --args, its hits are decoded while its memory is still there
+ * (the strings its register arguments point at are read when a hit is decoded, and a
+ * program's last hits before it exits would otherwise show as bare pointers). */
+static void on_exiting_task(pid_t tid, void *ctx)
+{
+	struct session *s = ctx;
+	(void)tid;
+	usdt_sampler_drain(&s->sampler);
+}
+
 /* A task ended: its hits are counted, its events closed (a program that starts threads
  * all day would otherwise run tally out of descriptors and ring memory). With --args the
  * sampler keeps its descriptors: its rings are found by thread id. */
@@ -586,8 +596,9 @@ static int start(struct session *s)
 		usdt_sampler_set_site(&s->sampler, i, s->sites.v[i].obj, s->sites.v[i].probe,
 				      s->sites.v[i].row);
 	s->follow = (struct usdt_follow){ .on_task = on_task, .on_exec = on_exec,
-					  .on_exit = on_exit_task, .on_signal = own_signal,
-					  .ctx = s };
+					  .on_exit = on_exit_task,
+					  .on_exiting = o->args ? on_exiting_task : NULL,
+					  .on_signal = own_signal, .ctx = s };
 	return 0;
 }
 

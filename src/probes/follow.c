@@ -59,7 +59,9 @@ int usdt_follow_seize(struct usdt_follow *f, pid_t tid)
 {
 	if (known(f, tid))
 		return 0;
-	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)FOLLOW_OPTIONS))
+	/* Tasks that clone, fork or vfork pass these options on to their children. */
+	long options = FOLLOW_OPTIONS | (f->on_exiting ? PTRACE_O_TRACEEXIT : 0);
+	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)options))
 		return err_set(errno == ESRCH ? -ESRCH : -errno, "ptrace(PTRACE_SEIZE, %d): %s%s",
 			       (int)tid, strerror(errno),
 			       errno == EPERM ? " (another tracer, or kernel.yama.ptrace_scope)" : "");
@@ -95,6 +97,11 @@ static void handle_stop(struct usdt_follow *f, pid_t tid, int status)
 	case PTRACE_EVENT_EXEC:
 		if (f->on_exec)
 			f->on_exec(tid, f->ctx);
+		ptrace(PTRACE_CONT, tid, NULL, NULL);
+		return;
+	case PTRACE_EVENT_EXIT:
+		if (f->on_exiting)
+			f->on_exiting(tid, f->ctx);
 		ptrace(PTRACE_CONT, tid, NULL, NULL);
 		return;
 	case PTRACE_EVENT_STOP:

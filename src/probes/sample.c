@@ -2,8 +2,9 @@
  * Argument sampling for `tally probes count --args` (see sample.h). Records are parsed
  * through the bounds-checked cursor: the kernel writes them, but a record that wraps the
  * ring is copied out first. An unsigned 8-byte argument that points at a printable C
- * string is shown as that string (read when the sample is processed, so a string the
- * program changed within those milliseconds shows its new text).
+ * string is shown as that string (read when the sample is processed, at the latest at the
+ * task's exit stop (count.c), so a string the program changed within those milliseconds
+ * shows its new text).
  */
 #include <ctype.h>
 #include <errno.h>
