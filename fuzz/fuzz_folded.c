@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		f = open_memstream(&buf, &len);
 		if (f) {
 			rep_text(f, p, &t);
-			rep_speedscope(f, p, "fuzz");
+			rep_speedscope(f, p, "fuzz", false);
 			fclose(f);
 			free(buf);
 		}

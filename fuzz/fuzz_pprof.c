@@ -26,7 +26,7 @@ static void exercise(const struct prof *p)
 	t.tree = true;
 	rep_text(f, p, &t);
 	rep_folded(f, p, &fo);
-	rep_speedscope(f, p, "fuzz");
+	rep_speedscope(f, p, "fuzz", false);
 	rep_pprof(f, p);
 	rep_diff(f, p, p, &d);
 	fclose(f);

@@ -38,9 +38,13 @@ int rep_folded(FILE *f, const struct prof *p, const struct rep_folded_opts *o);
 int rep_pprof(FILE *f, const struct prof *p);
 /* The same, unzipped, into a malloc'd buffer (tests, fuzzing). */
 int rep_pprof_encode(const struct prof *p, uint8_t **buf, size_t *len);
+/* rep_pprof with a Sample per logged sample, labelled thread (name), pid and tid
+ * (-EINVAL without threads). */
+int rep_pprof_threads(FILE *f, const struct prof *p);
 
-/* speedscope file format: one sampled profile per metric. name is the profile's title. */
-int rep_speedscope(FILE *f, const struct prof *p, const char *name);
+/* speedscope file format: one sampled profile per metric. name is the profile's title.
+ * threads: one per thread and metric, named NAME-PID/TID (-EINVAL without threads). */
+int rep_speedscope(FILE *f, const struct prof *p, const char *name, bool threads);
 
 /* The Firefox Profiler's processed format (JSON): one thread per thread of p, samples
  * weighted by metric (-1: the default; nanoseconds become milliseconds), off-CPU
