@@ -635,7 +635,6 @@ int rep_pprof(FILE *f, const struct prof *p)
 int rep_pprof_threads(FILE *f, const struct prof *p)
 {
 	if (!prof_nthreads(p))
-		return err_set(-EINVAL, "the profile keeps no threads (only perf.data recordings "
-					"say which thread each sample came from)");
+		return rep_no_threads();
 	return write_pprof(f, p, true);
 }

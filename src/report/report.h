@@ -26,6 +26,8 @@ int rep_text(FILE *f, const struct prof *p, const struct rep_text_opts *o);
 /* The threads of p (prof_thread ids) sorted by pid, then tid: a malloc'd array of
  * prof_nthreads(p) ids, NULL when out of memory. */
 uint32_t *rep_threads_sorted(const struct prof *p);
+/* What every --threads output says of a profile without threads: -EINVAL, message set. */
+int rep_no_threads(void);
 
 struct rep_folded_opts {
 	int metric;		/* -1: the profile's default */

@@ -206,8 +206,7 @@ static int thread_profiles(struct ss *s, const struct prof *p)
 int rep_speedscope(FILE *f, const struct prof *orig, const char *name, bool threads)
 {
 	if (threads && !prof_nthreads(orig))
-		return err_set(-EINVAL, "the profile keeps no threads (only perf.data recordings "
-					"say which thread each sample came from)");
+		return rep_no_threads();
 	struct prof *p;
 	int rc = prof_merge_callsites(orig, &p);
 	if (rc)
