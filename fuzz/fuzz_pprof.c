@@ -20,7 +20,7 @@ static void exercise(const struct prof *p)
 	if (!f)
 		return;
 	struct rep_text_opts t = { .metric = -1 };
-	struct rep_folded_opts fo = { -1, true };
+	struct rep_folded_opts fo = { .metric = -1, .annotate_kinds = true };
 	struct rep_diff_opts d = { -1, -1, 0 };
 	rep_text(f, p, &t);
 	t.tree = true;
