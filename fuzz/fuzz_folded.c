@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len;
 	FILE *f = open_memstream(&buf, &len);
 	if (f) {
-		struct rep_folded_opts fo = { -1, true };
+		struct rep_folded_opts fo = { .metric = -1, .annotate_kinds = true };
 		struct rep_text_opts t = { .metric = -1, .tree = true };
 		int rc = rep_folded(f, p, &fo);
 		fclose(f);
@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		f = open_memstream(&buf, &len);
 		if (f) {
 			rep_text(f, p, &t);
-			rep_speedscope(f, p, "fuzz");
+			rep_speedscope(f, p, "fuzz", false);
 			fclose(f);
 			free(buf);
 		}

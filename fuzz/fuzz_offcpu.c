@@ -26,6 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct rep_text_opts o = { .metric = -1, .threshold = -1, .threads = true };
 			rep_text(f, p, &o);
 			rep_firefox(f, p, -1, "fuzz");
+			rep_pprof_threads(f, p);
+			rep_speedscope(f, p, "fuzz", true);
 			fclose(f);
 		}
 		free(buf);

@@ -20,13 +20,13 @@ static void exercise(const struct prof *p)
 	if (!f)
 		return;
 	struct rep_text_opts t = { .metric = -1 };
-	struct rep_folded_opts fo = { -1, true };
+	struct rep_folded_opts fo = { .metric = -1, .annotate_kinds = true };
 	struct rep_diff_opts d = { -1, -1, 0 };
 	rep_text(f, p, &t);
 	t.tree = true;
 	rep_text(f, p, &t);
 	rep_folded(f, p, &fo);
-	rep_speedscope(f, p, "fuzz");
+	rep_speedscope(f, p, "fuzz", false);
 	rep_pprof(f, p);
 	rep_diff(f, p, p, &d);
 	fclose(f);

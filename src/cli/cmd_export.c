@@ -34,8 +34,10 @@ static const char help[] =
 	"  --kinds              folded: suffix inline frames with _[i], kernel frames with _[k],\n"
 	"                       JIT frames with _[j] and Python frames with _[p] (tally reads\n"
 	"                       them back)\n"
-	"  --threads            folded: each thread's stacks below a frame NAME-PID/TID\n"
-	"                       (perf.data input)\n"
+	"  --threads            perf.data input: folded: each thread's stacks below a frame\n"
+	"                       NAME-PID/TID; pprof: a sample per recorded sample, labelled\n"
+	"                       thread, pid and tid; speedscope: a profile per thread and\n"
+	"                       metric, named NAME-PID/TID\n"
 	"  --metric TYPE        folded, firefox: the metric to write (default: the profile's\n"
 	"                       default)\n"
 	"  --focus REGEX        keep only samples whose stack has a function matching REGEX\n"
@@ -77,10 +79,10 @@ static int write_format(FILE *f, const struct prof *p, int metric, void *ctx)
 {
 	const struct export_args *e = ctx;
 	if (!strcmp(e->format, "pprof"))
-		return rep_pprof(f, p);
+		return e->threads ? rep_pprof_threads(f, p) : rep_pprof(f, p);
 	const char *base = strrchr(e->path, '/');
 	if (!strcmp(e->format, "speedscope"))
-		return rep_speedscope(f, p, base ? base + 1 : e->path);
+		return rep_speedscope(f, p, base ? base + 1 : e->path, e->threads);
 	if (!strcmp(e->format, "firefox"))
 		return rep_firefox(f, p, metric, base ? base + 1 : e->path);
 	struct rep_folded_opts o = { metric, e->kinds, e->threads };
@@ -103,8 +105,8 @@ static int run(int argc, char **argv)
 	if (strcmp(e.format, "folded") && strcmp(e.format, "pprof") &&
 	    strcmp(e.format, "speedscope") && strcmp(e.format, "firefox"))
 		return cli_usage(&cli_cmd_export, "unknown format: %s (" FORMATS ")", e.format);
-	if (e.threads && strcmp(e.format, "folded"))
-		return cli_usage(&cli_cmd_export, "--threads: folded only (firefox has threads of "
+	if (e.threads && !strcmp(e.format, "firefox"))
+		return cli_usage(&cli_cmd_export, "--threads: not with firefox (it has threads of "
 						  "its own)");
 	e.path = a.paths[0];
 	return cli_profile_write(&a, write_format, &e);

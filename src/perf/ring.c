@@ -49,7 +49,7 @@ int perf_ring_drain(struct perf_ring *r, int (*fn)(const void *rec, size_t size,
 	struct perf_event_mmap_page *meta = r->base;
 	const uint8_t *data = (const uint8_t *)r->base + r->page;
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = meta->data_tail;
+	uint64_t tail = meta->data_tail, released = tail;
 	int rc = 0;
 	while (tail < head && !rc) {
 		size_t at = (size_t)(tail & (r->size - 1));
@@ -67,6 +67,13 @@ int perf_ring_drain(struct perf_ring *r, int (*fn)(const void *rec, size_t size,
 		}
 		rc = fn(rec, h.size, arg);
 		tail += h.size;
+		/* Hand consumed space back every eighth of the ring, not only at the end: a
+		 * drain of a full ring takes long enough for the kernel to fill what it would
+		 * otherwise still see as used (it drops samples then). */
+		if (tail - released >= r->size / 8) {
+			__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+			released = tail;
+		}
 	}
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 	return rc;

@@ -1,12 +1,13 @@
 /*
- * Firefox Profiler export: the processed profile format (version FF_VERSION, as
- * src/types/profile.ts of firefox-devtools/profiler defines it; its loader upgrades to
- * newer versions itself). One thread per thread of the profile (processes group them by
- * pid), its samples in time order with their stack and weight; the stack, frame, function,
- * resource and string tables are shared. A Firefox frame is a function at an address: the
- * sample's pc for the innermost one, the call site for its callers, inline frames at their
- * caller's address one inline depth deeper. Categories come from frame kinds (one table
- * row per kind). Off-CPU intervals and USDT probe hits become markers with their stack.
+ * Firefox Profiler export: the processed profile format at version FF_VERSION, the current
+ * one of @firefox-devtools/profiler-cli 0.10.0's loader (its upgraders from 70 say what
+ * changed since: flags columns in the frame and function tables, 0 for absent values).
+ * One thread per thread of the profile (processes group them by pid), its samples in time
+ * order with their stack and weight; the stack, frame, function, resource and string
+ * tables are shared. A Firefox frame is a function at an address: the sample's pc for the
+ * innermost one, the call site for its callers, inline frames at their caller's address
+ * flagged as inlined. Categories come from frame kinds (one table row per kind). Off-CPU
+ * intervals and USDT probe hits become markers with their stack.
  * A profile without a sample log (pprof, folded input) is one thread of its tree's weights.
  */
 #include "base/json.h"
@@ -23,7 +24,7 @@
 #include "profile/idhash.h"
 #include "profile/profile.h"
 
-#define FF_VERSION 70
+#define FF_VERSION 75
 #define FF_GECKO_VERSION 36
 #define NO_INDEX UINT32_MAX
 
@@ -642,7 +643,6 @@ static uint64_t frame_lib(const struct ff *x, size_t i)
 	const struct prof_frame *fr = ff_prof_frame(x, i);
 	return fr->module == PROF_NONE || !x->frames.v[i].addr ? NO_INDEX : x->lib_of[fr->module];
 }
-static uint64_t frame_depth(const struct ff *x, size_t i) { return x->frames.v[i].depth; }
 static uint64_t frame_category(const struct ff *x, size_t i)
 {
 	return x->category_of[ff_prof_frame(x, i)->kind];
@@ -654,6 +654,16 @@ static uint64_t frame_func(const struct ff *x, size_t i)
 static uint64_t frame_line(const struct ff *x, size_t i)
 {
 	return x->frames.v[i].line ? x->frames.v[i].line : NO_INDEX;
+}
+
+/* Which optional columns of a frame hold a value (the others hold 0), and whether it is
+ * inlined into its caller: the frame table's flags since processed version 71. */
+enum { FRAME_INLINED = 1, FRAME_HAS_ADDRESS = 2, FRAME_HAS_CATEGORY = 4, FRAME_HAS_LINE = 16 };
+static uint64_t frame_flags(const struct ff *x, size_t i)
+{
+	return (x->frames.v[i].depth ? FRAME_INLINED : 0) |
+	       (frame_address(x, i) != NO_INDEX ? FRAME_HAS_ADDRESS : 0) | FRAME_HAS_CATEGORY |
+	       (frame_line(x, i) != NO_INDEX ? FRAME_HAS_LINE : 0);
 }
 
 static const struct prof_frame *func_frame(const struct ff *x, size_t i)
@@ -671,6 +681,15 @@ static uint64_t func_line(const struct ff *x, size_t i)
 {
 	return func_frame(x, i)->line ? func_frame(x, i)->line : NO_INDEX;
 }
+/* Which optional columns of a function hold a value: the function table's flags since
+ * processed version 75 (tally's functions are never JS). */
+enum { FUNC_HAS_RESOURCE = 4, FUNC_HAS_SOURCE = 8, FUNC_HAS_LINE = 16 };
+static uint64_t func_flags(const struct ff *x, size_t i)
+{
+	return (func_resource(x, i) != NO_INDEX ? FUNC_HAS_RESOURCE : 0) |
+	       (func_source(x, i) != NO_INDEX ? FUNC_HAS_SOURCE : 0) |
+	       (func_line(x, i) != NO_INDEX ? FUNC_HAS_LINE : 0);
+}
 static uint64_t lib_name(const struct ff *x, size_t i) { return x->libs.v[i].name; }
 static uint64_t source_file(const struct ff *x, size_t i) { return x->sources.v[i]; }
 
@@ -681,35 +700,31 @@ static void print_shared(FILE *f, const struct ff *x)
 	print_column(f, "frame", x, ns, stack_frame, "null");
 	print_column(f, "prefixOffset", x, ns, stack_prefix_offset, "0");
 	fprintf(f, "\"length\":%zu},\"frameTable\":{", ns);
-	print_column(f, "address", x, nf, frame_address, "-1");
-	print_column(f, "lib", x, nf, frame_lib, "-1");
-	print_column(f, "inlineDepth", x, nf, frame_depth, "0");
-	print_column(f, "category", x, nf, frame_category, "null");
+	print_column(f, "flags", x, nf, frame_flags, "0");
+	print_column(f, "address", x, nf, frame_address, "0");
+	print_column(f, "lib", x, nf, frame_lib, "0");
+	print_column(f, "category", x, nf, frame_category, "0");
 	print_repeat(f, "subcategory", nf, "0");
-	print_column(f, "func", x, nf, frame_func, "null");
-	print_repeat(f, "nativeSymbol", nf, "null");
-	print_repeat(f, "innerWindowID", nf, "null");
-	print_column(f, "line", x, nf, frame_line, "null");
-	print_repeat(f, "column", nf, "null");
-	print_repeat(f, "originalLocation", nf, "null");
+	print_column(f, "func", x, nf, frame_func, "0");
+	print_repeat(f, "nativeSymbol", nf, "0");
+	print_repeat(f, "innerWindowID", nf, "0");
+	print_column(f, "line", x, nf, frame_line, "0");
+	print_repeat(f, "column", nf, "0");
+	print_repeat(f, "originalLocation", nf, "0");
 	fprintf(f, "\"length\":%zu},\"funcTable\":{", nf);
 	print_column(f, "name", x, nfn, func_name, "0");
-	print_repeat(f, "isJS", nfn, "false");
-	print_repeat(f, "relevantForJS", nfn, "false");
-	print_column(f, "resource", x, nfn, func_resource, "-1");
-	print_column(f, "source", x, nfn, func_source, "null");
-	print_column(f, "lineNumber", x, nfn, func_line, "null");
-	print_repeat(f, "columnNumber", nfn, "null");
-	print_repeat(f, "originalLocation", nfn, "null");
-	fprintf(f, "\"length\":%zu},\"resourceTable\":{\"length\":%zu,", nfn, nl);
+	print_column(f, "flags", x, nfn, func_flags, "0");
+	print_column(f, "resource", x, nfn, func_resource, "0");
+	print_column(f, "source", x, nfn, func_source, "0");
+	print_column(f, "lineNumber", x, nfn, func_line, "0");
+	print_repeat(f, "columnNumber", nfn, "0");
+	print_repeat(f, "originalLocation", nfn, "0");
+	fprintf(f, "\"length\":%zu},\"resourceTable\":{", nfn);
 	print_column(f, "name", x, nl, lib_name, "0");
 	print_repeat(f, "host", nl, "null");
 	print_repeat(f, "type", nl, "1");
-	fputs("\"lib\":[", f);
-	for (size_t i = 0; i < nl; i++)
-		fprintf(f, "%s%zu", i ? "," : "", i);
-	fputs("]},\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],"
-	      "\"functionSize\":[],\"length\":0},", f);
+	fprintf(f, "\"length\":%zu},\"nativeSymbols\":{\"libIndex\":[],\"address\":[],"
+		   "\"name\":[],\"functionSize\":[],\"length\":0},", nl);
 	fprintf(f, "\"sources\":{\"length\":%zu,", x->sources.n);
 	print_repeat(f, "id", x->sources.n, "null");
 	print_column(f, "filename", x, x->sources.n, source_file, "0");

@@ -82,8 +82,7 @@ static int write_stacks(struct folded *x, const struct prof *p)
 static int write_threads(struct folded *x, const struct prof *p)
 {
 	if (!prof_nthreads(p))
-		return err_set(-EINVAL, "the profile keeps no threads (only perf.data recordings "
-					"say which thread each sample came from)");
+		return rep_no_threads();
 	uint32_t *order = rep_threads_sorted(p);
 	int rc = order ? 0 : err_set(-ENOMEM, "out of memory");
 	for (size_t i = 0; !rc && i < prof_nthreads(p); i++) {

@@ -329,6 +329,17 @@ static void packed(struct enc *e, struct pb_buf *b, unsigned field, const uint64
 	pb_sub(b, field, &e->sub2);
 }
 
+/* One Sample: the stack ending at node, at pc entry pcw, with weights w. */
+static void sample_at(struct enc *e, uint32_t node, uint32_t pcw, const int64_t *w)
+{
+	stack_locations(e, node, prof_pcw_at(e->p, pcw)->pc, prof_pcw_at(e->p, pcw)->line);
+	e->sub.n = 0;
+	packed(e, &e->sub, 1, e->sample_locs.v, e->sample_locs.n);
+	/* pprof's values are the varints of their two's complement: the weights read as
+	 * uint64_t, which C11 6.5p7 allows for an int64_t object */
+	packed(e, &e->sub, 2, (const uint64_t *)w, prof_nmetrics(e->p));
+}
+
 static int sample_node(const struct prof *p, uint32_t node, void *ctx)
 {
 	struct enc *e = ctx;
@@ -341,12 +352,36 @@ static int sample_node(const struct prof *p, uint32_t node, void *ctx)
 			any |= w[m] != 0;
 		if (!any)
 			continue;
-		stack_locations(e, node, prof_pcw_at(p, i)->pc, prof_pcw_at(p, i)->line);
-		e->sub.n = 0;
-		packed(e, &e->sub, 1, e->sample_locs.v, e->sample_locs.n);
-		/* pprof's values are the varints of their two's complement: the weights read as
-		 * uint64_t, which C11 6.5p7 allows for an int64_t object */
-		packed(e, &e->sub, 2, (const uint64_t *)w, nm);
+		sample_at(e, node, i, w);
+		pb_sub(&e->samples, 2, &e->sub);
+	}
+	return e->rc;
+}
+
+/* A Label of the Sample in e->sub: a string (str) or a number. */
+static void label(struct enc *e, const char *key, const char *str, uint64_t num)
+{
+	e->sub2.n = 0;
+	pb_uint(&e->sub2, 1, str_id(e, key));
+	if (str)
+		pb_uint(&e->sub2, 2, str_id(e, str));
+	else
+		pb_uint(&e->sub2, 3, num);
+	pb_sub(&e->sub, 3, &e->sub2);
+}
+
+/* A Sample per logged sample, in the log's order, labelled with its thread: "thread" its
+ * name, "pid" and "tid" its ids (go tool pprof -tags lists them, -tagfocus selects). */
+static int sample_log(struct enc *e)
+{
+	const struct prof *p = e->p;
+	for (size_t i = 0; i < prof_nsamples(p) && !e->rc; i++) {
+		const struct prof_sample *s = prof_sample_at(p, i);
+		const struct prof_thread *t = prof_thread_at(p, s->thread);
+		sample_at(e, s->node, s->pcw, prof_sample_weights(p, i));
+		label(e, "thread", prof_str(p, t->name), 0);
+		label(e, "pid", NULL, t->pid);
+		label(e, "tid", NULL, t->tid);
 		pb_sub(&e->samples, 2, &e->sub);
 	}
 	return e->rc;
@@ -456,7 +491,7 @@ static int number_modules(const struct prof *p, uint32_t node, void *ctx)
 	return e->rc;
 }
 
-static int encode(struct enc *e, struct pb_buf *out)
+static int encode(struct enc *e, bool threads, struct pb_buf *out)
 {
 	const struct prof *p = e->p;
 	const struct prof_info *info = prof_info(p);
@@ -466,7 +501,7 @@ static int encode(struct enc *e, struct pb_buf *out)
 		return rc;
 	for (size_t m = 0; m < prof_nmetrics(p); m++)
 		value_type(e, out, 1, prof_metric(p, m));
-	rc = prof_walk(p, sample_node, NULL, e);
+	rc = threads ? sample_log(e) : prof_walk(p, sample_node, NULL, e);
 	if (rc)
 		return rc;
 	number_mappings(e);
@@ -525,7 +560,7 @@ static void enc_free(struct enc *e)
 	vec_free(&e->owned);
 }
 
-int rep_pprof_encode(const struct prof *p, uint8_t **buf, size_t *len)
+static int encode_pprof(const struct prof *p, bool threads, uint8_t **buf, size_t *len)
 {
 	size_t nf = prof_nframes(p) + 1, nmod = prof_nmodules(p) + 1;
 	struct enc e = { .p = p };
@@ -535,7 +570,7 @@ int rep_pprof_encode(const struct prof *p, uint8_t **buf, size_t *len)
 	e.nmods = nmod;
 	size_t *start = vec_push(&e.loc_key_at);
 	int rc = e.func_of && e.mods && start
-			 ? encode(&e, &out)
+			 ? encode(&e, threads, &out)
 			 : err_set(-ENOMEM, "out of memory writing pprof");
 	enc_free(&e);
 	if (rc) {
@@ -545,6 +580,11 @@ int rep_pprof_encode(const struct prof *p, uint8_t **buf, size_t *len)
 	*buf = out.v;
 	*len = out.n;
 	return 0;
+}
+
+int rep_pprof_encode(const struct prof *p, uint8_t **buf, size_t *len)
+{
+	return encode_pprof(p, false, buf, len);
 }
 
 /* gzip with a fixed header (zlib's default: mtime 0, no name), so output is reproducible. */
@@ -577,14 +617,26 @@ static int gzip_write(FILE *f, const uint8_t *data, size_t n)
 	return zr == Z_STREAM_END ? 0 : err_set(-EIO, "gzip compression failed");
 }
 
-int rep_pprof(FILE *f, const struct prof *p)
+static int write_pprof(FILE *f, const struct prof *p, bool threads)
 {
 	uint8_t *buf;
 	size_t len;
-	int rc = rep_pprof_encode(p, &buf, &len);
+	int rc = encode_pprof(p, threads, &buf, &len);
 	if (rc)
 		return rc;
 	rc = gzip_write(f, buf, len);
 	free(buf);
 	return rc;
+}
+
+int rep_pprof(FILE *f, const struct prof *p)
+{
+	return write_pprof(f, p, false);
+}
+
+int rep_pprof_threads(FILE *f, const struct prof *p)
+{
+	if (!prof_nthreads(p))
+		return rep_no_threads();
+	return write_pprof(f, p, true);
 }

@@ -26,6 +26,8 @@ int rep_text(FILE *f, const struct prof *p, const struct rep_text_opts *o);
 /* The threads of p (prof_thread ids) sorted by pid, then tid: a malloc'd array of
  * prof_nthreads(p) ids, NULL when out of memory. */
 uint32_t *rep_threads_sorted(const struct prof *p);
+/* What every --threads output says of a profile without threads: -EINVAL, message set. */
+int rep_no_threads(void);
 
 struct rep_folded_opts {
 	int metric;		/* -1: the profile's default */
@@ -38,9 +40,13 @@ int rep_folded(FILE *f, const struct prof *p, const struct rep_folded_opts *o);
 int rep_pprof(FILE *f, const struct prof *p);
 /* The same, unzipped, into a malloc'd buffer (tests, fuzzing). */
 int rep_pprof_encode(const struct prof *p, uint8_t **buf, size_t *len);
+/* rep_pprof with a Sample per logged sample, labelled thread (name), pid and tid
+ * (-EINVAL without threads). */
+int rep_pprof_threads(FILE *f, const struct prof *p);
 
-/* speedscope file format: one sampled profile per metric. name is the profile's title. */
-int rep_speedscope(FILE *f, const struct prof *p, const char *name);
+/* speedscope file format: one sampled profile per metric. name is the profile's title.
+ * threads: one per thread and metric, named NAME-PID/TID (-EINVAL without threads). */
+int rep_speedscope(FILE *f, const struct prof *p, const char *name, bool threads);
 
 /* The Firefox Profiler's processed format (JSON): one thread per thread of p, samples
  * weighted by metric (-1: the default; nanoseconds become milliseconds), off-CPU

@@ -205,6 +205,12 @@ static int by_pid_tid(const void *a, const void *b, void *ctx)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+int rep_no_threads(void)
+{
+	return err_set(-EINVAL, "the profile keeps no threads (only perf.data recordings say "
+				"which thread each sample came from)");
+}
+
 uint32_t *rep_threads_sorted(const struct prof *p)
 {
 	size_t n = prof_nthreads(p);
@@ -262,8 +268,7 @@ static void thread_table(FILE *f, const struct prof *p, const uint32_t *order,
 static int by_thread(FILE *f, const struct prof *p, const struct rep_text_opts *o, int metric)
 {
 	if (!prof_nthreads(p))
-		return err_set(-EINVAL, "the profile keeps no threads (only perf.data recordings "
-					"say which thread each sample came from)");
+		return rep_no_threads();
 	uint32_t *order = rep_threads_sorted(p);
 	int64_t *tt = thread_totals(p);
 	int rc = order && tt ? 0 : err_set(-ENOMEM, "out of memory");

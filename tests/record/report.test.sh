@@ -51,18 +51,22 @@ Run 'tally help report' for usage." ] \
 	&& pass report_bad_unwind_is_usage || fail report_bad_unwind_is_usage "rc=$rc $err"
 
 # Every command reading perf.data honours --unwind. The gcc -O2 build has no frame pointers:
-# CFI completes its stacks, frame pointers alone stop at the first frame.
+# CFI completes its stacks, frame pointers alone stop at the first frame, nearly always: a
+# stale %rbp that happens to point at a saved frame pointer and return address can lead a
+# walk to main by chance (once in 602 samples, under ASan). So at most 1% of frame-pointer
+# walks may complete, which still fails when --unwind fp is ignored (then ~100% complete).
 "$TALLY" report --unwind cfi "$TMP/tally.data" >"$TMP/cfi.report" 2>&1
 "$TALLY" report --unwind=fp "$TMP/tally.data" >"$TMP/fp2.report" 2>&1
 awk -v a="$(complete_share "$TMP/cfi.report")" -v b="$(complete_share "$TMP/fp2.report")" \
-	'BEGIN {exit !(a >= 99 && b == 0)}' \
+	'BEGIN {exit !(a >= 99 && b >= 0 && b <= 1)}' \
 	&& pass report_unwind_cfi_vs_fp || fail report_unwind_cfi_vs_fp "$(head -1 "$TMP/cfi.report") / $(head -1 "$TMP/fp2.report")"
-# folded: the share of samples whose stack starts with [truncated]
+# folded: the share of samples whose stack starts with [truncated] (at least 99% under fp,
+# for the reason above)
 truncated_share() { awk '{n += $NF} /^\[truncated\]/ {t += $NF} END {print n ? 100 * t / n : -1}' "$1"; }
 "$TALLY" export -f folded --unwind cfi -o "$TMP/cfi.folded" "$TMP/tally.data" 2>"$TMP/err" || fail export_unwind "$(cat "$TMP/err")"
 "$TALLY" export -f folded --unwind fp -o "$TMP/fp.folded" "$TMP/tally.data" 2>"$TMP/err" || fail export_unwind "$(cat "$TMP/err")"
 awk -v a="$(truncated_share "$TMP/cfi.folded")" -v b="$(truncated_share "$TMP/fp.folded")" \
-	'BEGIN {exit !(a >= 0 && a <= 1 && b == 100)}' \
+	'BEGIN {exit !(a >= 0 && a <= 1 && b >= 99)}' \
 	&& pass export_unwind_cfi_vs_fp || fail export_unwind_cfi_vs_fp "$(head -3 "$TMP/cfi.folded") / $(head -3 "$TMP/fp.folded")"
 # the share a frame's boxes cover in a flame graph ("<title>NAME" then "N samples, P%")
 svg_share() { awk -v f="$2" 'prev ~ "<title>" f "$" {split($0, a, ", "); sub("%", "", a[2]); s += a[2]}

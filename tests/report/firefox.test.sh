@@ -31,6 +31,17 @@ awk '/^Thread .* \(pid [0-9]+, tid [0-9]+\):$/ {tid = $NF; sub(/\):$/, "", tid);
 cmp -s "$TMP/t.json" "$TMP/t2.json" && pass firefox_export_is_deterministic \
 	|| fail firefox_export_is_deterministic "two exports differ"
 
+# The version written is the loader's own current one, so it loads without upgrading: the
+# loader's upgrade step ends by setting meta.preprocessedProfileVersion to that version,
+# the only such assignment in its bundle.
+loader_version=$(grep -oE 'meta\.preprocessedProfileVersion=[0-9]+' "$PQ_JS" | sort -u | sed 's/.*=//')
+written=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).meta.preprocessedProfileVersion)' "$TMP/t.json")
+if [ -n "$loader_version" ] && [ "$(echo "$loader_version" | wc -l)" = 1 ] && [ "$written" = "$loader_version" ]; then
+	pass firefox_version_is_the_loaders
+else
+	fail firefox_version_is_the_loaders "tally writes ${written:-nothing}, the loader's current is ${loader_version:-not found}"
+fi
+
 # loader_view FILE.json OUT: the loader's thread list (OUT.threads) and function totals
 # (OUT.funcs), in the forms above. The daemon is started here, in the foreground of this
 # script, not by `profiler-cli load`: that waits only 500 ms for it, too short on a loaded

@@ -112,7 +112,7 @@ static void speedscope_names_jit_frames_with_their_kind(void **state)
 	(void)state;
 	struct prof *p = jit_profile();
 	struct out o;
-	assert_int_equal(rep_speedscope(out_open(&o), p, "t"), 0);
+	assert_int_equal(rep_speedscope(out_open(&o), p, "t", false), 0);
 	char *s = out_close(&o);
 	assert_non_null(strstr(s, "{\"name\":\"" JS_NAME " [jit]\"}"));
 	free(s);
