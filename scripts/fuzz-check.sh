@@ -17,7 +17,7 @@ if [ "${1:-}" = --if-available ]; then
 		echo "fuzz-check: skipped: clang with libFuzzer (-fsanitize=fuzzer) is not installed"
 		exit 0
 	fi
-	make -s fuzz || exit 1
+	make -s -j"$(nproc)" fuzz || exit 1
 fi
 
 names=("$@")
