@@ -29,6 +29,8 @@ int sol_syscalls_hash(struct sbpf_syscalls *s);
 /* The stack height, sibling instructions, epoch stake, EpochRewards, LastRestartSlot and
  * sol_get_sysvar (syscalls_misc.c). */
 int sol_syscalls_misc(struct sbpf_syscalls *s);
+/* sol_secp256k1_recover (syscalls_crypto.c). */
+int sol_syscalls_crypto(struct sbpf_syscalls *s);
 /* What every sol_get_*_sysvar does: charges the runtime's base cost plus one CU per byte,
  * then writes the sysvar's bytes at addr. 0, -1 when the budget ran out, -EFAULT when addr
  * is not writable. */

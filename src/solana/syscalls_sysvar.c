@@ -99,7 +99,7 @@ static int sys_unsupported(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *re
 /* Syscalls the Solana runtime has and tally does not (yet): CPI in a bare run (fixture runs
  * point it at the runtime's, sol_syscalls_cpi). */
 static const char *const unsupported[] = {
-	"sol_invoke_signed_c", "sol_invoke_signed_rust", "sol_secp256k1_recover",
+	"sol_invoke_signed_c", "sol_invoke_signed_rust",
 	"sol_curve_validate_point", "sol_curve_group_op", "sol_curve_multiscalar_mul",
 };
 

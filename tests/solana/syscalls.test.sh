@@ -2,8 +2,8 @@
 # `tally sbpf link`) run in tally and in LiteSVM, which must agree on the result, the CU,
 # the log and the return data: sol_get_stack_height, sol_get_epoch_rewards_sysvar,
 # sol_get_last_restart_slot (and its refusal to write into the input region),
-# sol_get_epoch_stake, sol_get_processed_sibling_instruction, and sol_get_sysvar on every
-# sysvar id at several offsets and lengths. Then the syscalls LiteSVM 1.5 does not register
+# sol_get_epoch_stake, sol_get_processed_sibling_instruction, sol_get_sysvar on every
+# sysvar id at several offsets and lengths, and sol_secp256k1_recover. Then the syscalls LiteSVM 1.5 does not register
 # (a call is an unknown syscall in both), and those tally refuses at load.
 . tests/lib.sh
 . tests/solana/litesvm/oracle.sh
@@ -61,6 +61,19 @@ while read -r name data; do
 	fixture "$TMP/rc.so" "$data" "$TMP/c.json"
 	same_as_litesvm "sol_syscalls_get_sysvar_$name" "$TMP/c.json"
 done <"$TMP/sysvar_cases"
+
+# sol_secp256k1_recover: signatures made by secp256k1_cases.py from fixed keys; the key
+# recovered (in both) is the signer's, and bad recovery ids, r or s out of range and
+# signatures of no key return the runtime's error codes.
+python3 "$SRC/secp256k1_cases.py" >"$TMP/secp_cases"
+while read -r name data key; do
+	fixture "$TMP/rc.so" "$data" "$TMP/c.json"
+	same_as_litesvm "sol_syscalls_secp256k1_$name" "$TMP/c.json"
+	[ "$key" = - ] && continue
+	got=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["return_data"])' "$TMP/tally.json")
+	[ "$got" = "0000000000000000$key" ] && pass "sol_syscalls_secp256k1_${name}_key" ||
+		fail "sol_syscalls_secp256k1_${name}_key" "want $key, got $got"
+done <"$TMP/secp_cases"
 
 # Not registered by LiteSVM 1.5 under mainnet's features: the call is an unknown syscall in
 # both (the program loads; the call fails as an unsupported instruction and, a VM failure,

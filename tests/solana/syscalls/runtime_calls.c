@@ -11,6 +11,8 @@
  *   5 sol_get_epoch_stake(vote = data[1..33])   -> u64
  *   6 sol_get_processed_sibling_instruction(data[1]) -> u64 result, data_len, accounts_len
  *   7 sol_get_last_restart_slot into the input region -> the input's first 8 bytes
+ *   8 sol_secp256k1_recover(hash = data[1..33], recovery id = data[33..41],
+ *                           signature = data[41..105]) -> u64 result, 64-byte key
  */
 #include "../cpi/solana_rt.h"
 
@@ -19,6 +21,7 @@ extern u64 sol_get_epoch_rewards_sysvar(u8 *out);
 extern u64 sol_get_last_restart_slot(u8 *out);
 extern u64 sol_get_sysvar(const u8 *id, u8 *out, u64 offset, u64 len);
 extern u64 sol_get_epoch_stake(const u8 *vote);
+extern u64 sol_secp256k1_recover(const u8 *hash, u64 recovery_id, const u8 *sig, u8 *out);
 
 struct sibling_meta {
 	u64 data_len, accounts_len;
@@ -94,6 +97,12 @@ u64 entrypoint(u8 *in)
 		sol_get_last_restart_slot(in);
 		for (int i = 0; i < 8; i++)
 			out[i] = in[i];
+		break;
+	case 8:
+		if (ix.data_len < 105)
+			return 2;
+		put64(out, sol_secp256k1_recover(d + 1, read64(d + 33), d + 41, out + 8));
+		n = 72;
 		break;
 	default:
 		return 3;
