@@ -98,16 +98,14 @@ static int sys_unsupported(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *re
 
 /* Syscalls the Solana runtime has and tally does not (yet): CPI in a bare run (fixture runs
  * point it at the runtime's, sol_syscalls_cpi). */
-static const char *const unsupported[] = {
-	"sol_invoke_signed_c", "sol_invoke_signed_rust",
-	"sol_curve_validate_point", "sol_curve_group_op", "sol_curve_multiscalar_mul",
-};
+static const char *const unsupported[] = { "sol_invoke_signed_c", "sol_invoke_signed_rust" };
 
 /* Registered by LiteSVM 1.5 (mainnet's feature set) and not implemented by tally: a program
  * that calls one is refused when it loads rather than failing later. (sol_sha512,
  * sol_blake3, sol_big_mod_exp and sol_get_fees_sysvar are not registered there: a call is
  * an unknown syscall, as in the runtime.) */
 static const char *const refused[] = {
+	"sol_curve_validate_point", "sol_curve_group_op", "sol_curve_multiscalar_mul",
 	"sol_alt_bn128_group_op", "sol_alt_bn128_compression", "sol_poseidon",
 	"sol_curve_decompress", "sol_curve_pairing_map",
 };
