@@ -194,7 +194,7 @@ static int sys_get_sysvar(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret
 		*ret = SYSVAR_NOT_FOUND;
 	else if (a[2] + a[3] > len)
 		*ret = OFFSET_LENGTH_EXCEEDS_SYSVAR;
-	else
+	else if (a[3])
 		memcpy(var, buf + a[2], a[3]);
 	free(buf);
 	return 0;
