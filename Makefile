@@ -44,13 +44,14 @@ TALLY_CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
 # Everything is compiled hidden: libtally.so exports what include/tally/ marks TALLY_API.
 ALL_CFLAGS := -std=gnu11 -g -fPIC -fvisibility=hidden $(OPT) $(WARN) $(TALLY_CPPFLAGS) \
 	$(CPPFLAGS) $(CFLAGS)
-LIBS := -lbpf -lelf -lz -ldeflate -lisal -lzstd -liberty -ljansson -lsodium -lnettle -lpthread -lm
+LIBS := -lbpf -lelf -lz -ldeflate -lisal -lzstd -liberty -ljansson -lsodium -lnettle \
+	-lsecp256k1 -lpthread -lm
 LDFLAGS_ALL := $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 # The tally binary links the static archives Debian ships for these (built position-
 # independent, so tally stays a PIE), so that its start-up loads next to nothing:
 # `tally --version` takes about 0.75 ms of CPU instead of 1.1 (a report of 600 samples is
 # a few ms). libtally.so, the tests and the sanitizer build link as before.
-STATIC_OK := bpf elf z deflate isal zstd iberty jansson sodium nettle
+STATIC_OK := bpf elf z deflate isal zstd iberty jansson sodium nettle secp256k1
 static_a = $(if $(findstring /,$(shell $(CC) -print-file-name=lib$(1).a)),-l:lib$(1).a,-l$(1))
 ifeq ($(SAN),1)
 TALLY_LIBS := $(LIBS)

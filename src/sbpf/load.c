@@ -505,7 +505,7 @@ static int predecode(struct ctx *c)
 			resolve_call(p, i, d);
 		if (d->kind == SBPF_K_CALL && d->pad == SBPF_CALL_SYSCALL &&
 		    !p->syscalls->v[d->imm].fn)
-			return lerr(c, "UnsupportedSyscall(\"%s\"): no maintained C library for it here",
+			return lerr(c, "UnsupportedSyscall(\"%s\"): tally does not implement it",
 				    p->syscalls->v[d->imm].name);
 	}
 	p->code[p->ninsns].kind = SBPF_K_COUNT;

@@ -26,6 +26,11 @@ int sol_syscalls_runtime(struct sbpf_syscalls *s);
 int sol_syscalls_sysvars(struct sbpf_syscalls *s);
 int sol_syscalls_pda(struct sbpf_syscalls *s);
 int sol_syscalls_hash(struct sbpf_syscalls *s);
+/* The stack height, sibling instructions, epoch stake, EpochRewards, LastRestartSlot and
+ * sol_get_sysvar (syscalls_misc.c). */
+int sol_syscalls_misc(struct sbpf_syscalls *s);
+/* sol_secp256k1_recover (syscalls_crypto.c). */
+int sol_syscalls_crypto(struct sbpf_syscalls *s);
 /* What every sol_get_*_sysvar does: charges the runtime's base cost plus one CU per byte,
  * then writes the sysvar's bytes at addr. 0, -1 when the budget ran out, -EFAULT when addr
  * is not writable. */
@@ -36,6 +41,7 @@ int sol_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, siz
 enum { SOL_DEFAULT_SLOT = 447552000 };
 void sol_default_clock(uint8_t clock[40]);
 void sol_default_rent(uint8_t rent[24]);
+void sol_default_epoch_schedule(uint8_t schedule[40]);
 /* 0 when the n bytes at p are UTF-8; otherwise fails the syscall with agave's
  * InvalidString, worded as agave's log shows it (Rust's Utf8Error, then the bytes). */
 int sol_check_utf8(struct sbpf_vm *vm, const uint8_t *p, size_t n);

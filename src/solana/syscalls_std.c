@@ -304,6 +304,10 @@ int sol_syscalls_standard(struct sbpf_syscalls *s, unsigned flags)
 		rc = sol_syscalls_pda(s);
 	if (!rc)
 		rc = sol_syscalls_hash(s);
+	if (!rc)
+		rc = sol_syscalls_misc(s);
+	if (!rc)
+		rc = sol_syscalls_crypto(s);
 	if (!rc && (flags & SOL_SYSCALLS_TEST_LOG))
 		rc = sbpf_syscalls_add(s, "log", sys_test_log);
 	return rc;
