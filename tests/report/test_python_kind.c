@@ -132,7 +132,7 @@ static void speedscope_names_python_frames_with_their_kind(void **state)
 	(void)state;
 	struct prof *p = python_profile();
 	struct out o;
-	assert_int_equal(rep_speedscope(out_open(&o), p, "t"), 0);
+	assert_int_equal(rep_speedscope(out_open(&o), p, "t", false), 0);
 	char *s = out_close(&o);
 	assert_non_null(strstr(s, "{\"name\":\"f [python]\",\"file\":\"" PY_FILE "\",\"line\":3}"));
 	free(s);
