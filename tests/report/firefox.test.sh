@@ -51,13 +51,22 @@ trap 'for d in $(cat "$TMP/daemons" 2>/dev/null); do kill "$d" 2>/dev/null; done
 # start_loader FILE.json SESSION OUT: the daemon of SESSION with the profile loaded (its
 # thread list in OUT.list); stop_loader SESSION ends it.
 start_loader() {
-	local json=$1 session=$2 out=$3 tries=0
-	node "$PQ_JS" --daemon "$json" --session "$session" >"$out.daemon" 2>&1 &
-	local daemon=$!
-	echo $daemon >>"$TMP/daemons"
+	local json=$1 session=$2 out=$3 tries=0 starts=0 daemon=
+	# A daemon that ended before its session was written (seen once in CI, with nothing
+	# on its output) is started again, at most three times; a live one is given 60 s.
 	until pq thread list --session "$session" --json >"$out.list" 2>"$out.err"; do
+		if [ -z "$daemon" ] || ! kill -0 "$daemon" 2>/dev/null; then
+			if [ $starts -ge 3 ]; then
+				echo "load: $(tail -3 "$out.err") $(tail -3 "$out.daemon")"
+				return 1
+			fi
+			node "$PQ_JS" --daemon "$json" --session "$session" >>"$out.daemon" 2>&1 &
+			daemon=$!
+			echo $daemon >>"$TMP/daemons"
+			starts=$((starts + 1))
+		fi
 		tries=$((tries + 1))
-		if [ $tries -ge 120 ] || ! kill -0 $daemon 2>/dev/null; then
+		if [ $tries -ge 120 ]; then
 			echo "load: $(tail -3 "$out.err") $(tail -3 "$out.daemon")"
 			return 1
 		fi
