@@ -135,14 +135,23 @@ else
 		fail python_capture_exec_fork "stacks in <genexpr>: parent $np, child $nc"
 fi
 
-# -p PID: a running interpreter, attached for about three seconds (of which loading the
-# program and the layout take a part, long on a loaded machine): most of its main
+# -p PID: a running interpreter, recorded for 1.5 s once samples flow (loading the BPF
+# program and the layout comes first and is long on a loaded machine): most of its main
 # thread's stacks are in beta.
-$PY "$WORK" 5 >"$TMP/p.out" 2>&1 &
+$PY "$WORK" 8 >"$TMP/p.out" 2>&1 &
 target=$!
 trap 'kill $target 2>/dev/null; rm -rf "$TMP"' EXIT
 for _ in $(seq 50); do grep -q '^thread main' "$TMP/p.out" && break; sleep 0.1; done
-timeout -s INT 3 "$TALLY" record -p $target -o "$TMP/p.data" 2>"$TMP/p.err"
+"$TALLY" record -p $target -o "$TMP/p.data" 2>"$TMP/p.err" &
+rec=$!
+# (the recording grows in a temporary file beside p.data, renamed to it at the end)
+for _ in $(seq 100); do
+	[ "$(stat -c %s "$TMP"/.p.data.* 2>/dev/null || echo 0)" -gt 1048576 ] && break
+	sleep 0.1
+done
+sleep 1.5
+kill -INT $rec 2>/dev/null
+wait $rec
 wait $target
 n=$(stacks_of "$TMP/p.data" $target beta)
 all=$($PYDATA "$TMP/p.data" | awk -v pid=$target '$1 == "stack" && $4 == pid && $6 > 0' | wc -l)

@@ -1,8 +1,9 @@
 # SIGINT, SIGTERM and SIGKILL of tally in every mode that attaches to a target (issue 18
 # §5): record -p, record -- CMD, record -e usdt: (-p and -- CMD), probes count (-p and
 # -- CMD). Whatever the signal, the target runs to its normal end (its marker file says so,
-# its status is 0), is never left stopped (its state, sampled every 50 ms from the signal
-# to its end, is never T or t), and its probe's semaphore, which the kernel (uprobe
+# its status is 0), is never left stopped (its state, sampled every 50 ms from tally's end
+# to its own, is never T or t: while tally lives, and while the kernel tears a killed
+# tally down, a ptrace stop of the target is tally's work and short), and its probe's semaphore, which the kernel (uprobe
 # ref_ctr_offset) raised while tally was attached, is back to 0: read from /proc/PID/mem.
 # After SIGINT/SIGTERM the recording is complete (perf script reads it) and a command's
 # status is tally's.
@@ -64,17 +65,21 @@ one() {
 	*) sleep 1 ;;
 	esac
 	kill -$sig $tl
-	# From the signal to the target's end: never stopped; the semaphore down within 10 s
+	# From tally's end to the target's: never stopped; the semaphore down within 10 s
 	# (tally may be slow to tear down under ASan), after which the target may end.
 	local stopped= sem_down= i=0 st
-	while [ -d /proc/$pid ] && [ "$(state $pid)" != Z ]; do
+	while [ -d /proc/$pid ] && [ "$(state $pid)" != Z ] && [ $i -lt 600 ]; do
 		st=$(state $pid)
-		[[ "$st" == [Tt] ]] && stopped=$st
+		case "$(state $tl)" in
+		'' | Z) [[ "$st" == [Tt] ]] && stopped=$st ;;
+		esac
 		[ -z "$sem_down" ] && [ "$(semaphore $pid)" = 0 ] && sem_down=$((i * 50))
 		{ [ -n "$sem_down" ] || [ $i -ge 200 ]; } && touch "$dir/end"
 		sleep 0.05
 		i=$((i + 1))
 	done
+	[ $i -ge 600 ] && why="the target did not end within 30 s (state $(state $pid))" &&
+		kill -KILL $pid $tl 2>/dev/null
 	wait $tl 2>/dev/null
 	local rc=$?
 	local trc=0
