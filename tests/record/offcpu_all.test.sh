@@ -37,12 +37,13 @@ got=$(threads_of "$TMP/a.data" $BG)
 "$TALLY" record -q -a -o "$TMP/b.data" -- sh -c 'exit 3' 2>/dev/null
 [ $? = 3 ] && pass record_all_exits_with_the_commands_status || fail record_all_exits_with_the_commands_status
 
-# --duration: about that long, however long the machine's processes run
+# --duration: about that long, however long the machine's processes run (a loaded machine
+# wakes the timer late: up to twice as long)
 t0=$(date +%s%N)
 "$TALLY" record -q -a --duration 0.5 -o "$TMP/d.data" 2>"$TMP/d.err" || fail record_all_duration "$(cat "$TMP/d.err")"
 t1=$(date +%s%N)
 dur=$("$TALLY" report "$TMP/d.data" 2>/dev/null | awk '/^duration:/ {print $2}')
-awk -v w=$(((t1 - t0) / 1000000)) -v d="${dur:-0}" 'BEGIN {exit !(w >= 450 && w < 5000 && d > 0.3 && d <= 0.6)}' \
+awk -v w=$(((t1 - t0) / 1000000)) -v d="${dur:-0}" 'BEGIN {exit !(w >= 450 && w < 5000 && d > 0.3 && d <= 1.0)}' \
 	&& [ "$(threads_of "$TMP/d.data" $BG)" = "spin-a spin-b " ] \
 	&& pass record_all_duration_bounds_the_recording \
 	|| fail record_all_duration_bounds_the_recording "took $(((t1 - t0) / 1000000)) ms, recorded $dur s, threads of $BG: $(threads_of "$TMP/d.data" $BG)"
