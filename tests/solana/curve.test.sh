@@ -4,7 +4,8 @@
 # tests/solana/syscalls/curve_calls.c, linked by `tally sbpf link`, on the inputs
 # curve_cases.py makes (valid points and scalars, the identity, torsion points, encodings
 # that are not canonical, points off the curve, scalars not below the group order, unknown
-# curves and ops, too many points, inputs and results the program may not touch).
+# curves and ops, too many points, inputs and results the program may not touch, budgets
+# that run out inside a call).
 . tests/lib.sh
 . tests/solana/litesvm/oracle.sh
 
@@ -29,8 +30,10 @@ so, cases, out = sys.argv[1:4]
 prog = b58(name_key("curve_calls"))
 for line in open(cases):
     name, data = line.split()
-    json.dump({"programs": [{"id": prog, "elf": so}],
-               "instruction": {"program_id": prog, "data": data}}, open(f"{out}/{name}.json", "w"))
+    fx = {"programs": [{"id": prog, "elf": so}], "instruction": {"program_id": prog, "data": data}}
+    if "_budget_" in name:
+        fx["compute_budget"] = int(name.rsplit("_", 1)[1])
+    json.dump(fx, open(f"{out}/{name}.json", "w"))
 PY
 cut -d' ' -f1 "$TMP/cases" >"$TMP/names"
 while read -r name; do

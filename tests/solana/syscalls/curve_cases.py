@@ -162,6 +162,10 @@ def cases():
         yield f'{cname}_msm_513', bytes([2, cid]) + struct.pack('<H', 513) + sc(1) + pts['base']
         yield f'{cname}_msm_512_short', bytes([2, cid]) + struct.pack('<H', 512) + sc(1) + pts['base']
         yield f'{cname}_msm_claims_40', bytes([2, cid]) + struct.pack('<H', 40) + sc(1) + pts['base']
+    # budgets that end inside a syscall (the fixture's compute_budget is the name's tail)
+    yield 'edwards_mul_budget_2200', bytes([1, 0, 2]) + sc(5) + ED_POINTS['base']
+    yield 'ristretto_msm_budget_3000', bytes([2, 1]) + struct.pack('<H', 2) + sc(1) * 2 + RIST_POINTS['base'] * 2
+    yield 'edwards_validate_budget_200', bytes([0, 0]) + ED_POINTS['base']
     # unknown curves; 4 is BLS12-381's pairing id, 5 and 6 its G1 and G2 (msm has none)
     for cid in (2, 3, 4, 0x84, 0xff, 5, 6, 0x85, 0x86):
         if cid in (5, 6, 0x85, 0x86):
