@@ -1,13 +1,22 @@
 /*
- * Solana's "is this address on the ed25519 curve" test, which program-derived addresses
- * must fail: the 32 bytes decompress as an Edwards point iff (y^2 - 1) / (d y^2 + 1) is a
+ * curve25519 by curve25519-dalek's rules, which the runtime's syscalls follow.
+ *
+ * The on-curve test, which program-derived addresses must fail: the 32 bytes decompress as an Edwards point iff (y^2 - 1) / (d y^2 + 1) is a
  * square mod p = 2^255 - 19 (y is the low 255 bits, not reduced: curve25519-dalek's
  * CompressedEdwardsY::decompress, which checks neither canonical encoding nor subgroup, so
  * libsodium's stricter point validation cannot stand in for it). Computed with Euler's
  * criterion in radix-2^51 arithmetic.
+ *
+ * The group operations are libsodium's. Its Edwards addition decodes as dalek decompresses
+ * (any y below 2^255, read modulo p, and x = 0 with the sign bit set, are points; no subgroup
+ * check). Its scalar multiplication refuses small-order points, points outside the
+ * prime-order subgroup and non-canonical encodings, all of which dalek multiplies: for
+ * those sol_edwards_mul splits the point into its prime-order and torsion parts (see
+ * there). Its Ristretto decoder ignores bit 255, which dalek's refuses.
  */
 #include "solana/curve25519.h"
 
+#include <sodium.h>
 #include <string.h>
 
 typedef unsigned __int128 u128;
@@ -127,4 +136,88 @@ bool sol_on_curve(const uint8_t bytes[32])
 	bool minus_one = acc[0] == 0x7ffffffffffecull && acc[1] == MASK51 && acc[2] == MASK51 &&
 			 acc[3] == MASK51 && acc[4] == MASK51;
 	return !minus_one;
+}
+
+/* Reducing k as a 512-bit number leaves it unchanged exactly when k < l. */
+bool sol_scalar_canonical(const uint8_t k[32])
+{
+	uint8_t wide[64] = { 0 }, reduced[32];
+	memcpy(wide, k, 32);
+	crypto_core_ed25519_scalar_reduce(reduced, wide);
+	return memcmp(reduced, k, 32) == 0;
+}
+
+const uint8_t sol_edwards_identity[32] = { 1 };
+const uint8_t sol_ristretto_identity[32] = { 0 };
+
+int sol_edwards_add(uint8_t r[32], const uint8_t p[32], const uint8_t q[32])
+{
+	return crypto_core_ed25519_add(r, p, q);
+}
+
+int sol_edwards_sub(uint8_t r[32], const uint8_t p[32], const uint8_t q[32])
+{
+	return crypto_core_ed25519_sub(r, p, q);
+}
+
+/* n P for n <= 8, by repeated addition (P is a point; r is not p). */
+static void edwards_mul_small(uint8_t r[32], unsigned n, const uint8_t p[32])
+{
+	memcpy(r, sol_edwards_identity, 32);
+	while (n--)
+		crypto_core_ed25519_add(r, r, p);
+}
+
+/* Any point is P = Q + T with Q in the prime-order subgroup and T of order dividing 8:
+ * 8 P = 8 Q, so Q = (8^-1 mod l)(8 P) and T = P - Q, and k P = k Q + (k mod 8) T. 8 P as
+ * libsodium's addition encodes it is canonical; when it is the identity, P is T alone.
+ * libsodium also fails a product that is the identity (k = 0). */
+int sol_edwards_mul(uint8_t r[32], const uint8_t k[32], const uint8_t p[32])
+{
+	static const uint8_t eight[32] = { 8 };
+	uint8_t p8[32], inv8[32], q[32], t[32], kq[32];
+	if (!sol_on_curve(p))
+		return -1;
+	if (crypto_scalarmult_ed25519_noclamp(r, k, p) == 0)
+		return 0;
+	edwards_mul_small(p8, 8, p);
+	if (memcmp(p8, sol_edwards_identity, 32) == 0) {
+		edwards_mul_small(r, k[0] % 8, p);
+		return 0;
+	}
+	crypto_core_ed25519_scalar_invert(inv8, eight);
+	if (crypto_scalarmult_ed25519_noclamp(q, inv8, p8) || crypto_core_ed25519_sub(t, p, q))
+		return -1;
+	if (sodium_is_zero(k, 32))
+		memcpy(kq, sol_edwards_identity, 32);
+	else if (crypto_scalarmult_ed25519_noclamp(kq, k, q))
+		return -1;
+	edwards_mul_small(r, k[0] % 8, t);
+	return crypto_core_ed25519_add(r, kq, r);
+}
+
+bool sol_ristretto_valid(const uint8_t p[32])
+{
+	return !(p[31] & 0x80) && crypto_core_ristretto255_is_valid_point(p) == 1;
+}
+
+int sol_ristretto_add(uint8_t r[32], const uint8_t p[32], const uint8_t q[32])
+{
+	return sol_ristretto_valid(p) && sol_ristretto_valid(q) ? crypto_core_ristretto255_add(r, p, q) : -1;
+}
+
+int sol_ristretto_sub(uint8_t r[32], const uint8_t p[32], const uint8_t q[32])
+{
+	return sol_ristretto_valid(p) && sol_ristretto_valid(q) ? crypto_core_ristretto255_sub(r, p, q) : -1;
+}
+
+/* libsodium reports an identity product as a failure, having written its encoding (all
+ * zeroes); for a valid point that is the answer. */
+int sol_ristretto_mul(uint8_t r[32], const uint8_t k[32], const uint8_t p[32])
+{
+	if (!sol_ristretto_valid(p))
+		return -1;
+	if (crypto_scalarmult_ristretto255(r, k, p) && !sodium_is_zero(r, 32))
+		return -1;
+	return 0;
 }

@@ -31,6 +31,9 @@ int sol_syscalls_hash(struct sbpf_syscalls *s);
 int sol_syscalls_misc(struct sbpf_syscalls *s);
 /* sol_secp256k1_recover (syscalls_crypto.c). */
 int sol_syscalls_crypto(struct sbpf_syscalls *s);
+/* sol_curve_validate_point, sol_curve_group_op, sol_curve_multiscalar_mul on curve25519's
+ * Edwards and Ristretto forms (syscalls_curve.c). */
+int sol_syscalls_curve(struct sbpf_syscalls *s);
 /* What every sol_get_*_sysvar does: charges the runtime's base cost plus one CU per byte,
  * then writes the sysvar's bytes at addr. 0, -1 when the budget ran out, -EFAULT when addr
  * is not writable. */

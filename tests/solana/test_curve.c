@@ -2,12 +2,15 @@
  * Solana's on-curve test for program-derived addresses. Oracles: libsodium (every point it
  * generates or accepts decompresses; its acceptance is stricter, never looser), the base
  * point and identity encodings, the SDK's program-derived addresses (off the curve), and the
- * fact that about half of all y coordinates have an x.
+ * fact that about half of all y coordinates have an x. The group operations: libsodium's
+ * base-point multiplication, and RFC 9496's Ristretto vectors (multiples of the generator,
+ * encodings that must be refused).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 #include <sodium.h>
@@ -59,12 +62,76 @@ static void half_of_random_bytes_decompress_and_libsodium_is_stricter(void **sta
 	assert_in_range(on, 1800, 2200);
 }
 
+static void hex32(const char *h, uint8_t out[32])
+{
+	for (int i = 0; i < 32; i++) {
+		unsigned v;
+		assert_int_equal(sscanf(h + 2 * i, "%2x", &v), 1);
+		out[i] = (uint8_t)v;
+	}
+}
+
+/* k B for random k, and 8 (B + T) = 8 B for T of order 8 (a point libsodium's own
+ * multiplication refuses): libsodium's base-point multiplication. */
+static void edwards_multiples_agree_with_libsodium(void **state)
+{
+	uint8_t base[32], t8[32], bt[32], k[32], got[32], want[32], eight[32] = { 8 };
+	hex32("5866666666666666666666666666666666666666666666666666666666666666", base);
+	hex32("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a", t8);
+	assert_true(sodium_init() >= 0);
+	for (int i = 0; i < 50; i++) {
+		crypto_core_ed25519_scalar_random(k);
+		assert_true(sol_scalar_canonical(k));
+		assert_int_equal(sol_edwards_mul(got, k, base), 0);
+		assert_int_equal(crypto_scalarmult_ed25519_base_noclamp(want, k), 0);
+		assert_memory_equal(got, want, 32);
+	}
+	assert_int_equal(sol_edwards_add(bt, base, t8), 0);
+	assert_int_equal(sol_edwards_mul(got, eight, bt), 0);
+	assert_int_equal(crypto_scalarmult_ed25519_base_noclamp(want, eight), 0);
+	assert_memory_equal(got, want, 32);
+	assert_int_equal(sol_edwards_mul(got, eight, t8), 0);
+	assert_memory_equal(got, sol_edwards_identity, 32);
+}
+
+/* RFC 9496 A.1 and A.2 */
+static void ristretto_vectors(void **state)
+{
+	static const char *const bad[] = {
+		"00ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+		"ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+		"f3ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+		"edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+		"0100000000000000000000000000000000000000000000000000000000000000",
+		"01ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+	};
+	uint8_t b[32], b2[32], got[32], two[32] = { 2 }, zero[32] = { 0 };
+	hex32("e2f2ae0a6abc4e71a884a961c500515f58e30b6aa582dd8db6a65945e08d2d76", b);
+	hex32("6a493210f7499cd17fecb510ae0cea23a110e8d5b901f8acadd3095c73a3b919", b2);
+	assert_true(sol_ristretto_valid(sol_ristretto_identity));
+	assert_int_equal(sol_ristretto_add(got, b, b), 0);
+	assert_memory_equal(got, b2, 32);
+	assert_int_equal(sol_ristretto_mul(got, two, b), 0);
+	assert_memory_equal(got, b2, 32);
+	assert_int_equal(sol_ristretto_mul(got, zero, b), 0);
+	assert_memory_equal(got, sol_ristretto_identity, 32);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint8_t p[32];
+		hex32(bad[i], p);
+		assert_false(sol_ristretto_valid(p));
+		assert_int_equal(sol_ristretto_add(got, p, b), -1);
+		assert_int_equal(sol_ristretto_mul(got, two, p), -1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(known_points_are_on_the_curve),
 		cmocka_unit_test(sdk_program_addresses_are_off_the_curve),
 		cmocka_unit_test(half_of_random_bytes_decompress_and_libsodium_is_stricter),
+		cmocka_unit_test(edwards_multiples_agree_with_libsodium),
+		cmocka_unit_test(ristretto_vectors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
