@@ -38,6 +38,9 @@ struct agent_fn {
 	size_t code_size;
 	struct tally_agent_line *lines;
 	size_t nlines;
+	struct tally_agent_insn *insns; /* texts point into insn_text */
+	size_t ninsns;
+	char *insn_text;
 };
 
 enum { THREAD_FREE, THREAD_ACTIVE };
@@ -102,6 +105,9 @@ uint32_t agent_fn_line(const struct agent_fn *f, uint64_t pc);
 /* f's VM frame in p ("[unregistered]" for NULL); PROF_NONE on failure. */
 uint32_t agent_fn_frame(struct prof *p, const struct agent_fn *f);
 void agent_registry_free(struct tally_agent *a);
+
+/* opts.listing: every function's instructions as text (listing.c), under the lock. */
+int agent_listing_write(struct tally_agent *a);
 
 /* path with "%p" replaced by the pid: a malloc'd string, or NULL (message set). */
 char *agent_path(const char *pattern, pid_t pid);

@@ -327,10 +327,12 @@ static int write_profile(struct tally_agent *a)
 	struct afile *f = NULL;
 	int rc = path ? prof_finish(a->sprof) : -ENOMEM;
 	if (!rc && !(rc = afile_open(path, 0, &f))) {
+		/* commit frees f whether it succeeds or not */
 		rc = rep_pprof(afile_stream(f), a->sprof);
-		rc = rc ? rc : afile_commit(f);
 		if (rc)
 			afile_abort(f);
+		else
+			rc = afile_commit(f);
 	}
 	if (rc && path)
 		err_prefix(rc, "%s", path);
