@@ -104,6 +104,8 @@ static int take(struct annot_listing *l, const char *path, size_t lineno, struct
 		return err_set(-EINVAL, "%s: line %zu: neither an instruction nor FILE:LINE", path,
 			       lineno);
 	bool first = !l->insns.n;
+	if (pc == UINT64_MAX)
+		return err_set(-EINVAL, "%s: line %zu: pc %#" PRIx64 " is out of range", path, lineno, pc);
 	if (first ? pc < l->lo : pc <= l->insns.v[l->insns.n - 1].addr)
 		return err_set(-EINVAL, "%s: line %zu: pc %#" PRIx64 " does not follow the one before",
 			       path, lineno, pc);
@@ -119,7 +121,7 @@ static int take(struct annot_listing *l, const char *path, size_t lineno, struct
 	}
 	in->file = file;
 	in->line = line;
-	l->hi = pc == UINT64_MAX ? pc : pc + 1;
+	l->hi = pc + 1;
 	return 0;
 }
 
