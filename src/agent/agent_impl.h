@@ -51,7 +51,12 @@ struct agent_thread {
 	uint32_t state; /* THREAD_*, atomic */
 	pid_t tid;
 	clockid_t cpu_clock;  /* the thread's CPU-time clock */
-	uint64_t last_cpu_ns; /* its reading at the previous tick (sampler's own) */
+	/* The sampler's own: the published pc and seq it saw at the previous tick, and the
+	 * CPU clock's reading then (cpu_known: read at that tick, not before). */
+	uint64_t last_pc;
+	uint32_t last_seq;
+	bool cpu_known;
+	uint64_t last_cpu_ns;
 	struct prof_cct *cct; /* exact mode */
 	int exact_rc;	      /* the first failure of an exact hook */
 };
