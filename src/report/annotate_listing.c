@@ -30,9 +30,6 @@ static int name_match(const char *label, const char *name)
 	return !strcmp(label, name) ? 2 : strstr(label, name) ? 1 : 0;
 }
 
-/* The frame to annotate: by label (exact matches first, else a part of one function's
- * label), else the one with the most self weight. Among frames sharing a label (different
- * modules or kinds), the heaviest wins. */
 /* An interpreter's function as the agent names it: bytecode pcs, no module. */
 static bool is_bytecode(const struct prof_frame *f)
 {
@@ -60,6 +57,9 @@ static int python_only(const struct prof *p, const struct prof_funcs *fs, const 
 	return 0;
 }
 
+/* The frame to annotate: by label (exact matches first, else a part of one function's
+ * label), else the one with the most self weight. Among frames sharing a label (different
+ * modules or kinds), the heaviest wins. */
 static int pick_frame(const struct prof *p, const char *name, int metric, uint32_t *out)
 {
 	struct prof_funcs fs;
@@ -411,7 +411,7 @@ static int bytecode_pcs(struct annot_listing *l, const struct prof_frame *fr,
 		in->file = *file && k < nw && w[k].line ? file : NULL;
 		in->line = in->file ? w[k].line : 0;
 		l->has_source |= in->file != NULL;
-		l->hi = in->addr + 1;
+		l->hi = in->addr < UINT64_MAX ? in->addr + 1 : in->addr;
 	}
 	return rc;
 }

@@ -2,9 +2,11 @@
  * An interpreter that is only its profile: functions with hostile names and instruction
  * texts (markup, a line break) registered with the agent, and known costs charged to their
  * pcs in exact mode, for tests/report/annotate_bytecode.test.sh. Prints "PC COST" for each
- * charge, the oracle the annotation must show.
+ * charge, the oracle the annotation must show; fails when the agent takes instructions out
+ * of pc order or without a text.
  *   annotate_bytecode_prog EXACT.pb.gz LISTING
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -41,6 +43,20 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 2; i++)
 		if (tally_agent_register(a, &fns[i], &id[i]))
 			return fail(fns[i].name);
+	/* instructions must come by increasing pc, each with a text */
+	static const struct tally_agent_insn twice[] = { { 5, "a" }, { 5, "b" } };
+	static const struct tally_agent_insn untold[] = { { 5, NULL } };
+	const struct tally_agent_function bad[] = {
+		{ .sz = sizeof(bad[0]), .name = "twice", .start = 5, .end = 6, .insns = twice, .ninsns = 2 },
+		{ .sz = sizeof(bad[0]), .name = "untold", .start = 5, .end = 6, .insns = untold, .ninsns = 1 },
+	};
+	for (int i = 0; i < 2; i++) {
+		uint32_t unused;
+		if (tally_agent_register(a, &bad[i], &unused) != -EINVAL) {
+			fprintf(stderr, "annotate_bytecode_prog: %s was registered\n", bad[i].name);
+			return 1;
+		}
+	}
 	if (tally_agent_thread_register(a, &t) || tally_agent_start(a))
 		return fail("agent");
 	static const struct { int fn; uint64_t pc, cost; } charges[] = {
