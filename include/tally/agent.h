@@ -13,8 +13,9 @@
  * Functions are registered first (name, file, bytecode range, optionally the bytecode, a
  * pc -> line table and the text of each instruction) and named by the id registration
  * returns; with opts.listing the agent writes their instructions at stop, for `tally
- * annotate --listing` to show the weights of each bytecode instruction. JIT code is registered as a
- * native address range and also written to perf-PID.map, where perf and samply look.
+ * annotate --listing` to show the weights of each bytecode instruction. JIT code is
+ * registered as a native address range and also written to perf-PID.map, where perf and
+ * samply look.
  *
  * Conventions are libtally's (tally.h, docs/library.md): 0 or a negative errno code, the
  * message in tally_errmsg(); opts structs carry their size. docs/agent.md is the guide.
