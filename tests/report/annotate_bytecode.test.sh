@@ -109,6 +109,20 @@ else
 	skip annotate_bytecode_html_renders_in_chromium "no /usr/bin/chromium"
 fi
 
+# And as a person sees it (tests/report/annotate_browser.js, driving Chromium): no errors,
+# no requests, a row per instruction, the hottest one (the oracle's first largest count)
+# shaded and bold, the others without weight unshaded.
+. tests/report/flamegraph_playwright.sh
+if [ $PW_OK = 1 ]; then
+	hot=$(oracle hot | sort -k2,2nr -s | head -1 | cut -d' ' -f1)
+	timeout 120 node tests/report/annotate_browser.js "$PW" "$TMP/chromium-pw" "$TMP/hot.html" \
+		"$hot" "$(oracle hot | wc -l)" >"$TMP/pw.out" 2>&1
+	sed -n 's/^\(PASS\|FAIL\): annotate_html_/\1: annotate_bytecode_html_/p' "$TMP/pw.out"
+	[ "$(grep -c '^PASS' "$TMP/pw.out")" = 3 ] || fail annotate_bytecode_html_browser "$(tail -3 "$TMP/pw.out")"
+else
+	skip annotate_bytecode_html_in_playwright "no playwright-core ($(tail -1 "$TMP/npm.log" 2>/dev/null)) or no /usr/bin/chromium"
+fi
+
 # Bad listings are refused with the file and the line, never half-read.
 printf 'x\n\n000000000000001b <hot>:\n      1c:\tb\n      1b:\ta\n' >"$TMP/order.lst"
 printf 'x\n\n000000000000001b <hot>:\n      1b:\ta\nwhat is this\n' >"$TMP/junk.lst"
