@@ -6,12 +6,13 @@
  * those counts are what the agent's exact profile must equal.
  *
  *   stackvm [-n SCALE] [--sample FILE [--hz HZ] [--sample-pprof FILE]] [--exact FILE]
- *           [--stats] [--lines] [--disasm]
+ *           [--listing FILE] [--stats] [--lines] [--disasm]
  *
  * Built with -DTALLY_AGENT_DISABLE it needs no libtally and takes no profiling option;
  * otherwise it links libtally and uses the agent: --sample streams folded stacks to FILE
  * (--sample-pprof: also the samples with their pcs and lines, as pprof),
- * --exact writes the exact profile (metric "instructions") as pprof to FILE, --stats
+ * --exact writes the exact profile (metric "instructions") as pprof to FILE, --listing
+ * the disassembly of the registered functions (for tally annotate --listing), --stats
  * prints the agent's figures (tally_agent_stats) on stderr. It prints
  * "FUNCTION COUNT" per function (with --lines, "FUNCTION:LINE COUNT" per instruction
  * before it: an instruction's line is its function's plus its index), then the result.
@@ -211,14 +212,32 @@ static int64_t run(struct profiling *pr, uint64_t *counts)
 	}
 }
 
+/* Jump targets in hex, as the pcs of tally annotate's column and of --disasm. */
+static void insn_text(uint32_t pc, char *text, size_t size)
+{
+	const struct insn *in = &code[pc];
+	if (in->op == JZ || in->op == JMP)
+		snprintf(text, size, "%s %#" PRIx32, op_names[in->op], (uint32_t)in->arg);
+	else
+		snprintf(text, size, "%s %" PRId32, op_names[in->op], in->arg);
+}
+
 static void disasm(void)
 {
+	char text[32];
 	for (int f = 0; f < NFUNCS; f++) {
 		printf("%s:\n", funcs[f].name);
-		for (uint32_t pc = funcs[f].start; pc < funcs[f].end; pc++)
-			printf("%6" PRIu32 ":  %s %" PRId32 "\n", pc, op_names[code[pc].op], code[pc].arg);
+		for (uint32_t pc = funcs[f].start; pc < funcs[f].end; pc++) {
+			insn_text(pc, text, sizeof(text));
+			printf("%6" PRIx32 ":  %s\n", pc, text);
+		}
 	}
 }
+
+/* What to profile into: the files of the options. */
+struct outputs {
+	const char *sample, *sample_pprof, *exact, *listing;
+};
 
 #ifndef TALLY_AGENT_DISABLE
 static int fail(const char *what)
@@ -227,13 +246,13 @@ static int fail(const char *what)
 	return 1;
 }
 
-/* Registers every function (with its bytecode and one line per instruction, the
- * function's line plus the instruction's index) and this thread. */
-static int profile_start(struct profiling *pr, const char *sample, const char *sample_pprof,
-			 const char *exact, unsigned hz)
+/* Registers every function (with its bytecode, one line per instruction, the function's
+ * line plus the instruction's index, and each instruction's text) and this thread. */
+static int profile_start(struct profiling *pr, const struct outputs *out, unsigned hz)
 {
+	const char *sample = out->sample, *exact = out->exact;
 	struct tally_agent_opts o = { .sz = sizeof(o), .freq_hz = hz, .omit_thread = true,
-				      .sample_pprof = sample_pprof };
+				      .sample_pprof = out->sample_pprof, .listing = out->listing };
 	o.mode = (sample ? TALLY_AGENT_SAMPLE : 0) | (exact ? TALLY_AGENT_EXACT : 0);
 	o.output = sample;
 	o.exact_output = exact;
@@ -241,16 +260,22 @@ static int profile_start(struct profiling *pr, const char *sample, const char *s
 	if (tally_agent_new(&o, &pr->agent))
 		return fail("agent");
 	static struct tally_agent_line lines[MAX_CODE];
+	static struct tally_agent_insn insns[MAX_CODE];
+	static char texts[MAX_CODE][32];
 	for (int f = 0; f < NFUNCS; f++) {
 		const struct function *fn = &funcs[f];
-		for (uint32_t pc = fn->start; pc < fn->end; pc++)
+		for (uint32_t pc = fn->start; pc < fn->end; pc++) {
 			lines[pc] = (struct tally_agent_line){ pc, fn->line + (pc - fn->start) };
+			insn_text(pc, texts[pc], sizeof(texts[pc]));
+			insns[pc] = (struct tally_agent_insn){ pc, texts[pc] };
+		}
 		struct tally_agent_function d = {
 			.sz = sizeof(d), .name = fn->name, .file = "stackvm.program", .line = fn->line,
 			.start = fn->start, .end = fn->end,
 			.code = (const uint8_t *)&code[fn->start],
 			.code_size = (fn->end - fn->start) * sizeof(struct insn),
 			.lines = &lines[fn->start], .nlines = fn->end - fn->start,
+			.insns = &insns[fn->start], .ninsns = fn->end - fn->start,
 		};
 		if (tally_agent_register(pr->agent, &d, &pr->ids[f]))
 			return fail(fn->name);
@@ -278,18 +303,20 @@ static int profile_stop(struct profiling *pr, bool stats)
 int main(int argc, char **argv)
 {
 	long scale = 100;
-	const char *sample = NULL, *sample_pprof = NULL, *exact = NULL;
+	struct outputs out = { 0 };
 	unsigned hz = 0;
 	bool show = false, per_line = false, stats = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-n") && i + 1 < argc)
 			scale = strtol(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--sample") && i + 1 < argc)
-			sample = argv[++i];
+			out.sample = argv[++i];
 		else if (!strcmp(argv[i], "--sample-pprof") && i + 1 < argc)
-			sample_pprof = argv[++i];
+			out.sample_pprof = argv[++i];
 		else if (!strcmp(argv[i], "--exact") && i + 1 < argc)
-			exact = argv[++i];
+			out.exact = argv[++i];
+		else if (!strcmp(argv[i], "--listing") && i + 1 < argc)
+			out.listing = argv[++i];
 		else if (!strcmp(argv[i], "--hz") && i + 1 < argc)
 			hz = (unsigned)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--stats"))
@@ -300,8 +327,8 @@ int main(int argc, char **argv)
 			show = true;
 		else {
 			fprintf(stderr, "usage: stackvm [-n SCALE] [--sample FILE [--hz HZ] "
-					"[--sample-pprof FILE]] [--exact FILE] [--stats] [--lines] "
-					"[--disasm]\n");
+					"[--sample-pprof FILE]] [--exact FILE] [--listing FILE] "
+					"[--stats] [--lines] [--disasm]\n");
 			return 2;
 		}
 	}
@@ -319,13 +346,12 @@ int main(int argc, char **argv)
 	static struct tally_agent_frame spare[FRAMES_MAX];
 	static struct tally_agent_thread unread = { .max_depth = FRAMES_MAX, .frames = spare };
 	pr.t = &unread;
-	if ((sample || exact) && profile_start(&pr, sample, sample_pprof, exact, hz))
+	if ((out.sample || out.exact) && profile_start(&pr, &out, hz))
 		return 1;
 #else
 	(void)hz;
 	(void)stats;
-	(void)sample_pprof;
-	if (sample || exact) {
+	if (out.sample || out.exact || out.listing) {
 		fprintf(stderr, "stackvm: built with TALLY_AGENT_DISABLE: no profiling\n");
 		return 2;
 	}

@@ -10,9 +10,12 @@
  *             (tally_agent_enter / _exit / _cost); at stop the agent writes the exact
  *             calling-context tree as a pprof file.
  *
- * Functions are registered first (name, file, bytecode range, optionally the bytecode and a
- * pc -> line table) and named by the id registration returns. JIT code is registered as a
- * native address range and also written to perf-PID.map, where perf and samply look.
+ * Functions are registered first (name, file, bytecode range, optionally the bytecode, a
+ * pc -> line table and the text of each instruction) and named by the id registration
+ * returns; with opts.listing the agent writes their instructions at stop, for `tally
+ * annotate --listing` to show the weights of each bytecode instruction. JIT code is
+ * registered as a native address range and also written to perf-PID.map, where perf and
+ * samply look.
  *
  * Conventions are libtally's (tally.h, docs/library.md): 0 or a negative errno code, the
  * message in tally_errmsg(); opts structs carry their size. docs/agent.md is the guide.
@@ -59,6 +62,9 @@ struct tally_agent_opts {
 				     their code, for `perf inject --jit` */
 	const char *sample_pprof; /* also the samples with their pcs and lines, as pprof
 				     written at stop; NULL: none */
+	const char *listing;	  /* the registered functions' instructions (their insns),
+				     written at stop as a text listing for `tally annotate
+				     --listing` (docs/agent.md); NULL: none */
 };
 
 /* ---- per-thread VM state ---- */
@@ -166,17 +172,25 @@ struct tally_agent_line {
 	uint32_t line;
 };
 
+/* One instruction as the interpreter's disassembler prints it ("push 3"), at pc. */
+struct tally_agent_insn {
+	uint64_t pc;
+	const char *text;
+};
+
 struct tally_agent_function {
 	size_t sz;		/* sizeof(struct tally_agent_function); same rules as opts */
 	const char *name;	/* required */
 	const char *file;	/* NULL when unknown */
 	uint32_t line;		/* first line, 0 when unknown */
 	uint64_t start, end;	/* the function's pcs: [start, end) */
-	const uint8_t *code;	/* optional: its bytecode, code_size bytes (copied; kept for
-				   a per-instruction view no output has yet) */
+	const uint8_t *code;	/* optional: its bytecode, code_size bytes (copied) */
 	size_t code_size;
 	const struct tally_agent_line *lines; /* optional (copied) */
 	size_t nlines;
+	const struct tally_agent_insn *insns; /* optional: its instructions as text, sorted by
+						 pc, for opts.listing (copied) */
+	size_t ninsns;
 };
 
 /* Registers a function; *id (never 0) names it in the macros and hooks. Safe while the

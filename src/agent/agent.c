@@ -53,6 +53,7 @@ static void free_opts(struct tally_agent_opts *o)
 	free((char *)o->exact_metric);
 	free((char *)o->jit_dir);
 	free((char *)o->sample_pprof);
+	free((char *)o->listing);
 }
 
 /* Fills the defaults and checks the ranges. */
@@ -90,6 +91,8 @@ int tally_agent_new(const struct tally_agent_opts *opts, struct tally_agent **ou
 	const char *jit = o->jit_dir;
 	o->jit_dir = NULL;
 	if (o->sample_pprof && !(o->sample_pprof = strdup(o->sample_pprof)))
+		rc = err_set(-ENOMEM, "out of memory");
+	if (o->listing && !(o->listing = strdup(o->listing)))
 		rc = err_set(-ENOMEM, "out of memory");
 	rc = rc ? rc : dup_opt(&o->output, "tally-agent-%p.folded");
 	rc = rc ? rc : dup_opt(&o->exact_output, "tally-agent-%p.pb.gz");
@@ -152,6 +155,10 @@ int tally_agent_stop(struct tally_agent *a)
 		if (a->o.mode & TALLY_AGENT_EXACT) {
 			int erc = agent_exact_write(a);
 			rc = rc ? rc : erc;
+		}
+		if (a->o.listing) {
+			int lrc = agent_listing_write(a);
+			rc = rc ? rc : lrc;
 		}
 	}
 	pthread_mutex_unlock(&a->lock);

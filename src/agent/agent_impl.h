@@ -38,6 +38,9 @@ struct agent_fn {
 	size_t code_size;
 	struct tally_agent_line *lines;
 	size_t nlines;
+	struct tally_agent_insn *insns; /* texts point into insn_text */
+	size_t ninsns;
+	char *insn_text;
 };
 
 enum { THREAD_FREE, THREAD_ACTIVE };
@@ -48,7 +51,12 @@ struct agent_thread {
 	uint32_t state; /* THREAD_*, atomic */
 	pid_t tid;
 	clockid_t cpu_clock;  /* the thread's CPU-time clock */
-	uint64_t last_cpu_ns; /* its reading at the previous tick (sampler's own) */
+	/* The sampler's own: the published pc and seq it saw at the previous tick, and the
+	 * CPU clock's reading then (cpu_known: read at that tick, not before). */
+	uint64_t last_pc;
+	uint32_t last_seq;
+	bool cpu_known;
+	uint64_t last_cpu_ns;
 	struct prof_cct *cct; /* exact mode */
 	int exact_rc;	      /* the first failure of an exact hook */
 };
@@ -102,6 +110,9 @@ uint32_t agent_fn_line(const struct agent_fn *f, uint64_t pc);
 /* f's VM frame in p ("[unregistered]" for NULL); PROF_NONE on failure. */
 uint32_t agent_fn_frame(struct prof *p, const struct agent_fn *f);
 void agent_registry_free(struct tally_agent *a);
+
+/* opts.listing: every function's instructions as text (listing.c), under the lock. */
+int agent_listing_write(struct tally_agent *a);
 
 /* path with "%p" replaced by the pid: a malloc'd string, or NULL (message set). */
 char *agent_path(const char *pattern, pid_t pid);

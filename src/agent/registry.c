@@ -65,6 +65,8 @@ static void fn_free(struct agent_fn *f)
 	free(f->file);
 	free(f->code);
 	free(f->lines);
+	free(f->insns);
+	free(f->insn_text);
 	free(f);
 }
 
@@ -76,6 +78,29 @@ static void *dup_bytes(const void *p, size_t n)
 	return d;
 }
 
+/* The instruction texts of f, copied into one block that e->insns point into. */
+static int copy_insns(const struct tally_agent_function *f, struct agent_fn *e)
+{
+	size_t bytes = 0;
+	for (size_t i = 0; i < f->ninsns; i++) {
+		if (!f->insns[i].text || (i && f->insns[i].pc <= f->insns[i - 1].pc))
+			return err_set(-EINVAL, "agent: %s: instructions need a text each and "
+						"increasing pcs", f->name);
+		bytes += strlen(f->insns[i].text) + 1;
+	}
+	e->insns = dup_bytes(f->insns, f->ninsns * sizeof(*f->insns));
+	char *t = e->insn_text = malloc(bytes ? bytes : 1);
+	if (!e->insns || !t)
+		return err_set(-ENOMEM, "out of memory");
+	for (size_t i = 0; i < f->ninsns; i++) {
+		size_t n = strlen(f->insns[i].text) + 1;
+		e->insns[i].text = memcpy(t, f->insns[i].text, n);
+		t += n;
+	}
+	e->ninsns = f->ninsns;
+	return 0;
+}
+
 /* A copy of what the caller describes, checked. */
 static int fn_copy(const struct tally_agent_function *in, struct agent_fn **out)
 {
@@ -83,7 +108,8 @@ static int fn_copy(const struct tally_agent_function *in, struct agent_fn **out)
 	int rc = OPTS_READ(tally_agent_function, &f, in);
 	if (rc)
 		return rc;
-	if (!f.name || f.end < f.start || (f.code_size && !f.code) || (f.nlines && !f.lines))
+	if (!f.name || f.end < f.start || (f.code_size && !f.code) || (f.nlines && !f.lines) ||
+	    (f.ninsns && !f.insns))
 		return err_set(-EINVAL, "agent: a function needs a name, a range [start, end) "
 					"and the bytes and lines it says it has");
 	for (size_t i = 1; i < f.nlines; i++)
@@ -104,6 +130,10 @@ static int fn_copy(const struct tally_agent_function *in, struct agent_fn **out)
 	if (!e->name || (f.file && !e->file) || (f.code_size && !e->code) || (f.nlines && !e->lines)) {
 		fn_free(e);
 		return err_set(-ENOMEM, "out of memory");
+	}
+	if (f.ninsns && (rc = copy_insns(&f, e))) {
+		fn_free(e);
+		return rc;
 	}
 	*out = e;
 	return 0;

@@ -10,9 +10,10 @@
  * process killed at any point leaves whole lines up to the last flush (docs/agent.md says
  * why folded stacks: a pprof or perf.data file needs a header or trailer written last).
  *
- * A thread is sampled at a tick only when it used CPU time since the previous one: a thread
- * that waits, or that the machine's other work keeps off the CPU, would otherwise give the
- * same instant again and again, and its samples would come in bursts, not independently.
+ * A thread is sampled at a tick only when it ran since the previous one (its published
+ * state changed, or its CPU clock moved): a thread that waits, or that the machine's other
+ * work keeps off the CPU, would otherwise give the same instant again and again, and its
+ * samples would come in bursts, not independently.
  *
  * A line is "thread TID;OUTER;...;INNER 1": frames by registered name (";" and line breaks
  * in names become "_"), "[unregistered]" for an id no longer known, "[truncated]" innermost
@@ -202,6 +203,36 @@ static int add_to_profile(struct tally_agent *a, const struct agent_sample *s)
 	return prof_add_stack(p, l, n, &one);
 }
 
+/* Whether t ran since the previous tick. A published pc or stack that changed says so at
+ * the cost of two loads; only an unchanged one (blocked, descheduled, or in a long native
+ * call) is decided by the thread's CPU-time clock, a system call that was half of a tick's
+ * work when made for every thread (bench/agent.sh). That clock was last read at the
+ * previous tick only if the state was unchanged then too: at the first unchanged tick
+ * after a change, the thread counts as having run, so a thread that blocks is sampled at
+ * most once more at the instant it blocked, and one in a long native call loses no sample.
+ * A clock that cannot be read is a thread that exited unregistered: its state is frozen,
+ * sampling it would count an instant over and over. */
+static bool ran_since_last_tick(struct agent_thread *t)
+{
+	uint64_t pc = __atomic_load_n(&t->pub.pc, __ATOMIC_RELAXED);
+	uint32_t seq = __atomic_load_n(&t->pub.seq, __ATOMIC_RELAXED);
+	bool changed = pc != t->last_pc || seq != t->last_seq;
+	t->last_pc = pc;
+	t->last_seq = seq;
+	if (changed) {
+		t->cpu_known = false;
+		return true;
+	}
+	struct timespec cpu;
+	if (clock_gettime(t->cpu_clock, &cpu))
+		return false;
+	uint64_t ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
+	bool ran = !t->cpu_known || ns != t->last_cpu_ns;
+	t->last_cpu_ns = ns;
+	t->cpu_known = true;
+	return ran;
+}
+
 static void sample_all(struct tally_agent *a)
 {
 	struct agent_sample *s = &a->sample;
@@ -209,15 +240,7 @@ static void sample_all(struct tally_agent *a)
 		struct agent_thread *t = &a->threads[i];
 		if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != THREAD_ACTIVE)
 			continue;
-		/* A clock that cannot be read is a thread that exited unregistered: its state
-		 * is frozen, sampling it would count an instant over and over. */
-		struct timespec cpu;
-		uint64_t ns = clock_gettime(t->cpu_clock, &cpu)
-				      ? t->last_cpu_ns
-				      : (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
-		bool ran = ns != t->last_cpu_ns;
-		t->last_cpu_ns = ns;
-		if (!ran) {
+		if (!ran_since_last_tick(t)) {
 			__atomic_fetch_add(&a->off_cpu, 1, __ATOMIC_RELAXED);
 			continue;
 		}
@@ -327,10 +350,12 @@ static int write_profile(struct tally_agent *a)
 	struct afile *f = NULL;
 	int rc = path ? prof_finish(a->sprof) : -ENOMEM;
 	if (!rc && !(rc = afile_open(path, 0, &f))) {
+		/* commit frees f whether it succeeds or not */
 		rc = rep_pprof(afile_stream(f), a->sprof);
-		rc = rc ? rc : afile_commit(f);
 		if (rc)
 			afile_abort(f);
+		else
+			rc = afile_commit(f);
 	}
 	if (rc && path)
 		err_prefix(rc, "%s", path);

@@ -1,6 +1,7 @@
 /*
  * tally annotate: per-instruction weights of one function, with disassembly and source.
- * A JIT function's code comes from the jitdump that named it (the frame's module).
+ * A JIT function's code comes from the jitdump that named it (the frame's module), an
+ * interpreter's bytecode from the agent's listing (--listing).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,8 +26,9 @@ static const char help[] =
 	"highlighted. FILE is a profile (pprof, folded stacks or perf.data; '-' for stdin;\n"
 	"default perf.data) whose frames carry addresses; the module's file must be readable\n"
 	"(or given with --binary).\n"
-	"sBPF programs are listed by address and source line until tally has an sBPF\n"
-	"disassembler.\n"
+	"sBPF programs are disassembled by tally's own sBPF disassembler. An interpreter's\n"
+	"function (a frame of the agent, include/tally/agent.h) is listed by bytecode pc,\n"
+	"each instruction's text taken from the listing the agent wrote (--listing).\n"
 	"\n"
 	"options:\n"
 	"  --function NAME     the function, as the report names it, or a part of its name\n"
@@ -35,6 +37,9 @@ static const char help[] =
 	"                      inlined into.\n"
 	"  --html              one self-contained HTML page instead of text\n"
 	"  -o, --output FILE   write there instead of stdout\n"
+	"  --listing FILE      the agent's listing of the interpreter's bytecode (its option\n"
+	"                      listing), for its functions; without it, their pcs that carry\n"
+	"                      weight are listed without instructions\n"
 	"  --binary FILE       read the machine code from FILE instead of the module path in\n"
 	"                      the profile (its build-id is then not checked)\n"
 	"  --debug-dir DIR     also look for separate debug files in DIR\n"
@@ -46,7 +51,7 @@ static const char help[] =
 	"                      pointers only); a function that is only ever a caller is in\n"
 	"                      the profile, and --function finds it, only when stacks reach it\n";
 
-enum { OPT_FUNCTION = 256, OPT_HTML, OPT_BINARY, OPT_DEBUG_DIR, OPT_COLOR };
+enum { OPT_FUNCTION = 256, OPT_HTML, OPT_BINARY, OPT_DEBUG_DIR, OPT_COLOR, OPT_LISTING };
 
 static const struct option options[] = {
 	{ "function", required_argument, NULL, OPT_FUNCTION },
@@ -54,6 +59,7 @@ static const struct option options[] = {
 	{ "binary", required_argument, NULL, OPT_BINARY },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "listing", required_argument, NULL, OPT_LISTING },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -70,6 +76,7 @@ static int option(int c, const char *arg, void *ctx)
 	case OPT_HTML: a->o.html = true; return 0;
 	case OPT_BINARY: a->o.binary = arg; return 0;
 	case OPT_DEBUG_DIR: a->o.debug_dir = arg; return 0;
+	case OPT_LISTING: a->o.listing = arg; return 0;
 	default: /* OPT_COLOR */
 		if (strcmp(arg, "auto") && strcmp(arg, "always") && strcmp(arg, "never"))
 			return cli_usage(&cli_cmd_annotate, "--color: auto, always or never, not %s", arg);

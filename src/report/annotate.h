@@ -3,7 +3,8 @@
  * interleaved and the hottest instructions highlighted, as terminal text or as one
  * self-contained HTML page. The machine code comes from the module's file on disk (or
  * --binary), disassembled by capstone (x86-64, i386, aarch64); source positions come from
- * the symbolizer (include/tally/tally.h).
+ * the symbolizer (include/tally/tally.h). An interpreter's bytecode function (a VM frame of
+ * the agent, include/tally/agent.h) is listed from the text listing the agent wrote.
  */
 #ifndef TALLY_REPORT_ANNOTATE_H
 #define TALLY_REPORT_ANNOTATE_H
@@ -40,6 +41,8 @@ struct rep_annot_opts {
 	bool html;	       /* one HTML page instead of text */
 	bool color;	       /* text: ANSI colours (the command sets it on a tty) */
 	const struct rep_annot_jit_ops *jit; /* for JIT frames; NULL: they cannot be annotated */
+	const char *listing;   /* the agent's listing of bytecode functions (VM frames); NULL:
+				  their pcs with weight are listed without instructions */
 };
 
 /* p must be finished. 0, or a negative code with the message set. */

@@ -116,7 +116,8 @@ int annot_write_html(FILE *out, const struct annot_listing *l)
 	put_header(out, l);
 	fputs("<table>\n<thead><tr><th>share</th><th>", out);
 	xml_put(out, l->unit);
-	fputs("</th><th></th><th>address</th><th>instruction</th></tr></thead>\n<tbody>\n", out);
+	fprintf(out, "</th><th></th><th>%s</th><th>instruction</th></tr></thead>\n<tbody>\n",
+		l->bytecode ? "pc" : "address");
 	const char *last_file = NULL;
 	uint32_t last_line = 0;
 	bool hottest_done = false;

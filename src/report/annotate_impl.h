@@ -40,12 +40,24 @@ struct annot_listing {
 	int64_t total;	      /* the profile's total */
 	int64_t max_weight;   /* of one instruction */
 	const char *unit;     /* "samples", "CU", ... */
+	bool bytecode;	      /* an interpreter's function: addresses are its pcs */
 	bool has_source;      /* the symbolizer knew at least one position */
 	VEC(struct annot_insn) insns;
 	struct tally_symbolizer *sym;
 };
 
 int annot_build(const struct prof *p, const struct rep_annot_opts *o, struct annot_listing *l);
+/* Appends an instruction (text copied into the arena); NULL when out of memory. */
+struct annot_insn *annot_add_insn(struct annot_listing *l, uint64_t addr, uint32_t size,
+				  const char *text);
+
+/* From the text of an agent listing read from path (src/agent/listing.c: the layout of
+ * objdump -dl), the instructions of the function name that holds pc (pcs are the
+ * interpreter's: several functions may share a name), appended to l with their source
+ * positions, l->lo and l->hi set around them. 0, or a negative code with the message set
+ * (-ENOENT: the listing has no function of that name). */
+int annot_bytecode_parse(const char *path, const char *text, size_t len, const char *name,
+			 uint64_t pc, struct annot_listing *l);
 void annot_free(struct annot_listing *l);
 
 int annot_write_text(FILE *out, const struct annot_listing *l, bool color);

@@ -15,12 +15,13 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/file.h"
 #include "elf/elf.h"
 #include "profile/profile.h"
 #include "report/flamegraph_xml.h"
 #include "tally/tally.h"
 
-struct pcw { uint64_t pc; int64_t w; };
+struct pcw { uint64_t pc; int64_t w; uint32_t line; };
 
 /* How a frame's label matches the name asked for: 2 exactly, 1 as a part ("crunch" in
  * "ns::crunch(char const*)"), 0 not. */
@@ -29,14 +30,17 @@ static int name_match(const char *label, const char *name)
 	return !strcmp(label, name) ? 2 : strstr(label, name) ? 1 : 0;
 }
 
-/* The frame to annotate: by label (exact matches first, else a part of one function's
- * label), else the one with the most self weight. Among frames sharing a label (different
- * modules or kinds), the heaviest wins. */
-/* Whether a frame has machine code of its own: a module, and not a Python frame (whose
- * module is the interpreter that ran it). */
+/* An interpreter's function as the agent names it: bytecode pcs, no module. */
+static bool is_bytecode(const struct prof_frame *f)
+{
+	return f->kind == PROF_VM && f->module == PROF_NONE;
+}
+
+/* Whether a frame has code of its own: a module, and not a Python frame (whose module is
+ * the interpreter that ran it); or bytecode. */
 static bool has_code(const struct prof_frame *f)
 {
-	return f->module != PROF_NONE && f->kind != PROF_PYTHON;
+	return (f->module != PROF_NONE && f->kind != PROF_PYTHON) || is_bytecode(f);
 }
 
 /* The error for a name that a Python frame matches better than any frame with code. */
@@ -53,6 +57,9 @@ static int python_only(const struct prof *p, const struct prof_funcs *fs, const 
 	return 0;
 }
 
+/* The frame to annotate: by label (exact matches first, else a part of one function's
+ * label), else the one with the most self weight. Among frames sharing a label (different
+ * modules or kinds), the heaviest wins. */
 static int pick_frame(const struct prof *p, const char *name, int metric, uint32_t *out)
 {
 	struct prof_funcs fs;
@@ -131,14 +138,16 @@ static int cmp_pcw(const void *a, const void *b)
 	return x->pc < y->pc ? -1 : x->pc > y->pc;
 }
 
-/* Self weights at pcs in [lo, hi) of frames in module, sorted by pc. */
-static int collect(const struct prof *p, uint32_t module, int metric, uint64_t lo, uint64_t hi,
-		   struct pcw **out, size_t *n)
+/* Self weights at pcs in [lo, hi) of frames in module (PROF_NONE: of the frame bytecode
+ * alone, whose pcs are its interpreter's own), sorted by pc. */
+static int collect(const struct prof *p, uint32_t module, uint32_t bytecode, int metric,
+		   uint64_t lo, uint64_t hi, struct pcw **out, size_t *n)
 {
 	VEC(struct pcw) v = { 0 };
 	for (uint32_t id = 1; id < prof_nnodes(p); id++) {
 		const struct prof_node *node = prof_node_at(p, id);
-		if (prof_frame_at(p, node->frame)->module != module)
+		if (module != PROF_NONE ? prof_frame_at(p, node->frame)->module != module
+					: node->frame != bytecode)
 			continue;
 		for (uint32_t e = node->first_pc; e != PROF_NONE; e = prof_pcw_at(p, e)->next) {
 			uint64_t pc = prof_pcw_at(p, e)->pc;
@@ -152,6 +161,7 @@ static int collect(const struct prof *p, uint32_t module, int metric, uint64_t l
 			}
 			slot->pc = pc;
 			slot->w = w;
+			slot->line = prof_pcw_at(p, e)->line;
 		}
 	}
 	if (v.n)
@@ -221,8 +231,8 @@ static void add_sources(struct annot_listing *l, const char *path, const char *d
 	}
 }
 
-static struct annot_insn *add_insn(struct annot_listing *l, uint64_t addr, uint32_t size,
-				   const char *text)
+struct annot_insn *annot_add_insn(struct annot_listing *l, uint64_t addr, uint32_t size,
+				  const char *text)
 {
 	struct annot_insn *in = vec_push(&l->insns);
 	if (!in)
@@ -250,7 +260,7 @@ static int disassemble(struct annot_listing *l, struct annot_disasm *d, const ui
 			for (size_t i = 0; i < len && k < (int)sizeof(text) - 4; i++)
 				k += snprintf(text + k, sizeof(text) - (size_t)k, " %02x", code[off + i]);
 		}
-		if (!add_insn(l, addr, (uint32_t)len, text))
+		if (!annot_add_insn(l, addr, (uint32_t)len, text))
 			return err_set(-ENOMEM, "out of memory");
 		addr += len;
 	}
@@ -279,7 +289,7 @@ static int weighed_pcs_only(struct annot_listing *l, const struct pcw *w, size_t
 {
 	l->no_disasm = arena_strdup(&l->arena, err_msg());
 	for (size_t i = 0; i < nw; i++)
-		if ((!i || w[i].pc != w[i - 1].pc) && !add_insn(l, w[i].pc, 0, ""))
+		if ((!i || w[i].pc != w[i - 1].pc) && !annot_add_insn(l, w[i].pc, 0, ""))
 			return err_set(-ENOMEM, "out of memory");
 	return 0;
 }
@@ -329,7 +339,7 @@ static int build(const struct prof *p, const struct rep_annot_opts *o, int metri
 					  : prof_str(p, fr->label);
 	if (fr->kind == PROF_INLINE)
 		l->asked = prof_str(p, fr->label);
-	if ((rc = collect(p, fr->module, metric, l->lo, l->hi, &w, &nw)))
+	if ((rc = collect(p, fr->module, PROF_NONE, metric, l->lo, l->hi, &w, &nw)))
 		goto out;
 	/* an eBPF object (clang -target bpf -c) runs as sBPF v3 once tally links it */
 	uint32_t flags = f->type == 1 /* ET_REL */ && f->machine == ELF_EM_BPF ? 3 : f->flags;
@@ -364,7 +374,7 @@ static int build_jit(const struct prof *p, const struct rep_annot_opts *o, int m
 	l->lo = j.lo;
 	l->hi = j.hi;
 	l->name = prof_str(p, fr->label);
-	if (!(rc = collect(p, fr->module, metric, l->lo, l->hi, &w, &nw))) {
+	if (!(rc = collect(p, fr->module, PROF_NONE, metric, l->lo, l->hi, &w, &nw))) {
 		if (annot_disasm_open(j.machine, 0, &d))
 			rc = weighed_pcs_only(l, w, nw);
 		else
@@ -386,6 +396,57 @@ static int build_jit(const struct prof *p, const struct rep_annot_opts *o, int m
 	return rc;
 }
 
+/* Without the listing: the pcs with weight, at the lines the profile gives them. */
+static int bytecode_pcs(struct annot_listing *l, const struct prof_frame *fr,
+			const struct prof *p, const struct pcw *w, size_t nw)
+{
+	err_set(-ENOENT, "no listing of its instructions (--listing FILE, which the agent writes "
+			 "with opts.listing)");
+	int rc = weighed_pcs_only(l, w, nw);
+	const char *file = prof_str(p, fr->file);
+	for (size_t i = 0, k = 0; !rc && i < l->insns.n; i++) {
+		struct annot_insn *in = &l->insns.v[i];
+		while (k < nw && w[k].pc < in->addr)
+			k++;
+		in->file = *file && k < nw && w[k].line ? file : NULL;
+		in->line = in->file ? w[k].line : 0;
+		l->has_source |= in->file != NULL;
+		l->hi = in->addr < UINT64_MAX ? in->addr + 1 : in->addr;
+	}
+	return rc;
+}
+
+/* An interpreter's function, as the agent registered it: the weights of its pcs, next to
+ * its instructions when the agent's listing is given. */
+static int build_bytecode(const struct prof *p, const struct rep_annot_opts *o, int metric,
+			  struct annot_listing *l, uint32_t frame)
+{
+	const struct prof_frame *fr = prof_frame_at(p, frame);
+	struct pcw *w = NULL;
+	size_t nw = 0;
+	uint8_t *text = NULL;
+	size_t len = 0;
+	l->name = prof_str(p, fr->label);
+	l->bytecode = true;
+	l->lo = l->hi = fr->addr;
+	int rc = collect(p, PROF_NONE, frame, metric, 0, UINT64_MAX, &w, &nw);
+	if (!rc && o->listing) {
+		l->module = o->listing;
+		l->arch = "bytecode";
+		if (!(rc = file_read(o->listing, &text, &len)))
+			rc = annot_bytecode_parse(o->listing, (const char *)text, len, l->name,
+						  fr->addr ? fr->addr : nw ? w[0].pc : 0, l);
+	} else if (!rc) {
+		l->module = *prof_str(p, fr->file) ? prof_str(p, fr->file) : "bytecode";
+		rc = bytecode_pcs(l, fr, p, w, nw);
+	}
+	if (!rc)
+		assign(l, w, nw);
+	free(text);
+	free(w);
+	return rc;
+}
+
 int annot_build(const struct prof *p, const struct rep_annot_opts *o, struct annot_listing *l)
 {
 	memset(l, 0, sizeof(*l));
@@ -393,14 +454,13 @@ int annot_build(const struct prof *p, const struct rep_annot_opts *o, struct ann
 	if (metric < 0 || (size_t)metric >= prof_nmetrics(p))
 		return err_set(-EINVAL, "the profile has no metric %d", metric);
 	uint32_t frame;
-	uint64_t pc;
+	uint64_t pc = 0;
 	int rc = pick_frame(p, o->function, metric, &frame);
-	if (!rc)
+	bool bytecode = !rc && is_bytecode(prof_frame_at(p, frame));
+	if (!rc && !bytecode)
 		rc = frame_pc(p, frame, metric, &pc);
 	if (rc)
 		return rc;
-	const struct prof_module *m = prof_module_at(p, prof_frame_at(p, frame)->module);
-	l->module = o->binary ? o->binary : prof_str(p, m->path);
 	char unit[32];
 	rep_unit_word(p, metric, unit, sizeof(unit));
 	l->unit = arena_strdup(&l->arena, unit);
@@ -412,6 +472,10 @@ int annot_build(const struct prof *p, const struct rep_annot_opts *o, struct ann
 	prof_grand_total(p, totals);
 	l->total = totals[metric];
 	free(totals);
+	if (bytecode)
+		return build_bytecode(p, o, metric, l, frame);
+	const struct prof_module *m = prof_module_at(p, prof_frame_at(p, frame)->module);
+	l->module = o->binary ? o->binary : prof_str(p, m->path);
 	if (prof_frame_at(p, frame)->kind == PROF_JIT && o->jit && !o->binary)
 		return build_jit(p, o, metric, l, frame, pc);
 	struct elf_file *f;

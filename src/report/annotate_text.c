@@ -114,7 +114,8 @@ int annot_write_text(FILE *out, const struct annot_listing *l, bool color)
 {
 	struct annot_sources *src = annot_sources_new();
 	put_header(out, l);
-	fprintf(out, "%8s %10s %-8s  %6s   %s\n", "share", l->unit, "", "addr", "instruction");
+	fprintf(out, "%8s %10s %-8s  %6s   %s\n", "share", l->unit, "", l->bytecode ? "pc" : "addr",
+		"instruction");
 	const char *last_file = NULL;
 	uint32_t last_line = 0;
 	for (size_t i = 0; i < l->insns.n; i++) {

@@ -188,6 +188,11 @@ if [ -f "$sbpf" ]; then
 		[[ "$(row "$TMP/sbpf.txt" "$(printf %x $((0x$entry + 40)))")" == *" 75.00% "*" 9 "*"jne r1, 0, "* ]] &&
 		[[ "$(row "$TMP/sbpf.txt" "$(printf %x $((0x$entry + 8)))")" == *" 25.00% "*" 3 "*"mov64 r1, r10"* ]] &&
 		pass annotate_sbpf_disassembles || fail annotate_sbpf_disassembles "$(diff <(echo "$want") <(echo "$got") | head -6 | tr '\n' ' ')"
+	# the same view in HTML: Python's parser finds the text's rows, weights and instructions
+	"$TALLY" annotate --html -o "$TMP/sbpf.html" "$TMP/sbpf.pb" 2>"$TMP/err" &&
+		python3 tests/report/annotate_html_rows.py "$TMP/sbpf.html" "$TMP/sbpf.txt" >"$TMP/rows.out" 2>&1 &&
+		pass annotate_sbpf_html_carries_the_text_rows ||
+		fail annotate_sbpf_html_carries_the_text_rows "$(cat "$TMP/err" "$TMP/rows.out")"
 else
 	skip annotate_sbpf_disassembles "no shared corpus at $sbpf"
 fi
@@ -197,6 +202,10 @@ write_profile "$TMP/html.pb" "$prog" "$bid" 'crunch<&>'
 "$TALLY" annotate --html --function 'crunch<&>' -o "$TMP/a.html" "$TMP/html.pb" 2>"$TMP/err" &&
 	grep -q '<h1>crunch&lt;&amp;&gt;</h1>' "$TMP/a.html" && pass annotate_html_escapes_names ||
 	fail annotate_html_escapes_names "$(cat "$TMP/err")"
+"$TALLY" annotate --color never --function 'crunch<&>' "$TMP/html.pb" >"$TMP/a.txt" 2>&1 &&
+	python3 tests/report/annotate_html_rows.py "$TMP/a.html" "$TMP/a.txt" >"$TMP/rows.out" 2>&1 &&
+	pass annotate_html_carries_the_text_rows ||
+	fail annotate_html_carries_the_text_rows "$(cat "$TMP/rows.out")"
 . tests/report/flamegraph_playwright.sh
 if [ $PW_OK = 1 ]; then
 	timeout 120 node tests/report/annotate_browser.js "$PW" "$TMP/chromium" "$TMP/a.html" "$hot" "$n" ||
