@@ -10,7 +10,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "base/err.h"
 #include "base/file.h"
@@ -30,20 +29,20 @@ static const struct cli_cmd *const commands[] = {
 	NULL,
 };
 
-/* A write to stdout that failed because its reader is gone (`tally report F | head`) ends
- * tally as SIGPIPE's default action does, quietly and with the same status, also when
- * tally inherited SIGPIPE ignored: the error it caused is not printed. git does the same;
+/* A write that failed because its reader is gone (`tally report F | head`) ends tally as
+ * SIGPIPE's default action does, quietly and with the same status, also when tally
+ * inherited SIGPIPE ignored: the error it caused is not printed. git does the same;
  * coreutils print "write error: Broken pipe" and exit 1, perf exits 0. */
-static void end_if_stdout_gone(void)
+void cli_end_if_reader_gone(FILE *f)
 {
-	if (ferror(stdout) && file_reader_gone(STDOUT_FILENO))
+	if (ferror(f) && file_reader_gone(fileno(f)))
 		file_die_of_sigpipe();
 }
 
 static void vmsg(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static void vmsg(const char *fmt, va_list ap)
 {
-	end_if_stdout_gone();
+	cli_end_if_reader_gone(stdout);
 	fputs("tally: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -172,7 +171,7 @@ static int finish_stdout(int rc)
 	errno = 0;
 	if (!fflush(stdout) && !ferror(stdout))
 		return rc;
-	end_if_stdout_gone();
+	cli_end_if_reader_gone(stdout);
 	if (rc != CLI_OK)
 		return rc; /* the command said what failed */
 	return errno ? cli_fail("stdout: write error: %s", strerror(errno))

@@ -56,6 +56,7 @@ W=$TMP/wide.folded
 quiet report_into_head "$TALLY" report --top 100000 "$W"
 quiet report_tree_into_head "$TALLY" report --tree --threshold 0 "$W"
 quiet export_folded_into_head "$TALLY" export -f folded "$W"
+quiet export_folded_to_dev_stdout_into_head "$TALLY" export -f folded -o /dev/stdout "$W"
 quiet export_pprof_into_head "$TALLY" export -f pprof "$W"
 quiet export_speedscope_into_head "$TALLY" export -f speedscope "$W"
 quiet export_firefox_into_head "$TALLY" export -f firefox "$W"
