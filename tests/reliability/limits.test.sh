@@ -11,10 +11,11 @@ gcc -O1 -g -pthread -I"$ROOT/include" -o "$TMP/threads" tests/reliability/thread
 	{ fail limits_build_threads; exit 0; }
 
 # 1,000 threads alive at once, started by tally: every sample in the file, the threads
-# seen (each runs 3 ms of CPU, sampled every millisecond; an inherited event missed one or
-# two of them in some runs, with nothing lost), nothing lost: tally drains at a
-# real-time priority (record/priority.h), which the fair scheduler would otherwise give a
-# thousandth of the CPUs (at load 20-280 on 2 CPUs it lost 60% of the samples of -p).
+# seen (each runs 3 ms of CPU, sampled every millisecond, but inherited cpu-clock events
+# sample less: 1-3 times, none for a few threads; perf record -- CMD, losing nothing,
+# saw 972 of them), nothing lost: tally drains at a real-time priority (record/priority.h;
+# under the fair scheduler it had a thousandth of the CPUs, and at load 100-500 on 2 CPUs
+# -p lost 60% of the samples).
 "$TALLY" record -o "$TMP/cmd.data" -- "$TMP/threads" 1000 3 >"$TMP/out" 2>"$TMP/err"
 rc=$?
 theirs=$(perf script -i "$TMP/cmd.data" -F time 2>/dev/null | grep -c ':')
