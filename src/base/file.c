@@ -1,10 +1,12 @@
 /*
- * Whole-file reads: see file.h.
+ * Whole-file reads and descriptors: see file.h.
  */
 #include "base/file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -68,4 +70,26 @@ unsigned long long file_fd_limit(void)
 {
 	struct rlimit rl;
 	return getrlimit(RLIMIT_NOFILE, &rl) ? 0 : (unsigned long long)rl.rlim_cur;
+}
+
+/* A pipe without readers polls as POLLERR on its writing end, a stream socket whose peer
+ * closed as POLLHUP; a terminal that hung up polls as POLLHUP too, hence the type check. */
+bool file_reader_gone(int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+		return false;
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
+}
+
+void file_die_of_sigpipe(void)
+{
+	sigset_t pipe;
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	signal(SIGPIPE, SIG_DFL);
+	sigprocmask(SIG_UNBLOCK, &pipe, NULL);
+	raise(SIGPIPE);
+	_exit(128 + SIGPIPE); /* not reached: the signal is delivered before raise returns */
 }

@@ -1,10 +1,12 @@
 /*
  * Reading a whole regular file into memory, for inputs small enough to hold (programs,
- * raw input buffers). Large files are mapped by their readers instead.
+ * raw input buffers; large files are mapped by their readers instead), and the limits
+ * and ends of descriptors.
  */
 #ifndef TALLY_BASE_FILE_H
 #define TALLY_BASE_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,5 +23,13 @@ int file_mkdirs(char *path, unsigned mode);
  * file_fd_limit is the limit now, for a message when it is reached anyway. */
 void file_raise_fd_limit(void);
 unsigned long long file_fd_limit(void);
+
+/* Whether fd is a pipe or socket whose reader is gone (`tally report F | head` once head
+ * has quit): writes to it fail with EPIPE, and kill the writer when SIGPIPE is not
+ * ignored. */
+bool file_reader_gone(int fd);
+/* Ends the process as SIGPIPE's default action does, quietly (a shell says 141), also when
+ * the disposition it inherited ignores SIGPIPE: git's answer to EPIPE. */
+_Noreturn void file_die_of_sigpipe(void);
 
 #endif

@@ -358,7 +358,8 @@ static int from_stdin(struct sym_module *m, const struct options *o)
 	char **texts = malloc((cap / 2 + 1) * sizeof(*texts));
 	int rc = buf && texts ? CLI_OK : cli_fail("out of memory");
 	ssize_t got = 1;
-	while (buf && texts && got > 0) {
+	/* Until stdout fails too: what is left would not be written (main says why). */
+	while (buf && texts && got > 0 && !ferror(stdout)) {
 		got = read(STDIN_FILENO, buf + len, cap - len);
 		if (got < 0 && errno == EINTR)
 			continue;

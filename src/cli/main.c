@@ -3,6 +3,7 @@
  */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <malloc.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/file.h"
 #include "tally/tally.h"
 
 /* One line per command, in the order `tally --help` lists them; NULL ends the list. */
@@ -27,9 +29,20 @@ static const struct cli_cmd *const commands[] = {
 	NULL,
 };
 
+/* A write that failed because its reader is gone (`tally report F | head`) ends tally as
+ * SIGPIPE's default action does, quietly and with the same status, also when tally
+ * inherited SIGPIPE ignored: the error it caused is not printed. git does the same;
+ * coreutils print "write error: Broken pipe" and exit 1, perf exits 0. */
+void cli_end_if_reader_gone(FILE *f)
+{
+	if (ferror(f) && file_reader_gone(fileno(f)))
+		file_die_of_sigpipe();
+}
+
 static void vmsg(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static void vmsg(const char *fmt, va_list ap)
 {
+	cli_end_if_reader_gone(stdout);
 	fputs("tally: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -100,7 +113,8 @@ static void print_main_help(FILE *f)
 		fprintf(f, "  %-12s %s\n", commands[i]->name, commands[i]->summary);
 	fputs("  help         show the help of a command: tally help COMMAND\n\n"
 	      "Errors are printed as 'tally: FILE: what went wrong'. Exit status: 0 on success,\n"
-	      "1 on failure, 2 on bad usage.\n\n"
+	      "1 on failure, 2 on bad usage; output into a pipe that closes (| head) ends\n"
+	      "tally quietly, as SIGPIPE does (141), also when SIGPIPE is ignored.\n\n"
 	      "Environment:\n"
 	      "  TALLY_CACHE  tally's cache directory (default $XDG_CACHE_HOME/tally, else\n"
 	      "               ~/.cache/tally; 'off' for none). Commands that symbolize, and\n"
@@ -150,7 +164,21 @@ static void keep_freed_memory(void)
 	mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
-int main(int argc, char **argv)
+/* What stdio still holds is written before tally exits, and a command that succeeded but
+ * could not write its output fails (coreutils' close_stdout). */
+static int finish_stdout(int rc)
+{
+	errno = 0;
+	if (!fflush(stdout) && !ferror(stdout))
+		return rc;
+	cli_end_if_reader_gone(stdout);
+	if (rc != CLI_OK)
+		return rc; /* the command said what failed */
+	return errno ? cli_fail("stdout: write error: %s", strerror(errno))
+		     : cli_fail("stdout: write error");
+}
+
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2)
 		return print_main_help(stderr), CLI_USAGE;
@@ -172,4 +200,9 @@ int main(int argc, char **argv)
 	}
 	keep_freed_memory();
 	return cmd->run(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+	return finish_stdout(dispatch(argc, argv));
 }

@@ -204,6 +204,10 @@ int cli_write_output(const char *path, const char *source, int (*write)(FILE *f,
 		return err;
 	FILE *f = afile_stream(a);
 	err = f ? write(f, ctx) : -EIO;
+	if (f && afile_is_direct(a)) { /* -o /dev/stdout into | head */
+		fflush(f);
+		cli_end_if_reader_gone(f);
+	}
 	if (!err)
 		return afile_commit(a);
 	if (f)

@@ -28,6 +28,7 @@
 #include "record/jitmaps.h"
 #include "record/modules.h"
 #include "record/offcpu.h"
+#include "record/priority.h"
 #include "record/python.h"
 #include "record/sideband.h"
 #include "record/system.h"
@@ -580,8 +581,12 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 		close(go);
 	}
 	bool child_runs = false;
-	if (!r)
+	if (!r) {
+		struct rec_priority prio;
+		rec_priority_raise(&prio);
 		r = loop(&s, child, &status, &child_runs);
+		rec_priority_restore(&prio);
+	}
 	if (child > 0 && r) {
 		kill(child, SIGKILL);
 		waitpid(child, &status, 0);

@@ -1,12 +1,14 @@
 # SIGINT, SIGTERM and SIGKILL of tally in every mode that attaches to a target (issue 18
 # §5): record -p, record -- CMD, record -e usdt: (-p and -- CMD), probes count (-p and
-# -- CMD). Whatever the signal, the target runs to its normal end (its marker file says so,
+# -- CMD), record -a (with -- CMD, and with --duration beside a running target), record
+# --off-cpu (-p and -- CMD). Whatever the signal, the target runs to its normal end (its marker file says so,
 # its status is 0), is never left stopped (its state, sampled every 50 ms from tally's end
 # to its own, is never T or t: while tally lives, and while the kernel tears a killed
 # tally down, a ptrace stop of the target is tally's work and short), and its probe's semaphore, which the kernel (uprobe
 # ref_ctr_offset) raised while tally was attached, is back to 0: read from /proc/PID/mem.
-# After SIGINT/SIGTERM the recording is complete (perf script reads it) and a command's
-# status is tally's.
+# After SIGINT/SIGTERM the recording is complete (perf script reads it; -a recordings,
+# the whole machine's, are read without unwinding, which takes perf minutes on a loaded
+# machine, and must hold samples of the target) and a command's status is tally's.
 . tests/lib.sh
 
 gcc -O1 -g -no-pie -I"$ROOT/include" -o "$TMP/target" tests/reliability/target.c ||
@@ -36,7 +38,7 @@ one() {
 	mkdir -p "$dir"
 	local run=("$TMP/target" "$dir/end" "$dir/marker" "$dir/pid")
 	case $mode in
-	record_pid | usdt_pid | count_pid)
+	record_pid | usdt_pid | count_pid | all_duration | offcpu_pid)
 		"${run[@]}" &
 		tp=$!
 		LEFT+=($tp)
@@ -49,6 +51,10 @@ one() {
 	usdt_cmd) "$TALLY" record -q -e usdt:rel:tick -o "$dir/out.data" -- "${run[@]}" 2>"$dir/err" & ;;
 	count_pid) "$TALLY" probes count rel:tick -p $tp >"$dir/count" 2>"$dir/err" & ;;
 	count_cmd) "$TALLY" probes count rel:tick -- "${run[@]}" >"$dir/count" 2>"$dir/err" & ;;
+	all_cmd) "$TALLY" record -q -a -F 250 -o "$dir/out.data" -- "${run[@]}" 2>"$dir/err" & ;;
+	all_duration) "$TALLY" record -q -a -F 250 --duration 60 -o "$dir/out.data" 2>"$dir/err" & ;;
+	offcpu_pid) "$TALLY" record -q --off-cpu -o "$dir/out.data" -p $tp 2>"$dir/err" & ;;
+	offcpu_cmd) "$TALLY" record -q --off-cpu -o "$dir/out.data" -- "${run[@]}" 2>"$dir/err" & ;;
 	esac
 	tl=$!
 	LEFT+=($tl)
@@ -57,12 +63,21 @@ one() {
 	pid=$(cat "$dir/pid" 2>/dev/null)
 	[ -n "$pid" ] || { fail "$name" "the target did not start: $(cat "$dir/err")"; return; }
 	LEFT+=($pid)
-	# Attached: the semaphore raised (usdt modes), or a second of recording (native ones).
+	# Attached: the semaphore raised (usdt modes), or samples flowing (native ones: the
+	# recording, a temporary file beside out.data until its end, past what tally writes
+	# before enabling its events: the machine's mappings with -a), then a second more.
 	case $mode in
 	usdt_* | count_*)
 		for _ in $(seq 150); do [ "$(semaphore $pid)" = 1 ] && break; sleep 0.02; done
 		[ "$(semaphore $pid)" = 1 ] || why="semaphore never raised ($(semaphore $pid))" ;;
-	*) sleep 1 ;;
+	*)
+		local least=$((1 << 20))
+		[[ $mode == all_* ]] && least=$((4 << 20))
+		for _ in $(seq 200); do
+			[ "$(stat -c %s "$dir"/.out.data.* 2>/dev/null || echo 0)" -gt $least ] && break
+			sleep 0.05
+		done
+		sleep 1 ;;
 	esac
 	kill -$sig $tl
 	# From tally's end to the target's: never stopped; the semaphore down within 10 s
@@ -92,9 +107,15 @@ one() {
 	if [ -z "$why" ] && [ $sig != KILL ]; then
 		[ $rc = 0 ] || why="tally exited $rc: $(head -c 300 "$dir/err")"
 		case $mode in
-		record_* | usdt_*)
+		record_* | usdt_* | offcpu_*)
 			perf script -i "$dir/out.data" >/dev/null 2>"$dir/perr" ||
 				why="perf script cannot read the recording: $(head -c 200 "$dir/perr")" ;;
+		all_*)
+			if ! perf script -F pid -i "$dir/out.data" >"$dir/pids" 2>"$dir/perr"; then
+				why="perf script cannot read the recording: $(head -c 200 "$dir/perr")"
+			elif ! grep -qE "^ *$pid *$" "$dir/pids"; then
+				why="no sample of the target (pid $pid) in the recording"
+			fi ;;
 		count_*)
 			grep -qE '^rel:tick [1-9][0-9]*$' "$dir/count" || why="no count: $(cat "$dir/count")" ;;
 		esac
@@ -103,7 +124,8 @@ one() {
 	[ -z "$why" ] && pass "$name" || fail "$name" "$why"
 }
 
-for mode in record_pid record_cmd usdt_pid usdt_cmd count_pid count_cmd; do
+for mode in record_pid record_cmd usdt_pid usdt_cmd count_pid count_cmd all_cmd all_duration \
+	offcpu_pid offcpu_cmd; do
 	for sig in INT TERM KILL; do
 		one $mode $sig
 	done
