@@ -124,7 +124,7 @@ print(select(2, pcall(tally.start, { mode = "fast" })), select(2, pcall(tally.st
 L
 if out=$(lua_tally TALLY_LUA_MODE=off lua5.4 api.lua 2>&1) && "$TALLY" report api.pb.gz >api.rep 2>&1 &&
 	grep -q 'fib (api.lua:2)' api.rep && ! grep -q spin api.rep &&
-	grep -q 'mode is sample, exact or both, not fast' <<<"$out" && grep -q 'not profiling' <<<"$out"; then
+	grep -q 'mode is sample, exact, both or mixed, not fast' <<<"$out" && grep -q 'not profiling' <<<"$out"; then
 	pass lua_start_stop_api
 else
 	fail lua_start_stop_api "$out $(head -12 api.rep 2>/dev/null)"
@@ -137,5 +137,5 @@ if lua_tally TALLY_LUA_MODE=exact TALLY_LUA_EXACT_OUTPUT=exit.pb.gz lua5.4 -ltal
 else
 	fail lua_os_exit_writes_profile "$(cat exit.out) $("$TALLY" report exit.pb.gz 2>&1 | head -8)"
 fi
-expect_err lua_bad_env_mode 1 'TALLY_LUA_MODE is sample, exact, both or off' \
+expect_err lua_bad_env_mode 1 'TALLY_LUA_MODE is sample, exact, both, mixed or off' \
 	lua_tally TALLY_LUA_MODE=fast lua5.4 -ltally -e 'print(1)'
