@@ -20,6 +20,14 @@
  * Without a line hook a Lua frame's pc is the line it last called from (or its first
  * line): what the call and return hooks see.
  *
+ * Timer mode costs the program nothing per call or instruction: a timer of the process
+ * (CLOCK_MONOTONIC, SIGPROF to the Lua thread) arms a one-shot hook with lua_sethook from
+ * the signal handler, which Lua allows (lua.c does it on SIGINT); at the next instruction,
+ * call or return the hook walks the stack with lua_getstack, moves the exact tree of the
+ * agent to it and charges the innermost frame's current line one sample. The samples go to
+ * the exact mode's pprof at stop (no stream). Hooks are per lua_State: the main state's is
+ * armed, so time inside a coroutine is charged to the resume that ran it.
+ *
  * A function's identity is where it was defined and the name it was called by (for Lua
  * functions) or its C function pointer (C functions), kept in a hash table that maps it to
  * an agent id; each is registered once, the first time it is called.
@@ -34,6 +42,10 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,6 +70,9 @@ struct slot {
 	uint32_t id; /* 0: empty */
 	char *src_copy, *name_copy;
 };
+
+/* The module's own mode beside the agent's: sampled by a timer (TALLY_AGENT_EXACT inside). */
+#define MODE_TIMER 0x100
 
 struct config {
 	unsigned mode;
@@ -98,6 +113,16 @@ static struct {
 	size_t nchain;
 	bool chain_lost; /* resumed deeper than CHAIN_MAX: stacks start at the running state */
 	int failed; /* the first failure inside a hook, reported at stop */
+	/* Timer mode: the state whose hook the signal arms (NULL: none), the timer, the
+	 * handler SIGPROF had, and the frames the exact tree is in (outermost first). */
+	lua_State *armed; /* atomic: read by the handler */
+	bool timer_made;
+	timer_t timer;
+	struct sigaction old_prof;
+	struct path_frame { uint32_t id; uint64_t call_pc; } *path;
+	size_t path_n, path_cap;
+	uint64_t *calls; /* a walk's call sites, innermost first */
+	size_t calls_cap;
 } P;
 
 #define SOURCE_CMP_MAX 256
@@ -315,6 +340,19 @@ static struct frame fn_frame(lua_State *L, lua_Debug *ar)
 }
 
 /* The line a Lua function at level is at (0 for a C function): its call site. */
+/* Room for n frames in P.path. */
+static bool path_room(size_t n)
+{
+	if (n <= P.path_cap)
+		return true;
+	struct path_frame *p = realloc(P.path, n * sizeof(*p));
+	if (!p)
+		return false;
+	P.path = p;
+	P.path_cap = n;
+	return true;
+}
+
 static uint64_t call_line(lua_State *L, int level)
 {
 	lua_Debug d;
@@ -369,7 +407,8 @@ static void leave(void)
 }
 
 /* Enters L's frames, outermost first. */
-static void walk_state(lua_State *L)
+/* L's frames into P.walk, innermost first: how many (fewer when out of memory). */
+static size_t collect(lua_State *L)
 {
 	size_t n = 0;
 	lua_Debug d;
@@ -379,13 +418,19 @@ static void walk_state(lua_State *L)
 			struct frame *w = realloc(P.walk, cap * sizeof(*w));
 			if (!w) {
 				fail(-ENOMEM);
-				return;
+				break;
 			}
 			P.walk = w;
 			P.walk_cap = cap;
 		}
 		P.walk[n++] = fn_frame(L, &d);
 	}
+	return n;
+}
+
+static void walk_state(lua_State *L)
+{
+	size_t n = collect(L);
 	for (size_t i = n; i-- > 0;)
 		enter(P.walk[i], want_call_lines() && i + 1 < n ? call_line(L, (int)i + 1) : 0);
 }
@@ -468,6 +513,104 @@ static void hook(lua_State *L, lua_Debug *ar)
 	}
 }
 
+/* The call sites of the n frames of the last collect(), into P.calls; false without memory. */
+static bool call_sites(lua_State *L, size_t n)
+{
+	if (n > P.calls_cap) {
+		uint64_t *c = realloc(P.calls, n * sizeof(*c));
+		if (!c)
+			return false;
+		P.calls = c;
+		P.calls_cap = n;
+	}
+	for (size_t i = 0; i < n; i++)
+		P.calls[i] = i + 1 < n ? call_line(L, (int)i + 1) : 0;
+	return true;
+}
+
+/* Timer mode's one-shot hook: this instant's stack is the sample. The exact tree keeps the
+ * frames it shares with the last sample's and follows the rest; the innermost frame's
+ * current line (0 in a C function) gets one sample. */
+static void sample_hook(lua_State *L, lua_Debug *ar)
+{
+	(void)ar;
+	lua_sethook(L, NULL, 0, 0);
+	if (!P.agent)
+		return;
+	size_t n = collect(L);
+	if (!call_sites(L, n) || !path_room(n)) {
+		fail(-ENOMEM);
+		return;
+	}
+	size_t same = 0;
+	while (same < n && same < P.path_n && P.path[same].id == P.walk[n - 1 - same].id &&
+	       P.path[same].call_pc == P.calls[n - 1 - same])
+		same++;
+	int rc = 0;
+	for (; !rc && P.path_n > same; P.path_n--)
+		rc = tally_agent_exit(P.t);
+	for (; !rc && P.path_n < n; P.path_n++) {
+		size_t i = n - 1 - P.path_n;
+		P.path[P.path_n] = (struct path_frame){ P.walk[i].id, P.calls[i] };
+		rc = tally_agent_enter(P.t, P.walk[i].id, P.calls[i]);
+	}
+	lua_Debug top;
+	uint64_t line = lua_getstack(L, 0, &top) && lua_getinfo(L, "l", &top) && top.currentline > 0
+				? (uint64_t)top.currentline : 0;
+	if (!rc && n)
+		rc = tally_agent_cost(P.t, line, 1);
+	if (rc)
+		fail(rc);
+}
+
+static void on_tick(int sig)
+{
+	(void)sig;
+	lua_State *L = __atomic_load_n(&P.armed, __ATOMIC_RELAXED);
+	if (L)
+		lua_sethook(L, sample_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+/* SIGPROF to this thread every 1/hz s. NULL or a message. */
+static const char *timer_start(lua_State *L, uint32_t hz)
+{
+	lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+	lua_State *main = lua_tothread(L, -1);
+	lua_pop(L, 1);
+	struct sigaction sa = { .sa_handler = on_tick, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGPROF };
+	ev._sigev_un._tid = gettid();
+	long ns = 1000000000L / (hz ? hz : 999);
+	struct itimerspec every = { { ns / 1000000000L, ns % 1000000000L },
+				    { ns / 1000000000L, ns % 1000000000L } };
+	__atomic_store_n(&P.armed, main, __ATOMIC_RELAXED);
+	if (sigaction(SIGPROF, &sa, &P.old_prof))
+		return "tally: cannot handle SIGPROF";
+	if (timer_create(CLOCK_MONOTONIC, &ev, &P.timer)) {
+		sigaction(SIGPROF, &P.old_prof, NULL);
+		return "tally: cannot create the sampling timer";
+	}
+	P.timer_made = true;
+	timer_settime(P.timer, 0, &every, NULL);
+	return NULL;
+}
+
+/* A signal sent before the timer was deleted may still come: the handler stays unless
+ * the program had one of its own (SIG_DFL would end the process), ignoring it. */
+static void timer_stop(void)
+{
+	__atomic_store_n(&P.armed, NULL, __ATOMIC_RELAXED);
+	if (!P.timer_made)
+		return;
+	timer_delete(P.timer);
+	P.timer_made = false;
+	if (P.old_prof.sa_handler == SIG_DFL && !(P.old_prof.sa_flags & SA_SIGINFO))
+		signal(SIGPROF, SIG_IGN);
+	else
+		sigaction(SIGPROF, &P.old_prof, NULL);
+}
+
 static int config_mode(const char *s, unsigned *mode)
 {
 	if (!strcmp(s, "sample"))
@@ -478,6 +621,8 @@ static int config_mode(const char *s, unsigned *mode)
 		*mode = TALLY_AGENT_SAMPLE | TALLY_AGENT_EXACT;
 	else if (!strcmp(s, "mixed"))
 		*mode = TALLY_AGENT_MIXED;
+	else if (!strcmp(s, "timer"))
+		*mode = MODE_TIMER;
 	else if (!strcmp(s, "off"))
 		*mode = 0;
 	else
@@ -487,6 +632,7 @@ static int config_mode(const char *s, unsigned *mode)
 
 static void stop_hooks(lua_State *L)
 {
+	timer_stop();
 	lua_sethook(L, NULL, 0, 0);
 	tally_agent_free(P.agent);
 	P.agent = NULL;
@@ -500,16 +646,21 @@ static void stop_hooks(lua_State *L)
 	free(P.slots);
 	free(P.walk);
 	free(P.objs);
+	free(P.path);
+	free(P.calls);
 	P.slots = NULL;
 	P.walk = NULL;
 	P.objs = NULL;
-	P.cap = P.n = P.walk_cap = P.objs_cap = 0;
+	P.path = NULL;
+	P.calls = NULL;
+	P.cap = P.n = P.walk_cap = P.objs_cap = P.path_n = P.path_cap = P.calls_cap = 0;
 }
 
 /* os.exit() without closing the state ends the process without finalizers: the profile is
  * written from atexit then, the agent's own data only (no Lua call). */
 static void at_exit(void)
 {
+	timer_stop();
 	if (P.agent && tally_agent_stop(P.agent))
 		fprintf(stderr, "tally: %s\n", tally_errmsg());
 }
@@ -531,13 +682,20 @@ static const char *start(lua_State *L, const struct config *c)
 {
 	if (P.agent)
 		return "tally: already profiling";
+	bool timer = c->mode & MODE_TIMER;
 	struct tally_agent_opts o = { .sz = sizeof(o), .mode = c->mode, .output = c->output,
 				      .exact_output = c->exact_output, .freq_hz = c->hz,
 				      .omit_thread = true, .jit_dir = c->registry_dir };
+	if (timer) {
+		o.mode = TALLY_AGENT_EXACT;
+		o.exact_metric = "samples";
+		o.exact_output = c->output;
+		o.output = NULL;
+	}
 	P.failed = 0;
 	if (tally_agent_new(&o, &P.agent))
 		return tally_errmsg();
-	bool registered = c->mode & (TALLY_AGENT_SAMPLE | TALLY_AGENT_EXACT);
+	bool registered = o.mode & (TALLY_AGENT_SAMPLE | TALLY_AGENT_EXACT);
 	if ((registered && tally_agent_thread_register(P.agent, &P.t)) ||
 	    tally_agent_start(P.agent)) {
 		tally_agent_free(P.agent);
@@ -549,6 +707,14 @@ static const char *start(lua_State *L, const struct config *c)
 	P.mixed = c->mode & TALLY_AGENT_MIXED;
 	P.spare = (struct tally_agent_thread){ .max_depth = SHADOW_FRAMES, .frames = P.spare_frames };
 	P.shadow = P.t ? P.t : &P.spare;
+	if (timer) {
+		const char *err = timer_start(L, c->hz);
+		if (err) {
+			stop_hooks(L);
+			return err;
+		}
+		return NULL;
+	}
 	P.cur = NULL; /* the first hook rebuilds the shadow stack from L's */
 	P.nchain = 0;
 	P.chain_lost = false;
@@ -581,7 +747,7 @@ static const char *opt_string(lua_State *L, const char *key, const char *dflt)
 	return s;
 }
 
-/* tally.start{mode = "sample"|"exact"|"both"|"mixed", output = PATH, exact_output = PATH,
+/* tally.start{mode = "sample"|"exact"|"both"|"mixed"|"timer", output = PATH, exact_output = PATH,
  * registry_dir = DIR, hz = N} */
 static int l_start(lua_State *L)
 {
@@ -590,7 +756,7 @@ static int l_start(lua_State *L)
 		luaL_checktype(L, 1, LUA_TTABLE);
 		const char *mode = opt_string(L, "mode", "sample");
 		if (config_mode(mode, &c.mode) || !c.mode)
-			return luaL_error(L, "tally.start: mode is sample, exact, both or mixed, not %s",
+			return luaL_error(L, "tally.start: mode is sample, exact, both, mixed or timer, not %s",
 					  mode);
 		c.output = opt_string(L, "output", NULL);
 		c.registry_dir = opt_string(L, "registry_dir", NULL);
@@ -667,7 +833,7 @@ static int l_gc(lua_State *L)
 }
 
 /* Started by the environment: TALLY_LUA_MODE (sample, the default; exact; both; mixed;
- * off), TALLY_LUA_OUTPUT, TALLY_LUA_EXACT_OUTPUT, TALLY_LUA_REGISTRY_DIR, TALLY_LUA_HZ. */
+ * timer; off), TALLY_LUA_OUTPUT, TALLY_LUA_EXACT_OUTPUT, TALLY_LUA_REGISTRY_DIR, TALLY_LUA_HZ. */
 static void start_from_env(lua_State *L)
 {
 	const char *mode = getenv("TALLY_LUA_MODE"), *hz = getenv("TALLY_LUA_HZ");
@@ -675,7 +841,7 @@ static void start_from_env(lua_State *L)
 			    .exact_output = getenv("TALLY_LUA_EXACT_OUTPUT"),
 			    .registry_dir = getenv("TALLY_LUA_REGISTRY_DIR") };
 	if (mode && config_mode(mode, &c.mode)) {
-		luaL_error(L, "tally: TALLY_LUA_MODE is sample, exact, both, mixed or off, not %s",
+		luaL_error(L, "tally: TALLY_LUA_MODE is sample, exact, both, mixed, timer or off, not %s",
 			   mode);
 		return;
 	}
