@@ -19,6 +19,11 @@
 #     off      lua5.4 without the module
 #     publish  -ltally, its call/return hooks keeping the shadow stack, sampler at 10 Hz
 #     sample   the same at 1 kHz
+#     timer    TALLY_LUA_MODE=timer at 1 kHz: no hook but the one-shot one a timer arms
+#              (the design that meets the 5% bound: nothing per call or instruction)
+#     mixed    TALLY_LUA_MODE=mixed under tally.run, without tally record: the call/return
+#              hooks writing the shadow stack into tally.run's frame (what mixed mode costs
+#              the program; tally record's own cost comes on top)
 #     exact    TALLY_LUA_MODE=exact: the count hook at every instruction as well
 #   sampler    the sampler's own CPU time per second of run at 1 kHz, against a thread that
 #              only sleeps to the same deadlines (agent_wakeups: the floor of any sampler)
@@ -89,6 +94,10 @@ for ((r = 0; r < reps; r++)); do
 				lua5.4 -ltally bench/agent.lua)"
 			keep lua_${part}_sample "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_HZ=1000 \
 				lua5.4 -ltally bench/agent.lua)"
+			keep lua_${part}_timer "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_MODE=timer \
+				TALLY_LUA_HZ=1000 TALLY_LUA_OUTPUT="$dir/t.pb.gz" lua5.4 -ltally bench/agent.lua)"
+			keep lua_${part}_mixed "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_MODE=mixed \
+				TALLY_LUA_REGISTRY_DIR="$dir" lua5.4 -ltally -e 'tally.run(dofile, "bench/agent.lua")')"
 			keep lua_${part}_exact "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_MODE=exact \
 				TALLY_LUA_EXACT_OUTPUT="$dir/l.pb.gz" lua5.4 -ltally bench/agent.lua)"
 		done
@@ -118,7 +127,7 @@ fi
 if [ $have_lua = 1 ]; then
 	for part in loop calls; do
 		echo "Lua 5.4, PART=$part, ROUNDS=$lua_rounds, best CPU of $reps:"
-		for m in off publish sample exact; do
+		for m in off publish sample timer mixed exact; do
 			printf '  %-8s %7.3f s  x%s\n' $m "${best[lua_${part}_$m]}" \
 				"$(ratio lua_${part}_$m lua_${part}_off)"
 		done
