@@ -3,13 +3,10 @@
  * An interpreter loop that uses it keeps a struct tally_agent_loop and its shadow frames in
  * its own native frame, so the stack copy of each sample holds the VM state of that very
  * instant. Each unwound frame's part of the copy, from its stack pointer to its caller's,
- * is searched for the record (magic, then its own address, then the layout version); the
- * frames it points to are read from the same copy and each is checked against the agent's
- * registry (tally-vm-PID-N.dump, a jitdump in the VM's pc space: replay/jitdump.h): the
- * function must be registered and the pc in it (the published pc for the innermost, the
- * call site the frame above was pushed with for the others). Only then do the VM frames
- * replace the loop's native frame; any failure leaves that frame native and is counted by
- * reason (struct replay_vm_stats), never guessed around.
+ * is searched for a record and its frames checked against the agent's registry
+ * (vm_record.c); the registry is tally-vm-PID-N.dump, read when a record first names it.
+ * Only frames that check out replace the loop's native frame; any failure leaves that
+ * frame native and is counted by reason (struct replay_vm_stats), never guessed around.
  */
 #include "replay/replay.h"
 
@@ -23,33 +20,9 @@
 #include "base/err.h"
 #include "base/vec.h"
 #include "replay/jitdump.h"
-#include "tally/agent.h"
+#include "replay/vm_record.h"
 
-#define LOOP_SIZE sizeof(struct tally_agent_loop)
-#define VM_FRAME_SIZE sizeof(struct tally_agent_frame)
-
-/* A function of a registry, by id (the dump's code_index). */
-struct vm_fn {
-	uint64_t id;
-	const struct replay_jit_code *code;
-};
-
-/* One agent's registry in one process; dump NULL when it has none. */
-struct vm_registry {
-	uint32_t pid, agent;
-	struct replay_jitdump *dump;
-	struct vm_fn *fns; /* sorted by id; a later load of an id wins */
-	size_t nfns;
-};
-
-/* A VM frame of the sample being named. */
-struct vm_frame {
-	const struct vm_registry *reg;
-	const struct replay_jit_code *code;
-	uint64_t pc;
-};
-
-/* The frames that replace native frame i: vm.v[first, first + n), outermost first. */
+/* The frames that replace a native frame: vm.v[first, first + n), outermost first. */
 struct vm_splice {
 	size_t first, n;
 };
@@ -58,22 +31,15 @@ struct vm_source {
 	struct perf_data *d;
 	char dir[4096]; /* where the registries are: the recording's JIT directory, else /tmp */
 	struct replay_vm_stats *stats;
-	VEC(struct vm_registry *) regs; /* each allocated apart: frames point at them */
-	VEC(struct vm_frame) vm;
+	VEC(struct replay_vm_registry *) regs; /* each allocated apart: frames point at them */
+	uint32_t pid;			       /* the sample's, for registry() */
+	replay_vm_frames vm;
 	VEC(struct vm_splice) splices;
 	VEC(int32_t) splice_of; /* per native frame: index into splices, -1 for none */
 	bool warned;
 };
 
-static int by_id(const void *a, const void *b)
-{
-	const struct vm_fn *x = a, *y = b;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return x->code < y->code ? -1 : x->code > y->code; /* file order: the later last */
-}
-
-static int load_registry(struct vm_source *s, struct vm_registry *r)
+static int load_registry(struct vm_source *s, struct replay_vm_registry *r)
 {
 	char path[4200];
 	snprintf(path, sizeof(path), "%s/tally-vm-%u-%u.dump", s->dir, r->pid, r->agent);
@@ -87,156 +53,28 @@ static int load_registry(struct vm_source *s, struct vm_registry *r)
 			r->dump->warning);
 		s->warned = true;
 	}
-	r->nfns = r->dump->ncodes;
-	if (!(r->fns = calloc(r->nfns ? r->nfns : 1, sizeof(*r->fns))))
-		return err_set(-ENOMEM, "out of memory");
-	for (size_t i = 0; i < r->nfns; i++)
-		r->fns[i] = (struct vm_fn){ r->dump->codes[i].index, &r->dump->codes[i] };
-	qsort(r->fns, r->nfns, sizeof(*r->fns), by_id);
-	return 0;
+	return replay_vm_registry_index(r);
 }
 
-static int registry_of(struct vm_source *s, uint32_t pid, uint32_t agent,
-		       const struct vm_registry **out)
+/* replay_vm_lookup's: the registry of the sample's process and agent, loaded once. */
+static int registry(void *arg, uint32_t agent, const struct replay_vm_registry **out)
 {
+	struct vm_source *s = arg;
 	for (size_t i = 0; i < s->regs.n; i++)
-		if (s->regs.v[i]->pid == pid && s->regs.v[i]->agent == agent) {
+		if (s->regs.v[i]->pid == s->pid && s->regs.v[i]->agent == agent) {
 			*out = s->regs.v[i];
 			return 0;
 		}
-	struct vm_registry *r = calloc(1, sizeof(*r)), **slot = r ? vec_push(&s->regs) : NULL;
+	struct replay_vm_registry *r = calloc(1, sizeof(*r)), **slot = r ? vec_push(&s->regs) : NULL;
 	if (!slot) {
 		free(r);
 		return err_set(-ENOMEM, "out of memory");
 	}
 	*slot = r;
-	r->pid = pid;
+	r->pid = s->pid;
 	r->agent = agent;
 	*out = r;
 	return load_registry(s, r);
-}
-
-static const struct replay_jit_code *fn_of(const struct vm_registry *r, uint64_t id)
-{
-	size_t lo = 0, hi = r->nfns;
-	while (lo < hi) { /* the last entry of id */
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->fns[mid].id <= id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && r->fns[lo - 1].id == id ? r->fns[lo - 1].code : NULL;
-}
-
-static uint64_t u64_at(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* The stack copy of a sample, as the replay holds it. */
-struct copy {
-	const uint8_t *data;
-	uint64_t base, size; /* data[0] is at address base */
-};
-
-static bool copy_holds(const struct copy *c, uint64_t addr, uint64_t len)
-{
-	return addr >= c->base && addr - c->base <= c->size && len <= c->size - (addr - c->base);
-}
-
-/* The VM frames of the record at addr (magic matched), appended to s->vm when every one
- * checks out: 1; 0 when it is no record or fails (counted); negative on error. */
-static int read_record(struct vm_source *s, const struct copy *c, uint64_t addr, uint32_t pid)
-{
-	struct replay_vm_stats *st = s->stats;
-	struct tally_agent_loop rec;
-	memcpy(&rec, c->data + (addr - c->base), LOOP_SIZE);
-	if (rec.self != addr)
-		return 0; /* a copy of a record's bytes, or a chance match */
-	if (rec.version != TALLY_AGENT_LOOP_VERSION) {
-		st->malformed++;
-		return 0;
-	}
-	const struct tally_agent_thread *t = &rec.state;
-	uint64_t frames = (uint64_t)(uintptr_t)t->frames;
-	if (t->seq & 1) {
-		st->changing++;
-		return 0;
-	}
-	if (!t->depth) {
-		st->empty++;
-		return 0;
-	}
-	if (t->depth > t->max_depth) {
-		st->too_deep++;
-		return 0;
-	}
-	if (!copy_holds(c, frames, (uint64_t)t->depth * VM_FRAME_SIZE)) {
-		st->unreadable++;
-		return 0;
-	}
-	const struct vm_registry *reg = NULL;
-	int r = registry_of(s, pid, rec.agent, &reg);
-	if (r)
-		return r;
-	if (!reg->dump) {
-		st->no_registry++;
-		return 0;
-	}
-	size_t first = s->vm.n;
-	if (!vec_reserve(&s->vm, t->depth))
-		return err_set(-ENOMEM, "out of memory");
-	for (uint32_t k = 0; k < t->depth; k++) {
-		struct tally_agent_frame f, next;
-		memcpy(&f, c->data + (frames - c->base) + k * VM_FRAME_SIZE, VM_FRAME_SIZE);
-		uint64_t pc = t->pc;
-		if (k + 1 < t->depth) {
-			memcpy(&next, c->data + (frames - c->base) + (k + 1) * VM_FRAME_SIZE,
-			       VM_FRAME_SIZE);
-			pc = next.call_pc;
-		}
-		const struct replay_jit_code *code = fn_of(reg, f.function);
-		bool in = code && pc >= code->addr && pc - code->addr < code->size;
-		if (!in) {
-			s->vm.n = first;
-			code ? st->pc_outside++ : st->unknown_function++;
-			return 0;
-		}
-		s->vm.v[s->vm.n++] = (struct vm_frame){ reg, code, pc };
-	}
-	return 1;
-}
-
-/* Searches native frame i's part of the copy, [its sp, its caller's sp), for a record. */
-static int scan_frame(struct vm_source *s, const struct replay_stack *st, const struct copy *c,
-		      size_t i, bool *found)
-{
-	*found = false;
-	uint64_t lo = st->frames[i].sp, hi = i + 1 < st->n ? st->frames[i + 1].sp : c->base + c->size;
-	if (!lo || lo < c->base || hi < lo)
-		return 0;
-	if (hi - c->base > c->size)
-		hi = c->base + c->size;
-	for (uint64_t a = (lo + 7) & ~7ull; a + LOOP_SIZE <= hi; a += 8) {
-		if (u64_at(c->data + (a - c->base)) != TALLY_AGENT_LOOP_MAGIC)
-			continue;
-		size_t first = s->vm.n;
-		int r = read_record(s, c, a, st->ev->pid);
-		if (r < 0)
-			return r;
-		if (r) {
-			struct vm_splice *sp = vec_push(&s->splices);
-			if (!sp)
-				return err_set(-ENOMEM, "out of memory");
-			*sp = (struct vm_splice){ first, s->vm.n - first };
-			*found = true;
-			return 0;
-		}
-	}
-	return 0;
 }
 
 static int begin_stack(void *self, const struct replay_stack *st)
@@ -248,15 +86,26 @@ static int begin_stack(void *self, const struct replay_stack *st)
 		return 0;
 	if (!vec_reserve(&s->splice_of, st->n))
 		return err_set(-ENOMEM, "out of memory");
-	struct copy c = { .base = st->frames[0].sp };
+	struct replay_vm_copy c = { .base = st->frames[0].sp };
 	int r = perf_sample_stack(s->d, ev, ev->stack_total, &c.data, &c.size);
 	if (r)
 		return r;
+	s->pid = ev->pid;
+	struct replay_vm_lookup lk = { registry, s };
 	bool any = false;
 	for (size_t i = 0; i < st->n; i++) {
-		bool found;
-		if ((r = scan_frame(s, st, &c, i, &found)))
+		/* A frame's part: up to its caller's sp; the outermost's, to the copy's end. */
+		uint64_t lo = st->frames[i].sp;
+		uint64_t hi = i + 1 < st->n ? st->frames[i + 1].sp : c.base + c.size;
+		size_t first = s->vm.n;
+		bool found = false;
+		if (lo && (r = replay_vm_scan(&c, lo, hi, &lk, s->stats, &s->vm, &found)))
 			return r;
+		struct vm_splice *sp = found ? vec_push(&s->splices) : NULL;
+		if (found && !sp)
+			return err_set(-ENOMEM, "out of memory");
+		if (sp)
+			*sp = (struct vm_splice){ first, s->vm.n - first };
 		s->splice_of.v[s->splice_of.n++] = found ? (int32_t)s->splices.n - 1 : -1;
 		any |= found;
 	}
@@ -275,7 +124,7 @@ static int name_frame(void *self, const struct replay_stack *st, size_t i,
 		return 0;
 	const struct vm_splice *sp = &s->splices.v[s->splice_of.v[i]];
 	for (size_t k = sp->first; k < sp->first + sp->n; k++) {
-		const struct vm_frame *v = &s->vm.v[k];
+		const struct replay_vm_frame *v = &s->vm.v[k];
 		struct replay_sym_frame *f = replay_frames_push(out, REPLAY_FRAME_VM);
 		if (!f)
 			return 1;
@@ -296,8 +145,7 @@ static void close_source(void *self)
 {
 	struct vm_source *s = self;
 	for (size_t i = 0; i < s->regs.n; i++) {
-		replay_jitdump_free(s->regs.v[i]->dump);
-		free(s->regs.v[i]->fns);
+		replay_vm_registry_free(s->regs.v[i]);
 		free(s->regs.v[i]);
 	}
 	vec_free(&s->regs);
