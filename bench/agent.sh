@@ -6,6 +6,8 @@
 #   stackvm (examples/stackvm.c, SCALE rounds):
 #     off      built with -DTALLY_AGENT_DISABLE: no agent code at all
 #     publish  the agent in, pc and frames published to a thread state nobody reads
+#     mixed    --mixed: published to the loop record in the loop's own frame (mixed mode,
+#              without tally record: what the program pays)
 #     sample   publishing, with the sampler at 1 kHz (its own CPU reported apart)
 #     exact    exact mode: a tally_agent_cost call per instruction, enter/exit per call
 #   sBPF (tests/agent/sbpf_shares.c, 480 M CU; needs clang):
@@ -82,6 +84,7 @@ sbpf=("$build/tally" sbpf run "$dir/shares.o" --input "$dir/in" --budget 1000000
 for ((r = 0; r < reps; r++)); do
 	keep vm_off "$(cpu "$dir/stackvm-off" -n "$scale")"
 	keep vm_publish "$(cpu "${vm[@]}")"
+	keep vm_mixed "$(cpu "${vm[@]}" --mixed "$dir")"
 	start=$(date +%s%N)
 	keep vm_sample "$(cpu "${vm[@]}" --sample "$dir/s.folded" --hz 1000 --stats)"
 	wall+=($(( $(date +%s%N) - start )))
@@ -114,7 +117,7 @@ floor=$("$dir/wakeups" 1000 2)
 insns=$("$dir/stackvm-off" -n "$scale" | awk '$1 != "result" { s += $2 } END { print s }')
 ratio() { echo "scale=3; ${best[$1]} / ${best[$2]}" | bc; }
 echo "stackvm, $insns instructions, best CPU of $reps:"
-for m in off publish sample exact; do
+for m in off publish mixed sample exact; do
 	printf '  %-8s %7.3f s  %6.1f M insns/s  x%s\n' $m "${best[vm_$m]}" \
 		"$(echo "$insns / ${best[vm_$m]} / 1000000" | bc -l)" "$(ratio vm_$m vm_off)"
 done
