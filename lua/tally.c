@@ -535,7 +535,9 @@ static void sample_hook(lua_State *L, lua_Debug *ar)
 {
 	(void)ar;
 	lua_sethook(L, NULL, 0, 0);
-	if (!P.agent)
+	/* A coroutine made while the hook was armed inherits it (lua_newthread copies the
+	 * hook): its stack alone is not the thread's, and the main state takes the sample. */
+	if (!P.agent || L != __atomic_load_n(&P.armed, __ATOMIC_RELAXED))
 		return;
 	size_t n = collect(L);
 	if (!call_sites(L, n) || !path_room(n)) {

@@ -68,7 +68,8 @@ struct replay_python_stats {
 };
 
 /* How the agent's VM frames of a recording went (mixed mode, the VM frame source),
- * present when a registry was found (replay_vm_source_new). Each loop record found in a
+ * present once a loop record was found (a registry in the directory alone changes no
+ * output: registries of other runs may lie in /tmp). Each loop record found in a
  * native frame either becomes VM frames or leaves that frame native for one reason. */
 struct replay_vm_stats {
 	bool present;

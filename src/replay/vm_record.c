@@ -94,6 +94,7 @@ static int read_record(const struct replay_vm_copy *c, uint64_t addr,
 	memcpy(&rec, at(c, addr), LOOP_SIZE);
 	if (rec.self != addr)
 		return 0; /* a copy of a record's bytes, or a chance match */
+	st->present = true;
 	if (rec.version != TALLY_AGENT_LOOP_VERSION) {
 		st->malformed++;
 		return 0;

@@ -201,7 +201,6 @@ int replay_vm_source_new(struct perf_data *d, struct replay_vm_stats *stats,
 	s->d = d;
 	memcpy(s->dir, dir, sizeof(dir));
 	s->stats = stats;
-	stats->present = true;
 	*out = (struct replay_frame_source){ &vm_ops, s };
 	return 0;
 }
