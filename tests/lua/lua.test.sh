@@ -7,28 +7,11 @@
 # mode's shares and stacks by the same rules.
 . tests/lib.sh
 
-mod=$ROOT/$BUILD/lua/tally.so
-if ! command -v lua5.4 >/dev/null; then
-	skip lua_module "no lua5.4 (scripts/install-deps.sh test installs it)"
-	exit 0
-fi
-if [ ! -f "$mod" ]; then
-	fail lua_module "no $mod (make needs liblua5.4-dev)"
-	exit 0
-fi
-# A sanitized module needs its runtime loaded first in an unsanitized lua5.4.
-preload=
-if [ "$BUILD" = build-asan ]; then
-	preload="$(cc -print-file-name=libasan.so):$(cc -print-file-name=libubsan.so)"
-	export ASAN_OPTIONS=detect_leaks=0
-fi
+NAME=lua_module
+. tests/lua/module.sh
 D=$ROOT/tests/lua
 cp "$D/work.lua" "$D/shares.lua" "$TMP/"
 cd "$TMP" || exit 1
-# lua_tally ENV... -- SCRIPT: lua5.4 -ltally SCRIPT with the module built here.
-lua_tally() {
-	env LUA_CPATH="$(dirname "$mod")/?.so;;" LD_PRELOAD="$preload" "$@"
-}
 
 # Exact mode against the Lua counter. Functions defined in work.lua only (its main chunk,
 # line 0, runs partly before the counter's hook is set and after the module's).
@@ -97,18 +80,25 @@ calls="(;(\? \($W:5\)|hot \($W:10\)|warm \($W:11\)|reps \($W:12\)(;string\.rep \
 # a C function Lua calls from anywhere, unnamed: a to-be-closed or finalizer method
 # (string.rep closes its buffer's box)
 closer="(;\? \[C\])?"
+# work_stacks NAME FOLDED: every stack of work.lua matches, with string.rep (its box's close
+# call above it or not: a timer's hook armed inside string.rep fires at that call) and
+# table.sort stacks among them.
+work_stacks() {
+	local bad rep srt
+	bad=$(grep "work.lua" "$2" | grep -vE "$main$calls$closer [0-9]+$")
+	rep=$(grep -cE "reps \($W:12\);string\.rep \[C\]$closer [0-9]+$" "$2")
+	srt=$(grep -cE "sorts \($W:16\);table\.sort \[C\](;\? \($W:13\))? [0-9]+$" "$2")
+	if [ -z "$bad" ] && [ "$rep" -ge 1 ] && [ "$srt" -ge 1 ]; then
+		pass "$1"
+	else
+		fail "$1" "$rep string.rep, $srt table.sort stacks; stray: $(head -3 <<<"$bad")"
+	fi
+}
 if ! lua_tally SCALE=20 TALLY_LUA_HZ=4999 TALLY_LUA_OUTPUT=w.folded lua5.4 -ltally work.lua \
 	>w.out 2>&1; then
 	fail lua_c_functions_under_lua_caller "$(cat w.out)"
 else
-	bad=$(grep "work.lua" w.folded | grep -vE "$main$calls$closer [0-9]+$")
-	rep=$(grep -cE "reps \($W:12\);string\.rep \[C\] [0-9]+$" w.folded)
-	srt=$(grep -cE "sorts \($W:16\);table\.sort \[C\](;\? \($W:13\))? [0-9]+$" w.folded)
-	if [ -z "$bad" ] && [ "$rep" -ge 1 ] && [ "$srt" -ge 1 ]; then
-		pass lua_c_functions_under_lua_caller
-	else
-		fail lua_c_functions_under_lua_caller "$rep string.rep, $srt table.sort stacks; stray: $(head -3 <<<"$bad")"
-	fi
+	work_stacks lua_c_functions_under_lua_caller w.folded
 fi
 
 # The Lua API: TALLY_LUA_MODE=off loads without profiling; tally.start{} and tally.stop()
@@ -159,13 +149,5 @@ if ! lua_tally SCALE=20 TALLY_LUA_MODE=timer TALLY_LUA_HZ=4999 TALLY_LUA_OUTPUT=
 	lua5.4 -ltally work.lua >tw.out 2>&1 || ! "$TALLY" export -f folded -o tw.folded tw.pb.gz 2>>tw.out; then
 	fail lua_timer_c_functions_under_lua_caller "$(cat tw.out)"
 else
-	bad=$(grep "work.lua" tw.folded | grep -vE "$main$calls$closer [0-9]+$")
-	# the hook armed inside string.rep fires at its next event: the box's close call
-	rep=$(grep -cE "reps \($W:12\);string\.rep \[C\]$closer [0-9]+$" tw.folded)
-	srt=$(grep -cE "sorts \($W:16\);table\.sort \[C\](;\? \($W:13\))? [0-9]+$" tw.folded)
-	if [ -z "$bad" ] && [ "$rep" -ge 1 ] && [ "$srt" -ge 1 ]; then
-		pass lua_timer_c_functions_under_lua_caller
-	else
-		fail lua_timer_c_functions_under_lua_caller "$rep string.rep, $srt table.sort stacks; stray: $(head -3 <<<"$bad")"
-	fi
+	work_stacks lua_timer_c_functions_under_lua_caller tw.folded
 fi

@@ -7,24 +7,12 @@
 # string.rep's native work above them.
 . tests/lib.sh
 
-mod=$ROOT/$BUILD/lua/tally.so
-if ! command -v lua5.4 >/dev/null; then
-	skip lua_mixed "no lua5.4 (scripts/install-deps.sh test installs it)"
-	exit 0
-fi
-if [ ! -f "$mod" ]; then
-	fail lua_mixed "no $mod (make needs liblua5.4-dev)"
-	exit 0
-fi
-preload=
-if [ "$BUILD" = build-asan ]; then
-	preload="$(cc -print-file-name=libasan.so):$(cc -print-file-name=libubsan.so)"
-	export ASAN_OPTIONS=detect_leaks=0
-fi
+NAME=lua_mixed
+. tests/lua/module.sh
 cp "$ROOT/tests/lua/mixed.lua" "$TMP/"
 cd "$TMP" || exit 1
 mkdir m.data.jit
-if ! env LUA_CPATH="$(dirname "$mod")/?.so;;" LD_PRELOAD="$preload" TALLY_LUA_MODE=mixed \
+if ! lua_tally TALLY_LUA_MODE=mixed \
 	TALLY_LUA_REGISTRY_DIR=m.data.jit SCALE=3 "$TALLY" record -F 1999 -o m.data -- \
 	lua5.4 -ltally -e 'tally.run(dofile, "mixed.lua")' >m.out 2>&1; then
 	fail lua_mixed_records "$(tail -3 m.out)"
