@@ -435,6 +435,38 @@ static void loop_record_names_its_registry(void **state)
 	tally_agent_free(plain);
 }
 
+/* A forked child's samples name its pid: its registry is written again under that pid,
+ * with the functions registered before the fork. */
+static void fork_child_writes_its_registry(void **state)
+{
+	(void)state;
+	struct tally_agent *a = NULL;
+	struct tally_agent_opts o = { .sz = sizeof(o), .mode = TALLY_AGENT_MIXED, .jit_dir = dir };
+	assert_int_equal(tally_agent_new(&o, &a), 0);
+	struct tally_agent_function f = { .sz = sizeof(f), .name = "before_fork", .start = 0, .end = 2 };
+	uint32_t id;
+	assert_int_equal(tally_agent_register(a, &f, &id), 0);
+	struct tally_agent_loop loop;
+	struct tally_agent_frame frames[1];
+	assert_non_null(tally_agent_loop_begin(a, &loop, frames, 1));
+	pid_t pid = fork();
+	if (pid == 0) {
+		char name[64];
+		snprintf(name, sizeof(name), "tally-vm-%d-%u.dump", (int)getpid(), loop.agent);
+		FILE *d = fopen(path_in(name), "rb");
+		static char buf[4096];
+		size_t n = d ? fread(buf, 1, sizeof(buf), d) : 0;
+		bool named = false;
+		for (size_t i = 0; i + 11 < n; i++)
+			named |= !memcmp(buf + i, "before_fork", 11);
+		_exit(named ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	tally_agent_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +484,7 @@ int main(void)
 		cmocka_unit_test(exact_hooks_check_their_state),
 		cmocka_unit_test(jit_regions_go_to_perf_map),
 		cmocka_unit_test(loop_record_names_its_registry),
+		cmocka_unit_test(fork_child_writes_its_registry),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
