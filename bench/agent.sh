@@ -6,6 +6,8 @@
 #   stackvm (examples/stackvm.c, SCALE rounds):
 #     off      built with -DTALLY_AGENT_DISABLE: no agent code at all
 #     publish  the agent in, pc and frames published to a thread state nobody reads
+#     mixed    --mixed: published to the loop record in the loop's own frame (mixed mode,
+#              without tally record: what the program pays)
 #     sample   publishing, with the sampler at 1 kHz (its own CPU reported apart)
 #     exact    exact mode: a tally_agent_cost call per instruction, enter/exit per call
 #   sBPF (tests/agent/sbpf_shares.c, 480 M CU; needs clang):
@@ -19,6 +21,11 @@
 #     off      lua5.4 without the module
 #     publish  -ltally, its call/return hooks keeping the shadow stack, sampler at 10 Hz
 #     sample   the same at 1 kHz
+#     timer    TALLY_LUA_MODE=timer at 1 kHz: no hook but the one-shot one a timer arms
+#              (the design that meets the 5% bound: nothing per call or instruction)
+#     mixed    TALLY_LUA_MODE=mixed under tally.run, without tally record: the call/return
+#              hooks writing the shadow stack into tally.run's frame (what mixed mode costs
+#              the program; tally record's own cost comes on top)
 #     exact    TALLY_LUA_MODE=exact: the count hook at every instruction as well
 #   sampler    bench/agent_sampler.c: the sampler's CPU time (the kernel's, of its thread) per
 #              second of wall time and per wakeup at 1 kHz, with 1 and with 8 threads
@@ -78,6 +85,7 @@ sbpf=("$build/tally" sbpf run "$dir/shares.o" --input "$dir/in" --budget 1000000
 for ((r = 0; r < reps; r++)); do
 	keep vm_off "$(cpu "$dir/stackvm-off" -n "$scale")"
 	keep vm_publish "$(cpu "${vm[@]}")"
+	keep vm_mixed "$(cpu "${vm[@]}" --mixed "$dir")"
 	keep vm_sample "$(cpu "${vm[@]}" --sample "$dir/s.folded" --hz 1000)"
 	keep vm_exact "$(cpu "${vm[@]}" --exact "$dir/e.pb.gz")"
 	if [ $have_lua = 1 ]; then
@@ -87,6 +95,10 @@ for ((r = 0; r < reps; r++)); do
 				lua5.4 -ltally bench/agent.lua)"
 			keep lua_${part}_sample "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_HZ=1000 \
 				lua5.4 -ltally bench/agent.lua)"
+			keep lua_${part}_timer "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_MODE=timer \
+				TALLY_LUA_HZ=1000 TALLY_LUA_OUTPUT="$dir/t.pb.gz" lua5.4 -ltally bench/agent.lua)"
+			keep lua_${part}_mixed "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_MODE=mixed \
+				TALLY_LUA_REGISTRY_DIR="$dir" lua5.4 -ltally -e 'tally.run(dofile, "bench/agent.lua")')"
 			keep lua_${part}_exact "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_MODE=exact \
 				TALLY_LUA_EXACT_OUTPUT="$dir/l.pb.gz" lua5.4 -ltally bench/agent.lua)"
 		done
@@ -105,7 +117,7 @@ done
 insns=$("$dir/stackvm-off" -n "$scale" | awk '$1 != "result" { s += $2 } END { print s }')
 ratio() { echo "scale=3; ${best[$1]} / ${best[$2]}" | bc; }
 echo "stackvm, $insns instructions, best CPU of $reps:"
-for m in off publish sample exact; do
+for m in off publish mixed sample exact; do
 	printf '  %-8s %7.3f s  %6.1f M insns/s  x%s\n' $m "${best[vm_$m]}" \
 		"$(echo "$insns / ${best[vm_$m]} / 1000000" | bc -l)" "$(ratio vm_$m vm_off)"
 done
@@ -118,7 +130,7 @@ fi
 if [ $have_lua = 1 ]; then
 	for part in loop calls; do
 		echo "Lua 5.4, PART=$part, ROUNDS=$lua_rounds, best CPU of $reps:"
-		for m in off publish sample exact; do
+		for m in off publish sample timer mixed exact; do
 			printf '  %-8s %7.3f s  x%s\n' $m "${best[lua_${part}_$m]}" \
 				"$(ratio lua_${part}_$m lua_${part}_off)"
 		done

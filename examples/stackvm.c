@@ -6,14 +6,19 @@
  * those counts are what the agent's exact profile must equal.
  *
  *   stackvm [-n SCALE] [--sample FILE [--hz HZ] [--sample-pprof FILE]] [--exact FILE]
- *           [--listing FILE] [--stats] [--lines] [--disasm]
+ *           [--listing FILE] [--mixed DIR] [--helper] [--calls] [--stats] [--lines]
+ *           [--disasm]
  *
  * Built with -DTALLY_AGENT_DISABLE it needs no libtally and takes no profiling option;
  * otherwise it links libtally and uses the agent: --sample streams folded stacks to FILE
  * (--sample-pprof: also the samples with their pcs and lines, as pprof),
  * --exact writes the exact profile (metric "instructions") as pprof to FILE, --listing
  * the disassembly of the registered functions (for tally annotate --listing), --stats
- * prints the agent's figures (tally_agent_stats) on stderr. It prints
+ * prints the agent's figures (tally_agent_stats) on stderr. --mixed keeps the VM state
+ * in the loop's own native frame (struct tally_agent_loop) and writes the registry to DIR,
+ * for `tally record` (mixed mode). --helper adds a function mix to main's loop that calls
+ * a C helper (helper_sum, which calls memset) through the CALLC opcode; --calls prints
+ * "CALLER CALLEE" for every call edge the program took, "CALLER [C]" for CALLC. It prints
  * "FUNCTION COUNT" per function (with --lines, "FUNCTION:LINE COUNT" per instruction
  * before it: an instruction's line is its function's plus its index), then the result.
  */
@@ -27,13 +32,15 @@
 /* The header is all a TALLY_AGENT_DISABLE build uses: macros that compile to nothing. */
 #include <tally/agent.h>
 
-enum op { PUSH, LOAD, STORE, ADD, SUB, MUL, XOR, LT, JZ, JMP, CALL, RET, DROP, HALT };
+enum op { PUSH, LOAD, STORE, ADD, SUB, MUL, XOR, LT, JZ, JMP, CALL, RET, DROP, HALT, CALLC };
 static const char *const op_names[] = { "push", "load", "store", "add", "sub", "mul", "xor",
-					"lt", "jz", "jmp", "call", "ret", "drop", "halt" };
+					"lt", "jz", "jmp", "call", "ret", "drop", "halt",
+					"callc" };
 
 struct insn {
 	uint8_t op;
-	int32_t arg; /* PUSH: value; LOAD/STORE: local; JZ/JMP: target pc; CALL: function */
+	int32_t arg; /* PUSH: value; LOAD/STORE: local; JZ/JMP: target pc; CALL: function;
+			CALLC: none (the helper pops its argument and pushes its result) */
 };
 
 /* A function: its code at pcs [start, end) of the program, its arguments (the first
@@ -43,7 +50,7 @@ struct function {
 	uint32_t start, end, nargs, nlocals, line;
 };
 
-enum { F_MAIN, F_HOT, F_WARM, F_COLD, F_FIB, NFUNCS };
+enum { F_MAIN, F_HOT, F_WARM, F_COLD, F_FIB, F_MIX, NFUNCS };
 
 #define MAX_CODE 256
 static struct insn code[MAX_CODE];
@@ -89,9 +96,17 @@ static void emit_fib(void)
 	funcs[F_FIB].end = ncode;
 }
 
-/* main: for (r = rounds; 0 < r; r--) acc ^= hot(3n) ^ warm(2n) ^ cold(n) ^ fib(12).
- * Locals: 0 = r, 1 = acc. */
-static void emit_main(int32_t rounds, int32_t n)
+/* mix(n): the C helper's result for n. */
+static void emit_mix(void)
+{
+	funcs[F_MIX] = (struct function){ "mix", ncode, 0, 1, 1, 50 };
+	emit(LOAD, 0), emit(CALLC, 0), emit(RET, 0);
+	funcs[F_MIX].end = ncode;
+}
+
+/* main: for (r = rounds; 0 < r; r--) acc ^= hot(3n) ^ warm(2n) ^ cold(n) ^ fib(12), and
+ * ^ mix(n) with the helper. Locals: 0 = r, 1 = acc. */
+static void emit_main(int32_t rounds, int32_t n, bool helper)
 {
 	funcs[F_MAIN] = (struct function){ "main", ncode, 0, 0, 2, 1 };
 	emit(PUSH, rounds), emit(STORE, 0);
@@ -103,6 +118,8 @@ static void emit_main(int32_t rounds, int32_t n)
 	emit(PUSH, 2 * n), emit(CALL, F_WARM), emit(XOR, 0);
 	emit(PUSH, n), emit(CALL, F_COLD), emit(XOR, 0);
 	emit(PUSH, 12), emit(CALL, F_FIB), emit(XOR, 0);
+	if (helper)
+		emit(PUSH, n), emit(CALL, F_MIX), emit(XOR, 0);
 	emit(LOAD, 1), emit(XOR, 0), emit(STORE, 1);
 	emit(LOAD, 0), emit(PUSH, 1), emit(SUB, 0), emit(STORE, 0);
 	emit(JMP, (int32_t)top);
@@ -111,23 +128,47 @@ static void emit_main(int32_t rounds, int32_t n)
 	funcs[F_MAIN].end = ncode;
 }
 
-static void assemble(int32_t rounds, int32_t n)
+/* The functions of the program: mix only with the helper (nfuncs says how many). */
+static int nfuncs;
+
+static void assemble(int32_t rounds, int32_t n, bool helper)
 {
-	emit_main(rounds, n);
+	emit_main(rounds, n, helper);
 	emit_loop(F_HOT, "hot", 10);
 	emit_loop(F_WARM, "warm", 20);
 	emit_loop(F_COLD, "cold", 30);
 	emit_fib();
-	for (int f = 0; f < NFUNCS; f++)
+	nfuncs = F_FIB + 1;
+	if (helper) {
+		emit_mix();
+		nfuncs = F_MIX + 1;
+	}
+	for (int f = 0; f < nfuncs; f++)
 		funcs[f].nargs = f == F_MAIN ? 0 : 1;
 }
+
+/* The native code a VM instruction calls (CALLC): kept out of the loop (noinline) so that
+ * a native sample shows it above the loop's frame, and through libc's memset. */
+static __attribute__((noinline)) int64_t helper_sum(int64_t n)
+{
+	static volatile uint8_t buf[1 << 14];
+	int64_t sum = 0;
+	for (int64_t r = 0; r < n / 8 + 1; r++) {
+		memset((uint8_t *)buf, (int)(r + n) & 0xff, sizeof(buf));
+		sum += buf[(size_t)r % sizeof(buf)];
+	}
+	return sum;
+}
+
+/* --calls: the edges taken, caller by callee (the oracle of the call structure). */
+static bool seen_call[NFUNCS][NFUNCS + 1];
 
 /* The profiling side of the interpreter: nothing at all when the agent is compiled out. */
 struct profiling {
 	struct tally_agent *agent;
 	struct tally_agent_thread *t;
 	uint32_t ids[NFUNCS];
-	bool exact;
+	bool exact, mixed;
 };
 
 #ifdef TALLY_AGENT_DISABLE
@@ -159,11 +200,20 @@ static int64_t run(struct profiling *pr, uint64_t *counts)
 	memset(locals, 0, sizeof(locals));
 	frames[0] = (struct vm_frame){ F_MAIN, 0, 0 };
 	int64_t *loc = locals;
-	(void)pr; /* all its uses are macros, which TALLY_AGENT_DISABLE empties */
-	TALLY_AGENT_PUSH(pr->t, pr->ids[F_MAIN], 0);
+	struct tally_agent_thread *t = pr->t;
+#ifndef TALLY_AGENT_DISABLE
+	/* Mixed mode: the state lives here, in this function's native frame, where a native
+	 * sampler's copy of the stack finds it (docs/agent.md). */
+	struct tally_agent_frame vm_frames[FRAMES_MAX];
+	struct tally_agent_loop loop;
+	if (pr->mixed)
+		t = tally_agent_loop_begin(pr->agent, &loop, vm_frames, FRAMES_MAX);
+#endif
+	(void)t; /* all its uses are macros, which TALLY_AGENT_DISABLE empties */
+	TALLY_AGENT_PUSH(t, pr->ids[F_MAIN], 0);
 	EXACT_ENTER(pr, F_MAIN, 0);
 	for (;;) {
-		TALLY_AGENT_PC(pr->t, pc);
+		TALLY_AGENT_PC(t, pc);
 		EXACT_COST(pr, pc);
 		counts[pc]++;
 		const struct insn *in = &code[pc];
@@ -191,22 +241,32 @@ static int64_t run(struct profiling *pr, uint64_t *counts)
 			memset(loc, 0, callee->nlocals * sizeof(*loc));
 			for (uint32_t a = callee->nargs; a-- > 0;)
 				loc[a] = stack[--sp];
-			TALLY_AGENT_PUSH(pr->t, pr->ids[in->arg], pc);
+			TALLY_AGENT_PUSH(t, pr->ids[in->arg], pc);
 			EXACT_ENTER(pr, in->arg, pc);
+			seen_call[fn][in->arg] = true;
 			fn = (uint32_t)in->arg;
 			pc = callee->start;
 			break;
 		}
+		case CALLC:
+			seen_call[fn][NFUNCS] = true;
+			stack[sp - 1] = helper_sum(stack[sp - 1]);
+			pc++;
+			break;
 		case RET:
-			TALLY_AGENT_POP(pr->t);
+			TALLY_AGENT_POP(t);
 			EXACT_EXIT(pr);
 			pc = frames[depth].ret_pc;
 			fn = frames[--depth].func;
 			loc = &locals[frames[depth].locals];
 			break;
 		case HALT:
-			TALLY_AGENT_POP(pr->t);
+			TALLY_AGENT_POP(t);
 			EXACT_EXIT(pr);
+#ifndef TALLY_AGENT_DISABLE
+			if (pr->mixed)
+				tally_agent_loop_end(&loop);
+#endif
 			return stack[sp - 1];
 		}
 	}
@@ -225,7 +285,7 @@ static void insn_text(uint32_t pc, char *text, size_t size)
 static void disasm(void)
 {
 	char text[32];
-	for (int f = 0; f < NFUNCS; f++) {
+	for (int f = 0; f < nfuncs; f++) {
 		printf("%s:\n", funcs[f].name);
 		for (uint32_t pc = funcs[f].start; pc < funcs[f].end; pc++) {
 			insn_text(pc, text, sizeof(text));
@@ -236,7 +296,7 @@ static void disasm(void)
 
 /* What to profile into: the files of the options. */
 struct outputs {
-	const char *sample, *sample_pprof, *exact, *listing;
+	const char *sample, *sample_pprof, *exact, *listing, *mixed;
 };
 
 #ifndef TALLY_AGENT_DISABLE
@@ -250,19 +310,22 @@ static int fail(const char *what)
  * line plus the instruction's index, and each instruction's text) and this thread. */
 static int profile_start(struct profiling *pr, const struct outputs *out, unsigned hz)
 {
-	const char *sample = out->sample, *exact = out->exact;
+	const char *sample = out->sample, *exact = out->exact, *mixed = out->mixed;
 	struct tally_agent_opts o = { .sz = sizeof(o), .freq_hz = hz, .omit_thread = true,
-				      .sample_pprof = out->sample_pprof, .listing = out->listing };
-	o.mode = (sample ? TALLY_AGENT_SAMPLE : 0) | (exact ? TALLY_AGENT_EXACT : 0);
+				      .sample_pprof = out->sample_pprof, .listing = out->listing,
+				      .jit_dir = mixed };
+	o.mode = (sample ? TALLY_AGENT_SAMPLE : 0) | (exact ? TALLY_AGENT_EXACT : 0) |
+		 (mixed ? TALLY_AGENT_MIXED : 0);
 	o.output = sample;
 	o.exact_output = exact;
 	pr->exact = exact != NULL;
+	pr->mixed = mixed != NULL;
 	if (tally_agent_new(&o, &pr->agent))
 		return fail("agent");
 	static struct tally_agent_line lines[MAX_CODE];
 	static struct tally_agent_insn insns[MAX_CODE];
 	static char texts[MAX_CODE][32];
-	for (int f = 0; f < NFUNCS; f++) {
+	for (int f = 0; f < nfuncs; f++) {
 		const struct function *fn = &funcs[f];
 		for (uint32_t pc = fn->start; pc < fn->end; pc++) {
 			lines[pc] = (struct tally_agent_line){ pc, fn->line + (pc - fn->start) };
@@ -305,7 +368,7 @@ int main(int argc, char **argv)
 	long scale = 100;
 	struct outputs out = { 0 };
 	unsigned hz = 0;
-	bool show = false, per_line = false, stats = false;
+	bool show = false, per_line = false, stats = false, helper = false, calls = false;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-n") && i + 1 < argc)
 			scale = strtol(argv[++i], NULL, 10);
@@ -317,6 +380,12 @@ int main(int argc, char **argv)
 			out.exact = argv[++i];
 		else if (!strcmp(argv[i], "--listing") && i + 1 < argc)
 			out.listing = argv[++i];
+		else if (!strcmp(argv[i], "--mixed") && i + 1 < argc)
+			out.mixed = argv[++i];
+		else if (!strcmp(argv[i], "--helper"))
+			helper = true;
+		else if (!strcmp(argv[i], "--calls"))
+			calls = true;
 		else if (!strcmp(argv[i], "--hz") && i + 1 < argc)
 			hz = (unsigned)strtoul(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--stats"))
@@ -328,13 +397,14 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr, "usage: stackvm [-n SCALE] [--sample FILE [--hz HZ] "
 					"[--sample-pprof FILE]] [--exact FILE] [--listing FILE] "
-					"[--stats] [--lines] [--disasm]\n");
+					"[--mixed DIR] [--helper] [--calls] [--stats] [--lines] "
+					"[--disasm]\n");
 			return 2;
 		}
 	}
 	if (scale < 1 || scale > 1000000)
 		scale = 100;
-	assemble((int32_t)scale, 1000);
+	assemble((int32_t)scale, 1000, helper);
 	if (show) {
 		disasm();
 		return 0;
@@ -346,12 +416,12 @@ int main(int argc, char **argv)
 	static struct tally_agent_frame spare[FRAMES_MAX];
 	static struct tally_agent_thread unread = { .max_depth = FRAMES_MAX, .frames = spare };
 	pr.t = &unread;
-	if ((out.sample || out.exact) && profile_start(&pr, &out, hz))
+	if ((out.sample || out.exact || out.mixed) && profile_start(&pr, &out, hz))
 		return 1;
 #else
 	(void)hz;
 	(void)stats;
-	if (out.sample || out.exact || out.listing) {
+	if (out.sample || out.exact || out.listing || out.mixed) {
 		fprintf(stderr, "stackvm: built with TALLY_AGENT_DISABLE: no profiling\n");
 		return 2;
 	}
@@ -362,7 +432,11 @@ int main(int argc, char **argv)
 	if (profile_stop(&pr, stats))
 		return 1;
 #endif
-	for (int f = 0; f < NFUNCS; f++) {
+	for (int f = 0; f < nfuncs && calls; f++)
+		for (int g = 0; g <= NFUNCS; g++)
+			if (seen_call[f][g])
+				printf("%s %s\n", funcs[f].name, g == NFUNCS ? "[C]" : funcs[g].name);
+	for (int f = 0; f < nfuncs; f++) {
 		uint64_t n = 0;
 		for (uint32_t pc = funcs[f].start; pc < funcs[f].end; pc++) {
 			n += counts[pc];

@@ -11,6 +11,23 @@
  * the current line of the running Lua function, through the agent's exact hooks (the
  * calling-context tree of the profile module, as the sBPF CU profile).
  *
+ * Mixed mode (`tally record`, docs/agent.md) needs the shadow stack in a native frame of
+ * ours below the Lua code, where the kernel's copy of the stack carries it: tally.run(f,
+ * ...) calls f in a C frame that holds a struct tally_agent_loop and the frames, and the
+ * hooks write there while it runs (elsewhere into a state nobody reads). The module has
+ * no frame in Lua's own dispatch loop, so the Lua frames replace tally.run's native frame
+ * and Lua's native frames (its dispatch loop, string.rep's code, ...) sit above them all.
+ * Without a line hook a Lua frame's pc is the line it last called from (or its first
+ * line): what the call and return hooks see.
+ *
+ * Timer mode costs the program nothing per call or instruction: a timer of the process
+ * (CLOCK_MONOTONIC, SIGPROF to the Lua thread) arms a one-shot hook with lua_sethook from
+ * the signal handler, which Lua allows (lua.c does it on SIGINT); at the next instruction,
+ * call or return the hook walks the stack with lua_getstack, moves the exact tree of the
+ * agent to it and charges the innermost frame's current line one sample. The samples go to
+ * the exact mode's pprof at stop (no stream). Hooks are per lua_State: the main state's is
+ * armed, so time inside a coroutine is charged to the resume that ran it.
+ *
  * A function's identity is where it was defined and the name it was called by (for Lua
  * functions) or its C function pointer (C functions), kept in a hash table that maps it to
  * an agent id; each is registered once, the first time it is called.
@@ -25,6 +42,10 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,23 +71,36 @@ struct slot {
 	char *src_copy, *name_copy;
 };
 
+/* The module's own mode beside the agent's: sampled by a timer (TALLY_AGENT_EXACT inside). */
+#define MODE_TIMER 0x100
+
 struct config {
 	unsigned mode;
-	const char *output, *exact_output;
+	const char *output, *exact_output, *registry_dir;
 	uint32_t hz;
 };
+
+/* Frames a shadow stack holds (mixed mode's on tally.run's native stack: 8 KiB). */
+#define SHADOW_FRAMES 512
 
 #define CHAIN_MAX 64
 
 struct frame {
 	uint32_t id;
 	const void *obj;
+	uint64_t first; /* its first pc: a Lua function's first line, 0 for C */
 };
 
 /* One profiled Lua state per process: the module's state. */
 static struct {
 	struct tally_agent *agent;
-	struct tally_agent_thread *t;
+	struct tally_agent_thread *t; /* the registered thread (sampling, exact mode) */
+	/* The shadow stack the hooks keep: t's, or in mixed mode tally.run's record while it
+	 * runs and spare outside it. */
+	struct tally_agent_thread *shadow;
+	struct tally_agent_thread spare;
+	struct tally_agent_frame spare_frames[SHADOW_FRAMES];
+	bool mixed;
 	lua_State *cur; /* whose stack the shadow stack holds; NULL: rebuild at the next hook */
 	bool exact;
 	struct slot *slots;
@@ -79,6 +113,16 @@ static struct {
 	size_t nchain;
 	bool chain_lost; /* resumed deeper than CHAIN_MAX: stacks start at the running state */
 	int failed; /* the first failure inside a hook, reported at stop */
+	/* Timer mode: the state whose hook the signal arms (NULL: none), the timer, the
+	 * handler SIGPROF had, and the frames the exact tree is in (outermost first). */
+	lua_State *armed; /* atomic: read by the handler */
+	bool timer_made;
+	timer_t timer;
+	struct sigaction old_prof;
+	struct path_frame { uint32_t id; uint64_t call_pc; } *path;
+	size_t path_n, path_cap;
+	uint64_t *calls; /* a walk's call sites, innermost first */
+	size_t calls_cap;
 } P;
 
 #define SOURCE_CMP_MAX 256
@@ -227,6 +271,9 @@ static uint32_t register_fn(lua_State *L, lua_Debug *ar, const void *src, int li
 		f.end = (uint64_t)(ar->lastlinedefined > ar->linedefined ? ar->lastlinedefined : ar->linedefined) + 1;
 		lines = active_lines(L, ar, &f.nlines);
 		f.lines = lines;
+		/* A main chunk's span is 0 to 0: its lines say how far it goes. */
+		if (f.nlines && lines[f.nlines - 1].pc >= f.end)
+			f.end = lines[f.nlines - 1].pc + 1;
 	}
 	uint32_t id = 0;
 	int rc = tally_agent_register(P.agent, &f, &id);
@@ -253,8 +300,9 @@ static struct frame fn_frame(lua_State *L, lua_Debug *ar)
 {
 	/* the pushes of "f", "L" and global_name, on a coroutine's stack too */
 	if (!lua_checkstack(L, 8) || !lua_getinfo(L, "Snf", ar))
-		return (struct frame){ 0, NULL };
-	struct frame fr = { 0, lua_topointer(L, -1) };
+		return (struct frame){ 0, NULL, 0 };
+	struct frame fr = { 0, lua_topointer(L, -1),
+			    *ar->what == 'C' || ar->linedefined < 0 ? 0 : (uint64_t)ar->linedefined };
 	const void *src = ar->source;
 	int line = ar->linedefined;
 	bool is_c = *ar->what == 'C';
@@ -292,6 +340,19 @@ static struct frame fn_frame(lua_State *L, lua_Debug *ar)
 }
 
 /* The line a Lua function at level is at (0 for a C function): its call site. */
+/* Room for n frames in P.path. */
+static bool path_room(size_t n)
+{
+	if (n <= P.path_cap)
+		return true;
+	struct path_frame *p = realloc(P.path, n * sizeof(*p));
+	if (!p)
+		return false;
+	P.path = p;
+	P.path_cap = n;
+	return true;
+}
+
 static uint64_t call_line(lua_State *L, int level)
 {
 	lua_Debug d;
@@ -300,9 +361,16 @@ static uint64_t call_line(lua_State *L, int level)
 	return (uint64_t)d.currentline;
 }
 
+/* Whether call sites are needed: by exact mode, and by mixed mode (the replay checks each
+ * frame's pc against its function's lines). */
+static bool want_call_lines(void)
+{
+	return P.exact || P.mixed;
+}
+
 static void enter(struct frame fr, uint64_t call_pc)
 {
-	uint32_t d = P.t->depth, id = fr.id;
+	uint32_t d = P.shadow->depth, id = fr.id;
 	if (d == P.objs_cap) {
 		size_t cap = P.objs_cap ? P.objs_cap * 2 : 256;
 		const void **o = realloc(P.objs, cap * sizeof(*o));
@@ -313,7 +381,8 @@ static void enter(struct frame fr, uint64_t call_pc)
 	}
 	if (d < P.objs_cap)
 		P.objs[d] = fr.obj;
-	TALLY_AGENT_PUSH(P.t, id, call_pc);
+	TALLY_AGENT_PUSH(P.shadow, id, call_pc);
+	TALLY_AGENT_PC(P.shadow, fr.first);
 	if (P.exact) {
 		int rc = tally_agent_enter(P.t, id, call_pc);
 		if (rc)
@@ -323,9 +392,13 @@ static void enter(struct frame fr, uint64_t call_pc)
 
 static void leave(void)
 {
-	if (!P.t->depth)
+	uint32_t d = P.shadow->depth;
+	if (!d)
 		return;
-	TALLY_AGENT_POP(P.t);
+	/* The caller is back at the line it called from. */
+	if (d <= P.shadow->max_depth)
+		TALLY_AGENT_PC(P.shadow, P.shadow->frames[d - 1].call_pc);
+	TALLY_AGENT_POP(P.shadow);
 	if (P.exact) {
 		int rc = tally_agent_exit(P.t);
 		if (rc)
@@ -334,7 +407,8 @@ static void leave(void)
 }
 
 /* Enters L's frames, outermost first. */
-static void walk_state(lua_State *L)
+/* L's frames into P.walk, innermost first: how many (fewer when out of memory). */
+static size_t collect(lua_State *L)
 {
 	size_t n = 0;
 	lua_Debug d;
@@ -344,15 +418,21 @@ static void walk_state(lua_State *L)
 			struct frame *w = realloc(P.walk, cap * sizeof(*w));
 			if (!w) {
 				fail(-ENOMEM);
-				return;
+				break;
 			}
 			P.walk = w;
 			P.walk_cap = cap;
 		}
 		P.walk[n++] = fn_frame(L, &d);
 	}
+	return n;
+}
+
+static void walk_state(lua_State *L)
+{
+	size_t n = collect(L);
 	for (size_t i = n; i-- > 0;)
-		enter(P.walk[i], P.exact && i + 1 < n ? call_line(L, (int)i + 1) : 0);
+		enter(P.walk[i], want_call_lines() && i + 1 < n ? call_line(L, (int)i + 1) : 0);
 }
 
 /* Whether L is running a resume of another coroutine: it has frames and has not yielded
@@ -368,7 +448,7 @@ static bool resuming(lua_State *L)
  * a coroutine cur resumed. */
 static void rebuild(lua_State *L)
 {
-	while (P.t->depth)
+	while (P.shadow->depth)
 		leave();
 	size_t k = P.nchain;
 	while (k && P.chain[k - 1] != L)
@@ -411,22 +491,126 @@ static void hook(lua_State *L, lua_Debug *ar)
 	}
 	switch (ar->event) {
 	case LUA_HOOKCALL:
-		enter(fn_frame(L, ar), P.exact ? call_line(L, 1) : 0);
+		enter(fn_frame(L, ar), want_call_lines() ? call_line(L, 1) : 0);
 		break;
-	case LUA_HOOKTAILCALL: /* replaces its caller's frame; no return event will come */
+	case LUA_HOOKTAILCALL: { /* replaces its caller's frame; no return event will come */
+		uint32_t d = P.shadow->depth;
+		uint64_t from = P.mixed && d && d <= P.shadow->max_depth
+					? P.shadow->frames[d - 1].call_pc : 0;
 		leave();
-		enter(fn_frame(L, ar), 0);
+		enter(fn_frame(L, ar), from);
 		break;
+	}
 	case LUA_HOOKRET: {
 		/* The shadow's top is the function returning, unless an error unwound frames
 		 * that never returned: compared by object, which costs no lookup. */
-		uint32_t d = P.t->depth;
+		uint32_t d = P.shadow->depth;
 		if (!d || (d <= P.objs_cap && P.objs[d - 1] != fn_object(L, ar)))
 			rebuild(L);
 		leave();
 		break;
 	}
 	}
+}
+
+/* The call sites of the n frames of the last collect(), into P.calls; false without memory. */
+static bool call_sites(lua_State *L, size_t n)
+{
+	if (n > P.calls_cap) {
+		uint64_t *c = realloc(P.calls, n * sizeof(*c));
+		if (!c)
+			return false;
+		P.calls = c;
+		P.calls_cap = n;
+	}
+	for (size_t i = 0; i < n; i++)
+		P.calls[i] = i + 1 < n ? call_line(L, (int)i + 1) : 0;
+	return true;
+}
+
+/* Timer mode's one-shot hook: this instant's stack is the sample. The exact tree keeps the
+ * frames it shares with the last sample's and follows the rest; the innermost frame's
+ * current line (0 in a C function) gets one sample. */
+static void sample_hook(lua_State *L, lua_Debug *ar)
+{
+	(void)ar;
+	lua_sethook(L, NULL, 0, 0);
+	/* A coroutine made while the hook was armed inherits it (lua_newthread copies the
+	 * hook): its stack alone is not the thread's, and the main state takes the sample. */
+	if (!P.agent || L != __atomic_load_n(&P.armed, __ATOMIC_RELAXED))
+		return;
+	size_t n = collect(L);
+	if (!call_sites(L, n) || !path_room(n)) {
+		fail(-ENOMEM);
+		return;
+	}
+	size_t same = 0;
+	while (same < n && same < P.path_n && P.path[same].id == P.walk[n - 1 - same].id &&
+	       P.path[same].call_pc == P.calls[n - 1 - same])
+		same++;
+	int rc = 0;
+	for (; !rc && P.path_n > same; P.path_n--)
+		rc = tally_agent_exit(P.t);
+	for (; !rc && P.path_n < n; P.path_n++) {
+		size_t i = n - 1 - P.path_n;
+		P.path[P.path_n] = (struct path_frame){ P.walk[i].id, P.calls[i] };
+		rc = tally_agent_enter(P.t, P.walk[i].id, P.calls[i]);
+	}
+	lua_Debug top;
+	uint64_t line = lua_getstack(L, 0, &top) && lua_getinfo(L, "l", &top) && top.currentline > 0
+				? (uint64_t)top.currentline : 0;
+	if (!rc && n)
+		rc = tally_agent_cost(P.t, line, 1);
+	if (rc)
+		fail(rc);
+}
+
+static void on_tick(int sig)
+{
+	(void)sig;
+	lua_State *L = __atomic_load_n(&P.armed, __ATOMIC_RELAXED);
+	if (L)
+		lua_sethook(L, sample_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+/* SIGPROF to this thread every 1/hz s. NULL or a message. */
+static const char *timer_start(lua_State *L, uint32_t hz)
+{
+	lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+	lua_State *main = lua_tothread(L, -1);
+	lua_pop(L, 1);
+	struct sigaction sa = { .sa_handler = on_tick, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGPROF };
+	ev._sigev_un._tid = gettid();
+	long ns = 1000000000L / (hz ? hz : 999);
+	struct itimerspec every = { { ns / 1000000000L, ns % 1000000000L },
+				    { ns / 1000000000L, ns % 1000000000L } };
+	__atomic_store_n(&P.armed, main, __ATOMIC_RELAXED);
+	if (sigaction(SIGPROF, &sa, &P.old_prof))
+		return "tally: cannot handle SIGPROF";
+	if (timer_create(CLOCK_MONOTONIC, &ev, &P.timer)) {
+		sigaction(SIGPROF, &P.old_prof, NULL);
+		return "tally: cannot create the sampling timer";
+	}
+	P.timer_made = true;
+	timer_settime(P.timer, 0, &every, NULL);
+	return NULL;
+}
+
+/* A signal sent before the timer was deleted may still come: the handler stays unless
+ * the program had one of its own (SIG_DFL would end the process), ignoring it. */
+static void timer_stop(void)
+{
+	__atomic_store_n(&P.armed, NULL, __ATOMIC_RELAXED);
+	if (!P.timer_made)
+		return;
+	timer_delete(P.timer);
+	P.timer_made = false;
+	if (P.old_prof.sa_handler == SIG_DFL && !(P.old_prof.sa_flags & SA_SIGINFO))
+		signal(SIGPROF, SIG_IGN);
+	else
+		sigaction(SIGPROF, &P.old_prof, NULL);
 }
 
 static int config_mode(const char *s, unsigned *mode)
@@ -437,6 +621,10 @@ static int config_mode(const char *s, unsigned *mode)
 		*mode = TALLY_AGENT_EXACT;
 	else if (!strcmp(s, "both"))
 		*mode = TALLY_AGENT_SAMPLE | TALLY_AGENT_EXACT;
+	else if (!strcmp(s, "mixed"))
+		*mode = TALLY_AGENT_MIXED;
+	else if (!strcmp(s, "timer"))
+		*mode = MODE_TIMER;
 	else if (!strcmp(s, "off"))
 		*mode = 0;
 	else
@@ -446,10 +634,12 @@ static int config_mode(const char *s, unsigned *mode)
 
 static void stop_hooks(lua_State *L)
 {
+	timer_stop();
 	lua_sethook(L, NULL, 0, 0);
 	tally_agent_free(P.agent);
 	P.agent = NULL;
 	P.t = NULL;
+	P.shadow = NULL;
 	P.cur = NULL;
 	for (size_t i = 0; i < P.cap; i++) {
 		free(P.slots[i].src_copy);
@@ -458,16 +648,21 @@ static void stop_hooks(lua_State *L)
 	free(P.slots);
 	free(P.walk);
 	free(P.objs);
+	free(P.path);
+	free(P.calls);
 	P.slots = NULL;
 	P.walk = NULL;
 	P.objs = NULL;
-	P.cap = P.n = P.walk_cap = P.objs_cap = 0;
+	P.path = NULL;
+	P.calls = NULL;
+	P.cap = P.n = P.walk_cap = P.objs_cap = P.path_n = P.path_cap = P.calls_cap = 0;
 }
 
 /* os.exit() without closing the state ends the process without finalizers: the profile is
  * written from atexit then, the agent's own data only (no Lua call). */
 static void at_exit(void)
 {
+	timer_stop();
 	if (P.agent && tally_agent_stop(P.agent))
 		fprintf(stderr, "tally: %s\n", tally_errmsg());
 }
@@ -489,19 +684,39 @@ static const char *start(lua_State *L, const struct config *c)
 {
 	if (P.agent)
 		return "tally: already profiling";
+	bool timer = c->mode & MODE_TIMER;
 	struct tally_agent_opts o = { .sz = sizeof(o), .mode = c->mode, .output = c->output,
 				      .exact_output = c->exact_output, .freq_hz = c->hz,
-				      .omit_thread = true };
+				      .omit_thread = true, .jit_dir = c->registry_dir };
+	if (timer) {
+		o.mode = TALLY_AGENT_EXACT;
+		o.exact_metric = "samples";
+		o.exact_output = c->output;
+		o.output = NULL;
+	}
 	P.failed = 0;
 	if (tally_agent_new(&o, &P.agent))
 		return tally_errmsg();
-	if (tally_agent_thread_register(P.agent, &P.t) || tally_agent_start(P.agent)) {
+	bool registered = o.mode & (TALLY_AGENT_SAMPLE | TALLY_AGENT_EXACT);
+	if ((registered && tally_agent_thread_register(P.agent, &P.t)) ||
+	    tally_agent_start(P.agent)) {
 		tally_agent_free(P.agent);
 		P.agent = NULL;
 		return tally_errmsg();
 	}
 	hook_exit();
 	P.exact = c->mode & TALLY_AGENT_EXACT;
+	P.mixed = c->mode & TALLY_AGENT_MIXED;
+	P.spare = (struct tally_agent_thread){ .max_depth = SHADOW_FRAMES, .frames = P.spare_frames };
+	P.shadow = P.t ? P.t : &P.spare;
+	if (timer) {
+		const char *err = timer_start(L, c->hz);
+		if (err) {
+			stop_hooks(L);
+			return err;
+		}
+		return NULL;
+	}
 	P.cur = NULL; /* the first hook rebuilds the shadow stack from L's */
 	P.nchain = 0;
 	P.chain_lost = false;
@@ -534,8 +749,8 @@ static const char *opt_string(lua_State *L, const char *key, const char *dflt)
 	return s;
 }
 
-/* tally.start{mode = "sample"|"exact"|"both", output = PATH, exact_output = PATH,
- * hz = N} */
+/* tally.start{mode = "sample"|"exact"|"both"|"mixed"|"timer", output = PATH, exact_output = PATH,
+ * registry_dir = DIR, hz = N} */
 static int l_start(lua_State *L)
 {
 	struct config c = { .mode = TALLY_AGENT_SAMPLE };
@@ -543,8 +758,10 @@ static int l_start(lua_State *L)
 		luaL_checktype(L, 1, LUA_TTABLE);
 		const char *mode = opt_string(L, "mode", "sample");
 		if (config_mode(mode, &c.mode) || !c.mode)
-			return luaL_error(L, "tally.start: mode is sample, exact or both, not %s", mode);
+			return luaL_error(L, "tally.start: mode is sample, exact, both, mixed or timer, not %s",
+					  mode);
 		c.output = opt_string(L, "output", NULL);
+		c.registry_dir = opt_string(L, "registry_dir", NULL);
 		c.exact_output = opt_string(L, "exact_output", NULL);
 		lua_getfield(L, 1, "hz");
 		lua_Integer hz = lua_isnil(L, -1) ? 0 : luaL_checkinteger(L, -1);
@@ -567,6 +784,45 @@ static int l_stop(lua_State *L)
 	return 0;
 }
 
+/* Moves the shadow stack to the state to (the frames it holds: the depth is kept). */
+static void move_shadow(struct tally_agent_thread *to)
+{
+	struct tally_agent_thread *from = P.shadow;
+	uint32_t n = from->depth < from->max_depth ? from->depth : from->max_depth;
+	if (n > to->max_depth)
+		n = to->max_depth;
+	memcpy(to->frames, from->frames, n * sizeof(*to->frames));
+	to->depth = from->depth;
+	to->pc = from->pc;
+	P.shadow = to;
+}
+
+/* tally.run(f, ...): f(...), its results returned. In mixed mode the shadow stack lives
+ * in this function's native frame while f runs (a Lua error is caught and raised again
+ * once the frame's record is closed: the hooks never write to a frame that is gone). */
+static int l_run(lua_State *L)
+{
+	luaL_checkany(L, 1);
+	int base = 1, n = lua_gettop(L) - 1;
+	struct tally_agent *a = P.agent;
+	if (!a || !P.mixed) {
+		lua_call(L, n, LUA_MULTRET);
+		return lua_gettop(L) - base + 1;
+	}
+	struct tally_agent_frame frames[SHADOW_FRAMES];
+	struct tally_agent_loop loop;
+	struct tally_agent_thread *outer = P.shadow, *t =
+		tally_agent_loop_begin(a, &loop, frames, SHADOW_FRAMES);
+	move_shadow(t);
+	int status = lua_pcall(L, n, LUA_MULTRET, 0);
+	if (P.agent == a && P.shadow == t) /* not stopped meanwhile */
+		move_shadow(outer);
+	tally_agent_loop_end(&loop);
+	if (status != LUA_OK)
+		return lua_error(L);
+	return lua_gettop(L) - base + 1;
+}
+
 /* The state closes (the end of lua5.4, or os.exit(code, true)): write what was profiled. */
 static int l_gc(lua_State *L)
 {
@@ -578,15 +834,17 @@ static int l_gc(lua_State *L)
 	return 0;
 }
 
-/* Started by the environment: TALLY_LUA_MODE (sample, the default; exact; both; off),
- * TALLY_LUA_OUTPUT, TALLY_LUA_EXACT_OUTPUT, TALLY_LUA_HZ. */
+/* Started by the environment: TALLY_LUA_MODE (sample, the default; exact; both; mixed;
+ * timer; off), TALLY_LUA_OUTPUT, TALLY_LUA_EXACT_OUTPUT, TALLY_LUA_REGISTRY_DIR, TALLY_LUA_HZ. */
 static void start_from_env(lua_State *L)
 {
 	const char *mode = getenv("TALLY_LUA_MODE"), *hz = getenv("TALLY_LUA_HZ");
 	struct config c = { .mode = TALLY_AGENT_SAMPLE, .output = getenv("TALLY_LUA_OUTPUT"),
-			    .exact_output = getenv("TALLY_LUA_EXACT_OUTPUT") };
+			    .exact_output = getenv("TALLY_LUA_EXACT_OUTPUT"),
+			    .registry_dir = getenv("TALLY_LUA_REGISTRY_DIR") };
 	if (mode && config_mode(mode, &c.mode)) {
-		luaL_error(L, "tally: TALLY_LUA_MODE is sample, exact, both or off, not %s", mode);
+		luaL_error(L, "tally: TALLY_LUA_MODE is sample, exact, both, mixed, timer or off, not %s",
+			   mode);
 		return;
 	}
 	if (hz) {
@@ -607,7 +865,8 @@ static void start_from_env(lua_State *L)
 
 LUA_TALLY_API int luaopen_tally(lua_State *L)
 {
-	static const luaL_Reg fns[] = { { "start", l_start }, { "stop", l_stop }, { NULL, NULL } };
+	static const luaL_Reg fns[] = { { "start", l_start }, { "stop", l_stop }, { "run", l_run },
+					{ NULL, NULL } };
 	/* A value in the registry whose finalizer runs when the state closes. */
 	if (lua_getfield(L, LUA_REGISTRYINDEX, "tally.closer") == LUA_TNIL) {
 		lua_newuserdatauv(L, 1, 0);

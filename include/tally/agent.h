@@ -41,6 +41,9 @@ struct tally_agent;
 enum tally_agent_mode {
 	TALLY_AGENT_SAMPLE = 1, /* the sampler thread and the folded stream */
 	TALLY_AGENT_EXACT = 2,	/* the enter/exit/cost hooks and the pprof written at stop */
+	TALLY_AGENT_MIXED = 4,	/* frames in native samples (`tally record`): the registry is
+				   written as tally-vm-PID-N.dump in jit_dir, and interpreter
+				   loops keep their state in a struct tally_agent_loop */
 };
 
 /* Options (same size rules as struct tally_symbolizer_opts in tally.h). Paths may hold
@@ -56,7 +59,8 @@ struct tally_agent_opts {
 	uint32_t flush_ms;	  /* the stream is flushed at least this often; 0: 100 */
 	uint32_t max_threads;	  /* threads registered at once; 0: 64 */
 	uint32_t max_depth;	  /* shadow frames kept per thread; 0: 512 */
-	const char *jit_dir;	  /* directory of perf-PID.map; NULL: /tmp */
+	const char *jit_dir;	  /* directory of perf-PID.map (and of the registry of
+				     mixed mode); NULL: /tmp */
 	bool omit_thread;	  /* no "thread TID" root frame on sampled stacks */
 	bool jitdump;		  /* JIT regions also go to jit-PID.dump in jit_dir, with
 				     their code, for `perf inject --jit` */
@@ -125,6 +129,44 @@ static inline void tally_agent_pop(struct tally_agent_thread *t)
 #define TALLY_AGENT_PUSH(t, function, call_pc) tally_agent_push((t), (function), (call_pc))
 #define TALLY_AGENT_POP(t) tally_agent_pop(t)
 #endif
+
+/* ---- mixed mode: VM frames in native samples ----
+ *
+ * A native sampler (`tally record`, perf) copies the user stack of the thread it
+ * interrupts, and nothing else. For that copy to carry the VM's state of the sample's own
+ * instant, an interpreter loop keeps its pc and shadow frames in its own native frame: a
+ * struct tally_agent_loop and an array of frames, both locals of the loop function. The
+ * replay finds the record inside the unwound frame that holds it (magic, its own address,
+ * layout version), reads the frames it points to from the same copy, checks each against
+ * the registry the agent wrote (tally-vm-PID-N.dump, N the agent's number in the record)
+ * and splices them in place of that native frame; native code the loop called stays
+ * above them. docs/agent.md says where to put what. */
+
+#define TALLY_AGENT_LOOP_MAGIC 0x31706f6f6c796c74ull /* "tlyloop1" in memory */
+#define TALLY_AGENT_LOOP_VERSION 1
+
+/* The layout is ABI: the replay reads it from stack copies. */
+struct tally_agent_loop {
+	uint64_t magic;	 /* TALLY_AGENT_LOOP_MAGIC while the loop runs, 0 after */
+	uint64_t self;	 /* the record's own address: a stale copy elsewhere is no record */
+	uint32_t agent;	 /* the agent's number in its process (tally-vm-PID-N.dump) */
+	uint32_t version; /* TALLY_AGENT_LOOP_VERSION */
+	struct tally_agent_thread state; /* pc and frames; frames points at the loop's array */
+};
+
+/* Starts the record of a loop activation in loop, with nframes shadow frames at frames
+ * (locals of the same function, or of one that called it), and returns the state to pass
+ * to TALLY_AGENT_PC/_PUSH/_POP. The agent must have TALLY_AGENT_MIXED. NULL when a is
+ * NULL or has not (nothing is then recorded; the macros must not be given NULL). */
+TALLY_API struct tally_agent_thread *tally_agent_loop_begin(struct tally_agent *a,
+							     struct tally_agent_loop *loop,
+							     struct tally_agent_frame *frames,
+							     uint32_t nframes);
+/* Before the loop function returns: the bytes left on the stack are no record. */
+static inline void tally_agent_loop_end(struct tally_agent_loop *loop)
+{
+	__atomic_store_n(&loop->magic, 0, __ATOMIC_RELAXED);
+}
 
 /* ---- lifecycle ---- */
 

@@ -40,6 +40,10 @@ char *agent_path(const char *pattern, pid_t pid)
 	return out;
 }
 
+/* The agents made in this process so far: each one's number names its mixed-mode registry
+ * (process-wide, like the list of live agents in thread.c). */
+static uint32_t agents_made;
+
 static int dup_opt(const char **s, const char *dflt)
 {
 	*s = strdup(*s ? *s : dflt);
@@ -61,7 +65,7 @@ static int defaults(struct tally_agent_opts *o)
 {
 	if (!o->mode)
 		o->mode = TALLY_AGENT_SAMPLE;
-	if (o->mode & ~(unsigned)(TALLY_AGENT_SAMPLE | TALLY_AGENT_EXACT))
+	if (o->mode & ~(unsigned)(TALLY_AGENT_SAMPLE | TALLY_AGENT_EXACT | TALLY_AGENT_MIXED))
 		return err_set(-EINVAL, "agent: unknown mode bits %#x", o->mode);
 	if (!o->freq_hz)
 		o->freq_hz = 999;
@@ -117,6 +121,8 @@ int tally_agent_new(const struct tally_agent_opts *opts, struct tally_agent **ou
 	a->fd = -1;
 	a->perfmap_fd = -1;
 	a->jitdump_fd = -1;
+	a->vmdump_fd = -1;
+	a->number = __atomic_add_fetch(&agents_made, 1, __ATOMIC_RELAXED);
 	agent_live_add(a);
 	*out = a;
 	return 0;
@@ -184,6 +190,23 @@ void tally_agent_free(struct tally_agent *a)
 	free(a->locs);
 	prof_free(a->sprof);
 	free(a);
+}
+
+struct tally_agent_thread *tally_agent_loop_begin(struct tally_agent *a,
+						  struct tally_agent_loop *loop,
+						  struct tally_agent_frame *frames, uint32_t nframes)
+{
+	if (!a || !(a->o.mode & TALLY_AGENT_MIXED))
+		return NULL;
+	*loop = (struct tally_agent_loop){
+		.self = (uint64_t)(uintptr_t)loop,
+		.agent = a->number,
+		.version = TALLY_AGENT_LOOP_VERSION,
+		.state = { .max_depth = nframes, .frames = frames },
+	};
+	/* Last: a sample taken before this store sees no record, not half of one. */
+	__atomic_store_n(&loop->magic, TALLY_AGENT_LOOP_MAGIC, __ATOMIC_RELEASE);
+	return &loop->state;
 }
 
 int tally_agent_stats(struct tally_agent *a, struct tally_agent_stats *out)

@@ -100,6 +100,8 @@ struct tally_agent {
 	void *jitdump_map; /* the executable mapping perf looks for */
 	size_t jitdump_map_len;
 	uint64_t jitdump_index;
+	uint32_t number; /* the agent's number in its process, from 1 (mixed mode's files) */
+	int vmdump_fd;	 /* mixed mode's registry, tally-vm-PID-N.dump; -1 until needed */
 	struct tally_agent *next_live; /* the process's agents, for fork */
 };
 
@@ -120,6 +122,12 @@ char *agent_path(const char *pattern, pid_t pid);
 /* jit-PID.dump (jitdump.c), under the agent's lock. */
 int agent_jitdump_add(struct tally_agent *a, const char *name, const void *addr, size_t size);
 void agent_jitdump_close(struct tally_agent *a);
+/* Mixed mode's registry (jitdump.c), under the agent's lock: function id as a JIT_CODE_LOAD
+ * in the VM's pc space, with its lines; and every live function again into a new file of
+ * the calling process (a forked child's). */
+int agent_vmdump_add(struct tally_agent *a, uint32_t id, const struct agent_fn *f);
+int agent_vmdump_rewrite(struct tally_agent *a);
+void agent_vmdump_close(struct tally_agent *a);
 
 /* The sampler thread (sampler.c). */
 int agent_sampler_start(struct tally_agent *a);

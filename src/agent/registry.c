@@ -158,6 +158,8 @@ int tally_agent_register(struct tally_agent *a, const struct tally_agent_functio
 		else
 			rc = err_set(-ENOMEM, "out of memory");
 	}
+	if (!rc && (a->o.mode & TALLY_AGENT_MIXED))
+		rc = agent_vmdump_add(a, n, e);
 	if (!rc) {
 		__atomic_store_n(&(*chunk)[n & (AGENT_CHUNK - 1)], e, __ATOMIC_RELEASE);
 		a->next_id = n + 1;
@@ -205,6 +207,7 @@ void agent_registry_free(struct tally_agent *a)
 	if (a->perfmap_fd >= 0)
 		close(a->perfmap_fd);
 	agent_jitdump_close(a);
+	agent_vmdump_close(a);
 }
 
 /* Names go on one line of their own: a newline would start a bogus entry. */

@@ -54,6 +54,11 @@ static void child_agent(struct tally_agent *a)
 	a->perfmap_fd = -1;
 	agent_jitdump_close(a); /* the parent's file: the child starts its own */
 	a->jitdump_index = 0;
+	agent_vmdump_close(a);
+	/* The child's samples name its pid: its registry must be there under that pid too.
+	 * Failing, they are counted as unregistered in the replay. */
+	if (a->o.mode & TALLY_AGENT_MIXED)
+		agent_vmdump_rewrite(a);
 	for (uint32_t i = 0; i < a->o.max_threads; i++) {
 		struct agent_thread *t = &a->threads[i];
 		if (t->state != THREAD_ACTIVE)

@@ -4,7 +4,9 @@
  * the profile, so that it reads the same on a profile merged or read back from pprof. Shares
  * are printed with as many decimals as it takes not to round 3 truncated stacks in 1,000
  * to 0% or 999 to 100%. Recordings with Python frames get a second line, "python:", with
- * the share of stacks that have them and of those that kept native frames, by reason.
+ * the share of stacks that have them and of those that kept native frames, by reason;
+ * recordings with an agent's VM frames (mixed mode) a "vm:" line, with the loop records
+ * that did not become VM frames, by reason.
  */
 #include "replay/replay.h"
 
@@ -75,6 +77,35 @@ static void python_summary(FILE *out, const struct prof *p, uint64_t samples)
 	fputc('\n', out);
 }
 
+/* "vm:       N stacks with VM frames (S%); loop records left native: ..." (the reasons
+ * that occurred; "none" without any). */
+static void vm_summary(FILE *out, const struct prof *p, uint64_t samples)
+{
+	static const struct { const char *counter, *what; } kept[] = {
+		{ REPLAY_COUNTER_VM_CHANGING, "changing" },
+		{ REPLAY_COUNTER_VM_EMPTY, "without frames" },
+		{ REPLAY_COUNTER_VM_TOO_DEEP, "too deep" },
+		{ REPLAY_COUNTER_VM_UNREADABLE, "outside the copy" },
+		{ REPLAY_COUNTER_VM_NO_REGISTRY, "no registry" },
+		{ REPLAY_COUNTER_VM_UNKNOWN, "function not registered" },
+		{ REPLAY_COUNTER_VM_PC_OUTSIDE, "pc outside its function" },
+		{ REPLAY_COUNTER_VM_MALFORMED, "another layout" },
+	};
+	uint64_t with, n;
+	char a[32];
+	if (!counter(p, REPLAY_COUNTER_VM_SAMPLES, &with))
+		return;
+	fprintf(out, "vm:       %llu stacks with VM frames (%s); loop records left native:",
+		(unsigned long long)with, replay_share(a, sizeof(a), with, samples));
+	bool any = false;
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		if (counter(p, kept[i].counter, &n) && n) {
+			fprintf(out, "%s %llu %s", any ? "," : "", (unsigned long long)n, kept[i].what);
+			any = true;
+		}
+	fputs(any ? "\n" : " none\n", out);
+}
+
 void replay_quality_summary(FILE *out, const struct prof *p)
 {
 	uint64_t samples, complete, truncated, single, frames;
@@ -87,4 +118,5 @@ void replay_quality_summary(FILE *out, const struct prof *p)
 	print_shares(out, samples, complete, truncated, single, frames);
 	fputc('\n', out);
 	python_summary(out, p, samples);
+	vm_summary(out, p, samples);
 }

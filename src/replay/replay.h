@@ -67,6 +67,24 @@ struct replay_python_stats {
 	uint64_t malformed;    /* payloads not understood, left out */
 };
 
+/* How the agent's VM frames of a recording went (mixed mode, the VM frame source),
+ * present once a loop record was found (a registry in the directory alone changes no
+ * output: registries of other runs may lie in /tmp). Each loop record found in a
+ * native frame either becomes VM frames or leaves that frame native for one reason. */
+struct replay_vm_stats {
+	bool present;
+	uint64_t samples;	   /* stacks with VM frames */
+	uint64_t frames;	   /* VM frames, over all samples */
+	uint64_t malformed;	   /* a record of another layout version */
+	uint64_t changing;	   /* sampled while the loop pushed or popped a frame */
+	uint64_t empty;		   /* a record with no frame pushed yet (or any more) */
+	uint64_t too_deep;	   /* deeper than its frames array */
+	uint64_t unreadable;	   /* its frames outside the stack copy */
+	uint64_t no_registry;	   /* no tally-vm-PID-N.dump for it */
+	uint64_t unknown_function; /* a frame's function not in the registry */
+	uint64_t pc_outside;	   /* a pc outside its frame's function */
+};
+
 /* What the unwinder learns beside the recording's records: the CFI of JIT code (jitdump).
  * before_sample brings the sample's process's space s up to the sample's time (adding the
  * code loaded by then, unw_space_jit); 0, or a negative code with the message set, which
@@ -91,6 +109,7 @@ int replay_unwind_each(struct perf_data *d, enum unw_method method,
 struct replay_quality {
 	struct replay_info info;
 	struct replay_python_stats python;
+	struct replay_vm_stats vm;
 	struct unw_stats stats;
 	char stop_modules[3][64]; /* where truncated stacks ended most often */
 	uint64_t stop_counts[3];
@@ -106,6 +125,7 @@ enum replay_frame_kind {
 	REPLAY_FRAME_TRUNCATED,
 	REPLAY_FRAME_JIT, /* code a runtime compiled; module is the file that named it */
 	REPLAY_FRAME_PYTHON, /* a CPython frame; module is the interpreter that ran it */
+	REPLAY_FRAME_VM,     /* an agent's VM frame (mixed mode); addr is the VM's pc */
 };
 
 struct replay_sym_frame {
@@ -207,6 +227,15 @@ int replay_jit_dir(const char *data_path, char *buf, size_t size);
 int replay_python_source_new(const struct perf_data *d, struct replay_python_stats *stats,
 			     struct replay_frame_source *out);
 
+/* The agent's VM frame source (mixed mode, include/tally/agent.h): the VM frames of the
+ * loop records found in each sample's stack copy, checked against the agents' registries
+ * (tally-vm-PID-N.dump in replay_jit_dir(d->path) when that directory exists, else in
+ * /tmp), as REPLAY_FRAME_VM frames in place of the native frame holding the record;
+ * outcomes counted in *stats, which must outlive the source. out->ops is NULL when no
+ * registry is there. 0, or a negative code with the message set. */
+int replay_vm_source_new(struct perf_data *d, struct replay_vm_stats *stats,
+			 struct replay_frame_source *out);
+
 /* Names stacks: "[truncated]" first when one was not unwound to its outermost frame, each
  * unwound frame by sources[0..n) then the ELF source, kernel frames last. The namer takes
  * the n sources over (closed by replay_namer_free, also when this fails); at most 7. */
@@ -247,6 +276,18 @@ void replay_namer_free(struct replay_namer *nm);
 #define REPLAY_COUNTER_PY_CUT "python: stacks cut"
 #define REPLAY_COUNTER_PY_BETWEEN "python: eval loop between frames"
 #define REPLAY_COUNTER_PY_MALFORMED "python: malformed records"
+/* VM frames of mixed mode (recordings with a registry only): the samples that have some,
+ * the frames, and the loop records that left their native frame in place, by reason. */
+#define REPLAY_COUNTER_VM_SAMPLES "vm: samples with VM frames"
+#define REPLAY_COUNTER_VM_FRAMES "vm: frames"
+#define REPLAY_COUNTER_VM_MALFORMED "vm: records of another layout"
+#define REPLAY_COUNTER_VM_CHANGING "vm: stacks changing"
+#define REPLAY_COUNTER_VM_EMPTY "vm: records without frames"
+#define REPLAY_COUNTER_VM_TOO_DEEP "vm: stacks deeper than their record"
+#define REPLAY_COUNTER_VM_UNREADABLE "vm: frames outside the stack copy"
+#define REPLAY_COUNTER_VM_NO_REGISTRY "vm: no registry"
+#define REPLAY_COUNTER_VM_UNKNOWN "vm: function not registered"
+#define REPLAY_COUNTER_VM_PC_OUTSIDE "vm: pc outside its function"
 
 /* The profile of a perf.data: metrics samples/count and cpu/nanoseconds (clock events) or
  * events/count, stacks unwound with method and symbolized, unwind quality as counters. */

@@ -2,7 +2,8 @@
  * Symbolized stacks of a perf.data: each sample unwound (replay.c), then its frames named
  * outermost first: "[truncated]" first when the stack was not unwound to its outermost
  * frame, each unwound frame by the first frame source that claims it (CPython's eval loop
- * by the Python frames of the sample's instant, python_source.c; JIT code by jitdump,
+ * by the Python frames of the sample's instant, python_source.c; an agent's interpreter
+ * loop by the VM frames its record in the stack copy holds, vm_source.c; JIT code by jitdump,
  * jitdump_source.c, then by perf maps, perfmap_source.c; the ELF source last, elf_source.c),
  * then kernel frames from /proc/kallsyms (read only when a sample has some).
  * A stack named before is taken from the stack memo unless a source's names depend on the
@@ -216,11 +217,14 @@ int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 	q->method = method;
 	/* Python first: the eval loop's frames are the interpreter's, in a file. jitdump before
 	 * perf maps: a dump names code by the moment of the sample, with lines. */
-	struct replay_frame_source sources[3];
+	struct replay_frame_source sources[4];
 	size_t n = 0;
 	char dir[4096];
 	struct replay_unwind_hook jit_cfi = { 0 }; /* the dumps' CFI, for the unwinder */
 	int r = replay_python_source_new(d, &q->python, &sources[n]);
+	n += !r && sources[n].ops;
+	if (!r)
+		r = replay_vm_source_new(d, &q->vm, &sources[n]);
 	n += !r && sources[n].ops;
 	if (!r)
 		r = replay_jitdump_source_new(d, &sources[n]);

@@ -7,6 +7,7 @@
 #include "replay/replay.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,7 @@ static const enum prof_kind kinds[] = {
 	[REPLAY_FRAME_TRUNCATED] = PROF_TRUNCATED,
 	[REPLAY_FRAME_JIT] = PROF_JIT,
 	[REPLAY_FRAME_PYTHON] = PROF_PYTHON,
+	[REPLAY_FRAME_VM] = PROF_VM,
 };
 
 static uint32_t module_id(struct build *b, const char *path, const char *build_id)
@@ -246,6 +248,30 @@ static void python_counters(struct prof *p, const struct replay_python_stats *s)
 		prof_set_counter(p, REPLAY_COUNTER_PY_MALFORMED, (int64_t)s->malformed);
 }
 
+static void vm_counters(struct prof *p, const struct replay_vm_stats *s)
+{
+	static const struct { const char *name; size_t off; } kept[] = {
+		{ REPLAY_COUNTER_VM_MALFORMED, offsetof(struct replay_vm_stats, malformed) },
+		{ REPLAY_COUNTER_VM_CHANGING, offsetof(struct replay_vm_stats, changing) },
+		{ REPLAY_COUNTER_VM_EMPTY, offsetof(struct replay_vm_stats, empty) },
+		{ REPLAY_COUNTER_VM_TOO_DEEP, offsetof(struct replay_vm_stats, too_deep) },
+		{ REPLAY_COUNTER_VM_UNREADABLE, offsetof(struct replay_vm_stats, unreadable) },
+		{ REPLAY_COUNTER_VM_NO_REGISTRY, offsetof(struct replay_vm_stats, no_registry) },
+		{ REPLAY_COUNTER_VM_UNKNOWN, offsetof(struct replay_vm_stats, unknown_function) },
+		{ REPLAY_COUNTER_VM_PC_OUTSIDE, offsetof(struct replay_vm_stats, pc_outside) },
+	};
+	if (!s->present)
+		return;
+	prof_set_counter(p, REPLAY_COUNTER_VM_SAMPLES, (int64_t)s->samples);
+	prof_set_counter(p, REPLAY_COUNTER_VM_FRAMES, (int64_t)s->frames);
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		uint64_t n;
+		memcpy(&n, (const char *)s + kept[i].off, sizeof(n));
+		if (n)
+			prof_set_counter(p, kept[i].name, (int64_t)n);
+	}
+}
+
 static void counters(struct prof *p, const struct replay_quality *q)
 {
 	const struct unw_stats *s = &q->stats;
@@ -289,6 +315,7 @@ static void counters(struct prof *p, const struct replay_quality *q)
 		prof_set_counter(p, name, (int64_t)q->stop_counts[k]);
 	}
 	python_counters(p, &q->python);
+	vm_counters(p, &q->vm);
 }
 
 /* Whether every sample is one hit of a probe: tally's usdt recordings (the uprobe PMU of this

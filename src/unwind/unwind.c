@@ -524,6 +524,7 @@ size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const stru
 		struct unw_frame *f = &out[n++];
 		memset(f, 0, sizeof(*f));
 		f->pc = cur->r[a->pc];
+		f->sp = cur->r[a->sp];
 		f->mod = m ? m->mod : NULL;
 		bool up = step(c, s, cur, &mem, &m, f, &st, next);
 		unw_memo_stepped(notes, st.uses, up ? st.passes : 0);

@@ -102,6 +102,8 @@ struct unw_space {
 
 struct unw_frame {
 	uint64_t pc;           /* return addresses as found; frame 0 is the sampled ip */
+	uint64_t sp;           /* the stack pointer in this frame (its locals lie from here up
+				* to its caller's sp); 0 when unknown (callchains) */
 	const struct unw_module *mod;
 	uint64_t rel;          /* the address in the module's ELF file (vaddr), 0 without one */
 	bool by_fp;            /* this frame's caller was found through the frame pointer */

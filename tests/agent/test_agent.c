@@ -3,7 +3,8 @@
  * unregistering, bad descriptions), thread limits, the sampler's stream (what it names,
  * pausing, several agents at once), exact mode's errors, fork (a child that restarts
  * sampling writes its own file, the parent's stream is unharmed), and perf-PID.map lines
- * in perf's documented format ("START SIZE NAME", hex without 0x).
+ * in perf's documented format ("START SIZE NAME", hex without 0x); mixed mode's loop
+ * record (what the replay reads from stack copies) and its registry file's name.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -99,7 +100,7 @@ static void opts_are_read_by_size(void **state)
 	assert_int_equal(tally_agent_new(&big.o, &a), 0);
 	tally_agent_free(a);
 	o.sz = sizeof(o);
-	o.mode = 4;
+	o.mode = 8;
 	assert_int_equal(tally_agent_new(&o, &a), -EINVAL);
 	assert_non_null(strstr(tally_errmsg(), "mode"));
 	assert_int_equal(tally_agent_new(NULL, &a), 0);
@@ -395,6 +396,78 @@ static void jit_regions_go_to_perf_map(void **state)
 	assert_string_equal(text, "7f0000001000 40 jit:loop\n7f0000002000 8 two lines\n");
 }
 
+/* The record says what it is only while the loop runs, and names the agent's registry. */
+static void loop_record_names_its_registry(void **state)
+{
+	(void)state;
+	struct tally_agent *plain = NULL, *a = NULL;
+	struct tally_agent_opts o = { .sz = sizeof(o), .mode = TALLY_AGENT_MIXED, .jit_dir = dir };
+	assert_int_equal(tally_agent_new(NULL, &plain), 0);
+	assert_int_equal(tally_agent_new(&o, &a), 0);
+	struct tally_agent_loop loop;
+	struct tally_agent_frame frames[4];
+	assert_null(tally_agent_loop_begin(plain, &loop, frames, 4));
+	struct tally_agent_thread *t = tally_agent_loop_begin(a, &loop, frames, 4);
+	assert_ptr_equal(t, &loop.state);
+	assert_true(loop.magic == TALLY_AGENT_LOOP_MAGIC);
+	assert_true(loop.self == (uint64_t)(uintptr_t)&loop);
+	assert_int_equal(loop.version, TALLY_AGENT_LOOP_VERSION);
+	assert_int_equal(t->max_depth, 4);
+	assert_ptr_equal(t->frames, frames);
+	struct tally_agent_function f = { .sz = sizeof(f), .name = "f", .start = 0, .end = 4 };
+	uint32_t id;
+	assert_int_equal(tally_agent_register(a, &f, &id), 0);
+	TALLY_AGENT_PUSH(t, id, 0);
+	TALLY_AGENT_PC(t, 3);
+	assert_int_equal(t->depth, 1);
+	assert_int_equal(frames[0].function, id);
+	assert_true(t->pc == 3);
+	tally_agent_loop_end(&loop);
+	assert_true(loop.magic == 0);
+	char name[64];
+	snprintf(name, sizeof(name), "tally-vm-%d-%u.dump", (int)getpid(), loop.agent);
+	FILE *dump = fopen(path_in(name), "rb");
+	uint32_t magic = 0;
+	assert_non_null(dump);
+	assert_int_equal(fread(&magic, 4, 1, dump), 1);
+	assert_true(magic == 0x4A695444u); /* jitdump's, tools/perf/Documentation/jitdump-specification.txt */
+	fclose(dump);
+	tally_agent_free(a);
+	tally_agent_free(plain);
+}
+
+/* A forked child's samples name its pid: its registry is written again under that pid,
+ * with the functions registered before the fork. */
+static void fork_child_writes_its_registry(void **state)
+{
+	(void)state;
+	struct tally_agent *a = NULL;
+	struct tally_agent_opts o = { .sz = sizeof(o), .mode = TALLY_AGENT_MIXED, .jit_dir = dir };
+	assert_int_equal(tally_agent_new(&o, &a), 0);
+	struct tally_agent_function f = { .sz = sizeof(f), .name = "before_fork", .start = 0, .end = 2 };
+	uint32_t id;
+	assert_int_equal(tally_agent_register(a, &f, &id), 0);
+	struct tally_agent_loop loop;
+	struct tally_agent_frame frames[1];
+	assert_non_null(tally_agent_loop_begin(a, &loop, frames, 1));
+	pid_t pid = fork();
+	if (pid == 0) {
+		char name[64];
+		snprintf(name, sizeof(name), "tally-vm-%d-%u.dump", (int)getpid(), loop.agent);
+		FILE *d = fopen(path_in(name), "rb");
+		static char buf[4096];
+		size_t n = d ? fread(buf, 1, sizeof(buf), d) : 0;
+		bool named = false;
+		for (size_t i = 0; i + 11 < n; i++)
+			named |= !memcmp(buf + i, "before_fork", 11);
+		_exit(named ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	tally_agent_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +484,8 @@ int main(void)
 		cmocka_unit_test(fork_child_restarts_cleanly),
 		cmocka_unit_test(exact_hooks_check_their_state),
 		cmocka_unit_test(jit_regions_go_to_perf_map),
+		cmocka_unit_test(loop_record_names_its_registry),
+		cmocka_unit_test(fork_child_writes_its_registry),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,31 +3,15 @@
 # debug.sethook with count 1), read back by go tool pprof; the sampled shares of three
 # functions with one loop body agree with their exact shares within binomial bounds; C
 # functions called from Lua sit under their Lua caller; a known call chain is sampled in
-# its order; tally.start{}/tally.stop() from the script; os.exit() still writes.
+# its order; tally.start{}/tally.stop() from the script; os.exit() still writes; timer
+# mode's shares and stacks by the same rules.
 . tests/lib.sh
 
-mod=$ROOT/$BUILD/lua/tally.so
-if ! command -v lua5.4 >/dev/null; then
-	skip lua_module "no lua5.4 (scripts/install-deps.sh test installs it)"
-	exit 0
-fi
-if [ ! -f "$mod" ]; then
-	fail lua_module "no $mod (make needs liblua5.4-dev)"
-	exit 0
-fi
-# A sanitized module needs its runtime loaded first in an unsanitized lua5.4.
-preload=
-if [ "$BUILD" = build-asan ]; then
-	preload="$(cc -print-file-name=libasan.so):$(cc -print-file-name=libubsan.so)"
-	export ASAN_OPTIONS=detect_leaks=0
-fi
+NAME=lua_module
+. tests/lua/module.sh
 D=$ROOT/tests/lua
 cp "$D/work.lua" "$D/shares.lua" "$TMP/"
 cd "$TMP" || exit 1
-# lua_tally ENV... -- SCRIPT: lua5.4 -ltally SCRIPT with the module built here.
-lua_tally() {
-	env LUA_CPATH="$(dirname "$mod")/?.so;;" LD_PRELOAD="$preload" "$@"
-}
 
 # Exact mode against the Lua counter. Functions defined in work.lua only (its main chunk,
 # line 0, runs partly before the counter's hook is set and after the module's).
@@ -91,23 +75,30 @@ fi
 # C functions under their Lua caller: string.rep under reps, table.sort under sorts, the
 # comparator table.sort calls above it; every stack of work.lua is one its code makes.
 W='work\.lua'
+main="^\? \[C\];main chunk \($W:0\)"
+calls="(;(\? \($W:5\)|hot \($W:10\)|warm \($W:11\)|reps \($W:12\)(;string\.rep \[C\])?|sorts \($W:16\)(;table\.sort \[C\](;\? \($W:13\))?)?|fib \($W:25\)(;fib \($W:25\))*|drain \($W:29\)(;(co \[C\](;\? \($W:28\)(;coroutine\.yield \[C\])?)?|coroutine\.wrap \[C\]))?|pcall \[C\](;\? \($W:38\)(;deep \($W:26\)(;error \[C\])?)?)?|[a-z.]+ \[C\]))?"
+# a C function Lua calls from anywhere, unnamed: a to-be-closed or finalizer method
+# (string.rep closes its buffer's box)
+closer="(;\? \[C\])?"
+# work_stacks NAME FOLDED: every stack of work.lua matches, with string.rep (its box's close
+# call above it or not: a timer's hook armed inside string.rep fires at that call) and
+# table.sort stacks among them.
+work_stacks() {
+	local bad rep srt
+	bad=$(grep "work.lua" "$2" | grep -vE "$main$calls$closer [0-9]+$")
+	rep=$(grep -cE "reps \($W:12\);string\.rep \[C\]$closer [0-9]+$" "$2")
+	srt=$(grep -cE "sorts \($W:16\);table\.sort \[C\](;\? \($W:13\))? [0-9]+$" "$2")
+	if [ -z "$bad" ] && [ "$rep" -ge 1 ] && [ "$srt" -ge 1 ]; then
+		pass "$1"
+	else
+		fail "$1" "$rep string.rep, $srt table.sort stacks; stray: $(head -3 <<<"$bad")"
+	fi
+}
 if ! lua_tally SCALE=20 TALLY_LUA_HZ=4999 TALLY_LUA_OUTPUT=w.folded lua5.4 -ltally work.lua \
 	>w.out 2>&1; then
 	fail lua_c_functions_under_lua_caller "$(cat w.out)"
 else
-	main="^\? \[C\];main chunk \($W:0\)"
-	calls="(;(\? \($W:5\)|hot \($W:10\)|warm \($W:11\)|reps \($W:12\)(;string\.rep \[C\])?|sorts \($W:16\)(;table\.sort \[C\](;\? \($W:13\))?)?|fib \($W:25\)(;fib \($W:25\))*|drain \($W:29\)(;(co \[C\](;\? \($W:28\)(;coroutine\.yield \[C\])?)?|coroutine\.wrap \[C\]))?|pcall \[C\](;\? \($W:38\)(;deep \($W:26\)(;error \[C\])?)?)?|[a-z.]+ \[C\]))?"
-	# a C function Lua calls from anywhere, unnamed: a to-be-closed or finalizer method
-	# (string.rep closes its buffer's box)
-	closer="(;\? \[C\])?"
-	bad=$(grep "work.lua" w.folded | grep -vE "$main$calls$closer [0-9]+$")
-	rep=$(grep -cE "reps \($W:12\);string\.rep \[C\] [0-9]+$" w.folded)
-	srt=$(grep -cE "sorts \($W:16\);table\.sort \[C\](;\? \($W:13\))? [0-9]+$" w.folded)
-	if [ -z "$bad" ] && [ "$rep" -ge 1 ] && [ "$srt" -ge 1 ]; then
-		pass lua_c_functions_under_lua_caller
-	else
-		fail lua_c_functions_under_lua_caller "$rep string.rep, $srt table.sort stacks; stray: $(head -3 <<<"$bad")"
-	fi
+	work_stacks lua_c_functions_under_lua_caller w.folded
 fi
 
 # The Lua API: TALLY_LUA_MODE=off loads without profiling; tally.start{} and tally.stop()
@@ -124,7 +115,7 @@ print(select(2, pcall(tally.start, { mode = "fast" })), select(2, pcall(tally.st
 L
 if out=$(lua_tally TALLY_LUA_MODE=off lua5.4 api.lua 2>&1) && "$TALLY" report api.pb.gz >api.rep 2>&1 &&
 	grep -q 'fib (api.lua:2)' api.rep && ! grep -q spin api.rep &&
-	grep -q 'mode is sample, exact or both, not fast' <<<"$out" && grep -q 'not profiling' <<<"$out"; then
+	grep -q 'mode is sample, exact, both, mixed or timer, not fast' <<<"$out" && grep -q 'not profiling' <<<"$out"; then
 	pass lua_start_stop_api
 else
 	fail lua_start_stop_api "$out $(head -12 api.rep 2>/dev/null)"
@@ -137,5 +128,26 @@ if lua_tally TALLY_LUA_MODE=exact TALLY_LUA_EXACT_OUTPUT=exit.pb.gz lua5.4 -ltal
 else
 	fail lua_os_exit_writes_profile "$(cat exit.out) $("$TALLY" report exit.pb.gz 2>&1 | head -8)"
 fi
-expect_err lua_bad_env_mode 1 'TALLY_LUA_MODE is sample, exact, both or off' \
+expect_err lua_bad_env_mode 1 'TALLY_LUA_MODE is sample, exact, both, mixed, timer or off' \
 	lua_tally TALLY_LUA_MODE=fast lua5.4 -ltally -e 'print(1)'
+
+# Timer mode (a timer's signal arms a one-shot hook; nothing per call): the sampled shares
+# of hot, warm and cold agree with the counter's, and every stack of work.lua is one its
+# code makes, string.rep under reps and table.sort under sorts among them (time inside the
+# coroutine is charged to the call that resumed it: drain's co).
+if ! lua_tally ROUNDS=40 TALLY_LUA_MODE=timer TALLY_LUA_HZ=4999 TALLY_LUA_OUTPUT=t.pb.gz \
+	lua5.4 -ltally shares.lua >t.out 2>&1 || ! "$TALLY" export -f folded -o t.folded t.pb.gz 2>>t.out; then
+	fail lua_timer_shares_agree "$(cat t.out)"
+else
+	verdict=$(awk -v counts=counts -v strip=' [(].*$' -f "$ROOT/tests/agent/shares.awk" t.folded)
+	case $verdict in
+	ok*) pass lua_timer_shares_agree ;;
+	*) fail lua_timer_shares_agree "$verdict" ;;
+	esac
+fi
+if ! lua_tally SCALE=20 TALLY_LUA_MODE=timer TALLY_LUA_HZ=4999 TALLY_LUA_OUTPUT=tw.pb.gz \
+	lua5.4 -ltally work.lua >tw.out 2>&1 || ! "$TALLY" export -f folded -o tw.folded tw.pb.gz 2>>tw.out; then
+	fail lua_timer_c_functions_under_lua_caller "$(cat tw.out)"
+else
+	work_stacks lua_timer_c_functions_under_lua_caller tw.folded
+fi
