@@ -24,6 +24,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,7 +219,8 @@ static uint64_t empty_string(const struct dwarf *d)
  * addresses show the broken linker's pattern, one offset that is no string's start proves
  * it: all the unit's strings then read as empty (absent), never as another string's bytes.
  */
-static int repair_unit(struct dwarf *d, struct dwarf_unit *u, uint8_t *info, struct text_range t)
+static int repair_unit(struct dwarf *d, struct dwarf_unit *u, uint8_t *info, struct text_range t,
+		       unsigned *cleared)
 {
 	if (u->version >= 5 || dwarf_unit_abbrevs(d, u))
 		return 0;
@@ -228,7 +230,20 @@ static int repair_unit(struct dwarf *d, struct dwarf_unit *u, uint8_t *info, str
 		return fixed;
 	w.pass = STRP_CLEAR;
 	walk_unit(d, u, info, t, &w);
+	++*cleared;
 	return fixed + 1;
+}
+
+/* Says what the repair could not recover (d->lost); 1, or -ENOMEM. */
+static int note_loss(struct dwarf *d, unsigned cut, unsigned cleared)
+{
+	char buf[320];
+	snprintf(buf, sizeof(buf),
+		 "DWARF broken by an old Solana linker, repaired in part: line sequences cut where "
+		 "the linker zeroed their opcodes: %u; units whose strings it left unrelocated "
+		 "(their names dropped): %u", cut, cleared);
+	d->lost = arena_strdup(&d->arena, buf);
+	return d->lost ? 1 : -ENOMEM;
 }
 
 /* What a DWARF 2-4 line program header says about its opcodes. */
@@ -304,8 +319,10 @@ static bool end_sequence_at(uint8_t *line, const struct line_header *h, uint64_t
 	return true;
 }
 
-/* Repairs one line program of line (a private copy); true when it changed it. */
-static bool repair_line_unit(uint8_t *line, const struct line_header *h, struct text_range t)
+/* Repairs one line program of line (a private copy); true when it changed it, *ended when
+ * it ended a sequence where opcodes were lost. */
+static bool repair_line_unit(uint8_t *line, const struct line_header *h, struct text_range t,
+			     bool *ended)
 {
 	struct cur c = cur_make(line, h->end, false);
 	cur_seek(&c, h->prog);
@@ -318,7 +335,7 @@ static bool repair_line_unit(uint8_t *line, const struct line_header *h, struct 
 		skip_opcode(&c, h, &operand, &makes_row, &ends);
 		if (lost && (!cur_ok(&c) || cur_off(&c) > lost)) {
 			if (end_sequence_at(line, h, at, row))
-				return true;
+				return *ended = true;
 			/* no room to end it: the sequence stays as the linker left it */
 			store_u64(line + operand_at, shifted, false);
 			return fixed;
@@ -342,7 +359,7 @@ static bool repair_line_unit(uint8_t *line, const struct line_header *h, struct 
 	return fixed;
 }
 
-static int repair_lines(struct dwarf *d, struct text_range t)
+static int repair_lines(struct dwarf *d, struct text_range t, unsigned *cut)
 {
 	if (d->big_endian || t.hi >= UINT64_C(1) << 32)
 		return 0;
@@ -355,8 +372,10 @@ static int repair_lines(struct dwarf *d, struct text_range t)
 		if (!line && !(line = private_copy(d, &d->line)))
 			return -ENOMEM;
 		h.std_lengths = line + (h.std_lengths - c.base);
-		if (repair_line_unit(line, &h, t))
+		bool ended = false;
+		if (repair_line_unit(line, &h, t, &ended))
 			repaired = 1;
+		*cut += ended;
 	}
 	return repaired;
 }
@@ -369,7 +388,8 @@ int dwarf_repair_sbpf(struct dwarf *d)
 	int repaired = d->addr.size ? repair_addr(d, t) : 0;
 	if (repaired < 0)
 		return repaired;
-	int lines = d->line.size ? repair_lines(d, t) : 0;
+	unsigned cut = 0, cleared = 0;
+	int lines = d->line.size ? repair_lines(d, t, &cut) : 0;
 	if (lines < 0)
 		return lines;
 	repaired |= lines;
@@ -379,8 +399,9 @@ int dwarf_repair_sbpf(struct dwarf *d)
 			continue;
 		if (!info && !(info = private_copy(d, &d->info)))
 			return -ENOMEM;
-		if (repair_unit(d, &d->units[i], info, t) > 0)
+		int r = repair_unit(d, &d->units[i], info, t, &cleared);
+		if (r > 0)
 			repaired = 1;
 	}
-	return repaired;
+	return repaired && (cut || cleared) ? note_loss(d, cut, cleared) : repaired;
 }
