@@ -59,6 +59,7 @@ struct global {
 	const char *name;
 	uint32_t obj;
 	struct sx_sym sym;
+	uint32_t dynsym; /* its .dynsym entry plus one, once an lddw needs it (v0) */
 };
 
 /* What a relocation's symbol resolves to. */
@@ -79,7 +80,7 @@ struct link {
 	bool dynamic;            /* v0: the loader relocates */
 	bool debug;              /* .debug_* sections are linked into out->debug */
 	uint8_t *text, *ro;
-	uint64_t text_len, ro_len, ro_align;
+	uint64_t text_len, ro_len, ro_align, debug_len;
 	uint64_t text_vm, ro_vm; /* VM addresses of text[0] and ro[0] */
 	VEC(struct global) globals;
 };
@@ -169,6 +170,8 @@ static int debug_section(struct link *l, const char *name, uint32_t *idx)
 			*idx = (uint32_t)i;
 			return 0;
 		}
+	if (l->out->debug.n >= SBPF_LINK_MAX_DEBUG)
+		return -E2BIG;
 	const char *copy = arena_strdup(&l->p->arena, name);
 	struct sbpf_debug_section *d = copy ? vec_push(&l->out->debug) : NULL;
 	if (!d)
@@ -192,14 +195,19 @@ static int place_section(struct link *l, struct obj *o, size_t i)
 				       "(compile with -gdwarf-4, or link with --no-debug)",
 				    name, SX_SECTION_NAME_MAX);
 		uint32_t d;
-		if (debug_section(l, name, &d))
+		int rc = debug_section(l, name, &d);
+		if (rc == -E2BIG)
+			return oerr(o, "more than %d kinds of .debug_* sections", SBPF_LINK_MAX_DEBUG);
+		if (rc)
 			return err_set(-ENOMEM, "%s: out of memory", o->name);
 		o->place[i] = P_DEBUG;
 		o->debug[i] = d;
 		o->base[i] = l->out->debug.v[d].size;
 		l->out->debug.v[d].size += s->size;
-		return l->out->debug.v[d].size > LINK_MAX_BYTES
-			       ? oerr(o, "%s adds up to more than %d MiB", name, LINK_MAX_BYTES >> 20)
+		l->debug_len += s->size;
+		return l->debug_len > LINK_MAX_BYTES
+			       ? oerr(o, "debug sections add up to more than %d MiB",
+				      LINK_MAX_BYTES >> 20)
 			       : 0;
 	}
 	if (!s->size)
@@ -295,7 +303,7 @@ static int collect_globals(struct link *l)
 			struct global *g = vec_push(&l->globals);
 			if (!g)
 				return err_set(-ENOMEM, "%s: out of memory", o->name);
-			*g = (struct global){ name, (uint32_t)k, s };
+			*g = (struct global){ name, (uint32_t)k, s, 0 };
 		}
 	}
 	if (l->globals.n)
@@ -319,7 +327,7 @@ static int collect_globals(struct link *l)
 	return 0;
 }
 
-static const struct global *find_global(const struct link *l, const char *name)
+static struct global *find_global(const struct link *l, const char *name)
 {
 	size_t lo = 0, hi = l->globals.n;
 	while (lo < hi) {
@@ -386,15 +394,10 @@ static int add_rel(struct link *l, bool in_ro, uint64_t off, uint32_t type, uint
 	return 0;
 }
 
-/* The .dynsym entry called name (plus one), made when it is new. */
-static int dynsym(struct link *l, const char *name, uint8_t type, uint8_t place, uint64_t addr,
-		  uint64_t size, uint32_t *idx)
+/* A new .dynsym entry; *idx is its index plus one. */
+static int add_dynsym(struct link *l, const char *name, uint8_t type, uint8_t place,
+		      uint64_t addr, uint64_t size, uint32_t *idx)
 {
-	for (size_t i = 0; i < l->out->dynsyms.n; i++)
-		if (!strcmp(l->out->dynsyms.v[i].name, name)) {
-			*idx = (uint32_t)i + 1;
-			return 0;
-		}
 	const char *copy = arena_strdup(&l->p->arena, name);
 	struct sbpf_dynsym *d = copy ? vec_push(&l->out->dynsyms) : NULL;
 	if (!d)
@@ -402,6 +405,19 @@ static int dynsym(struct link *l, const char *name, uint8_t type, uint8_t place,
 	*d = (struct sbpf_dynsym){ copy, addr, size, type, place };
 	*idx = (uint32_t)l->out->dynsyms.n;
 	return 0;
+}
+
+/* The undefined .dynsym entry of a syscall (plus one), made when it is new: the program
+ * calls at most the runtime's few syscalls, which are the only undefined entries. */
+static int syscall_dynsym(struct link *l, const char *name, uint32_t *idx)
+{
+	for (size_t i = 0; i < l->out->dynsyms.n; i++)
+		if (l->out->dynsyms.v[i].place == SBPF_DYN_UNDEF &&
+		    !strcmp(l->out->dynsyms.v[i].name, name)) {
+			*idx = (uint32_t)i + 1;
+			return 0;
+		}
+	return add_dynsym(l, name, STT_NOTYPE_, SBPF_DYN_UNDEF, 0, 0, idx);
 }
 
 static int reloc_call(struct link *l, struct obj *o, const struct target *t, uint8_t *at,
@@ -431,7 +447,7 @@ static int reloc_call(struct link *l, struct obj *o, const struct target *t, uin
 	}
 	uint32_t sym;
 	store_u32(at + 4, UINT32_MAX, false);
-	int rc = dynsym(l, name, STT_NOTYPE_, SBPF_DYN_UNDEF, 0, 0, &sym);
+	int rc = syscall_dynsym(l, name, &sym);
 	return rc ? rc : add_rel(l, false, pc * 8, SBPF_R_64_32, sym);
 }
 
@@ -440,17 +456,20 @@ static int reloc_lddw(struct link *l, const struct target *t, uint8_t *at, uint6
 {
 	int32_t addend = (int32_t)load_u32(at + 4, false);
 	uint64_t v = target_vm(l, t) + (uint64_t)(int64_t)addend;
-	if (l->dynamic && t->global && addend >= 0) {
-		const struct target def = { .place = t->place, .obj = t->obj, .sym = t->sym };
-		uint32_t sym;
-		uint8_t type = (t->sym.info & 0xf) == STT_FUNC_ ? STT_FUNC_ : STT_OBJECT_;
-		int rc = dynsym(l, t->name, type, t->place == P_TEXT ? SBPF_DYN_TEXT : SBPF_DYN_RODATA,
-				file_addr(l, target_vm(l, &def)), t->sym.size, &sym);
+	struct global *g = l->dynamic && t->global && addend >= 0 ? find_global(l, t->name) : NULL;
+	if (g) {
+		const struct target def = { .place = t->place, .obj = g->obj, .sym = g->sym };
+		uint8_t type = (g->sym.info & 0xf) == STT_FUNC_ ? STT_FUNC_ : STT_OBJECT_;
+		int rc = g->dynsym ? 0
+				   : add_dynsym(l, g->name, type,
+						t->place == P_TEXT ? SBPF_DYN_TEXT : SBPF_DYN_RODATA,
+						file_addr(l, target_vm(l, &def)), g->sym.size,
+						&g->dynsym);
 		if (rc)
 			return rc;
 		store_u32(at + 4, (uint32_t)addend, false);
 		store_u32(at + 12, 0, false);
-		return add_rel(l, false, off, SBPF_R_64_64, sym);
+		return add_rel(l, false, off, SBPF_R_64_64, g->dynsym);
 	}
 	if (l->dynamic)
 		v = file_addr(l, v);
@@ -622,9 +641,10 @@ static int collect_functions(struct link *l)
 	sbpf_sort_symbols(p);
 	if (!l->dynamic)
 		return 0;
-	uint32_t idx;
-	return dynsym(l, "entrypoint", STT_FUNC_, SBPF_DYN_TEXT,
-		      file_addr(l, target_vm(l, &t)), t.sym.size, &idx);
+	struct global *g = find_global(l, "entrypoint");
+	return g->dynsym ? 0
+			 : add_dynsym(l, "entrypoint", STT_FUNC_, SBPF_DYN_TEXT,
+				      file_addr(l, target_vm(l, &t)), t.sym.size, &g->dynsym);
 }
 
 static void set_addresses(struct link *l)

@@ -18,6 +18,9 @@
 #define SBPF_LINK_V0_PHDRS 3
 #define SBPF_LINK_V0_TEXT (64 + 56 * SBPF_LINK_V0_PHDRS)
 
+/* Kinds of .debug_* sections one link takes (DWARF 5 has 11). */
+#define SBPF_LINK_MAX_DEBUG 32
+
 /* agave's relocation types (solana-sbpf elf.rs). */
 enum { SBPF_R_64_64 = 1, SBPF_R_RELATIVE = 8, SBPF_R_64_32 = 10 };
 

@@ -23,34 +23,15 @@ fi
 never_wrong() {
 	local name=$1 so=$2 obj=$3 min=$4 out
 	if out=$(python3 - "$TALLY" "$so" "$obj" "$min" 2>&1 <<'PY'
-import struct, subprocess, sys
+import sys
+sys.path.insert(0, 'tests/sbpf/link')
+from dwarf_check import frames, sections
 tally, so, obj, least = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 
-def text(path):
-    b = open(path, 'rb').read()
-    shoff, = struct.unpack_from('<Q', b, 40)
-    shnum, shstrndx = struct.unpack_from('<HH', b, 60)
-    hdrs = [struct.unpack_from('<IIQQQQIIQQ', b, shoff + 64 * i) for i in range(shnum)]
-    strs = hdrs[shstrndx][4]
-    for h in hdrs:
-        if b[strs + h[0]:b.index(b'\0', strs + h[0])] == b'.text':
-            return h[3], h[5]
-
 def lines(cmd, addrs):
-    # answers are (name, file:line:column) pairs ending in an empty line; a name may be empty
-    out = subprocess.run(cmd + ['%#x' % a for a in addrs], capture_output=True, text=True).stdout
-    out, firsts, i, first = out.split('\n'), [], 0, True
-    while i + 1 < len(out):
-        if first:
-            firsts.append(out[i + 1])
-        i += 2
-        first = i < len(out) and out[i] == ''
-        i += first
-    if len(firsts) != len(addrs):
-        sys.exit('%s: %d answers for %d addresses' % (cmd[0], len(firsts), len(addrs)))
-    return firsts
+    return [answer[1] for answer in frames(cmd, addrs)]
 
-base, size = text(so)
+base, size = sections(so)['.text']
 offs = list(range(0, size, 8))
 ours = lines([tally, 'symbolize', '-e', so], [base + x for x in offs])
 # an object's .text starts at 0; a linked file (the correct build) is its own truth

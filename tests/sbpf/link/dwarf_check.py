@@ -29,16 +29,26 @@ def sections(path):
 
 
 def frames(cmd, addrs):
+    """Each address's answer from an llvm-symbolizer-like CMD: its (name, file:line:column)
+    lines, innermost frame first (answers end in an empty line; a name may be empty)."""
     out = subprocess.run(cmd + ['%#x' % a for a in addrs], capture_output=True, text=True,
-                         check=True).stdout
-    blocks = out.strip('\n').split('\n\n')
-    if len(blocks) != len(addrs):
-        sys.exit('%s: %d answers for %d addresses' % (cmd[0], len(blocks), len(addrs)))
-    return blocks
+                         check=True).stdout.split('\n')
+    answers, i = [], 0
+    while i + 1 < len(out):
+        answers.append([])
+        while i + 1 < len(out):
+            answers[-1] += out[i:i + 2]
+            i += 2
+            if i < len(out) and out[i] == '':
+                i += 1
+                break
+    if len(answers) != len(addrs):
+        sys.exit('%s: %d answers for %d addresses' % (cmd[0], len(answers), len(addrs)))
+    return answers
 
 
-def lines(block):
-    return block.split('\n')[1::2]
+def lines(answer):
+    return answer[1::2]
 
 
 def main():
@@ -70,4 +80,5 @@ def main():
     print('%d instructions, %d with inline frames' % (checked, inlined))
 
 
-main()
+if __name__ == '__main__':
+    main()
