@@ -352,7 +352,8 @@ static int resolve(struct link *l, uint32_t k, uint32_t idx, struct target *t)
 		return oerr(o, "UnknownSymbol(%u)", idx);
 	t->name = sym_name(o, &t->sym);
 	t->obj = k;
-	if (t->sym.shndx == SHN_UNDEF_) {
+	/* a global, defined here or not, is the one definition the link chose */
+	if (t->sym.shndx == SHN_UNDEF_ || t->sym.info >> 4 != STB_LOCAL_) {
 		const struct global *g = t->name && *t->name ? find_global(l, t->name) : NULL;
 		if (!g)
 			return 0;
