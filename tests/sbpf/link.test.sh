@@ -80,3 +80,17 @@ expect_err sbpf_link_v0_long_name 1 "tally: $TMP/lib5.o: .debug_str_offsets: v0'
 	fail sbpf_link_no_debug "$(readelf -SW "$TMP/nodebug.so" 2>&1 | grep debug_)"
 [ ! -e "$TMP/dup.so" ] && [ ! -e "$TMP/undef.so" ] && [ ! -e "$TMP/long.so" ] &&
 	pass sbpf_link_failure_writes_nothing || fail sbpf_link_failure_writes_nothing "$(ls "$TMP")"
+
+# A weak definition gives way to the strong one, in whichever object order, and two weak
+# ones are no duplicate. The program then runs as the strong definition's (p3.so above,
+# which LiteSVM ran).
+printf 'typedef unsigned long u64;\n__attribute__((weak)) u64 checksum(const unsigned char *p, u64 n) { return n + 7; }\n' >"$TMP/weak.c"
+clang -target bpf -mcpu=v3 -O2 -c "$TMP/weak.c" -o "$TMP/weak.o"
+"$TALLY" sbpf run "$TMP/p3.so" --input "$TMP/in.bin" >"$TMP/strong.out"
+"$TALLY" sbpf link "$TMP/weak.o" "$TMP/main3.o" "$TMP/lib3.o" -o "$TMP/w1.so" &&
+	"$TALLY" sbpf link "$TMP/main3.o" "$TMP/lib3.o" "$TMP/weak.o" -o "$TMP/w2.so" &&
+	"$TALLY" sbpf run "$TMP/w1.so" --input "$TMP/in.bin" | cmp -s - "$TMP/strong.out" &&
+	"$TALLY" sbpf run "$TMP/w2.so" --input "$TMP/in.bin" | cmp -s - "$TMP/strong.out" &&
+	"$TALLY" sbpf link "$TMP/main3.o" "$TMP/weak.o" "$TMP/weak.o" "$TMP/lib3.o" -o "$TMP/w3.so" &&
+	"$TALLY" sbpf run "$TMP/w3.so" --input "$TMP/in.bin" | cmp -s - "$TMP/strong.out" &&
+	pass sbpf_link_weak || fail sbpf_link_weak "$(cat "$TMP/strong.out")"
