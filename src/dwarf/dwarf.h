@@ -104,6 +104,8 @@ struct dwarf {
 	pthread_mutex_t abbrev_lock; /* guards abbrev_tables and arena once units are read */
 	/* Why some of this DWARF cannot be used (split DWARF, dwz), or NULL. */
 	const char *unsupported;
+	/* What the repair of toolchain-broken DWARF could not recover (repair_sbpf.c), or NULL. */
+	const char *lost;
 	struct arena arena;
 	/* Opened by dwarf_open_front(): .debug_info was read only as far as info.size, out
 	 * of info_total (partial says whether anything was left out), and beyond is set

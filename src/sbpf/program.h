@@ -107,10 +107,6 @@ int sbpf_program_load_file(const char *path, const struct sbpf_syscalls *syscall
 			   const struct sbpf_load_options *opt, struct sbpf_program **out);
 void sbpf_program_free(struct sbpf_program *p);
 
-/* The deployable ELF of a v3 program (an object linked in memory): the strict layout, its
- * function names in .symtab (elf_write.c). *out is malloc'd. */
-int sbpf_program_write_v3(const struct sbpf_program *p, uint8_t **out, size_t *size);
-
 /* The function symbol covering pc, or NULL. */
 const struct sbpf_symbol *sbpf_program_symbol_at(const struct sbpf_program *p, uint64_t pc);
 

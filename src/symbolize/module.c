@@ -244,6 +244,8 @@ void sym_open_dwarf(struct sym_module *m, struct elf_file *src)
 		fprintf(stderr, "tally: warning: %s; using symbol tables only\n", err_msg());
 		return;
 	}
+	if (m->dwarf->lost)
+		fprintf(stderr, "tally: warning: %s: %s\n", src->path, m->dwarf->lost);
 	if (m->dwarf->unsupported) {
 		fprintf(stderr, "tally: %s: %s is not supported; using symbol tables only\n",
 			src->path, m->dwarf->unsupported);

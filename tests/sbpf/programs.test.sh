@@ -171,5 +171,5 @@ grep -q 'Machine: *Linux BPF' <<<"$hdr" && grep -q 'Flags: *0x3' <<<"$hdr" &&
 	fail sbpf_link_same_program "$(diff "$TMP/calls.o.dis" "$TMP/calls.so.dis" | head -5)"
 expect_err sbpf_link_refuses_a_program 1 'calls.so: not a relocatable ELF object' \
 	"$TALLY" sbpf link "$TMP/calls.so" -o "$TMP/again.so"
-expect_err sbpf_link_v3_only 2 'link writes sBPF v3 only' \
-	"$TALLY" sbpf link "$OUT/calls.o" -o "$TMP/v0.so" --version v0
+expect_err sbpf_link_v0_v3_only 2 'link writes sBPF v0 or v3' \
+	"$TALLY" sbpf link "$OUT/calls.o" -o "$TMP/v1.so" --version v1
