@@ -13,7 +13,7 @@
 # file:line. Prints a Markdown table and tally's standing against the targets.
 #
 # usage: bench/symbolize/run.sh [BUILD_DIR]     (default build; TALLY=... overrides the binary)
-#        REPS=3 N=20000 EU_TIMEOUT=300 (environment)
+#        REPS=3 N=20000 EU_TIMEOUT=300 TOOLS="tally llvm-symbolizer ..." (environment)
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TALLY=${TALLY:-$ROOT/${1:-build}/tally}
@@ -90,14 +90,14 @@ cpu_in() {
 	sed -n 2p "$1" | tr 'ms' '  ' | awk '{ print $1 * 60 + $2 + $3 * 60 + $4 }'
 }
 
-# measure TOOL FILE ADDRS: prints "seconds exit_status cpu_seconds" for one run of the tool
-# alone, timed around it. (Wrapped in GNU time and bash -c, each run took 3-5 ms more, for
+# measure TOOL FILE ADDRS OUT: prints "seconds exit_status cpu_seconds" for one run of the
+# tool alone, timed around it, its output left in OUT (its errors in $WORK/err.TOOL). (Wrapped in GNU time and bash -c, each run took 3-5 ms more, for
 # every tool: a sixth of a fast run.)
 measure() {
 	local t0 t1 rc
 	times >"$WORK/times0"
 	t0=$EPOCHREALTIME
-	run "$1" "$2" <"$3" >"$WORK/out" 2>"$WORK/err"
+	run "$1" "$2" <"$3" >"$4" 2>"$WORK/err.$1"
 	rc=$?
 	t1=$EPOCHREALTIME
 	times >"$WORK/times1"
@@ -119,6 +119,8 @@ large=$(large_program)
 batches=("libc.so.6 + libc6-dbg:$libc:libc" "python3.11d:$python:python" "generated ($(basename "$large")):$large:large")
 tools=(llvm-symbolizer addr2line eu-addr2line)
 [ $have_tally = 1 ] && tools=(tally "${tools[@]}")
+# TOOLS="tally llvm-symbolizer" (say) runs only those: the GNU tools take minutes.
+[ -n "${TOOLS:-}" ] && read -r -a tools <<<"$TOOLS"
 
 load=$(cut -d' ' -f1 /proc/loadavg)
 awk -v l="$load" -v n="$(nproc)" 'BEGIN { exit !(l > n) }' &&
@@ -133,44 +135,53 @@ for b in "${batches[@]}"; do
 	addrs=$(batch "$file" "$key")
 	n=$(wc -l <"$addrs")
 	head -1 "$addrs" >"$WORK/one.addrs"
-	for tool in "${tools[@]}"; do
-		reps=$REPS
-		[ "$tool" = eu-addr2line ] && reps=1 # minutes per batch: one run says enough
-		best='' bestcpu='' status=0
-		for ((i = 0; i < reps; i++)); do
-			measure "$tool" "$file" "$addrs" >"$WORK/m"
+	# The tools take turns, run after run, so that a change in the machine's load falls on
+	# all of them alike.
+	declare -A wall_best=() cpu_best=() exit_status=() one_times=()
+	for ((i = 0; i < REPS; i++)); do
+		for tool in "${tools[@]}"; do
+			# eu-addr2line takes minutes per batch: one run says enough
+			[ "$tool" = eu-addr2line ] && [ $i -gt 0 ] && continue
+			measure "$tool" "$file" "$addrs" "$WORK/out.$tool" >"$WORK/m"
 			read -r s rc c <"$WORK/m"
-			[ "$rc" -ne 0 ] && status=$rc
-			if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-				best=$s bestcpu=$c
+			[ "$rc" -ne 0 ] && exit_status[$tool]=$rc
+			if [ -z "${wall_best[$tool]:-}" ] || awk -v a="$s" -v b="${wall_best[$tool]}" 'BEGIN { exit !(a < b) }'; then
+				wall_best[$tool]=$s cpu_best[$tool]=$c
 			fi
 		done
-		got=$(resolved "$tool" "$WORK/out")
+	done
+	for ((i = 0; i < 5; i++)); do
+		for tool in "${tools[@]}"; do
+			measure "$tool" "$file" "$WORK/one.addrs" "$WORK/out.one" >"$WORK/m"
+			read -r s _ _ <"$WORK/m"
+			one_times[$tool]="${one_times[$tool]:-} $s"
+		done
+	done
+	for tool in "${tools[@]}"; do
+		got=$(resolved "$tool" "$WORK/out.$tool")
 		bestrss=$(peak_rss "$tool" "$file" "$addrs")
-		note=
-		if [ "$status" = 124 ]; then
+		note='' st=${exit_status[$tool]:-0}
+		if [ "$st" = 124 ]; then
 			note=" (timed out after ${EU_TIMEOUT}s)"
-		elif [ "$status" -ne 0 ]; then
-			note=" (exit $status"
-			[ -s "$WORK/err" ] && note="$note: $(head -1 "$WORK/err" | cut -c1-60)"
+		elif [ "$st" -ne 0 ]; then
+			note=" (exit $st"
+			[ -s "$WORK/err.$tool" ] && note="$note: $(head -1 "$WORK/err.$tool" | cut -c1-60)"
 			readelf -S "$file" | grep -q '\.debug_aranges' || note="$note; the file has no .debug_aranges"
 			note="$note)"
 		fi
-		lats=()
-		for ((i = 0; i < 5; i++)); do
-			measure "$tool" "$file" "$WORK/one.addrs" >"$WORK/m"
-			read -r s _ _ <"$WORK/m"
-			lats+=("$s")
-		done
-		med=$(printf '%s\n' "${lats[@]}" | sort -n | sed -n 3p)
-		r=$(awk -v n="$n" -v s="$best" 'BEGIN { printf "%.0f", n / s }')
-		rate[$key.$tool]=$r rss[$key.$tool]=$bestrss lat[$key.$tool]=$med cpu[$key.$tool]=$bestcpu
-		printf '| %s | %s | %.3f | %.2f | %s | %.1f | %.1f | %s%s |\n' "$label" "$tool" "$best" "$bestcpu" "$r" \
-			"$(awk -v k="$bestrss" 'BEGIN { print k / 1024 }')" \
+		# shellcheck disable=SC2086 # the list splits into its times
+		med=$(printf '%s\n' ${one_times[$tool]} | sort -n | sed -n 3p)
+		r=$(awk -v n="$n" -v s="${wall_best[$tool]}" 'BEGIN { printf "%.0f", n / s }')
+		rate[$key.$tool]=$r rss[$key.$tool]=$bestrss lat[$key.$tool]=$med cpu[$key.$tool]=${cpu_best[$tool]}
+		printf '| %s | %s | %.3f | %.3f | %s | %.1f | %.1f | %s%s |\n' "$label" "$tool" "${wall_best[$tool]}" \
+			"${cpu_best[$tool]}" "$r" "$(awk -v k="$bestrss" 'BEGIN { print k / 1024 }')" \
 			"$(awk -v s="$med" 'BEGIN { print s * 1000 }')" \
 			"$(awk -v g="$got" -v n="$n" 'BEGIN { printf "%.1f%%", 100 * g / n }')" "$note"
 	done
+	unset wall_best cpu_best exit_status one_times
 done
+echo
+echo "bench: load at the end $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 [ $have_tally = 1 ] || exit 0
 echo
@@ -192,15 +203,15 @@ done
 export TALLY_CACHE=$WORK/cache
 addrs=$(batch "$libc" libc)
 head -1 "$addrs" >"$WORK/one.addrs"
-measure tally "$libc" "$addrs" >/dev/null
+measure tally "$libc" "$addrs" "$WORK/out.cached" >/dev/null
 best=''
 for ((i = 0; i < REPS; i++)); do
-	read -r s _ _ < <(measure tally "$libc" "$addrs")
+	read -r s _ _ < <(measure tally "$libc" "$addrs" "$WORK/out.cached")
 	[ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }' && best=$s
 done
 lats=()
 for ((i = 0; i < 5; i++)); do
-	read -r s _ _ < <(measure tally "$libc" "$WORK/one.addrs")
+	read -r s _ _ < <(measure tally "$libc" "$WORK/one.addrs" "$WORK/out.one")
 	lats+=("$s")
 done
 awk -v s="$best" -v n="$(wc -l <"$addrs")" -v lr="${rate[libc.llvm-symbolizer]}" \

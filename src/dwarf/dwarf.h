@@ -18,6 +18,7 @@
 
 #include "base/arena.h"
 #include "base/bulk.h"
+#include "base/cursor.h"
 #include "base/vec.h"
 #include "elf/elf.h"
 
@@ -54,6 +55,7 @@ struct dwarf_abbrev {
 };
 #define DWARF_NO_SIBLING (-1)
 #define DWARF_SLOW_SIBLING (-2)
+#define DWARF_FORM_REF4 0x13 /* DW_FORM_ref4, for dwarf_die_step() */
 
 struct dwarf_abbrevs {
 	uint64_t offset;
@@ -188,6 +190,37 @@ int dwarf_die_read_some(struct dwarf *d, struct dwarf_unit *u, uint64_t off, uin
  * DW_AT_sibling offset if it has one (else 0), and the next DIE's offset. */
 int dwarf_die_skip(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
 		   const struct dwarf_abbrev **abbrev, uint64_t *sibling, uint64_t *next);
+/* dwarf_die_skip() inline for the DIEs most of a unit is made of: null entries, and DIEs of
+ * a one-byte code whose abbreviation gives their size, with no DW_AT_sibling or one in
+ * DW_FORM_ref4. A walk over every DIE of a unit spent a sixth of its steps on the call. */
+static inline int dwarf_die_step(struct dwarf *d, struct dwarf_unit *u, uint64_t off,
+				 const struct dwarf_abbrev **abbrev, uint64_t *sibling,
+				 uint64_t *next)
+{
+	if (off < u->first_die || off >= u->end || !u->abbrevs_fit)
+		return dwarf_die_skip(d, u, off, abbrev, sibling, next);
+	const uint8_t *p = d->info.data + off;
+	if (!*p) {
+		*abbrev = NULL;
+		*sibling = 0;
+		*next = off + 1;
+		return 0;
+	}
+	if (*p & 0x80 || *p > u->abbrevs->n_dense)
+		return dwarf_die_skip(d, u, off, abbrev, sibling, next);
+	const struct dwarf_abbrev *a = &u->abbrevs->by_code[*p - 1];
+	if (!a->fixed || a->fixed_size >= u->end - off)
+		return dwarf_die_skip(d, u, off, abbrev, sibling, next);
+	if (a->sibling_at == DWARF_NO_SIBLING)
+		*sibling = 0;
+	else if (a->sibling_at >= 0 && a->sibling_form == DWARF_FORM_REF4)
+		*sibling = u->offset + load_u32(p + 1 + a->sibling_at, d->big_endian);
+	else
+		return dwarf_die_skip(d, u, off, abbrev, sibling, next);
+	*abbrev = a;
+	*next = off + 1 + a->fixed_size;
+	return 0;
+}
 /* Reads the unit's root DIE, with its table or, when that is not loaded, the root's
  * abbreviation decoded when the unit was read. */
 int dwarf_unit_root(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die *die);

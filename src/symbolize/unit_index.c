@@ -316,7 +316,7 @@ static int walk(struct build *b)
 		stack[0] = -1;
 	uint64_t off = b->u->first_die, next, sibling;
 	const struct dwarf_abbrev *a;
-	while (!err && off < b->u->end && !(err = dwarf_die_skip(d, b->u, off, &a, &sibling, &next))) {
+	while (!err && off < b->u->end && !(err = dwarf_die_step(d, b->u, off, &a, &sibling, &next))) {
 		if (!a) {
 			depth -= depth > 0; /* a null entry closes a sibling list */
 			off = next;
