@@ -32,7 +32,7 @@ static const char help[] =
 	"                      [--reject-broken-elfs] [--raw] [--no-profile] [--sample[=HZ]]\n"
 	"                      [-o PROFILE.pb.gz] [--flamegraph SVG] [--folded FILE] [--annotate HTML]\n"
 	"       tally sbpf run FIXTURE.json [--json] [-o PROFILE.pb.gz] [--flamegraph SVG] ...\n"
-	"       tally sbpf test DIR\n"
+	"       tally sbpf test DIR [--bench FILE.md [--bench-threshold N|N%]]\n"
 	"       tally sbpf disasm PROGRAM [--version VER] [--raw]\n"
 	"       tally sbpf size PROGRAM [--version VER] [--raw] [-o PROFILE.pb.gz] [--flamegraph SVG]\n"
 	"                       [--folded FILE]\n"
@@ -77,7 +77,9 @@ static const char help[] =
 	"syscall, 0 CU, for bare ELF runs only).\n\n"
 	"A FIXTURE.json is one Solana instruction with its programs and accounts (see\n"
 	"docs/sbpf.md); `run` executes it in tally's runtime and checks its `expect`,\n"
-	"printing every difference; `test` runs every *.json below DIR.\n\n"
+	"printing every difference; `test` runs every *.json below DIR. --bench FILE.md\n"
+	"keeps their CU in a table of Mollusk's compute_units.md layout and fails when one\n"
+	"grew past --bench-threshold (N CU or N%, default 0) since the file's newest table.\n\n"
 	"Exit status: 0 when the program succeeded, 1 when it failed or could not be loaded.\n";
 
 static void print_hex(FILE *f, const uint8_t *p, size_t n)

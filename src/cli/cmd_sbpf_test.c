@@ -15,6 +15,7 @@
 #include "base/json.h"
 #include "base/vec.h"
 #include "cli/cli.h"
+#include "cli/sbpf_bench.h"
 #include "cli/sbpf_out.h"
 #include "cuprof/runtime_watch.h"
 #include "profile/profile.h"
@@ -85,9 +86,9 @@ static void print_outcome(const struct sol_fixture *fx, const struct sol_outcome
 }
 
 /* 0: ran and every expectation held; 1: it differed; -1: the fixture could not run (or its
- * profile could not be written). */
+ * profile could not be written). *cu (may be NULL): what the instruction consumed. */
 static int run_one(const char *path, bool print, bool json, FILE *diff,
-		   const struct sbpf_outputs *outs)
+		   const struct sbpf_outputs *outs, uint64_t *cu)
 {
 	struct sol_fixture *fx;
 	struct sol_outcome o;
@@ -105,6 +106,8 @@ static int run_one(const char *path, bool print, bool json, FILE *diff,
 	if (print)
 		print_outcome(fx, &o, json);
 	size_t bad = sol_fixture_check(fx, &o, diff);
+	if (cu)
+		*cu = o.cu;
 	int rc = profiling && sbpf_outputs_write(outs, watch.profile) ? -1 : 0;
 	prof_free(watch.profile);
 	sol_outcome_free(&o);
@@ -114,7 +117,7 @@ static int run_one(const char *path, bool print, bool json, FILE *diff,
 
 int sbpf_cli_run_fixture(const char *path, bool json, const struct sbpf_outputs *outs)
 {
-	int rc = run_one(path, true, json, json ? stderr : stdout, outs);
+	int rc = run_one(path, true, json, json ? stderr : stdout, outs, NULL);
 	if (rc < 0)
 		return cli_fail_err();
 	return rc ? CLI_FAIL : CLI_OK;
@@ -140,20 +143,80 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* test's arguments: DIR [--bench FILE.md [--bench-threshold N|N%]] */
+struct test_opts {
+	const char *dir, *bench;
+	struct sol_bench_threshold threshold;
+};
+
+static int parse_test_opts(int argc, char **argv, struct test_opts *o)
+{
+	bool has_threshold = false;
+	memset(o, 0, sizeof(*o));
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (!strcmp(arg, "--bench") || !strcmp(arg, "--bench-threshold")) {
+			if (i + 1 == argc)
+				return cli_usage(&cli_cmd_sbpf, "%s needs a value", arg);
+			if (arg[7] == '\0')
+				o->bench = argv[++i];
+			else if (sol_bench_threshold_parse(argv[++i], &o->threshold))
+				return cli_usage(&cli_cmd_sbpf, "%s", err_msg());
+			else
+				has_threshold = true;
+		} else if (arg[0] == '-' || o->dir) {
+			return cli_usage(&cli_cmd_sbpf, "test: unexpected %s", arg);
+		} else {
+			o->dir = arg;
+		}
+	}
+	if (!o->dir)
+		return cli_usage(&cli_cmd_sbpf, "expected one DIR");
+	if (has_threshold && !o->bench)
+		return cli_usage(&cli_cmd_sbpf, "--bench-threshold needs --bench FILE.md");
+	return 0;
+}
+
+/* A fixture's name in the table: its path below DIR, without ".json". */
+static void bench_name(const char *dir, const char *path, char *buf, size_t size)
+{
+	size_t n = strlen(dir);
+	if (!strncmp(path, dir, n))
+		path += n;
+	while (*path == '/')
+		path++;
+	snprintf(buf, size, "%.*s", (int)(strlen(path) - 5), path);
+}
+
 int sbpf_cli_test(int argc, char **argv)
 {
-	if (argc != 2)
-		return cli_usage(&cli_cmd_sbpf, "expected one DIR");
-	if (nftw(argv[1], collect, 16, FTW_PHYS)) {
+	struct test_opts o;
+	struct sbpf_bench bench = { 0 };
+	int rc = parse_test_opts(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (o.bench && sbpf_bench_open(&bench, o.bench, &o.threshold)) {
+		sbpf_bench_free(&bench);
+		return cli_fail_err();
+	}
+	if (nftw(o.dir, collect, 16, FTW_PHYS)) {
 		vec_free(&found);
-		return cli_fail("%s: cannot read the directory", argv[1]);
+		sbpf_bench_free(&bench);
+		return cli_fail("%s: cannot read the directory", o.dir);
 	}
 	qsort(found.v, found.n, sizeof(char *), by_name);
 	size_t passed = 0, failed = 0;
 	for (size_t i = 0; i < found.n; i++) {
-		int rc = run_one(found.v[i], false, false, stdout, NULL);
+		uint64_t cu = 0;
+		char name[4096];
+		rc = run_one(found.v[i], false, false, stdout, NULL, &cu);
 		if (rc < 0)
 			printf("tally: %s\n", err_msg());
+		bench_name(o.dir, found.v[i], name, sizeof(name));
+		if (!rc && o.bench && sbpf_bench_record(&bench, name, cu)) {
+			printf("tally: %s: %s\n", o.bench, err_msg());
+			rc = 1;
+		}
 		printf("%s %s\n", rc ? "FAIL" : "ok  ", found.v[i]);
 		rc ? failed++ : passed++;
 		free(found.v[i]);
@@ -161,6 +224,13 @@ int sbpf_cli_test(int argc, char **argv)
 	vec_free(&found);
 	printf("%zu passed, %zu failed\n", passed, failed);
 	if (!passed && !failed)
-		return cli_fail("%s: no fixtures (*.json) found", argv[1]);
-	return failed ? CLI_FAIL : CLI_OK;
+		rc = cli_fail("%s: no fixtures (*.json) found", o.dir);
+	else if (failed)
+		rc = CLI_FAIL;
+	else
+		rc = o.bench ? sbpf_bench_finish(&bench) : CLI_OK;
+	if (o.bench && failed)
+		printf("%s: left as it was (a fixture failed)\n", o.bench);
+	sbpf_bench_free(&bench);
+	return rc;
 }
