@@ -1,5 +1,6 @@
 /*
- * Keeping the perf maps of the recorded processes (jitmaps.h). Processes are noted as
+ * Keeping the perf maps and agent VM registries (tally-vm-PID-N.dump, the agent's mixed
+ * mode) of the recorded processes (jitmaps.h). Processes are noted as
  * their records arrive (children through their FORK and COMM records, running targets
  * through the synthesized ones); the maps are copied at the end, once the command has
  * exited, since runtimes write theirs as they compile, and OpenJDK's -XX:+DumpPerfMapAtExit
@@ -51,7 +52,15 @@ void rec_jitmaps_note(struct rec_jitmaps *j, const void *rec, size_t size)
 	*slot = pid;
 }
 
-/* Removes the maps an earlier recording to the same output left in dir. */
+/* Whether name is a file rec_jitmaps_keep copies: perf-PID.map or tally-vm-PID-N.dump. */
+static bool is_kept_name(const char *name)
+{
+	size_t n = strlen(name);
+	return (!strncmp(name, "perf-", 5) && n > 9 && !strcmp(name + n - 4, ".map")) ||
+	       (!strncmp(name, "tally-vm-", 9) && n > 14 && !strcmp(name + n - 5, ".dump"));
+}
+
+/* Removes the copies an earlier recording to the same output left in dir. */
 static void clear_old(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -59,8 +68,7 @@ static void clear_old(const char *dir)
 		return;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-		if (!strncmp(e->d_name, "perf-", 5) && n > 9 && !strcmp(e->d_name + n - 4, ".map"))
+		if (is_kept_name(e->d_name))
 			unlinkat(dirfd(d), e->d_name, 0);
 	}
 	closedir(d);
@@ -88,7 +96,7 @@ static int copy_file(const char *from, const char *to)
 	return afile_commit(a);
 }
 
-/* Whether /tmp/perf-PID.map at path is the noted process's own. */
+/* Whether a file of pid's in /tmp (its perf map, a registry) is the noted process's own. */
 static bool is_own(const struct rec_jitmaps *j, uint32_t pid, const struct stat *st)
 {
 	if (!S_ISREG(st->st_mode))
@@ -98,11 +106,13 @@ static bool is_own(const struct rec_jitmaps *j, uint32_t pid, const struct stat 
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM; /* still running: nobody reused it */
 }
 
-static void keep_one(const struct rec_jitmaps *j, uint32_t pid, const char *dir, bool *made)
+/* Copies /tmp/NAME, pid's, into dir (made on the first copy). */
+static void keep_file(const struct rec_jitmaps *j, uint32_t pid, const char *name,
+		      const char *dir, bool *made)
 {
-	char from[64], to[4200];
+	char from[320], to[4400];
 	struct stat st;
-	snprintf(from, sizeof(from), "/tmp/perf-%u.map", pid);
+	snprintf(from, sizeof(from), "/tmp/%s", name);
 	if (stat(from, &st) || !is_own(j, pid, &st))
 		return;
 	if (!*made && mkdir(dir, 0755) && errno != EEXIST) {
@@ -110,12 +120,31 @@ static void keep_one(const struct rec_jitmaps *j, uint32_t pid, const char *dir,
 		return;
 	}
 	*made = true;
-	snprintf(to, sizeof(to), "%s/perf-%u.map", dir, pid);
+	snprintf(to, sizeof(to), "%s/%s", dir, name);
 	int rc = copy_file(from, to);
 	if (rc) {
 		fprintf(stderr, "tally: %s: cannot keep a copy of %s: %s\n", dir, from,
 			strerror(-rc));
 	}
+}
+
+/* The noted process's VM registries in /tmp: tally-vm-PID-N.dump for any N. */
+static void keep_registries(const struct rec_jitmaps *j, const char *dir, bool *made)
+{
+	DIR *d = opendir("/tmp");
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		unsigned pid, agent;
+		int end = 0;
+		if (sscanf(e->d_name, "tally-vm-%u-%u.dump%n", &pid, &agent, &end) != 2 ||
+		    e->d_name[end] || !is_kept_name(e->d_name) ||
+		    replay_idmap_get(&j->pids, pid) == REPLAY_IDMAP_NONE)
+			continue;
+		keep_file(j, pid, e->d_name, dir, made);
+	}
+	closedir(d);
 }
 
 void rec_jitmaps_keep(const struct rec_jitmaps *j, const char *output)
@@ -125,8 +154,13 @@ void rec_jitmaps_keep(const struct rec_jitmaps *j, const char *output)
 		return;
 	clear_old(dir);
 	bool made = false;
-	for (size_t i = 0; i < j->n; i++)
-		keep_one(j, j->order[i], dir, &made);
+	for (size_t i = 0; i < j->n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "perf-%u.map", j->order[i]);
+		keep_file(j, j->order[i], name, dir, &made);
+	}
+	if (j->n)
+		keep_registries(j, dir, &made);
 	rmdir(dir); /* when empty: a recording without JIT code leaves nothing beside it */
 }
 

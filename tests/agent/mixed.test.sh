@@ -126,3 +126,30 @@ else
 		fi
 	fi
 fi
+
+# The registry where the agent puts it by default, /tmp: tally record keeps a copy beside
+# the recording (DATA.jit), from which the replay reads it once /tmp's is gone. Run in a
+# mount namespace of its own whose /tmp is a directory of this test, so the machine's
+# /tmp is never touched: the programs are copied there, since $ROOT may be under /tmp.
+ns=$TMP/ns
+mkdir "$ns"
+cp "$TALLY" "$TMP/stackvm" "$ns/"
+if ! unshare -m sh -c 'mount --bind "$1" /tmp && cd /tmp &&
+	./tally record -F 1999 -o /tmp/r.data -- ./stackvm -n 1000 --helper --mixed /tmp \
+		>/tmp/rec.out 2>&1 &&
+	rm -f /tmp/tally-vm-*.dump &&
+	./tally export -f folded --kinds -o /tmp/r.folded /tmp/r.data 2>/tmp/export.err' \
+	sh "$ns" 2>"$TMP/ns.err"; then
+	fail agent_mixed_registry_kept "$(cat "$TMP/ns.err" "$ns/rec.out" "$ns/export.err" 2>/dev/null | head -3)"
+else
+	v=$(verdict "$ns/r.folded")
+	samples=$(awk '{ s += $NF } END { print s + 0 }' "$ns/r.folded")
+	read -r ok vm_samples helper_samples <<<"$v"
+	kept=$(ls "$ns/r.data.jit" 2>/dev/null | grep -c '^tally-vm-[0-9]*-1\.dump$')
+	if [ "$kept" = 1 ] && [ "$ok" = ok ] && [ "$vm_samples" -ge $((samples * 9 / 10)) ] &&
+		! ls "$ns" | grep -q '^tally-vm-'; then
+		pass agent_mixed_registry_kept
+	else
+		fail agent_mixed_registry_kept "kept $kept in r.data.jit ($(ls "$ns/r.data.jit" 2>&1)); $v of $samples samples"
+	fi
+fi
