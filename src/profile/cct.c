@@ -71,11 +71,14 @@ static void select_node(struct prof_cct *c, uint32_t id)
 	c->hot.cur = (struct prof_cct_at){ r->diffs, r->lo, r->n, r->key, r->call_pc, id, r->parent };
 }
 
-/* The current node's array moved: so did the copy of it in last, if last is that node. */
+/* The current node's array moved: so did the copies of it in last and leaf, if they are
+ * that node. */
 static void array_changed(struct prof_cct *c)
 {
 	if (c->hot.last.node == c->hot.cur.node)
 		c->hot.last_ok = false;
+	if (c->hot.leaf.node == c->hot.cur.node)
+		c->hot.leaf_ok = false;
 	select_node(c, c->hot.cur.node);
 }
 
@@ -140,6 +143,25 @@ int prof_cct_span(struct prof_cct *c, uint64_t lo, uint64_t n)
 	r->n = n;
 	array_changed(c);
 	return 0;
+}
+
+/* Enters the child, adds the cost and comes back with the parent's shortcut (up) as it
+ * was. */
+int prof_cct_child_cost_lookup(struct prof_cct *c, uint64_t key, uint64_t call_pc,
+			       uint64_t pc, uint64_t cost)
+{
+	struct prof_cct_at up = c->hot.up;
+	bool up_ok = c->hot.up_ok;
+	int created = prof_cct_enter_lookup(c, key, call_pc);
+	if (created < 0)
+		return created;
+	int rc = prof_cct_cost(c, pc, cost);
+	c->hot.leaf = c->hot.cur;
+	c->hot.leaf_ok = true;
+	select_node(c, c->hot.cur.parent);
+	c->hot.up = up;
+	c->hot.up_ok = up_ok;
+	return rc ? rc : created;
 }
 
 int prof_cct_exit_lookup(struct prof_cct *c)

@@ -259,10 +259,12 @@ struct prof_cct_at {
  * run per instruction or per syscall): the builder's insides otherwise. cur is the current
  * node; up its parent as it was when cur was entered, so that a return needs no lookup;
  * last the child last returned from, so that entering it again from the same call site
- * (a loop around a call or a syscall) needs none either. */
+ * (a loop around a call or a syscall) needs none either; leaf likewise for a cost added
+ * to a child without entering it. */
 struct prof_cct_hot {
 	struct prof_cct_at cur, up, last;
-	bool up_ok, last_ok;
+	struct prof_cct_at leaf; /* the child prof_cct_child_cost() last added to */
+	bool up_ok, last_ok, leaf_ok;
 };
 
 #define PROF_CCT_ROOT 0u
@@ -327,6 +329,25 @@ static inline int prof_cct_cost(struct prof_cct *c, uint64_t pc, uint64_t cost)
 		return 0;
 	}
 	return prof_cct_cost_far(c, pc, cost);
+}
+/* Adds cost at pc of the child keyed (key, call_pc) of the current node, made as
+ * prof_cct_enter() makes it, without entering it: a leaf entered and left at once (a
+ * syscall) at the price of one cost. The current node stays current. 1 when the child is
+ * new, 0 when it was there, negative on failure (message set). */
+int prof_cct_child_cost_lookup(struct prof_cct *c, uint64_t key, uint64_t call_pc,
+			       uint64_t pc, uint64_t cost);
+static inline int prof_cct_child_cost(struct prof_cct *c, uint64_t key, uint64_t call_pc,
+				      uint64_t pc, uint64_t cost)
+{
+	struct prof_cct_hot *h = (struct prof_cct_hot *)c;
+	uint64_t off = pc - h->leaf.lo;
+	if (h->leaf_ok && h->leaf.parent == h->cur.node && h->leaf.key == key &&
+	    h->leaf.call_pc == call_pc && off < h->leaf.n) {
+		h->leaf.diffs[off] += cost;
+		h->leaf.diffs[off + 1] -= cost;
+		return 0;
+	}
+	return prof_cct_child_cost_lookup(c, key, call_pc, pc, cost);
 }
 /* One unit of cost at each of the n consecutive pcs lo .. lo + n - 1 of the current node:
  * the per-instruction path (a source reports runs of instructions). Out of memory, or a
