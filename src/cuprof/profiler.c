@@ -116,19 +116,24 @@ static void on_return(void *ctx, uint64_t exit_pc, unsigned depth)
 		leave(pr);
 }
 
+/* A syscall that ran no program: a leaf of the current node, made and charged at once. */
+static void charge_leaf(struct cuprof *pr, uint32_t pc, uint64_t cost)
+{
+	if (prof_cct_child_cost(pr->cct, key_of(R_SYSCALL, pr->cur_prog, pc), pc, 0, cost) < 0)
+		pr->failed = true;
+}
+
 /* A syscall's own cost, in its node: entered already when it ran a program (CPI), else a
- * leaf made and charged at once. The instructions before it were counted to the caller;
- * the CU of programs it invoked, charged to the caller's meter as part of the syscall,
- * are already in their own nodes. */
+ * leaf. The instructions before it were counted to the caller; the CU of programs it
+ * invoked, charged to the caller's meter as part of the syscall, are already in their own
+ * nodes. */
 static void syscall_end(struct cuprof *pr, uint64_t cost)
 {
 	if (pr->failed)
 		return;
 	if (pr->sc_pending) {
 		pr->sc_pending = false;
-		uint64_t key = key_of(R_SYSCALL, pr->cur_prog, pr->sc_pc);
-		if (prof_cct_child_cost(pr->cct, key, pr->sc_pc, 0, cost) < 0)
-			pr->failed = true;
+		charge_leaf(pr, pr->sc_pc, cost);
 		pr->recorded += cost;
 		return;
 	}
@@ -143,25 +148,33 @@ static void syscall_end(struct cuprof *pr, uint64_t cost)
 }
 
 /* The VM's trace (vm.h): runs of instructions, counted in the current node, the runs that
- * end in a syscall's call and the syscalls' costs. Runs are summed in a local: the
- * per-instruction path stores nothing of its own. */
+ * end in a syscall's call and the syscalls' costs. A syscall's cost right after its call
+ * (it ran no program, and its cost fits in the entry: the common case) is charged there
+ * and then. What is recorded is summed in a local: the per-instruction path stores
+ * nothing of its own. */
 static void on_insns(void *ctx, const struct sbpf_insn_run *runs, size_t nruns)
 {
 	struct cuprof *pr = ctx;
 	struct prof_cct *cct = pr->cct;
-	uint64_t insns = 0;
+	uint64_t recorded = 0;
 	const struct sbpf_insn_run *r = runs, *end = runs + nruns;
 	while (r < end) {
 		struct sbpf_insn_run run = *r++;
 		if (__builtin_expect(run.n - 1 < SBPF_RUN_SYSCALL - 1, 1)) {
-			insns += run.n;
+			recorded += run.n;
 			prof_cct_count_run(cct, run.lo, run.n);
 		} else if (run.n) {
-			uint32_t n = run.n & ~SBPF_RUN_SYSCALL;
-			insns += n;
+			uint32_t n = run.n & ~SBPF_RUN_SYSCALL, pc = run.lo + n - 1;
+			recorded += n;
 			prof_cct_count_run(cct, run.lo, n);
-			pr->sc_pending = true;
-			pr->sc_pc = run.lo + n - 1;
+			if (r < end && r->n == 0 && r->lo != UINT32_MAX) {
+				charge_leaf(pr, pc, r->lo);
+				recorded += r->lo;
+				r++;
+			} else {
+				pr->sc_pending = true;
+				pr->sc_pc = pc;
+			}
 		} else if (run.lo != UINT32_MAX) {
 			syscall_end(pr, run.lo);
 		} else if (r < end) {
@@ -171,7 +184,7 @@ static void on_insns(void *ctx, const struct sbpf_insn_run *runs, size_t nruns)
 			pr->failed = true;
 		}
 	}
-	pr->recorded += insns;
+	pr->recorded += recorded;
 }
 
 /* What the VMs recorded and have not reported, for a program to start or stop in order. */

@@ -74,7 +74,7 @@ void sbpf_result_describe(const struct sbpf_result *r, char *buf, size_t size);
  * - n == 0: the syscall started last ended, lo its own cost (never the instructions
  *   before it); a cost of UINT32_MAX or more is lo UINT32_MAX and the next entry's lo
  *   and n, its low and high halves.
- * (Runs are far shorter than 2^31 instructions: a program holds fewer.) */
+ * (The loader refuses programs of 2^31 instructions or more.) */
 struct sbpf_insn_run {
 	uint32_t lo, n;
 };
