@@ -78,7 +78,7 @@ static void array_changed(struct prof_cct *c)
 	if (c->hot.last.node == c->hot.cur.node)
 		c->hot.last_ok = false;
 	if (c->hot.leaf.node == c->hot.cur.node)
-		c->hot.leaf_ok = false;
+		c->hot.leaf.n = 0;
 	select_node(c, c->hot.cur.node);
 }
 
@@ -157,7 +157,6 @@ int prof_cct_child_cost_lookup(struct prof_cct *c, uint64_t key, uint64_t call_p
 		return created;
 	int rc = prof_cct_cost(c, pc, cost);
 	c->hot.leaf = c->hot.cur;
-	c->hot.leaf_ok = true;
 	select_node(c, c->hot.cur.parent);
 	c->hot.up = up;
 	c->hot.up_ok = up_ok;

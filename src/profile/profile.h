@@ -263,8 +263,9 @@ struct prof_cct_at {
  * to a child without entering it. */
 struct prof_cct_hot {
 	struct prof_cct_at cur, up, last;
-	struct prof_cct_at leaf; /* the child prof_cct_child_cost() last added to */
-	bool up_ok, last_ok, leaf_ok;
+	/* the child prof_cct_child_cost() last added to; no extent (n 0) when unknown */
+	struct prof_cct_at leaf;
+	bool up_ok, last_ok;
 };
 
 #define PROF_CCT_ROOT 0u
@@ -341,8 +342,8 @@ static inline int prof_cct_child_cost(struct prof_cct *c, uint64_t key, uint64_t
 {
 	struct prof_cct_hot *h = (struct prof_cct_hot *)c;
 	uint64_t off = pc - h->leaf.lo;
-	if (h->leaf_ok && h->leaf.parent == h->cur.node && h->leaf.key == key &&
-	    h->leaf.call_pc == call_pc && off < h->leaf.n) {
+	if (off < h->leaf.n && h->leaf.parent == h->cur.node && h->leaf.key == key &&
+	    h->leaf.call_pc == call_pc) {
 		h->leaf.diffs[off] += cost;
 		h->leaf.diffs[off + 1] -= cost;
 		return 0;
