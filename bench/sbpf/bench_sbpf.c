@@ -9,7 +9,9 @@
  *   sysc:  a loop around the cheapest syscall, sol_remaining_compute_units (3 instructions
  *          and one syscall per iteration): what crossing the syscall boundary costs
  *
- * Usage: bench_sbpf [ROUNDS]   prints one line per program and mode.
+ * Usage: bench_sbpf [ROUNDS [PROGRAM [MODE]]]   prints one line per program and mode, the
+ * hooked and profiled ones with their time as a multiple of the plain run's. PROGRAM and
+ * MODE pick one (to count instructions under callgrind, say).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -108,40 +110,68 @@ static int run_once(struct sbpf_vm *vm, const struct sbpf_program *p, enum mode 
 	return rc || res->error != SBPF_OK || (mode == HOOKED && seen != res->insns);
 }
 
-static int bench(const char *name, const uint8_t *code, size_t len, enum mode mode, int rounds)
+struct program {
+	const char *name;
+	const uint8_t *code;
+	size_t len;
+};
+
+/* Each round runs the modes one after another, so that all three see the same machine; a
+ * mode's figure is its best round. */
+static int bench(const struct program *prog, int only_mode, int rounds)
 {
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *p;
 	struct sbpf_load_options opt = { false, SBPF_V3, true };
-	if (sol_syscalls_standard(&sys, 0) || sbpf_program_load(name, code, len, &sys, &opt, &p)) {
+	if (sol_syscalls_standard(&sys, 0) ||
+	    sbpf_program_load(prog->name, prog->code, prog->len, &sys, &opt, &p)) {
 		fprintf(stderr, "%s\n", err_msg());
 		return 1;
 	}
-	double best = 0;
+	double best[PROFILED + 1] = { 0 };
 	uint64_t insns = 0;
 	for (int r = 0; r < rounds; r++) {
-		struct sbpf_vm_config cfg = { .compute_budget = UINT64_MAX / 2 };
-		struct sbpf_vm *vm;
-		struct sbpf_result res;
-		double dt;
-		if (sbpf_vm_create(p, &cfg, &vm))
-			return 1;
-		if (run_once(vm, p, mode, &res, &dt)) {
-			fprintf(stderr, "%s: run failed (%s; %s)\n", name, sbpf_error_name(res.error),
-				err_msg());
-			return 1;
+		for (enum mode m = PLAIN; m <= PROFILED; m++) {
+			if (only_mode >= 0 && m != (enum mode)only_mode)
+				continue;
+			struct sbpf_vm_config cfg = { .compute_budget = UINT64_MAX / 2 };
+			struct sbpf_vm *vm;
+			struct sbpf_result res;
+			double dt;
+			if (sbpf_vm_create(p, &cfg, &vm))
+				return 1;
+			if (run_once(vm, p, m, &res, &dt)) {
+				fprintf(stderr, "%s: run failed (%s; %s)\n", prog->name,
+					sbpf_error_name(res.error), err_msg());
+				return 1;
+			}
+			insns = res.insns;
+			double rate = (double)res.insns / dt;
+			if (rate > best[m])
+				best[m] = rate;
+			sbpf_vm_free(vm);
 		}
-		insns = res.insns;
-		double rate = (double)res.insns / dt;
-		if (rate > best)
-			best = rate;
-		sbpf_vm_free(vm);
 	}
-	printf("%-6s %-9s %11llu instructions  %7.1f M instructions/s (best of %d)\n", name,
-	       mode_names[mode], (unsigned long long)insns, best / 1e6, rounds);
+	for (enum mode m = PLAIN; m <= PROFILED; m++) {
+		if (only_mode >= 0 && m != (enum mode)only_mode)
+			continue;
+		printf("%-6s %-9s %11llu instructions  %7.1f M instructions/s (best of %d)",
+		       prog->name, mode_names[m], (unsigned long long)insns, best[m] / 1e6, rounds);
+		if (m != PLAIN && only_mode < 0)
+			printf("  %.3fx plain's time", best[PLAIN] / best[m]);
+		printf("\n");
+	}
 	sbpf_program_free(p);
 	sbpf_syscalls_free(&sys);
 	return 0;
+}
+
+static int index_of(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return (int)i;
+	return -1;
 }
 
 int main(int argc, char **argv)
@@ -149,17 +179,23 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 5;
 	if (rounds < 1)
 		rounds = 1;
-	for (enum mode m = PLAIN; m <= PROFILED; m++)
-		if (bench("arith", arith, sizeof(arith), m, rounds))
-			return 1;
-	for (enum mode m = PLAIN; m <= PROFILED; m++)
-		if (bench("bytes", bytes, sizeof(bytes), m, rounds))
-			return 1;
 	const char *sc = "sol_remaining_compute_units";
 	uint32_t h = sbpf_hash(sc, strlen(sc));
 	memcpy(&sysc[12], &h, 4);
-	for (enum mode m = PLAIN; m <= PROFILED; m++)
-		if (bench("sysc", sysc, sizeof(sysc), m, rounds))
+	const struct program progs[] = {
+		{ "arith", arith, sizeof(arith) },
+		{ "bytes", bytes, sizeof(bytes) },
+		{ "sysc", sysc, sizeof(sysc) },
+	};
+	const char *prog_names[] = { "arith", "bytes", "sysc" };
+	int only_prog = argc > 2 ? index_of(prog_names, 3, argv[2]) : -1;
+	int only_mode = argc > 3 ? index_of(mode_names, 3, argv[3]) : -1;
+	if ((argc > 2 && only_prog < 0) || (argc > 3 && only_mode < 0)) {
+		fprintf(stderr, "usage: bench_sbpf [ROUNDS [arith|bytes|sysc [plain|hooked|profiled]]]\n");
+		return 2;
+	}
+	for (int i = 0; i < 3; i++)
+		if ((only_prog < 0 || i == only_prog) && bench(&progs[i], only_mode, rounds))
 			return 1;
 	return 0;
 }

@@ -23,8 +23,8 @@ enum { MAX_PROGRAMS = 64, MAX_NESTING = 16 };
 
 /* A builder node is a function entered from a call site, a syscall made from one, or a
  * program invoked by a syscall (CPI). Its key: the kind, the program it runs in, and the
- * function's entry pc, the syscall's hash or the program's index (VM pcs and hashes fit
- * in the low 48 bits). */
+ * function's entry pc, the pc of the syscall's call (which always calls the same one) or
+ * the program's index (VM pcs fit in the low 48 bits). */
 enum rkind { R_FUNCTION, R_SYSCALL, R_PROGRAM };
 #define VALUE_MASK ((1ull << 48) - 1)
 
@@ -66,7 +66,12 @@ struct cuprof {
 	uint64_t nested[MAX_NESTING + 1];
 	uint64_t recorded; /* CU recorded so far */
 	bool failed; /* out of memory or an unbalanced event during the run */
+	/* the syscall whose start the trace reported and whose node is not entered yet (it
+	 * is only when the syscall runs a program) */
+	bool sc_pending;
+	uint32_t sc_pc;
 	struct sbpf_hooks hooks;
+	struct sbpf_trace trace; /* shared by the VMs of a run and those its syscalls run */
 };
 
 /* A function's pc array starts sized to its symbol, up to INITIAL_SPAN_MAX (grown on
@@ -76,15 +81,6 @@ static uint64_t initial_span(const struct cuprof *pr, uint64_t target)
 	const struct sbpf_symbol *s = sbpf_program_symbol_at(pr->programs[pr->cur_prog].prog, target);
 	uint64_t n = s && s->pc == target && s->end_pc > target ? s->end_pc - target : 16;
 	return n > INITIAL_SPAN_MAX ? INITIAL_SPAN_MAX : n;
-}
-
-static void on_insns(void *ctx, const struct sbpf_insn_run *runs, size_t nruns)
-{
-	struct cuprof *pr = ctx;
-	for (size_t i = 0; i < nruns; i++) {
-		pr->recorded += runs[i].n;
-		prof_cct_count_run(pr->cct, runs[i].lo, runs[i].n);
-	}
 }
 
 static void enter(struct cuprof *pr, enum rkind kind, uint64_t call_pc, uint64_t value)
@@ -120,29 +116,84 @@ static void on_return(void *ctx, uint64_t exit_pc, unsigned depth)
 		leave(pr);
 }
 
-static void on_syscall_enter(void *ctx, uint64_t pc, const struct sbpf_syscall *sc)
+/* A syscall that ran no program: a leaf of the current node, made and charged at once.
+ * Inlined into on_insns: a call cost a tenth of a syscall's time in bench/sbpf's sysc. */
+static inline __attribute__((always_inline)) void charge_leaf(struct cuprof *pr, uint32_t pc,
+							      uint64_t cost)
 {
-	struct cuprof *pr = ctx;
-	pr->nested[pr->nnest] = 0;
-	enter(pr, R_SYSCALL, pc, sc->hash);
+	if (prof_cct_child_cost(pr->cct, key_of(R_SYSCALL, pr->cur_prog, pc), pc, 0, cost) < 0)
+		pr->failed = true;
 }
 
-/* Only the syscall's own charge: the instructions before it were reported (on_insns)
- * before the enter hook, to the caller; the CU of programs it invoked (CPI), charged to
- * the caller's meter as part of the syscall, are already in their own nodes. */
-static void on_syscall_exit(void *ctx, const struct sbpf_syscall *sc, uint64_t cost)
+/* A syscall's own cost, in its node: entered already when it ran a program (CPI), else a
+ * leaf. The instructions before it were counted to the caller; the CU of programs it
+ * invoked, charged to the caller's meter as part of the syscall, are already in their own
+ * nodes. */
+static void syscall_end(struct cuprof *pr, uint64_t cost)
 {
-	struct cuprof *pr = ctx;
 	if (pr->failed)
 		return;
-	uint64_t nested = pr->nested[pr->nnest];
-	if (prof_cct_key(pr->cct) != key_of(R_SYSCALL, pr->cur_prog, sc->hash) || cost < nested ||
+	if (pr->sc_pending) {
+		pr->sc_pending = false;
+		charge_leaf(pr, pr->sc_pc, cost);
+		pr->recorded += cost;
+		return;
+	}
+	uint64_t key = prof_cct_key(pr->cct), nested = pr->nested[pr->nnest];
+	if (kind_of(key) != R_SYSCALL || prog_of(key) != pr->cur_prog || cost < nested ||
 	    prof_cct_cost(pr->cct, 0, cost - nested)) {
 		pr->failed = true;
 		return;
 	}
 	pr->recorded += cost - nested;
 	leave(pr);
+}
+
+/* The VM's trace (vm.h): runs of instructions, counted in the current node, the runs that
+ * end in a syscall's call and the syscalls' costs. A syscall's cost right after its call
+ * (it ran no program, and its cost fits in the entry: the common case) is charged there
+ * and then. What is recorded is summed in a local: the per-instruction path stores
+ * nothing of its own. */
+static void on_insns(void *ctx, const struct sbpf_insn_run *runs, size_t nruns)
+{
+	struct cuprof *pr = ctx;
+	struct prof_cct *cct = pr->cct;
+	uint64_t recorded = 0;
+	const struct sbpf_insn_run *r = runs, *end = runs + nruns;
+	while (r < end) {
+		struct sbpf_insn_run run = *r++;
+		if (__builtin_expect(run.n - 1 < SBPF_RUN_SYSCALL - 1, 1)) {
+			recorded += run.n;
+			prof_cct_count_run(cct, run.lo, run.n);
+		} else if (run.n) {
+			uint32_t n = run.n & ~SBPF_RUN_SYSCALL, pc = run.lo + n - 1;
+			recorded += n;
+			prof_cct_count_run(cct, run.lo, n);
+			if (r < end && r->n == 0 && r->lo != UINT32_MAX) {
+				charge_leaf(pr, pc, r->lo);
+				recorded += r->lo;
+				r++;
+			} else {
+				pr->sc_pending = true;
+				pr->sc_pc = pc;
+			}
+		} else if (run.lo != UINT32_MAX) {
+			syscall_end(pr, run.lo);
+		} else if (r < end) {
+			syscall_end(pr, r->lo | (uint64_t)r->n << 32);
+			r++;
+		} else {
+			pr->failed = true;
+		}
+	}
+	pr->recorded += recorded;
+}
+
+/* What the VMs recorded and have not reported, for a program to start or stop in order. */
+static void report_trace(struct cuprof *pr)
+{
+	on_insns(pr, pr->trace.v, pr->trace.n);
+	pr->trace.n = 0;
 }
 
 static char *dup_or_null(const char *s)
@@ -153,6 +204,12 @@ static char *dup_or_null(const char *s)
 int cuprof_enter_program(struct cuprof *pr, const struct sbpf_program *prog,
 			 const char *name, const char *path)
 {
+	report_trace(pr);
+	if (pr->sc_pending) {
+		pr->sc_pending = false;
+		pr->nested[pr->nnest] = 0;
+		enter(pr, R_SYSCALL, pr->sc_pc, pr->sc_pc);
+	}
 	if (pr->failed)
 		return 0;
 	if (kind_of(prof_cct_key(pr->cct)) != R_SYSCALL || pr->nnest == MAX_NESTING)
@@ -190,6 +247,7 @@ int cuprof_enter_program(struct cuprof *pr, const struct sbpf_program *prog,
 
 int cuprof_exit_program(struct cuprof *pr)
 {
+	report_trace(pr);
 	if (pr->failed)
 		return 0;
 	if (!pr->nnest)
@@ -220,8 +278,7 @@ int cuprof_new(const struct sbpf_program *prog, struct cuprof **out)
 		.on_insns = on_insns,
 		.on_call = on_call,
 		.on_return = on_return,
-		.on_syscall_enter = on_syscall_enter,
-		.on_syscall_exit = on_syscall_exit,
+		.trace = &pr->trace,
 	};
 	*out = pr;
 	return 0;
@@ -264,8 +321,7 @@ static uint32_t frame_of(const struct placing *pl, uint64_t key)
 		return cuprof_frames_program(s, rp->name);
 	if (kind_of(key) == R_FUNCTION)
 		return cuprof_frames_function(s, key & VALUE_MASK);
-	/* the program called the syscall through this table, so it is there */
-	const struct sbpf_syscall *sc = sbpf_syscalls_find(rp->prog->syscalls, (uint32_t)key);
+	const struct sbpf_syscall *sc = sbpf_program_syscall_at(rp->prog, key & VALUE_MASK);
 	return sc ? cuprof_frames_syscall(s, sc->name) : PROF_NONE;
 }
 

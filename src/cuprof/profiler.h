@@ -5,8 +5,10 @@
  *
  * During the run it records only what the VM says: function entries keyed by (parent,
  * call-site pc, target), syscalls as leaves with their own cost, and per-pc instruction
- * counts in the builder's dense array per node (the VM reports runs of consecutive pcs:
- * one add per instruction of a run). Symbols are looked up after the run: each node
+ * counts in the builder's dense array per node (the VM reports runs of consecutive pcs,
+ * two adds each however long). Its hooks bring a trace of their own (struct sbpf_trace),
+ * so syscalls reach it as entries of the VM's trace rather than as hook calls, and the
+ * VMs of a CPI share it. Symbols are looked up after the run: each node
  * becomes its function's frame, below the inline frames of its call site (the call-site
  * pc decides which inlined function made the call), and each pc's CU lands in the
  * innermost inline frame at that pc.

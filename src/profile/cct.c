@@ -2,7 +2,9 @@
  * The calling-context tree of exact sources (profile.h, "building from calling-context
  * events"): nodes found by (parent, key, call-site pc) in an open-addressed index, each
  * with a dense pc array that starts at the extent the source gives and widens, at least
- * doubling, when a pc falls outside it. Profile nodes are made only at the end.
+ * doubling, when a pc falls outside it. The array holds differences between neighbouring
+ * pcs' costs (a run of instructions is +1 at its first pc, -1 after its last); the costs
+ * are their running sums, taken only at the end, when profile nodes are made.
  */
 #include "profile/profile.h"
 
@@ -18,12 +20,12 @@
 struct cct_node {
 	uint32_t parent; /* NO_NODE for the root */
 	uint64_t key, call_pc;
-	uint64_t lo, n; /* counts[i]: cost at pc lo + i */
-	uint64_t *counts;
+	uint64_t lo, n; /* n + 1 diffs, as in struct prof_cct_at */
+	uint64_t *diffs;
 };
 
 struct prof_cct {
-	struct prof_cct_hot hot; /* first: prof_cct_count() reads it through a cast */
+	struct prof_cct_hot hot; /* first: profile.h's inline calls read it through a cast */
 	VEC(struct cct_node) nodes;
 	uint32_t *slots; /* children index: node id + 1, open-addressed; 0 empty */
 	size_t nslots;
@@ -66,14 +68,17 @@ static int grow_slots(struct prof_cct *c)
 static void select_node(struct prof_cct *c, uint32_t id)
 {
 	const struct cct_node *r = &c->nodes.v[id];
-	c->hot.cur = (struct prof_cct_at){ r->counts, r->lo, r->n, r->key, r->call_pc, id, r->parent };
+	c->hot.cur = (struct prof_cct_at){ r->diffs, r->lo, r->n, r->key, r->call_pc, id, r->parent };
 }
 
-/* The current node's array moved: so did the copy of it in last, if last is that node. */
+/* The current node's array moved: so did the copies of it in last and leaf, if they are
+ * that node. */
 static void array_changed(struct prof_cct *c)
 {
 	if (c->hot.last.node == c->hot.cur.node)
 		c->hot.last_ok = false;
+	if (c->hot.leaf.node == c->hot.cur.node)
+		c->hot.leaf.n = 0;
 	select_node(c, c->hot.cur.node);
 }
 
@@ -103,7 +108,7 @@ void prof_cct_free(struct prof_cct *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->nodes.n; i++)
-		free(c->nodes.v[i].counts);
+		free(c->nodes.v[i].diffs);
 	vec_free(&c->nodes);
 	free(c->slots);
 	free(c);
@@ -130,14 +135,32 @@ int prof_cct_enter_lookup(struct prof_cct *c, uint64_t key, uint64_t call_pc)
 int prof_cct_span(struct prof_cct *c, uint64_t lo, uint64_t n)
 {
 	struct cct_node *r = &c->nodes.v[c->hot.cur.node];
-	if (r->counts || !n)
+	if (r->diffs || !n)
 		return 0;
-	if (!(r->counts = calloc(n, sizeof(*r->counts))))
+	if (!(r->diffs = calloc(n + 1, sizeof(*r->diffs))))
 		return err_set(-ENOMEM, "out of memory");
 	r->lo = lo;
 	r->n = n;
 	array_changed(c);
 	return 0;
+}
+
+/* Enters the child, adds the cost and comes back with the parent's shortcut (up) as it
+ * was. */
+int prof_cct_child_cost_lookup(struct prof_cct *c, uint64_t key, uint64_t call_pc,
+			       uint64_t pc, uint64_t cost)
+{
+	struct prof_cct_at up = c->hot.up;
+	bool up_ok = c->hot.up_ok;
+	int created = prof_cct_enter_lookup(c, key, call_pc);
+	if (created < 0)
+		return created;
+	int rc = prof_cct_cost(c, pc, cost);
+	c->hot.leaf = c->hot.cur;
+	select_node(c, c->hot.cur.parent);
+	c->hot.up = up;
+	c->hot.up_ok = up_ok;
+	return rc ? rc : created;
 }
 
 int prof_cct_exit_lookup(struct prof_cct *c)
@@ -157,61 +180,52 @@ void prof_cct_resume(struct prof_cct *c, uint32_t node)
 	select_node(c, node);
 }
 
-/* Widens the current node's array over pc (at least doubling it, so that a function met
- * without its extent costs few reallocations). */
-static int widen(struct prof_cct *c, uint64_t pc)
+/* Widens the current node's array over [lo, hi) (at least doubling it, so that a function
+ * met without its extent costs few reallocations). The differences move with their pcs,
+ * the old last entry included: every run it ends lies inside the old extent. */
+static int widen(struct prof_cct *c, uint64_t lo, uint64_t hi)
 {
 	struct cct_node *r = &c->nodes.v[c->hot.cur.node];
-	if (!r->n)
-		r->lo = pc;
-	uint64_t lo = pc < r->lo ? pc : r->lo;
-	uint64_t hi = pc >= r->lo + r->n ? pc + 1 : r->lo + r->n;
+	if (r->n) {
+		lo = lo < r->lo ? lo : r->lo;
+		hi = hi > r->lo + r->n ? hi : r->lo + r->n;
+	}
 	uint64_t grow = hi - lo < 2 * r->n ? 2 * r->n - (hi - lo) : 0;
-	if (lo < r->lo)
+	if (r->n && lo < r->lo)
 		lo = lo > grow ? lo - grow : 0;
 	else
 		hi += grow;
-	uint64_t *v = calloc(hi - lo, sizeof(*v));
+	uint64_t *v = calloc(hi - lo + 1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	if (r->n)
-		memcpy(v + (r->lo - lo), r->counts, r->n * sizeof(*v));
-	free(r->counts);
-	r->counts = v;
+		memcpy(v + (r->lo - lo), r->diffs, (r->n + 1) * sizeof(*v));
+	free(r->diffs);
+	r->diffs = v;
 	r->lo = lo;
 	r->n = hi - lo;
 	array_changed(c);
 	return 0;
 }
 
-void prof_cct_count_far(struct prof_cct *c, uint64_t pc)
-{
-	if (c->failed || c->hot.cur.node == PROF_CCT_ROOT || widen(c, pc))
-		c->failed = true;
-	else
-		c->hot.cur.counts[pc - c->hot.cur.lo]++;
-}
-
-/* A run reaching outside the current node's array: pc by pc, as prof_cct_count() would,
- * so that the array widens the same way. */
 void prof_cct_count_run_far(struct prof_cct *c, uint64_t lo, uint64_t n)
 {
-	const struct prof_cct_at *h = &c->hot.cur;
-	for (uint64_t pc = lo; pc < lo + n; pc++) {
-		if (pc - h->lo < h->n)
-			h->counts[pc - h->lo]++;
-		else
-			prof_cct_count_far(c, pc);
+	if (c->failed || c->hot.cur.node == PROF_CCT_ROOT || widen(c, lo, lo + n)) {
+		c->failed = true;
+		return;
 	}
+	c->hot.cur.diffs[lo - c->hot.cur.lo]++;
+	c->hot.cur.diffs[lo - c->hot.cur.lo + n]--;
 }
 
 int prof_cct_cost_far(struct prof_cct *c, uint64_t pc, uint64_t cost)
 {
 	if (c->hot.cur.node == PROF_CCT_ROOT)
 		return err_set(-EINVAL, "calling-context cost with no frame entered");
-	if (widen(c, pc))
+	if (widen(c, pc, pc + 1))
 		return err_set(-ENOMEM, "out of memory");
-	c->hot.cur.counts[pc - c->hot.cur.lo] += cost;
+	c->hot.cur.diffs[pc - c->hot.cur.lo] += cost;
+	c->hot.cur.diffs[pc - c->hot.cur.lo + 1] -= cost;
 	return 0;
 }
 
@@ -225,8 +239,11 @@ uint64_t prof_cct_total(const struct prof_cct *c)
 	uint64_t t = 0;
 	for (size_t i = 0; i < c->nodes.n; i++) {
 		const struct cct_node *r = &c->nodes.v[i];
-		for (uint64_t k = 0; k < r->n; k++)
-			t += r->counts[k];
+		uint64_t cost = 0;
+		for (uint64_t k = 0; k < r->n; k++) {
+			cost += r->diffs[k];
+			t += cost;
+		}
 	}
 	return t;
 }
@@ -242,14 +259,15 @@ static uint32_t place_node(const struct prof_cct_place *pl, struct prof *p, uint
 static int add_costs(const struct prof_cct_place *pl, struct prof *p, uint32_t node,
 		     const struct cct_node *r, int64_t *w, int metric)
 {
+	uint64_t cost = 0;
 	for (uint64_t k = 0; k < r->n; k++) {
-		if (!r->counts[k])
+		if (!(cost += r->diffs[k]))
 			continue;
 		uint64_t addr = r->lo + k;
 		uint32_t line = 0, at = node;
 		if (pl && pl->pc)
 			at = pl->pc(pl->ctx, p, node, r->key, r->lo + k, &addr, &line);
-		w[metric] = (int64_t)r->counts[k];
+		w[metric] = (int64_t)cost;
 		if (at == PROF_NONE || prof_add_self(p, at, addr, line, w))
 			return -ENOMEM;
 	}

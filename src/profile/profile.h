@@ -234,8 +234,9 @@ int prof_thread_profile(const struct prof *p, uint32_t thread, struct prof **out
 /* The calling-context tree of a run as its source reports it: which frame it enters from
  * which call-site pc, when it returns, what each pc costs. During the run the builder
  * records only that, at the price a per-instruction hook can pay: a node per (parent, key,
- * call-site pc), and per node a dense array of cost per pc (one add per unit of cost, see
- * prof_cct_count). prof_cct_build() then turns the tree into profile nodes, parents first:
+ * call-site pc), and per node a dense array of the differences between the costs of
+ * neighbouring pcs, so that a run of instructions costs two adds however long it is (see
+ * prof_cct_count_run). prof_cct_build() then turns the tree into profile nodes, parents first:
  * a source that knows its frames only by keys (an entry pc, a syscall) symbolizes each
  * node once there, and may place a node below the inline frames of its call site and
  * spread its pc costs over inline frames. One metric per builder.
@@ -247,7 +248,9 @@ struct prof_cct;
 
 /* A node as the per-event calls below see it. */
 struct prof_cct_at {
-	uint64_t *counts; /* counts[i]: cost at pc lo + i */
+	/* n + 1 entries: the cost at pc lo + i is diffs[0] + ... + diffs[i] (mod 2^64); the
+	 * last entry takes the end of a run that reaches the last pc */
+	uint64_t *diffs;
 	uint64_t lo, n;
 	uint64_t key, call_pc;
 	uint32_t node, parent;
@@ -256,9 +259,12 @@ struct prof_cct_at {
  * run per instruction or per syscall): the builder's insides otherwise. cur is the current
  * node; up its parent as it was when cur was entered, so that a return needs no lookup;
  * last the child last returned from, so that entering it again from the same call site
- * (a loop around a call or a syscall) needs none either. */
+ * (a loop around a call or a syscall) needs none either; leaf likewise for a cost added
+ * to a child without entering it. */
 struct prof_cct_hot {
 	struct prof_cct_at cur, up, last;
+	/* the child prof_cct_child_cost() last added to; no extent (n 0) when unknown */
+	struct prof_cct_at leaf;
 	bool up_ok, last_ok;
 };
 
@@ -317,60 +323,50 @@ int prof_cct_cost_far(struct prof_cct *c, uint64_t pc, uint64_t cost);
 static inline int prof_cct_cost(struct prof_cct *c, uint64_t pc, uint64_t cost)
 {
 	struct prof_cct_at *h = &((struct prof_cct_hot *)c)->cur;
-	if (__builtin_expect(pc - h->lo < h->n, 1)) {
-		h->counts[pc - h->lo] += cost;
+	uint64_t off = pc - h->lo;
+	if (__builtin_expect(off < h->n, 1)) {
+		h->diffs[off] += cost;
+		h->diffs[off + 1] -= cost;
 		return 0;
 	}
 	return prof_cct_cost_far(c, pc, cost);
 }
-/* One unit of cost at each of n pcs of the current node: the per-instruction path. Out
- * of memory, or a cost at the root, is remembered: prof_cct_ok() then says false and
- * prof_cct_build() fails. */
-void prof_cct_count_far(struct prof_cct *c, uint64_t pc);
-static inline void prof_cct_count(struct prof_cct *c, const uint32_t *pcs, size_t n)
+/* Adds cost at pc of the child keyed (key, call_pc) of the current node, made as
+ * prof_cct_enter() makes it, without entering it: a leaf entered and left at once (a
+ * syscall) at the price of one cost. The current node stays current. 1 when the child is
+ * new, 0 when it was there, negative on failure (message set). */
+int prof_cct_child_cost_lookup(struct prof_cct *c, uint64_t key, uint64_t call_pc,
+			       uint64_t pc, uint64_t cost);
+static inline int prof_cct_child_cost(struct prof_cct *c, uint64_t key, uint64_t call_pc,
+				      uint64_t pc, uint64_t cost)
 {
-	struct prof_cct_at *h = &((struct prof_cct_hot *)c)->cur;
-	uint64_t *counts = h->counts, lo = h->lo, len = h->n;
-	size_t i = 0;
-	/* four at a time while they all fall in the current node's array */
-	for (; i + 4 <= n; i += 4) {
-		uint64_t o0 = pcs[i] - lo, o1 = pcs[i + 1] - lo, o2 = pcs[i + 2] - lo,
-			 o3 = pcs[i + 3] - lo;
-		if (__builtin_expect((o0 < len) & (o1 < len) & (o2 < len) & (o3 < len), 1)) {
-			counts[o0]++;
-			counts[o1]++;
-			counts[o2]++;
-			counts[o3]++;
-			continue;
-		}
-		break;
+	struct prof_cct_hot *h = (struct prof_cct_hot *)c;
+	uint64_t off = pc - h->leaf.lo;
+	if (off < h->leaf.n && h->leaf.parent == h->cur.node && h->leaf.key == key &&
+	    h->leaf.call_pc == call_pc) {
+		h->leaf.diffs[off] += cost;
+		h->leaf.diffs[off + 1] -= cost;
+		return 0;
 	}
-	for (; i < n; i++) {
-		uint64_t off = pcs[i] - lo;
-		if (__builtin_expect(off < len, 1)) {
-			counts[off]++;
-		} else {
-			prof_cct_count_far(c, pcs[i]);
-			counts = h->counts, lo = h->lo, len = h->n;
-		}
-	}
+	return prof_cct_child_cost_lookup(c, key, call_pc, pc, cost);
 }
-/* One unit of cost at each of the n consecutive pcs lo .. lo + n - 1, in that order (the
- * same as prof_cct_count() of those pcs). */
+/* One unit of cost at each of the n consecutive pcs lo .. lo + n - 1 of the current node:
+ * the per-instruction path (a source reports runs of instructions). Out of memory, or a
+ * cost at the root, is remembered: prof_cct_ok() then says false and prof_cct_build()
+ * fails. */
 void prof_cct_count_run_far(struct prof_cct *c, uint64_t lo, uint64_t n);
 static inline void prof_cct_count_run(struct prof_cct *c, uint64_t lo, uint64_t n)
 {
 	struct prof_cct_at *h = &((struct prof_cct_hot *)c)->cur;
 	uint64_t off = lo - h->lo;
 	if (__builtin_expect(off < h->n && n <= h->n - off, 1)) {
-		uint64_t *counts = h->counts + off;
-		for (uint64_t i = 0; i < n; i++)
-			counts[i]++;
+		h->diffs[off]++;
+		h->diffs[off + n]--;
 	} else {
 		prof_cct_count_run_far(c, lo, n);
 	}
 }
-/* False once prof_cct_count() or prof_cct_count_run() failed. */
+/* False once prof_cct_count_run() failed. */
 bool prof_cct_ok(const struct prof_cct *c);
 /* The cost recorded so far, summed over the tree. */
 uint64_t prof_cct_total(const struct prof_cct *c);

@@ -19,6 +19,7 @@
 #include "sbpf/elf_parse.h"
 #include "sbpf/link.h"
 #include "sbpf/syscall.h"
+#include "sbpf/vm.h"
 
 enum { EM_BPF_ = 247, EM_SBPF_ = 263, ET_REL_ = 1, ET_DYN_ = 3, PT_LOAD_ = 1, PF_X_ = 1, PF_R_ = 4 };
 enum { SHF_WRITE_ = 1, SHF_ALLOC_ = 2, SHT_NOBITS_ = 8, STT_FUNC_ = 2 };
@@ -487,6 +488,10 @@ static int predecode(struct ctx *c)
 {
 	struct sbpf_program *p = c->p;
 	p->ninsns = p->text_len / 8;
+	/* the hooked VM's trace holds pcs and run lengths in 31 bits (vm.h) */
+	if (p->ninsns >= SBPF_RUN_SYSCALL)
+		return err_set(-E2BIG, "%s: %llu instructions: tally runs at most %u", c->name,
+			       (unsigned long long)p->ninsns, SBPF_RUN_SYSCALL - 1);
 	p->code = calloc(p->ninsns + 1, sizeof(*p->code));
 	if (!p->code)
 		return err_set(-ENOMEM, "%s: out of memory", c->name);

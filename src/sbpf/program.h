@@ -109,6 +109,8 @@ void sbpf_program_free(struct sbpf_program *p);
 
 /* The function symbol covering pc, or NULL. */
 const struct sbpf_symbol *sbpf_program_symbol_at(const struct sbpf_program *p, uint64_t pc);
+/* The syscall the instruction at pc calls, or NULL when it calls none. */
+const struct sbpf_syscall *sbpf_program_syscall_at(const struct sbpf_program *p, uint64_t pc);
 
 /* The reference verifier (RequisiteVerifier): 0 or an error "VerifierError(...)". */
 int sbpf_verify(const uint8_t *text, uint64_t len, enum sbpf_version v, char *msg,

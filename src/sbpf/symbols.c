@@ -3,7 +3,8 @@
  * names the string table, so section names are not needed). Unlike the reference's debug
  * labels (at most 255 bytes), names of any length up to 4 KiB are kept: Rust's mangled
  * generic names run longer. Sorted by pc; a symbol without a size ends where the next one
- * starts.
+ * starts. Also which syscall a call instruction makes, for profiles that key syscalls by
+ * the pc of their call.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,10 @@
 #include "base/search.h"
 #include "base/vec.h"
 #include "sbpf/elf_parse.h"
+#include "sbpf/isa.h"
 #include "sbpf/link.h"
 #include "sbpf/program.h"
+#include "sbpf/syscall.h"
 
 enum { SHT_SYMTAB_ = 2, SHT_DYNSYM_ = 11, SHT_STRTAB_ = 3, STT_FUNC_ = 2, SYMBOL_NAME_MAX = 4096 };
 
@@ -100,4 +103,15 @@ const struct sbpf_symbol *sbpf_program_symbol_at(const struct sbpf_program *p, u
 	if (!lo || pc >= p->syms[lo - 1].end_pc)
 		return NULL;
 	return &p->syms[lo - 1];
+}
+
+const struct sbpf_syscall *sbpf_program_syscall_at(const struct sbpf_program *p, uint64_t pc)
+{
+	if (pc >= p->ninsns)
+		return NULL;
+	const struct sbpf_dinsn *d = &p->code[pc];
+	if (d->kind != SBPF_K_CALL || d->pad != SBPF_CALL_SYSCALL || !p->syscalls ||
+	    d->imm < 0 || (uint64_t)d->imm >= p->syscalls->n)
+		return NULL;
+	return &p->syscalls->v[d->imm];
 }

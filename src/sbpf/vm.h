@@ -6,8 +6,8 @@
  *
  * Hooks let a profiler (or a CPI implementation) watch calls, returns, syscalls and the
  * instruction meter without the VM knowing what they are for. With no hooks the VM runs
- * its fast variant; with hooks, a variant that also records the pc of every executed
- * instruction and reports them before each boundary, so per-pc costs are exact. With a
+ * its fast variant; with hooks, a variant that also records the runs of executed
+ * instructions and reports them before each boundary, so per-pc costs are exact. With a
  * published pc (sbpf_vm_publish_pc), a third: each instruction's pc is stored in an agent
  * thread state (include/tally/agent.h) for a sampler to read, and the hooks but on_insns
  * are called at calls, returns and syscalls.
@@ -67,9 +67,29 @@ void sbpf_result_describe(const struct sbpf_result *r, char *buf, size_t size);
 
 /* Instructions executed one after another: pcs lo .. lo + n - 1 (n > 0). A run ends
  * wherever control leaves straight-line code, so the interpreter records a run per jump
- * or call rather than a pc per instruction. */
+ * or call rather than a pc per instruction. In a trace of the hooks' own (below), the
+ * entries also say where syscalls start and end, at a store each:
+ * - n with SBPF_RUN_SYSCALL set: the run lo .. lo + (n & ~SBPF_RUN_SYSCALL) - 1, whose
+ *   last instruction calls a syscall, which starts there;
+ * - n == 0: the syscall started last ended, lo its own cost (never the instructions
+ *   before it); a cost of UINT32_MAX or more is lo UINT32_MAX and the next entry's lo
+ *   and n, its low and high halves.
+ * (The loader refuses programs of 2^31 instructions or more.) */
 struct sbpf_insn_run {
 	uint32_t lo, n;
+};
+#define SBPF_RUN_SYSCALL (1u << 31)
+
+#define SBPF_TRACE_CAP 4096
+
+/* Where the hooked VM records runs (and syscalls) until it reports them: the entries
+ * v[0 .. n). A trace given with the hooks is shared by every VM those hooks are attached
+ * to: a VM run from a syscall (CPI) appends its entries after what its caller left
+ * there, so the trace stays in execution order, and the hooks' owner may report it to
+ * itself at any time (v[0 .. n), then n = 0), while a syscall runs for instance. */
+struct sbpf_trace {
+	size_t n;
+	struct sbpf_insn_run v[SBPF_TRACE_CAP];
 };
 
 struct sbpf_hooks {
@@ -85,6 +105,12 @@ struct sbpf_hooks {
 	/* A syscall at pc, before it runs / after it ran with cost its own CU charge. */
 	void (*on_syscall_enter)(void *ctx, uint64_t pc, const struct sbpf_syscall *sc);
 	void (*on_syscall_exit)(void *ctx, const struct sbpf_syscall *sc, uint64_t cost);
+	/* NULL, or the trace to record into (its n 0 before the first run). With a trace,
+	 * syscalls are in it (on_insns gets them in order with the runs, only when the trace
+	 * fills, at calls, returns and when the run ends) instead of calls of
+	 * on_syscall_enter and on_syscall_exit, which then go unused: a syscall costs two
+	 * stores instead of three calls. */
+	struct sbpf_trace *trace;
 };
 
 struct sbpf_vm_config {

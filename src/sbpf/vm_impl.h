@@ -13,7 +13,6 @@
 #include "sbpf/vm.h"
 
 #define SBPF_NREGIONS 5
-#define SBPF_TRACE_CAP 4096
 
 struct sbpf_region {
 	uint8_t *host;
@@ -57,7 +56,7 @@ struct sbpf_vm {
 	uint8_t *return_data;
 	size_t return_len;
 	struct arena arena;
-	struct sbpf_insn_run trace[SBPF_TRACE_CAP];
+	struct sbpf_trace trace; /* the hooked loop's when the hooks bring none */
 };
 
 /* Fills res with the access violation the reference reports for [addr, addr+size). */

@@ -125,6 +125,28 @@ static void exhaustion_inside_a_syscall(void **state)
 	free(folded);
 }
 
+/* A syscall charging 2^33 CU (sol_memset_ of 250 * 2^33 bytes, 1 CU per 250, under a
+ * budget of 2^34; the memory then fails to map): a cost that does not fit the trace's
+ * 32 bits, whole in the syscall's frame. */
+static void syscall_cost_beyond_32_bits(void **state)
+{
+	(void)state;
+	int32_t key = (int32_t)sbpf_hash("sol_memset_", 11);
+	const uint8_t code[] = {
+		I(0x18, 3, 0, 0, 0), I(0, 0, 0, 0, 250 << 1), /* 0: r3 = 250 << 33 (lddw) */
+		I(0x85, 0, 0, 0, key),                        /* 2: syscall sol_memset_ */
+		I(0x95, 0, 0, 0, 0),                          /* 3: exit */
+	};
+	uint64_t cu;
+	enum sbpf_error e;
+	char *folded = profile(code, sizeof(code), 1ull << 34, &cu, &e);
+	assert_int_not_equal(e, SBPF_OK);
+	assert_int_equal(cu, 2 + (1ull << 33));
+	assert_string_equal(folded, "test+0x0 2\n"
+				    "test+0x0;syscall:sol_memset_ 8589934592\n");
+	free(folded);
+}
+
 /* CPI as the runtime does it: a syscall charges its invoke cost, runs another program in
  * a VM of its own with the same profiler, and charges the callee's CU to the caller. */
 struct cpi {
@@ -242,6 +264,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(recursion_tree_is_exact),
 		cmocka_unit_test(exhaustion_inside_a_syscall),
+		cmocka_unit_test(syscall_cost_beyond_32_bits),
 		cmocka_unit_test(cpi_nests_the_callee_under_the_syscall),
 		cmocka_unit_test(cpi_callee_stopping_deep_down),
 	};

@@ -259,8 +259,9 @@ static void profile_cct_events_build_the_tree(void **state)
 	prof_free(p);
 }
 
-/* The per-instruction path: pcs inside the span, then outside it on both sides (the array
- * widens), then a cost at the root, which the builder remembers as a failure. */
+/* The per-instruction path: runs inside the span, then outside it on both sides (the array
+ * widens), across its end, then a cost at the root, which the builder remembers as a
+ * failure. */
 static void profile_cct_count_widens_and_remembers_failure(void **state)
 {
 	struct prof *p = new_prof();
@@ -268,18 +269,22 @@ static void profile_cct_count_widens_and_remembers_failure(void **state)
 	assert_int_equal(prof_cct_new(&c), 0);
 	assert_int_equal(prof_cct_enter(c, fn(p, "f", PROF_NATIVE), 0), 1);
 	assert_int_equal(prof_cct_span(c, 100, 4), 0);
-	const uint32_t pcs[] = { 100, 101, 102, 103, 103, 90, 130, 100 };
-	prof_cct_count(c, pcs, 8);
-	assert_int_equal(prof_cct_total(c), 8);
+	prof_cct_count_run(c, 100, 4);
+	prof_cct_count_run(c, 103, 1);
+	prof_cct_count_run(c, 102, 4);
+	prof_cct_count_run(c, 90, 1);
+	prof_cct_count_run(c, 130, 1);
+	prof_cct_count_run(c, 100, 1);
+	assert_int_equal(prof_cct_total(c), 12);
 	assert_int_equal(prof_cct_build(c, p, 0, NULL), 0);
 	assert_int_equal(prof_finish(p), 0);
 	uint32_t f = prof_node_at(p, 0)->first_child;
 	uint64_t seen = 0;
 	for (uint32_t e = prof_node_at(p, f)->first_pc; e != PROF_NONE; e = prof_pcw_at(p, e)->next)
 		seen += (uint64_t)prof_pcw_weights(p, e)[0] << (prof_pcw_at(p, e)->pc == 103 ? 8 : 0);
-	assert_int_equal(seen, 2 << 8 | 6); /* 103 twice, six other pcs once */
+	assert_int_equal(seen, 3 << 8 | 9); /* 103 three times; 100, 102 twice; five pcs once */
 	assert_int_equal(prof_cct_exit(c), 0);
-	prof_cct_count(c, pcs, 1);
+	prof_cct_count_run(c, 100, 1);
 	assert_false(prof_cct_ok(c));
 	assert_int_not_equal(prof_cct_build(c, p, 0, NULL), 0);
 	prof_cct_free(c);
@@ -299,8 +304,8 @@ static void profile_cct_reentry_and_resume_keep_costs(void **state)
 	assert_int_equal(prof_cct_span(c, 10, 1), 0);
 	for (uint32_t i = 0; i < 3; i++) {
 		assert_int_equal(prof_cct_enter(c, g, 10), i == 0);
-		const uint32_t pcs[] = { 20, 20 + 100 * i }; /* the second widens g's array */
-		prof_cct_count(c, pcs, 2);
+		prof_cct_count_run(c, 20, 1);
+		prof_cct_count_run(c, 20 + 100 * i, 1); /* widens g's array */
 		assert_int_equal(prof_cct_exit(c), 0);
 		assert_int_equal(prof_cct_current(c), fnode);
 	}
@@ -344,10 +349,9 @@ static void profile_cct_place_callbacks_symbolize_keys(void **state)
 	struct prof_cct *c;
 	assert_int_equal(prof_cct_new(&c), 0);
 	assert_int_equal(prof_cct_enter(c, 1, 0), 1);
-	const uint32_t pcs[] = { 4, 5 };
-	prof_cct_count(c, pcs, 2);
+	prof_cct_count_run(c, 4, 2);
 	assert_int_equal(prof_cct_enter(c, 2, 5), 1);
-	prof_cct_count(c, pcs, 1);
+	prof_cct_count_run(c, 4, 1);
 	struct prof_cct_place place = { NULL, keyed_node, keyed_pc };
 	assert_int_equal(prof_cct_build(c, p, 0, &place), 0);
 	prof_cct_free(c);
