@@ -323,11 +323,11 @@ static int load_instruction(struct ctx *c, json_t *root, struct sol_fixture *f)
 	int rc = get_key(c, member(c, ix, "program_id", "instruction"), f->program_id);
 	if (rc)
 		return rc;
-	bool known = false;
+	bool known = sol_is_system_program(f->program_id);
 	for (size_t i = 0; i < f->nprograms; i++)
 		known |= !memcmp(f->programs[i].id, f->program_id, 32);
 	if (!known)
-		return bad(c, "not one of \"programs\"");
+		return bad(c, "not one of \"programs\" nor the System program");
 	if ((rc = get_bytes(c, member(c, ix, "data", "instruction"), &f->data, &f->data_len)))
 		return rc;
 	json_t *arr = member(c, ix, "accounts", "instruction");
