@@ -42,12 +42,12 @@ void sbpf_result_describe(const struct sbpf_result *r, char *buf, size_t size)
 		snprintf(buf, size, "success");
 		return;
 	case SBPF_E_ACCESS_VIOLATION:
-		snprintf(buf, size, "Access violation %s %llu bytes at address %#llx (in %s region)",
+		snprintf(buf, size, "Access violation %s %llu bytes at address 0x%llx (in %s region)",
 			 access, (unsigned long long)r->size, (unsigned long long)r->addr,
 			 r->region);
 		return;
 	case SBPF_E_STACK_ACCESS_VIOLATION:
-		snprintf(buf, size, "Access violation in stack frame %lld at address %#llx of size %llu",
+		snprintf(buf, size, "Access violation in stack frame %lld at address 0x%llx of size %llu",
 			 (long long)r->stack_frame, (unsigned long long)r->addr,
 			 (unsigned long long)r->size);
 		return;

@@ -21,14 +21,14 @@ static int sys_clock(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
 	struct sol_invocation *inv = sbpf_vm_user(vm);
 	*ret = 0;
-	return sol_sysvar_copy(vm, a[0], inv->rt->clock, 40);
+	return sol_sysvar_copy(vm, a[0], inv->rt->clock, 40, 8);
 }
 
 static int sys_rent(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
 	struct sol_invocation *inv = sbpf_vm_user(vm);
 	*ret = 0;
-	return sol_sysvar_copy(vm, a[0], inv->rt->rent, 24);
+	return sol_sysvar_copy(vm, a[0], inv->rt->rent, 24, 8);
 }
 
 static int runtime_syscalls(struct sbpf_syscalls *s)

@@ -69,12 +69,26 @@ static void lamport_sum(const struct sol_runtime *rt, const struct sol_ix_accoun
 	}
 }
 
+/* agave's log collector (LiteSVM's too) holds 10,000 bytes of lines: the line that would
+ * reach the limit is replaced by "Log truncated", and nothing is logged after it. */
+enum { LOG_BYTES_LIMIT = 10000 };
+
 /* Appends a log line where this instruction's logs go: the caller's VM for a CPI (whose
- * logs pass on in turn when it ends), the transaction's at the top. */
+ * logs pass on in turn when it ends), the transaction's at the top. Lines reach the top in
+ * the order the runtime logs them, so the collector's limit is applied there. */
 static int emit(struct sol_runtime *rt, struct sbpf_vm *parent, const char *line)
 {
 	if (parent)
 		return sbpf_vm_log(parent, line, strlen(line));
+	if (rt->log_truncated)
+		return 0;
+	size_t len = strlen(line);
+	if (rt->log_bytes + len >= LOG_BYTES_LIMIT) {
+		rt->log_truncated = true;
+		line = "Log truncated";
+	} else {
+		rt->log_bytes += len;
+	}
 	char *copy = strdup(line);
 	char **slot = copy ? vec_push_raw((void **)&rt->logs, &rt->nlogs, &rt->logs_cap,
 					  sizeof(*rt->logs))

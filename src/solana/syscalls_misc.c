@@ -89,14 +89,14 @@ static int sys_get_epoch_rewards(struct sbpf_vm *vm, const uint64_t a[5], uint64
 {
 	static const uint8_t rewards[EPOCH_REWARDS_SIZE];
 	*ret = 0;
-	return sol_sysvar_copy(vm, a[0], rewards, sizeof(rewards));
+	return sol_sysvar_copy(vm, a[0], rewards, sizeof(rewards), 16);
 }
 
 static int sys_get_last_restart_slot(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
 	static const uint8_t slot[8];
 	*ret = 0;
-	return sol_sysvar_copy(vm, a[0], slot, sizeof(slot));
+	return sol_sysvar_copy(vm, a[0], slot, sizeof(slot), 8);
 }
 
 /* LiteSVM's first blockhash, the one entry of its SlotHashes. */
