@@ -255,6 +255,7 @@ int sol_fixture_run(struct sol_fixture *f, struct sol_outcome *out,
 		free(rt.logs);
 		free(rt.return_data);
 	}
+	sol_runtime_trace_free(&rt);
 	for (size_t i = 0; i < rt.nprograms; i++)
 		sbpf_program_free(rt.programs[i].prog);
 	free(rt.programs);
