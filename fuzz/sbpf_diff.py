@@ -195,7 +195,7 @@ class Asm:
         rng = self.rng
         k = rng.choice(["log", "log", "log64", "logcu", "logpk", "logdata", "memcpy",
                         "memmove", "memset", "memcmp", "sha256", "keccak", "cpa", "tfpa",
-                        "sysvar", "getsysvar", "setret", "getret", "cu", "height",
+                        "sysvar", "getsysvar", "setret", "getret", "height",
                         "sibling", "secp", "stake"])
         n = lambda hi: rng.choice([0, 1, rng.randrange(0, hi)])  # noqa: E731
         if k == "log":
@@ -265,8 +265,6 @@ class Asm:
             self.emit(f"r2 = {n(64)}")
             self.heap_addr("r3", 8192, 16000)
             self.emit("call sol_get_return_data")
-        elif k == "cu":
-            self.emit("call sol_remaining_compute_units")
         elif k == "height":
             self.emit("call sol_get_stack_height")
         elif k == "sibling":
@@ -488,7 +486,7 @@ def known(diffs, ours, theirs):
             all(d.startswith("logs[") for d in diffs):
         return "log line with a NUL byte (tally ends it there)"
     if len(la) == len(lb) and all(
-            x == y or (x.endswith(", ...]") and "utf-8" in x and y.startswith(x[:-5]))
+            x == y or (x.endswith(", ...]") and "utf-8" in x and y.startswith(x[:-6]))
             for x, y in zip(la, lb)) and all(d.startswith("logs[") for d in diffs):
         return "a UTF-8 error's bytes (tally lists about 40)"
     return None
