@@ -69,8 +69,9 @@ static void lamport_sum(const struct sol_runtime *rt, const struct sol_ix_accoun
 	}
 }
 
-/* agave's log collector (LiteSVM's too) holds 10,000 bytes of lines: the line that would
- * reach the limit is replaced by "Log truncated", and nothing is logged after it. */
+/* agave's log collector (LiteSVM's too) holds 10,000 bytes of lines: a line that would
+ * reach the limit is dropped, the first one dropped leaves "Log truncated" (which counts
+ * for nothing), and shorter lines that still fit are logged after it. */
 enum { LOG_BYTES_LIMIT = 10000 };
 
 /* Appends a log line where this instruction's logs go: the caller's VM for a CPI (whose
@@ -80,10 +81,10 @@ static int emit(struct sol_runtime *rt, struct sbpf_vm *parent, const char *line
 {
 	if (parent)
 		return sbpf_vm_log(parent, line, strlen(line));
-	if (rt->log_truncated)
-		return 0;
 	size_t len = strlen(line);
 	if (rt->log_bytes + len >= LOG_BYTES_LIMIT) {
+		if (rt->log_truncated)
+			return 0;
 		rt->log_truncated = true;
 		line = "Log truncated";
 	} else {

@@ -78,7 +78,7 @@ struct sol_runtime {
 	char **logs;
 	size_t nlogs, logs_cap;
 	size_t log_bytes;   /* what the log collector holds, against its limit */
-	bool log_truncated; /* it logged "Log truncated" and takes nothing more */
+	bool log_truncated; /* it logged "Log truncated" */
 	uint8_t *return_data;
 	size_t return_len;
 	/* the program the transaction's return data belongs to (sol_get_return_data) */

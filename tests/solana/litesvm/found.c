@@ -2,7 +2,8 @@
  * The differences fuzz/sbpf_diff.py found between tally and LiteSVM, one case each, run in
  * both by litesvm.test.sh (no accounts: the input is the account count, the data's length,
  * the data; its first byte picks the case):
- *   0 logs more than the log collector's 10,000 bytes (the rest reads "Log truncated");
+ *   0 logs more than the log collector's 10,000 bytes: "Log truncated" where the first line
+ *     is dropped, then the short line that still fits;
  *   1 sol_log_data with no field ("Program data: ", the space kept);
  *   2 sol_get_epoch_rewards_sysvar into memory 8- but not 16-byte aligned (Unaligned
  *     pointer: EpochRewards holds a u128);
@@ -35,7 +36,8 @@ u64 entrypoint(const u8 *input)
 	switch (input[16]) {
 	case 0:
 		for (int i = 0; i < 200; i++)
-			sol_log_("a line of sixty-odd bytes, logged two hundred times over", 56);
+			sol_log_("fifty bytes of log, two hundred times over........", 50);
+		sol_log_("x", 1);
 		break;
 	case 1: sol_log_data(h, 0); break;
 	case 2: sol_get_epoch_rewards_sysvar(h + 8); break;
