@@ -96,6 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(rt.logs[i]);
 	free(rt.logs);
 	free(rt.return_data);
+	sol_runtime_trace_free(&rt);
 	free(acc[0].data);
 	free(acc[1].data);
 	return 0;

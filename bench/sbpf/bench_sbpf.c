@@ -6,7 +6,7 @@
  *
  *   arith: a 64-bit arithmetic loop (add, xor, shifts, mul, a conditional branch)
  *   bytes: a byte load / add / store loop over a 4 KiB input buffer, repeated
- *   sysc:  a loop around the cheapest syscall, sol_remaining_compute_units (3 instructions
+ *   sysc:  a loop around the cheapest syscall, sol_get_stack_height (3 instructions
  *          and one syscall per iteration): what crossing the syscall boundary costs
  *
  * Usage: bench_sbpf [ROUNDS [PROGRAM [MODE]]]   prints one line per program and mode, the
@@ -67,7 +67,7 @@ static const uint8_t bytes[] = {
 /* The call's imm is the syscall's murmur3 hash (v3 static syscalls), patched in main. */
 static uint8_t sysc[] = {
 	I(0xb7, 6, 0, 0, 10000000), /* r6 = 10M */
-	I(0x85, 0, 0, 0, 0),        /* loop: call sol_remaining_compute_units */
+	I(0x85, 0, 0, 0, 0),        /* loop: call sol_get_stack_height */
 	I(0x17, 6, 0, 0, 1),        /* r6 -= 1 */
 	I(0x55, 6, 0, -3, 0),       /* if r6 != 0 goto loop */
 	I(0x95, 0, 0, 0, 0),
@@ -179,7 +179,7 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 5;
 	if (rounds < 1)
 		rounds = 1;
-	const char *sc = "sol_remaining_compute_units";
+	const char *sc = "sol_get_stack_height";
 	uint32_t h = sbpf_hash(sc, strlen(sc));
 	memcpy(&sysc[12], &h, 4);
 	const struct program progs[] = {

@@ -297,11 +297,67 @@ static int implicit_account(struct ctx *c, struct sol_fixture *f, const uint8_t 
 		       k58);
 }
 
+/* agave's reserved account keys (builtin programs, loaders, sysvars): a message cannot
+ * write-lock them, so a writable flag on one is dropped (SanitizedMessage::is_writable). */
+static const char *const reserved_keys[] = {
+	"11111111111111111111111111111111",
+	"AddressLookupTab1e1111111111111111111111111",
+	"BPFLoader1111111111111111111111111111111111",
+	"BPFLoader2111111111111111111111111111111111",
+	"BPFLoaderUpgradeab1e11111111111111111111111",
+	"ComputeBudget111111111111111111111111111111",
+	"Config1111111111111111111111111111111111111",
+	"Ed25519SigVerify111111111111111111111111111",
+	"Feature111111111111111111111111111111111111",
+	"LoaderV411111111111111111111111111111111111",
+	"KeccakSecp256k11111111111111111111111111111",
+	"Secp256r1SigVerify1111111111111111111111111",
+	"Stake11111111111111111111111111111111111111",
+	"StakeConfig11111111111111111111111111111111",
+	"Vote111111111111111111111111111111111111111",
+	"ZkE1Gama1Proof11111111111111111111111111111",
+	"ZkTokenProof1111111111111111111111111111111",
+	"NativeLoader1111111111111111111111111111111",
+	"SysvarC1ock11111111111111111111111111111111",
+	"SysvarEpochRewards1111111111111111111111111",
+	"SysvarEpochSchedu1e111111111111111111111111",
+	"SysvarFees111111111111111111111111111111111",
+	"Sysvar1nstructions1111111111111111111111111",
+	"SysvarLastRestartS1ot1111111111111111111111",
+	"SysvarRecentB1ockHashes11111111111111111111",
+	"SysvarRent111111111111111111111111111111111",
+	"SysvarRewards111111111111111111111111111111",
+	"SysvarS1otHashes111111111111111111111111111",
+	"SysvarS1otHistory11111111111111111111111111",
+	"SysvarStakeHistory1111111111111111111111111",
+};
+
+static bool is_reserved(const uint8_t key[32])
+{
+	uint8_t k[32];
+	for (size_t i = 0; i < sizeof(reserved_keys) / sizeof(reserved_keys[0]); i++)
+		if (!sol_base58_decode(reserved_keys[i], k, 32) && !memcmp(k, key, 32))
+			return true;
+	return false;
+}
+
+/* Whether the message can write-lock the account: not a reserved key, and not the program
+ * the instruction invokes unless the upgradeable loader is one of the message's accounts. */
+static bool lockable(const struct sol_fixture *f, const uint8_t key[32], bool loader_listed)
+{
+	return !is_reserved(key) && (loader_listed || memcmp(key, f->program_id, 32));
+}
+
 /* The transaction's message holds one signer and one writable flag per account, and the
  * runtime builds the instruction's accounts from those: an account named twice has the
- * privileges of both places in both. */
+ * privileges of both places in both, and one the message cannot write-lock is read-only. */
 static int merge_privileges(struct sol_fixture *f)
 {
+	uint8_t upgradeable[32];
+	bool loader_listed = false;
+	sol_base58_decode("BPFLoaderUpgradeab1e11111111111111111111111", upgradeable, 32);
+	for (size_t i = 0; i < f->nix; i++)
+		loader_listed |= !memcmp(f->accounts[f->ix[i].index].key, upgradeable, 32);
 	uint8_t *flags = calloc(f->naccounts + 1, 1);
 	if (!flags)
 		return -ENOMEM;
@@ -309,7 +365,8 @@ static int merge_privileges(struct sol_fixture *f)
 		flags[f->ix[i].index] |= (uint8_t)(f->ix[i].is_signer | f->ix[i].is_writable << 1);
 	for (size_t i = 0; i < f->nix; i++) {
 		f->ix[i].is_signer = flags[f->ix[i].index] & 1;
-		f->ix[i].is_writable = flags[f->ix[i].index] >> 1;
+		f->ix[i].is_writable = flags[f->ix[i].index] >> 1 &&
+				       lockable(f, f->accounts[f->ix[i].index].key, loader_listed);
 	}
 	free(flags);
 	return 0;
@@ -323,11 +380,11 @@ static int load_instruction(struct ctx *c, json_t *root, struct sol_fixture *f)
 	int rc = get_key(c, member(c, ix, "program_id", "instruction"), f->program_id);
 	if (rc)
 		return rc;
-	bool known = false;
+	bool known = sol_is_system_program(f->program_id);
 	for (size_t i = 0; i < f->nprograms; i++)
 		known |= !memcmp(f->programs[i].id, f->program_id, 32);
 	if (!known)
-		return bad(c, "not one of \"programs\"");
+		return bad(c, "not one of \"programs\" nor the System program");
 	if ((rc = get_bytes(c, member(c, ix, "data", "instruction"), &f->data, &f->data_len)))
 		return rc;
 	json_t *arr = member(c, ix, "accounts", "instruction");

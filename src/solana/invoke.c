@@ -69,12 +69,27 @@ static void lamport_sum(const struct sol_runtime *rt, const struct sol_ix_accoun
 	}
 }
 
+/* agave's log collector (LiteSVM's too) holds 10,000 bytes of lines: a line that would
+ * reach the limit is dropped, the first one dropped leaves "Log truncated" (which counts
+ * for nothing), and shorter lines that still fit are logged after it. */
+enum { LOG_BYTES_LIMIT = 10000 };
+
 /* Appends a log line where this instruction's logs go: the caller's VM for a CPI (whose
- * logs pass on in turn when it ends), the transaction's at the top. */
+ * logs pass on in turn when it ends), the transaction's at the top. Lines reach the top in
+ * the order the runtime logs them, so the collector's limit is applied there. */
 static int emit(struct sol_runtime *rt, struct sbpf_vm *parent, const char *line)
 {
 	if (parent)
 		return sbpf_vm_log(parent, line, strlen(line));
+	size_t len = strlen(line);
+	if (rt->log_bytes + len >= LOG_BYTES_LIMIT) {
+		if (rt->log_truncated)
+			return 0;
+		rt->log_truncated = true;
+		line = "Log truncated";
+	} else {
+		rt->log_bytes += len;
+	}
 	char *copy = strdup(line);
 	char **slot = copy ? vec_push_raw((void **)&rt->logs, &rt->nlogs, &rt->logs_cap,
 					  sizeof(*rt->logs))
@@ -284,6 +299,41 @@ static int run_loaded(struct sol_runtime *rt, struct sbpf_vm *parent, const stru
 	return rc;
 }
 
+/* Records the instruction in the transaction's trace as it starts. */
+static int trace_push(struct sol_runtime *rt, const uint8_t program_id[32],
+		      const struct sol_ix_account *ix, size_t n, const uint8_t *data, size_t data_len)
+{
+	struct sol_trace_entry *e = vec_push_raw((void **)&rt->trace, &rt->ntrace, &rt->trace_cap,
+						 sizeof(*rt->trace));
+	if (!e)
+		return -ENOMEM;
+	memset(e, 0, sizeof(*e));
+	e->height = rt->depth + 1;
+	memcpy(e->program_id, program_id, 32);
+	e->data = malloc(data_len + 1);
+	e->accounts = malloc((n + 1) * sizeof(*ix));
+	if (!e->data || !e->accounts)
+		return -ENOMEM;
+	if (data_len)
+		memcpy(e->data, data, data_len);
+	if (n)
+		memcpy(e->accounts, ix, n * sizeof(*ix));
+	e->data_len = data_len;
+	e->naccounts = n;
+	return 0;
+}
+
+void sol_runtime_trace_free(struct sol_runtime *rt)
+{
+	for (size_t i = 0; i < rt->ntrace; i++) {
+		free(rt->trace[i].data);
+		free(rt->trace[i].accounts);
+	}
+	free(rt->trace);
+	rt->trace = NULL;
+	rt->ntrace = rt->trace_cap = 0;
+}
+
 int sol_runtime_invoke(struct sol_runtime *rt, struct sbpf_vm *parent,
 		       const uint8_t program_id[32], const struct sol_ix_account *ix, size_t n,
 		       const uint8_t *data, size_t data_len, uint64_t budget,
@@ -307,6 +357,8 @@ int sol_runtime_invoke(struct sol_runtime *rt, struct sbpf_vm *parent,
 		set_error(res, "MaxAccountsExceeded", NULL);
 	else
 		lamport_sum(rt, ix, n, before);
+	if (!rc && !too_many)
+		rc = trace_push(rt, program_id, ix, n, data, data_len);
 	if (!rc && !too_many)
 		rc = p ? run_loaded(rt, parent, p, program_id, ix, n, data, data_len, budget, id58, res)
 		       : run_builtin(rt, parent, program_id, ix, n, data, data_len, budget, res);

@@ -51,6 +51,18 @@ struct sol_invocation {
 	struct sol_input input;
 };
 
+/* One instruction of the transaction's instruction trace, as it started: the runtime
+ * records every instruction, top-level or invoked (sol_get_processed_sibling_instruction
+ * reads it). */
+struct sol_trace_entry {
+	unsigned height; /* 1 for the transaction's instruction, one more per CPI */
+	uint8_t program_id[32];
+	uint8_t *data;
+	size_t data_len;
+	struct sol_ix_account *accounts;
+	size_t naccounts;
+};
+
 struct sol_runtime {
 	struct sol_account *accounts;
 	size_t naccounts;
@@ -65,11 +77,18 @@ struct sol_runtime {
 	 * them: runtime_log.h) and return data */
 	char **logs;
 	size_t nlogs, logs_cap;
+	size_t log_bytes;   /* what the log collector holds, against its limit */
+	bool log_truncated; /* it logged "Log truncated" */
 	uint8_t *return_data;
 	size_t return_len;
 	/* the program the transaction's return data belongs to (sol_get_return_data) */
 	uint8_t return_program[32];
+	struct sol_trace_entry *trace;
+	size_t ntrace, trace_cap;
 };
+
+/* Frees rt's instruction trace. */
+void sol_runtime_trace_free(struct sol_runtime *rt);
 
 /* How one instruction ended: error "" on success, else the runtime's or VM's name;
  * log_text is what the runtime's "Program <id> failed: ..." line shows. */

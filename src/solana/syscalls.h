@@ -35,9 +35,10 @@ int sol_syscalls_crypto(struct sbpf_syscalls *s);
  * Edwards and Ristretto forms (syscalls_curve.c). */
 int sol_syscalls_curve(struct sbpf_syscalls *s);
 /* What every sol_get_*_sysvar does: charges the runtime's base cost plus one CU per byte,
- * then writes the sysvar's bytes at addr. 0, -1 when the budget ran out, -EFAULT when addr
- * is not writable. */
-int sol_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, size_t len);
+ * then writes the sysvar's bytes at addr, which must be aligned as the struct is (align).
+ * 0, -1 when the budget ran out or addr is unaligned, -EFAULT when addr is not writable. */
+int sol_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, size_t len,
+		    size_t align);
 /* The sysvars a bank starts with, as LiteSVM 1.5 sets them up on mainnet's feature set:
  * Clock at slot 447552000 (the last feature activation it knows), the rest zero; Rent after
  * SIMD-0194 (6960 lamports per byte, threshold 1.0, burn 50%), in their repr(C) layouts. */

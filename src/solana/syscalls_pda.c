@@ -103,7 +103,7 @@ static int sys_try_find(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 			    sbpf_vm_map(vm, a[3], 32, true, &dst))
 				return -EFAULT;
 			if (a[4] >= a[3] && a[4] < a[3] + 32)
-				return sbpf_vm_syscall_error(vm, "CopyOverlapping", "bump inside address");
+				return sbpf_vm_syscall_error(vm, "CopyOverlapping", "Overlapping copy");
 			*bump_dst = bump;
 			memcpy(dst, addr, 32);
 			*ret = 0;

@@ -1,9 +1,11 @@
 /*
  * Runtime syscalls beyond logging, charged as agave charges them with its default execution
  * costs: return data (syscall_base_cost 100, plus a byte cost of 1 CU per
- * cpi_bytes_per_unit 250 bytes), sol_remaining_compute_units (100), abort and sol_panic_
- * (which end the run with the runtime's error names), sol_alloc_free_ (agave's bump
- * allocator over the heap region, no charge). The hashes are in syscalls_hash.c.
+ * cpi_bytes_per_unit 250 bytes), abort and sol_panic_ (which end the run with the
+ * runtime's error names), sol_alloc_free_ (agave's bump allocator over the heap region, no
+ * charge). The hashes are in syscalls_hash.c. sol_remaining_compute_units is not here:
+ * agave registers it only under remaining_compute_units_syscall_enabled, which LiteSVM 1.5
+ * (mainnet's feature set) leaves off, so a program calling it fails there.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +18,6 @@
 enum {
 	SYSCALL_BASE_COST = 100,
 	CPI_BYTES_PER_UNIT = 250,
-	REMAINING_CU_COST = 100,
 	MAX_RETURN_DATA = 1024,
 };
 
@@ -27,7 +28,7 @@ static int sys_set_return_data(struct sbpf_vm *vm, const uint64_t a[5], uint64_t
 	if (sbpf_vm_consume(vm, a[1] / CPI_BYTES_PER_UNIT + SYSCALL_BASE_COST))
 		return -1;
 	if (a[1] > MAX_RETURN_DATA)
-		return sbpf_vm_syscall_error(vm, "ReturnDataTooLarge", "%llu > %d",
+		return sbpf_vm_syscall_error(vm, "ReturnDataTooLarge", "Return data too large (%llu > %d)",
 					     (unsigned long long)a[1], MAX_RETURN_DATA);
 	uint8_t *p = NULL;
 	if (sbpf_vm_map(vm, a[0], a[1], false, &p))
@@ -63,14 +64,6 @@ static int sys_get_return_data(struct sbpf_vm *vm, const uint64_t a[5], uint64_t
 			memset(id, 0, 32);
 	}
 	*ret = have;
-	return 0;
-}
-
-static int sys_remaining_compute_units(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
-{
-	if (sbpf_vm_consume(vm, REMAINING_CU_COST))
-		return -1;
-	*ret = sbpf_vm_remaining(vm);
 	return 0;
 }
 
@@ -128,7 +121,6 @@ int sol_syscalls_runtime(struct sbpf_syscalls *s)
 	} rt[] = {
 		{ "sol_set_return_data", sys_set_return_data },
 		{ "sol_get_return_data", sys_get_return_data },
-		{ "sol_remaining_compute_units", sys_remaining_compute_units },
 		{ "abort", sys_abort },
 		{ "sol_panic_", sys_panic },
 		{ "sol_alloc_free_", sys_alloc_free },

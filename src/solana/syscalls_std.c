@@ -165,6 +165,8 @@ static int sys_log_data(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	uint8_t *fields;
 	if (a[1] > UINT32_MAX / 16 || sbpf_vm_map(vm, a[0], a[1] * 16, false, &fields))
 		return -EFAULT;
+	if (a[1] && a[0] % 8) /* a slice table (&[&[u8]]) is 8-byte aligned */
+		return sbpf_vm_syscall_error(vm, "UnalignedPointer", "Unaligned pointer");
 	if (sbpf_vm_consume(vm, SYSCALL_BASE_COST * a[1]))
 		return -1;
 	uint64_t total = 0;
@@ -183,7 +185,7 @@ static int sys_log_data(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	char *line = malloc(cap);
 	if (!line)
 		return -ENOMEM;
-	size_t o = (size_t)snprintf(line, cap, "Program data:");
+	size_t o = (size_t)snprintf(line, cap, "Program data: ");
 	for (uint64_t i = 0; i < a[1]; i++) {
 		uint64_t addr, len;
 		memcpy(&addr, fields + i * 16, 8);
@@ -193,7 +195,8 @@ static int sys_log_data(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 			free(line);
 			return -EFAULT;
 		}
-		line[o++] = ' ';
+		if (i)
+			line[o++] = ' ';
 		o += sol_base64_encode(p, len, line + o, cap - o);
 	}
 	int rc = sbpf_vm_log(vm, line, o);
@@ -217,7 +220,7 @@ static int sys_memcpy(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	if (mem_op_cost(vm, a[2]))
 		return -1;
 	if (!nonoverlapping(a[1], a[0], a[2]))
-		return sbpf_vm_syscall_error(vm, "CopyOverlapping", "overlapping copy");
+		return sbpf_vm_syscall_error(vm, "CopyOverlapping", "Overlapping copy");
 	uint8_t *dst, *src;
 	if (sbpf_vm_map(vm, a[0], a[2], true, &dst) || sbpf_vm_map(vm, a[1], a[2], false, &src))
 		return -EFAULT;
@@ -261,10 +264,10 @@ static int sys_memcmp(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	uint8_t *x, *y, *out;
 	if (sbpf_vm_map(vm, a[0], a[2], false, &x) || sbpf_vm_map(vm, a[1], a[2], false, &y))
 		return -EFAULT;
-	if (a[3] % 4)
-		return sbpf_vm_syscall_error(vm, "UnalignedPointer", "memcmp result pointer");
 	if (sbpf_vm_map(vm, a[3], 4, true, &out))
 		return -EFAULT;
+	if (a[3] % 4) /* checked once the i32 maps, as agave's translate_type_mut does */
+		return sbpf_vm_syscall_error(vm, "UnalignedPointer", "Unaligned pointer");
 	int32_t diff = 0;
 	for (uint64_t i = 0; i < a[2]; i++) {
 		if (x[i] != y[i]) {

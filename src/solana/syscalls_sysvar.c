@@ -16,7 +16,8 @@
 
 enum { SYSVAR_BASE_COST = 100 };
 
-int sol_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, size_t len)
+int sol_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, size_t len,
+		    size_t align)
 {
 	if (sbpf_vm_consume(vm, SYSVAR_BASE_COST + len))
 		return -1;
@@ -26,6 +27,9 @@ int sol_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, siz
 	uint8_t *dst;
 	if (sbpf_vm_map(vm, addr, len, true, &dst))
 		return -EFAULT;
+	/* agave's translate_type_mut checks the struct's alignment once the range maps */
+	if (addr % align)
+		return sbpf_vm_syscall_error(vm, "UnalignedPointer", "Unaligned pointer");
 	memcpy(dst, bytes, len);
 	return 0;
 }
@@ -58,7 +62,7 @@ static int sys_clock(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	uint8_t clock[40];
 	sol_default_clock(clock);
 	*ret = 0;
-	return sol_sysvar_copy(vm, a[0], clock, sizeof(clock));
+	return sol_sysvar_copy(vm, a[0], clock, sizeof(clock), 8);
 }
 
 static int sys_rent(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
@@ -66,7 +70,7 @@ static int sys_rent(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	uint8_t rent[24];
 	sol_default_rent(rent);
 	*ret = 0;
-	return sol_sysvar_copy(vm, a[0], rent, sizeof(rent));
+	return sol_sysvar_copy(vm, a[0], rent, sizeof(rent), 8);
 }
 
 /* EpochSchedule (repr(C), 40 bytes): 432000 slots per epoch, the same leader schedule
@@ -86,7 +90,7 @@ static int sys_epoch_schedule(struct sbpf_vm *vm, const uint64_t a[5], uint64_t 
 	uint8_t es[40];
 	sol_default_epoch_schedule(es);
 	*ret = 0;
-	return sol_sysvar_copy(vm, a[0], es, sizeof(es));
+	return sol_sysvar_copy(vm, a[0], es, sizeof(es), 8);
 }
 
 static int sys_unsupported(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)

@@ -50,6 +50,50 @@ else
 	skip sol_litesvm_faults "clang not installed"
 fi
 
+# What the differential fuzzer (fuzz/sbpf_diff.py) found, one case each
+# (tests/solana/litesvm/found.c: the log collector's limit, syscall pointers' alignment,
+# agave's error texts), and sol_get_stack_height / sol_get_processed_sibling_instruction
+# across three levels of CPI with the System program among the siblings (siblings.c).
+if command -v clang >/dev/null; then
+	for prog in found siblings; do
+		clang -target bpf -mcpu=v3 -O2 -c "$LITESVM/$prog.c" -o "$TMP/$prog.o" &&
+			"$TALLY" sbpf link "$TMP/$prog.o" -o "$TMP/$prog.so" ||
+			fail "sol_litesvm_${prog}_build" "clang or link failed"
+	done
+	for how in 00 01 02 03 04 05 06 07 08; do
+		printf '{"programs": [{"id": "%s", "elf": "%s"}], "instruction": {"program_id": "%s", "data": "%s"}}\n' \
+			42TEXg1vFAbcJ65y7qdYG9iCPvYfy3NDdVLd75akX2P5 "$TMP/found.so" \
+			42TEXg1vFAbcJ65y7qdYG9iCPvYfy3NDdVLd75akX2P5 $how >"$TMP/found$how.json"
+		same_as_litesvm "sol_litesvm_found_$how" "$TMP/found$how.json"
+	done
+	P=42TEXg1vFAbcJ65y7qdYG9iCPvYfy3NDdVLd75akX2P5 A=ArBY5Mui2E27kM5Lb4VvhHUJCQkJjggJoJufH3v2vPwW
+	B=BjGGVGaaNZWEyrgojH4wGWAEMitNnEskRSCR3aqv2JB8 S=11111111111111111111111111111111
+	cat >"$TMP/siblings.json" <<EOF
+{"programs": [{"id": "$P", "elf": "$TMP/siblings.so"}],
+ "accounts": [{"pubkey": "$A", "owner": "$S", "lamports": 10000000000, "data": ""},
+              {"pubkey": "$B", "owner": "$S", "lamports": 1000000000, "data": ""}],
+ "instruction": {"program_id": "$P", "data": "00", "accounts": [
+   {"pubkey": "$P", "is_signer": false, "is_writable": false},
+   {"pubkey": "$A", "is_signer": true, "is_writable": true},
+   {"pubkey": "$B", "is_signer": false, "is_writable": true},
+   {"pubkey": "$S", "is_signer": false, "is_writable": false}]}}
+EOF
+	same_as_litesvm sol_litesvm_siblings "$TMP/siblings.json"
+	# the comparison is only as good as what the program logs: the mode 1 call (data
+	# 01aa) is sibling 3 of the third mode 2 call, the Transfer sibling 0 of the first
+	grep -q '"Program log: 0x1, 0x1, 0xaa, 0x1, 0x1"' "$TMP/litesvm.json" &&
+		grep -q '"Program log: 0x0, 0x1, 0xc, 0x2, 0x0"' "$TMP/litesvm.json" &&
+		pass sol_litesvm_siblings_found || fail sol_litesvm_siblings_found "$(cat "$TMP/litesvm.json")"
+
+	# A short differential run (the 10,000-case one is a benchmark: fuzz/sbpf_diff.py):
+	# generated programs and random instructions to the corpus's programs must be the
+	# same in both, or differ only as docs/sbpf.md explains.
+	out=$(python3 "$ROOT/fuzz/sbpf_diff.py" --cases 150 --seconds 50 --seed 7 --tally "$TALLY" 2>&1) &&
+		pass sol_litesvm_fuzz_smoke || fail sol_litesvm_fuzz_smoke "$(echo "$out" | tail -8)"
+else
+	skip sol_litesvm_found "clang not installed"
+fi
+
 out=$(node "$LITESVM/expect.mjs" --check "$TMP"/fx/*.json 2>&1) &&
 	pass sol_litesvm_expect_is_litesvms || fail sol_litesvm_expect_is_litesvms "$out"
 
