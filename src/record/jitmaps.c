@@ -60,16 +60,23 @@ static bool is_kept_name(const char *name)
 	       (!strncmp(name, "tally-vm-", 9) && n > 14 && !strcmp(name + n - 5, ".dump"));
 }
 
-/* Removes the copies an earlier recording to the same output left in dir. */
-static void clear_old(const char *dir)
+/* Removes the copies an earlier recording to the same output left in dir. A registry
+ * written there during this recording (the agent's jit_dir may be DATA.jit itself) is
+ * this recording's. */
+static void clear_old(const struct rec_jitmaps *j, const char *dir)
 {
 	DIR *d = opendir(dir);
 	if (!d)
 		return;
 	struct dirent *e;
+	struct stat st;
 	while ((e = readdir(d))) {
-		if (is_kept_name(e->d_name))
-			unlinkat(dirfd(d), e->d_name, 0);
+		if (!is_kept_name(e->d_name))
+			continue;
+		if (!strncmp(e->d_name, "tally-vm-", 9) && !fstatat(dirfd(d), e->d_name, &st, 0) &&
+		    st.st_mtim.tv_sec >= j->since.tv_sec - SINCE_SLACK_S)
+			continue;
+		unlinkat(dirfd(d), e->d_name, 0);
 	}
 	closedir(d);
 }
@@ -152,7 +159,7 @@ void rec_jitmaps_keep(const struct rec_jitmaps *j, const char *output)
 	char dir[4096];
 	if (replay_jit_dir(output, dir, sizeof(dir)))
 		return;
-	clear_old(dir);
+	clear_old(j, dir);
 	bool made = false;
 	for (size_t i = 0; i < j->n; i++) {
 		char name[32];
