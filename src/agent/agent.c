@@ -98,11 +98,13 @@ int tally_agent_new(const struct tally_agent_opts *opts, struct tally_agent **ou
 		rc = err_set(-ENOMEM, "out of memory");
 	if (o->listing && !(o->listing = strdup(o->listing)))
 		rc = err_set(-ENOMEM, "out of memory");
-	rc = rc ? rc : dup_opt(&o->output, "tally-agent-%p.folded");
-	rc = rc ? rc : dup_opt(&o->exact_output, "tally-agent-%p.pb.gz");
-	rc = rc ? rc : dup_opt(&o->exact_metric, "instructions");
-	rc = rc ? rc : dup_opt(&jit, "/tmp");
-	o->jit_dir = rc ? NULL : jit;
+	/* Every string is copied, even after a failure, so that free_opts frees only copies. */
+	const int copied[] = { dup_opt(&o->output, "tally-agent-%p.folded"),
+			       dup_opt(&o->exact_output, "tally-agent-%p.pb.gz"),
+			       dup_opt(&o->exact_metric, "instructions"), dup_opt(&jit, "/tmp") };
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
+		rc = rc ? rc : copied[i];
+	o->jit_dir = jit;
 	a->threads = calloc(o->max_threads, sizeof(*a->threads));
 	a->frames = calloc((size_t)o->max_threads * o->max_depth, sizeof(*a->frames));
 	a->sample.frames = calloc(o->max_depth, sizeof(*a->sample.frames));

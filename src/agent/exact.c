@@ -142,10 +142,12 @@ int agent_exact_write(struct tally_agent *a)
 	struct afile *f = NULL;
 	int rc = path ? build(a, &p) : -ENOMEM;
 	if (!rc && !(rc = afile_open(path, 0, &f))) {
+		/* commit frees f whether it succeeds or not */
 		rc = rep_pprof(afile_stream(f), p);
-		rc = rc ? rc : afile_commit(f);
 		if (rc)
 			afile_abort(f);
+		else
+			rc = afile_commit(f);
 	}
 	if (rc && path)
 		err_prefix(rc, "%s", path);
