@@ -41,11 +41,14 @@ static int split_count(const char *s, size_t len, size_t *stack_len, int64_t *co
 	size_t i = len;
 	while (i && s[i - 1] >= '0' && s[i - 1] <= '9')
 		i--;
-	if (i == len || len - i > 18 || !i || (s[i - 1] != ' ' && s[i - 1] != '\t'))
+	/* Up to 19 digits: any count tally writes (a profile's total stays below 2^63). */
+	if (i == len || len - i > 19 || !i || (s[i - 1] != ' ' && s[i - 1] != '\t'))
 		return -1;
 	int64_t v = 0;
-	for (size_t k = i; k < len; k++)
-		v = v * 10 + (s[k] - '0');
+	for (size_t k = i; k < len; k++) {
+		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[k] - '0', &v))
+			return -1;
+	}
 	*count = v;
 	while (i && (s[i - 1] == ' ' || s[i - 1] == '\t'))
 		i--;

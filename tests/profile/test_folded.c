@@ -62,12 +62,26 @@ static void folded_names_may_hold_spaces_and_any_bytes(void **state)
 	prof_free(p);
 }
 
+/* Any count tally writes reads back: merged stacks may sum to 19 digits (found by
+ * fuzz_folded), and a profile's total stays below 2^63. */
+static void folded_counts_up_to_int64_max(void **state)
+{
+	struct prof *p = read_ok("b 9223372036854775807\n");
+	prof_free(p);
+	p = read_ok("a 555555555555555555\na 555555555555555555\n");
+	int64_t t;
+	prof_grand_total(p, &t);
+	assert_int_equal(t, 1111111111111111110);
+	prof_free(p);
+}
+
 static void folded_errors_name_line_and_problem(void **state)
 {
 	read_err("a;b 1\na;b\n", "t.folded: line 2: expected 'frame;frame;... COUNT'");
 	read_err("a;b 1\n;b 2\n", "t.folded: line 2: empty frame name at column 1");
 	read_err("a;b 1\nb; 2\n", "t.folded: line 2: empty frame name at column 3");
-	read_err("a 1234567890123456789\n", "t.folded: line 1: expected 'frame;frame;... COUNT'");
+	read_err("a 9223372036854775808\n", "t.folded: line 1: expected 'frame;frame;... COUNT'");
+	read_err("a 12345678901234567890\n", "t.folded: line 1: expected 'frame;frame;... COUNT'");
 	read_err("\n\n", "t.folded: no stacks (empty profile)");
 	read_err("a 999999999999999999\nb 999999999999999999\nc 999999999999999999\n"
 		 "d 999999999999999999\ne 999999999999999999\nf 999999999999999999\n"
@@ -83,6 +97,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(folded_suffixes_give_kinds_and_crlf_is_a_line_end),
 		cmocka_unit_test(folded_names_may_hold_spaces_and_any_bytes),
+		cmocka_unit_test(folded_counts_up_to_int64_max),
 		cmocka_unit_test(folded_errors_name_line_and_problem),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
