@@ -57,7 +57,7 @@ static bool is_kept_name(const char *name)
 {
 	size_t n = strlen(name);
 	return (!strncmp(name, "perf-", 5) && n > 9 && !strcmp(name + n - 4, ".map")) ||
-	       (!strncmp(name, "tally-vm-", 9) && n > 14 && !strcmp(name + n - 5, ".dump"));
+	       replay_vm_registry_name(name);
 }
 
 /* Removes the copies an earlier recording to the same output left in dir. A registry
@@ -73,7 +73,7 @@ static void clear_old(const struct rec_jitmaps *j, const char *dir)
 	while ((e = readdir(d))) {
 		if (!is_kept_name(e->d_name))
 			continue;
-		if (!strncmp(e->d_name, "tally-vm-", 9) && !fstatat(dirfd(d), e->d_name, &st, 0) &&
+		if (replay_vm_registry_name(e->d_name) && !fstatat(dirfd(d), e->d_name, &st, 0) &&
 		    st.st_mtim.tv_sec >= j->since.tv_sec - SINCE_SLACK_S)
 			continue;
 		unlinkat(dirfd(d), e->d_name, 0);
@@ -146,7 +146,7 @@ static void keep_registries(const struct rec_jitmaps *j, const char *dir, bool *
 		unsigned pid, agent;
 		int end = 0;
 		if (sscanf(e->d_name, "tally-vm-%u-%u.dump%n", &pid, &agent, &end) != 2 ||
-		    e->d_name[end] || !is_kept_name(e->d_name) ||
+		    e->d_name[end] ||
 		    replay_idmap_get(&j->pids, pid) == REPLAY_IDMAP_NONE)
 			continue;
 		keep_file(j, pid, e->d_name, dir, made);

@@ -233,6 +233,8 @@ int replay_python_source_new(const struct perf_data *d, struct replay_python_sta
  * /tmp), as REPLAY_FRAME_VM frames in place of the native frame holding the record;
  * outcomes counted in *stats, which must outlive the source. out->ops is NULL when no
  * registry is there. 0, or a negative code with the message set. */
+/* Whether a file name is an agent's mixed-mode registry: tally-vm-PID-N.dump. */
+bool replay_vm_registry_name(const char *name);
 int replay_vm_source_new(struct perf_data *d, struct replay_vm_stats *stats,
 			 struct replay_frame_source *out);
 

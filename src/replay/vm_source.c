@@ -162,6 +162,12 @@ static const struct replay_frame_source_ops vm_ops = {
 	.per_sample = true,
 };
 
+bool replay_vm_registry_name(const char *name)
+{
+	size_t n = strlen(name);
+	return !strncmp(name, "tally-vm-", 9) && n > 14 && !strcmp(name + n - 5, ".dump");
+}
+
 /* Whether dir holds a registry of mixed mode. */
 static bool has_registries(const char *dir)
 {
@@ -170,11 +176,8 @@ static bool has_registries(const char *dir)
 		return false;
 	bool found = false;
 	struct dirent *e;
-	while (!found && (e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-		found = !strncmp(e->d_name, "tally-vm-", 9) && n > 14 &&
-			!strcmp(e->d_name + n - 5, ".dump");
-	}
+	while (!found && (e = readdir(d)))
+		found = replay_vm_registry_name(e->d_name);
 	closedir(d);
 	return found;
 }
