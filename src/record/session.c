@@ -326,6 +326,10 @@ static int online_cpus(int *cpu, int max)
 static int open_off_cpu(struct session *s, int tid, int c)
 {
 	int fd, r = perf_open(&s->off_attr, tid, s->cpu[c], -1, PERF_FLAG_FD_CLOEXEC, &fd);
+	/* Out of descriptors is about the limit, not the event: the same message whichever
+	 * of a task's events met it first. */
+	if (r == -EMFILE)
+		return r;
 	if (r)
 		return err_prefix(r, "--off-cpu: event sched:sched_switch");
 	if ((r = add_fd(s, fd, true))) {
