@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/file.h"
 
 /* The kernel's own limit on links followed in one lookup (MAXSYMLINKS). */
 #define MAX_LINKS 40
@@ -24,6 +25,7 @@
 struct afile {
 	int fd;
 	FILE *stream;
+	int write_errno; /* of the stream's first failed write */
 	unsigned flags;
 	char *path; /* as the caller gave it, for messages */
 	char *target; /* the file replaced: path with its symlinks followed */
@@ -184,8 +186,8 @@ bool afile_is_direct(const struct afile *a) { return !a->tmp; }
 
 FILE *afile_stream(struct afile *a)
 {
-	if (!a->stream && !(a->stream = fdopen(a->fd, "wb")))
-		err_set(-errno, "%s: %s", a->path, strerror(errno));
+	if (!a->stream && !(a->stream = file_stream_keeping_errno(a->fd, &a->write_errno)))
+		err_set(-ENOMEM, "%s: out of memory", a->path);
 	return a->stream;
 }
 
@@ -194,10 +196,12 @@ static int close_out(struct afile *a)
 {
 	int e = 0;
 	if (a->stream && (fflush(a->stream) || ferror(a->stream)))
-		e = errno ? errno : EIO;
+		e = a->write_errno ? a->write_errno : EIO;
 	if (!e && a->tmp && (a->flags & AFILE_SYNC) && fsync(a->fd))
 		e = errno;
-	if (a->stream ? fclose(a->stream) : close(a->fd))
+	if (a->stream)
+		fclose(a->stream);
+	if (close(a->fd))
 		e = e ? e : errno;
 	a->stream = NULL;
 	a->fd = -1;
@@ -223,7 +227,7 @@ void afile_abort(struct afile *a)
 		return;
 	if (a->stream)
 		fclose(a->stream);
-	else if (a->fd >= 0)
+	if (a->fd >= 0)
 		close(a->fd);
 	if (a->tmp)
 		unlink(a->tmp);

@@ -83,6 +83,49 @@ bool file_reader_gone(int fd)
 	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
 }
 
+struct kept_errno {
+	int fd;
+	int *err;
+};
+
+static ssize_t write_keeping_errno(void *cookie, const char *buf, size_t n)
+{
+	struct kept_errno *k = cookie;
+	size_t done = 0;
+	while (done < n) {
+		ssize_t w = write(k->fd, buf + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) { /* fopencookie: a short count is the error, never a negative one */
+			if (!*k->err)
+				*k->err = w < 0 ? errno : EIO;
+			break;
+		}
+		done += (size_t)w;
+	}
+	return (ssize_t)done;
+}
+
+static int close_keeping_fd(void *cookie)
+{
+	free(cookie);
+	return 0;
+}
+
+FILE *file_stream_keeping_errno(int fd, int *err)
+{
+	struct kept_errno *k = malloc(sizeof(*k));
+	if (!k)
+		return NULL;
+	*k = (struct kept_errno){ .fd = fd, .err = err };
+	*err = 0;
+	cookie_io_functions_t io = { .write = write_keeping_errno, .close = close_keeping_fd };
+	FILE *f = fopencookie(k, "w", io);
+	if (!f)
+		free(k);
+	return f;
+}
+
 void file_die_of_sigpipe(void)
 {
 	sigset_t pipe;

@@ -7,6 +7,7 @@
 #define TALLY_BASE_FILE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,10 @@ unsigned long long file_fd_limit(void);
  * has quit): writes to it fail with EPIPE, and kill the writer when SIGPIPE is not
  * ignored. */
 bool file_reader_gone(int fd);
+/* A write-only stream on fd that keeps in *err the errno of its first failed write, which
+ * stdio itself forgets (a full disk would read "write error" with no reason); closing
+ * the stream leaves fd open. NULL when out of memory. */
+FILE *file_stream_keeping_errno(int fd, int *err);
 /* Ends the process as SIGPIPE's default action does, quietly (a shell says 141), also when
  * the disposition it inherited ignores SIGPIPE: git's answer to EPIPE. */
 _Noreturn void file_die_of_sigpipe(void);

@@ -26,8 +26,9 @@ int cli_bad_option(const struct cli_cmd *cmd, int c, char **argv);
 /* Prints the error recorded through base/err.h and returns CLI_FAIL. */
 int cli_fail_err(void);
 /* Ends tally quietly, as SIGPIPE's default action does (status 141), when a write to f
- * failed because its reader is gone (`| head`), also when SIGPIPE is ignored; else returns. */
-void cli_end_if_reader_gone(FILE *f);
+ * (a stream on fd) failed because its reader is gone (`| head`), also when SIGPIPE is
+ * ignored; else returns. */
+void cli_end_if_reader_gone(FILE *f, int fd);
 /* True when argv holds -h or --help before any "--": the command then prints its help. */
 int cli_wants_help(int argc, char **argv);
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/err.h"
 #include "base/file.h"
@@ -33,16 +34,16 @@ static const struct cli_cmd *const commands[] = {
  * SIGPIPE's default action does, quietly and with the same status, also when tally
  * inherited SIGPIPE ignored: the error it caused is not printed. git does the same;
  * coreutils print "write error: Broken pipe" and exit 1, perf exits 0. */
-void cli_end_if_reader_gone(FILE *f)
+void cli_end_if_reader_gone(FILE *f, int fd)
 {
-	if (ferror(f) && file_reader_gone(fileno(f)))
+	if (ferror(f) && file_reader_gone(fd))
 		file_die_of_sigpipe();
 }
 
 static void vmsg(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static void vmsg(const char *fmt, va_list ap)
 {
-	cli_end_if_reader_gone(stdout);
+	cli_end_if_reader_gone(stdout, STDOUT_FILENO);
 	fputs("tally: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
@@ -171,7 +172,7 @@ static int finish_stdout(int rc)
 	errno = 0;
 	if (!fflush(stdout) && !ferror(stdout))
 		return rc;
-	cli_end_if_reader_gone(stdout);
+	cli_end_if_reader_gone(stdout, STDOUT_FILENO);
 	if (rc != CLI_OK)
 		return rc; /* the command said what failed */
 	return errno ? cli_fail("stdout: write error: %s", strerror(errno))

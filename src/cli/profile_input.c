@@ -16,6 +16,7 @@
 
 #include "base/atomic_file.h"
 #include "base/err.h"
+#include "base/file.h"
 #include "base/vec.h"
 #include "cli/cli.h"
 #include "profile/profile.h"
@@ -185,12 +186,20 @@ static int read_profile(const char *path, struct prof **out)
 /* stdout is flushed, not closed: the process's other output may follow. */
 static int write_stdout(const char *source, int (*write)(FILE *f, void *ctx), void *ctx)
 {
-	int err = write(stdout, ctx);
-	if (err)
-		return err_prefix(err, "%s", source);
-	if (fflush(stdout) || ferror(stdout))
-		return err_set(-EIO, "stdout: write error: %s", strerror(errno));
-	return 0;
+	int e;
+	FILE *out = fflush(stdout) ? NULL : file_stream_keeping_errno(STDOUT_FILENO, &e);
+	if (!out)
+		return err_set(-EIO, "stdout: write error");
+	int err = write(out, ctx);
+	if (fflush(out) || ferror(out)) {
+		cli_end_if_reader_gone(out, STDOUT_FILENO);
+		err = e ? err_set(-e, "stdout: write error: %s", strerror(e))
+			: err_set(-EIO, "stdout: write error");
+	} else if (err) {
+		err_prefix(err, "%s", source);
+	}
+	fclose(out);
+	return err;
 }
 
 int cli_write_output(const char *path, const char *source, int (*write)(FILE *f, void *ctx),
@@ -206,9 +215,9 @@ int cli_write_output(const char *path, const char *source, int (*write)(FILE *f,
 	err = f ? write(f, ctx) : -EIO;
 	if (f && afile_is_direct(a)) { /* -o /dev/stdout into | head */
 		fflush(f);
-		cli_end_if_reader_gone(f);
+		cli_end_if_reader_gone(f, afile_fd(a));
 	}
-	if (!err)
+	if (!err || ferror(f)) /* a write error is the output's: commit says which and why */
 		return afile_commit(a);
 	if (f)
 		err_prefix(err, "%s", source);

@@ -223,7 +223,7 @@ int fg_write_svg(FILE *out, const struct fg_graph *g, const struct rep_flame_opt
 		put_frame(out, g, &g->frames.v[i], &m, o->inverted);
 	fputs("</g>\n", out);
 	put_footer(out, g, &m, o->inverted);
-	if (fflush(out) || ferror(out))
-		return err_set(-EIO, "writing the flame graph: %s", strerror(errno));
-	return 0;
+	/* Not flushed here: stdio drops what a failed flush could not write, and with it the
+	 * reason, which the caller's flush gives the user. */
+	return ferror(out) ? err_set(-EIO, "write error") : 0;
 }

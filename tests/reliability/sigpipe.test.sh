@@ -78,6 +78,16 @@ quiet report_threads_into_head "$TALLY" report --threads "$TMP/t.data"
 for disp in default ignore; do
 	env --$disp-signal=PIPE "$TALLY" report --top 100000 "$W" >/dev/full 2>"$TMP/err"
 	rc=$?
-	[ $rc = 1 ] && grep -q '^tally: .*write error' "$TMP/err" && pass "report_onto_full_device_${disp}_fails" ||
+	[ $rc = 1 ] && grep -qx 'tally: stdout: write error: No space left on device' "$TMP/err" &&
+		pass "report_onto_full_device_${disp}_fails" ||
 		fail "report_onto_full_device_${disp}_fails" "exit $rc: $(cat "$TMP/err")"
+done
+# The output is named, with the system's reason, whatever the writer was (the input named
+# it once, with "Input/output error").
+for f in folded pprof speedscope firefox; do
+	"$TALLY" export -f $f "$W" -o /dev/full 2>"$TMP/err"
+	rc=$?
+	[ $rc = 1 ] && grep -qx 'tally: /dev/full: write error: No space left on device' "$TMP/err" &&
+		pass "export_${f}_onto_full_device_says_why" ||
+		fail "export_${f}_onto_full_device_says_why" "exit $rc: $(cat "$TMP/err")"
 done
