@@ -484,15 +484,15 @@ static void point_mul(const struct tower *t, struct point *r, const struct point
 	*r = acc;
 }
 
-static void order_bytes(uint8_t r[BN254_SCALAR_BYTES])
+static void order_bytes(uint8_t r[SOL_BN254_SCALAR_BYTES])
 {
-	for (size_t i = 0; i < BN254_SCALAR_BYTES; i++)
+	for (size_t i = 0; i < SOL_BN254_SCALAR_BYTES; i++)
 		r[i] = (uint8_t)(BN254_R[i / 8] >> (8 * (i % 8)));
 }
 
 static bool in_subgroup(const struct curve *c, const struct point *p)
 {
-	uint8_t r[BN254_SCALAR_BYTES];
+	uint8_t r[SOL_BN254_SCALAR_BYTES];
 	struct point rp;
 	order_bytes(r);
 	point_mul(c->t, &rp, p, r, sizeof(r));
@@ -513,15 +513,15 @@ static bool all_zero(const uint8_t *b, size_t len)
  * carries the flag bits, returned there (both set is invalid). */
 static int element_read(const struct tower *t, fp2 *r, const uint8_t *b, int d, unsigned *flags)
 {
-	uint8_t last[BN254_FIELD_BYTES];
-	const uint8_t *top = b + (d - 1) * BN254_FIELD_BYTES;
+	uint8_t last[SOL_BN254_FIELD_BYTES];
+	const uint8_t *top = b + (d - 1) * SOL_BN254_FIELD_BYTES;
 	memset(r, 0, sizeof(*r));
-	if (d == 2 && fp_read(t, &r->c0, b, BN254_FIELD_BYTES))
+	if (d == 2 && fp_read(t, &r->c0, b, SOL_BN254_FIELD_BYTES))
 		return -1;
 	memcpy(last, top, sizeof(last));
 	if (flags) {
-		*flags = last[BN254_FIELD_BYTES - 1] & FLAGS;
-		last[BN254_FIELD_BYTES - 1] &= (uint8_t)~FLAGS;
+		*flags = last[SOL_BN254_FIELD_BYTES - 1] & FLAGS;
+		last[SOL_BN254_FIELD_BYTES - 1] &= (uint8_t)~FLAGS;
 		if (*flags == FLAGS)
 			return -1;
 	}
@@ -530,9 +530,9 @@ static int element_read(const struct tower *t, fp2 *r, const uint8_t *b, int d, 
 
 static void element_write(uint8_t *b, const fp2 *a, int d)
 {
-	fp_write(b, &a->c0, BN254_FIELD_BYTES);
+	fp_write(b, &a->c0, SOL_BN254_FIELD_BYTES);
 	if (d == 2)
-		fp_write(b + BN254_FIELD_BYTES, &a->c1, BN254_FIELD_BYTES);
+		fp_write(b + SOL_BN254_FIELD_BYTES, &a->c1, SOL_BN254_FIELD_BYTES);
 }
 
 /* An uncompressed point (arkworks' deserialize, before any check): all zeroes or the
@@ -541,11 +541,11 @@ static int point_read(const struct tower *t, struct point *p, const uint8_t *b, 
 {
 	unsigned flags;
 	memset(p, 0, sizeof(*p));
-	p->inf = all_zero(b, 2 * (size_t)d * BN254_FIELD_BYTES);
+	p->inf = all_zero(b, 2 * (size_t)d * SOL_BN254_FIELD_BYTES);
 	if (p->inf)
 		return 0;
 	if (element_read(t, &p->x, b, d, NULL) ||
-	    element_read(t, &p->y, b + d * BN254_FIELD_BYTES, d, &flags))
+	    element_read(t, &p->y, b + d * SOL_BN254_FIELD_BYTES, d, &flags))
 		return -1;
 	p->inf = flags & FLAG_INFINITY;
 	return 0;
@@ -553,7 +553,7 @@ static int point_read(const struct tower *t, struct point *p, const uint8_t *b, 
 
 static void point_write(uint8_t *b, const struct point *p, int d)
 {
-	size_t half = (size_t)d * BN254_FIELD_BYTES;
+	size_t half = (size_t)d * SOL_BN254_FIELD_BYTES;
 	if (p->inf) {
 		memset(b, 0, 2 * half);
 		return;
@@ -588,13 +588,13 @@ static int group_mul(const struct curve *c, int d, uint8_t *r, const uint8_t *pb
 	struct point p;
 	if (point_read_checked(c, &p, pb, d, d == 2))
 		return -1;
-	point_mul(c->t, &p, &p, k, BN254_SCALAR_BYTES);
+	point_mul(c->t, &p, &p, k, SOL_BN254_SCALAR_BYTES);
 	point_write(r, &p, d);
 	return 0;
 }
 
-int bn254_g1_add(uint8_t r[BN254_G1_BYTES], const uint8_t p[BN254_G1_BYTES],
-		 const uint8_t q[BN254_G1_BYTES])
+int sol_bn254_g1_add(uint8_t r[SOL_BN254_G1_BYTES], const uint8_t p[SOL_BN254_G1_BYTES],
+		 const uint8_t q[SOL_BN254_G1_BYTES])
 {
 	struct tower t;
 	struct curve c;
@@ -603,8 +603,8 @@ int bn254_g1_add(uint8_t r[BN254_G1_BYTES], const uint8_t p[BN254_G1_BYTES],
 	return group_add(&c, 1, r, p, q);
 }
 
-int bn254_g1_mul(uint8_t r[BN254_G1_BYTES], const uint8_t p[BN254_G1_BYTES],
-		 const uint8_t k[BN254_SCALAR_BYTES])
+int sol_bn254_g1_mul(uint8_t r[SOL_BN254_G1_BYTES], const uint8_t p[SOL_BN254_G1_BYTES],
+		 const uint8_t k[SOL_BN254_SCALAR_BYTES])
 {
 	struct tower t;
 	struct curve c;
@@ -613,8 +613,8 @@ int bn254_g1_mul(uint8_t r[BN254_G1_BYTES], const uint8_t p[BN254_G1_BYTES],
 	return group_mul(&c, 1, r, p, k);
 }
 
-int bn254_g2_add(uint8_t r[BN254_G2_BYTES], const uint8_t p[BN254_G2_BYTES],
-		 const uint8_t q[BN254_G2_BYTES])
+int sol_bn254_g2_add(uint8_t r[SOL_BN254_G2_BYTES], const uint8_t p[SOL_BN254_G2_BYTES],
+		 const uint8_t q[SOL_BN254_G2_BYTES])
 {
 	struct tower t;
 	struct curve c;
@@ -623,8 +623,8 @@ int bn254_g2_add(uint8_t r[BN254_G2_BYTES], const uint8_t p[BN254_G2_BYTES],
 	return group_add(&c, 2, r, p, q);
 }
 
-int bn254_g2_mul(uint8_t r[BN254_G2_BYTES], const uint8_t p[BN254_G2_BYTES],
-		 const uint8_t k[BN254_SCALAR_BYTES])
+int sol_bn254_g2_mul(uint8_t r[SOL_BN254_G2_BYTES], const uint8_t p[SOL_BN254_G2_BYTES],
+		 const uint8_t k[SOL_BN254_SCALAR_BYTES])
 {
 	struct tower t;
 	struct curve c;
@@ -652,7 +652,7 @@ static void line_at(const struct tower *tw, fp12 *r, const fp2 *l, const struct 
 static void miller_loop(const struct tower *tw, fp12 *f, const struct point *p,
 			const struct point *q)
 {
-	uint8_t r[BN254_SCALAR_BYTES];
+	uint8_t r[SOL_BN254_SCALAR_BYTES];
 	struct point t = *p;
 	fp12 acc, line;
 	fp2 l;
@@ -678,7 +678,7 @@ static void miller_loop(const struct tower *tw, fp12 *f, const struct point *p,
 	fp12_mul(tw, f, f, &acc);
 }
 
-int bn254_pairing_is_one(const uint8_t *pairs, size_t n, bool *one)
+int sol_bn254_pairing_is_one(const uint8_t *pairs, size_t n, bool *one)
 {
 	struct tower t;
 	struct curve g1, g2;
@@ -688,10 +688,10 @@ int bn254_pairing_is_one(const uint8_t *pairs, size_t n, bool *one)
 	bn254_g2(&g2, &t);
 	fp12_set_one(&t, &f);
 	for (size_t i = 0; i < n; i++) {
-		const uint8_t *pair = pairs + i * BN254_PAIR_BYTES;
+		const uint8_t *pair = pairs + i * SOL_BN254_PAIR_BYTES;
 		struct point p, q;
 		if (point_read_checked(&g1, &p, pair, 1, true) ||
-		    point_read_checked(&g2, &q, pair + BN254_G1_BYTES, 2, true))
+		    point_read_checked(&g2, &q, pair + SOL_BN254_G1_BYTES, 2, true))
 			return -1;
 		if (!p.inf && !q.inf)
 			miller_loop(&t, &f, &p, &q);
@@ -711,7 +711,7 @@ int bn254_pairing_is_one(const uint8_t *pairs, size_t n, bool *one)
 
 static int compress(const struct curve *c, int d, uint8_t *r, const uint8_t *b)
 {
-	size_t len = (size_t)d * BN254_FIELD_BYTES;
+	size_t len = (size_t)d * SOL_BN254_FIELD_BYTES;
 	struct point p;
 	fp2 neg;
 	memset(r, 0, len);
@@ -742,7 +742,7 @@ static int coordinate_sqrt(const struct tower *t, int d, fp2 *r, const fp2 *a)
 
 static int decompress(const struct curve *c, int d, uint8_t *r, const uint8_t *b)
 {
-	size_t len = (size_t)d * BN254_FIELD_BYTES;
+	size_t len = (size_t)d * SOL_BN254_FIELD_BYTES;
 	struct point p = { .inf = false };
 	unsigned flags;
 	fp2 rhs, neg;
@@ -766,7 +766,8 @@ static int decompress(const struct curve *c, int d, uint8_t *r, const uint8_t *b
 	return 0;
 }
 
-int bn254_g1_compress(uint8_t r[BN254_FIELD_BYTES], const uint8_t p[BN254_G1_BYTES])
+int sol_bn254_g1_compress(uint8_t r[SOL_BN254_G1_COMPRESSED_BYTES],
+			  const uint8_t p[SOL_BN254_G1_BYTES])
 {
 	struct tower t;
 	struct curve c;
@@ -775,7 +776,8 @@ int bn254_g1_compress(uint8_t r[BN254_FIELD_BYTES], const uint8_t p[BN254_G1_BYT
 	return compress(&c, 1, r, p);
 }
 
-int bn254_g1_decompress(uint8_t r[BN254_G1_BYTES], const uint8_t b[BN254_FIELD_BYTES])
+int sol_bn254_g1_decompress(uint8_t r[SOL_BN254_G1_BYTES],
+			    const uint8_t b[SOL_BN254_G1_COMPRESSED_BYTES])
 {
 	struct tower t;
 	struct curve c;
@@ -784,7 +786,8 @@ int bn254_g1_decompress(uint8_t r[BN254_G1_BYTES], const uint8_t b[BN254_FIELD_B
 	return decompress(&c, 1, r, b);
 }
 
-int bn254_g2_compress(uint8_t r[2 * BN254_FIELD_BYTES], const uint8_t p[BN254_G2_BYTES])
+int sol_bn254_g2_compress(uint8_t r[SOL_BN254_G2_COMPRESSED_BYTES],
+			  const uint8_t p[SOL_BN254_G2_BYTES])
 {
 	struct tower t;
 	struct curve c;
@@ -793,7 +796,8 @@ int bn254_g2_compress(uint8_t r[2 * BN254_FIELD_BYTES], const uint8_t p[BN254_G2
 	return compress(&c, 2, r, p);
 }
 
-int bn254_g2_decompress(uint8_t r[BN254_G2_BYTES], const uint8_t b[2 * BN254_FIELD_BYTES])
+int sol_bn254_g2_decompress(uint8_t r[SOL_BN254_G2_BYTES],
+			    const uint8_t b[SOL_BN254_G2_COMPRESSED_BYTES])
 {
 	struct tower t;
 	struct curve c;

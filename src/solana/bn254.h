@@ -22,32 +22,38 @@
 #include <stdint.h>
 
 enum {
-	BN254_FIELD_BYTES = 32,
-	BN254_G1_BYTES = 64,
-	BN254_G2_BYTES = 128,
-	BN254_PAIR_BYTES = BN254_G1_BYTES + BN254_G2_BYTES,
-	BN254_SCALAR_BYTES = 32,
+	SOL_BN254_FIELD_BYTES = 32,
+	SOL_BN254_G1_BYTES = 64,
+	SOL_BN254_G2_BYTES = 128,
+	SOL_BN254_PAIR_BYTES = SOL_BN254_G1_BYTES + SOL_BN254_G2_BYTES,
+	SOL_BN254_SCALAR_BYTES = 32,
+	SOL_BN254_G1_COMPRESSED_BYTES = SOL_BN254_FIELD_BYTES,
+	SOL_BN254_G2_COMPRESSED_BYTES = 2 * SOL_BN254_FIELD_BYTES,
 };
 
 /* p + q; k p for any 256-bit k (not reduced: arkworks' mul_bigint). */
-int bn254_g1_add(uint8_t r[BN254_G1_BYTES], const uint8_t p[BN254_G1_BYTES],
-		 const uint8_t q[BN254_G1_BYTES]);
-int bn254_g1_mul(uint8_t r[BN254_G1_BYTES], const uint8_t p[BN254_G1_BYTES],
-		 const uint8_t k[BN254_SCALAR_BYTES]);
+int sol_bn254_g1_add(uint8_t r[SOL_BN254_G1_BYTES], const uint8_t p[SOL_BN254_G1_BYTES],
+		 const uint8_t q[SOL_BN254_G1_BYTES]);
+int sol_bn254_g1_mul(uint8_t r[SOL_BN254_G1_BYTES], const uint8_t p[SOL_BN254_G1_BYTES],
+		 const uint8_t k[SOL_BN254_SCALAR_BYTES]);
 /* G2 addition checks only that its inputs are on the curve; multiplication checks the
  * subgroup too. */
-int bn254_g2_add(uint8_t r[BN254_G2_BYTES], const uint8_t p[BN254_G2_BYTES],
-		 const uint8_t q[BN254_G2_BYTES]);
-int bn254_g2_mul(uint8_t r[BN254_G2_BYTES], const uint8_t p[BN254_G2_BYTES],
-		 const uint8_t k[BN254_SCALAR_BYTES]);
+int sol_bn254_g2_add(uint8_t r[SOL_BN254_G2_BYTES], const uint8_t p[SOL_BN254_G2_BYTES],
+		 const uint8_t q[SOL_BN254_G2_BYTES]);
+int sol_bn254_g2_mul(uint8_t r[SOL_BN254_G2_BYTES], const uint8_t p[SOL_BN254_G2_BYTES],
+		 const uint8_t k[SOL_BN254_SCALAR_BYTES]);
 /* Whether the product of e(P_i, Q_i) over the n (G1, G2) pairs at pairs is one (n = 0: it
  * is); *one is set only on success. */
-int bn254_pairing_is_one(const uint8_t *pairs, size_t n, bool *one);
+int sol_bn254_pairing_is_one(const uint8_t *pairs, size_t n, bool *one);
 /* Point compression: x with the flags (Validate::No: compression does not check that the
  * point is on the curve, decompression not that a G2 point is in the subgroup). */
-int bn254_g1_compress(uint8_t r[BN254_FIELD_BYTES], const uint8_t p[BN254_G1_BYTES]);
-int bn254_g1_decompress(uint8_t r[BN254_G1_BYTES], const uint8_t c[BN254_FIELD_BYTES]);
-int bn254_g2_compress(uint8_t r[2 * BN254_FIELD_BYTES], const uint8_t p[BN254_G2_BYTES]);
-int bn254_g2_decompress(uint8_t r[BN254_G2_BYTES], const uint8_t c[2 * BN254_FIELD_BYTES]);
+int sol_bn254_g1_compress(uint8_t r[SOL_BN254_G1_COMPRESSED_BYTES],
+			  const uint8_t p[SOL_BN254_G1_BYTES]);
+int sol_bn254_g1_decompress(uint8_t r[SOL_BN254_G1_BYTES],
+			    const uint8_t c[SOL_BN254_G1_COMPRESSED_BYTES]);
+int sol_bn254_g2_compress(uint8_t r[SOL_BN254_G2_COMPRESSED_BYTES],
+			  const uint8_t p[SOL_BN254_G2_BYTES]);
+int sol_bn254_g2_decompress(uint8_t r[SOL_BN254_G2_BYTES],
+			    const uint8_t c[SOL_BN254_G2_COMPRESSED_BYTES]);
 
 #endif

@@ -36,11 +36,11 @@ enum {
 	G1_DECOMPRESS = 1,
 	G2_COMPRESS = 2,
 	G2_DECOMPRESS = 3,
-	FP = BN254_FIELD_BYTES,
-	G1 = BN254_G1_BYTES,
-	G2 = BN254_G2_BYTES,
-	SCALAR = BN254_SCALAR_BYTES,
-	PAIR = BN254_PAIR_BYTES,
+	FP = SOL_BN254_FIELD_BYTES,
+	G1 = SOL_BN254_G1_BYTES,
+	G2 = SOL_BN254_G2_BYTES,
+	SCALAR = SOL_BN254_SCALAR_BYTES,
+	PAIR = SOL_BN254_PAIR_BYTES,
 	PAIRING_OUT = 32,
 	INPUT_MAX = 2 * G2, /* the longest fixed-size input, G2 addition's */
 	REFUSED = 1,
@@ -74,22 +74,22 @@ struct fixed_op {
 
 static int g1_add(uint8_t *r, const uint8_t *in)
 {
-	return bn254_g1_add(r, in, in + G1);
+	return sol_bn254_g1_add(r, in, in + G1);
 }
 
 static int g1_mul(uint8_t *r, const uint8_t *in)
 {
-	return bn254_g1_mul(r, in, in + G1);
+	return sol_bn254_g1_mul(r, in, in + G1);
 }
 
 static int g2_add(uint8_t *r, const uint8_t *in)
 {
-	return bn254_g2_add(r, in, in + G2);
+	return sol_bn254_g2_add(r, in, in + G2);
 }
 
 static int g2_mul(uint8_t *r, const uint8_t *in)
 {
-	return bn254_g2_mul(r, in, in + G2);
+	return sol_bn254_g2_mul(r, in, in + G2);
 }
 
 static const struct fixed_op G1_ADD_OP = { G1_ADD_COST, 2 * G1, G1, FP, 0, true, g1_add };
@@ -99,14 +99,14 @@ static const struct fixed_op G2_MUL_OP = { G2_MUL_COST, G2 + SCALAR, G2, 2 * FP,
 					   g2_mul };
 
 static const struct fixed_op G1_COMPRESS_OP = { SYSCALL_BASE_COST + G1_COMPRESS_COST, G1, FP,
-						FP, 0, false, bn254_g1_compress };
+						FP, 0, false, sol_bn254_g1_compress };
 static const struct fixed_op G1_DECOMPRESS_OP = { SYSCALL_BASE_COST + G1_DECOMPRESS_COST, FP,
-						  G1, FP, 0, false, bn254_g1_decompress };
+						  G1, FP, 0, false, sol_bn254_g1_decompress };
 static const struct fixed_op G2_COMPRESS_OP = { SYSCALL_BASE_COST + G2_COMPRESS_COST, G2,
-						2 * FP, 2 * FP, 0, false, bn254_g2_compress };
+						2 * FP, 2 * FP, 0, false, sol_bn254_g2_compress };
 static const struct fixed_op G2_DECOMPRESS_OP = { SYSCALL_BASE_COST + G2_DECOMPRESS_COST,
 						  2 * FP, G2, 2 * FP, 0, false,
-						  bn254_g2_decompress };
+						  sol_bn254_g2_decompress };
 
 /* Turns big-endian field elements of chunk bytes into little-endian ones, in place. */
 static void reverse_chunks(uint8_t *b, size_t len, size_t chunk)
@@ -126,7 +126,8 @@ static int run_fixed(const struct fixed_op *op, bool le, const uint8_t *input, u
 	uint8_t in[INPUT_MAX] = { 0 };
 	if (len > op->in || (len < op->in && (le || !op->pads)))
 		return -1;
-	memcpy(in, input, len);
+	if (len) /* an empty input maps to no memory at all */
+		memcpy(in, input, len);
 	if (!le) {
 		size_t point = op->scalar_at ? op->scalar_at : op->in;
 		reverse_chunks(in, point, op->chunk);
@@ -171,15 +172,16 @@ static int pairing(const void *op, bool le, const uint8_t *input, uint64_t len, 
 	bool one;
 	if (len % PAIR)
 		return -1;
-	uint8_t *pairs = malloc(len ? len : 1);
+	uint8_t *pairs = calloc(1, len ? len : 1);
 	if (!pairs)
 		return -ENOMEM;
-	memcpy(pairs, input, len);
+	if (len)
+		memcpy(pairs, input, len);
 	for (uint64_t at = 0; !le && at < len; at += PAIR) {
 		reverse_chunks(pairs + at, G1, FP);
 		reverse_chunks(pairs + at + G1, G2, 2 * FP);
 	}
-	int rc = bn254_pairing_is_one(pairs, len / PAIR, &one);
+	int rc = sol_bn254_pairing_is_one(pairs, len / PAIR, &one);
 	free(pairs);
 	if (rc)
 		return -1;
