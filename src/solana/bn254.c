@@ -383,6 +383,22 @@ static void bn254_g2(struct curve *c, const struct tower *t)
 	fp2_mul_fp(t, &c->b, &c->b, &three);
 }
 
+/* The tower and the curve of G1 (d = 1) or G2 (d = 2); c points into t. */
+struct group {
+	struct tower t;
+	struct curve c;
+};
+
+static const struct curve *bn254_group(struct group *g, int d)
+{
+	bn254_tower(&g->t);
+	if (d == 1)
+		bn254_g1(&g->c, &g->t);
+	else
+		bn254_g2(&g->c, &g->t);
+	return &g->c;
+}
+
 /* x^3 + b */
 static void curve_rhs(const struct curve *c, fp2 *r, const fp2 *x)
 {
@@ -596,41 +612,29 @@ static int group_mul(const struct curve *c, int d, uint8_t *r, const uint8_t *pb
 int sol_bn254_g1_add(uint8_t r[SOL_BN254_G1_BYTES], const uint8_t p[SOL_BN254_G1_BYTES],
 		 const uint8_t q[SOL_BN254_G1_BYTES])
 {
-	struct tower t;
-	struct curve c;
-	bn254_tower(&t);
-	bn254_g1(&c, &t);
-	return group_add(&c, 1, r, p, q);
+	struct group g;
+	return group_add(bn254_group(&g, 1), 1, r, p, q);
 }
 
 int sol_bn254_g1_mul(uint8_t r[SOL_BN254_G1_BYTES], const uint8_t p[SOL_BN254_G1_BYTES],
 		 const uint8_t k[SOL_BN254_SCALAR_BYTES])
 {
-	struct tower t;
-	struct curve c;
-	bn254_tower(&t);
-	bn254_g1(&c, &t);
-	return group_mul(&c, 1, r, p, k);
+	struct group g;
+	return group_mul(bn254_group(&g, 1), 1, r, p, k);
 }
 
 int sol_bn254_g2_add(uint8_t r[SOL_BN254_G2_BYTES], const uint8_t p[SOL_BN254_G2_BYTES],
 		 const uint8_t q[SOL_BN254_G2_BYTES])
 {
-	struct tower t;
-	struct curve c;
-	bn254_tower(&t);
-	bn254_g2(&c, &t);
-	return group_add(&c, 2, r, p, q);
+	struct group g;
+	return group_add(bn254_group(&g, 2), 2, r, p, q);
 }
 
 int sol_bn254_g2_mul(uint8_t r[SOL_BN254_G2_BYTES], const uint8_t p[SOL_BN254_G2_BYTES],
 		 const uint8_t k[SOL_BN254_SCALAR_BYTES])
 {
-	struct tower t;
-	struct curve c;
-	bn254_tower(&t);
-	bn254_g2(&c, &t);
-	return group_mul(&c, 2, r, p, k);
+	struct group g;
+	return group_mul(bn254_group(&g, 2), 2, r, p, k);
 }
 
 /* ---- the pairing ---- */
@@ -769,39 +773,27 @@ static int decompress(const struct curve *c, int d, uint8_t *r, const uint8_t *b
 int sol_bn254_g1_compress(uint8_t r[SOL_BN254_G1_COMPRESSED_BYTES],
 			  const uint8_t p[SOL_BN254_G1_BYTES])
 {
-	struct tower t;
-	struct curve c;
-	bn254_tower(&t);
-	bn254_g1(&c, &t);
-	return compress(&c, 1, r, p);
+	struct group g;
+	return compress(bn254_group(&g, 1), 1, r, p);
 }
 
 int sol_bn254_g1_decompress(uint8_t r[SOL_BN254_G1_BYTES],
 			    const uint8_t b[SOL_BN254_G1_COMPRESSED_BYTES])
 {
-	struct tower t;
-	struct curve c;
-	bn254_tower(&t);
-	bn254_g1(&c, &t);
-	return decompress(&c, 1, r, b);
+	struct group g;
+	return decompress(bn254_group(&g, 1), 1, r, b);
 }
 
 int sol_bn254_g2_compress(uint8_t r[SOL_BN254_G2_COMPRESSED_BYTES],
 			  const uint8_t p[SOL_BN254_G2_BYTES])
 {
-	struct tower t;
-	struct curve c;
-	bn254_tower(&t);
-	bn254_g2(&c, &t);
-	return compress(&c, 2, r, p);
+	struct group g;
+	return compress(bn254_group(&g, 2), 2, r, p);
 }
 
 int sol_bn254_g2_decompress(uint8_t r[SOL_BN254_G2_BYTES],
 			    const uint8_t b[SOL_BN254_G2_COMPRESSED_BYTES])
 {
-	struct tower t;
-	struct curve c;
-	bn254_tower(&t);
-	bn254_g2(&c, &t);
-	return decompress(&c, 2, r, b);
+	struct group g;
+	return decompress(bn254_group(&g, 2), 2, r, b);
 }
