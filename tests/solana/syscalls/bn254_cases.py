@@ -6,7 +6,7 @@ the twist outside G2's subgroup, points off the curves, coordinates not below p,
 bits arkworks reads in a point's last byte, scalars not below r, and bad lengths. Encodings
 are EIP-197's big-endian ones (G2: x1, x0, y1, y0) for ops without 0x80 and arkworks'
 little-endian ones (x0, x1, y0, y1) with it."""
-import struct
+import hashlib
 
 P = 21888242871839275222246405745257275088696311157297823662689037894645226208583
 R = 21888242871839275222246405745257275088548364400416034343698204186575808495617
@@ -251,6 +251,16 @@ def cases():
     yield 'g2_decompress_short', comp(3, g2(G2)[:63])
     yield 'compression_op_4', comp(4, g1(G1))
     yield 'compression_op_0x84', comp(0x84, g1(G1))
+    # pseudo-random scalars (fixed seeds): products, their compressions (about half of them
+    # the larger root), and pairings e(kP, Q) e(-P, kQ) = 1
+    for i in range(6):
+        k = int.from_bytes(hashlib.sha256(b'bn254 %d' % i).digest(), 'big')
+        kp, kq = mul(k, G1), mul(k, G2)
+        yield f'g1_mul_random_{i}', group(2, g1(p3) + be(k))
+        yield f'g2_mul_random_{i}', group(0x86, g2(q2, True) + le(k))
+        yield f'g1_compress_random_{i}', comp(0, g1(kp))
+        yield f'g2_compress_random_{i}', comp(2, g2(kq))
+        yield f'pairing_random_{i}', group(3, g1(kp) + g2(G2) + g1(neg(G1)) + g2(kq))
     # the result in read-only memory; the input at an unmapped address; input past the data
     yield 'ro_result_g1_add', op(2, 0, g1(G1) + g1(p2))
     yield 'ro_result_failed_add', op(2, 0, g1(OFF1) + g1(p2))
