@@ -34,6 +34,8 @@ int sol_syscalls_crypto(struct sbpf_syscalls *s);
 /* sol_curve_validate_point, sol_curve_group_op, sol_curve_multiscalar_mul on curve25519's
  * Edwards and Ristretto forms (syscalls_curve.c). */
 int sol_syscalls_curve(struct sbpf_syscalls *s);
+/* sol_alt_bn128_group_op and sol_alt_bn128_compression (syscalls_bn254.c). */
+int sol_syscalls_bn254(struct sbpf_syscalls *s);
 /* What every sol_get_*_sysvar does: charges the runtime's base cost plus one CU per byte,
  * then writes the sysvar's bytes at addr, which must be aligned as the struct is (align).
  * 0, -1 when the budget ran out or addr is unaligned, -EFAULT when addr is not writable. */

@@ -313,6 +313,8 @@ int sol_syscalls_standard(struct sbpf_syscalls *s, unsigned flags)
 		rc = sol_syscalls_crypto(s);
 	if (!rc)
 		rc = sol_syscalls_curve(s);
+	if (!rc)
+		rc = sol_syscalls_bn254(s);
 	if (!rc && (flags & SOL_SYSCALLS_TEST_LOG))
 		rc = sbpf_syscalls_add(s, "log", sys_test_log);
 	return rc;
