@@ -51,7 +51,7 @@ LDFLAGS_ALL := $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 # independent, so tally stays a PIE), so that its start-up loads next to nothing:
 # `tally --version` takes about 0.75 ms of CPU instead of 1.1 (a report of 600 samples is
 # a few ms). libtally.so, the tests and the sanitizer build link as before.
-STATIC_OK := bpf elf z deflate isal zstd iberty jansson sodium nettle secp256k1
+STATIC_OK := bpf elf z deflate isal zstd iberty jansson sodium nettle secp256k1 gmp
 static_a = $(if $(findstring /,$(shell $(CC) -print-file-name=lib$(1).a)),-l:lib$(1).a,-l$(1))
 ifeq ($(SAN),1)
 TALLY_LIBS := $(LIBS)
