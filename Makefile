@@ -45,7 +45,7 @@ TALLY_CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
 ALL_CFLAGS := -std=gnu11 -g -fPIC -fvisibility=hidden $(OPT) $(WARN) $(TALLY_CPPFLAGS) \
 	$(CPPFLAGS) $(CFLAGS)
 # On one line: tests that link test programs against libtally.a read it from here.
-LIBS := -lbpf -lelf -lz -ldeflate -lisal -lzstd -liberty -ljansson -lsodium -lnettle -lsecp256k1 -lpthread -lm
+LIBS := -lbpf -lelf -lz -ldeflate -lisal -lzstd -liberty -ljansson -lsodium -lnettle -lsecp256k1 -lgmp -lpthread -lm
 LDFLAGS_ALL := $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 # The tally binary links the static archives Debian ships for these (built position-
 # independent, so tally stays a PIE), so that its start-up loads next to nothing:

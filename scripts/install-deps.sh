@@ -6,7 +6,7 @@ set -eu
 
 build_pkgs="make gcc clang lld llvm pkg-config zlib1g-dev libzstd-dev libiberty-dev
 libdeflate-dev libisal-dev libcapstone-dev libjansson-dev libsodium-dev nettle-dev
-libdebuginfod-dev libbpf-dev liblua5.4-dev libsecp256k1-dev"
+libdebuginfod-dev libbpf-dev liblua5.4-dev libsecp256k1-dev libgmp-dev"
 test_pkgs="libcmocka-dev libclang-rt-14-dev binutils elfutils libc6-dbg python3.11-dbg
 systemtap-sdt-dev dwz bpftrace linux-perf golang-go chromium gdb jq time python3
 python3-pycryptodome debuginfod openjdk-17-jdk-headless lua5.4"
