@@ -11,8 +11,8 @@
  * reduced modulo p. That script also runs its security checks (its algorithms 1 to 3) on
  * the matrix and draws again on failure; for every width here the first matrix passes
  * them (the one light-poseidon has; tests/solana/poseidon.test.sh compares every width
- * with LiteSVM), so the checks are not repeated. All twelve widths are drawn once, at
- * first use (a few milliseconds), and kept for the process.
+ * with LiteSVM), so the checks are not repeated. A width's constants are drawn at its
+ * first use (under 1 ms of CPU for t = 2, about 5 ms for t = 13) and kept for the process.
  */
 #include <errno.h>
 #include <gmp.h>
@@ -31,10 +31,11 @@ enum {
 };
 
 /* BN254's scalar field order r. */
-static const char MODULUS_HEX[] = "30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001";
+static const char MODULUS_HEX[] =
+	"30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001";
 
-/* circomlib's partial rounds for t = 2..13 (the paper's 128-bit security rounds, rounded
- * up to a multiple of t where that is cheaper in circuits). */
+/* circomlib's partial rounds for t = 2..13: the paper's round numbers for 128-bit
+ * security, rounded up to a multiple of t. */
 static const unsigned PARTIAL_ROUNDS[MAX_WIDTH - MIN_WIDTH + 1] = { 56, 57, 56, 60, 60, 63,
 								    64, 63, 60, 66, 60, 65 };
 
@@ -44,42 +45,44 @@ struct width_params {
 	mpz_t *mds; /* t * t, row-major */
 };
 
+/* Drawn under the lock, each width on its first use; never freed. */
+static pthread_mutex_t widths_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool have_modulus;
 static mpz_t modulus;
 static struct width_params widths[MAX_WIDTH - MIN_WIDTH + 1];
-static pthread_once_t widths_once = PTHREAD_ONCE_INIT;
 
 /* The script's LFSR: b[i+80] = b[i+62] ^ b[i+51] ^ b[i+38] ^ b[i+23] ^ b[i+13] ^ b[i], the
- * 80 bits kept in a ring whose head is b[i]. */
+ * 80 bits b[i..i+79] kept as b[i+k] = bit k of lo (k < 64), of hi (k >= 64). */
 struct grain {
-	uint8_t bit[GRAIN_BITS];
-	size_t head;
+	uint64_t lo, hi;
 };
 
 static unsigned grain_step(struct grain *g)
 {
-	static const size_t taps[] = { 62, 51, 38, 23, 13, 0 };
-	unsigned b = 0;
-	for (size_t i = 0; i < sizeof(taps) / sizeof(taps[0]); i++)
-		b ^= g->bit[(g->head + taps[i]) % GRAIN_BITS];
-	g->bit[g->head] = (uint8_t)b;
-	g->head = (g->head + 1) % GRAIN_BITS;
+	uint64_t lo = g->lo;
+	unsigned b = (unsigned)((lo >> 62 ^ lo >> 51 ^ lo >> 38 ^ lo >> 23 ^ lo >> 13 ^ lo) & 1);
+	g->lo = lo >> 1 | (g->hi & 1) << 63;
+	g->hi = g->hi >> 1 | (uint64_t)b << (GRAIN_BITS - 64 - 1);
 	return b;
 }
 
-/* Bits filled most significant first: field (1 = prime), S-box (0 = x^alpha), n, t, R_F,
- * R_P, then thirty ones. */
+/* Bits filled b[0] first: field (1 = prime), S-box (0 = x^alpha), n, t, R_F, R_P, each
+ * most significant bit first, then thirty ones. */
 static void grain_seed(struct grain *g, size_t t, unsigned rf, unsigned rp)
 {
 	const struct {
 		unsigned value, width;
-	} fields[] = { { 1, 2 }, { 0, 4 }, { FIELD_BITS, 12 }, { (unsigned)t, 12 }, { rf, 10 }, { rp, 10 } };
-	size_t k = 0;
+	} fields[] = {
+		{ 1, 2 }, { 0, 4 }, { FIELD_BITS, 12 }, { (unsigned)t, 12 }, { rf, 10 }, { rp, 10 },
+	};
+	unsigned k = 0;
+	g->lo = g->hi = 0;
 	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++)
-		for (unsigned i = fields[f].width; i-- > 0;)
-			g->bit[k++] = (uint8_t)((fields[f].value >> i) & 1);
-	while (k < GRAIN_BITS)
-		g->bit[k++] = 1;
-	g->head = 0;
+		for (unsigned i = fields[f].width; i-- > 0; k++)
+			if ((fields[f].value >> i) & 1)
+				*(k < 64 ? &g->lo : &g->hi) |= 1ull << (k % 64);
+	for (; k < GRAIN_BITS; k++)
+		*(k < 64 ? &g->lo : &g->hi) |= 1ull << (k % 64);
 	for (int i = 0; i < GRAIN_WARMUP; i++)
 		grain_step(g);
 }
@@ -163,19 +166,19 @@ static void draw_width(struct width_params *w, size_t t, unsigned rp)
 	free(xy);
 }
 
-static void draw_widths(void)
-{
-	mpz_init_set_str(modulus, MODULUS_HEX, 16);
-	for (size_t t = MIN_WIDTH; t <= MAX_WIDTH; t++)
-		draw_width(&widths[t - MIN_WIDTH], t, PARTIAL_ROUNDS[t - MIN_WIDTH]);
-}
-
 static const struct width_params *width_params(size_t t)
 {
 	if (t < MIN_WIDTH || t > MAX_WIDTH)
 		return NULL;
-	pthread_once(&widths_once, draw_widths);
-	return &widths[t - MIN_WIDTH];
+	struct width_params *w = &widths[t - MIN_WIDTH];
+	pthread_mutex_lock(&widths_lock);
+	if (!have_modulus)
+		mpz_init_set_str(modulus, MODULUS_HEX, 16);
+	have_modulus = true;
+	if (!w->t)
+		draw_width(w, t, PARTIAL_ROUNDS[t - MIN_WIDTH]);
+	pthread_mutex_unlock(&widths_lock);
+	return w;
 }
 
 unsigned sol_poseidon_partial_rounds(size_t t)
@@ -198,9 +201,15 @@ static void put_element(uint8_t out[SOL_POSEIDON_BYTES], const mpz_t x, bool lit
 		out[i] = little_endian ? le[i] : le[SOL_POSEIDON_BYTES - 1 - i];
 }
 
-static void sbox(mpz_t x)
+/* x^5, in x; tmp is scratch */
+static void sbox(mpz_t x, mpz_t tmp)
 {
-	mpz_powm_ui(x, x, 5, modulus);
+	mpz_mul(tmp, x, x);
+	mpz_mod(tmp, tmp, modulus);
+	mpz_mul(tmp, tmp, tmp);
+	mpz_mod(tmp, tmp, modulus);
+	mpz_mul(x, x, tmp);
+	mpz_mod(x, x, modulus);
 }
 
 /* Rounds of add-round-constants, S-boxes (all of them in the R_F / 2 full rounds at each
@@ -213,7 +222,7 @@ static void permute(const struct width_params *w, mpz_t *s, mpz_t *tmp)
 		for (size_t i = 0; i < t; i++) {
 			mpz_add(s[i], s[i], w->rc[r * t + i]);
 			if (full || i == 0)
-				sbox(s[i]);
+				sbox(s[i], tmp[0]);
 		}
 		for (size_t i = 0; i < t; i++) {
 			mpz_set_ui(tmp[i], 0);

@@ -1,9 +1,9 @@
 /*
  * Poseidon over BN254's scalar field as Solana's sol_poseidon computes it (light-poseidon's
  * circom-compatible Bn254X5: x^5 S-box, width t = inputs + 1 for 1 to 12 inputs, 8 full
- * rounds, the partial rounds circomlib uses for t). The round constants and MDS matrices
- * are computed once, at first use, from the Poseidon paper's Grain LFSR (poseidon.c); that
- * process-wide table is never freed.
+ * rounds, the partial rounds circomlib uses for t). A width's round constants and MDS
+ * matrix are computed at its first use, from the Poseidon paper's Grain LFSR (poseidon.c),
+ * into a process-wide table that is never freed.
  */
 #ifndef TALLY_SOLANA_POSEIDON_H
 #define TALLY_SOLANA_POSEIDON_H
