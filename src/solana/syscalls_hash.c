@@ -6,6 +6,12 @@
  * SHA-256 is libsodium's. Keccak-256 is the original Keccak (pad byte 0x01, as Solana and
  * Ethereum use it), not SHA3-256 (0x06): nettle 3.8 offers only SHA3 proper and its
  * Keccak-f[1600] permutation, so the sponge around that permutation is here.
+ *
+ * sol_poseidon is agave's SyscallPoseidon over poseidon.c: the parameter set (0, Bn254X5)
+ * and the endianness (0 big, 1 little) are checked first, then at most 12 inputs, each a
+ * VM error; then poseidon_cost_coefficient_a (61) * n^2 + poseidon_cost_coefficient_c
+ * (542) is charged, the result and the inputs are mapped, and an input hashv refuses (not
+ * 32 bytes, not below the modulus; no inputs at all) returns 1 with the result untouched.
  */
 #include <errno.h>
 #include <nettle/sha3.h>
@@ -15,6 +21,7 @@
 
 #include "sbpf/syscall.h"
 #include "sbpf/vm.h"
+#include "solana/poseidon.h"
 
 enum {
 	SHA256_BASE_COST = 85,
@@ -23,6 +30,12 @@ enum {
 	MEM_OP_BASE_COST = 10,
 	HASH_BYTES = 32,
 	KECCAK256_RATE = 136, /* 1600-bit state minus 2 * 256 bits of capacity, in bytes */
+	POSEIDON_BN254_X5 = 0,
+	POSEIDON_BIG_ENDIAN = 0,
+	POSEIDON_LITTLE_ENDIAN = 1,
+	POSEIDON_COST_A = 61,
+	POSEIDON_COST_C = 542,
+	SLICE_BYTES = 16, /* a VmSlice: address, length */
 };
 
 struct keccak256 {
@@ -156,8 +169,54 @@ static int sys_keccak256(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	return hash_syscall(vm, a, ret, &KECCAK256);
 }
 
+/* sol_poseidon(parameters, endianness, inputs: &[&[u8]], n, result: *mut [u8; 32]) */
+static int sys_poseidon(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	if (a[0] != POSEIDON_BN254_X5)
+		return sbpf_vm_syscall_error(vm, "InvalidParameters", "Invalid parameters.");
+	if (a[1] != POSEIDON_BIG_ENDIAN && a[1] != POSEIDON_LITTLE_ENDIAN)
+		return sbpf_vm_syscall_error(vm, "InvalidEndianness", "Invalid endianness.");
+	if (a[3] > SOL_POSEIDON_MAX_INPUTS) {
+		char line[96];
+		int n = snprintf(line, sizeof(line), "Poseidon hashing %llu sequences is not supported",
+				 (unsigned long long)a[3]);
+		if (sbpf_vm_log(vm, line, (size_t)n))
+			return -ENOMEM;
+		return sbpf_vm_syscall_error(vm, "InvalidLength", "InvalidLength");
+	}
+	if (sbpf_vm_consume(vm, POSEIDON_COST_A * a[3] * a[3] + POSEIDON_COST_C))
+		return -1;
+	uint8_t *out, *slices = NULL;
+	if (sbpf_vm_map(vm, a[4], SOL_POSEIDON_BYTES, true, &out))
+		return -EFAULT;
+	if (a[3] && a[2] % 8)
+		return sbpf_vm_syscall_error(vm, "UnalignedPointer", "Unaligned pointer");
+	if (sbpf_vm_map(vm, a[2], a[3] * SLICE_BYTES, false, &slices))
+		return -EFAULT;
+	struct sol_poseidon_input in[SOL_POSEIDON_MAX_INPUTS];
+	for (uint64_t i = 0; i < a[3]; i++) {
+		uint64_t addr;
+		memcpy(&addr, slices + i * SLICE_BYTES, 8);
+		memcpy(&in[i].len, slices + i * SLICE_BYTES + 8, 8);
+		uint8_t *p;
+		if (sbpf_vm_map(vm, addr, in[i].len, false, &p))
+			return -EFAULT;
+		in[i].bytes = p;
+	}
+	uint8_t hash[SOL_POSEIDON_BYTES];
+	if (sol_poseidon_hash(hash, in, a[3], a[1] == POSEIDON_LITTLE_ENDIAN)) {
+		*ret = 1;
+		return 0;
+	}
+	memcpy(out, hash, sizeof(hash));
+	return 0;
+}
+
 int sol_syscalls_hash(struct sbpf_syscalls *s)
 {
 	int rc = sbpf_syscalls_add(s, "sol_sha256", sys_sha256);
-	return rc ? rc : sbpf_syscalls_add(s, "sol_keccak256", sys_keccak256);
+	if (!rc)
+		rc = sbpf_syscalls_add(s, "sol_keccak256", sys_keccak256);
+	return rc ? rc : sbpf_syscalls_add(s, "sol_poseidon", sys_poseidon);
 }

@@ -109,7 +109,7 @@ static const char *const unsupported[] = { "sol_invoke_signed_c", "sol_invoke_si
  * sol_blake3, sol_big_mod_exp and sol_get_fees_sysvar are not registered there: a call is
  * an unknown syscall, as in the runtime.) */
 static const char *const refused[] = {
-	"sol_poseidon", "sol_curve_decompress", "sol_curve_pairing_map",
+	"sol_curve_decompress", "sol_curve_pairing_map",
 };
 
 int sol_syscalls_sysvars(struct sbpf_syscalls *s)
