@@ -37,6 +37,9 @@ struct sol_observer {
 			     const struct sbpf_hooks **hooks);
 	/* The program started at depth stopped, however it stopped. */
 	int (*program_end)(void *ctx, unsigned depth);
+	/* A builtin program (the System program, named name) ran at depth, in no VM: cu is
+	 * what it took from the meter, charged to the invoking syscall at depth - 1. */
+	int (*builtin_run)(void *ctx, const char *name, unsigned depth, uint64_t cu);
 	/* The instruction ended (top: its program, which may not have run; cu: what it
 	 * consumed), while its programs still exist. Not called when tally failed. */
 	int (*instruction_end)(void *ctx, const struct sol_program *top, uint64_t cu);
