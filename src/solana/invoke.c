@@ -350,6 +350,13 @@ int sol_runtime_invoke(struct sol_runtime *rt, struct sbpf_vm *parent,
 		set_error(res, "UnsupportedProgramId", "no such program in the fixture");
 		return 0;
 	}
+	/* The runtime pushes every instruction on the transaction's trace before it logs its
+	 * start; one more than the trace holds fails the push, so nothing of it runs or logs. */
+	if (rt->ntrace >= SOL_MAX_INSTRUCTION_TRACE) {
+		set_error(res, "MaxInstructionTraceLengthExceeded", "the transaction's instruction "
+			  "trace holds 64 instructions already");
+		return 0;
+	}
 	uint64_t before[2], after[2];
 	char id58[64];
 	sol_base58_encode(program_id, 32, id58, sizeof(id58));

@@ -15,6 +15,8 @@
 enum {
 	SOL_MAX_INVOKE_DEPTH = 5, /* the top-level instruction is 1 */
 	SOL_INVOKE_UNITS = 946, /* invoke_units since SIMD-0339, as on mainnet and in LiteSVM 1.5 */
+	/* max_instruction_trace_length: the transaction's instructions and all they invoke */
+	SOL_MAX_INSTRUCTION_TRACE = 64,
 };
 
 struct sol_program {
