@@ -19,13 +19,14 @@
 
 #define INITIAL_SPAN_MAX 256
 
-enum { MAX_PROGRAMS = 64, MAX_NESTING = 16 };
+enum { MAX_PROGRAMS = 64, MAX_NESTING = 16, MAX_BUILTINS = 8 };
 
 /* A builder node is a function entered from a call site, a syscall made from one, or a
- * program invoked by a syscall (CPI). Its key: the kind, the program it runs in, and the
- * function's entry pc, the pc of the syscall's call (which always calls the same one) or
- * the program's index (VM pcs fit in the low 48 bits). */
-enum rkind { R_FUNCTION, R_SYSCALL, R_PROGRAM };
+ * program invoked by a syscall (CPI): an sBPF program or a builtin. Its key: the kind, the
+ * program it runs in (a builtin's: its caller's), and the function's entry pc, the pc of
+ * the syscall's call (which always calls the same one), the program's index or the
+ * builtin's (VM pcs fit in the low 48 bits). */
+enum rkind { R_FUNCTION, R_SYSCALL, R_PROGRAM, R_BUILTIN };
 #define VALUE_MASK ((1ull << 48) - 1)
 
 static uint64_t key_of(enum rkind kind, uint8_t prog, uint64_t value)
@@ -59,6 +60,8 @@ struct cuprof {
 	struct prof_cct *cct;
 	struct rprogram programs[MAX_PROGRAMS];
 	size_t nprograms;
+	char *builtins[MAX_BUILTINS]; /* the builtins' names */
+	size_t nbuiltins;
 	uint8_t cur_prog;
 	struct nesting nest[MAX_NESTING];
 	size_t nnest;
@@ -201,8 +204,9 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-int cuprof_enter_program(struct cuprof *pr, const struct sbpf_program *prog,
-			 const char *name, const char *path)
+/* Enters the syscall that invokes a program, whose start the trace reported. 1 when the
+ * profiler failed already (nothing more to record), 0, or negative (message set). */
+static int enter_invoking_syscall(struct cuprof *pr)
 {
 	report_trace(pr);
 	if (pr->sc_pending) {
@@ -211,10 +215,19 @@ int cuprof_enter_program(struct cuprof *pr, const struct sbpf_program *prog,
 		enter(pr, R_SYSCALL, pr->sc_pc, pr->sc_pc);
 	}
 	if (pr->failed)
-		return 0;
+		return 1;
 	if (kind_of(prof_cct_key(pr->cct)) != R_SYSCALL || pr->nnest == MAX_NESTING)
 		return err_set(-EINVAL, "a program can only be entered from a syscall (CPI), at "
 					"most %d deep", MAX_NESTING);
+	return 0;
+}
+
+int cuprof_enter_program(struct cuprof *pr, const struct sbpf_program *prog,
+			 const char *name, const char *path)
+{
+	int rc = enter_invoking_syscall(pr);
+	if (rc)
+		return rc < 0 ? rc : 0;
 	size_t i = 0;
 	while (i < pr->nprograms && pr->programs[i].prog != prog)
 		i++;
@@ -242,6 +255,29 @@ int cuprof_enter_program(struct cuprof *pr, const struct sbpf_program *prog,
 	if (pr->failed)
 		return err_set(-ENOMEM, "out of memory");
 	pr->nnest++;
+	return 0;
+}
+
+int cuprof_builtin(struct cuprof *pr, const char *name, uint64_t cu)
+{
+	int rc = enter_invoking_syscall(pr);
+	if (rc)
+		return rc < 0 ? rc : 0;
+	size_t i = 0;
+	while (i < pr->nbuiltins && strcmp(pr->builtins[i], name))
+		i++;
+	if (i == pr->nbuiltins) {
+		if (i == MAX_BUILTINS)
+			return err_set(-E2BIG, "more than %d builtins in one profile", MAX_BUILTINS);
+		if (!(pr->builtins[i] = strdup(name)))
+			return err_set(-ENOMEM, "out of memory");
+		pr->nbuiltins++;
+	}
+	if (prof_cct_child_cost(pr->cct, key_of(R_BUILTIN, pr->cur_prog, i), 0, 0, cu) < 0)
+		return err_set(-ENOMEM, "out of memory");
+	/* the invoking syscall's cost includes it, as it includes an invoked program's CU */
+	pr->nested[pr->nnest] += cu;
+	pr->recorded += cu;
 	return 0;
 }
 
@@ -292,6 +328,8 @@ void cuprof_free(struct cuprof *pr)
 		free(pr->programs[i].name);
 		free(pr->programs[i].path);
 	}
+	for (size_t i = 0; i < pr->nbuiltins; i++)
+		free(pr->builtins[i]);
 	prof_cct_free(pr->cct);
 	free(pr);
 }
@@ -319,6 +357,8 @@ static uint32_t frame_of(const struct placing *pl, uint64_t key)
 	struct cuprof_frames *s = &pl->syms[prog_of(key)];
 	if (kind_of(key) == R_PROGRAM)
 		return cuprof_frames_program(s, rp->name);
+	if (kind_of(key) == R_BUILTIN)
+		return cuprof_frames_program(s, pl->pr->builtins[key & VALUE_MASK]);
 	if (kind_of(key) == R_FUNCTION)
 		return cuprof_frames_function(s, key & VALUE_MASK);
 	const struct sbpf_syscall *sc = sbpf_program_syscall_at(rp->prog, key & VALUE_MASK);

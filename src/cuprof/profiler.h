@@ -42,6 +42,10 @@ const struct sbpf_hooks *cuprof_hooks(struct cuprof *pr);
 int cuprof_enter_program(struct cuprof *pr, const struct sbpf_program *prog,
 			 const char *name, const char *path);
 int cuprof_exit_program(struct cuprof *pr);
+/* A builtin program (no sBPF: the System program) invoked by the current syscall, which
+ * took cu for it: a `program:NAME` leaf under the syscall holding cu, which the syscall's
+ * own cost no longer does. */
+int cuprof_builtin(struct cuprof *pr, const char *name, uint64_t cu);
 /* CU recorded so far (instructions and syscall costs). */
 uint64_t cuprof_total(const struct cuprof *pr);
 /* After the run: checks the invariant against cu_used and builds a finished profile.

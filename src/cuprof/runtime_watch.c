@@ -30,6 +30,13 @@ static int program_end(void *ctx, unsigned depth)
 	return depth > 1 ? cuprof_exit_program(w->pr) : 0;
 }
 
+/* A builtin at depth 1 is the instruction's program, which the profiler refuses. */
+static int builtin_run(void *ctx, const char *name, unsigned depth, uint64_t cu)
+{
+	struct cuprof_watch *w = ctx;
+	return depth > 1 && w->pr ? cuprof_builtin(w->pr, name, cu) : 0;
+}
+
 /* An instruction that never ran its program still gets its (empty) profile. */
 static int instruction_end(void *ctx, const struct sol_program *top, uint64_t cu)
 {
@@ -49,6 +56,7 @@ void cuprof_watch_init(struct cuprof_watch *w)
 		.ctx = w,
 		.program_start = program_start,
 		.program_end = program_end,
+		.builtin_run = builtin_run,
 		.instruction_end = instruction_end,
 	};
 }

@@ -251,8 +251,8 @@ static int builtin_line(void *ctx, const char *line)
 }
 
 /* A builtin (the System program) runs on the transaction's accounts after it took its cost
- * from the meter; the runtime logs no "consumed" line for it. Its start clears the return
- * data as a program's does. */
+ * from the meter (which the observer hears of); the runtime logs no "consumed" line for it.
+ * Its start clears the return data as a program's does. */
 static int run_builtin(struct sol_runtime *rt, struct sbpf_vm *parent,
 		       const uint8_t program_id[32], const struct sol_ix_account *ix, size_t n,
 		       const uint8_t *data, size_t data_len, uint64_t budget,
@@ -261,16 +261,21 @@ static int run_builtin(struct sol_runtime *rt, struct sbpf_vm *parent,
 	memcpy(rt->return_program, program_id, 32);
 	if (parent && sbpf_vm_set_return_data(parent, NULL, 0))
 		return -ENOMEM;
-	if (budget < SOL_SYSTEM_UNITS) {
-		res->cu = budget;
-		set_error(res, "ComputationalBudgetExceeded", NULL);
-		return 0;
+	bool exceeded = budget < SOL_SYSTEM_UNITS;
+	res->cu = exceeded ? budget : SOL_SYSTEM_UNITS;
+	const struct sol_observer *o = rt->observer;
+	int rc = o && o->builtin_run ? o->builtin_run(o->ctx, SOL_SYSTEM_PROGRAM_NAME, rt->depth + 1,
+						     res->cu)
+				     : 0;
+	if (rc || exceeded) {
+		if (exceeded)
+			set_error(res, "ComputationalBudgetExceeded", NULL);
+		return rc;
 	}
-	res->cu = SOL_SYSTEM_UNITS;
 	struct builtin_log b = { rt, parent };
 	struct sol_system_log log = { builtin_line, &b };
 	const char *e;
-	int rc = sol_system_program_run(rt->accounts, ix, n, data, data_len, &log, &e);
+	rc = sol_system_program_run(rt->accounts, ix, n, data, data_len, &log, &e);
 	if (!rc && e)
 		set_error(res, e, NULL);
 	return rc;
@@ -343,6 +348,13 @@ int sol_runtime_invoke(struct sol_runtime *rt, struct sbpf_vm *parent,
 	const struct sol_program *p = find_program(rt, program_id);
 	if (!p && !sol_is_system_program(program_id)) {
 		set_error(res, "UnsupportedProgramId", "no such program in the fixture");
+		return 0;
+	}
+	/* The runtime pushes every instruction on the transaction's trace before it logs its
+	 * start; one more than the trace holds fails the push, so nothing of it runs or logs. */
+	if (rt->ntrace >= SOL_MAX_INSTRUCTION_TRACE) {
+		set_error(res, "MaxInstructionTraceLengthExceeded", "the transaction's instruction "
+			  "trace holds 64 instructions already");
 		return 0;
 	}
 	uint64_t before[2], after[2];

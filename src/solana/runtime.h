@@ -15,6 +15,8 @@
 enum {
 	SOL_MAX_INVOKE_DEPTH = 5, /* the top-level instruction is 1 */
 	SOL_INVOKE_UNITS = 946, /* invoke_units since SIMD-0339, as on mainnet and in LiteSVM 1.5 */
+	/* max_instruction_trace_length: the transaction's instructions and all they invoke */
+	SOL_MAX_INSTRUCTION_TRACE = 64,
 };
 
 struct sol_program {
@@ -37,6 +39,9 @@ struct sol_observer {
 			     const struct sbpf_hooks **hooks);
 	/* The program started at depth stopped, however it stopped. */
 	int (*program_end)(void *ctx, unsigned depth);
+	/* A builtin program (the System program, named name) ran at depth, in no VM: cu is
+	 * what it took from the meter, charged to the invoking syscall at depth - 1. */
+	int (*builtin_run)(void *ctx, const char *name, unsigned depth, uint64_t cu);
 	/* The instruction ended (top: its program, which may not have run; cu: what it
 	 * consumed), while its programs still exist. Not called when tally failed. */
 	int (*instruction_end)(void *ctx, const struct sol_program *top, uint64_t cu);

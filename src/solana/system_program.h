@@ -19,6 +19,9 @@ enum {
 	SOL_SYSTEM_UNITS = 150, /* system_processor's DEFAULT_COMPUTE_UNITS */
 };
 
+/* Its name in profiles (program:NAME), as agave names the builtin's crate. */
+#define SOL_SYSTEM_PROGRAM_NAME "system_program"
+
 /* The builtin's account, as the runtime holds it: its name as data, the native loader's. */
 #define SOL_SYSTEM_PROGRAM_ACCOUNT_DATA "solana_system_program"
 #define SOL_NATIVE_LOADER_ID "NativeLoader1111111111111111111111111111111"

@@ -53,9 +53,10 @@ fi
 # What the differential fuzzer (fuzz/sbpf_diff.py) found, one case each
 # (tests/solana/litesvm/found.c: the log collector's limit, syscall pointers' alignment,
 # agave's error texts), and sol_get_stack_height / sol_get_processed_sibling_instruction
-# across three levels of CPI with the System program among the siblings (siblings.c).
+# across three levels of CPI with the System program among the siblings (siblings.c), and
+# the instruction trace's limit of 64 instructions (trace_limit.c).
 if command -v clang >/dev/null; then
-	for prog in found siblings; do
+	for prog in found siblings trace_limit; do
 		clang -target bpf -mcpu=v3 -O2 -c "$LITESVM/$prog.c" -o "$TMP/$prog.o" &&
 			"$TALLY" sbpf link "$TMP/$prog.o" -o "$TMP/$prog.so" ||
 			fail "sol_litesvm_${prog}_build" "clang or link failed"
@@ -84,6 +85,41 @@ EOF
 	grep -q '"Program log: 0x1, 0x1, 0xaa, 0x1, 0x1"' "$TMP/litesvm.json" &&
 		grep -q '"Program log: 0x0, 0x1, 0xc, 0x2, 0x0"' "$TMP/litesvm.json" &&
 		pass sol_litesvm_siblings_found || fail sol_litesvm_siblings_found "$(cat "$TMP/litesvm.json")"
+
+	# 63 invokes (of itself or of the System program, a builtin) fill the trace with the
+	# transaction's instruction; the 64th fails the transaction, having paid its invoke.
+	for data in 3f00 4000 4600 3f01 4001; do
+		sed -e "s|$TMP/siblings.so|$TMP/trace_limit.so|" -e "s|\"data\": \"00\"|\"data\": \"$data\"|" \
+			"$TMP/siblings.json" >"$TMP/trace_limit.json"
+		same_as_litesvm "sol_litesvm_trace_limit_$data" "$TMP/trace_limit.json"
+		want=MaxInstructionTraceLengthExceeded
+		[ "${data%??}" = 3f ] && want=success
+		[ "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["result"])' "$TMP/litesvm.json")" = $want ] &&
+			pass "sol_litesvm_trace_limit_${data}_result" ||
+			fail "sol_litesvm_trace_limit_${data}_result" "LiteSVM: expected $want: $(head -c 200 "$TMP/litesvm.json")"
+	done
+
+	# callx in a v0 program (tests/solana/litesvm/callx.c): through a table and a chosen
+	# pointer, then a pointer into a function's body, off the instruction grid (+3 bytes),
+	# past the text's end (CallOutsideTextSegment, a VM failure).
+	clang -target bpf -mcpu=v2 -O2 -c "$LITESVM/callx.c" -o "$TMP/callx.o" &&
+		"$TALLY" sbpf link --version v0 "$TMP/callx.o" -o "$TMP/callx.so" &&
+		llvm-objdump -d "$TMP/callx.so" | grep -q 'callx r' ||
+		fail sol_litesvm_callx_build "clang, link or the callx instruction failed"
+	for data in "" 00 0102 05060708090a ff0000 ff0800 ff0300 ff0010 fff8ff; do
+		printf '{"programs": [{"id": "%s", "elf": "%s"}], "instruction": {"program_id": "%s", "data": "%s"}}\n' \
+			"$P" "$TMP/callx.so" "$P" "$data" >"$TMP/callx.json"
+		same_as_litesvm "sol_litesvm_callx_v0_${data:-empty}" "$TMP/callx.json"
+		# what the comparison rests on: the table's pointers ran (sub, add, mul, sub,
+		# add, mul from 7, then sub 6: 0x23f), and the runtime saw the bad pointer
+		case $data in
+		05060708090a) want='"Program log: 0x23f, 0x6, 0x0, 0x0, 0x0"' ;;
+		ff0010) want='callx attempted to call outside of the text segment' ;;
+		*) continue ;;
+		esac
+		grep -q "$want" "$TMP/litesvm.json" && pass "sol_litesvm_callx_v0_${data}_ran" ||
+			fail "sol_litesvm_callx_v0_${data}_ran" "$(cat "$TMP/litesvm.json")"
+	done
 
 	# A short differential run (the 10,000-case one is a benchmark: fuzz/sbpf_diff.py):
 	# generated programs and random instructions to the corpus's programs must be the
