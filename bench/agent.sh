@@ -31,7 +31,10 @@
 #              second of wall time and per wakeup at 1 kHz, with 1 and with 8 threads
 #              publishing, against a thread that only sleeps to the same jittered deadlines
 #              (the floor of any sampler that wakes at 1 kHz), REPS rounds of 2 s each,
-#              alternating, in one process
+#              alternating, in one process; and the process's CPU time past no sampling's
+#              with the sampler thread, with a signal source on the wall clock and on the
+#              threads' CPU clocks (a POSIX timer per publishing thread, its handler copying
+#              the thread's own state into a ring: no thread woken per sample)
 #
 # One run (bench/agent.sh build 5 8000, gcc -O2, a 2-core VM shared with other work, load
 # average about 12; 2026-12-01):
@@ -150,5 +153,10 @@ for threads in 1 8; do
 	for w in sampler floor; do
 		printf '  %-8s %s%% of a core, %s us per wakeup, %s wakeups\n' $w "$(figure "$f" $w 2)" \
 			"$(figure "$f" $w 6)" "$(awk -v w=$w '$1 == w { print $10 }' "$f" | median)"
+	done
+	echo "  the program's CPU time past no sampling's, median (best):"
+	for w in thread sigwall sigcpu; do
+		printf '  %-8s %s%% of a core, %s us per sample, %s samples/s\n' $w "$(figure "$f" $w 7)" \
+			"$(figure "$f" $w 11)" "$(awk -v w=$w '$1 == w { print $15 }' "$f" | median)"
 	done
 done
