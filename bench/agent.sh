@@ -99,7 +99,7 @@ for ((r = 0; r < reps; r++)); do
 			keep lua_${part}_sample "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_HZ=1000 \
 				lua5.4 -ltally bench/agent.lua)"
 			keep lua_${part}_timer "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_MODE=timer \
-				TALLY_LUA_HZ=1000 TALLY_LUA_OUTPUT="$dir/t.pb.gz" lua5.4 -ltally bench/agent.lua)"
+				TALLY_LUA_HZ=1000 TALLY_LUA_OUTPUT="$dir/t.folded" lua5.4 -ltally bench/agent.lua)"
 			keep lua_${part}_mixed "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_MODE=mixed \
 				TALLY_LUA_REGISTRY_DIR="$dir" lua5.4 -ltally -e 'tally.run(dofile, "bench/agent.lua")')"
 			keep lua_${part}_exact "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_MODE=exact \
