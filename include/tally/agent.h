@@ -4,8 +4,10 @@
  *
  *   sampling  the interpreter publishes its current pc (TALLY_AGENT_PC, one relaxed store)
  *             and keeps a shadow stack of its frames (TALLY_AGENT_PUSH / TALLY_AGENT_POP);
- *             a sampler thread of the agent reads them at F Hz and streams folded stacks
- *             to a file that stays readable up to its last flush if the process dies;
+ *             a sampler thread of the agent reads them at F Hz (or, with
+ *             opts.caller_samples, the thread samples itself: tally_agent_sample) and
+ *             streams folded stacks to a file that stays readable up to its last flush if
+ *             the process dies;
  *   exact     the interpreter reports every function entry, exit and unit of cost
  *             (tally_agent_enter / _exit / _cost); at stop the agent writes the exact
  *             calling-context tree as a pprof file.
