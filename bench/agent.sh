@@ -22,7 +22,8 @@
 #     publish  -ltally, its call/return hooks keeping the shadow stack, sampler at 10 Hz
 #     sample   the same at 1 kHz
 #     timer    TALLY_LUA_MODE=timer at 1 kHz: no hook but the one-shot one a timer arms
-#              (the design that meets the 5% bound: nothing per call or instruction)
+#              (nothing per call or instruction: the signal and a walk of the stack per
+#              sample), writing the same stream
 #     mixed    TALLY_LUA_MODE=mixed under tally.run, without tally record: the call/return
 #              hooks writing the shadow stack into tally.run's frame (what mixed mode costs
 #              the program; tally record's own cost comes on top)
