@@ -22,7 +22,8 @@
 #     publish  -ltally, its call/return hooks keeping the shadow stack, sampler at 10 Hz
 #     sample   the same at 1 kHz
 #     timer    TALLY_LUA_MODE=timer at 1 kHz: no hook but the one-shot one a timer arms
-#              (the design that meets the 5% bound: nothing per call or instruction)
+#              (nothing per call or instruction: the signal and a walk of the stack per
+#              sample), writing the same stream
 #     mixed    TALLY_LUA_MODE=mixed under tally.run, without tally record: the call/return
 #              hooks writing the shadow stack into tally.run's frame (what mixed mode costs
 #              the program; tally record's own cost comes on top)
@@ -31,7 +32,10 @@
 #              second of wall time and per wakeup at 1 kHz, with 1 and with 8 threads
 #              publishing, against a thread that only sleeps to the same jittered deadlines
 #              (the floor of any sampler that wakes at 1 kHz), REPS rounds of 2 s each,
-#              alternating, in one process
+#              alternating, in one process; and the process's CPU time past no sampling's
+#              with the sampler thread, with a signal source on the wall clock and on the
+#              threads' CPU clocks (a POSIX timer per publishing thread, its handler copying
+#              the thread's own state into a ring: no thread woken per sample)
 #
 # One run (bench/agent.sh build 5 8000, gcc -O2, a 2-core VM shared with other work, load
 # average about 12; 2026-12-01):
@@ -96,7 +100,7 @@ for ((r = 0; r < reps; r++)); do
 			keep lua_${part}_sample "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_HZ=1000 \
 				lua5.4 -ltally bench/agent.lua)"
 			keep lua_${part}_timer "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_MODE=timer \
-				TALLY_LUA_HZ=1000 TALLY_LUA_OUTPUT="$dir/t.pb.gz" lua5.4 -ltally bench/agent.lua)"
+				TALLY_LUA_HZ=1000 TALLY_LUA_OUTPUT="$dir/t.folded" lua5.4 -ltally bench/agent.lua)"
 			keep lua_${part}_mixed "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_MODE=mixed \
 				TALLY_LUA_REGISTRY_DIR="$dir" lua5.4 -ltally -e 'tally.run(dofile, "bench/agent.lua")')"
 			keep lua_${part}_exact "$(cpu env "${lua[@]}" PART=$part TALLY_LUA_MODE=exact \
@@ -150,5 +154,10 @@ for threads in 1 8; do
 	for w in sampler floor; do
 		printf '  %-8s %s%% of a core, %s us per wakeup, %s wakeups\n' $w "$(figure "$f" $w 2)" \
 			"$(figure "$f" $w 6)" "$(awk -v w=$w '$1 == w { print $10 }' "$f" | median)"
+	done
+	echo "  the program's CPU time past no sampling's, median (best):"
+	for w in thread sigwall sigcpu; do
+		printf '  %-8s %s%% of a core, %s us per sample, %s samples/s\n' $w "$(figure "$f" $w 7)" \
+			"$(figure "$f" $w 11)" "$(awk -v w=$w '$1 == w { print $15 }' "$f" | median)"
 	done
 done

@@ -23,10 +23,12 @@
  * Timer mode costs the program nothing per call or instruction: a timer of the process
  * (CLOCK_MONOTONIC, SIGPROF to the Lua thread) arms a one-shot hook with lua_sethook from
  * the signal handler, which Lua allows (lua.c does it on SIGINT); at the next instruction,
- * call or return the hook walks the stack with lua_getstack, moves the exact tree of the
- * agent to it and charges the innermost frame's current line one sample. The samples go to
- * the exact mode's pprof at stop (no stream). Hooks are per lua_State: the main state's is
- * armed, so time inside a coroutine is charged to the resume that ran it.
+ * call or return the hook walks the stack with lua_getstack, publishes it as the thread's
+ * shadow stack (the innermost frame's current line as its pc) and takes one sample of it
+ * with tally_agent_sample (opts.caller_samples): the agent's sampler thread writes those
+ * to the same stream as sample mode's, so a crash leaves them readable up to the last
+ * flush. Hooks are per lua_State: the main state's is armed, so time inside a coroutine
+ * is charged to the resume that ran it.
  *
  * A function's identity is where it was defined and the name it was called by (for Lua
  * functions) or its C function pointer (C functions), kept in a hash table that maps it to
@@ -71,7 +73,8 @@ struct slot {
 	char *src_copy, *name_copy;
 };
 
-/* The module's own mode beside the agent's: sampled by a timer (TALLY_AGENT_EXACT inside). */
+/* The module's own mode beside the agent's: sampled by a timer (TALLY_AGENT_SAMPLE with
+ * caller_samples inside). */
 #define MODE_TIMER 0x100
 
 struct config {
@@ -113,16 +116,12 @@ static struct {
 	size_t nchain;
 	bool chain_lost; /* resumed deeper than CHAIN_MAX: stacks start at the running state */
 	int failed; /* the first failure inside a hook, reported at stop */
-	/* Timer mode: the state whose hook the signal arms (NULL: none), the timer, the
-	 * handler SIGPROF had, and the frames the exact tree is in (outermost first). */
+	/* Timer mode: the state whose hook the signal arms (NULL: none), the timer and the
+	 * handler SIGPROF had. */
 	lua_State *armed; /* atomic: read by the handler */
 	bool timer_made;
 	timer_t timer;
 	struct sigaction old_prof;
-	struct path_frame { uint32_t id; uint64_t call_pc; } *path;
-	size_t path_n, path_cap;
-	uint64_t *calls; /* a walk's call sites, innermost first */
-	size_t calls_cap;
 } P;
 
 #define SOURCE_CMP_MAX 256
@@ -340,19 +339,6 @@ static struct frame fn_frame(lua_State *L, lua_Debug *ar)
 }
 
 /* The line a Lua function at level is at (0 for a C function): its call site. */
-/* Room for n frames in P.path. */
-static bool path_room(size_t n)
-{
-	if (n <= P.path_cap)
-		return true;
-	struct path_frame *p = realloc(P.path, n * sizeof(*p));
-	if (!p)
-		return false;
-	P.path = p;
-	P.path_cap = n;
-	return true;
-}
-
 static uint64_t call_line(lua_State *L, int level)
 {
 	lua_Debug d;
@@ -513,24 +499,9 @@ static void hook(lua_State *L, lua_Debug *ar)
 	}
 }
 
-/* The call sites of the n frames of the last collect(), into P.calls; false without memory. */
-static bool call_sites(lua_State *L, size_t n)
-{
-	if (n > P.calls_cap) {
-		uint64_t *c = realloc(P.calls, n * sizeof(*c));
-		if (!c)
-			return false;
-		P.calls = c;
-		P.calls_cap = n;
-	}
-	for (size_t i = 0; i < n; i++)
-		P.calls[i] = i + 1 < n ? call_line(L, (int)i + 1) : 0;
-	return true;
-}
-
-/* Timer mode's one-shot hook: this instant's stack is the sample. The exact tree keeps the
- * frames it shares with the last sample's and follows the rest; the innermost frame's
- * current line (0 in a C function) gets one sample. */
+/* Timer mode's one-shot hook: this instant's stack, published as the thread's shadow
+ * stack with the innermost frame's current line (0 in a C function) as its pc, is the
+ * sample. */
 static void sample_hook(lua_State *L, lua_Debug *ar)
 {
 	(void)ar;
@@ -540,29 +511,15 @@ static void sample_hook(lua_State *L, lua_Debug *ar)
 	if (!P.agent || L != __atomic_load_n(&P.armed, __ATOMIC_RELAXED))
 		return;
 	size_t n = collect(L);
-	if (!call_sites(L, n) || !path_room(n)) {
-		fail(-ENOMEM);
-		return;
-	}
-	size_t same = 0;
-	while (same < n && same < P.path_n && P.path[same].id == P.walk[n - 1 - same].id &&
-	       P.path[same].call_pc == P.calls[n - 1 - same])
-		same++;
-	int rc = 0;
-	for (; !rc && P.path_n > same; P.path_n--)
-		rc = tally_agent_exit(P.t);
-	for (; !rc && P.path_n < n; P.path_n++) {
-		size_t i = n - 1 - P.path_n;
-		P.path[P.path_n] = (struct path_frame){ P.walk[i].id, P.calls[i] };
-		rc = tally_agent_enter(P.t, P.walk[i].id, P.calls[i]);
-	}
+	while (P.shadow->depth)
+		leave();
+	for (size_t i = n; i-- > 0;)
+		enter(P.walk[i], 0);
 	lua_Debug top;
-	uint64_t line = lua_getstack(L, 0, &top) && lua_getinfo(L, "l", &top) && top.currentline > 0
-				? (uint64_t)top.currentline : 0;
-	if (!rc && n)
-		rc = tally_agent_cost(P.t, line, 1);
-	if (rc)
-		fail(rc);
+	if (lua_getstack(L, 0, &top) && lua_getinfo(L, "l", &top))
+		TALLY_AGENT_PC(P.shadow, top.currentline > 0 ? (uint64_t)top.currentline : 0);
+	/* -EAGAIN, a dropped sample, is counted by the agent */
+	tally_agent_sample(P.shadow);
 }
 
 static void on_tick(int sig)
@@ -648,14 +605,10 @@ static void stop_hooks(lua_State *L)
 	free(P.slots);
 	free(P.walk);
 	free(P.objs);
-	free(P.path);
-	free(P.calls);
 	P.slots = NULL;
 	P.walk = NULL;
 	P.objs = NULL;
-	P.path = NULL;
-	P.calls = NULL;
-	P.cap = P.n = P.walk_cap = P.objs_cap = P.path_n = P.path_cap = P.calls_cap = 0;
+	P.cap = P.n = P.walk_cap = P.objs_cap = 0;
 }
 
 /* os.exit() without closing the state ends the process without finalizers: the profile is
@@ -689,10 +642,8 @@ static const char *start(lua_State *L, const struct config *c)
 				      .exact_output = c->exact_output, .freq_hz = c->hz,
 				      .omit_thread = true, .jit_dir = c->registry_dir };
 	if (timer) {
-		o.mode = TALLY_AGENT_EXACT;
-		o.exact_metric = "samples";
-		o.exact_output = c->output;
-		o.output = NULL;
+		o.mode = TALLY_AGENT_SAMPLE;
+		o.caller_samples = true;
 	}
 	P.failed = 0;
 	if (tally_agent_new(&o, &P.agent))

@@ -4,8 +4,10 @@
  *
  *   sampling  the interpreter publishes its current pc (TALLY_AGENT_PC, one relaxed store)
  *             and keeps a shadow stack of its frames (TALLY_AGENT_PUSH / TALLY_AGENT_POP);
- *             a sampler thread of the agent reads them at F Hz and streams folded stacks
- *             to a file that stays readable up to its last flush if the process dies;
+ *             a sampler thread of the agent reads them at F Hz (or, with
+ *             opts.caller_samples, the thread samples itself: tally_agent_sample) and
+ *             streams folded stacks to a file that stays readable up to its last flush if
+ *             the process dies;
  *   exact     the interpreter reports every function entry, exit and unit of cost
  *             (tally_agent_enter / _exit / _cost); at stop the agent writes the exact
  *             calling-context tree as a pprof file.
@@ -69,6 +71,11 @@ struct tally_agent_opts {
 	const char *listing;	  /* the registered functions' instructions (their insns),
 				     written at stop as a text listing for `tally annotate
 				     --listing` (docs/agent.md); NULL: none */
+	bool caller_samples;	  /* the threads take their own samples with
+				     tally_agent_sample() (from a timer's signal handler or
+				     a hook); the sampler thread takes none, it only writes
+				     theirs to the stream, waking every flush_ms; freq_hz is
+				     then the caller's business */
 };
 
 /* ---- per-thread VM state ---- */
@@ -198,6 +205,19 @@ struct tally_agent_stats {
 	uint64_t sampler_cpu_ns;
 };
 TALLY_API int tally_agent_stats(struct tally_agent *a, struct tally_agent_stats *out);
+
+/* ---- samples a thread takes of itself (opts.caller_samples) ---- */
+
+/* Appends one sample of t's state as it is now (its pc, its frames, its tid and the time
+ * of the monotonic clock) to t's ring, which the sampler thread writes to the stream in
+ * the order of the samples' times: what the sampler thread would have read at a tick.
+ * Only t's own thread may call it, at any point, also from a signal handler that
+ * interrupted a push or pop: it takes no lock, allocates nothing and is async-signal-safe.
+ * 0 when the sample was queued, or when none was taken because the agent is not running
+ * or is paused; -EAGAIN when it was dropped (counted: the ring was full, or the handler
+ * interrupted a change of the stack), -EINVAL without opts.caller_samples. Sets no
+ * message (tally_errmsg() is not async-signal-safe). */
+TALLY_API int tally_agent_sample(struct tally_agent_thread *t);
 
 /* ---- threads ---- */
 

@@ -40,6 +40,18 @@ char *agent_path(const char *pattern, pid_t pid)
 	return out;
 }
 
+/* The sampler's wait for its next drain, on the monotonic clock (a child's anew: the
+ * parent's sampler may have held the lock at the fork). */
+void agent_wake_init(struct tally_agent *a)
+{
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	pthread_mutex_init(&a->wake_lock, NULL);
+}
+
 /* The agents made in this process so far: each one's number names its mixed-mode registry
  * (process-wide, like the list of live agents in thread.c). */
 static uint32_t agents_made;
@@ -108,17 +120,22 @@ int tally_agent_new(const struct tally_agent_opts *opts, struct tally_agent **ou
 	a->threads = calloc(o->max_threads, sizeof(*a->threads));
 	a->frames = calloc((size_t)o->max_threads * o->max_depth, sizeof(*a->frames));
 	a->sample.frames = calloc(o->max_depth, sizeof(*a->sample.frames));
-	if (!rc && (!a->threads || !a->frames || !a->sample.frames))
+	if (o->caller_samples)
+		a->rings = calloc(o->max_threads, sizeof(*a->rings));
+	if (!rc && (!a->threads || !a->frames || !a->sample.frames ||
+		    (o->caller_samples && !a->rings)))
 		rc = err_set(-ENOMEM, "out of memory");
 	if (rc) {
 		free_opts(o);
 		free(a->threads);
 		free(a->frames);
 		free(a->sample.frames);
+		free(a->rings);
 		free(a);
 		return rc;
 	}
 	pthread_mutex_init(&a->lock, NULL);
+	agent_wake_init(a);
 	a->next_id = 1;
 	a->fd = -1;
 	a->perfmap_fd = -1;
@@ -184,6 +201,9 @@ void tally_agent_free(struct tally_agent *a)
 		agent_exact_thread_free(&a->threads[i]);
 	agent_registry_free(a);
 	pthread_mutex_destroy(&a->lock);
+	pthread_mutex_destroy(&a->wake_lock);
+	pthread_cond_destroy(&a->wake);
+	agent_rings_free(a);
 	free_opts(&a->o);
 	free(a->threads);
 	free(a->frames);

@@ -61,6 +61,22 @@ struct agent_thread {
 	int exact_rc;	      /* the first failure of an exact hook */
 };
 
+/* A thread's samples of itself (opts.caller_samples): a ring of bytes with one producer,
+ * the thread (tally_agent_sample), and one consumer, the sampler thread. Each record is a
+ * struct agent_ring_rec and its frames. head and tail count bytes, atomic. */
+struct agent_ring {
+	unsigned char *bytes; /* size bytes, a power of two; NULL until the slot is used */
+	uint64_t size, head, tail;
+};
+
+struct agent_ring_rec {
+	uint64_t time_ns; /* CLOCK_MONOTONIC */
+	uint64_t pc;
+	int32_t tid;
+	uint32_t depth, n; /* depth as published; n frames follow */
+	uint32_t reserved;
+};
+
 /* One sample as the sampler copies it. */
 struct agent_sample {
 	pid_t tid;
@@ -80,6 +96,10 @@ struct tally_agent {
 
 	struct agent_thread *threads; /* max_threads */
 	struct tally_agent_frame *frames; /* max_threads * max_depth */
+	struct agent_ring *rings;	  /* max_threads, with opts.caller_samples */
+	uint32_t taking;		  /* atomic: tally_agent_sample queues samples */
+	pthread_mutex_t wake_lock;	  /* with wake: stop ends the sampler's wait */
+	pthread_cond_t wake;
 
 	bool running, sampler_started;
 	pthread_t sampler;
@@ -132,6 +152,18 @@ void agent_vmdump_close(struct tally_agent *a);
 /* The sampler thread (sampler.c). */
 int agent_sampler_start(struct tally_agent *a);
 int agent_sampler_stop(struct tally_agent *a);
+/* One sample into the stream (and sample_pprof), counted; on the sampler's thread. */
+void agent_sampler_emit(struct tally_agent *a, const struct agent_sample *s);
+
+/* Samples the threads take of themselves (ring.c): a ring for slot i (under the lock, at
+ * registration), the records queued before start dropped, and every ring written to the
+ * stream through agent_sampler_emit, oldest sample first (on the sampler's thread). */
+int agent_ring_alloc(struct tally_agent *a, uint32_t i);
+void agent_rings_reset(struct tally_agent *a);
+void agent_rings_drain(struct tally_agent *a);
+void agent_rings_free(struct tally_agent *a);
+/* The lock and condition the sampler waits on between drains (agent.c). */
+void agent_wake_init(struct tally_agent *a);
 
 /* Exact mode (exact.c): the profile of every thread's tree, written to exact_output. */
 int agent_exact_write(struct tally_agent *a);

@@ -24,6 +24,10 @@
  * published pc innermost, each caller at the call site the frame above was pushed with)
  * and their lines, written as pprof at stop: the per-instruction view of the samples,
  * which a folded line cannot hold, but which only a clean stop writes.
+ *
+ * With caller_samples the threads take their samples themselves (ring.c) and this thread
+ * takes none: it waits flush_ms at a time (stop wakes it) and writes what their rings
+ * hold, through the same formatting.
  */
 #include "agent/agent_impl.h"
 
@@ -250,16 +254,60 @@ static void sample_all(struct tally_agent *a)
 		}
 		if (!s->depth) /* not in the VM */
 			continue;
-		put_sample(a, s);
-		if (a->sprof && !a->sprof_rc)
-			a->sprof_rc = add_to_profile(a, s);
-		__atomic_fetch_add(&a->samples, 1, __ATOMIC_RELAXED);
+		agent_sampler_emit(a, s);
 	}
+}
+
+void agent_sampler_emit(struct tally_agent *a, const struct agent_sample *s)
+{
+	put_sample(a, s);
+	if (a->sprof && !a->sprof_rc)
+		a->sprof_rc = add_to_profile(a, s);
+	__atomic_fetch_add(&a->samples, 1, __ATOMIC_RELAXED);
+}
+
+static void flush_counted(struct tally_agent *a)
+{
+	if (!flush(a))
+		__atomic_fetch_add(&a->dropped, 1, __ATOMIC_RELAXED);
+}
+
+/* With caller_samples: every flush_ms (or when stop says so), the rings to the stream. */
+static void drain_rings(struct tally_agent *a)
+{
+	uint64_t every = a->o.flush_ms * 1000000ull, next = now_ns() + every;
+	pthread_mutex_lock(&a->wake_lock);
+	while (!__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE)) {
+		struct timespec ts = { (time_t)(next / 1000000000u), (long)(next % 1000000000u) };
+		if (pthread_cond_timedwait(&a->wake, &a->wake_lock, &ts) == ETIMEDOUT) {
+			agent_rings_drain(a);
+			flush_counted(a);
+			next += every;
+			uint64_t now = now_ns();
+			if (next < now)
+				next = now + every;
+		}
+	}
+	pthread_mutex_unlock(&a->wake_lock);
+}
+
+static void add_own_cpu(struct tally_agent *a)
+{
+	struct timespec cpu;
+	if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
+		__atomic_fetch_add(&a->sampler_cpu_ns,
+				   (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec,
+				   __ATOMIC_RELAXED);
 }
 
 static void *sampler_main(void *arg)
 {
 	struct tally_agent *a = arg;
+	if (a->o.caller_samples) {
+		drain_rings(a);
+		add_own_cpu(a);
+		return NULL;
+	}
 	uint64_t period = 1000000000u / a->o.freq_hz, flush_every = a->o.flush_ms * 1000000ull;
 	uint64_t rnd = now_ns() | 1, start = now_ns(), last_flush = start;
 	for (uint64_t k = 1; !__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE); k++) {
@@ -278,16 +326,11 @@ static void *sampler_main(void *arg)
 			sample_all(a);
 		now = now_ns();
 		if (now - last_flush >= flush_every) {
-			if (!flush(a))
-				__atomic_fetch_add(&a->dropped, 1, __ATOMIC_RELAXED);
+			flush_counted(a);
 			last_flush = now;
 		}
 	}
-	struct timespec cpu;
-	if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu))
-		__atomic_fetch_add(&a->sampler_cpu_ns,
-				   (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec,
-				   __ATOMIC_RELAXED);
+	add_own_cpu(a);
 	return NULL;
 }
 
@@ -325,6 +368,10 @@ int agent_sampler_start(struct tally_agent *a)
 	if (rc)
 		return rc;
 	__atomic_store_n(&a->stop, 0, __ATOMIC_RELEASE);
+	if (a->o.caller_samples) {
+		agent_rings_reset(a); /* samples queued while stopped are no part of this run */
+		__atomic_store_n(&a->taking, 1, __ATOMIC_RELEASE);
+	}
 	/* The sampler takes no signal of the process: a handler the program installed for its
 	 * own threads must not run on ours. It inherits this mask from its creator. */
 	sigset_t all, before;
@@ -333,6 +380,7 @@ int agent_sampler_start(struct tally_agent *a)
 	rc = pthread_create(&a->sampler, NULL, sampler_main, a);
 	pthread_sigmask(SIG_SETMASK, &before, NULL);
 	if (rc) {
+		__atomic_store_n(&a->taking, 0, __ATOMIC_RELEASE);
 		close(a->fd);
 		a->fd = -1;
 		return err_set(-rc, "agent: cannot start the sampler thread: %s", strerror(rc));
@@ -366,11 +414,17 @@ static int write_profile(struct tally_agent *a)
 int agent_sampler_stop(struct tally_agent *a)
 {
 	int rc = 0;
+	__atomic_store_n(&a->taking, 0, __ATOMIC_RELEASE);
 	if (a->sampler_started) {
+		pthread_mutex_lock(&a->wake_lock);
 		__atomic_store_n(&a->stop, 1, __ATOMIC_RELEASE);
+		pthread_cond_signal(&a->wake);
+		pthread_mutex_unlock(&a->wake_lock);
 		pthread_join(a->sampler, NULL);
 		a->sampler_started = false;
 	}
+	if (a->fd >= 0 && a->o.caller_samples)
+		agent_rings_drain(a); /* the sampler is gone: the rings are ours */
 	if (a->fd >= 0) {
 		if (!flush(a))
 			rc = err_set(-EIO, "agent: the sample stream could not be written");

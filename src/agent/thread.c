@@ -43,6 +43,8 @@ static void child_agent(struct tally_agent *a)
 {
 	a->running = false;
 	a->sampler_started = false;
+	a->taking = 0;
+	agent_wake_init(a);
 	if (a->fd >= 0)
 		close(a->fd);
 	a->fd = -1;
@@ -128,6 +130,8 @@ int tally_agent_thread_register(struct tally_agent *a, struct tally_agent_thread
 		t->pub.frames = &a->frames[(size_t)i * a->o.max_depth];
 		if (!rc && (a->o.mode & TALLY_AGENT_EXACT))
 			rc = agent_exact_thread_init(t);
+		if (!rc && a->o.caller_samples)
+			rc = agent_ring_alloc(a, i);
 		if (!rc) {
 			__atomic_store_n(&t->state, THREAD_ACTIVE, __ATOMIC_RELEASE);
 			*out = &t->pub;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -257,6 +258,146 @@ static void exited_thread_is_not_sampled(void **state)
 	assert_true(s.off_cpu >= 3);
 }
 
+static struct tally_agent *new_caller_agent(const char *name, uint32_t flush_ms)
+{
+	struct tally_agent_opts o = { .sz = sizeof(o), .output = path_in(name),
+				      .caller_samples = true, .flush_ms = flush_ms };
+	struct tally_agent *a;
+	assert_int_equal(tally_agent_new(&o, &a), 0);
+	return a;
+}
+
+/* Samples a thread takes of itself are its stacks at those calls, in their order. */
+static void caller_samples_are_the_callers_stacks(void **state)
+{
+	(void)state;
+	struct tally_agent *a = new_caller_agent("caller.folded", 10);
+	uint32_t f = reg(a, "f", 0, 10), g = reg(a, "g", 10, 20);
+	struct tally_agent_thread *t;
+	assert_int_equal(tally_agent_thread_register(a, &t), 0);
+	assert_int_equal(tally_agent_sample(t), 0); /* not started: nothing taken */
+	assert_int_equal(tally_agent_start(a), 0);
+	assert_int_equal(tally_agent_sample(t), 0); /* depth 0: not in the VM */
+	TALLY_AGENT_PUSH(t, f, 0);
+	assert_int_equal(tally_agent_sample(t), 0);
+	sleep_ms(30); /* one drain in between */
+	TALLY_AGENT_PUSH(t, g, 3);
+	assert_int_equal(tally_agent_sample(t), 0);
+	TALLY_AGENT_POP(t);
+	assert_int_equal(tally_agent_sample(t), 0);
+	tally_agent_pause(a, true);
+	assert_int_equal(tally_agent_sample(t), 0);
+	tally_agent_pause(a, false);
+	assert_int_equal(tally_agent_stop(a), 0);
+	struct tally_agent_stats s = { .sz = sizeof(s) };
+	assert_int_equal(tally_agent_stats(a, &s), 0);
+	tally_agent_free(a);
+	char want[200];
+	int tid = (int)gettid();
+	snprintf(want, sizeof(want), "thread %d;f 1\nthread %d;f;g 1\nthread %d;f 1\n", tid, tid, tid);
+	assert_string_equal(slurp(path_in("caller.folded")), want);
+	assert_int_equal(s.samples, 3);
+	assert_int_equal(s.dropped, 0);
+}
+
+static void sample_needs_caller_samples(void **state)
+{
+	(void)state;
+	struct tally_agent_opts o = { .sz = sizeof(o), .output = path_in("nocaller.folded") };
+	struct tally_agent *a;
+	struct tally_agent_thread *t;
+	assert_int_equal(tally_agent_new(&o, &a), 0);
+	assert_int_equal(tally_agent_thread_register(a, &t), 0);
+	assert_int_equal(tally_agent_sample(t), -EINVAL);
+	tally_agent_free(a);
+}
+
+static size_t count_lines(const char *text)
+{
+	size_t n = 0;
+	for (const char *l = text; *l; l = strchr(l, '\n') + 1)
+		n++;
+	return n;
+}
+
+/* A full ring drops the sample and counts it; what was queued is all written at stop. */
+static void full_ring_drops_and_counts(void **state)
+{
+	(void)state;
+	struct tally_agent *a = new_caller_agent("full.folded", 60000);
+	uint32_t f = reg(a, "f", 0, 10);
+	struct tally_agent_thread *t;
+	assert_int_equal(tally_agent_thread_register(a, &t), 0);
+	assert_int_equal(tally_agent_start(a), 0);
+	TALLY_AGENT_PUSH(t, f, 0);
+	uint64_t queued = 0, refused = 0;
+	for (int i = 0; i < 20000; i++) {
+		int rc = tally_agent_sample(t);
+		assert_true(rc == 0 || rc == -EAGAIN);
+		rc ? refused++ : queued++;
+	}
+	assert_int_equal(tally_agent_stop(a), 0);
+	struct tally_agent_stats s = { .sz = sizeof(s) };
+	assert_int_equal(tally_agent_stats(a, &s), 0);
+	tally_agent_free(a);
+	assert_true(refused > 0 && queued > 0);
+	assert_int_equal(s.samples, queued);
+	assert_int_equal(s.dropped, refused);
+	assert_int_equal(count_lines(slurp(path_in("full.folded"))), queued);
+}
+
+/* From a signal handler that interrupts pushes and pops: every sample is a stack the
+ * thread had (f, or f;g), none half written, and the samples the handler queued are
+ * the stream's lines. */
+static struct tally_agent_thread *handler_state;
+static volatile sig_atomic_t handler_queued;
+
+static void sample_in_handler(int sig)
+{
+	(void)sig;
+	if (!tally_agent_sample(handler_state))
+		handler_queued++;
+}
+
+static void samples_from_a_signal_handler(void **state)
+{
+	(void)state;
+	struct tally_agent *a = new_caller_agent("signal.folded", 10);
+	uint32_t f = reg(a, "f", 0, 10), g = reg(a, "g", 10, 20);
+	assert_int_equal(tally_agent_thread_register(a, &handler_state), 0);
+	struct sigaction sa = { .sa_handler = sample_in_handler, .sa_flags = SA_RESTART }, old;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGPROF, &sa, &old), 0);
+	struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGPROF };
+	ev._sigev_un._tid = gettid();
+	timer_t timer;
+	assert_int_equal(timer_create(CLOCK_MONOTONIC, &ev, &timer), 0);
+	struct itimerspec every = { { 0, 200000 }, { 0, 200000 } }; /* 5 kHz */
+	assert_int_equal(tally_agent_start(a), 0);
+	TALLY_AGENT_PUSH(handler_state, f, 0);
+	assert_int_equal(timer_settime(timer, 0, &every, NULL), 0);
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		TALLY_AGENT_PUSH(handler_state, g, 1);
+		TALLY_AGENT_POP(handler_state);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 300000000L);
+	timer_delete(timer);
+	assert_int_equal(tally_agent_stop(a), 0);
+	sigaction(SIGPROF, &old, NULL);
+	tally_agent_free(a);
+	const char *text = slurp(path_in("signal.folded"));
+	char f_line[64], fg_line[64];
+	snprintf(f_line, sizeof(f_line), "thread %d;f 1\n", (int)gettid());
+	snprintf(fg_line, sizeof(fg_line), "thread %d;f;g 1\n", (int)gettid());
+	size_t n = 0;
+	for (const char *l = text; *l; l = strchr(l, '\n') + 1, n++)
+		assert_true(!strncmp(l, f_line, strlen(f_line)) || !strncmp(l, fg_line, strlen(fg_line)));
+	assert_int_equal(n, handler_queued);
+	assert_true(n > 50);
+}
+
 static void deep_stack_ends_truncated(void **state)
 {
 	(void)state;
@@ -480,6 +621,10 @@ int main(void)
 		cmocka_unit_test(sleeping_thread_counts_off_cpu),
 		cmocka_unit_test(exited_thread_is_not_sampled),
 		cmocka_unit_test(deep_stack_ends_truncated),
+		cmocka_unit_test(caller_samples_are_the_callers_stacks),
+		cmocka_unit_test(sample_needs_caller_samples),
+		cmocka_unit_test(full_ring_drops_and_counts),
+		cmocka_unit_test(samples_from_a_signal_handler),
 		cmocka_unit_test(several_agents_write_their_own),
 		cmocka_unit_test(fork_child_restarts_cleanly),
 		cmocka_unit_test(exact_hooks_check_their_state),

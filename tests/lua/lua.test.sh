@@ -4,7 +4,8 @@
 # functions with one loop body agree with their exact shares within binomial bounds; C
 # functions called from Lua sit under their Lua caller; a known call chain is sampled in
 # its order; tally.start{}/tally.stop() from the script; os.exit() still writes; timer
-# mode's shares and stacks by the same rules.
+# mode's shares and stacks by the same rules, in the same stream, which a SIGKILL leaves
+# readable.
 . tests/lib.sh
 
 NAME=lua_module
@@ -131,12 +132,13 @@ fi
 expect_err lua_bad_env_mode 1 'TALLY_LUA_MODE is sample, exact, both, mixed, timer or off' \
 	lua_tally TALLY_LUA_MODE=fast lua5.4 -ltally -e 'print(1)'
 
-# Timer mode (a timer's signal arms a one-shot hook; nothing per call): the sampled shares
-# of hot, warm and cold agree with the counter's, and every stack of work.lua is one its
-# code makes, string.rep under reps and table.sort under sorts among them (time inside the
-# coroutine is charged to the call that resumed it: drain's co).
-if ! lua_tally ROUNDS=40 TALLY_LUA_MODE=timer TALLY_LUA_HZ=4999 TALLY_LUA_OUTPUT=t.pb.gz \
-	lua5.4 -ltally shares.lua >t.out 2>&1 || ! "$TALLY" export -f folded -o t.folded t.pb.gz 2>>t.out; then
+# Timer mode (a timer's signal arms a one-shot hook; nothing per call), into the same
+# stream as sample mode's: the sampled shares of hot, warm and cold agree with the
+# counter's, and every stack of work.lua is one its code makes, string.rep under reps and
+# table.sort under sorts among them (time inside the coroutine is charged to the call
+# that resumed it: drain's co).
+if ! lua_tally ROUNDS=40 TALLY_LUA_MODE=timer TALLY_LUA_HZ=4999 TALLY_LUA_OUTPUT=t.folded \
+	lua5.4 -ltally shares.lua >t.out 2>&1; then
 	fail lua_timer_shares_agree "$(cat t.out)"
 else
 	verdict=$(awk -v counts=counts -v strip=' [(].*$' -f "$ROOT/tests/agent/shares.awk" t.folded)
@@ -145,9 +147,34 @@ else
 	*) fail lua_timer_shares_agree "$verdict" ;;
 	esac
 fi
-if ! lua_tally SCALE=20 TALLY_LUA_MODE=timer TALLY_LUA_HZ=4999 TALLY_LUA_OUTPUT=tw.pb.gz \
-	lua5.4 -ltally work.lua >tw.out 2>&1 || ! "$TALLY" export -f folded -o tw.folded tw.pb.gz 2>>tw.out; then
+if ! lua_tally SCALE=20 TALLY_LUA_MODE=timer TALLY_LUA_HZ=4999 TALLY_LUA_OUTPUT=tw.folded \
+	lua5.4 -ltally work.lua >tw.out 2>&1; then
 	fail lua_timer_c_functions_under_lua_caller "$(cat tw.out)"
 else
 	work_stacks lua_timer_c_functions_under_lua_caller tw.folded
+fi
+
+# Timer mode killed with SIGKILL: the stream holds whole lines up to its last flush (every
+# 100 ms; after 1.5 s at least one, whatever the load), each a stack shares.lua makes
+# (the outermost frames and cold's known chain as in sample mode), and tally reads it.
+# (env, not the function lua_tally: $! must be lua5.4's pid, which env execs)
+env LUA_CPATH="$(dirname "$mod")/?.so;;" LD_PRELOAD="$preload" ROUNDS=100000 TALLY_LUA_MODE=timer \
+	TALLY_LUA_HZ=999 TALLY_LUA_OUTPUT=k.folded lua5.4 -ltally shares.lua >/dev/null 2>&1 &
+pid=$!
+trap 'kill -9 $pid 2>/dev/null; rm -rf "$TMP"' EXIT
+sleep 1.5
+kill -9 $pid
+wait $pid 2>/dev/null
+F='(hot|warm|cold|chain_a|chain_b|loop) \(shares\.lua:[0-9]+\)'
+n=$(grep -cE "^\? \[C\];main chunk \($S:0\)(;$F)* 1$" k.folded)
+total=$(wc -l <k.folded)
+last=$(tail -c 1 k.folded | od -An -c | tr -d ' ')
+chain=$(grep 'cold (shares.lua' k.folded |
+	grep -cvE "^\? \[C\];main chunk \($S:0\);chain_a \($S:12\);chain_b \($S:11\);cold \($S:10\) 1$")
+if [ "$n" -ge 10 ] && [ "$n" = "$total" ] && [ "$last" = '\n' ] && [ "$chain" = 0 ] &&
+	"$TALLY" report k.folded >k.report 2>&1 && grep -q "total: *$n samples" k.report &&
+	"$TALLY" export -f folded -o k.out.folded k.folded && [ "$(awk '{ s += $NF } END { print s }' k.out.folded)" = "$n" ]; then
+	pass lua_timer_stream_survives_sigkill
+else
+	fail lua_timer_stream_survives_sigkill "$n whole lines of $total, last byte '$last', $chain off the chain: $(grep -vE "^\? \[C\];main chunk \($S:0\)(;$F)* 1$" k.folded | head -3)"
 fi
