@@ -233,7 +233,11 @@ grep -qx 'evaluated 300' <<<"$out" && grep -qx 'tally_test:fire 300' <<<"$out" &
 	&& pass tally_count_fallback_semaphore_command || fail tally_count_fallback_semaphore_command "$out"
 for mode in refctr fallback; do
 	env=(); [ $mode = fallback ] && env=(TALLY_PROBES_NO_REFCTR=1)
-	"$FIRE" 400 wait >"$TMP/fire.p" 2>&1 &
+	# The program fires once tally says it counts: the kernel raises the semaphore before
+	# it writes the breakpoint, so a program that fired as soon as it saw the semaphore
+	# could run past the probe (CI saw 0 of 400 counted under ASan).
+	rm -f "$TMP/go.p"
+	"$FIRE" 400 wait "$TMP/go.p" >"$TMP/fire.p" 2>&1 &
 	fp=$!
 	until_exec $fp "$FIRE"
 	# Stopped with SIGINT once the program has fired, not after a fixed time: attaching
@@ -241,6 +245,8 @@ for mode in refctr fallback; do
 	env "${env[@]}" "$TALLY" probes count 'tally_test:fire' -p $fp --duration 120 \
 		>"$TMP/count.out" 2>&1 &
 	tp=$!
+	for i in $(seq 1200); do grep -q '^tally: counting' "$TMP/count.out" && break; sleep 0.1; done
+	touch "$TMP/go.p"
 	for i in $(seq 1200); do grep -q '^fired' "$TMP/fire.p" && break; sleep 0.1; done
 	kill -INT $tp
 	wait $tp
