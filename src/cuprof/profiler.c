@@ -148,8 +148,8 @@ static void syscall_end(struct cuprof *pr, uint64_t cost)
 }
 
 /* The costs of syscalls that ran no program, summed while they come from one pc (a loop
- * around a syscall) and charged when another comes or the current node may change, so
- * that each costs an add. Leaves are still made in the order they first come (a node's
+ * around a syscall) and charged when another comes, the current node may change or the
+ * report ends, so that each costs an add. Leaves are still made in the order they first come (a node's
  * id decides its place in the profile). at is the entries' n: SBPF_RUN_SYSCALL | (pc + 1),
  * never UINT32_MAX. */
 #define NO_LEAF UINT32_MAX
@@ -166,7 +166,7 @@ static void settle_leaf(struct cuprof *pr, struct leaf_sum *l)
 }
 
 /* An entry of the trace that is neither a run nor a syscall's cost right after its start
- * (vm.h): a syscall's start, or its end (r its first entry). */
+ * (vm.h): a syscall's start, or its end (r its first entry). Returns the entry after it. */
 static const struct sbpf_insn_run *syscall_entry(struct cuprof *pr, const struct sbpf_insn_run *r,
 						 const struct sbpf_insn_run *end)
 {
@@ -187,7 +187,8 @@ static const struct sbpf_insn_run *syscall_entry(struct cuprof *pr, const struct
 
 /* The VM's trace (vm.h): runs of instructions, counted in the current node, and syscalls.
  * What is recorded is summed in a local: the per-instruction path stores nothing of its
- * own. */
+ * own. lo is read after the branch: read with n before it, GCC (12) added two moves to
+ * the run path (2 Ir a run in bench/sbpf's arith). */
 static void on_insns(void *ctx, const struct sbpf_insn_run *runs, size_t nruns)
 {
 	struct cuprof *pr = ctx;
