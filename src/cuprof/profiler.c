@@ -119,10 +119,8 @@ static void on_return(void *ctx, uint64_t exit_pc, unsigned depth)
 		leave(pr);
 }
 
-/* A syscall that ran no program: a leaf of the current node, made and charged at once.
- * Inlined into on_insns: a call cost a tenth of a syscall's time in bench/sbpf's sysc. */
-static inline __attribute__((always_inline)) void charge_leaf(struct cuprof *pr, uint32_t pc,
-							      uint64_t cost)
+/* A syscall that ran no program: a leaf of the current node, made and charged at once. */
+static void charge_leaf(struct cuprof *pr, uint32_t pc, uint64_t cost)
 {
 	if (prof_cct_child_cost(pr->cct, key_of(R_SYSCALL, pr->cur_prog, pc), pc, 0, cost) < 0)
 		pr->failed = true;
@@ -152,43 +150,73 @@ static void syscall_end(struct cuprof *pr, uint64_t cost)
 	leave(pr);
 }
 
-/* The VM's trace (vm.h): runs of instructions, counted in the current node, the runs that
- * end in a syscall's call and the syscalls' costs. A syscall's cost right after its call
- * (it ran no program, and its cost fits in the entry: the common case) is charged there
- * and then. What is recorded is summed in a local: the per-instruction path stores
- * nothing of its own. */
+/* The costs of syscalls that ran no program, summed while they come from one pc (a loop
+ * around a syscall) and charged when another comes, the current node may change or the
+ * report ends, so that each costs an add. Leaves are still made in the order they first come (a node's
+ * id decides its place in the profile). at is the entries' n: SBPF_RUN_SYSCALL | (pc + 1),
+ * never UINT32_MAX. */
+#define NO_LEAF UINT32_MAX
+struct leaf_sum {
+	uint32_t at;
+	uint64_t cost;
+};
+
+static void settle_leaf(struct cuprof *pr, struct leaf_sum *l)
+{
+	if (l->at != NO_LEAF)
+		charge_leaf(pr, (l->at & ~SBPF_RUN_SYSCALL) - 1, l->cost);
+	*l = (struct leaf_sum){ NO_LEAF, 0 };
+}
+
+/* An entry of the trace that is neither a run nor a syscall's cost right after its start
+ * (vm.h): a syscall's start, or its end (r its first entry). Returns the entry after it. */
+static const struct sbpf_insn_run *syscall_entry(struct cuprof *pr, const struct sbpf_insn_run *r,
+						 const struct sbpf_insn_run *end)
+{
+	struct sbpf_insn_run e = *r++;
+	if (e.n == SBPF_RUN_SYSCALL) {
+		pr->sc_pending = true;
+		pr->sc_pc = e.lo;
+	} else if (e.lo != UINT32_MAX) {
+		syscall_end(pr, e.lo);
+	} else if (r < end) {
+		syscall_end(pr, r->lo | (uint64_t)r->n << 32);
+		r++;
+	} else {
+		pr->failed = true;
+	}
+	return r;
+}
+
+/* The VM's trace (vm.h): runs of instructions, counted in the current node, and syscalls.
+ * What is recorded is summed in a local: the per-instruction path stores nothing of its
+ * own. lo is read after the branch: read with n before it, GCC (12) added two moves to
+ * the run path (2 Ir a run in bench/sbpf's arith). */
 static void on_insns(void *ctx, const struct sbpf_insn_run *runs, size_t nruns)
 {
 	struct cuprof *pr = ctx;
 	struct prof_cct *cct = pr->cct;
 	uint64_t recorded = 0;
+	struct leaf_sum leaf = { NO_LEAF, 0 };
 	const struct sbpf_insn_run *r = runs, *end = runs + nruns;
-	while (r < end) {
-		struct sbpf_insn_run run = *r++;
-		if (__builtin_expect(run.n - 1 < SBPF_RUN_SYSCALL - 1, 1)) {
-			recorded += run.n;
-			prof_cct_count_run(cct, run.lo, run.n);
-		} else if (run.n) {
-			uint32_t n = run.n & ~SBPF_RUN_SYSCALL, pc = run.lo + n - 1;
+	for (; r < end; r++) {
+		uint32_t n = r->n;
+		if (__builtin_expect(n - 1 < SBPF_RUN_SYSCALL - 1, 1)) {
 			recorded += n;
-			prof_cct_count_run(cct, run.lo, n);
-			if (r < end && r->n == 0 && r->lo != UINT32_MAX) {
-				charge_leaf(pr, pc, r->lo);
-				recorded += r->lo;
-				r++;
-			} else {
-				pr->sc_pending = true;
-				pr->sc_pc = pc;
+			prof_cct_count_run(cct, r->lo, n);
+		} else if (__builtin_expect(n > SBPF_RUN_SYSCALL, 1)) {
+			if (n != leaf.at) {
+				settle_leaf(pr, &leaf);
+				leaf.at = n;
 			}
-		} else if (run.lo != UINT32_MAX) {
-			syscall_end(pr, run.lo);
-		} else if (r < end) {
-			syscall_end(pr, r->lo | (uint64_t)r->n << 32);
-			r++;
+			leaf.cost += r->lo;
+			recorded += r->lo;
 		} else {
-			pr->failed = true;
+			settle_leaf(pr, &leaf);
+			r = syscall_entry(pr, r, end) - 1;
 		}
 	}
+	settle_leaf(pr, &leaf);
 	pr->recorded += recorded;
 }
 

@@ -65,15 +65,19 @@ struct sbpf_result {
  * "Access violation writing 8 bytes at address 0x400000010 (in input region) at pc 3". */
 void sbpf_result_describe(const struct sbpf_result *r, char *buf, size_t size);
 
-/* Instructions executed one after another: pcs lo .. lo + n - 1 (n > 0). A run ends
- * wherever control leaves straight-line code, so the interpreter records a run per jump
- * or call rather than a pc per instruction. In a trace of the hooks' own (below), the
- * entries also say where syscalls start and end, at a store each:
- * - n with SBPF_RUN_SYSCALL set: the run lo .. lo + (n & ~SBPF_RUN_SYSCALL) - 1, whose
- *   last instruction calls a syscall, which starts there;
- * - n == 0: the syscall started last ended, lo its own cost (never the instructions
- *   before it); a cost of UINT32_MAX or more is lo UINT32_MAX and the next entry's lo
- *   and n, its low and high halves.
+/* Instructions executed one after another: pcs lo .. lo + n - 1 (0 < n < SBPF_RUN_SYSCALL).
+ * A run ends wherever control leaves straight-line code, so the interpreter records a run
+ * per jump or call rather than a pc per instruction. In a trace of the hooks' own (below),
+ * a syscall does not end the run of its call (control goes on at the next pc), and entries
+ * with n >= SBPF_RUN_SYSCALL or n == 0 say where syscalls are, ahead of the run holding
+ * their call:
+ * - n == SBPF_RUN_SYSCALL | (pc + 1): the syscall called at pc ran, lo its own cost (never
+ *   the instructions before it), and nothing was recorded or reported while it ran: the
+ *   common case, one store;
+ * - n == SBPF_RUN_SYSCALL: the syscall called at pc lo started, and did not end before the
+ *   trace was read (it runs a program, or the trace was reported meanwhile);
+ * - n == 0: the syscall started last ended, lo its own cost; a cost of UINT32_MAX or more
+ *   is lo UINT32_MAX and the next entry's lo and n, its low and high halves.
  * (The loader refuses programs of 2^31 instructions or more.) */
 struct sbpf_insn_run {
 	uint32_t lo, n;
@@ -86,7 +90,9 @@ struct sbpf_insn_run {
  * v[0 .. n). A trace given with the hooks is shared by every VM those hooks are attached
  * to: a VM run from a syscall (CPI) appends its entries after what its caller left
  * there, so the trace stays in execution order, and the hooks' owner may report it to
- * itself at any time (v[0 .. n), then n = 0), while a syscall runs for instance. */
+ * itself at any time (v[0 .. n), then n = 0), while a syscall runs for instance. A VM
+ * reports it when its run ends, so n is 0 then: a syscall's caller finds n as it left it
+ * only if nothing was recorded or reported while the syscall ran. */
 struct sbpf_trace {
 	size_t n;
 	struct sbpf_insn_run v[SBPF_TRACE_CAP];
@@ -108,8 +114,8 @@ struct sbpf_hooks {
 	/* NULL, or the trace to record into (its n 0 before the first run). With a trace,
 	 * syscalls are in it (on_insns gets them in order with the runs, only when the trace
 	 * fills, at calls, returns and when the run ends) instead of calls of
-	 * on_syscall_enter and on_syscall_exit, which then go unused: a syscall costs two
-	 * stores instead of three calls. */
+	 * on_syscall_enter and on_syscall_exit, which then go unused: a syscall usually costs
+	 * two stores instead of three calls. */
 	struct sbpf_trace *trace;
 };
 

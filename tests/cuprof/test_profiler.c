@@ -44,6 +44,20 @@ static char *folded_profile(struct cuprof *pr, uint64_t cu)
 	return text;
 }
 
+/* A syscall during which the trace's owner reports the trace (vm.h allows it at any time):
+ * its start is read before its end, as when it runs a program. Charges 7 CU. */
+static struct cuprof *profiling;
+
+static int test_report(struct sbpf_vm *vm, const uint64_t args[5], uint64_t *ret)
+{
+	(void)args;
+	const struct sbpf_hooks *h = cuprof_hooks(profiling);
+	h->on_insns(h->ctx, h->trace->v, h->trace->n);
+	h->trace->n = 0;
+	*ret = 0;
+	return sbpf_vm_consume(vm, 7);
+}
+
 /* Runs code (v3 raw bytecode) profiled with budget; returns the folded stacks (malloc'd)
  * and the CU consumed. */
 static char *profile(const uint8_t *code, size_t len, uint64_t budget, uint64_t *cu,
@@ -57,9 +71,11 @@ static char *profile(const uint8_t *code, size_t len, uint64_t budget, uint64_t 
 	struct sbpf_load_options opt = { false, SBPF_V3, true };
 	struct sbpf_vm_config cfg = { .compute_budget = budget };
 	assert_int_equal(sol_syscalls_standard(&sys, 0), 0);
+	assert_int_equal(sbpf_syscalls_add(&sys, "test_report", test_report), 0);
 	assert_int_equal(sbpf_program_load("test", code, len, &sys, &opt, &prog), 0);
 	assert_int_equal(sbpf_vm_create(prog, &cfg, &vm), 0);
 	assert_int_equal(cuprof_new(prog, &pr), 0);
+	profiling = pr;
 	sbpf_vm_set_hooks(vm, cuprof_hooks(pr));
 	assert_int_equal(sbpf_vm_run(vm, &res), 0);
 	char *text = folded_profile(pr, res.cu_used);
@@ -144,6 +160,59 @@ static void syscall_cost_beyond_32_bits(void **state)
 	assert_int_equal(cu, 2 + (1ull << 33));
 	assert_string_equal(folded, "test+0x0 2\n"
 				    "test+0x0;syscall:sol_memset_ 8589934592\n");
+	free(folded);
+}
+
+/* Two syscalls at two pcs in a loop of 5000 rounds: three trace entries a round, so the
+ * trace fills (4096 entries) at every place in the round, and each pc's leaf gets its
+ * 100 CU a round (agave's sol_log_64_ and syscall base costs). */
+static void syscall_loop_across_trace_fills(void **state)
+{
+	(void)state;
+	int32_t log = (int32_t)sbpf_hash("sol_log_64_", 11);
+	int32_t height = (int32_t)sbpf_hash("sol_get_stack_height", 20);
+	const uint8_t code[] = {
+		I(0xb7, 6, 0, 0, 5000), /* 0: r6 = 5000 */
+		I(0x85, 0, 0, 0, log),  /* 1: syscall sol_log_64_ */
+		I(0x85, 0, 0, 0, height), /* 2: syscall sol_get_stack_height */
+		I(0x17, 6, 0, 0, 1),    /* 3: r6 -= 1 */
+		I(0x55, 6, 0, -4, 0),   /* 4: if r6 != 0 goto 1 */
+		I(0x95, 0, 0, 0, 0),    /* 5: exit */
+	};
+	uint64_t cu;
+	enum sbpf_error e;
+	char *folded = profile(code, sizeof(code), 1u << 24, &cu, &e);
+	assert_int_equal(e, SBPF_OK);
+	assert_int_equal(cu, 2 + 5000 * (4 + 200));
+	assert_string_equal(folded, "test+0x0 20002\n"
+				    "test+0x0;syscall:sol_get_stack_height 500000\n"
+				    "test+0x0;syscall:sol_log_64_ 500000\n");
+	free(folded);
+}
+
+/* A syscall whose start the profiler reads before its end (the trace reported while it
+ * runs) is charged like one read at once, and the run around its call stays whole. */
+static void trace_reported_during_a_syscall(void **state)
+{
+	(void)state;
+	int32_t report = (int32_t)sbpf_hash("test_report", 11);
+	int32_t log = (int32_t)sbpf_hash("sol_log_64_", 11);
+	const uint8_t code[] = {
+		I(0xb7, 6, 0, 0, 2),      /* 0: r6 = 2 */
+		I(0x85, 0, 0, 0, report), /* 1: syscall test_report */
+		I(0x85, 0, 0, 0, log),    /* 2: syscall sol_log_64_ */
+		I(0x17, 6, 0, 0, 1),      /* 3: r6 -= 1 */
+		I(0x55, 6, 0, -4, 0),     /* 4: if r6 != 0 goto 1 */
+		I(0x95, 0, 0, 0, 0),      /* 5: exit */
+	};
+	uint64_t cu;
+	enum sbpf_error e;
+	char *folded = profile(code, sizeof(code), 0, &cu, &e);
+	assert_int_equal(e, SBPF_OK);
+	assert_int_equal(cu, 2 + 2 * (4 + 7 + 100));
+	assert_string_equal(folded, "test+0x0 10\n"
+				    "test+0x0;syscall:sol_log_64_ 200\n"
+				    "test+0x0;syscall:test_report 14\n");
 	free(folded);
 }
 
@@ -265,6 +334,8 @@ int main(void)
 		cmocka_unit_test(recursion_tree_is_exact),
 		cmocka_unit_test(exhaustion_inside_a_syscall),
 		cmocka_unit_test(syscall_cost_beyond_32_bits),
+		cmocka_unit_test(syscall_loop_across_trace_fills),
+		cmocka_unit_test(trace_reported_during_a_syscall),
 		cmocka_unit_test(cpi_nests_the_callee_under_the_syscall),
 		cmocka_unit_test(cpi_callee_stopping_deep_down),
 	};
