@@ -156,6 +156,10 @@ static int decode_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t of
 	int err = table_at(d, off, &c);
 	if (err)
 		return err;
+	/* Room for a typical table at once (libc6-dbg's hold 32 entries and 150 attributes
+	 * on average): growing from nothing took three reallocations a table. */
+	if (!vec_reserve(&t->all, 64) || !vec_reserve(&t->attrs, 512))
+		return -ENOMEM;
 	for (;;) {
 		uint64_t code = cur_uleb(&c);
 		if (!cur_ok(&c)) {
