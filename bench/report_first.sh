@@ -17,6 +17,9 @@
 #   cache filled tally report reading the copy the empty-cache runs stored
 # Prints the best of ROUNDS (default 5) by CPU time for each, and the ratios of perf's CPU
 # time to tally's; the load average before and after says how busy the machine was.
+# Five runs (December 2026, bench/README.md): perf 184-203 ms of CPU; tally with an empty
+# cache 34-38 ms (5.3-5.6x), cache off 21.5-24.5 ms (8.0-8.9x), filled 13.2-14.9 ms
+# (13.6-14.5x). The empty cache's extra is the copy: inflating and writing all 10 MB.
 # Usage: bench/report_first.sh [BUILD]   (not a test: prints figures; needs perf, gcc and
 #        libc6-dbg). ROUNDS=5, TALLY=binary (environment); KEEP=DIR keeps the program and
 #        the recording, for measuring another binary on the same file.

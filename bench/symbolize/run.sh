@@ -12,6 +12,9 @@
 # address (a whole process for a single address, median of 5), and how many addresses got a
 # file:line. Prints a Markdown table and tally's standing against the targets.
 #
+# Figures of five runs and where tally's time goes: bench/README.md (December 2026: libc
+# 3.0-4.3x llvm-symbolizer's CPU time, python3.11d 4.5-6.4x, generated 4.5-6.8x).
+#
 # usage: bench/symbolize/run.sh [BUILD_DIR]     (default build; TALLY=... overrides the binary)
 #        REPS=3 N=20000 EU_TIMEOUT=300 TOOLS="tally llvm-symbolizer ..." (environment)
 set -u

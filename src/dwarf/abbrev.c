@@ -21,17 +21,21 @@ static int bad(struct dwarf *d, uint64_t off, const char *what)
 		       (unsigned long long)off, what);
 }
 
-/* The attributes of a table's entries, one after the other while it is decoded; each
- * entry's are found again by its count (see decode_table). */
+/* The attributes of a table's entries, and their DW_FORM_implicit_const values, one after
+ * the other while it is decoded; each entry's are found again by their counts (see
+ * decode_table). */
 typedef VEC(struct dwarf_abbrev_attr) attr_vec;
+typedef VEC(int64_t) const_vec;
 
-/* An entry after its code: tag, children flag, and its attributes, appended to b (a->attrs
- * is left for the caller to point at them). */
-static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a, attr_vec *b)
+/* An entry after its code: tag, children flag, and its attributes, appended to b, their
+ * implicit constants to kv (a->attrs and a->consts are left for the caller to point at
+ * them). */
+static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a, attr_vec *b,
+		    const_vec *kv)
 {
 	a->tag = (uint16_t)cur_uleb(c);
 	a->has_children = cur_u8(c) != 0;
-	size_t first = b->n;
+	size_t first = b->n, first_const = kv->n;
 	for (;;) {
 		if (!vec_reserve(b, 64))
 			return -ENOMEM;
@@ -44,17 +48,25 @@ static int read_one(struct dwarf *d, struct cur *c, struct dwarf_abbrev *a, attr
 			b->v[b->n++] = (struct dwarf_abbrev_attr){ .name = p[0], .form = p[1] };
 		c->p = p;
 		uint64_t name = cur_uleb(c), form = cur_uleb(c);
-		int64_t value = form == DW_FORM_implicit_const ? cur_sleb(c) : 0;
+		size_t index = kv->n - first_const;
+		if (form == DW_FORM_implicit_const) {
+			int64_t *slot = vec_push(kv);
+			if (!slot)
+				return -ENOMEM;
+			*slot = cur_sleb(c);
+		}
 		if (!cur_ok(c))
 			return bad(d, cur_off(c), "attribute list runs past the section");
 		if (!name && !form)
 			break;
 		b->v[b->n++] = (struct dwarf_abbrev_attr){ .name = (uint16_t)name,
 							   .form = (uint16_t)form,
-							   .implicit_const = value };
+							   .const_index = (uint16_t)index };
 	}
 	if (b->n - first > UINT16_MAX)
 		return bad(d, cur_off(c), "too many attributes");
+	a->consts = NULL;
+	a->nconsts = (uint16_t)(kv->n - first_const); /* no more than the attributes */
 	a->nattrs = (uint16_t)(b->n - first);
 	return 0;
 }
@@ -122,6 +134,7 @@ static int table_at(struct dwarf *d, uint64_t off, struct cur *c)
 struct decoded {
 	VEC(struct dwarf_abbrev) all;
 	attr_vec attrs;
+	const_vec consts;
 	uint64_t end; /* where the table ends */
 };
 
@@ -129,6 +142,7 @@ static void decoded_free(struct decoded *t)
 {
 	vec_free(&t->all);
 	vec_free(&t->attrs);
+	vec_free(&t->consts);
 }
 
 /* Decodes the table at off for units of u's shape. Touches nothing shared (but for
@@ -142,6 +156,10 @@ static int decode_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t of
 	int err = table_at(d, off, &c);
 	if (err)
 		return err;
+	/* Room for a typical table at once (libc6-dbg's hold 32 entries and 150 attributes
+	 * on average): growing from nothing took three reallocations a table. */
+	if (!vec_reserve(&t->all, 64) || !vec_reserve(&t->attrs, 512))
+		return -ENOMEM;
 	for (;;) {
 		uint64_t code = cur_uleb(&c);
 		if (!cur_ok(&c)) {
@@ -156,7 +174,7 @@ static int decode_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t of
 			break;
 		}
 		a->code = code;
-		err = read_one(d, &c, a, &t->attrs);
+		err = read_one(d, &c, a, &t->attrs, &t->consts);
 		if (err)
 			break;
 	}
@@ -167,8 +185,9 @@ static int decode_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t of
 	size_t n = t->all.n;
 	struct dwarf_form_sizes sizes;
 	dwarf_form_sizes(u, &sizes);
-	for (size_t i = 0, at = 0; i < n; at += all[i].nattrs, i++) {
+	for (size_t i = 0, at = 0, k = 0; i < n; at += all[i].nattrs, k += all[i].nconsts, i++) {
 		all[i].attrs = t->attrs.v + at;
+		all[i].consts = all[i].nconsts ? t->consts.v + k : NULL;
 		dwarf_abbrev_sizes(u, &sizes, &all[i]);
 	}
 	bool sorted = true;
@@ -187,12 +206,16 @@ static int keep_table(struct dwarf *d, const struct dwarf_unit *u, uint64_t off,
 	struct dwarf_abbrevs *t = arena_alloc(&d->arena, sizeof(*t));
 	struct dwarf_abbrev_attr *block =
 		arena_copy(&d->arena, dec->attrs.v, dec->attrs.n * sizeof(*block));
-	if (!t || !block)
+	int64_t *consts = arena_copy(&d->arena, dec->consts.v, dec->consts.n * sizeof(*consts));
+	if (!t || !block || !consts)
 		return -ENOMEM;
 	struct dwarf_abbrev *all = dec->all.v;
 	size_t dense = 0, n = dec->all.n;
-	for (size_t k = 0; k < n; k++) /* the attributes moved: so do the pointers */
+	for (size_t k = 0; k < n; k++) { /* the attributes moved: so do the pointers */
 		all[k].attrs = block + (all[k].attrs - dec->attrs.v);
+		if (all[k].consts)
+			all[k].consts = consts + (all[k].consts - dec->consts.v);
+	}
 	while (dense < n && all[dense].code == dense + 1)
 		dense++;
 	t->by_code = arena_copy(&d->arena, all, dense * sizeof(*all));
@@ -283,10 +306,15 @@ static int decode_entry(struct dwarf *d, uint64_t off, uint64_t code, struct dwa
 		return -ENOENT;
 	*a = (struct dwarf_abbrev){ .code = code };
 	attr_vec attrs = { 0 };
-	int err = cur_ok(&c) ? read_one(d, &c, a, &attrs) : -EINVAL;
+	const_vec consts = { 0 };
+	int err = cur_ok(&c) ? read_one(d, &c, a, &attrs, &consts) : -EINVAL;
 	if (!err && !(a->attrs = arena_copy(&d->arena, attrs.v, attrs.n * sizeof(*attrs.v))))
 		err = -ENOMEM;
+	if (!err && a->nconsts &&
+	    !(a->consts = arena_copy(&d->arena, consts.v, consts.n * sizeof(*consts.v))))
+		err = -ENOMEM;
 	vec_free(&attrs);
+	vec_free(&consts);
 	return err && err != -ENOMEM && d->abbrev_lazy ? -EAGAIN : err;
 }
 

@@ -33,7 +33,7 @@ int dwarf_die_read_some(struct dwarf *d, struct dwarf_unit *u, uint64_t off, uin
 		for (uint16_t i = 0; i < a->nattrs; i++) {
 			const struct dwarf_abbrev_attr *at = &a->attrs[i];
 			if (i < DWARF_MAX_ATTRS && (want >> i & 1)) {
-				err = dwarf_form_read(d, u, &c, at->form, at->implicit_const,
+				err = dwarf_form_read(d, u, &c, at->form, dwarf_attr_const(a, at),
 						      &die->vals[i]);
 			} else {
 				if (i < DWARF_MAX_ATTRS)

@@ -6,6 +6,7 @@
 
 #include "base/cursor.h"
 #include "dwarf/dwarf.h"
+#include "dwarf/dwarf_consts.h"
 
 /* Decodes every abbreviation table of .debug_abbrev, front to back, as if for units
  * shaped like shape, while .debug_info is still being inflated: the tables lie one after
@@ -28,6 +29,13 @@ static inline const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_ab
 	if (code >= 1 && code <= t->n_dense)
 		return &t->by_code[code - 1];
 	return dwarf_abbrev_find_sparse(t, code);
+}
+
+/* The value of attribute at of a when its form is DW_FORM_implicit_const, else 0. */
+static inline int64_t dwarf_attr_const(const struct dwarf_abbrev *a,
+				       const struct dwarf_abbrev_attr *at)
+{
+	return at->form == DW_FORM_implicit_const ? a->consts[at->const_index] : 0;
 }
 
 /* The error for what is wrong at .debug_info offset off: "PATH: .debug_info at 0xOFF: what"

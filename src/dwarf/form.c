@@ -252,8 +252,10 @@ void dwarf_abbrev_sizes(const struct dwarf_unit *u, const struct dwarf_form_size
 		struct dwarf_abbrev_attr *at = &a->attrs[i];
 		const struct dwarf_abbrev_attr *after = i + 1 < a->nattrs ? at + 1 : NULL;
 		bool in_run = at->size >= 0 && at->name != DW_AT_sibling;
-		at->run = in_run ? (uint16_t)(1 + (after ? after->run : 0)) : 0;
-		at->run_size = in_run ? (uint32_t)at->size + (after ? after->run_size : 0) : 0;
+		/* a run too long for run_size ends here: the next one starts after it */
+		bool joins = after && after->run && at->size + after->run_size <= UINT16_MAX;
+		at->run = in_run ? (uint16_t)(1 + (joins ? after->run : 0)) : 0;
+		at->run_size = in_run ? (uint16_t)(at->size + (joins ? after->run_size : 0)) : 0;
 	}
 }
 

@@ -175,7 +175,7 @@ static int repair_die(struct dwarf *d, struct dwarf_unit *u, struct cur *c,
 				store_u32(info + at, (uint32_t)w->empty, d->big_endian);
 		}
 		struct dwarf_value v;
-		if (dwarf_form_read(d, u, c, attr->form, attr->implicit_const, &v))
+		if (dwarf_form_read(d, u, c, attr->form, dwarf_attr_const(a, attr), &v))
 			return -EINVAL;
 	}
 	return fixed;

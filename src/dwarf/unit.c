@@ -477,7 +477,7 @@ static int read_attrs(struct dwarf *d, struct dwarf_unit *u, struct cur *c, stru
 		const struct dwarf_abbrev_attr *a = &die->abbrev->attrs[i];
 		struct dwarf_value scratch;
 		struct dwarf_value *v = i < DWARF_MAX_ATTRS ? &die->vals[i] : &scratch;
-		if (dwarf_form_read(d, u, c, a->form, a->implicit_const, v))
+		if (dwarf_form_read(d, u, c, a->form, dwarf_attr_const(die->abbrev, a), v))
 			return dwarf_info_bad(d, off, cur_ok(c) ? "DIE uses an unknown attribute form"
 						     : "DIE runs past the end of its unit");
 	}
@@ -530,7 +530,7 @@ static int skip_attrs(struct dwarf *d, struct dwarf_unit *u, struct cur *c,
 		}
 		if (at->name == DW_AT_sibling) {
 			struct dwarf_value v;
-			err = dwarf_form_read(d, u, c, at->form, at->implicit_const, &v);
+			err = dwarf_form_read(d, u, c, at->form, dwarf_attr_const(a, at), &v);
 			if (!err && v.cls == DWC_REF)
 				*sibling = v.u;
 		} else {
