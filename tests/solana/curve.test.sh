@@ -9,48 +9,16 @@
 . tests/lib.sh
 . tests/solana/litesvm/oracle.sh
 
-if ! command -v clang >/dev/null; then
-	skip sol_curve "clang not installed"
-	exit 0
-fi
-litesvm_ready sol_curve || exit 0
-SRC="$ROOT/tests/solana/syscalls"
-
-clang -target bpf -mcpu=v3 -O2 -c "$SRC/curve_calls.c" -o "$TMP/cc.o" &&
-	"$TALLY" sbpf link "$TMP/cc.o" -o "$TMP/cc.so" || { fail sol_curve_build "clang or link failed"; exit 0; }
-
-# One fixture per case (no accounts); LiteSVM runs them all in one process.
-mkdir -p "$TMP/fx"
-python3 "$SRC/curve_cases.py" >"$TMP/cases" || { fail sol_curve_cases "curve_cases.py failed"; exit 0; }
-python3 - "$TMP/cc.so" "$TMP/cases" "$TMP/fx" <<'PY'
-import json, sys
-sys.path.insert(0, "tests/solana")
-from keys import b58, name_key
-so, cases, out = sys.argv[1:4]
-prog = b58(name_key("curve_calls"))
-for line in open(cases):
-    name, data = line.split()
-    fx = {"programs": [{"id": prog, "elf": so}], "instruction": {"program_id": prog, "data": data}}
-    if "_budget_" in name:
-        fx["compute_budget"] = int(name.rsplit("_", 1)[1])
-    json.dump(fx, open(f"{out}/{name}.json", "w"))
-PY
-cut -d' ' -f1 "$TMP/cases" >"$TMP/names"
-while read -r name; do
-	"$TALLY" sbpf run "$TMP/fx/$name.json" --json >"$TMP/fx/$name.tally" 2>"$TMP/fx/$name.err" ||
-		[ -s "$TMP/fx/$name.tally" ] || echo "tally: $(cat "$TMP/fx/$name.err")" >"$TMP/fx/$name.tally"
-done <"$TMP/names"
-sed "s|^\(.*\)$|$TMP/fx/\1.json|" "$TMP/names" | xargs node "$LITESVM/fixture.mjs" >"$TMP/litesvm.jsonl" 2>"$TMP/litesvm.err" ||
-	{ fail sol_curve_litesvm "$(tail -3 "$TMP/litesvm.err")"; exit 0; }
+syscall_cases sol_curve curve || exit 0
 
 # NAME ok, or NAME and the differences. The cases reach what they are about (checked in
 # LiteSVM's outcomes, not tally's): valid points validate, invalid ones do not, torsion
 # points multiply, unknown curves and too many points fail the syscall. BLS12-381's curves
 # (bls_*) run in LiteSVM (an input of their size is read) and fail in tally, naming them.
 python3 - "$TMP/names" "$TMP/litesvm.jsonl" "$TMP/fx" "$LITESVM" >"$TMP/verdicts" <<'PY'
-import json, sys
+import sys
 sys.path.insert(0, sys.argv[4])
-from compare import differences
+from cases import print_verdicts
 REACHES = {
     "edwards_validate_base": ("return_data", "0000000000000000"),
     "edwards_validate_off_curve": ("return_data", "0100000000000000"),
@@ -63,34 +31,20 @@ REACHES = {
     "curve2_validate": ("logs", "failed: InvalidAttribute"),
     "edwards_msm_513": ("logs", "failed: InvalidLength"),
 }
-names = open(sys.argv[1]).read().split()
-theirs = open(sys.argv[2]).read().splitlines()
-if len(theirs) != len(names):
-    print(f"litesvm_outcomes {len(theirs)} outcomes for {len(names)} cases")
-for name, line in zip(names, theirs):
-    text = open(f"{sys.argv[3]}/{name}.tally").read()
-    lite = json.loads(line)
-    try:
-        ours = json.loads(text)
-    except ValueError:
-        print(name, text.strip())
-        continue
-    if name.startswith("bls_"):
-        log = " ".join(ours["logs"])
-        ok = "not implemented by tally" in log and "InvalidAttribute" not in " ".join(lite["logs"])
-        print(name, "ok" if ok else f"tally {ours['logs']}, LiteSVM {lite['logs']}")
-        continue
-    diff = list(differences(ours, lite))
-    print(name, "ok" if not diff else "; ".join(diff))
-    if name in REACHES:
-        key, want = REACHES[name]
-        got = lite[key] if key == "return_data" else lite[key][-1]
-        ok = got == want if key == "return_data" else got.endswith(want)
-        print(f"reaches_{name}", "ok" if ok else f"want {want}, LiteSVM {got}")
+
+
+def special(name, ours, lite):
+    """BLS12-381's cases: LiteSVM runs them, tally refuses them and says why."""
+    if not name.startswith("bls_"):
+        return None
+    ok = ("not implemented by tally" in " ".join(ours["logs"])
+          and "InvalidAttribute" not in " ".join(lite["logs"]))
+    return "ok" if ok else f"tally {ours['logs']}, LiteSVM {lite['logs']}"
+
+
+print_verdicts(*sys.argv[1:4], REACHES, special)
 PY
-while read -r name verdict; do
-	[ "$verdict" = ok ] && pass "sol_curve_$name" || fail "sol_curve_$name" "$verdict"
-done <"$TMP/verdicts"
+syscall_verdicts sol_curve
 
 # The comparison can fail: a changed result is reported.
 name=edwards_add_base_b7

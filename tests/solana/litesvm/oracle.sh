@@ -46,3 +46,41 @@ d.pop("expect", None)
 json.dump(d, open(sys.argv[2], "w"))
 PY
 }
+
+# syscall_cases NAME PROGRAM: builds tests/solana/syscalls/PROGRAM_calls.c (clang for sBPF
+# v3, `tally sbpf link`), makes a fixture per case PROGRAM_cases.py prints (cases.py), runs
+# each in tally into $TMP/fx/CASE.tally and all of them in one LiteSVM process into
+# $TMP/litesvm.jsonl, in the order of $TMP/names. Returns 1 after a skip or a FAIL named
+# NAME_... when it cannot.
+syscall_cases() {
+	local name=$1 prog=$2 src="$ROOT/tests/solana/syscalls" case
+	if ! command -v clang >/dev/null; then
+		skip "$name" "clang not installed"
+		return 1
+	fi
+	litesvm_ready "$name" || return 1
+	clang -target bpf -mcpu=v3 -O2 -c "$src/${prog}_calls.c" -o "$TMP/$prog.o" &&
+		"$TALLY" sbpf link "$TMP/$prog.o" -o "$TMP/$prog.so" ||
+		{ fail "${name}_build" "clang or link failed"; return 1; }
+	mkdir -p "$TMP/fx"
+	python3 "$src/${prog}_cases.py" >"$TMP/cases" &&
+		python3 "$LITESVM/cases.py" fixtures "$TMP/$prog.so" "$TMP/cases" "$TMP/fx" "${prog}_calls" ||
+		{ fail "${name}_cases" "${prog}_cases.py or cases.py failed"; return 1; }
+	cut -d' ' -f1 "$TMP/cases" >"$TMP/names"
+	while read -r case; do
+		"$TALLY" sbpf run "$TMP/fx/$case.json" --json >"$TMP/fx/$case.tally" 2>"$TMP/fx/$case.err" ||
+			[ -s "$TMP/fx/$case.tally" ] || echo "tally: $(cat "$TMP/fx/$case.err")" >"$TMP/fx/$case.tally"
+	done <"$TMP/names"
+	sed "s|^\(.*\)$|$TMP/fx/\1.json|" "$TMP/names" |
+		xargs node "$LITESVM/fixture.mjs" >"$TMP/litesvm.jsonl" 2>"$TMP/litesvm.err" ||
+		{ fail "${name}_litesvm" "$(tail -3 "$TMP/litesvm.err")"; return 1; }
+}
+
+# syscall_verdicts NAME: a PASS or FAIL NAME_CASE for every line "CASE VERDICT" of
+# $TMP/verdicts (cases.py's print_verdicts), PASS when the verdict is "ok".
+syscall_verdicts() {
+	local name=$1 case verdict
+	while read -r case verdict; do
+		[ "$verdict" = ok ] && pass "${name}_$case" || fail "${name}_$case" "$verdict"
+	done <"$TMP/verdicts"
+}
