@@ -9,12 +9,16 @@
 
 void json_print_string(FILE *out, const char *s)
 {
-	if (!s) {
+	if (s)
+		json_print_bytes(out, s, strlen(s));
+	else
 		fputs("null", out);
-		return;
-	}
+}
+
+void json_print_bytes(FILE *out, const char *s, size_t len)
+{
 	putc('"', out);
-	const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
 	while (p < end) {
 		size_t n = utf8_decode(p, (size_t)(end - p), NULL);
 		if (n == 0) {

@@ -117,7 +117,7 @@ static void print_json(const struct sbpf_vm *vm, const struct sbpf_result *r)
 	for (size_t i = 0; i < sbpf_vm_log_count(vm); i++) {
 		if (i)
 			fputs(", ", stdout);
-		json_print_string(stdout, sbpf_vm_log_at(vm, i));
+		sbpf_log_print(stdout, sbpf_vm_log_at(vm, i), true);
 	}
 	size_t rlen;
 	const uint8_t *rdata = sbpf_vm_return_data(vm, &rlen);
@@ -137,8 +137,11 @@ static void print_json(const struct sbpf_vm *vm, const struct sbpf_result *r)
 
 static void print_text(const struct sbpf_vm *vm, const struct sbpf_result *r)
 {
-	for (size_t i = 0; i < sbpf_vm_log_count(vm); i++)
-		printf("log: %s\n", sbpf_vm_log_at(vm, i));
+	for (size_t i = 0; i < sbpf_vm_log_count(vm); i++) {
+		fputs("log: ", stdout);
+		sbpf_log_print(stdout, sbpf_vm_log_at(vm, i), false);
+		putchar('\n');
+	}
 	if (r->error == SBPF_OK) {
 		printf("result: success\nreturn value: %" PRIu64 " (%#" PRIx64 ")\n", r->r0, r->r0);
 	} else {

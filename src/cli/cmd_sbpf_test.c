@@ -67,7 +67,7 @@ static void print_outcome(const struct sol_fixture *fx, const struct sol_outcome
 		printf(", \"compute_units\": %" PRIu64 ", \"logs\": [", o->cu);
 		for (size_t i = 0; i < o->nlogs; i++) {
 			fputs(i ? ", " : "", stdout);
-			json_print_string(stdout, o->logs[i]);
+			sbpf_log_print(stdout, o->logs[i], true);
 		}
 		printf("], \"return_data\": \"");
 		print_hex(o->return_data, o->return_len);
@@ -76,8 +76,11 @@ static void print_outcome(const struct sol_fixture *fx, const struct sol_outcome
 		printf("}\n");
 		return;
 	}
-	for (size_t i = 0; i < o->nlogs; i++)
-		printf("log: %s\n", o->logs[i]);
+	for (size_t i = 0; i < o->nlogs; i++) {
+		fputs("log: ", stdout);
+		sbpf_log_print(stdout, o->logs[i], false);
+		putchar('\n');
+	}
 	printf("result: %s%s%s\ncompute units: %" PRIu64 "\nreturn data: ", o->result,
 	       o->detail[0] ? ": " : "", o->detail, o->cu);
 	for (size_t i = 0; i < o->return_len; i++)

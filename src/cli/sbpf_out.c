@@ -6,13 +6,17 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "base/err.h"
+#include "base/json.h"
 #include "cli/profile_input.h"
 #include "profile/profile.h"
 #include "report/annotate.h"
 #include "report/flamegraph.h"
 #include "report/report.h"
+#include "sbpf/vm.h"
 
 bool sbpf_outputs_any(const struct sbpf_outputs *o)
 {
@@ -106,4 +110,17 @@ int sbpf_outputs_write(const struct sbpf_outputs *o, const struct prof *p)
 			return rc;
 	}
 	return 0;
+}
+
+void sbpf_log_print(FILE *f, const char *line, bool json)
+{
+	char *bytes = malloc(strlen(line) + 1);
+	size_t n = bytes ? sbpf_log_decode(line, bytes) : 0;
+	if (!bytes) /* out of memory: the line as stored, a NUL shown as U+FFFD */
+		json ? json_print_string(f, line) : (void)fputs(line, f);
+	else if (json)
+		json_print_bytes(f, bytes, n);
+	else
+		fwrite(bytes, 1, n, f);
+	free(bytes);
 }

@@ -1,11 +1,13 @@
 /*
  * The profile outputs of `tally sbpf run` and `tally sbpf size`: pprof, SVG flame graph,
- * folded stacks, annotated disassembly (HTML), text report, several at once.
+ * folded stacks, annotated disassembly (HTML), text report, several at once; and its log
+ * lines.
  */
 #ifndef TALLY_CLI_SBPF_OUT_H
 #define TALLY_CLI_SBPF_OUT_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 struct prof;
 
@@ -22,5 +24,9 @@ bool sbpf_outputs_option(struct sbpf_outputs *o, int c, const char *arg);
 /* Writes every output asked for from the finished profile p; 0, or a negative code with
  * the message set (a file that could not be written is removed). */
 int sbpf_outputs_write(const struct sbpf_outputs *o, const struct prof *p);
+
+/* Writes a log line of the VM or the runtime (sbpf_vm_log's form) with the bytes it holds,
+ * NULs included: as a JSON string, or as they are. */
+void sbpf_log_print(FILE *f, const char *line, bool json);
 
 #endif

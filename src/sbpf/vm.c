@@ -264,16 +264,45 @@ int sbpf_vm_syscall_error(struct sbpf_vm *vm, const char *name, const char *fmt,
 	return -EINVAL;
 }
 
+char *sbpf_log_encode(const char *msg, size_t len)
+{
+	size_t nuls = 0;
+	for (size_t i = 0; i < len; i++)
+		nuls += !msg[i];
+	char *line = malloc(len + nuls + 1), *o = line;
+	for (size_t i = 0; line && i < len; i++) {
+		if (msg[i]) {
+			*o++ = msg[i];
+		} else {
+			*o++ = (char)0xc0;
+			*o++ = (char)0x80;
+		}
+	}
+	if (line)
+		*o = 0;
+	return line;
+}
+
+size_t sbpf_log_decode(const char *line, char *buf)
+{
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)line; *p; p++, n++) {
+		bool nul = p[0] == 0xc0 && p[1] == 0x80;
+		if (buf)
+			buf[n] = nul ? 0 : (char)*p;
+		p += nul;
+	}
+	return n;
+}
+
 int sbpf_vm_log(struct sbpf_vm *vm, const char *msg, size_t len)
 {
-	char *copy = malloc(len + 1);
+	char *copy = sbpf_log_encode(msg, len);
 	char **slot = copy ? vec_push(&vm->logs) : NULL;
 	if (!slot) {
 		free(copy);
 		return -ENOMEM;
 	}
-	memcpy(copy, msg, len);
-	copy[len] = 0;
 	*slot = copy;
 	return 0;
 }

@@ -162,8 +162,15 @@ int sbpf_vm_map(struct sbpf_vm *vm, uint64_t addr, uint64_t len, bool store, uin
 /* Ends the run with a syscall error named name (e.g. "Abort") and a description. */
 int sbpf_vm_syscall_error(struct sbpf_vm *vm, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Appends a log line (copied). */
+/* Appends a log line (copied). Lines are C strings: a NUL in msg, which the runtime logs
+ * as it is, is kept as the two bytes C0 80 (modified UTF-8's NUL: never in a line that is
+ * valid UTF-8, as logged lines are), and sbpf_log_decode gives the bytes back. */
 int sbpf_vm_log(struct sbpf_vm *vm, const char *msg, size_t len);
+/* len bytes as a log line, NULs kept as above: malloc'd, NULL when out of memory. */
+char *sbpf_log_encode(const char *msg, size_t len);
+/* The bytes a log line holds, NULs restored, into buf (strlen(line) bytes suffice); their
+ * count. buf NULL: only the count (the line's length as the runtime counts it). */
+size_t sbpf_log_decode(const char *line, char *buf);
 int sbpf_vm_set_return_data(struct sbpf_vm *vm, const uint8_t *data, size_t len);
 /* The heap allocator's position (bytes used from the heap's start) and the heap's size. */
 uint64_t *sbpf_vm_heap_cursor(struct sbpf_vm *vm);

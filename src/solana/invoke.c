@@ -81,7 +81,7 @@ static int emit(struct sol_runtime *rt, struct sbpf_vm *parent, const char *line
 {
 	if (parent)
 		return sbpf_vm_log(parent, line, strlen(line));
-	size_t len = strlen(line);
+	size_t len = sbpf_log_decode(line, NULL);
 	if (rt->log_bytes + len >= LOG_BYTES_LIMIT) {
 		if (rt->log_truncated)
 			return 0;

@@ -36,16 +36,42 @@ done
 # How programs fail (tests/solana/litesvm/faults.c, linked by `tally sbpf link`): abort,
 # panic, an access violation and a division by zero (VM failures, after which the runtime
 # takes the whole budget), a syscall's own error, a custom error, running out of CU, an
-# access violation inside a syscall (the syscall's error: the budget is left alone).
+# access violation inside a syscall (the syscall's error: the budget is left alone); and
+# log lines that hold NULs, kept whole.
 if command -v clang >/dev/null; then
 	clang -target bpf -mcpu=v3 -O2 -c "$LITESVM/faults.c" -o "$TMP/faults.o" &&
 		"$TALLY" sbpf link "$TMP/faults.o" -o "$TMP/faults.so" || fail sol_litesvm_faults_build "clang or link failed"
-	for how in 00 01 02 03 04 05 06 07 08; do
+	for how in 00 01 02 03 04 05 06 07 08 09; do
 		printf '{"programs": [{"id": "%s", "elf": "%s"}], "instruction": {"program_id": "%s", "data": "%s"}}\n' \
 			42TEXg1vFAbcJ65y7qdYG9iCPvYfy3NDdVLd75akX2P5 "$TMP/faults.so" \
 			42TEXg1vFAbcJ65y7qdYG9iCPvYfy3NDdVLd75akX2P5 $how >"$TMP/faults$how.json"
 		same_as_litesvm "sol_litesvm_faults_$how" "$TMP/faults$how.json"
 	done
+	# LiteSVM's own lines (same_as_litesvm's last output) hold the NULs; a fixture that
+	# expects them passes `tally sbpf test`, and one that expects the line cut does not;
+	# `sbpf run` prints the bytes.
+	grep -qF '"Program log: ab\u0000cd","Program log: \u0000"' "$TMP/litesvm.json" &&
+		pass sol_litesvm_log_nul_reached || fail sol_litesvm_log_nul_reached "$(cat "$TMP/litesvm.json")"
+	mkdir -p "$TMP/nul" "$TMP/nulcut"
+	python3 - "$TMP/faults09.json" "$TMP/litesvm.json" "$TMP/nul/nul.json" "$TMP/nulcut/nul.json" <<'PY'
+import json, sys
+fx, lite = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+fx["expect"] = {"result": lite["result"], "logs": lite["logs"]}
+json.dump(fx, open(sys.argv[3], "w"))
+fx["expect"]["logs"] = [l.split("\0")[0] for l in lite["logs"]]
+json.dump(fx, open(sys.argv[4], "w"))
+PY
+	"$TALLY" sbpf test "$TMP/nul" >"$TMP/nul.out" 2>&1 && pass sol_litesvm_log_nul_expected ||
+		fail sol_litesvm_log_nul_expected "$(cat "$TMP/nul.out")"
+	"$TALLY" sbpf test "$TMP/nulcut" >"$TMP/nul.out" 2>&1 &&
+		fail sol_litesvm_log_nul_cut_refused "$(cat "$TMP/nul.out")" || pass sol_litesvm_log_nul_cut_refused
+	sed 's|faults.so"|faults.so\\u0000.txt"|' "$TMP/faults09.json" >"$TMP/nulpath.json"
+	"$TALLY" sbpf run "$TMP/nulpath.json" >"$TMP/nul.out" 2>&1
+	[ $? = 1 ] && grep -q 'a string holds a NUL' "$TMP/nul.out" && pass sol_fixture_nul_elsewhere_refused ||
+		fail sol_fixture_nul_elsewhere_refused "$(cat "$TMP/nul.out")"
+	"$TALLY" sbpf run "$TMP/faults09.json" >"$TMP/nul.txt" 2>&1
+	printf 'log: Program log: ab\0cd\n' | cmp -s - <(grep -a 'ab' "$TMP/nul.txt") &&
+		pass sol_sbpf_run_log_nul_text || fail sol_sbpf_run_log_nul_text "$(od -c "$TMP/nul.txt" | head -5)"
 else
 	skip sol_litesvm_faults "clang not installed"
 fi

@@ -4,7 +4,8 @@
  * first byte picks the ending. 0 succeeds, 1 aborts, 2 panics, 3 loads from an address no
  * region holds (an access violation), 4 divides by zero, 5 logs bytes that are not UTF-8,
  * 6 returns a custom error, 7 recurses until the CU run out, 8 logs from an address no
- * region holds (the access violation is then the syscall's).
+ * region holds (the access violation is then the syscall's); 9 logs bytes that hold NULs
+ * (the runtime keeps them).
  */
 typedef unsigned long u64;
 typedef unsigned char u8;
@@ -32,6 +33,7 @@ u64 entrypoint(const u8 *input)
 	case 6: return 17;
 	case 7: return deep(1);
 	case 8: sol_log_((const char *)0x500000000, 4); break;
+	case 9: sol_log_("ab\0cd", 5), sol_log_("\0", 1); break;
 	}
 	return 0;
 }
