@@ -217,7 +217,7 @@ int cli_write_output(const char *path, const char *source, int (*write)(FILE *f,
 		fflush(f);
 		cli_end_if_reader_gone(f, afile_fd(a));
 	}
-	if (!err || ferror(f)) /* a write error is the output's: commit says which and why */
+	if (!err || (f && ferror(f))) /* a write error is the output's: commit says why */
 		return afile_commit(a);
 	if (f)
 		err_prefix(err, "%s", source);
