@@ -33,6 +33,7 @@
 #include "base/cursor.h"
 #include "base/err.h"
 #include "sbpf/elf_parse.h"
+#include "sbpf/isa.h"
 #include "sbpf/link.h"
 #include "sbpf/syscall.h"
 
@@ -605,6 +606,28 @@ static int apply_relocations(struct link *l)
 	return 0;
 }
 
+/*
+ * Upstream LLVM writes `callx rN` as eBPF does, with N in the immediate. sBPF v3 reads the
+ * register from the dst field instead (SIMD-0377; solana-sbpf's callx_uses_dst_reg), and
+ * would call through r0: the link moves the register there. An instruction whose dst is
+ * already set came from a compiler that knows v3 and is left alone.
+ */
+static void callx_register_to_dst(struct link *l)
+{
+	if (!sbpf_callx_uses_dst(l->p->version))
+		return;
+	for (uint64_t at = 0; at + 8 <= l->text_len; at += 8) {
+		uint8_t *i = l->text + at;
+		uint32_t reg = load_u32(i + 4, false);
+		if (i[0] == OP_LDDW)
+			at += 8;
+		else if (i[0] == OP_CALL_REG && (i[1] & 0x0f) == 0 && reg < 10) {
+			i[1] = (uint8_t)((i[1] & 0xf0) | reg);
+			store_u32(i + 4, 0, false);
+		}
+	}
+}
+
 /* Function symbols become the program's names; the global "entrypoint" is where it starts. */
 static int collect_functions(struct link *l)
 {
@@ -701,6 +724,8 @@ int sbpf_link(const struct sbpf_object *objs, size_t n, const struct sbpf_syscal
 		set_addresses(&l);
 		rc = apply_relocations(&l);
 	}
+	if (!rc)
+		callx_register_to_dst(&l);
 	if (!rc) {
 		hand_over(&l);
 		rc = collect_functions(&l);

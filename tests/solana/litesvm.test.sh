@@ -125,26 +125,31 @@ EOF
 			fail "sol_litesvm_trace_limit_${data}_result" "LiteSVM: expected $want: $(head -c 200 "$TMP/litesvm.json")"
 	done
 
-	# callx in a v0 program (tests/solana/litesvm/callx.c): through a table and a chosen
-	# pointer, then a pointer into a function's body, off the instruction grid (+3 bytes),
-	# past the text's end (CallOutsideTextSegment, a VM failure).
-	clang -target bpf -mcpu=v2 -O2 -c "$LITESVM/callx.c" -o "$TMP/callx.o" &&
-		"$TALLY" sbpf link --version v0 "$TMP/callx.o" -o "$TMP/callx.so" &&
-		llvm-objdump -d "$TMP/callx.so" | grep -q 'callx r' ||
-		fail sol_litesvm_callx_build "clang, link or the callx instruction failed"
-	for data in "" 00 0102 05060708090a ff0000 ff0800 ff0300 ff0010 fff8ff; do
-		printf '{"programs": [{"id": "%s", "elf": "%s"}], "instruction": {"program_id": "%s", "data": "%s"}}\n' \
-			"$P" "$TMP/callx.so" "$P" "$data" >"$TMP/callx.json"
-		same_as_litesvm "sol_litesvm_callx_v0_${data:-empty}" "$TMP/callx.json"
-		# what the comparison rests on: the table's pointers ran (sub, add, mul, sub,
-		# add, mul from 7, then sub 6: 0x23f), and the runtime saw the bad pointer
-		case $data in
-		05060708090a) want='"Program log: 0x23f, 0x6, 0x0, 0x0, 0x0"' ;;
-		ff0010) want='callx attempted to call outside of the text segment' ;;
-		*) continue ;;
-		esac
-		grep -q "$want" "$TMP/litesvm.json" && pass "sol_litesvm_callx_v0_${data}_ran" ||
-			fail "sol_litesvm_callx_v0_${data}_ran" "$(cat "$TMP/litesvm.json")"
+	# callx through function pointers (tests/solana/litesvm/callx.c), linked both ways: a
+	# table and a chosen pointer, then a pointer into a function's body, off the
+	# instruction grid (+3 bytes), past the text's end (CallOutsideTextSegment, a VM
+	# failure). v3 reads callx's register from dst, where upstream clang does not put it.
+	for v in v0 v3; do
+		cpu=v3
+		[ $v = v0 ] && cpu=v2
+		clang -target bpf -mcpu=$cpu -O2 -c "$LITESVM/callx.c" -o "$TMP/callx_$v.o" &&
+			"$TALLY" sbpf link --version $v "$TMP/callx_$v.o" -o "$TMP/callx_$v.so" &&
+			llvm-objdump -d "$TMP/callx_$v.so" | grep -q 'callx r' ||
+			fail "sol_litesvm_callx_${v}_build" "clang, link or the callx instruction failed"
+		for data in "" 00 0102 05060708090a ff0000 ff0800 ff0300 ff0010 fff8ff; do
+			printf '{"programs": [{"id": "%s", "elf": "%s"}], "instruction": {"program_id": "%s", "data": "%s"}}\n' \
+				"$P" "$TMP/callx_$v.so" "$P" "$data" >"$TMP/callx.json"
+			same_as_litesvm "sol_litesvm_callx_${v}_${data:-empty}" "$TMP/callx.json"
+			# what the comparison rests on: the table's pointers ran (sub, add, mul, sub,
+			# add, mul from 7, then sub 6: 0x23f), and the runtime saw the bad pointer
+			case $data in
+			05060708090a) want='"Program log: 0x23f, 0x6, 0x0, 0x0, 0x0"' ;;
+			ff0010) want='callx attempted to call outside of the text segment' ;;
+			*) continue ;;
+			esac
+			grep -q "$want" "$TMP/litesvm.json" && pass "sol_litesvm_callx_${v}_${data}_ran" ||
+				fail "sol_litesvm_callx_${v}_${data}_ran" "$(cat "$TMP/litesvm.json")"
+		done
 	done
 
 	# A short differential run (the 10,000-case one is a benchmark: fuzz/sbpf_diff.py):

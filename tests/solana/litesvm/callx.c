@@ -1,7 +1,7 @@
 /*
- * Calls through function pointers (callx) in a v0 program (`tally sbpf link --version v0`:
- * the table's words are R_BPF_64_RELATIVE for agave's loader), run in tally and in LiteSVM
- * by litesvm.test.sh. Run without accounts; for each data byte b the program applies
+ * Calls through function pointers (callx), linked by `tally sbpf link` as v0 (the table's
+ * words are R_BPF_64_RELATIVE for agave's loader) and as v3 (addresses resolved; callx's
+ * register moved to dst), run in tally and in LiteSVM by litesvm.test.sh. Run without accounts; for each data byte b the program applies
  * ops[b % 3] from a table, then one of two pointers chosen by the data's length, and logs
  * the result. Data ff XX YY first calls a pointer XX | YY << 8 bytes past the first
  * function: into a function's body, off the instruction grid, or past the text's end.
