@@ -109,7 +109,7 @@ static const char *result_name(const struct sbpf_result *r)
 
 static void print_json(const struct sbpf_vm *vm, const struct sbpf_result *r)
 {
-	char desc[400], where[300];
+	char desc[SBPF_DESCRIBE_MAX], where[300];
 	printf("{\"result\": ");
 	json_print_string(stdout, result_name(r));
 	printf(", \"return_value\": %" PRIu64 ", \"compute_units\": %" PRIu64 ", \"logs\": [",
@@ -145,7 +145,7 @@ static void print_text(const struct sbpf_vm *vm, const struct sbpf_result *r)
 	if (r->error == SBPF_OK) {
 		printf("result: success\nreturn value: %" PRIu64 " (%#" PRIx64 ")\n", r->r0, r->r0);
 	} else {
-		char desc[400], where[300];
+		char desc[SBPF_DESCRIBE_MAX], where[300];
 		sbpf_result_describe(r, desc, sizeof(desc));
 		describe_pc(sbpf_vm_program(vm), r->pc, where, sizeof(where));
 		printf("result: %s at %s: %s\n", result_name(r), where, desc);

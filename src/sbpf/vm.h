@@ -44,6 +44,11 @@ enum sbpf_error {
 /* "CallDepthExceeded", "AccessViolation", ... ("Ok" for SBPF_OK). */
 const char *sbpf_error_name(enum sbpf_error e);
 
+/* Room for a syscall error's description, and for the VM's description of an error: as
+ * long as the longest line Solana's log collector can show (it holds 10,000 bytes), so
+ * that a runtime on this VM logs a failure as agave does, whole. */
+enum { SBPF_DETAIL_MAX = 10240, SBPF_DESCRIBE_MAX = SBPF_DETAIL_MAX + 256 };
+
 /* Everything known about how a run ended. */
 struct sbpf_result {
 	enum sbpf_error error;
@@ -58,7 +63,7 @@ struct sbpf_result {
 	const char *region;    /* AccessViolation: "program", "stack", "heap", "input", ... */
 	/* syscall errors: the syscall's own error name (e.g. "Abort") and a description */
 	char syscall_error[64];
-	char detail[256];
+	char detail[SBPF_DETAIL_MAX];
 };
 
 /* Formats the error the way the reference's Display does, with the pc:

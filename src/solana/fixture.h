@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sbpf/vm.h"
 #include "solana/serialize.h"
 
 struct sol_fixture_program {
@@ -74,7 +75,7 @@ void sol_fixture_free(struct sol_fixture *f);
 /* How a run ended. logs are malloc'd strings. */
 struct sol_outcome {
 	char result[64];   /* "success", "Custom(1)", "AccessViolation", ... */
-	char detail[512];  /* a description of the failure ("" on success) */
+	char detail[SBPF_DESCRIBE_MAX + 80]; /* a description of the failure ("" on success) */
 	uint64_t cu;
 	uint64_t program_cu; /* of cu, what the programs' instructions and syscalls consumed */
 	char **logs;

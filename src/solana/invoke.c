@@ -106,12 +106,16 @@ static int emitf(struct sol_runtime *rt, struct sbpf_vm *parent, const char *fmt
 	__attribute__((format(printf, 3, 4)));
 static int emitf(struct sol_runtime *rt, struct sbpf_vm *parent, const char *fmt, ...)
 {
-	char line[600];
+	char *line;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	int n = vasprintf(&line, fmt, ap);
 	va_end(ap);
-	return emit(rt, parent, line);
+	if (n < 0)
+		return -ENOMEM;
+	int rc = emit(rt, parent, line);
+	free(line);
+	return rc;
 }
 
 /* After the run: the program's logs, then the runtime's "consumed" and (when return data
@@ -162,7 +166,7 @@ static void set_error(struct sol_invoke_result *res, const char *name, const cha
 static void vm_verdict(const struct sbpf_vm *vm, const struct sbpf_result *r,
 		       struct sol_invoke_result *res)
 {
-	char desc[400];
+	char desc[SBPF_DESCRIBE_MAX];
 	if (r->error == SBPF_E_SYSCALL_ERROR) {
 		snprintf(desc, sizeof(desc), "%s", r->detail[0] ? r->detail : r->syscall_error);
 		set_error(res, r->syscall_error, desc);

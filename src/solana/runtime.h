@@ -99,8 +99,8 @@ void sol_runtime_trace_free(struct sol_runtime *rt);
  * log_text is what the runtime's "Program <id> failed: ..." line shows. */
 struct sol_invoke_result {
 	char error[64];
-	char detail[400];
-	char log_text[400];
+	char detail[SBPF_DESCRIBE_MAX];
+	char log_text[SBPF_DESCRIBE_MAX];
 	uint64_t cu;
 	/* of cu, what the runtime took after a VM failure (deplete_cu_meter_on_vm_failure: the
 	 * rest of the budget), which no instruction of the program consumed */

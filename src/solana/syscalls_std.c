@@ -78,7 +78,9 @@ int sol_check_utf8(struct sbpf_vm *vm, const uint8_t *p, size_t n)
 	size_t at, len;
 	if (!utf8_error(p, n, &at, &len))
 		return 0;
-	char bytes[180]; /* the detail holds 255 characters */
+	/* agave lists every byte; a list too long for the detail could never be logged whole
+	 * (vm.h), so it is cut there */
+	char bytes[SBPF_DETAIL_MAX - 96];
 	size_t o = 0;
 	for (size_t i = 0; i < n && o + 12 < sizeof(bytes); i++)
 		o += (size_t)snprintf(bytes + o, sizeof(bytes) - o, "%s%u", i ? ", " : "", p[i]);
