@@ -18,8 +18,7 @@ Two kinds of case:
 
 Stops after --cases cases or --seconds seconds, whichever comes first; prints the figures
 and one line per differing case, and keeps each differing fixture (with its program) in
---keep. Exits 1 when any case differs in a way docs/sbpf.md does not explain (`known`
-below), 2 when it could not run. Needs clang, node and the npm oracles
+--keep. Exits 1 when any case differs, 2 when it could not run. Needs clang, node and the npm oracles
 (sh scripts/install-deps.sh test), and the corpus (SBPF_CORPUS, default
 ../shared/corpus/sbpf).
 """
@@ -475,13 +474,6 @@ def write_fixture(work, path, fx):
 
 # ---------------------------------------------------------------- running and comparing
 
-def known(ours):
-    """The differences docs/sbpf.md explains ("Known differences"), by name, or None."""
-    if "error" in ours and "nonce instructions" in ours["error"]:
-        return "the System program's nonce instructions (not modelled)"
-    return None
-
-
 def run_batch(paths, tally, env):
     ours = []
     for p in paths:
@@ -539,8 +531,7 @@ def main():
     rng = random.Random(args.seed)
     start = time.monotonic()
     done = same = 0
-    explained = {}
-    unexplained = []
+    differing = []
     results = {}  # LiteSVM's results, by kind of case: what the cases reached
     with tempfile.TemporaryDirectory(prefix="tally-sbpf-diff.") as work:
         while done < args.cases and time.monotonic() - start < args.seconds:
@@ -565,26 +556,20 @@ def main():
                 if not diffs:
                     same += 1
                     continue
-                why = known(o)
-                if why:
-                    explained[why] = explained.get(why, 0) + 1
-                else:
-                    unexplained.append((path, diffs))
-                    if not args.quiet:
-                        print(f"{kind} {os.path.basename(path)}: {diffs[0]}" +
-                              (f" (+{len(diffs) - 1})" if len(diffs) > 1 else ""))
+                differing.append((path, diffs))
+                if not args.quiet:
+                    print(f"{kind} {os.path.basename(path)}: {diffs[0]}" +
+                          (f" (+{len(diffs) - 1})" if len(diffs) > 1 else ""))
                 if args.keep:
-                    keep_case(args.keep, path, why or diffs[:5])
+                    keep_case(args.keep, path, diffs[:5])
             shutil.rmtree(bdir)
     secs = time.monotonic() - start
     print(f"{done} cases in {secs:.0f} s (seed {args.seed}): {same} the same in both, "
-          f"{sum(explained.values())} differ as docs/sbpf.md explains, {len(unexplained)} differ")
-    for why, k in sorted(explained.items()):
-        print(f"  explained: {k} x {why}")
+          f"{len(differing)} differ")
     top = sorted(results.items(), key=lambda kv: -kv[1])
     print("  LiteSVM's results: " + ", ".join(f"{r} {k}" for r, k in top[:14]) +
           (f", {len(top) - 14} more" if len(top) > 14 else ""))
-    return 1 if unexplained else 0
+    return 1 if differing else 0
 
 
 if __name__ == "__main__":

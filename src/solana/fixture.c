@@ -27,6 +27,7 @@
 #define SYSVAR_OWNER "Sysvar1111111111111111111111111111111111111"
 #define RENT_ID "SysvarRent111111111111111111111111111111111"
 #define CLOCK_ID "SysvarC1ock11111111111111111111111111111111"
+#define RECENT_BLOCKHASHES_ID "SysvarRecentB1ockHashes11111111111111111111"
 
 struct ctx {
 	const char *path;
@@ -281,13 +282,18 @@ static int load_sysvars(struct ctx *c, json_t *root, struct sol_fixture *f)
 /* An instruction account absent from "accounts": a sysvar, or the fixture's mistake. */
 static int implicit_account(struct ctx *c, struct sol_fixture *f, const uint8_t key[32])
 {
-	uint8_t rent_id[32], clock_id[32];
+	uint8_t rent_id[32], clock_id[32], recent_id[32], recent[SOL_RECENT_BLOCKHASHES_SIZE];
 	sol_base58_decode(RENT_ID, rent_id, 32);
 	sol_base58_decode(CLOCK_ID, clock_id, 32);
+	sol_base58_decode(RECENT_BLOCKHASHES_ID, recent_id, 32);
 	if (!memcmp(key, rent_id, 32))
 		return add_account(f, key, SYSVAR_OWNER, f->rent, 17, false);
 	if (!memcmp(key, clock_id, 32))
 		return add_account(f, key, SYSVAR_OWNER, f->clock, 40, false);
+	if (!memcmp(key, recent_id, 32)) {
+		sol_default_recent_blockhashes(recent);
+		return add_account(f, key, SYSVAR_OWNER, recent, sizeof(recent), false);
+	}
 	if (sol_is_system_program(key))
 		return add_account(f, key, SOL_NATIVE_LOADER_ID,
 				   (const uint8_t *)SOL_SYSTEM_PROGRAM_ACCOUNT_DATA,

@@ -78,20 +78,6 @@ static int snapshot(const struct sol_fixture *f, struct sol_account **out)
 	return 0;
 }
 
-/* Rent::minimum_balance: exact in integers for the thresholds the runtime uses (1.0 since
- * SIMD-0194, 2.0 before), through a double otherwise, as solana-rent computes it. */
-static uint64_t rent_minimum(const uint8_t rent[24], size_t len)
-{
-	uint64_t per_byte;
-	double threshold;
-	memcpy(&per_byte, rent, 8);
-	memcpy(&threshold, rent + 8, 8);
-	uint64_t base = (128 + (uint64_t)len) * per_byte;
-	if (threshold == 1.0 || threshold == 2.0)
-		return base * (uint64_t)threshold;
-	return (uint64_t)((double)base * threshold);
-}
-
 /* The instruction's accounts as agave's account loader hands them over: an account with no
  * lamports does not exist, so it is the default account (no data, the system program's,
  * rent epoch u64::MAX); a writable rent-exempt account's rent epoch becomes u64::MAX
@@ -105,7 +91,7 @@ static void load_as_runtime(struct sol_fixture *f)
 			a->len = 0;
 			a->executable = false;
 			a->rent_epoch = UINT64_MAX;
-		} else if (f->ix[i].is_writable && a->lamports >= rent_minimum(f->rent, a->len)) {
+		} else if (f->ix[i].is_writable && a->lamports >= sol_rent_minimum(f->rent, a->len)) {
 			a->rent_epoch = UINT64_MAX;
 		}
 	}
@@ -164,7 +150,7 @@ static long rent_violation(const struct sol_fixture *f, const struct sol_account
 		const struct sol_account *b = &pre[f->ix[i].index];
 		if (!f->ix[i].is_writable || !a->lamports || !memcmp(a->key, incinerator, 32))
 			continue;
-		uint64_t floor = rent_minimum(f->rent, a->len);
+		uint64_t floor = sol_rent_minimum(f->rent, a->len);
 		if (b->lamports && a->len <= b->len && !memcmp(a->owner, b->owner, 32) &&
 		    b->lamports < floor)
 			floor = b->lamports;

@@ -18,6 +18,7 @@
 #include "base/vec.h"
 #include "solana/encoding.h"
 #include "solana/runtime_log.h"
+#include "solana/syscalls.h"
 #include "solana/system_program.h"
 
 void sol_program_error_name(uint64_t r0, char *buf, size_t size)
@@ -278,8 +279,10 @@ static int run_builtin(struct sol_runtime *rt, struct sbpf_vm *parent,
 	}
 	struct builtin_log b = { rt, parent };
 	struct sol_system_log log = { builtin_line, &b };
+	const struct sol_system_env env = { sol_default_blockhash,
+					    SOL_DEFAULT_LAMPORTS_PER_SIGNATURE, rt->rent };
 	const char *e;
-	rc = sol_system_program_run(rt->accounts, ix, n, data, data_len, &log, &e);
+	rc = sol_system_program_run(rt->accounts, ix, n, data, data_len, &env, &log, &e);
 	if (!rc && e)
 		set_error(res, e, NULL);
 	return rc;

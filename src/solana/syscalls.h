@@ -48,6 +48,15 @@ enum { SOL_DEFAULT_SLOT = 447552000 };
 void sol_default_clock(uint8_t clock[40]);
 void sol_default_rent(uint8_t rent[24]);
 void sol_default_epoch_schedule(uint8_t schedule[40]);
+/* The blockhash a transaction runs under, LiteSVM 1.5's at start (its latestBlockhash,
+ * CmpNeggWJ4JaWJeJ8YKN1Zypmk7uvQq3PECGUCAEMbky), its fee per signature, and the
+ * RecentBlockhashes sysvar's data as LiteSVM holds it: that one blockhash, with a fee of 0
+ * (a u64 count, then per entry the hash and a u64). */
+enum { SOL_DEFAULT_LAMPORTS_PER_SIGNATURE = 5000, SOL_RECENT_BLOCKHASHES_SIZE = 48 };
+extern const uint8_t sol_default_blockhash[32];
+void sol_default_recent_blockhashes(uint8_t data[SOL_RECENT_BLOCKHASHES_SIZE]);
+/* Rent::minimum_balance of an account of len bytes under the sysvar's values. */
+uint64_t sol_rent_minimum(const uint8_t rent[24], size_t len);
 /* 0 when the n bytes at p are UTF-8; otherwise fails the syscall with agave's
  * InvalidString, worded as agave's log shows it (Rust's Utf8Error, then the bytes). */
 int sol_check_utf8(struct sbpf_vm *vm, const uint8_t *p, size_t n);

@@ -57,6 +57,32 @@ void sol_default_rent(uint8_t rent[24])
 	rent[16] = 50;
 }
 
+/* Exact in integers for the thresholds the runtime uses (1.0 since SIMD-0194, 2.0 before),
+ * through a double otherwise, as solana-rent computes it. */
+uint64_t sol_rent_minimum(const uint8_t rent[24], size_t len)
+{
+	uint64_t per_byte;
+	double threshold;
+	memcpy(&per_byte, rent, 8);
+	memcpy(&threshold, rent + 8, 8);
+	uint64_t base = (128 + (uint64_t)len) * per_byte;
+	if (threshold == 1.0 || threshold == 2.0)
+		return base * (uint64_t)threshold;
+	return (uint64_t)((double)base * threshold);
+}
+
+const uint8_t sol_default_blockhash[32] = {
+	0xae, 0xeb, 0xad, 0x4a, 0x79, 0x6f, 0xcc, 0x2e, 0x15, 0xdc, 0x4c, 0x60, 0x61, 0xb4, 0x5e, 0xd9,
+	0xb3, 0x73, 0xf2, 0x6a, 0xdf, 0xc7, 0x98, 0xca, 0x7d, 0x2d, 0x8c, 0xc5, 0x81, 0x82, 0x71, 0x8e,
+};
+
+void sol_default_recent_blockhashes(uint8_t data[SOL_RECENT_BLOCKHASHES_SIZE])
+{
+	memset(data, 0, SOL_RECENT_BLOCKHASHES_SIZE);
+	put64(data, 1);
+	memcpy(data + 8, sol_default_blockhash, 32);
+}
+
 static int sys_clock(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
 	uint8_t clock[40];

@@ -18,6 +18,7 @@
 #include "base/err.h"
 #include "base/utf8.h"
 #include "solana/encoding.h"
+#include "solana/syscalls.h"
 
 enum {
 	PACKET_DATA_SIZE = 1232, /* limited_deserialize's limit */
@@ -29,6 +30,7 @@ enum {
 #define RESULT_WITH_NEGATIVE_LAMPORTS "Custom(1)"
 #define INVALID_ACCOUNT_DATA_LENGTH "Custom(3)"
 #define ADDRESS_WITH_SEED_MISMATCH "Custom(5)"
+#define NONCE_BLOCKHASH_NOT_EXPIRED "Custom(7)"
 /* PubkeyError, which reaches the runtime as Custom(N) too */
 #define PUBKEY_MAX_SEED_LENGTH_EXCEEDED "Custom(0)"
 #define PUBKEY_ILLEGAL_OWNER "Custom(2)"
@@ -39,6 +41,9 @@ enum variant {
 	TRANSFER = 2,
 	CREATE_ACCOUNT_WITH_SEED = 3,
 	ADVANCE_NONCE_ACCOUNT = 4,
+	WITHDRAW_NONCE_ACCOUNT = 5,
+	INITIALIZE_NONCE_ACCOUNT = 6,
+	AUTHORIZE_NONCE_ACCOUNT = 7,
 	UPGRADE_NONCE_ACCOUNT = 12,
 	ALLOCATE = 8,
 	ALLOCATE_WITH_SEED = 9,
@@ -47,6 +52,9 @@ enum variant {
 };
 
 static const uint8_t SYSTEM_ID[32];
+
+#define RECENT_BLOCKHASHES_ID "SysvarRecentB1ockHashes11111111111111111111"
+#define RENT_ID "SysvarRent111111111111111111111111111111111"
 
 bool sol_is_system_program(const uint8_t id[32])
 {
@@ -57,7 +65,7 @@ bool sol_is_system_program(const uint8_t id[32])
 struct system_ix {
 	uint32_t variant;
 	uint64_t lamports, space;
-	uint8_t base[32], owner[32];
+	uint8_t base[32], owner[32], authority[32];
 	const uint8_t *seed;
 	uint64_t seed_len;
 };
@@ -78,6 +86,14 @@ static const uint8_t *take(struct reader *r, size_t n)
 	r->p += n;
 	r->left -= n;
 	return p;
+}
+
+static uint32_t take_u32(struct reader *r)
+{
+	const uint8_t *p = take(r, 4);
+	return p ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			   (uint32_t)p[3] << 24
+		 : 0;
 }
 
 static uint64_t take_u64(struct reader *r)
@@ -108,12 +124,8 @@ static void take_string(struct reader *r, const uint8_t **s, uint64_t *len)
 static bool decode(const uint8_t *data, size_t len, struct system_ix *ix)
 {
 	struct reader r = { data, len < PACKET_DATA_SIZE ? len : PACKET_DATA_SIZE, false };
-	const uint8_t *v = take(&r, 4);
 	memset(ix, 0, sizeof(*ix));
-	if (!v)
-		return false;
-	ix->variant = (uint32_t)v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 |
-		      (uint32_t)v[3] << 24;
+	ix->variant = take_u32(&r);
 	switch (ix->variant) {
 	case CREATE_ACCOUNT:
 		ix->lamports = take_u64(&r);
@@ -152,8 +164,18 @@ static bool decode(const uint8_t *data, size_t len, struct system_ix *ix)
 		take_string(&r, &ix->seed, &ix->seed_len);
 		take_key(&r, ix->owner);
 		break;
+	case WITHDRAW_NONCE_ACCOUNT:
+		ix->lamports = take_u64(&r);
+		break;
+	case INITIALIZE_NONCE_ACCOUNT:
+	case AUTHORIZE_NONCE_ACCOUNT:
+		take_key(&r, ix->authority);
+		break;
+	case ADVANCE_NONCE_ACCOUNT:
+	case UPGRADE_NONCE_ACCOUNT:
+		break;
 	default:
-		return ix->variant >= ADVANCE_NONCE_ACCOUNT && ix->variant <= UPGRADE_NONCE_ACCOUNT;
+		return false;
 	}
 	return !r.bad;
 }
@@ -163,6 +185,7 @@ struct run {
 	struct sol_account *accounts;
 	const struct sol_ix_account *ix;
 	size_t n;
+	const struct sol_system_env *env;
 	const struct sol_system_log *log;
 	int rc; /* tally's failure: a log line that did not fit in memory */
 };
@@ -322,25 +345,32 @@ static const char *allocate_and_assign(struct run *r, size_t i, const struct add
 	return e ? e : assign(r, i, a, ix->owner);
 }
 
-/* transfer_verified: from may hold no data and must have the lamports. */
-static const char *move_lamports(struct run *r, size_t from, size_t to, uint64_t lamports)
+/* checked_sub_lamports on from (which has them), then checked_add_lamports on to. */
+static const char *shift_lamports(struct run *r, size_t from, size_t to, uint64_t lamports)
 {
 	struct sol_borrow f = borrow(r, from), t = borrow(r, to);
-	if (f.a->len) {
-		msg(r, "Transfer: `from` must not carry data");
-		return "InvalidArgument";
-	}
-	if (lamports > f.a->lamports) {
-		msg(r, "Transfer: insufficient lamports %" PRIu64 ", need %" PRIu64, f.a->lamports,
-		    lamports);
-		return RESULT_WITH_NEGATIVE_LAMPORTS;
-	}
 	const char *e = sol_account_set_lamports(&f, f.a->lamports - lamports);
 	if (e)
 		return e;
 	if (t.a->lamports > UINT64_MAX - lamports)
 		return "ArithmeticOverflow";
 	return sol_account_set_lamports(&t, t.a->lamports + lamports);
+}
+
+/* transfer_verified: from may hold no data and must have the lamports. */
+static const char *move_lamports(struct run *r, size_t from, size_t to, uint64_t lamports)
+{
+	const struct sol_account *f = account(r, from);
+	if (f->len) {
+		msg(r, "Transfer: `from` must not carry data");
+		return "InvalidArgument";
+	}
+	if (lamports > f->lamports) {
+		msg(r, "Transfer: insufficient lamports %" PRIu64 ", need %" PRIu64, f->lamports,
+		    lamports);
+		return RESULT_WITH_NEGATIVE_LAMPORTS;
+	}
+	return shift_lamports(r, from, to, lamports);
 }
 
 static const char *transfer(struct run *r, size_t from, size_t to, uint64_t lamports)
@@ -390,6 +420,251 @@ static const char *create_account(struct run *r, const struct system_ix *ix, boo
 	return e ? e : transfer(r, 0, 1, ix->lamports);
 }
 
+/*
+ * Durable nonces (agave's system_instruction.rs). A nonce account's data starts with
+ * solana_nonce's Versions in bincode: a u32 version (0 Legacy, 1 Current), a u32 state
+ * (0 Uninitialized, 1 Initialized), then when initialized the authority, the durable nonce
+ * (sha256 of "DURABLE_NONCE" and a blockhash) and the fee per signature: 80 bytes. The
+ * runtime reads the prefix and writes it back, leaving the rest of the data as it was.
+ */
+struct nonce_state {
+	uint32_t version;
+	bool initialized;
+	uint8_t authority[32], durable_nonce[32];
+	uint64_t lamports_per_signature;
+};
+
+enum { NONCE_INITIALIZED_SIZE = 80, NONCE_UNINITIALIZED_SIZE = 8 };
+
+/* get_state: false when the data does not start with a state (InvalidAccountData). */
+static bool nonce_read(const struct sol_account *a, struct nonce_state *s)
+{
+	struct reader r = { a->data, a->len, false };
+	memset(s, 0, sizeof(*s));
+	s->version = take_u32(&r);
+	uint32_t state = take_u32(&r);
+	s->initialized = state == 1;
+	if (s->initialized) {
+		take_key(&r, s->authority);
+		take_key(&r, s->durable_nonce);
+		s->lamports_per_signature = take_u64(&r);
+	}
+	return !r.bad && s->version <= 1 && state <= 1;
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+/* set_state: the data may be changed by the System program and has room for the state. */
+static const char *nonce_write(struct run *r, size_t i, const struct nonce_state *s)
+{
+	struct sol_account *a = account(r, i);
+	if (a->executable)
+		return "ExecutableDataModified";
+	if (!r->ix[i].is_writable)
+		return "ReadonlyDataModified";
+	if (!sol_is_system_program(a->owner))
+		return "ExternalAccountDataModified";
+	if (a->len < (s->initialized ? NONCE_INITIALIZED_SIZE : NONCE_UNINITIALIZED_SIZE))
+		return "AccountDataTooSmall";
+	put_u32(a->data, s->version);
+	put_u32(a->data + 4, s->initialized);
+	if (s->initialized) {
+		memcpy(a->data + 8, s->authority, 32);
+		memcpy(a->data + 40, s->durable_nonce, 32);
+		memcpy(a->data + 72, &s->lamports_per_signature, 8);
+	}
+	return NULL;
+}
+
+/* DurableNonce::from_blockhash */
+static void durable_nonce(const uint8_t blockhash[32], uint8_t out[32])
+{
+	crypto_hash_sha256_state st;
+	crypto_hash_sha256_init(&st);
+	crypto_hash_sha256_update(&st, (const uint8_t *)"DURABLE_NONCE", 13);
+	crypto_hash_sha256_update(&st, blockhash, 32);
+	crypto_hash_sha256_final(&st, out);
+}
+
+/* The state Versions::new makes: Current, with the transaction's blockhash and fee. */
+static void nonce_current(const struct run *r, const uint8_t authority[32],
+			  struct nonce_state *s)
+{
+	s->version = 1;
+	s->initialized = true;
+	memcpy(s->authority, authority, 32);
+	durable_nonce(r->env->blockhash, s->durable_nonce);
+	s->lamports_per_signature = r->env->lamports_per_signature;
+}
+
+/* get_sysvar_with_account_check: instruction account i must be the sysvar. The runtime's
+ * RecentBlockhashes (LiteSVM's) always holds a blockhash, so "recent blockhash list is
+ * empty" cannot happen here. */
+static const char *sysvar_at(const struct run *r, size_t i, const char *id58)
+{
+	uint8_t id[32];
+	if (i >= r->n)
+		return "MissingAccount";
+	sol_base58_decode(id58, id, 32);
+	return memcmp(account(r, i)->key, id, 32) ? "InvalidArgument" : NULL;
+}
+
+/* The checks every nonce instruction but Upgrade starts with, worded with its name. */
+static const char *nonce_open(struct run *r, const char *what, struct nonce_state *s)
+{
+	char k58[64];
+	sol_base58_encode(account(r, 0)->key, 32, k58, sizeof(k58));
+	if (!r->ix[0].is_writable) {
+		msg(r, "%s nonce account: Account %s must be writeable", what, k58);
+		return "InvalidArgument";
+	}
+	return nonce_read(account(r, 0), s) ? NULL : "InvalidAccountData";
+}
+
+static const char *nonce_invalid(struct run *r, const char *what)
+{
+	char k58[64];
+	sol_base58_encode(account(r, 0)->key, 32, k58, sizeof(k58));
+	msg(r, "%s nonce account: Account %s state is invalid", what, k58);
+	return "InvalidAccountData";
+}
+
+static const char *nonce_unsigned(struct run *r, const char *what, const char *verb,
+				  const uint8_t key[32])
+{
+	char k58[64];
+	sol_base58_encode(key, 32, k58, sizeof(k58));
+	msg(r, "%s nonce account: Account %s must %s", what, k58, verb);
+	return "MissingRequiredSignature";
+}
+
+static const char *advance_nonce(struct run *r)
+{
+	struct nonce_state s;
+	const char *e = sysvar_at(r, 1, RECENT_BLOCKHASHES_ID);
+	if (e || (e = nonce_open(r, "Advance", &s)))
+		return e;
+	if (!s.initialized)
+		return nonce_invalid(r, "Advance");
+	if (!signer(r, s.authority))
+		return nonce_unsigned(r, "Advance", "be a signer", s.authority);
+	struct nonce_state next;
+	nonce_current(r, s.authority, &next);
+	if (!memcmp(next.durable_nonce, s.durable_nonce, 32)) {
+		msg(r, "Advance nonce account: nonce can only advance once per slot");
+		return NONCE_BLOCKHASH_NOT_EXPIRED;
+	}
+	return nonce_write(r, 0, &next);
+}
+
+static const char *withdraw_insufficient(struct run *r, uint64_t need)
+{
+	msg(r, "Withdraw nonce account: insufficient lamports %" PRIu64 ", need %" PRIu64,
+	    account(r, 0)->lamports, need);
+	return "InsufficientFunds";
+}
+
+/* Who must sign a withdrawal of lamports: the account itself while it is uninitialized,
+ * else its authority; a withdrawal of everything uninitializes it, one of part must leave
+ * it rent-exempt. NULL when it cannot be made (*e says why). */
+static const uint8_t *withdraw_signer(struct run *r, uint64_t lamports, struct nonce_state *s,
+				      const char **e)
+{
+	const struct sol_account *from = account(r, 0);
+	if (!s->initialized) {
+		*e = lamports > from->lamports ? withdraw_insufficient(r, lamports) : NULL;
+		return from->key;
+	}
+	if (lamports == from->lamports) {
+		uint8_t now[32];
+		durable_nonce(r->env->blockhash, now);
+		if (!memcmp(now, s->durable_nonce, 32)) {
+			msg(r, "Withdraw nonce account: nonce can only advance once per slot");
+			*e = NONCE_BLOCKHASH_NOT_EXPIRED;
+			return NULL;
+		}
+		const struct nonce_state none = { .version = 1 };
+		*e = nonce_write(r, 0, &none);
+		return s->authority;
+	}
+	uint64_t min = sol_rent_minimum(r->env->rent, from->len);
+	if (lamports > UINT64_MAX - min)
+		*e = "InsufficientFunds";
+	else if (lamports + min > from->lamports)
+		*e = withdraw_insufficient(r, lamports + min);
+	return s->authority;
+}
+
+static const char *withdraw_nonce(struct run *r, uint64_t lamports)
+{
+	struct nonce_state s;
+	const char *e = sysvar_at(r, 2, RECENT_BLOCKHASHES_ID);
+	if (e || (e = sysvar_at(r, 3, RENT_ID)) || (e = nonce_open(r, "Withdraw", &s)))
+		return e;
+	const uint8_t *who = withdraw_signer(r, lamports, &s, &e);
+	if (e)
+		return e;
+	if (!signer(r, who))
+		return nonce_unsigned(r, "Withdraw", "sign", who);
+	return shift_lamports(r, 0, 1, lamports);
+}
+
+static const char *initialize_nonce(struct run *r, const uint8_t authority[32])
+{
+	struct nonce_state s;
+	const char *e = sysvar_at(r, 1, RECENT_BLOCKHASHES_ID);
+	if (e || (e = sysvar_at(r, 2, RENT_ID)) || (e = nonce_open(r, "Initialize", &s)))
+		return e;
+	if (s.initialized)
+		return nonce_invalid(r, "Initialize");
+	const struct sol_account *a = account(r, 0);
+	uint64_t min = sol_rent_minimum(r->env->rent, a->len);
+	if (a->lamports < min) {
+		msg(r, "Initialize nonce account: insufficient lamports %" PRIu64 ", need %" PRIu64,
+		    a->lamports, min);
+		return "InsufficientFunds";
+	}
+	nonce_current(r, authority, &s);
+	return nonce_write(r, 0, &s);
+}
+
+/* The version stays: the durable nonce of a Legacy state is not one Current would have. */
+static const char *authorize_nonce(struct run *r, const uint8_t authority[32])
+{
+	struct nonce_state s;
+	const char *e = nonce_open(r, "Authorize", &s);
+	if (e)
+		return e;
+	if (!s.initialized)
+		return nonce_invalid(r, "Authorize");
+	if (!signer(r, s.authority))
+		return nonce_unsigned(r, "Authorize", "sign", s.authority);
+	memcpy(s.authority, authority, 32);
+	return nonce_write(r, 0, &s);
+}
+
+/* A Legacy state, whose durable nonce was the blockhash itself, becomes Current. */
+static const char *upgrade_nonce(struct run *r)
+{
+	struct nonce_state s;
+	if (!sol_is_system_program(account(r, 0)->owner))
+		return "InvalidAccountOwner";
+	if (!r->ix[0].is_writable)
+		return "InvalidArgument";
+	if (!nonce_read(account(r, 0), &s))
+		return "InvalidAccountData";
+	if (s.version != 0 || !s.initialized)
+		return "InvalidArgument";
+	uint8_t blockhash[32];
+	memcpy(blockhash, s.durable_nonce, 32);
+	durable_nonce(blockhash, s.durable_nonce);
+	s.version = 1;
+	return nonce_write(r, 0, &s);
+}
+
 /* The instruction's own work, once it is decoded and has its accounts. */
 static const char *execute(struct run *r, const struct system_ix *ix)
 {
@@ -411,43 +686,49 @@ static const char *execute(struct run *r, const struct system_ix *ix)
 	case ALLOCATE:
 		e = address_of(r, 0, ix, false, &a);
 		return e ? e : allocate(r, 0, &a, ix->space);
-	default: /* ALLOCATE_WITH_SEED */
+	case ALLOCATE_WITH_SEED:
 		e = address_of(r, 0, ix, true, &a);
 		return e ? e : allocate_and_assign(r, 0, &a, ix);
+	case ADVANCE_NONCE_ACCOUNT:
+		return advance_nonce(r);
+	case WITHDRAW_NONCE_ACCOUNT:
+		return withdraw_nonce(r, ix->lamports);
+	case INITIALIZE_NONCE_ACCOUNT:
+		return initialize_nonce(r, ix->authority);
+	case AUTHORIZE_NONCE_ACCOUNT:
+		return authorize_nonce(r, ix->authority);
+	default: /* UPGRADE_NONCE_ACCOUNT */
+		return upgrade_nonce(r);
 	}
 }
 
 static size_t accounts_needed(uint32_t variant)
 {
 	switch (variant) {
-	case ASSIGN:
-	case ASSIGN_WITH_SEED:
-	case ALLOCATE:
-	case ALLOCATE_WITH_SEED:
-		return 1;
+	case CREATE_ACCOUNT:
+	case CREATE_ACCOUNT_WITH_SEED:
+	case TRANSFER:
+	case WITHDRAW_NONCE_ACCOUNT:
+		return 2;
 	case TRANSFER_WITH_SEED:
 		return 3;
 	default:
-		return 2;
+		return 1;
 	}
 }
 
 int sol_system_program_run(struct sol_account *accounts, const struct sol_ix_account *ix,
 			   size_t n, const uint8_t *data, size_t data_len,
-			   const struct sol_system_log *log, const char **error)
+			   const struct sol_system_env *env, const struct sol_system_log *log,
+			   const char **error)
 {
 	struct system_ix sx;
-	struct run r = { accounts, ix, n, log, 0 };
+	struct run r = { accounts, ix, n, env, log, 0 };
 	*error = NULL;
 	if (!decode(data, data_len, &sx)) {
 		*error = "InvalidInstructionData";
 		return 0;
 	}
-	if (sx.variant >= ADVANCE_NONCE_ACCOUNT && sx.variant <= UPGRADE_NONCE_ACCOUNT &&
-	    sx.variant != ALLOCATE && sx.variant != ALLOCATE_WITH_SEED &&
-	    sx.variant != ASSIGN_WITH_SEED && sx.variant != TRANSFER_WITH_SEED)
-		return err_set(-ENOTSUP, "the System program's nonce instructions (variant %u) are "
-					 "not supported", sx.variant);
 	/* check_number_of_instruction_accounts: MissingAccount in today's runtime */
 	if (n < accounts_needed(sx.variant)) {
 		*error = "MissingAccount";

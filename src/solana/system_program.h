@@ -1,8 +1,9 @@
 /*
  * The System program (11111111111111111111111111111111), the builtin that creates
  * accounts, moves lamports out of system accounts, allocates their data and assigns them
- * to a program: CreateAccount, Assign, Transfer, Allocate and their WithSeed forms, with
- * the checks and log lines of agave's system_processor. It runs on the transaction's
+ * to a program: CreateAccount, Assign, Transfer, Allocate and their WithSeed forms, and the
+ * durable nonce instructions (Advance, Withdraw, Initialize, Authorize, Upgrade), with the
+ * checks and log lines of agave's system_processor. It runs on the transaction's
  * accounts directly (a builtin has no VM and no serialized input) and costs what agave's
  * declare_process_instruction charges before it runs (SOL_SYSTEM_UNITS).
  */
@@ -34,12 +35,21 @@ struct sol_system_log {
 	void *ctx;
 };
 
+/* What the nonce instructions read of the runtime: the blockhash the transaction runs
+ * under and its fee per signature (a durable nonce stores both), and the Rent sysvar. */
+struct sol_system_env {
+	const uint8_t *blockhash; /* 32 bytes */
+	uint64_t lamports_per_signature;
+	const uint8_t *rent; /* 24 bytes, the sysvar's layout */
+};
+
 /* Runs one System instruction: data, on the instruction's accounts ix[0..n) of accounts.
  * 0 with *error NULL on success or the InstructionError's name ("Custom(0)" for
  * SystemError::AccountAlreadyInUse, "MissingRequiredSignature", ...); negative when tally
- * failed (no memory, or a nonce instruction, which tally does not run). */
+ * failed (no memory). */
 int sol_system_program_run(struct sol_account *accounts, const struct sol_ix_account *ix,
 			   size_t n, const uint8_t *data, size_t data_len,
-			   const struct sol_system_log *log, const char **error);
+			   const struct sol_system_env *env, const struct sol_system_log *log,
+			   const char **error);
 
 #endif

@@ -40,6 +40,22 @@ json.dump(d, open(sys.argv[3], 'w'))" "$TMP/fx/spl_memo4_bad_utf8.json" $data "$
 		pass sol_litesvm_memo_utf8_every_byte || fail sol_litesvm_memo_utf8_every_byte "$(head -c 300 "$TMP/litesvm.json")"; }
 done
 
+# The System program's nonce instructions (tests/solana/litesvm/nonce.py): each succeeding
+# and failing every way agave checks, run directly; where the nonce account changes,
+# LiteSVM's post-state must be the state the nonce layout says.
+mkdir -p "$TMP/nonce"
+python3 "$LITESVM/nonce.py" gen "$TMP/nonce"
+for fx in "$TMP"/nonce/nonce_*.json; do
+	name=$(basename "$fx" .json)
+	same_as_litesvm "sol_litesvm_$name" "$fx"
+	case ${name#nonce_} in
+	init_ok | advance_ok | withdraw_all | authorize_ok | authorize_legacy | upgrade_legacy)
+		python3 "$LITESVM/nonce.py" reach "${name#nonce_}" "$TMP/litesvm.json" &&
+			pass "sol_litesvm_${name}_reached" ||
+			fail "sol_litesvm_${name}_reached" "$(head -c 400 "$TMP/litesvm.json")" ;;
+	esac
+done
+
 # How programs fail (tests/solana/litesvm/faults.c, linked by `tally sbpf link`): abort,
 # panic, an access violation and a division by zero (VM failures, after which the runtime
 # takes the whole budget), a syscall's own error, a custom error, running out of CU, an
