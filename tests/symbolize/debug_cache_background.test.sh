@@ -8,22 +8,7 @@
 # when the command ends, and no process is left.
 . tests/lib.sh
 
-OUT="$CORPUS/symbolize"
-if ! notes=$(tests/symbolize/build-corpus.sh "$OUT" 2>&1); then
-	fail corpus_builds "$(tail -3 <<<"$notes")"
-	exit 0
-fi
-orig="$OUT/gcc-O2-dw5-bfd-pie"
-id=$(readelf -n "$orig" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
-rel=".build-id/${id:0:2}/${id:2}.debug"
-mkdir -p "$TMP/dbg/${rel%/*}"
-objcopy --only-keep-debug --compress-debug-sections=zlib "$orig" "$TMP/dbg/$rel"
-objcopy --strip-debug "$orig" "$TMP/bin"
-objcopy --decompress-debug-sections "$TMP/dbg/$rel" "$TMP/ref"
-text_addrs "$orig" >"$TMP/addrs"
-llvm-symbolizer --inlining --obj="$TMP/bin" --debug-file-directory="$TMP/dbg" <"$TMP/addrs" \
-	>"$TMP/want"
-grep -q ':[1-9][0-9]*:' "$TMP/want" || fail setup_oracle "llvm-symbolizer found no lines"
+. tests/symbolize/compressed_debug.sh
 
 # stores_of CACHE: the processes (ours) whose environment has TALLY_CACHE=CACHE.
 stores_of() {
@@ -66,23 +51,6 @@ piped() {
 	fi
 }
 export TMP
-
-# is_objcopys NAME REF FILE: FILE is REF (objcopy's decompressed file), byte for byte but
-# for the SHF_INFO_LINK flag objcopy adds to .rela.plt (as in debug_cache.test.sh).
-is_objcopys() {
-	check "$1" python3 - "$2" "$3" <<'PY'
-import struct, sys
-ref, got = (open(p, 'rb').read() for p in sys.argv[1:])
-assert len(ref) == len(got), f"sizes {len(ref)} and {len(got)}"
-shoff, = struct.unpack_from('<Q', got, 0x28)
-shentsize, shnum = struct.unpack_from('<HH', got, 0x3a)
-for b in (b for b in range(0, len(ref), 65536) if ref[b:b + 65536] != got[b:b + 65536]):
-    for i in (i for i in range(b, min(b + 65536, len(ref))) if ref[i] != got[i]):
-        # Only a section's sh_flags may differ, and only by SHF_INFO_LINK (0x40).
-        k, at = divmod(i - shoff, shentsize)
-        assert 0 <= k < shnum and at == 8 and ref[i] ^ got[i] == 0x40, f"byte {i:#x} differs"
-PY
-}
 
 # appears NAME CACHE COPY REF: within 30 s COPY is in place and the store has exited; it is
 # REF, with nothing else beside it (no temporary).
