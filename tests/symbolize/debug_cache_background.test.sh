@@ -20,10 +20,12 @@ stores_of() {
 # Whatever a failed check left running goes with the scratch directory.
 trap 'for c in "$TMP"/bg*; do kill -9 $(stores_of "$c") 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
-# gone NAME CACHE: PASS when no process of CACHE is left within 30 s; those left are killed.
+# The store runs at SCHED_IDLE, on what other processes leave of the CPUs: on a loaded
+# machine its few milliseconds of work can take seconds, hence the bound of 120 s.
+# gone NAME CACHE: PASS when no process of CACHE is left within 120 s; those left are killed.
 gone() {
 	local i left
-	for ((i = 0; i < 300; i++)); do
+	for ((i = 0; i < 1200; i++)); do
 		left=$(stores_of "$2")
 		[ -z "$left" ] && break
 		sleep 0.1
@@ -32,7 +34,7 @@ gone() {
 		pass "$1"
 	else
 		kill -9 $left 2>/dev/null
-		fail "$1" "still running after 30 s: $left"
+		fail "$1" "still running after 120 s: $left"
 	fi
 }
 
@@ -52,11 +54,11 @@ piped() {
 }
 export TMP
 
-# appears NAME CACHE COPY REF: within 30 s COPY is in place and the store has exited; it is
+# appears NAME CACHE COPY REF: within 120 s COPY is in place and the store has exited; it is
 # REF, with nothing else beside it (no temporary).
 appears() {
 	local i
-	for ((i = 0; i < 300; i++)); do
+	for ((i = 0; i < 1200; i++)); do
 		[ -f "$3" ] && [ -z "$(stores_of "$2")" ] && break
 		sleep 0.1
 	done
@@ -84,7 +86,7 @@ python3 -c 'import fcntl; fcntl.fcntl(0, 1031, 4096)' <&$hold # F_SETPIPE_SZ
 piped background_store_command_and_pipe_end "$cache" "$TMP/want" "$TMP/addrs" \
 	"$TALLY" symbolize -e "$TMP/bin" --debug-dir "$TMP/dbg"
 pid=
-for ((i = 0; i < 300; i++)); do
+for ((i = 0; i < 1200; i++)); do
 	pid=$(stores_of "$cache")
 	[ -n "$pid" ] && [ "$(readlink "/proc/$pid/fd/3")" = "$fifo" ] && break
 	sleep 0.1
@@ -102,7 +104,7 @@ else
 	check background_store_nice_19 test "$(stat_field "$pid" 19)" = 19
 	check background_store_sched_idle test "$(stat_field "$pid" 41)" = 5 # SCHED_IDLE
 fi
-timeout 30 head -c "$(stat -c %s "$TMP/ref")" <&$hold >"$TMP/from_fifo"
+timeout 120 head -c "$(stat -c %s "$TMP/ref")" <&$hold >"$TMP/from_fifo"
 exec {hold}<&-
 is_objcopys background_store_writes_objcopys "$TMP/ref" "$TMP/from_fifo"
 gone background_store_exits "$cache"
