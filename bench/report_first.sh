@@ -8,18 +8,20 @@
 #
 # Per round, the commands take turns (so that a change in the machine's load falls on all of
 # them alike), each timed alone by perf stat (task-clock, and wall time):
-#   perf         perf report --stdio
+#   perf         perf report --stdio (with the addr2line processes it starts)
 #   empty cache  tally report with an empty debug cache (a new one per run): the first
-#                report on a machine; it inflates and stores libc6-dbg's copy
+#                report on a machine, as its user sees it; it inflates what the report
+#                needs, and a detached process it forks at exit stores libc6-dbg's copy
+#                (src/elf/debug_cache_background.c). Timed without that process (perf stat
+#                --no-inherit), which is waited for before the next command
+#   empty, wait  the same with TALLY_CACHE_STORE=wait: the copy stored in the process
 #   cache off    tally report with TALLY_CACHE=off: inflates what the report needs and
-#                stores nothing (the floor of a first report that left the storing to
-#                someone else, e.g. a process in the background)
+#                stores nothing (the floor of a first report)
 #   cache filled tally report reading the copy the empty-cache runs stored
-# Prints the best of ROUNDS (default 5) by CPU time for each, and the ratios of perf's CPU
-# time to tally's; the load average before and after says how busy the machine was.
-# Five runs (December 2026, bench/README.md): perf 184-203 ms of CPU; tally with an empty
-# cache 34-38 ms (5.3-5.6x), cache off 21.5-24.5 ms (8.0-8.9x), filled 13.2-14.9 ms
-# (13.6-14.5x). The empty cache's extra is the copy: inflating and writing all 10 MB.
+# Prints the best of ROUNDS (default 5) by CPU time for each, the ratios of perf's CPU time
+# to tally's, and the background store's own CPU time: "empty, wait" less "cache off"
+# (best against best). The load average before and after says how busy the machine was.
+# Figures: bench/README.md.
 # Usage: bench/report_first.sh [BUILD]   (not a test: prints figures; needs perf, gcc and
 #        libc6-dbg). ROUNDS=5, TALLY=binary (environment); KEEP=DIR keeps the program and
 #        the recording, for measuring another binary on the same file.
@@ -60,13 +62,14 @@ if [ ! -s "$data" ]; then
 		>/dev/null 2>&1
 fi
 
-# timed NAME CMD...: one run of CMD alone, timed by perf stat; keeps NAME's best run (by CPU
-# time) in best_cpu and best_wall, its output in $W/out.NAME.
+# timed NAME [--no-inherit] CMD...: one run of CMD alone, timed by perf stat; keeps NAME's
+# best run (by CPU time) in best_cpu and best_wall, its output in $W/out.NAME.
 declare -A best_cpu best_wall
 timed() {
-	local name=$1 cpu wall
+	local name=$1 cpu wall inherit=
 	shift
-	perf stat -e task-clock -o "$W/stat" -- "$@" >"$W/out.$name" 2>/dev/null
+	[ "$1" != --no-inherit ] || { inherit=--no-inherit && shift; }
+	perf stat $inherit -e task-clock -o "$W/stat" -- "$@" >"$W/out.$name" 2>/dev/null
 	read -r cpu wall < <(awk '/msec task-clock/ { c = $1 } /seconds time elapsed/ { w = $1 }
 		END { print c, w }' "$W/stat")
 	if [ -z "${best_cpu[$name]:-}" ] || awk -v a="$cpu" -v b="${best_cpu[$name]}" 'BEGIN { exit !(a < b) }'; then
@@ -74,31 +77,49 @@ timed() {
 	fi
 }
 
+# stored CACHE: waits (at most 30 s) for the background store to put the copy into CACHE.
+stored() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		[ -n "$(find "$1" -name '*.debug' 2>/dev/null)" ] && return
+		sleep 0.1
+	done
+	echo "bench: warning: no copy stored in $1 after 30 s" >&2
+}
+
 echo "bench: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $(perf version)" >&2
 filled=
 for ((i = 0; i < ROUNDS; i++)); do
 	timed perf perf report -i "$data" --stdio
 	cold=$(mktemp -d "$W/cache.XXXXXX")
-	timed empty env TALLY_CACHE="$cold" "$TALLY" report "$data"
-	timed off env TALLY_CACHE=off "$TALLY" report "$data"
-	timed filled env TALLY_CACHE="${filled:=$cold}" "$TALLY" report "$data"
+	timed empty --no-inherit env -u TALLY_CACHE_STORE TALLY_CACHE="$cold" "$TALLY" report "$data"
+	stored "$cold"
+	storing=$(mktemp -d "$W/cache.XXXXXX")
+	timed wait --no-inherit env TALLY_CACHE_STORE=wait TALLY_CACHE="$storing" "$TALLY" report "$data"
+	rm -rf "$storing"
+	timed off --no-inherit env TALLY_CACHE=off "$TALLY" report "$data"
+	timed filled --no-inherit env TALLY_CACHE="${filled:=$cold}" "$TALLY" report "$data"
 	[ "$cold" = "$filled" ] || rm -rf "$cold"
 done
 rm -rf "$filled"
 echo "bench: load at the end $(cut -d' ' -f1-3 /proc/loadavg); $(sed -n 's/^unwind: *//p' "$W/out.filled")" >&2
-cmp -s "$W/out.empty" "$W/out.filled" && cmp -s "$W/out.off" "$W/out.filled" ||
+cmp -s "$W/out.empty" "$W/out.filled" && cmp -s "$W/out.wait" "$W/out.filled" &&
+	cmp -s "$W/out.off" "$W/out.filled" ||
 	echo "bench: warning: tally's reports differ between cache states" >&2
 
 echo
 echo "| command | CPU (ms) | wall (s) | perf's CPU / tally's |"
 echo "|---|---:|---:|---:|"
-for name in perf empty off filled; do
+for name in perf empty wait off filled; do
 	case $name in
 	perf) label="perf report --stdio" ;;
-	empty) label="tally report, empty cache (first report)" ;;
+	empty) label="tally report, empty cache (first report; copy stored in the background)" ;;
+	wait) label="tally report, empty cache, TALLY_CACHE_STORE=wait (copy stored in it)" ;;
 	off) label="tally report, cache off (nothing stored)" ;;
 	filled) label="tally report, cache filled" ;;
 	esac
 	awk -v l="$label" -v c="${best_cpu[$name]}" -v w="${best_wall[$name]}" -v p="${best_cpu[perf]}" -v n="$name" \
 		'BEGIN { printf "| %s | %.1f | %.3f | %s |\n", l, c, w, n == "perf" ? "" : sprintf("%.1fx", p / c) }'
 done
+awk -v w="${best_cpu[wait]}" -v o="${best_cpu[off]}" \
+	'BEGIN { printf "\nbackground store: %.1f ms of CPU (empty, wait less cache off), at nice 19, SCHED_IDLE\n", w - o }'

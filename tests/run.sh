@@ -15,6 +15,9 @@ failed=()
 # nor fill the user's.
 TALLY_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/tally-cache.XXXXXX")
 export TALLY_CACHE
+# Copies stored before each command ends, not by a process left in the background
+# (tests/symbolize/debug_cache_background.test.sh tests that one).
+export TALLY_CACHE_STORE=wait
 trap 'rm -rf "$TALLY_CACHE"' EXIT
 
 run_unit() {

@@ -14,11 +14,13 @@
  *
  * Layout of a copy: the file's headers and allocated sections keep their offsets (program
  * headers point at them), every other section follows them, decompressed when it was
- * compressed, and a new section header table comes last. It is written to a temporary
- * file and renamed into place, so a reader sees a whole copy or none.
+ * compressed, and a new section header table comes last. It is written to an unnamed file
+ * (O_TMPFILE) linked into place, else to a temporary file renamed into place, so a reader
+ * sees a whole copy or none.
  */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -265,14 +267,34 @@ static int write_copy(const struct copy *c, int fd)
 	return err;
 }
 
+/* Writes the copy into an unnamed file in dir (O_TMPFILE) and links it in at path: a
+ * store killed half-way (the background one: debug_cache_background.c) leaves nothing.
+ * 1 when that cannot be done here (no unnamed files on this file system, no /proc, or a
+ * passed-over copy at path to replace), else 0 or the write's error. */
+static int store_unnamed(struct copy *c, const char *dir, const char *path)
+{
+	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return 1;
+	char self[64];
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	int err = write_copy(c, fd);
+	if (!err && linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW))
+		err = 1;
+	close(fd);
+	return err;
+}
+
 static int store_at(struct copy *c, const char *path)
 {
-	char tmp[PATH_MAX];
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	char *slash = strrchr(tmp, '/');
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
 	*slash = 0;
-	int err = file_mkdirs(tmp, 0700);
-	if (err)
+	int err = file_mkdirs(dir, 0700);
+	if (!err)
+		err = store_unnamed(c, dir, path);
+	if (err <= 0)
 		return err;
 	struct afile *a;
 	err = afile_open(path, 0, &a);

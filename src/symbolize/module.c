@@ -344,13 +344,14 @@ void sym_close(struct sym_module *m)
 	sym_symbols_free(&m->symbols);
 	sym_symbols_free(&m->fallback);
 	sym_names_free(m);
-	/* A compressed debug file whose DWARF was used goes to the cache decompressed: the
-	 * next process that needs it will not inflate it again. Best effort. */
-	if (m->debug_elf && has_debug_info(m->debug_elf) && cache_dir(m) &&
-	    elf_debug_cache_store(m->debug_elf, cache_dir(m)) < 0)
-		err_clear();
 	dwarf_close(m->dwarf);
-	elf_close(m->debug_elf);
+	/* A compressed debug file whose DWARF was used goes to the cache decompressed, in the
+	 * background: the next process that needs it will not inflate it again, and this one
+	 * does not wait for the rest to be inflated. Best effort. */
+	if (m->debug_elf && has_debug_info(m->debug_elf) && cache_dir(m))
+		elf_debug_cache_close(m->debug_elf, cache_dir(m));
+	else
+		elf_close(m->debug_elf);
 	elf_close(m->elf);
 	arena_free(&m->arena);
 	bulk_free(&m->bulk);

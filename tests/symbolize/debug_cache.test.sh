@@ -9,23 +9,8 @@
 # cache is under $XDG_CACHE_HOME/tally; an unwritable cache changes nothing in the output.
 . tests/lib.sh
 
-OUT="$CORPUS/symbolize"
-if ! notes=$(tests/symbolize/build-corpus.sh "$OUT" 2>&1); then
-	fail corpus_builds "$(tail -3 <<<"$notes")"
-	exit 0
-fi
-orig="$OUT/gcc-O2-dw5-bfd-pie"
-id=$(readelf -n "$orig" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
-rel=".build-id/${id:0:2}/${id:2}.debug"
-mkdir -p "$TMP/dbg/${rel%/*}" "$TMP/moved"
-objcopy --only-keep-debug --compress-debug-sections=zlib "$orig" "$TMP/dbg/$rel"
-objcopy --strip-debug "$orig" "$TMP/bin"
-readelf -SW "$TMP/dbg/$rel" | grep -q ' \.debug_info .* C ' ||
-	fail setup_compressed "objcopy did not compress .debug_info"
-text_addrs "$orig" >"$TMP/addrs"
-llvm-symbolizer --inlining --obj="$TMP/bin" --debug-file-directory="$TMP/dbg" <"$TMP/addrs" \
-	>"$TMP/want"
-grep -q ':[1-9][0-9]*:' "$TMP/want" || fail setup_oracle "llvm-symbolizer found no lines"
+. tests/symbolize/compressed_debug.sh
+mkdir -p "$TMP/moved"
 
 # agrees NAME [ENV=VALUE...]: tally symbolize, under that environment, prints what
 # llvm-symbolizer printed.
@@ -49,18 +34,7 @@ else
 	fail cache_stores_decompressed_copy "$(ls -R "$TMP/cache" 2>&1 | head -5)"
 fi
 
-objcopy --decompress-debug-sections "$TMP/dbg/$rel" "$TMP/ref"
-check cache_copy_is_objcopys python3 - "$TMP/ref" "$copy" <<'PY'
-import struct, sys
-ref, got = (open(p, 'rb').read() for p in sys.argv[1:])
-assert len(ref) == len(got), f"sizes {len(ref)} and {len(got)}"
-shoff, = struct.unpack_from('<Q', got, 0x28)
-shentsize, shnum = struct.unpack_from('<HH', got, 0x3a)
-for i in (i for i in range(len(ref)) if ref[i] != got[i]):
-    # Only a section's sh_flags may differ, and only by SHF_INFO_LINK (0x40).
-    k, at = divmod(i - shoff, shentsize)
-    assert 0 <= k < shnum and at == 8 and ref[i] ^ got[i] == 0x40, f"byte {i:#x} differs"
-PY
+is_objcopys cache_copy_is_objcopys "$TMP/ref" "$copy"
 
 # Found first (before --debug-dir's compressed file): read, not written again.
 before=$(stat -c %.9Y "$copy")
