@@ -14,6 +14,7 @@
 
 #include "base/err.h"
 #include "base/file.h"
+#include "elf/elf.h"
 #include "tally/tally.h"
 
 /* One line per command, in the order `tally --help` lists them; NULL ends the list. */
@@ -203,6 +204,7 @@ static int dispatch(int argc, char **argv)
 		return CLI_OK;
 	}
 	keep_freed_memory();
+	elf_debug_cache_detach_stores();
 	return cmd->run(argc - 1, argv + 1);
 }
 

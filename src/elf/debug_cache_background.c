@@ -9,7 +9,8 @@
  * priority, with nothing of the parent's open (a reader of the parent's pipe sees its end
  * when the parent exits), and ends with _exit (no atexit handler, no flush of inherited
  * stdio buffers). fork() copies only the calling thread: a process with more than one
- * stores in itself.
+ * stores in itself. Only a process that asked for it (the tally command) forks: a program
+ * that uses libtally stores its copies itself, when it closes the module.
  */
 #include <elf.h>
 #include <errno.h>
@@ -39,7 +40,14 @@ struct pending {
 static VEC(char *) claimed;
 static VEC(struct pending) pending;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static bool at_exit_set, exited;
+static bool detached, at_exit_set, exited;
+
+void elf_debug_cache_detach_stores(void)
+{
+	pthread_mutex_lock(&lock);
+	detached = true;
+	pthread_mutex_unlock(&lock);
+}
 
 /* Whether path was not claimed before; it is from now on. Under lock. */
 static bool claim(const char *path)
@@ -153,7 +161,7 @@ static void store_pending(void)
 /* Whether f waits for the exit, now owned by the list. Under lock. */
 static bool defer(struct elf_file *f, const char *dir)
 {
-	if (exited || (!at_exit_set && atexit(store_pending)))
+	if (!detached || exited || (!at_exit_set && atexit(store_pending)))
 		return false;
 	at_exit_set = true;
 	struct pending *p = vec_push(&pending);

@@ -14,7 +14,7 @@
 stores_of() {
 	local p
 	for p in /proc/[0-9]*; do
-		tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "TALLY_CACHE=$1" && echo "${p#/proc/}"
+		tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -qxF "TALLY_CACHE=$1" && echo "${p#/proc/}"
 	done
 }
 # Whatever a failed check left running goes with the scratch directory.
@@ -128,3 +128,45 @@ piped wait_store_agrees "$cache" "$TMP/want" "$TMP/addrs" \
 	env TALLY_CACHE_STORE=wait "$TALLY" symbolize -e "$TMP/bin" --debug-dir "$TMP/dbg"
 is_objcopys wait_store_copy_at_exit "$TMP/ref" "$cache/debug/$rel"
 check wait_store_leaves_no_process test -z "$(stores_of "$cache")"
+
+# 4. A program using libtally is not forked behind its back: without TALLY_CACHE_STORE its
+# copy is in place as soon as it closes the symbolizer (the program checks, before it
+# exits), and no process is left. It finds a line for the addresses llvm-symbolizer does.
+cat >"$TMP/lib_user.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <tally/tally.h>
+int main(int argc, char **argv)
+{
+	struct tally_symbolizer_opts o = { .sz = sizeof(o), .debug_dir = argv[2], .debug_cache = true };
+	struct tally_symbolizer *s;
+	if (tally_symbolizer_open(argv[1], &o, &s))
+		return 2;
+	unsigned long long a;
+	int lines = 0;
+	while (scanf("%llx", &a) == 1) {
+		struct tally_frame f[8];
+		lines += tally_symbolize(s, a, f, 8) > 0 && f[0].line;
+	}
+	tally_symbolizer_close(s);
+	printf("%d %s\n", lines, access(argv[3], F_OK) ? "absent" : "present");
+	return 0;
+}
+C
+libs=$(sed -n "s/^LIBS := //p" "$ROOT/Makefile")
+san=$([ "$BUILD" = build-asan ] && echo -fsanitize=address,undefined)
+cache="$TMP/bg4"
+if cc -std=gnu11 -O2 -I"$ROOT/include" $san -o "$TMP/lib_user" "$TMP/lib_user.c" \
+	"$ROOT/$BUILD/libtally.a" $libs 2>"$TMP/cc.err"; then
+	out=$(env -u TALLY_CACHE_STORE TALLY_CACHE="$cache" "$TMP/lib_user" "$TMP/bin" "$TMP/dbg" \
+		"$cache/debug/$rel" <"$TMP/addrs")
+	# addresses whose innermost frame has a line, as llvm-symbolizer answered them
+	want=$(awk 'BEGIN { RS = "" } { split($0, l, "\n"); n += l[2] ~ /:[1-9][0-9]*:/ } END { print n }' "$TMP/want")
+	check library_user_symbolizes test "${out% *}" = "$want"
+	check library_user_copy_at_close test "${out#* }" = present
+	is_objcopys library_user_copy_is_objcopys "$TMP/ref" "$cache/debug/$rel"
+	check library_user_leaves_no_process test -z "$(stores_of "$cache")"
+else
+	fail library_user_builds "$(head -5 "$TMP/cc.err")"
+fi
