@@ -10,7 +10,9 @@
 # symbolizer's cost per module). tally report is timed three ways: with its debug cache
 # filled (the usual case: the cache keeps libc6-dbg's DWARF decompressed, see
 # docs/symbolize.md), with an empty cache each run (the first report on a machine, which
-# fills it), and with the cache off (TALLY_CACHE=off: every run inflates libc6-dbg).
+# fills it; with TALLY_CACHE_STORE=wait, storing the copy in the report's own process, where
+# by default a detached process stores it after the report: bench/report_first.sh times
+# both), and with the cache off (TALLY_CACHE=off: every run inflates libc6-dbg).
 # Usage: bench/unwind.sh [BUILD]   (not a test: prints figures)
 # KEEP=DIR keeps the programs and recordings in DIR (to profile tally report on them); run
 # again with the same DIR, it measures those same recordings again (before/after a change).
@@ -87,7 +89,7 @@ for run in deep_bfd:deep_bfd deep_lld:deep_lld deep_gcc:deep_gcc deep_fp:deep_fp
 		ratio() { awk -v p="$perf_cpu" '{printf "%.1fx", p / $1}' "$W/cpu"; }
 		echo "tally report:        $(timed "$BUILD/tally" report "$f"), $(ratio) less cpu"
 		echo "  empty cache:       $(PREP='rm -rf "$W/cold"' TALLY_CACHE="$W/cold" \
-			timed "$BUILD/tally" report "$f"), $(ratio)"
+			TALLY_CACHE_STORE=wait timed "$BUILD/tally" report "$f"), $(ratio)"
 		echo "  cache off:         $(TALLY_CACHE=off timed "$BUILD/tally" report "$f"), $(ratio)"
 		"$W/unwind_stats" "$f"
 	done
