@@ -45,15 +45,36 @@ static struct sort_key *sort_keys(struct sort_key *keys, struct sort_key *tmp, s
 	return keys;
 }
 
+/* Puts the element sorted[i].idx at i, for every i, in place: each cycle of the
+ * permutation is followed with one element held aside (hold, size bytes), and sorted's
+ * indexes are set to their own places as they are filled. A copy of the whole array (as
+ * large as the array, first touched here) cost more page faults than the sort itself. */
+static void permute(unsigned char *b, size_t size, struct sort_key *sorted, size_t n,
+		    unsigned char *hold)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (sorted[i].idx == i)
+			continue;
+		memcpy(hold, b + i * size, size);
+		size_t j = i;
+		for (size_t from = sorted[j].idx; from != i; j = from, from = sorted[j].idx) {
+			memcpy(b + j * size, b + from * size, size);
+			sorted[j].idx = j;
+		}
+		memcpy(b + j * size, hold, size);
+		sorted[j].idx = j;
+	}
+}
+
 int radix_sort(void *base, size_t n, size_t size, size_t key_at)
 {
 	if (n < 2)
 		return 0;
 	struct sort_key *keys = malloc(2 * n * sizeof(*keys));
-	unsigned char *out = malloc(n * size);
-	if (!keys || !out) {
+	unsigned char *hold = malloc(size);
+	if (!keys || !hold) {
 		free(keys);
-		free(out);
+		free(hold);
 		return -ENOMEM;
 	}
 	unsigned char *b = base;
@@ -62,11 +83,8 @@ int radix_sort(void *base, size_t n, size_t size, size_t key_at)
 		memcpy(&key, b + i * size + key_at, sizeof(key));
 		keys[i] = (struct sort_key){ key, i };
 	}
-	const struct sort_key *sorted = sort_keys(keys, keys + n, n);
-	for (size_t i = 0; i < n; i++)
-		memcpy(out + i * size, b + sorted[i].idx * size, size);
-	memcpy(base, out, n * size);
+	permute(b, size, sort_keys(keys, keys + n, n), n, hold);
 	free(keys);
-	free(out);
+	free(hold);
 	return 0;
 }

@@ -1,8 +1,8 @@
 /*
  * The radix sort (base/radix.h) against qsort ordering by (key, original position): equal
  * keys keep their order, every element is kept, for keys that differ in low bits only, in
- * high bits only, in all 64, for one pass and several, for elements of odd sizes; arena
- * copies (arena_copy) hold what they copied.
+ * high bits only, in all 64, for one pass and several, for elements of odd sizes (moved in
+ * place, cycle by cycle); arena copies (arena_copy) hold what they copied.
  */
 #include <setjmp.h>
 #include <stdarg.h>
