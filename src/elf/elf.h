@@ -123,6 +123,8 @@ struct elf_symtab {
 	struct elf_symbol *syms; /* sorted by address, then size, then table order */
 	size_t n;
 	size_t n_symtab; /* how many came from .symtab (before merging) */
+	void *map;       /* what syms lies in (mapped: elf_symtab_free unmaps it) */
+	size_t map_len;
 };
 /* Function-like symbols (STT_FUNC, STT_GNU_IFUNC, and STT_NOTYPE/STT_OBJECT when
  * want_all), defined, from .symtab and .dynsym. Caller frees with
