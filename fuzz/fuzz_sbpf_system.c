@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < 3; i++) {
 		acc[i].key[0] = (uint8_t)(i + 1);
 		if (i == 1)
-			sol_base58_decode("SysvarRecentB1ockHashes11111111111111111111", acc[i].key, 32);
+			sol_base58_decode(SOL_SYSVAR_RECENT_BLOCKHASHES_ID, acc[i].key, 32);
 		acc[i].lamports = lamports[i];
 		acc[i].len = i == 2 ? 80 : 0;
 		acc[i].data = calloc(1, 80);

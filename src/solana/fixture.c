@@ -25,9 +25,7 @@
 
 #define LOADER_ID "BPFLoaderUpgradeab1e11111111111111111111111"
 #define SYSVAR_OWNER "Sysvar1111111111111111111111111111111111111"
-#define RENT_ID "SysvarRent111111111111111111111111111111111"
 #define CLOCK_ID "SysvarC1ock11111111111111111111111111111111"
-#define RECENT_BLOCKHASHES_ID "SysvarRecentB1ockHashes11111111111111111111"
 
 struct ctx {
 	const char *path;
@@ -283,9 +281,9 @@ static int load_sysvars(struct ctx *c, json_t *root, struct sol_fixture *f)
 static int implicit_account(struct ctx *c, struct sol_fixture *f, const uint8_t key[32])
 {
 	uint8_t rent_id[32], clock_id[32], recent_id[32], recent[SOL_RECENT_BLOCKHASHES_SIZE];
-	sol_base58_decode(RENT_ID, rent_id, 32);
+	sol_base58_decode(SOL_SYSVAR_RENT_ID, rent_id, 32);
 	sol_base58_decode(CLOCK_ID, clock_id, 32);
-	sol_base58_decode(RECENT_BLOCKHASHES_ID, recent_id, 32);
+	sol_base58_decode(SOL_SYSVAR_RECENT_BLOCKHASHES_ID, recent_id, 32);
 	if (!memcmp(key, rent_id, 32))
 		return add_account(f, key, SYSVAR_OWNER, f->rent, 17, false);
 	if (!memcmp(key, clock_id, 32))
@@ -331,8 +329,8 @@ static const char *const reserved_keys[] = {
 	"SysvarFees111111111111111111111111111111111",
 	"Sysvar1nstructions1111111111111111111111111",
 	"SysvarLastRestartS1ot1111111111111111111111",
-	"SysvarRecentB1ockHashes11111111111111111111",
-	"SysvarRent111111111111111111111111111111111",
+	SOL_SYSVAR_RECENT_BLOCKHASHES_ID,
+	SOL_SYSVAR_RENT_ID,
 	"SysvarRewards111111111111111111111111111111",
 	"SysvarS1otHashes111111111111111111111111111",
 	"SysvarS1otHistory11111111111111111111111111",

@@ -47,8 +47,7 @@ const char *sol_account_set_owner(struct sol_borrow *b, const uint8_t owner[32])
 	return NULL;
 }
 
-/* The runtime's can_data_be_resized, then can_data_be_changed. */
-static const char *data_change_error(const struct sol_borrow *b, size_t len)
+const char *sol_account_data_error(const struct sol_borrow *b, size_t len)
 {
 	if (!owned(b) && len != b->a->len)
 		return "AccountDataSizeChanged";
@@ -67,7 +66,7 @@ const char *sol_account_set_data(struct sol_borrow *b, const uint8_t *data, size
 				 bool *oom)
 {
 	*oom = false;
-	const char *e = data_change_error(b, len);
+	const char *e = sol_account_data_error(b, len);
 	if (e)
 		return len == b->a->len && (!len || !memcmp(b->a->data, data, len)) ? NULL : e;
 	if (len != b->a->len) {

@@ -50,6 +50,9 @@ struct sol_borrow {
 /* Each changes the account when the runtime allows it; NULL, or the error's name. */
 const char *sol_account_set_lamports(struct sol_borrow *b, uint64_t lamports);
 const char *sol_account_set_owner(struct sol_borrow *b, const uint8_t owner[32]);
+/* Why the data may not become len bytes (agave's can_data_be_resized, then
+ * can_data_be_changed), or NULL. */
+const char *sol_account_data_error(const struct sol_borrow *b, size_t len);
 /* Replaces the data; *oom is set when memory ran out. Unchanged data always passes. */
 const char *sol_account_set_data(struct sol_borrow *b, const uint8_t *data, size_t len,
 				 bool *oom);

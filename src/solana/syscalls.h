@@ -41,6 +41,10 @@ int sol_syscalls_bn254(struct sbpf_syscalls *s);
  * 0, -1 when the budget ran out or addr is unaligned, -EFAULT when addr is not writable. */
 int sol_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, size_t len,
 		    size_t align);
+/* The addresses, in base58, of the sysvar accounts more than one part of the runtime
+ * names (the System program's nonce instructions read both). */
+#define SOL_SYSVAR_RENT_ID "SysvarRent111111111111111111111111111111111"
+#define SOL_SYSVAR_RECENT_BLOCKHASHES_ID "SysvarRecentB1ockHashes11111111111111111111"
 /* The sysvars a bank starts with, as LiteSVM 1.5 sets them up on mainnet's feature set:
  * Clock at slot 447552000 (the last feature activation it knows), the rest zero; Rent after
  * SIMD-0194 (6960 lamports per byte, threshold 1.0, burn 50%), in their repr(C) layouts. */

@@ -183,7 +183,7 @@ static size_t sysvar_data(struct sbpf_vm *vm, const uint8_t id[32], uint8_t *buf
 {
 	static const char *const names[] = {
 		"SysvarC1ock11111111111111111111111111111111",
-		"SysvarRent111111111111111111111111111111111",
+		SOL_SYSVAR_RENT_ID,
 		"SysvarEpochSchedu1e111111111111111111111111",
 		"SysvarEpochRewards1111111111111111111111111",
 		"SysvarLastRestartS1ot1111111111111111111111",

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cursor.h"
 #include "base/err.h"
 #include "base/utf8.h"
 #include "solana/encoding.h"
@@ -53,9 +54,6 @@ enum variant {
 
 static const uint8_t SYSTEM_ID[32];
 
-#define RECENT_BLOCKHASHES_ID "SysvarRecentB1ockHashes11111111111111111111"
-#define RENT_ID "SysvarRent111111111111111111111111111111111"
-
 bool sol_is_system_program(const uint8_t id[32])
 {
 	return !memcmp(id, SYSTEM_ID, 32);
@@ -70,88 +68,53 @@ struct system_ix {
 	uint64_t seed_len;
 };
 
-struct reader {
-	const uint8_t *p;
-	size_t left;
-	bool bad;
-};
-
-static const uint8_t *take(struct reader *r, size_t n)
+static void take_key(struct cur *c, uint8_t out[32])
 {
-	if (r->bad || n > r->left) {
-		r->bad = true;
-		return NULL;
-	}
-	const uint8_t *p = r->p;
-	r->p += n;
-	r->left -= n;
-	return p;
-}
-
-static uint32_t take_u32(struct reader *r)
-{
-	const uint8_t *p = take(r, 4);
-	return p ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-			   (uint32_t)p[3] << 24
-		 : 0;
-}
-
-static uint64_t take_u64(struct reader *r)
-{
-	const uint8_t *p = take(r, 8);
-	uint64_t v = 0;
-	if (p)
-		memcpy(&v, p, 8);
-	return v;
-}
-
-static void take_key(struct reader *r, uint8_t out[32])
-{
-	const uint8_t *p = take(r, 32);
+	const uint8_t *p = cur_bytes(c, 32);
 	if (p)
 		memcpy(out, p, 32);
 }
 
-static void take_string(struct reader *r, const uint8_t **s, uint64_t *len)
+static void take_string(struct cur *c, const uint8_t **s, uint64_t *len)
 {
-	*len = take_u64(r);
-	*s = r->bad ? NULL : take(r, *len);
+	*len = cur_u64(c);
+	*s = cur_ok(c) ? cur_bytes(c, *len) : NULL;
 	if (*s && !utf8_valid(*s, *len))
-		r->bad = true;
+		c->bad = true;
 }
 
 /* false: not a SystemInstruction (InvalidInstructionData). */
 static bool decode(const uint8_t *data, size_t len, struct system_ix *ix)
 {
-	struct reader r = { data, len < PACKET_DATA_SIZE ? len : PACKET_DATA_SIZE, false };
+	struct cur r = cur_make(data, len < PACKET_DATA_SIZE ? len : PACKET_DATA_SIZE, false);
 	memset(ix, 0, sizeof(*ix));
-	ix->variant = take_u32(&r);
+	ix->variant = cur_u32(&r);
 	switch (ix->variant) {
 	case CREATE_ACCOUNT:
-		ix->lamports = take_u64(&r);
-		ix->space = take_u64(&r);
+		ix->lamports = cur_u64(&r);
+		ix->space = cur_u64(&r);
 		take_key(&r, ix->owner);
 		break;
 	case ASSIGN:
 		take_key(&r, ix->owner);
 		break;
 	case TRANSFER:
-		ix->lamports = take_u64(&r);
+		ix->lamports = cur_u64(&r);
 		break;
 	case CREATE_ACCOUNT_WITH_SEED:
 		take_key(&r, ix->base);
 		take_string(&r, &ix->seed, &ix->seed_len);
-		ix->lamports = take_u64(&r);
-		ix->space = take_u64(&r);
+		ix->lamports = cur_u64(&r);
+		ix->space = cur_u64(&r);
 		take_key(&r, ix->owner);
 		break;
 	case ALLOCATE:
-		ix->space = take_u64(&r);
+		ix->space = cur_u64(&r);
 		break;
 	case ALLOCATE_WITH_SEED:
 		take_key(&r, ix->base);
 		take_string(&r, &ix->seed, &ix->seed_len);
-		ix->space = take_u64(&r);
+		ix->space = cur_u64(&r);
 		take_key(&r, ix->owner);
 		break;
 	case ASSIGN_WITH_SEED:
@@ -160,12 +123,12 @@ static bool decode(const uint8_t *data, size_t len, struct system_ix *ix)
 		take_key(&r, ix->owner);
 		break;
 	case TRANSFER_WITH_SEED:
-		ix->lamports = take_u64(&r);
+		ix->lamports = cur_u64(&r);
 		take_string(&r, &ix->seed, &ix->seed_len);
 		take_key(&r, ix->owner);
 		break;
 	case WITHDRAW_NONCE_ACCOUNT:
-		ix->lamports = take_u64(&r);
+		ix->lamports = cur_u64(&r);
 		break;
 	case INITIALIZE_NONCE_ACCOUNT:
 	case AUTHORIZE_NONCE_ACCOUNT:
@@ -177,7 +140,7 @@ static bool decode(const uint8_t *data, size_t len, struct system_ix *ix)
 	default:
 		return false;
 	}
-	return !r.bad;
+	return cur_ok(&r);
 }
 
 /* One running System instruction. */
@@ -439,42 +402,35 @@ enum { NONCE_INITIALIZED_SIZE = 80, NONCE_UNINITIALIZED_SIZE = 8 };
 /* get_state: false when the data does not start with a state (InvalidAccountData). */
 static bool nonce_read(const struct sol_account *a, struct nonce_state *s)
 {
-	struct reader r = { a->data, a->len, false };
+	struct cur r = cur_make(a->data, a->len, false);
 	memset(s, 0, sizeof(*s));
-	s->version = take_u32(&r);
-	uint32_t state = take_u32(&r);
+	s->version = cur_u32(&r);
+	uint32_t state = cur_u32(&r);
 	s->initialized = state == 1;
 	if (s->initialized) {
 		take_key(&r, s->authority);
 		take_key(&r, s->durable_nonce);
-		s->lamports_per_signature = take_u64(&r);
+		s->lamports_per_signature = cur_u64(&r);
 	}
-	return !r.bad && s->version <= 1 && state <= 1;
-}
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
+	return cur_ok(&r) && s->version <= 1 && state <= 1;
 }
 
 /* set_state: the data may be changed by the System program and has room for the state. */
 static const char *nonce_write(struct run *r, size_t i, const struct nonce_state *s)
 {
-	struct sol_account *a = account(r, i);
-	if (a->executable)
-		return "ExecutableDataModified";
-	if (!r->ix[i].is_writable)
-		return "ReadonlyDataModified";
-	if (!sol_is_system_program(a->owner))
-		return "ExternalAccountDataModified";
+	struct sol_borrow b = borrow(r, i);
+	struct sol_account *a = b.a;
+	const char *e = sol_account_data_error(&b, a->len);
+	if (e)
+		return e;
 	if (a->len < (s->initialized ? NONCE_INITIALIZED_SIZE : NONCE_UNINITIALIZED_SIZE))
 		return "AccountDataTooSmall";
-	put_u32(a->data, s->version);
-	put_u32(a->data + 4, s->initialized);
+	store_u32(a->data, s->version, false);
+	store_u32(a->data + 4, s->initialized, false);
 	if (s->initialized) {
 		memcpy(a->data + 8, s->authority, 32);
 		memcpy(a->data + 40, s->durable_nonce, 32);
-		memcpy(a->data + 72, &s->lamports_per_signature, 8);
+		store_u64(a->data + 72, s->lamports_per_signature, false);
 	}
 	return NULL;
 }
@@ -544,7 +500,7 @@ static const char *nonce_unsigned(struct run *r, const char *what, const char *v
 static const char *advance_nonce(struct run *r)
 {
 	struct nonce_state s;
-	const char *e = sysvar_at(r, 1, RECENT_BLOCKHASHES_ID);
+	const char *e = sysvar_at(r, 1, SOL_SYSVAR_RECENT_BLOCKHASHES_ID);
 	if (e || (e = nonce_open(r, "Advance", &s)))
 		return e;
 	if (!s.initialized)
@@ -601,8 +557,8 @@ static const uint8_t *withdraw_signer(struct run *r, uint64_t lamports, struct n
 static const char *withdraw_nonce(struct run *r, uint64_t lamports)
 {
 	struct nonce_state s;
-	const char *e = sysvar_at(r, 2, RECENT_BLOCKHASHES_ID);
-	if (e || (e = sysvar_at(r, 3, RENT_ID)) || (e = nonce_open(r, "Withdraw", &s)))
+	const char *e = sysvar_at(r, 2, SOL_SYSVAR_RECENT_BLOCKHASHES_ID);
+	if (e || (e = sysvar_at(r, 3, SOL_SYSVAR_RENT_ID)) || (e = nonce_open(r, "Withdraw", &s)))
 		return e;
 	const uint8_t *who = withdraw_signer(r, lamports, &s, &e);
 	if (e)
@@ -615,8 +571,8 @@ static const char *withdraw_nonce(struct run *r, uint64_t lamports)
 static const char *initialize_nonce(struct run *r, const uint8_t authority[32])
 {
 	struct nonce_state s;
-	const char *e = sysvar_at(r, 1, RECENT_BLOCKHASHES_ID);
-	if (e || (e = sysvar_at(r, 2, RENT_ID)) || (e = nonce_open(r, "Initialize", &s)))
+	const char *e = sysvar_at(r, 1, SOL_SYSVAR_RECENT_BLOCKHASHES_ID);
+	if (e || (e = sysvar_at(r, 2, SOL_SYSVAR_RENT_ID)) || (e = nonce_open(r, "Initialize", &s)))
 		return e;
 	if (s.initialized)
 		return nonce_invalid(r, "Initialize");

@@ -37,6 +37,8 @@ fi
 
 # verdict FOLDED: "ok VM_SAMPLES HELPER_SAMPLES" or the first stack that breaks the rules.
 # Kernel frames (_[k]) may sit on top of any stack (interrupts): they are dropped first.
+# A [truncated] stack has lost its outermost frames, so its order cannot be checked: it
+# counts only against the share of samples with VM frames.
 # Native frames above the VM frames are the helper (only above mix, the one VM function
 # that calls C) or the loop's own calls (memset when it sets up a callee's locals).
 verdict() {
@@ -48,10 +50,11 @@ verdict() {
 		n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
 		k = split(line, f, ";"); m = 0
 		for (i = 1; i <= k; i++) if (f[i] !~ /_\[k\]$/) g[++m] = f[i]
+		if (g[1] == "[truncated]") next               # no outermost frame to check
 		for (c = 1; c <= m && g[c] != "main"; c++);  # the C main, outermost
 		if (c > m) next                               # not in the program (startup, exit)
 		i = c + 1
-		if (g[i] == "run") i++                        # the loop, when not inlined
+		if (g[i] ~ /^run(_\[i\]|\..*)?$/) i++       # stackvm.c run: inlined (_[i]), a clone or not
 		if (i > m || !(g[i] in vm)) next              # no VM frames: counted by tally
 		if (g[i] != "main") bad("outermost VM frame " g[i])
 		for (j = i; j < m && (g[j + 1] in vm); j++)
