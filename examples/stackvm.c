@@ -176,8 +176,8 @@ struct profiling {
 #define EXACT_ENTER(pr, f, call_pc) ((void)0)
 #define EXACT_EXIT(pr) ((void)0)
 #else
-/* Exact mode's hooks cost a call each. `exact` is a constant in each of run_loop's two
- * copies, so the copy without them carries no test per instruction either. */
+/* Exact mode's hooks cost a call each. `exact` is a constant in each of interpret's two
+ * copies (run_plain, run_exact), so the copy without them tests nothing per instruction. */
 #define EXACT_COST(pr, pc) (exact ? (void)tally_agent_cost((pr)->t, (pc), 1) : (void)0)
 #define EXACT_ENTER(pr, f, call_pc) \
 	(exact ? (void)tally_agent_enter((pr)->t, (pr)->ids[f], (call_pc)) : (void)0)

@@ -78,7 +78,7 @@ static void take_key(struct cur *c, uint8_t out[32])
 static void take_string(struct cur *c, const uint8_t **s, uint64_t *len)
 {
 	*len = cur_u64(c);
-	*s = cur_ok(c) ? cur_bytes(c, *len) : NULL;
+	*s = cur_bytes(c, *len); /* NULL once c is bad */
 	if (*s && !utf8_valid(*s, *len))
 		c->bad = true;
 }

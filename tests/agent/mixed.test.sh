@@ -37,8 +37,6 @@ fi
 
 # verdict FOLDED: "ok VM_SAMPLES HELPER_SAMPLES" or the first stack that breaks the rules.
 # Kernel frames (_[k]) may sit on top of any stack (interrupts): they are dropped first.
-# A [truncated] stack has lost its outermost frames, so its order cannot be checked: it
-# counts only against the share of samples with VM frames.
 # Native frames above the VM frames are the helper (only above mix, the one VM function
 # that calls C) or the loop's own calls (memset when it sets up a callee's locals).
 verdict() {
@@ -50,7 +48,6 @@ verdict() {
 		n = $NF; line = $0; sub(/ [0-9]+$/, "", line)
 		k = split(line, f, ";"); m = 0
 		for (i = 1; i <= k; i++) if (f[i] !~ /_\[k\]$/) g[++m] = f[i]
-		if (g[1] == "[truncated]") next               # no outermost frame to check
 		for (c = 1; c <= m && g[c] != "main"; c++);  # the C main, outermost
 		if (c > m) next                               # not in the program (startup, exit)
 		i = c + 1
