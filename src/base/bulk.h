@@ -25,8 +25,9 @@ void *bulk_alloc(struct bulk *b, size_t size);
 void *bulk_copy(struct bulk *b, const void *src, size_t size);
 void bulk_free(struct bulk *b);
 
-/* Maps at least size bytes of zeroed memory, on huge pages when there is 1 MiB or more of
- * it. *map and *len are what to munmap() later. NULL when out of memory. */
+/* Maps at least size bytes of zeroed memory, on huge pages when there is HUGE_MAP_MIN or
+ * more of it. *map and *len are what to munmap() later. NULL when out of memory. */
+#define HUGE_MAP_MIN ((size_t)1 << 20)
 void *huge_map(size_t size, void **map, size_t *len);
 
 /* Maps size bytes of zeroed memory on small pages, each faulted in when first touched: for
@@ -35,5 +36,11 @@ void *huge_map(size_t size, void **map, size_t *len);
  * millisecond of every report). NULL when out of memory; sparse_unmap() frees. */
 void *sparse_map(size_t size);
 void sparse_unmap(void *p, size_t size);
+
+/* For a program that owns its process (the tally command, not the library): the next size
+ * bytes of malloc's heap, on transparent huge pages. Call it before the heap grows, with
+ * malloc's mmap threshold above 2 MiB. Nothing where malloc does not grow the heap with
+ * brk (a sanitizer's malloc, another C library). */
+void heap_on_huge_pages(size_t size);
 
 #endif
