@@ -89,16 +89,22 @@ static void free_key_room(struct sort_key *keys, void *map, size_t len)
 		free(keys);
 }
 
-int radix_sort(void *base, size_t n, size_t size, size_t key_at)
+size_t radix_scratch_size(size_t n)
+{
+	return 2 * n * sizeof(struct sort_key);
+}
+
+int radix_sort_in(void *base, size_t n, size_t size, size_t key_at, void *scratch)
 {
 	if (n < 2)
 		return 0;
 	void *map = NULL;
-	size_t len = 0, bytes = 2 * n * sizeof(struct sort_key);
-	struct sort_key *keys = key_room(bytes, &map, &len);
+	size_t len = 0;
+	struct sort_key *keys = scratch ? scratch : key_room(radix_scratch_size(n), &map, &len);
 	unsigned char *hold = malloc(size);
 	if (!keys || !hold) {
-		free_key_room(keys, map, len);
+		if (!scratch)
+			free_key_room(keys, map, len);
 		free(hold);
 		return -ENOMEM;
 	}
@@ -109,7 +115,13 @@ int radix_sort(void *base, size_t n, size_t size, size_t key_at)
 		keys[i] = (struct sort_key){ key, i };
 	}
 	permute(b, size, sort_keys(keys, keys + n, n), n, hold);
-	free_key_room(keys, map, len);
+	if (!scratch)
+		free_key_room(keys, map, len);
 	free(hold);
 	return 0;
+}
+
+int radix_sort(void *base, size_t n, size_t size, size_t key_at)
+{
+	return radix_sort_in(base, n, size, key_at, NULL);
 }

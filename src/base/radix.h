@@ -14,4 +14,11 @@
  * untouched). */
 int radix_sort(void *base, size_t n, size_t size, size_t key_at);
 
+/* The bytes of scratch memory a sort of n elements works in (its keys). */
+size_t radix_scratch_size(size_t n);
+/* radix_sort in scratch memory the caller gives: radix_scratch_size(n) bytes aligned for a
+ * uint64_t (or NULL: the sort allocates it). A table that is mapped anyway can hold it
+ * past its end, where a mapping of its own would take a fresh huge page. */
+int radix_sort_in(void *base, size_t n, size_t size, size_t key_at, void *scratch);
+
 #endif

@@ -125,6 +125,7 @@ struct elf_symtab {
 	size_t n_symtab; /* how many came from .symtab (before merging) */
 	void *map;       /* what syms lies in (mapped: elf_symtab_free unmaps it) */
 	size_t map_len;
+	void *sort_room; /* in map past syms: room for sorting them (base/radix.h), or NULL */
 };
 /* Function-like symbols (STT_FUNC, STT_GNU_IFUNC, and STT_NOTYPE/STT_OBJECT when
  * want_all), defined, from .symtab and .dynsym. Caller frees with

@@ -83,16 +83,19 @@ int elf_symbols_unsorted(struct elf_file *f, enum elf_syms_which which, bool wan
 			 struct elf_symtab *out)
 {
 	struct elf_symtab t = { 0 };
-	/* Room for every entry of both kinds of table at once, on huge pages when that is a
-	 * megabyte or more: grown by doubling, the copies and their fresh pages were a tenth
-	 * of opening libc's tables, and python3.11d's 24,700 symbols faulted in 300 small
-	 * pages. */
+	/* Room for every entry of both kinds of table at once, and for sorting them, on huge
+	 * pages when that is a megabyte or more: grown by doubling, the copies and their fresh
+	 * pages were a tenth of opening libc's tables, python3.11d's 24,700 symbols faulted
+	 * in 300 small pages, and the sort's keys in a mapping of their own took a second
+	 * huge page, cleared whole (a tenth of looking up one address of python3.11d). */
 	size_t cap = 0, entsize = f->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
 	for (size_t i = 0; i < f->nsections; i++) /* sizes checked against the file at open */
 		if (f->sections[i].type == SHT_SYMTAB || f->sections[i].type == SHT_DYNSYM)
 			cap += f->sections[i].size / entsize;
-	if (cap && !(t.syms = huge_map(cap * sizeof(*t.syms), &t.map, &t.map_len)))
+	if (cap && !(t.syms = huge_map(cap * sizeof(*t.syms) + radix_scratch_size(cap), &t.map,
+				       &t.map_len)))
 		return err_set(-ENOMEM, "%s: out of memory", f->path);
+	t.sort_room = t.syms ? t.syms + cap : NULL;
 	for (size_t i = 0; i < f->nsections; i++)
 		if (f->sections[i].type == SHT_SYMTAB)
 			read_table(f, &f->sections[i], want_all, &t);
@@ -129,7 +132,8 @@ static void sort_aliases(struct elf_symbol *s, size_t n)
  * the whole table were most of loading a large one. */
 int elf_symtab_sort(struct elf_symtab *t)
 {
-	if (radix_sort(t->syms, t->n, sizeof(*t->syms), offsetof(struct elf_symbol, addr)))
+	if (radix_sort_in(t->syms, t->n, sizeof(*t->syms), offsetof(struct elf_symbol, addr),
+			  t->sort_room))
 		return -ENOMEM;
 	for (size_t i = 0, j; i < t->n; i = j) {
 		for (j = i + 1; j < t->n && t->syms[j].addr == t->syms[i].addr; j++)
