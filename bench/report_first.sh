@@ -12,8 +12,8 @@
 #   empty cache  tally report with an empty debug cache (a new one per run): the first
 #                report on a machine, as its user sees it; it inflates what the report
 #                needs, and a detached process it forks at exit stores libc6-dbg's copy
-#                (src/elf/debug_cache_background.c). Timed without that process (perf stat
-#                --no-inherit), which is waited for before the next command
+#                (src/elf/debug_cache_background.c). Timed without that process (see
+#                timed), which is waited for before the next command
 #   empty, wait  the same with TALLY_CACHE_STORE=wait: the copy stored in the process
 #   cache off    tally report with TALLY_CACHE=off: inflates what the report needs and
 #                stores nothing (the floor of a first report)
@@ -62,14 +62,17 @@ if [ ! -s "$data" ]; then
 		>/dev/null 2>&1
 fi
 
-# timed NAME [--no-inherit] CMD...: one run of CMD alone, timed by perf stat; keeps NAME's
-# best run (by CPU time) in best_cpu and best_wall, its output in $W/out.NAME.
+# timed NAME CMD...: one run of CMD alone, timed by perf stat; keeps NAME's best run (by
+# CPU time) in best_cpu and best_wall, its output in $W/out.NAME. perf stat counts the
+# command's threads and the children it starts (perf report's addr2line processes), and the
+# detached store only if it ended before the report (it begins when the report exits, at
+# the lowest priority: so far never). --no-inherit, as timed before, left out the report's
+# threads (1-3 ms of inflating .debug_info).
 declare -A best_cpu best_wall
 timed() {
-	local name=$1 cpu wall inherit=
+	local name=$1 cpu wall
 	shift
-	[ "$1" != --no-inherit ] || { inherit=--no-inherit && shift; }
-	perf stat $inherit -e task-clock -o "$W/stat" -- "$@" >"$W/out.$name" 2>/dev/null
+	perf stat -e task-clock -o "$W/stat" -- "$@" >"$W/out.$name" 2>/dev/null
 	read -r cpu wall < <(awk '/msec task-clock/ { c = $1 } /seconds time elapsed/ { w = $1 }
 		END { print c, w }' "$W/stat")
 	if [ -z "${best_cpu[$name]:-}" ] || awk -v a="$cpu" -v b="${best_cpu[$name]}" 'BEGIN { exit !(a < b) }'; then
@@ -92,13 +95,13 @@ filled=
 for ((i = 0; i < ROUNDS; i++)); do
 	timed perf perf report -i "$data" --stdio
 	cold=$(mktemp -d "$W/cache.XXXXXX")
-	timed empty --no-inherit env -u TALLY_CACHE_STORE TALLY_CACHE="$cold" "$TALLY" report "$data"
+	timed empty env -u TALLY_CACHE_STORE TALLY_CACHE="$cold" "$TALLY" report "$data"
 	stored "$cold"
 	storing=$(mktemp -d "$W/cache.XXXXXX")
-	timed wait --no-inherit env TALLY_CACHE_STORE=wait TALLY_CACHE="$storing" "$TALLY" report "$data"
+	timed wait env TALLY_CACHE_STORE=wait TALLY_CACHE="$storing" "$TALLY" report "$data"
 	rm -rf "$storing"
-	timed off --no-inherit env TALLY_CACHE=off "$TALLY" report "$data"
-	timed filled --no-inherit env TALLY_CACHE="${filled:=$cold}" "$TALLY" report "$data"
+	timed off env TALLY_CACHE=off "$TALLY" report "$data"
+	timed filled env TALLY_CACHE="${filled:=$cold}" "$TALLY" report "$data"
 	[ "$cold" = "$filled" ] || rm -rf "$cold"
 done
 rm -rf "$filled"
