@@ -3,8 +3,7 @@
  * rest of libc6-dbg's sections and writing 10 MB was a third of a first report's CPU time,
  * none of it needed for the report itself. The files wait for the process's exit (forked
  * earlier, every page the process writes after the fork is copied: 1,200 pages, 6 ms, for
- * what a report frees and prints after closing its modules); then it forks twice (the
- * middle child exits at once, so no zombie is left for anyone to reap) and the grandchild
+ * what a report frees and prints after closing its modules); then it forks, and the child
  * stores the copies from the memory it inherited, in a session of its own, at the lowest
  * priority, with nothing of the parent's open (a reader of the parent's pipe sees its end
  * when the parent exits), and ends with _exit (no atexit handler, no flush of inherited
@@ -23,7 +22,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/err.h"
@@ -115,29 +113,23 @@ static void store_all(void)
 		elf_debug_cache_store(pending.v[i].f, pending.v[i].dir);
 }
 
-/* 0 when a detached grandchild took the stores over, else a negative code (nothing was
- * started: the caller stores). */
+/* 0 when a detached child took the stores over, else a negative code (nothing was
+ * started: the caller stores). The child is not waited for: its parent exits at once, and
+ * init (or the nearest subreaper) reaps it. A second fork, so that the store is no child
+ * of ours even for that instant, copied the whole address space once more, and that copy
+ * was then torn down: 2-3 ms of a first report. */
 static int store_detached(void)
 {
-	pid_t mid = fork();
-	if (mid < 0)
+	pid_t pid = fork();
+	if (pid < 0)
 		return -errno;
-	if (mid == 0) {
+	if (pid == 0) {
 		setsid();
-		pid_t pid = fork();
-		if (pid == 0) {
-			detach();
-			store_all();
-			_exit(0);
-		}
-		_exit(pid < 0);
+		detach();
+		store_all();
+		_exit(0);
 	}
-	int status;
-	while (waitpid(mid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return 0; /* reaped by a SIGCHLD handler of the caller's: assume begun */
-	}
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ECHILD;
+	return 0;
 }
 
 static void store_pending(void)
