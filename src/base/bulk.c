@@ -7,10 +7,10 @@
 #include "base/mutex.h"
 
 #include <limits.h>
+#include <malloc.h>
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <malloc.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>

@@ -38,9 +38,10 @@ void *sparse_map(size_t size);
 void sparse_unmap(void *p, size_t size);
 
 /* For a program that owns its process (the tally command, not the library): the next size
- * bytes of malloc's heap, on transparent huge pages. Call it before the heap grows, with
- * malloc's mmap threshold above 2 MiB. Nothing where malloc does not grow the heap with
- * brk (a sanitizer's malloc, another C library). */
+ * bytes of malloc's heap, on transparent huge pages. Process-wide, once: call it before
+ * the heap grows, with malloc's mmap threshold above 2 MiB; it keeps a block of up to
+ * 2 MiB (never touched) for good. Nothing where malloc does not grow the heap with brk (a
+ * sanitizer's malloc, another C library). */
 void heap_on_huge_pages(size_t size);
 
 #endif
