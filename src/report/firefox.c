@@ -99,7 +99,7 @@ struct ff {
 	size_t nthreads;   /* 0: one thread of the tree's weights */
 	bool kind_used[PROF_NKINDS];
 	uint32_t category_of[PROF_NKINDS];
-	uint64_t t0, t_end;
+	uint64_t t0, t_end; /* the first sample's time; the end of the last (off-CPU: its interval) */
 };
 
 static int oom(void)
@@ -332,10 +332,12 @@ static int collect(struct ff *x)
 		x->t0 = UINT64_MAX;
 		for (size_t i = 0; !rc && i < prof_nsamples(p); i++) {
 			const struct prof_sample *e = prof_sample_at(p, i);
+			const int64_t *w = prof_sample_weights(p, i);
+			int64_t off = x->off_metric >= 0 ? w[x->off_metric] : 0;
+			uint64_t end = e->time + (off > 0 ? (uint64_t)off : 0);
 			x->t0 = e->time < x->t0 ? e->time : x->t0;
-			x->t_end = e->time > x->t_end ? e->time : x->t_end;
-			rc = add_sample(x, pos[e->thread], e->time, e->node, e->pcw,
-					prof_sample_weights(p, i));
+			x->t_end = end > x->t_end ? end : x->t_end;
+			rc = add_sample(x, pos[e->thread], e->time, e->node, e->pcw, w);
 		}
 		free(pos);
 		if (x->t0 == UINT64_MAX)
@@ -425,13 +427,21 @@ static void print_meta(FILE *f, struct ff *x, const char *name)
 	const struct prof *p = x->p;
 	const struct prof_info *info = prof_info(p);
 	const struct prof_metric *m = prof_metric(p, (size_t)x->metric);
+	int64_t interval = info->period > 0 &&
+					   !strcmp(prof_str(p, info->period_type.unit), "nanoseconds")
+				   ? info->period
+				   : 1000000;
 	fputs("\"meta\":{\"interval\":", f);
-	if (info->period > 0 && !strcmp(prof_str(p, info->period_type.unit), "nanoseconds"))
-		print_ms(f, info->period);
-	else
-		fputs("1", f);
+	print_ms(f, interval);
 	fputs(",\"startTime\":", f);
 	print_ms(f, info->time_ns);
+	if (x->nthreads) {
+		/* Without them, the profiler's range is the samples' (the last one's time and an
+		 * interval), and off-CPU intervals that end past it lose their markers: a
+		 * thread that sleeps to the end of the recording showed 4 of its 5 sleeps. */
+		fputs(",\"profilingStartTime\":0,\"profilingEndTime\":", f);
+		print_ms(f, (int64_t)(x->t_end - x->t0) + interval);
+	}
 	fputs(",\"processType\":0,\"product\":", f);
 	json_print_string(f, name);
 	fprintf(f, ",\"stackwalk\":1,\"version\":%d,\"preprocessedProfileVersion\":%d,"
