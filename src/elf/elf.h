@@ -138,6 +138,12 @@ int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,
 int elf_symbols_unsorted(struct elf_file *f, enum elf_syms_which which, bool want_all,
 			 struct elf_symtab *out);
 int elf_symtab_sort(struct elf_symtab *t); /* 0 or -ENOMEM */
+/* The symbol of the sorted table that an upper bound search for addr lands on, found by
+ * one pass over the file's tables, with no table built: of the symbols at or below addr,
+ * the one sorting last by (address, size, table order); with first_alias, the first in
+ * table order of those with its address and size. false when there is none. */
+bool elf_symbol_at_or_below(struct elf_file *f, enum elf_syms_which which, bool want_all,
+			    uint64_t addr, bool first_alias, struct elf_symbol *out);
 void elf_symtab_free(struct elf_symtab *t);
 
 /* Notes from SHT_NOTE sections (or PT_NOTE segments when there are no sections). Calls

@@ -30,9 +30,11 @@ static bool names_terminated(const struct elf_file *f, const struct elf_section 
 	return strs->size && f->map[strs->offset + strs->size - 1] == 0;
 }
 
-/* Appends s's wanted symbols to t, which has room for every entry of the file's tables. */
-static void read_table(struct elf_file *f, const struct elf_section *s, bool want_all,
-		       struct elf_symtab *t)
+/* Calls keep(sym, ctx) for each of s's wanted symbols, in table order, their order
+ * counted on from *order. */
+static void each_wanted(struct elf_file *f, const struct elf_section *s, bool want_all,
+			void (*keep)(const struct elf_symbol *sym, void *ctx), void *ctx,
+			uint32_t *order)
 {
 	if (s->link >= f->nsections || s->type == SHT_NOBITS)
 		return;
@@ -74,9 +76,31 @@ static void read_table(struct elf_file *f, const struct elf_section *s, bool wan
 		sym.file = sym.bind == STB_LOCAL ? file : NULL;
 		if (f->type == ET_REL && sym.shndx < f->nsections)
 			sym.addr += f->sections[sym.shndx].addr;
-		sym.order = (uint32_t)t->n;
-		t->syms[t->n++] = sym;
+		sym.order = (*order)++;
+		keep(&sym, ctx);
 	}
+}
+
+/* Reads the tables which names, .symtab first, through each_wanted. */
+static void each_table(struct elf_file *f, enum elf_syms_which which, bool want_all,
+		       void (*keep)(const struct elf_symbol *sym, void *ctx), void *ctx,
+		       uint32_t *n_symtab)
+{
+	uint32_t order = 0;
+	for (size_t i = 0; i < f->nsections; i++)
+		if (f->sections[i].type == SHT_SYMTAB)
+			each_wanted(f, &f->sections[i], want_all, keep, ctx, &order);
+	*n_symtab = order;
+	bool dyn = which == ELF_SYMS_BOTH || order == 0;
+	for (size_t i = 0; dyn && i < f->nsections; i++)
+		if (f->sections[i].type == SHT_DYNSYM)
+			each_wanted(f, &f->sections[i], want_all, keep, ctx, &order);
+}
+
+static void append(const struct elf_symbol *sym, void *ctx)
+{
+	struct elf_symtab *t = ctx;
+	t->syms[t->n++] = *sym;
 }
 
 int elf_symbols_unsorted(struct elf_file *f, enum elf_syms_which which, bool want_all,
@@ -96,16 +120,45 @@ int elf_symbols_unsorted(struct elf_file *f, enum elf_syms_which which, bool wan
 				       &t.map_len)))
 		return err_set(-ENOMEM, "%s: out of memory", f->path);
 	t.sort_room = t.syms ? t.syms + cap : NULL;
-	for (size_t i = 0; i < f->nsections; i++)
-		if (f->sections[i].type == SHT_SYMTAB)
-			read_table(f, &f->sections[i], want_all, &t);
-	t.n_symtab = t.n;
-	bool dyn = which == ELF_SYMS_BOTH || t.n == 0;
-	for (size_t i = 0; dyn && i < f->nsections; i++)
-		if (f->sections[i].type == SHT_DYNSYM)
-			read_table(f, &f->sections[i], want_all, &t);
+	uint32_t n_symtab;
+	each_table(f, which, want_all, append, &t, &n_symtab);
+	t.n_symtab = n_symtab;
 	*out = t;
 	return 0;
+}
+
+struct nearest {
+	uint64_t addr;
+	bool first_alias, found;
+	struct elf_symbol best;
+};
+
+/* Keeps sym when it sorts after the best so far, as the sorted table orders them: by
+ * address, size, then table order (the later of two aliases, or with first_alias the
+ * earlier). */
+static void take_nearer(const struct elf_symbol *sym, void *ctx)
+{
+	struct nearest *n = ctx;
+	if (sym->addr > n->addr)
+		return;
+	const struct elf_symbol *b = &n->best;
+	if (n->found && (sym->addr != b->addr ? sym->addr < b->addr
+			 : sym->size != b->size ? sym->size < b->size
+						: n->first_alias))
+		return;
+	n->best = *sym;
+	n->found = true;
+}
+
+bool elf_symbol_at_or_below(struct elf_file *f, enum elf_syms_which which, bool want_all,
+			    uint64_t addr, bool first_alias, struct elf_symbol *out)
+{
+	struct nearest n = { .addr = addr, .first_alias = first_alias };
+	uint32_t n_symtab;
+	each_table(f, which, want_all, take_nearer, &n, &n_symtab);
+	if (n.found)
+		*out = n.best;
+	return n.found;
 }
 
 static bool before(const struct elf_symbol *x, const struct elf_symbol *y)

@@ -94,8 +94,8 @@ static void gnu_cxx_name(struct sym_module *m, const struct sym_symbols *table,
 			 const struct sym_scope *outer, uint64_t addr, struct tally_frame *f)
 {
 	uint64_t start;
-	size_t idx;
-	const char *name = sym_symbols_find(m, table, addr, true, &start, &idx);
+	const char *file;
+	const char *name = sym_symbols_find(m, table, addr, true, &start, &file);
 	if (name && start == outer->low)
 		f->function = name;
 }
@@ -104,8 +104,7 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 			   const struct outermost *outer, size_t n, struct tally_frame *f)
 {
 	uint64_t start = 0;
-	const char *name = NULL;
-	size_t idx;
+	const char *name = NULL, *file;
 	bool gnu = style == SYM_STYLE_GNU;
 	sym_symbols_wait(m);
 	/* addr2line reads symbols from the separate debug file when there is one. */
@@ -113,17 +112,16 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 	if (gnu && n == 1 && outer->scope && outer->cxx_plain)
 		gnu_cxx_name(m, table, outer->scope, addr, f);
 	if (!gnu || !f->function) {
-		name = sym_symbols_find(m, table, addr, gnu, &start, &idx);
+		name = sym_symbols_find(m, table, addr, gnu, &start, &file);
 		if (name) {
 			f->function = name;
 			f->sym_start = start;
-			const char *file = table->tab.syms[idx].file;
 			/* llvm-symbolizer ignores an empty file name; addr2line prints it. */
 			if (!f->file && file && (*file || gnu))
 				f->file = file;
 		}
 	}
-	if (!f->function && (name = sym_symbols_find(m, sym_fallback(m), addr, gnu, &start, &idx))) {
+	if (!f->function && (name = sym_symbols_find(m, sym_fallback(m), addr, gnu, &start, &file))) {
 		f->function = name;
 		f->sym_start = start;
 	}

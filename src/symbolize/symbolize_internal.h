@@ -149,9 +149,10 @@ const char *sym_demangle(struct sym_module *m, const char *name);
 void sym_names_free(struct sym_module *m);
 
 /* symbols.c */
-/* The module's table (symbols) loads on a thread of its own, started here (0, or
- * -ENOMEM); sym_symbols_wait() waits until it is sorted, which lookups need.
- * sym_fallback() is the debug file's table, read on first use. */
+/* The module's table (symbols): for a batch (opts.many) it loads on a thread of its own,
+ * started here (0, or -ENOMEM); sym_symbols_wait() waits until it is sorted, which
+ * lookups need, or, for lookups one at a time, loads it at the second lookup (the first
+ * scans the file's table). sym_fallback() is the debug file's table, read on first use. */
 int sym_symbols_start(struct sym_module *m);
 void sym_symbols_wait(struct sym_module *m);
 const struct sym_symbols *sym_fallback(struct sym_module *m);
@@ -159,9 +160,9 @@ const struct sym_symbols *sym_fallback(struct sym_module *m);
 void sym_symbols_stop(struct sym_module *m);
 /* The (demangled) name of the symbol llvm-symbolizer would name addr with (with any_size,
  * addr2line's: the nearest symbol at or before addr), or NULL; *start is its address and
- * *idx its index in s->tab. */
+ * *file the STT_FILE before it, for a local symbol (else NULL). */
 const char *sym_symbols_find(struct sym_module *m, const struct sym_symbols *s, uint64_t addr,
-			     bool any_size, uint64_t *start, size_t *idx);
+			     bool any_size, uint64_t *start, const char **file);
 void sym_symbols_free(struct sym_symbols *s);
 
 #endif

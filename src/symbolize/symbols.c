@@ -15,6 +15,30 @@
 #include "base/search.h"
 #include "symbolize/symbolize_internal.h"
 
+/* For a batch, symbol tables load on a thread of their own while the DWARF opens and is
+ * indexed: reading a large .symtab takes as long as reading every unit header of a large
+ * .debug_info, and sorting it twice that. Lookups wait for them; the open does not (a
+ * table's damaged entries are skipped, so only memory can run out, and then names come
+ * from DWARF alone). The two share nothing but the name arena, which has its lock.
+ * Lookups one at a time load the table when the second comes, in the lookup: the first
+ * finds its symbol in one pass over the file's table instead. A single address of
+ * python3.11d (24,700 symbols) then never reads, sorts or maps a table (1.5 ms), and a
+ * thread of its own saved nothing on a virtual machine whose idle CPU took 2-3 ms to
+ * start it. */
+struct sym_loader {
+	struct sym_module *m;
+	pthread_t thread;
+	bool apart; /* runs on thread, to be joined */
+	pthread_mutex_t lock; /* with loaded: for threads waiting on done */
+	pthread_cond_t loaded;
+	atomic_bool done;
+	atomic_bool scanned; /* a lookup scanned the file's table: the next one loads it */
+	/* The debug file's table (m->fallback) is read when a lookup first needs it: with
+	 * DWARF, llvm-symbolizer's answers need it only for code DWARF does not describe. */
+	pthread_mutex_t fallback_lock;
+	atomic_bool fallback_read;
+};
+
 /* The room for the demangled names: sparse (base/bulk.h), since a lookup names a few
  * symbols of a table of tens of thousands; calloc on the loading thread's fresh heap
  * cleared all of python3.11d's 200 KB, a tenth of looking up one address. */
@@ -47,22 +71,41 @@ static const char *demangled(struct sym_module *m, const struct sym_symbols *s, 
 	return d;
 }
 
-const char *sym_symbols_find(struct sym_module *m, const struct sym_symbols *s, uint64_t addr,
-			     bool any_size, uint64_t *start, size_t *idx)
+/* The symbol llvm-symbolizer (or with any_size, addr2line) names addr with, found in the
+ * table when it is loaded, else by a pass over the file's table. */
+static bool nearest(const struct sym_symbols *s, struct elf_file *scan, uint64_t addr,
+		    bool any_size, struct elf_symbol *sym, size_t *idx)
 {
+	if (scan) {
+		*idx = SIZE_MAX;
+		return elf_symbol_at_or_below(scan, ELF_SYMS_SYMTAB_ELSE_DYNSYM, true, addr,
+					      any_size, sym);
+	}
 	size_t lo = UPPER_BOUND(s->tab.syms, s->tab.n, .addr, addr);
 	if (lo == 0)
-		return NULL;
+		return false;
 	size_t i = lo - 1; /* sorted by (address, size, table order): the largest is last */
-	const struct elf_symbol *sym = &s->tab.syms[i];
-	if (!any_size && sym->size && addr - sym->addr >= sym->size)
-		return NULL;
-	while (any_size && i > 0 && s->tab.syms[i - 1].addr == sym->addr &&
-	       s->tab.syms[i - 1].size == sym->size)
-		sym = &s->tab.syms[--i];
-	*start = sym->addr;
+	while (any_size && i > 0 && s->tab.syms[i - 1].addr == s->tab.syms[i].addr &&
+	       s->tab.syms[i - 1].size == s->tab.syms[i].size)
+		i--;
+	*sym = s->tab.syms[i];
 	*idx = i;
-	return demangled(m, s, i);
+	return true;
+}
+
+const char *sym_symbols_find(struct sym_module *m, const struct sym_symbols *s, uint64_t addr,
+			     bool any_size, uint64_t *start, const char **file)
+{
+	struct elf_symbol sym;
+	size_t i;
+	bool scan = s == &m->symbols && !atomic_load_explicit(&m->loader->done,
+							      memory_order_acquire);
+	if (!nearest(s, scan ? m->elf : NULL, addr, any_size, &sym, &i) ||
+	    (!any_size && sym.size && addr - sym.addr >= sym.size))
+		return NULL;
+	*start = sym.addr;
+	*file = sym.file;
+	return i == SIZE_MAX ? sym_demangle(m, sym.name) : demangled(m, s, i);
 }
 
 void sym_symbols_free(struct sym_symbols *s)
@@ -72,32 +115,18 @@ void sym_symbols_free(struct sym_symbols *s)
 	elf_symtab_free(&s->tab);
 }
 
-/* Symbol tables load on a thread of their own while the DWARF opens and is indexed:
- * reading a large .symtab takes as long as reading every unit header of a large
- * .debug_info, and sorting it twice that. Lookups wait for them; the open does not (a
- * table's damaged entries are skipped, so only memory can run out, and then names come
- * from DWARF alone). The two share nothing but the name arena, which has its lock. */
-struct sym_loader {
-	struct sym_module *m;
-	pthread_t thread;
-	bool apart; /* runs on thread, to be joined */
-	pthread_mutex_t lock; /* with loaded: for threads waiting on done */
-	pthread_cond_t loaded;
-	atomic_bool done;
-	/* The debug file's table (m->fallback) is read when a lookup first needs it: with
-	 * DWARF, llvm-symbolizer's answers need it only for code DWARF does not describe. */
-	pthread_mutex_t fallback_lock;
-	atomic_bool fallback_read;
-};
+static void load_locked(struct sym_loader *l)
+{
+	load_table(l->m->elf, false, &l->m->symbols);
+	atomic_store_explicit(&l->done, true, memory_order_release);
+	pthread_cond_broadcast(&l->loaded);
+}
 
 static void *load(void *arg)
 {
 	struct sym_loader *l = arg;
-	struct sym_module *m = l->m;
-	load_table(m->elf, false, &m->symbols);
 	pthread_mutex_lock(&l->lock);
-	atomic_store_explicit(&l->done, true, memory_order_release);
-	pthread_cond_broadcast(&l->loaded);
+	load_locked(l);
 	pthread_mutex_unlock(&l->lock);
 	return NULL;
 }
@@ -112,8 +141,8 @@ int sym_symbols_start(struct sym_module *m)
 	pthread_cond_init(&l->loaded, NULL);
 	pthread_mutex_init(&l->fallback_lock, NULL);
 	m->loader = l;
-	l->apart = !pthread_create(&l->thread, NULL, load, l);
-	if (!l->apart)
+	l->apart = m->opts.many && !pthread_create(&l->thread, NULL, load, l);
+	if (m->opts.many && !l->apart)
 		load(l);
 	return 0;
 }
@@ -122,11 +151,15 @@ int sym_symbols_start(struct sym_module *m)
 void sym_symbols_wait(struct sym_module *m)
 {
 	struct sym_loader *l = m->loader;
+	if (!l->apart && !atomic_exchange_explicit(&l->scanned, true, memory_order_acq_rel))
+		return; /* the first lookup one at a time: sym_symbols_find scans */
 	while (!atomic_load_explicit(&l->done, memory_order_acquire) && sym_build_planned(m))
 		;
 	if (atomic_load_explicit(&l->done, memory_order_acquire))
 		return; /* no lock taken: every lookup asks */
 	pthread_mutex_lock(&l->lock);
+	if (!l->apart && !atomic_load_explicit(&l->done, memory_order_relaxed))
+		load_locked(l);
 	while (!atomic_load_explicit(&l->done, memory_order_relaxed))
 		pthread_cond_wait(&l->loaded, &l->lock);
 	pthread_mutex_unlock(&l->lock);
