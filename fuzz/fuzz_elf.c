@@ -2,8 +2,9 @@
  * libFuzzer target: the ELF reader on arbitrary bytes: headers, every section's contents
  * (decompression and relocation included; odd sections first inflated as a stream in two
  * steps, as front mode reads them), symbols, notes, build-id, debuglink, address
- * translation; and the debug cache's decompressed copy, which must hold the same contents
- * in every section, none compressed.
+ * translation; the nearest symbol found by one pass over the tables, which must be the
+ * sorted table's; and the debug cache's decompressed copy, which must hold the same
+ * contents in every section, none compressed.
  */
 #include <limits.h>
 #include <stddef.h>
@@ -49,6 +50,30 @@ static void check_cache_copy(struct elf_file *f)
 	unlink(path);
 }
 
+/* One pass over the tables picks the symbol a search of the sorted table picks. */
+static void same_nearest(struct elf_file *f, const struct elf_symtab *t, uint64_t addr,
+			 bool first_alias)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	struct elf_symbol s;
+	bool found = elf_symbol_at_or_below(f, ELF_SYMS_BOTH, true, addr, first_alias, &s);
+	if (found != (lo > 0))
+		abort();
+	size_t i = lo - 1;
+	while (found && first_alias && i > 0 && t->syms[i - 1].addr == t->syms[i].addr &&
+	       t->syms[i - 1].size == t->syms[i].size)
+		i--;
+	if (found && s.order != t->syms[i].order)
+		abort();
+}
+
 static int count_note(const struct elf_note *n, void *ctx)
 {
 	*(size_t *)ctx += n->desc_size;
@@ -68,8 +93,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		elf_section_data(f, &f->sections[i], &p, &n);
 	}
 	struct elf_symtab t;
-	if (!elf_symbols(f, ELF_SYMS_BOTH, true, &t))
+	if (!elf_symbols(f, ELF_SYMS_BOTH, true, &t)) {
+		for (size_t k = 0; k < t.n && k < 64; k += 1 + t.n / 16) {
+			same_nearest(f, &t, t.syms[k].addr, k & 1);
+			same_nearest(f, &t, t.syms[k].addr + 1, !(k & 1));
+		}
+		same_nearest(f, &t, f->entry, false);
 		elf_symtab_free(&t);
+	}
 	size_t total = 0;
 	elf_notes(f, count_note, &total);
 	const uint8_t *id;
