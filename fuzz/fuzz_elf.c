@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/search.h"
 #include "elf/elf.h"
 
 #define CACHE_DIR "/tmp/tally-fuzz-cache"
@@ -54,14 +55,7 @@ static void check_cache_copy(struct elf_file *f)
 static void same_nearest(struct elf_file *f, const struct elf_symtab *t, uint64_t addr,
 			 bool first_alias)
 {
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = UPPER_BOUND(t->syms, t->n, .addr, addr);
 	struct elf_symbol s;
 	bool found = elf_symbol_at_or_below(f, ELF_SYMS_BOTH, true, addr, first_alias, &s);
 	if (found != (lo > 0))

@@ -48,27 +48,24 @@ each() {
 	done <"$TMP/addrs"
 }
 
+# same NAME WANT GOT: PASS when tally printed WANT's lines and nothing on stderr.
+same() {
+	cmp -s "$2" "$3" && [ ! -s "$TMP/err" ] && pass "$1" ||
+		fail "$1" "$(head -2 "$TMP/err"; diff "$2" "$3" | head -6)"
+}
+
 llvm-symbolizer --inlining --obj="$bin" <"$TMP/addrs" >"$TMP/llvm.want"
 each >"$TMP/llvm.got" 2>"$TMP/err"
-cmp -s "$TMP/llvm.want" "$TMP/llvm.got" && [ ! -s "$TMP/err" ] &&
-	pass one_at_a_time_llvm_style_matches_llvm_symbolizer ||
-	fail one_at_a_time_llvm_style_matches_llvm_symbolizer \
-		"$(head -2 "$TMP/err"; diff "$TMP/llvm.want" "$TMP/llvm.got" | head -6)"
+same one_at_a_time_llvm_style_matches_llvm_symbolizer "$TMP/llvm.want" "$TMP/llvm.got"
 
 addr2line -f -i -e "$bin" <"$TMP/addrs" >"$TMP/gnu.want"
 each --output-style=GNU >"$TMP/gnu.got" 2>"$TMP/err"
-cmp -s "$TMP/gnu.want" "$TMP/gnu.got" && [ ! -s "$TMP/err" ] &&
-	pass one_at_a_time_gnu_style_matches_addr2line ||
-	fail one_at_a_time_gnu_style_matches_addr2line \
-		"$(head -2 "$TMP/err"; diff "$TMP/gnu.want" "$TMP/gnu.got" | head -6)"
+same one_at_a_time_gnu_style_matches_addr2line "$TMP/gnu.want" "$TMP/gnu.got"
 
 # Fewer than a batch on the command line: the first scanned, the others from the table.
 mapfile -t addrs <"$TMP/addrs"
 "$TALLY" symbolize -e "$bin" "${addrs[@]}" >"$TMP/argv.got" 2>"$TMP/err"
-cmp -s "$TMP/llvm.want" "$TMP/argv.got" && [ ! -s "$TMP/err" ] &&
-	pass one_at_a_time_then_table_matches_llvm_symbolizer ||
-	fail one_at_a_time_then_table_matches_llvm_symbolizer \
-		"$(head -2 "$TMP/err"; diff "$TMP/llvm.want" "$TMP/argv.got" | head -6)"
+same one_at_a_time_then_table_matches_llvm_symbolizer "$TMP/llvm.want" "$TMP/argv.got"
 
 # The aliases: f0..f39 each also named a_fN and w_fN (weak), all of f's size.
 {
@@ -85,14 +82,9 @@ bin=$TMP/aliases
 cp "$TMP/alias.addrs" "$TMP/addrs"
 llvm-symbolizer --inlining --obj="$bin" <"$TMP/addrs" >"$TMP/alias_llvm.want"
 each >"$TMP/alias_llvm.got" 2>"$TMP/err"
-cmp -s "$TMP/alias_llvm.want" "$TMP/alias_llvm.got" && [ ! -s "$TMP/err" ] &&
-	grep -q '^w_f' "$TMP/alias_llvm.want" &&
-	pass one_at_a_time_aliases_match_llvm_symbolizer ||
-	fail one_at_a_time_aliases_match_llvm_symbolizer \
-		"$(head -2 "$TMP/err"; diff "$TMP/alias_llvm.want" "$TMP/alias_llvm.got" | head -6)"
+grep -q '^w_f' "$TMP/alias_llvm.want" && pass one_at_a_time_llvm_names_the_last_alias ||
+	fail one_at_a_time_llvm_names_the_last_alias "$(head -3 "$TMP/alias_llvm.want")"
+same one_at_a_time_aliases_match_llvm_symbolizer "$TMP/alias_llvm.want" "$TMP/alias_llvm.got"
 addr2line -f -i -e "$bin" <"$TMP/addrs" >"$TMP/alias_gnu.want"
 each --output-style=GNU >"$TMP/alias_gnu.got" 2>"$TMP/err"
-cmp -s "$TMP/alias_gnu.want" "$TMP/alias_gnu.got" && [ ! -s "$TMP/err" ] &&
-	pass one_at_a_time_aliases_match_addr2line ||
-	fail one_at_a_time_aliases_match_addr2line \
-		"$(head -2 "$TMP/err"; diff "$TMP/alias_gnu.want" "$TMP/alias_gnu.got" | head -6)"
+same one_at_a_time_aliases_match_addr2line "$TMP/alias_gnu.want" "$TMP/alias_gnu.got"
