@@ -59,9 +59,10 @@ static const char thr_src[] =
 	" pthread_create(&t[i], 0, worker, (void *)i); for (int i = 0; i < 4; i++)"
 	" pthread_join(t[i], 0); puts(\"done\"); return 0; }\n";
 
-/* Each side works 400 M iterations (0.7 s): both processes' start in the dynamic loader,
- * 7-8 samples on a virtual machine where exec is slow, stays under the 1% of samples the
- * check allows off the expected chains (160 M left it at 98.8%). */
+/* Each side works 400 M iterations (0.7 s): two processes start, and the samples of a
+ * start outside the dynamic loader (the child's crt code, the entry instruction) stay
+ * well under the 1% the check allows (with 160 M: 99.1-99.6% of the rest on the
+ * expected chains). */
 static const char fork_src[] =
 	"#include <stdio.h>\n#include <unistd.h>\n#include <sys/wait.h>\n"
 	"__attribute__((noinline)) static double work(double x) { for (int i = 0; i < 400000000; i++)"
@@ -206,6 +207,7 @@ struct check {
 	const char *const *chain2; /* for fork+exec: the other process's chain */
 	size_t nchain2;
 	uint64_t samples, good, good_first, complete;
+	uint64_t before; /* samples before the program's code ran: see before_the_program */
 	uint32_t tids[64];
 	size_t ntids;
 	uint32_t pids[8];
@@ -244,10 +246,33 @@ static void note(uint32_t *v, size_t *n, size_t max, uint32_t x)
 		v[(*n)++] = x;
 }
 
+/* A sample taken before any of the program's code ran: in execve (no user context yet: a
+ * single frame at pc 0) or in the dynamic loader starting the process (a whole stack,
+ * every frame in ld.so). On a virtual machine where exec is slow they were 2-8 of
+ * 370-570 samples, past the 1% the check allows off the expected chains, for tally's
+ * recordings and perf's alike. They are counted apart; a stack that ends early, or passes
+ * through the program, is still checked. */
+static bool before_the_program(const struct replay_stack *st)
+{
+	if (st->n == 1 && st->frames[0].pc == 0)
+		return true;
+	if (st->end != UNW_END_OUTERMOST || !st->n)
+		return false;
+	for (size_t i = 0; i < st->n; i++)
+		if (!st->frames[i].mod || !strstr(st->frames[i].mod->path, "/ld-linux"))
+			return false;
+	return true;
+}
+
 static int on_stack(const struct replay_stack *st, void *arg)
 {
 	struct check *c = arg;
 	c->samples++;
+	if (before_the_program(st)) {
+		c->before++;
+		note(c->pids, &c->npids, 8, st->ev->pid);
+		return 0;
+	}
 	bool first = matches(st, c, c->chain, c->nchain);
 	bool ok = first || (c->chain2 && matches(st, c, c->chain2, c->nchain2));
 	c->good += ok;
@@ -301,13 +326,16 @@ static struct check run_check(const char *tool, const char *bin, const char *arg
 	int r = replay_unwind(data, UNW_AUTO, on_stack, &c, &info, NULL);
 	if (r)
 		fail_msg("%s: %s", data, err_msg());
-	print_message("%s %-9s %llu samples, %.2f%% expected chain, %.2f%% complete, %llu lost\n",
-		      tool, bin, (unsigned long long)c.samples, 100.0 * c.good / c.samples,
-		      100.0 * c.complete / c.samples, (unsigned long long)info.lost);
+	uint64_t work = c.samples - c.before;
+	print_message("%s %-9s %llu samples (%llu before the program), of the rest %.2f%% expected "
+		      "chain, %.2f%% complete, %llu lost\n",
+		      tool, bin, (unsigned long long)c.samples, (unsigned long long)c.before,
+		      100.0 * c.good / work, 100.0 * c.complete / work,
+		      (unsigned long long)info.lost);
 	for (size_t i = 0; i < c.ntabs; i++)
 		free(tabs[i].v);
-	assert_true(c.samples >= 100);
-	assert_true(c.good * 100 >= c.samples * 99);
+	assert_true(work >= 100);
+	assert_true(c.good * 100 >= work * 99);
 	if (!strcmp(tool, "tally")) /* 1 kHz with 32 KiB stacks: tally's rings lose nothing */
 		assert_int_equal(info.lost, 0);
 	return c;
@@ -512,9 +540,11 @@ static void deleted_binary_unwinds_from_cache(void **state)
 	unsetenv("PERF_BUILDID_DIR");
 	free(tab.v);
 	assert_int_equal(r, 0);
-	print_message("deleted binary: %llu samples, %.2f%% expected chain\n",
-		      (unsigned long long)c.samples, 100.0 * c.good / c.samples);
-	assert_true(c.samples >= 100 && c.good * 100 >= c.samples * 99);
+	uint64_t work = c.samples - c.before;
+	print_message("deleted binary: %llu samples (%llu before the program), of the rest %.2f%% "
+		      "expected chain\n", (unsigned long long)c.samples,
+		      (unsigned long long)c.before, 100.0 * c.good / work);
+	assert_true(work >= 100 && c.good * 100 >= work * 99);
 }
 
 /* The same chains through the symbolizer, as folded stacks: the deep chain's lines carry
@@ -525,7 +555,7 @@ static void folded(const char *tool, const char *bin)
 	record(tool, bin, "", data, sizeof(data));
 	struct prof *p;
 	char *text = export_folded(data, UNW_AUTO, &p);
-	uint64_t total = 0, good = 0;
+	uint64_t total = 0, good = 0, before = 0;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 		char *sp = strrchr(line, ' ');
 		assert_non_null(sp);
@@ -535,14 +565,19 @@ static void folded(const char *tool, const char *bin)
 		if (strstr(line, ";main;f1;f2;f3;f4;f5;f6;f7;f8;f9;f10;f11;f12") &&
 		    !strstr(line, "[truncated]"))
 			good += n;
+		else if (!strstr(line, "main") && (!strncmp(line, "[truncated];0x0;", 16) ||
+						   strstr(line, "_dl_start")))
+			before += n; /* in execve, or ld.so starting the process: see on_stack */
 	}
 	free(text);
-	print_message("folded %s %s: %llu of %llu samples with the whole chain\n", tool, bin,
-		      (unsigned long long)good, (unsigned long long)total);
+	print_message("folded %s %s: %llu of %llu samples with the whole chain (%llu before the "
+		      "program)\n", tool, bin, (unsigned long long)good, (unsigned long long)total,
+		      (unsigned long long)before);
 	int64_t samples = counter(p, REPLAY_COUNTER_SAMPLES);
 	assert_int_equal(total, samples);
-	assert_true(total >= 100 && good * 100 >= total * 99);
-	assert_true(counter(p, REPLAY_COUNTER_COMPLETE) * 100 >= samples * 99);
+	uint64_t work = total - before;
+	assert_true(work >= 100 && good * 100 >= work * 99);
+	assert_true((uint64_t)counter(p, REPLAY_COUNTER_COMPLETE) * 100 >= work * 99);
 	prof_free(p);
 }
 
