@@ -536,10 +536,10 @@ static int make_location(struct pprof *x, struct plocation *loc, uint64_t id)
 			return -EINVAL;
 		if (i + 1 < loc->nlines)
 			fd.kind = PROF_INLINE;
+		else if (!strcmp(fd.function, "[truncated]") && !m)
+			fd.kind = PROF_TRUNCATED, fd.function = NULL, fd.file = NULL;
 		else if (fd.kind == PROF_NATIVE)
 			fd.kind = kind_from_system_name(fd.function, sys);
-		else if (!strcmp(fd.function, "[truncated]") && !m)
-			fd.kind = PROF_TRUNCATED, fd.function = NULL;
 		struct prof_loc *l = vec_push(&x->stack);
 		if (!l)
 			return err_set(-ENOMEM, "out of memory");

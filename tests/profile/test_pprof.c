@@ -18,7 +18,8 @@
 #include "report/pprof_segments.h"
 #include "report/report.h"
 
-/* main (native) calls at 0x40 an address 0x120 where inner was inlined into outer. */
+/* main (native) calls at 0x40 an address 0x120 where inner was inlined into outer; other
+ * stacks hold frames of the kinds pprof has no word for, and a truncated one. */
 static struct prof *sample_profile(void)
 {
 	struct prof *p;
@@ -46,7 +47,11 @@ static struct prof *sample_profile(void)
 	/* A frame not symbolized: known by its address only. */
 	struct prof_frame_desc du = { PROF_NATIVE, NULL, NULL, 0, m, 0x777 };
 	struct prof_loc s4[] = { { prof_frame(p, &du), 0, 0x777 }, { fm, 7, 0x58 } };
+	/* A stack recovered only as far as outer: the truncated frame takes its place. */
+	struct prof_frame_desc dt = { PROF_TRUNCATED, NULL, NULL, 0, PROF_NONE, 0 };
+	struct prof_loc s5[] = { { fo, 30, 0x130 }, { prof_frame(p, &dt), 0, 0 } };
 	int64_t w1[] = { 3, 3000 }, w2[] = { 1, 1000 }, w3[] = { 2, 2000 };
+	assert_int_equal(prof_add_stack(p, s5, 2, w2), 0);
 	assert_int_equal(prof_add_stack(p, s4, 2, w2), 0);
 	assert_int_equal(prof_add_stack(p, s1, 3, w1), 0);
 	assert_int_equal(prof_add_stack(p, s2, 3, w2), 0);
