@@ -50,6 +50,7 @@ verdict() {
 		for (i = 1; i <= k; i++) if (f[i] !~ /_\[k\]$/) g[++m] = f[i]
 		for (c = 1; c <= m && g[c] != "main"; c++);  # the C main, outermost
 		if (c > m) next                               # not in the program (startup, exit)
+		inmain += n
 		i = c + 1
 		if (g[i] ~ /^run(_\[i\]|\..*)?$/) i++       # stackvm.c run: inlined (_[i]), a clone or not
 		if (i > m || !(g[i] in vm)) next              # no VM frames: counted by tally
@@ -64,15 +65,18 @@ verdict() {
 		helper += j < m && g[j + 1] == "helper_sum" ? n : 0
 		total += n
 	}
-	END { if (!broken) print "ok", total + 0, helper + 0 }' "$1"
+	END { if (!broken) print "ok", total + 0, helper + 0, inmain + 0 }' "$1"
 }
+# Shares are of the samples in the C main: the sanitized build's start (ASan's shadow, in
+# ld.so) and LeakSanitizer's scan at exit took 10-16% of all samples on a slow virtual
+# machine, none of them the interpreter's.
 v=$(verdict "$TMP/mixed.folded")
 samples=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/mixed.folded")
-read -r ok vm_samples helper_samples <<<"$v"
+read -r ok vm_samples helper_samples in_main <<<"$v"
 if [ "$ok" != ok ]; then
 	fail agent_mixed_vm_frames_in_order "$v"
-elif [ "$vm_samples" -lt $((samples * 9 / 10)) ] || [ "$helper_samples" -lt 5 ]; then
-	fail agent_mixed_vm_frames_in_order "$vm_samples of $samples samples with VM frames, $helper_samples in the helper: $(head -3 "$TMP/report")"
+elif [ "$vm_samples" -lt $((in_main * 9 / 10)) ] || [ "$helper_samples" -lt 5 ]; then
+	fail agent_mixed_vm_frames_in_order "$vm_samples of $in_main samples in main ($samples in all) with VM frames, $helper_samples in the helper: $(head -3 "$TMP/report")"
 else
 	pass agent_mixed_vm_frames_in_order
 fi
@@ -119,8 +123,8 @@ else
 		"$TALLY" export -f folded --kinds -o "$TMP/perf.folded" "$pdata" 2>"$TMP/perf.err"
 		v=$(verdict "$TMP/perf.folded")
 		samples=$(awk '{ s += $NF } END { print s + 0 }' "$TMP/perf.folded")
-		read -r ok vm_samples helper_samples <<<"$v"
-		if [ "$ok" = ok ] && [ "$vm_samples" -ge $((samples * 8 / 10)) ] && [ "$samples" -ge 100 ]; then
+		read -r ok vm_samples helper_samples in_main <<<"$v"
+		if [ "$ok" = ok ] && [ "$vm_samples" -ge $((in_main * 8 / 10)) ] && [ "$in_main" -ge 100 ]; then
 			pass agent_mixed_perf_recording
 		else
 			fail agent_mixed_perf_recording "$v ($samples samples): $(head -3 "$TMP/perf.err")"
@@ -145,9 +149,9 @@ if ! unshare -m sh -c 'mount --bind "$1" /tmp && cd /tmp &&
 else
 	v=$(verdict "$ns/r.folded")
 	samples=$(awk '{ s += $NF } END { print s + 0 }' "$ns/r.folded")
-	read -r ok vm_samples helper_samples <<<"$v"
+	read -r ok vm_samples helper_samples in_main <<<"$v"
 	kept=$(ls "$ns/r.data.jit" 2>/dev/null | grep -c '^tally-vm-[0-9]*-1\.dump$')
-	if [ "$kept" = 1 ] && [ "$ok" = ok ] && [ "$vm_samples" -ge $((samples * 9 / 10)) ] &&
+	if [ "$kept" = 1 ] && [ "$ok" = ok ] && [ "$vm_samples" -ge $((in_main * 9 / 10)) ] &&
 		! ls "$ns" | grep -q '^tally-vm-'; then
 		pass agent_mixed_registry_kept
 	else
