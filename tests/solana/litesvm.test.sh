@@ -178,7 +178,10 @@ EOF
 	# A short differential run (the 10,000-case one is a benchmark: fuzz/sbpf_diff.py):
 	# generated programs and random instructions to the corpus's programs must be the
 	# same in both, or differ only as docs/sbpf.md explains.
-	out=$(python3 "$ROOT/fuzz/sbpf_diff.py" --cases 150 --seconds 50 --seed 7 --tally "$TALLY" 2>&1) &&
+	# The corpus as the rest of this script finds it (tests/lib.sh: SHARED), wherever the
+	# checkout lies.
+	out=$(SBPF_CORPUS="${SBPF_CORPUS:-$SHARED/corpus/sbpf}" python3 "$ROOT/fuzz/sbpf_diff.py" \
+		--cases 150 --seconds 50 --seed 7 --tally "$TALLY" 2>&1) &&
 		pass sol_litesvm_fuzz_smoke || fail sol_litesvm_fuzz_smoke "$(echo "$out" | tail -8)"
 else
 	skip sol_litesvm_found "clang not installed"
