@@ -99,9 +99,10 @@ n=$(perf evlist -i "$TMP/off.data" 2>/dev/null | wc -l)
 [ "$n" = 1 ] && ! [ -s "$TMP/off.err" ] && pass python_capture_off ||
 	fail python_capture_off "$n events: $(cat "$TMP/off.err")"
 
-# stacks_of DATA PID QUALNAME: how many stacks of PID have QUALNAME innermost.
+# stacks_of DATA PID QUALNAME: how many stacks of PID have QUALNAME innermost, the records
+# in time order (the file has each CPU's ring as drained: capture_check.py).
 stacks_of() {
-	$PYDATA "$1" | awk -v pid="$2" -v q="$3" '
+	$PYDATA "$1" | sort -s -n -k2,2 | awk -v pid="$2" -v q="$3" '
 		$1 == "code" && $3 == pid { name[$4] = $7 }
 		$1 == "stack" && $3 == pid && $6 > 0 { split($7, f, ":"); n += name[f[1]] == q }
 		END { print n + 0 }'

@@ -26,8 +26,12 @@ codes = {}   # (pid, address) -> (qualname, filename, firstlineno, linetable hex
 samples = set()
 stacks = []
 pids = set()
-for line in open(pydata_out, errors="replace"):
-    f = line.split()
+# The file holds each CPU's ring as tally drained it, so a code record written on one CPU can
+# follow, in the file, a stack of another CPU that came later and uses the same code object
+# (two threads starting up, both in threading's Condition). Time orders them, as replay
+# reads them; a stack comes after the code records of its own sample, which share its time.
+lines = [line.split() for line in open(pydata_out, errors="replace")]
+for f in sorted(lines, key=lambda f: int(f[1])):
     if f[0] == "code":
         codes[(int(f[2]), int(f[3], 16))] = (f[6], f[7], int(f[5]), f[8])
     elif f[0] == "sample":
