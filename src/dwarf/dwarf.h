@@ -87,6 +87,10 @@ struct dwarf_unit {
 	/* The root DIE's abbreviation, decoded alone when the unit was read (code 0 when
 	 * the whole table was loaded instead): see dwarf_unit_root(). */
 	struct dwarf_abbrev root_abbrev;
+	/* The unit's first head_size bytes (header and root DIE) as read from the file when
+	 * the units were read (unit_head.c), or NULL: the root DIE is read from them. */
+	const uint8_t *head;
+	uint32_t head_size;
 	/* From the unit DIE: */
 	uint16_t tag;
 	uint64_t base_addr; /* DW_AT_low_pc, the base for DWARF 4 ranges */

@@ -31,6 +31,27 @@ static inline const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_ab
 	return dwarf_abbrev_find_sparse(t, code);
 }
 
+/* Unit heads (unit_head.c): the first bytes of units of a large .debug_info read from the
+ * file, not through its mapping, while the units are read. */
+#define DWARF_HEAD_MAX 256
+struct dwarf_heads {
+	int fd;            /* the file, or -1: every unit is read through the mapping */
+	uint64_t at;       /* where .debug_info lies in it */
+	uint64_t prev_len; /* of the unit read last */
+};
+void dwarf_heads_open(struct dwarf *d, struct dwarf_heads *h);
+void dwarf_heads_close(struct dwarf_heads *h);
+/* The first bytes of the unit at .debug_info offset off read into buf: how many (up to
+ * DWARF_HEAD_MAX, fewer only at the section's end), or 0 when the unit is to be read
+ * through the mapping (no file, units close together, a failed read). */
+size_t dwarf_head_read(struct dwarf *d, struct dwarf_heads *h, uint64_t off,
+		       uint8_t buf[DWARF_HEAD_MAX]);
+/* Notes the unit just read: its length predicts whether the next one is far. */
+void dwarf_heads_note(struct dwarf_heads *h, const struct dwarf_unit *u);
+/* Makes die's strings and blocks read from u's head point into the mapping, where the same
+ * bytes are: values outlive the reader (a unit's name does), the mapping outlives it. */
+void dwarf_head_repoint(const struct dwarf *d, const struct dwarf_unit *u, struct dwarf_die *die);
+
 /* The value of attribute at of a when its form is DW_FORM_implicit_const, else 0. */
 static inline int64_t dwarf_attr_const(const struct dwarf_abbrev *a,
 				       const struct dwarf_abbrev_attr *at)

@@ -170,9 +170,12 @@ static int load_sections(struct dwarf *d)
 	return err ? err : l.err;
 }
 
-static int read_header(struct dwarf *d, struct cur *c, struct dwarf_unit *u)
+/* The header of the unit at .debug_info offset off, from c: the section's bytes from off on,
+ * room of them (or a head of them, long enough for any header but the section's end). */
+static int read_header(struct dwarf *d, struct cur *c, uint64_t off, uint64_t room,
+		       struct dwarf_unit *u)
 {
-	u->offset = cur_off(c);
+	u->offset = off;
 	uint64_t len = cur_u32(c);
 	u->offset_size = 4;
 	if (len == 0xffffffff) {
@@ -181,9 +184,9 @@ static int read_header(struct dwarf *d, struct cur *c, struct dwarf_unit *u)
 	} else if (len >= 0xfffffff0) {
 		return dwarf_info_bad(d, u->offset, "reserved unit length");
 	}
-	if (!cur_ok(c) || len > cur_left(c))
+	if (!cur_ok(c) || len > room - cur_off(c))
 		return dwarf_info_bad(d, u->offset, "unit length runs past the section");
-	u->end = cur_off(c) + len;
+	u->end = off + cur_off(c) + len;
 	u->version = cur_u16(c);
 	if (u->version < 2 || u->version > 5)
 		return dwarf_info_bad(d, u->offset, "unsupported DWARF version");
@@ -200,11 +203,11 @@ static int read_header(struct dwarf *d, struct cur *c, struct dwarf_unit *u)
 		u->abbrev_offset = cur_uN(c, u->offset_size);
 		u->addr_size = cur_u8(c);
 	}
-	if (!cur_ok(c) || cur_off(c) > u->end)
+	if (!cur_ok(c) || off + cur_off(c) > u->end)
 		return dwarf_info_bad(d, u->offset, "unit header runs past the unit");
 	if (u->addr_size != 1 && u->addr_size != 2 && u->addr_size != 4 && u->addr_size != 8)
 		return dwarf_info_bad(d, u->offset, "unsupported address size");
-	u->first_die = cur_off(c);
+	u->first_die = off + cur_off(c);
 	return 0;
 }
 
@@ -223,6 +226,20 @@ static const char *value_str(const struct dwarf_die *die, uint16_t at)
 	return v && v->cls == DWC_STRING ? v->str : NULL;
 }
 
+/* A cursor at u's root DIE: in its head when it has one, else in the mapping. */
+static struct cur root_cursor(const struct dwarf *d, const struct dwarf_unit *u)
+{
+	struct cur c;
+	if (u->head) {
+		c = cur_make(u->head, u->head_size, d->big_endian);
+		cur_seek(&c, u->first_die - u->offset);
+	} else {
+		c = cur_make(d->info.data, u->end, d->big_endian);
+		cur_seek(&c, u->first_die);
+	}
+	return c;
+}
+
 /* The root DIE needs one abbreviation. Unless the unit's table is loaded already
  * (preloaded for a whole read), that one is decoded alone: a front read or a few lookups
  * touch a few units of many, and parsing every table was most of opening them. */
@@ -230,13 +247,25 @@ static int root_abbrev(struct dwarf *d, struct dwarf_unit *u)
 {
 	if (dwarf_unit_abbrevs_loaded(d, u))
 		return 0;
-	struct cur c = cur_make(d->info.data, u->end, d->big_endian);
-	cur_seek(&c, u->first_die);
+	struct cur c = root_cursor(d, u);
 	uint64_t code = cur_uleb(&c);
 	if (!cur_ok(&c) || !code)
 		return 0; /* dwarf_unit_root() says what is wrong, or finds no root */
 	int err = dwarf_abbrev_decode(d, u, code, &u->root_abbrev);
 	return err == -ENOENT ? 0 : err;
+}
+
+/* The root DIE from the unit's head when that holds all of it, else (the head dropped, so
+ * that later readers go there at once) from the mapping. */
+static int read_root(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die *die)
+{
+	int err = dwarf_unit_root(d, u, die);
+	if (err && u->head && u->head_size < u->end - u->offset) {
+		err_clear();
+		u->head = NULL;
+		err = dwarf_unit_root(d, u, die);
+	}
+	return err;
 }
 
 /* The unit DIE is read twice: its bases must be known before its own strx/addrx forms
@@ -247,7 +276,7 @@ static int read_unit_die(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die
 	if (err)
 		return err;
 	for (int pass = 0; pass < 2; pass++) {
-		err = dwarf_unit_root(d, u, die);
+		err = read_root(d, u, die);
 		if (err || !die->abbrev)
 			return err;
 		u->str_offsets_base = value_u(die, DW_AT_str_offsets_base, &u->has_str_offsets_base);
@@ -276,6 +305,23 @@ static int read_unit_die(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die
 	return 0;
 }
 
+/* The header of the unit at off, from its head when one is read from the file (kept for
+ * its root DIE), else from the mapping. */
+static int read_header_at(struct dwarf *d, struct dwarf_heads *h, uint64_t off,
+			  struct dwarf_unit *u)
+{
+	uint8_t buf[DWARF_HEAD_MAX];
+	size_t n = dwarf_head_read(d, h, off, buf);
+	struct cur c = n ? cur_make(buf, n, d->big_endian)
+			 : cur_make(d->info.data + off, d->info.size - off, d->big_endian);
+	int err = read_header(d, &c, off, d->info.size - off, u);
+	if (!err && n && (u->head = arena_copy(&d->arena, buf, n)))
+		u->head_size = (uint32_t)n;
+	if (!err)
+		dwarf_heads_note(h, u);
+	return err;
+}
+
 /* The units past those already read (all of them at first): headers, then first DIEs. */
 static int read_units(struct dwarf *d)
 {
@@ -283,26 +329,30 @@ static int read_units(struct dwarf *d)
 	if (elf_section_by_name(d->elf, ".gnu_debugaltlink"))
 		d->unsupported = "dwz alternate debug files (.gnu_debugaltlink)";
 	size_t first = d->nunits, cap = first; /* full: the first new unit grows it */
-	struct cur c = cur_make(d->info.data, d->info.size, d->big_endian);
-	if (first)
-		cur_seek(&c, d->units[first - 1].end);
-	while (!cur_eof(&c)) {
+	struct dwarf_heads heads;
+	dwarf_heads_open(d, &heads);
+	int err = 0;
+	for (uint64_t off = first ? d->units[first - 1].end : 0; off < d->info.size && !err;) {
 		/* VEC's growth on the array symbolize/ reads as units and nunits */
 		if (d->nunits == cap &&
-		    !vec_reserve_grow((void **)&d->units, d->nunits, &cap, sizeof(*d->units), 1))
-			return -ENOMEM;
+		    !vec_reserve_grow((void **)&d->units, d->nunits, &cap, sizeof(*d->units), 1)) {
+			err = -ENOMEM;
+			break;
+		}
 		struct dwarf_unit *u = &d->units[d->nunits];
 		memset(u, 0, sizeof(*u));
-		int err = read_header(d, &c, u);
-		if (err)
-			return err;
-		d->nunits++;
-		cur_seek(&c, u->end);
+		err = read_header_at(d, &heads, off, u);
+		if (!err) {
+			d->nunits++;
+			off = u->end;
+		}
 	}
+	dwarf_heads_close(&heads);
+	if (err)
+		return err;
 	struct dwarf_die *die = malloc(sizeof(*die));
 	if (!die)
 		return -ENOMEM;
-	int err = 0;
 	for (size_t i = first; i < d->nunits && !err; i++) {
 		struct dwarf_unit *u = &d->units[i];
 		if (u->unit_type == DW_UT_compile || u->unit_type == DW_UT_partial ||
@@ -449,23 +499,45 @@ int dwarf_die_read(struct dwarf *d, struct dwarf_unit *u, uint64_t off, struct d
 	return read_attrs(d, u, &c, die, next);
 }
 
+/* The root DIE's abbreviation: from the unit's whole table once that is loaded, else the
+ * one decoded alone (root_abbrev()). */
+static int root_abbrev_of(struct dwarf *d, struct dwarf_unit *u, uint64_t code,
+			  const struct dwarf_abbrev **a)
+{
+	*a = NULL;
+	if (u->abbrevs || !u->root_abbrev.code) {
+		int err = dwarf_unit_abbrevs(d, u);
+		if (err)
+			return err;
+		if (code && !(*a = dwarf_abbrev_find(u->abbrevs, code)))
+			return dwarf_info_bad(d, u->first_die,
+					      "DIE uses an undefined abbreviation code");
+		return 0;
+	}
+	if (code != u->root_abbrev.code)
+		return dwarf_info_bad(d, u->first_die, "truncated DIE");
+	*a = &u->root_abbrev;
+	return 0;
+}
+
 int dwarf_unit_root(struct dwarf *d, struct dwarf_unit *u, struct dwarf_die *die)
 {
 	uint64_t next, off = u->first_die;
-	if (u->abbrevs || !u->root_abbrev.code) {
-		int err = dwarf_unit_abbrevs(d, u);
-		return err ? err : dwarf_die_read(d, u, off, die, &next);
-	}
 	if (off >= u->end)
 		return dwarf_info_bad(d, off, "DIE offset outside its unit");
-	struct cur c = cur_make(d->info.data, u->end, d->big_endian);
-	cur_seek(&c, off);
+	struct cur c = root_cursor(d, u);
 	die->offset = off;
 	die->nvals = 0;
-	if (cur_uleb(&c) != u->root_abbrev.code)
+	uint64_t code = cur_uleb(&c);
+	if (!cur_ok(&c))
 		return dwarf_info_bad(d, off, "truncated DIE");
-	die->abbrev = &u->root_abbrev;
-	return read_attrs(d, u, &c, die, &next);
+	int err = root_abbrev_of(d, u, code, &die->abbrev);
+	if (err || !die->abbrev)
+		return err;
+	err = read_attrs(d, u, &c, die, &next);
+	if (!err && u->head)
+		dwarf_head_repoint(d, u, die);
+	return err;
 }
 
 /* Decodes die's attributes (die->abbrev's) at c. */

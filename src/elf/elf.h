@@ -81,6 +81,7 @@ struct elf_file {
 	const uint8_t *map;
 	size_t size;
 	bool owns_map;
+	uint64_t dev, ino; /* of the file mapped (elf_open), for elf_reopen() */
 	bool is64;
 	bool big_endian;
 	uint16_t type;    /* ET_* */
@@ -114,6 +115,15 @@ int elf_section_data(struct elf_file *f, struct elf_section *s, const uint8_t **
  * Other sections come whole. */
 int elf_section_prefix(struct elf_file *f, struct elf_section *s, size_t want,
 		       const uint8_t **data, size_t *avail, size_t *total);
+/* Where section s's bytes lie in the file, when they are read as they are stored there
+ * (neither compressed nor to be relocated, nor NOBITS): true and *off, else false. */
+bool elf_section_stored_at(const struct elf_file *f, const struct elf_section *s,
+			   uint64_t *off);
+/* The file f maps, opened again, for reading small pieces of it with pread: through the
+ * mapping each piece far from the last costs a page fault, and on a virtual machine a
+ * fault costs as much as ten such reads. A descriptor for the caller to close, or -1 when
+ * f maps no file (elf_open_mem) or its path now names another file. */
+int elf_reopen(const struct elf_file *f);
 /* Same, by name: -ENOENT (no message set) when the file has no such section. */
 int elf_section_data_by_name(struct elf_file *f, const char *name, const uint8_t **data,
 			     size_t *size);

@@ -227,7 +227,27 @@ int elf_open(const char *path, struct elf_file **out)
 	close(fd);
 	if (map == MAP_FAILED)
 		return err_set(-e, "%s: cannot map: %s", path, strerror(e));
-	return make(path, map, (size_t)st.st_size, true, out);
+	int err = make(path, map, (size_t)st.st_size, true, out);
+	if (!err) {
+		(*out)->dev = st.st_dev;
+		(*out)->ino = st.st_ino;
+	}
+	return err;
+}
+
+/* The mapping holds the file's inode: while it lives, no other file has its device and
+ * inode numbers, so a match is the same file. */
+int elf_reopen(const struct elf_file *f)
+{
+	if (!f->owns_map)
+		return -1;
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) || st.st_dev != f->dev || st.st_ino != f->ino)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
 }
 
 void elf_close(struct elf_file *f)

@@ -189,6 +189,15 @@ int elf_section_prefix(struct elf_file *f, struct elf_section *s, size_t want,
 	return err;
 }
 
+bool elf_section_stored_at(const struct elf_file *f, const struct elf_section *s,
+			   uint64_t *off)
+{
+	if (s->type == SHT_NOBITS || is_compressed(s) || needs_relocation(f, s))
+		return false;
+	*off = s->offset;
+	return true;
+}
+
 int elf_section_data_by_name(struct elf_file *f, const char *name, const uint8_t **data,
 			     size_t *size)
 {

@@ -88,3 +88,20 @@ same one_at_a_time_aliases_match_llvm_symbolizer "$TMP/alias_llvm.want" "$TMP/al
 addr2line -f -i -e "$bin" <"$TMP/addrs" >"$TMP/alias_gnu.want"
 each --output-style=GNU >"$TMP/alias_gnu.got" 2>"$TMP/err"
 same one_at_a_time_aliases_match_addr2line "$TMP/alias_gnu.want" "$TMP/alias_gnu.got"
+
+# python3.11d with its DWARF: 180 units of 55 KiB on average, whose headers and root DIEs
+# are read with pread (src/dwarf/unit_head.c), not through the mapping. One process per
+# address (the first, _start, is in no unit: every root DIE is read to know it), every
+# 16,000th instruction, against llvm-symbolizer; and the reads are preads (strace).
+bin=$PY
+{ echo 0x$(readelf -sW "$bin" | awk '$8 == "_start" { print $2; exit }'); text_addrs "$bin" objdump 16000; } >"$TMP/addrs"
+llvm-symbolizer --inlining --obj="$bin" <"$TMP/addrs" >"$TMP/dwarf.want"
+each >"$TMP/dwarf.got" 2>"$TMP/err"
+[ "$(wc -l <"$TMP/addrs")" -ge 40 ] && grep -q '^_start$' "$TMP/dwarf.want" &&
+	grep -q '\.c:[0-9]*:[0-9]' "$TMP/dwarf.want" &&
+	same one_at_a_time_dwarf_matches_llvm_symbolizer "$TMP/dwarf.want" "$TMP/dwarf.got" ||
+	fail one_at_a_time_dwarf_matches_llvm_symbolizer "$(wc -l <"$TMP/addrs") addresses: $(head -3 "$TMP/dwarf.want")"
+preads=$(strace -f -c -e trace=pread64 "$TALLY" symbolize -e "$bin" "$(head -1 "$TMP/addrs")" 2>&1 >/dev/null |
+	awk '$NF == "pread64" { print $4 }')
+[ "${preads:-0}" -ge 100 ] && pass one_at_a_time_unit_heads_are_read ||
+	fail one_at_a_time_unit_heads_are_read "${preads:-no} pread64 calls for python3.11d's 180 units"
