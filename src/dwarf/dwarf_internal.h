@@ -37,16 +37,17 @@ static inline const struct dwarf_abbrev *dwarf_abbrev_find(const struct dwarf_ab
 struct dwarf_heads {
 	int fd;            /* the file, or -1: every unit is read through the mapping */
 	uint64_t at;       /* where .debug_info lies in it */
-	uint64_t prev_len; /* of the unit read last */
+	uint64_t window;   /* the 64 KiB of the file last read through the mapping, + 1 */
+	unsigned small_run; /* short units just read, in a row */
 };
 void dwarf_heads_open(struct dwarf *d, struct dwarf_heads *h);
 void dwarf_heads_close(struct dwarf_heads *h);
 /* The first bytes of the unit at .debug_info offset off read into buf: how many (up to
  * DWARF_HEAD_MAX, fewer only at the section's end), or 0 when the unit is to be read
- * through the mapping (no file, units close together, a failed read). */
+ * through the mapping (no file, units close together or near one read so, a failed read). */
 size_t dwarf_head_read(struct dwarf *d, struct dwarf_heads *h, uint64_t off,
 		       uint8_t buf[DWARF_HEAD_MAX]);
-/* Notes the unit just read: its length predicts whether the next one is far. */
+/* Notes the unit just read: the lengths of the last ones predict whether the next is far. */
 void dwarf_heads_note(struct dwarf_heads *h, const struct dwarf_unit *u);
 /* Makes die's strings and blocks read from u's head point into the mapping, where the same
  * bytes are: values outlive the reader (a unit's name does), the mapping outlives it. */

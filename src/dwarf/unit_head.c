@@ -5,8 +5,9 @@
  * page of its own, and touching it through the mapping costs a page fault. On the virtual
  * machines tally runs on a fault costs 10 to 20 us, a read of a few hundred bytes 1 to 2:
  * python3.11d's 180 units, 55 KiB each on average, took 2.4 to 3.8 ms of page faults and
- * take 0.3 ms of reads. Small units are read through the mapping as before: the kernel
- * maps 64 KiB around a fault, so many headers share one.
+ * take 0.3 ms of reads. Runs of small units are read through the mapping as before: the
+ * kernel maps 64 KiB around a fault, so their headers share a fault; libc6-dbg's 2,000
+ * units of 3 KiB on average took 100 faults, and would take 2,000 reads.
  */
 #include <errno.h>
 #include <unistd.h>
@@ -15,14 +16,17 @@
 
 /* Below this .debug_info takes a few faults whatever its units are. */
 #define HEADS_MIN_SECTION (1u << 20)
-/* A unit this long or longer puts the next header past most of the 64 KiB the kernel maps
- * around a fault; eight reads cost about one fault. */
-#define SPARSE_UNIT (8u << 10)
+/* The kernel maps this much around a fault (fault-around), when the pages are cached. */
+#define WINDOW_SHIFT 16
+/* Units shorter than this put eight or more headers in such a window, and eight reads cost
+ * about one fault: after two of them in a row, the next are read through the mapping. */
+#define SMALL_UNIT (8u << 10)
+#define SMALL_RUN 2
 
 void dwarf_heads_open(struct dwarf *d, struct dwarf_heads *h)
 {
 	const struct elf_section *s = elf_section_by_name(d->elf, ".debug_info");
-	*h = (struct dwarf_heads){ .fd = -1, .prev_len = SPARSE_UNIT };
+	*h = (struct dwarf_heads){ .fd = -1 };
 	if (!s || s->size < HEADS_MIN_SECTION || d->elf->machine == ELF_EM_BPF || d->elf->machine == ELF_EM_SBPF ||
 	    !elf_section_stored_at(d->elf, s, &h->at))
 		return; /* (sBPF DWARF is repaired in memory: the file's bytes are not it) */
@@ -39,9 +43,11 @@ void dwarf_heads_close(struct dwarf_heads *h)
 size_t dwarf_head_read(struct dwarf *d, struct dwarf_heads *h, uint64_t off,
 		       uint8_t buf[DWARF_HEAD_MAX])
 {
-	bool sparse = h->prev_len >= SPARSE_UNIT;
-	if (h->fd < 0 || !sparse || off >= d->info.size)
+	bool mapped = ((h->at + off) >> WINDOW_SHIFT) + 1 == h->window;
+	if (h->fd < 0 || mapped || h->small_run >= SMALL_RUN || off >= d->info.size) {
+		h->window = ((h->at + off) >> WINDOW_SHIFT) + 1;
 		return 0;
+	}
 	size_t want = d->info.size - off < DWARF_HEAD_MAX ? d->info.size - off : DWARF_HEAD_MAX;
 	ssize_t n;
 	do
@@ -52,7 +58,7 @@ size_t dwarf_head_read(struct dwarf *d, struct dwarf_heads *h, uint64_t off,
 
 void dwarf_heads_note(struct dwarf_heads *h, const struct dwarf_unit *u)
 {
-	h->prev_len = u->end - u->offset;
+	h->small_run = u->end - u->offset < SMALL_UNIT ? h->small_run + 1 : 0;
 }
 
 /* Where the mapping holds the byte the head holds at p. */
