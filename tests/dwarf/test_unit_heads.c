@@ -20,6 +20,7 @@
 #include "dwarf/dwarf.h"
 #include "dwarf/dwarf_consts.h"
 #include "elf/elf.h"
+#include "../elf/elf_image.h"
 
 #define NAMES "\0.debug_info\0.debug_abbrev\0.shstrtab\0"
 #define INFO_AT 4096
@@ -39,19 +40,7 @@ static size_t image(uint8_t **out, size_t nunits, size_t unit_size, size_t long_
 	size_t size = sh_at + 4 * sizeof(Elf64_Shdr);
 	uint8_t *img = calloc(1, size);
 	assert_non_null(img);
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_DYN;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	eh->e_ehsize = sizeof(Elf64_Ehdr);
-	eh->e_shoff = sh_at;
-	eh->e_shentsize = sizeof(Elf64_Shdr);
-	eh->e_shnum = 4;
-	eh->e_shstrndx = 3;
+	elf_image_header(img, sh_at, 4, 3);
 	Elf64_Shdr *sh = (Elf64_Shdr *)(img + sh_at);
 	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_offset = INFO_AT,
 			      .sh_size = info_size };

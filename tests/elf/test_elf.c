@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "elf/elf.h"
+#include "elf_image.h"
 
 static char dir[] = "/tmp/tally-elf-XXXXXX";
 
@@ -147,19 +148,7 @@ static void elf_address_outside_segments_is_erange(void **state)
 static Elf64_Shdr *three_sections(unsigned char img[IMAGE_SIZE])
 {
 	memset(img, 0, IMAGE_SIZE);
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_DYN;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	eh->e_ehsize = sizeof(Elf64_Ehdr);
-	eh->e_shoff = 64;
-	eh->e_shentsize = sizeof(Elf64_Shdr);
-	eh->e_shnum = 3;
-	eh->e_shstrndx = 2;
+	elf_image_header(img, 64, 3, 2);
 	Elf64_Shdr *sh = (Elf64_Shdr *)(img + 64);
 	static const char names[] = "\0.debug_info\0";
 	sh[2] = (Elf64_Shdr){ .sh_type = SHT_STRTAB, .sh_offset = 64 + 3 * 64,
