@@ -335,7 +335,10 @@ static struct check run_check(const char *tool, const char *bin, const char *arg
 	for (size_t i = 0; i < c.ntabs; i++)
 		free(tabs[i].v);
 	assert_true(work >= 100);
-	assert_true(c.good * 100 >= work * 99);
+	if (c.good * 100 < work * 99) /* the figures in CI's log, which shows errors only */
+		fail_msg("%s %s: %llu of %llu samples with the expected chain, %llu complete", tool,
+			 bin, (unsigned long long)c.good, (unsigned long long)work,
+			 (unsigned long long)c.complete);
 	if (!strcmp(tool, "tally")) /* 1 kHz with 32 KiB stacks: tally's rings lose nothing */
 		assert_int_equal(info.lost, 0);
 	return c;
@@ -544,7 +547,10 @@ static void deleted_binary_unwinds_from_cache(void **state)
 	print_message("deleted binary: %llu samples (%llu before the program), of the rest %.2f%% "
 		      "expected chain\n", (unsigned long long)c.samples,
 		      (unsigned long long)c.before, 100.0 * c.good / work);
-	assert_true(work >= 100 && c.good * 100 >= work * 99);
+	assert_true(work >= 100);
+	if (c.good * 100 < work * 99)
+		fail_msg("deleted binary: %llu of %llu samples with the expected chain",
+			 (unsigned long long)c.good, (unsigned long long)work);
 }
 
 /* The same chains through the symbolizer, as folded stacks: the deep chain's lines carry
