@@ -3,6 +3,7 @@
  * hostile names, label cutting, colours, and byte-identical output whatever order the
  * samples arrived in.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,6 +55,52 @@ static void utf8_prefix_counts_characters_not_bytes(void **state)
 	assert_int_equal(chars, 2);
 	assert_int_equal(utf8_prefix("ab\xff", 10, &chars), 3);
 	assert_int_equal(chars, 3);
+}
+
+/* The colours as libm computes them (flamegraph_color.c does without libm): the standard
+ * HSL to RGB conversion, and the diff shade's square root. */
+static void libm_hsl(char buf[8], double h, double s, double l)
+{
+	double c = (1 - fabs(2 * l - 1)) * s, hp = fmod(h, 360) / 60;
+	double x = c * (1 - fabs(fmod(hp, 2) - 1)), m = l - c / 2, r = 0, g = 0, b = 0;
+	if (hp < 1) r = c, g = x;
+	else if (hp < 2) r = x, g = c;
+	else if (hp < 3) g = c, b = x;
+	else if (hp < 4) g = x, b = c;
+	else if (hp < 5) r = x, b = c;
+	else r = c, b = x;
+	snprintf(buf, 8, "#%02x%02x%02x", (unsigned)lround((r + m) * 255),
+		 (unsigned)lround((g + m) * 255), (unsigned)lround((b + m) * 255));
+}
+
+static void colours_are_libms(void **state)
+{
+	(void)state;
+	static const struct { double hue, span, sat, light; } kinds[] = {
+		{ 30, 0, 0.10, 0.78 },  { 0, 50, 0.85, 0.60 },  { 0, 50, 0.55, 0.76 },
+		{ 190, 40, 0.60, 0.62 }, { 80, 60, 0.55, 0.55 }, { 265, 40, 0.50, 0.66 },
+		{ 165, 25, 0.55, 0.55 }, { 0, 0, 0.0, 0.70 },   { 95, 40, 0.65, 0.50 },
+		{ 205, 30, 0.60, 0.60 },
+	};
+	assert_int_equal(sizeof(kinds) / sizeof(kinds[0]), FG_NKINDS);
+	char got[8], want[8], name[32];
+	for (int i = 0; i < 20000; i++) {
+		snprintf(name, sizeof(name), "fn_%d", i * 7919);
+		int k = i % FG_NKINDS;
+		uint32_t h = 2166136261u; /* fg_color's FNV-1a */
+		for (const char *p = name; *p; p++)
+			h = (h ^ (unsigned char)*p) * 16777619u;
+		fg_color(got, name, (enum fg_kind)k);
+		libm_hsl(want, kinds[k].hue + kinds[k].span * ((h & 0xffff) / 65535.0),
+			 kinds[k].sat, kinds[k].light + 0.08 * (((h >> 16) & 0xff) / 255.0 - 0.5));
+		assert_string_equal(got, want);
+	}
+	for (int64_t d = -3000; d <= 3000; d++) {
+		double t = fabs((double)d) / 3000.0;
+		fg_diff_color(got, d, 3000);
+		libm_hsl(want, d > 0 ? 0 : 220, d ? 0.85 : 0, d ? 0.97 - 0.42 * sqrt(t) : 0.88);
+		assert_string_equal(got, want);
+	}
 }
 
 static void colour_depends_on_name_and_kind_only(void **state)
@@ -185,6 +232,7 @@ int main(void)
 		cmocka_unit_test(xml_escapes_markup_and_repairs_invalid_utf8),
 		cmocka_unit_test(utf8_prefix_counts_characters_not_bytes),
 		cmocka_unit_test(colour_depends_on_name_and_kind_only),
+		cmocka_unit_test(colours_are_libms),
 		cmocka_unit_test(svg_is_identical_whatever_the_sample_order),
 		cmocka_unit_test(narrow_frames_get_cut_labels_and_tiny_ones_are_pruned),
 		cmocka_unit_test(empty_profile_is_an_error),
