@@ -171,7 +171,10 @@ demo:
 
 FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
+# FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION (libFuzzer's convention) lowers size thresholds
+# that small inputs would never pass: see src/symbolize/front.c.
 FUZZ_CFLAGS := -std=gnu11 -g -O1 $(WARN) -fsanitize=fuzzer-no-link,address,undefined \
+	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
 	-fno-sanitize-recover=undefined $(TALLY_CPPFLAGS) $(CPPFLAGS)
 FUZZ_OBJS := $(LIB_SRCS:%.c=build-fuzz/obj/%.o)
 fuzz: $(FUZZ_BINS)

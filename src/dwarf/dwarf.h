@@ -124,9 +124,10 @@ struct dwarf {
 	 * when a reference leads past that front. Only one thread may use such a reader. */
 	bool front, partial, beyond;
 	uint64_t front_upto, info_total;
-	/* In front mode, .debug_line and .debug_abbrev are inflated only as far as readers
-	 * ask (dwarf_sect_need); these are set while some of them is left. */
-	struct elf_section *line_lazy, *abbrev_lazy;
+	/* In front mode, .debug_line, .debug_abbrev, the string sections and .debug_rnglists
+	 * are inflated only as far as readers ask (dwarf_sect_need); these are set while some
+	 * of them is left. */
+	struct elf_section *line_lazy, *abbrev_lazy, *str_lazy, *line_str_lazy, *rnglists_lazy;
 };
 
 /* An attribute value. Which member is meaningful follows the form's class. */

@@ -84,9 +84,13 @@ static inline int dwarf_die_begin(struct dwarf *d, struct dwarf_unit *u, uint64_
 	return 0;
 }
 
-/* Makes the first end bytes of s (d->line or d->abbrev) readable where front mode left
- * them compressed; a failure sets d->beyond, for the full reader to report. */
+/* Makes the first end bytes of s (a section front mode reads lazily: see struct dwarf)
+ * readable where front mode left them compressed; a failure sets d->beyond, for the full
+ * reader to report. */
 void dwarf_sect_need(struct dwarf *d, struct dwarf_sect *s, uint64_t end);
+/* Where s's lazy state is kept (set while some of s is left), or NULL for a section read
+ * whole. */
+struct elf_section **dwarf_sect_lazy(struct dwarf *d, const struct dwarf_sect *s);
 
 /* Decodes one attribute value of the given form at c. 0, or -EINVAL for an unknown form
  * or a value past the end (the cursor is then bad). */

@@ -13,8 +13,9 @@
 #include "dwarf/dwarf_consts.h"
 #include "dwarf/dwarf_internal.h"
 
-/* A string at off in a string section, or NULL when off is outside or unterminated. */
-static const char *section_string(const struct dwarf_sect *s, uint64_t off)
+/* A string at off in what is readable of a string section, or NULL when off is outside or
+ * unterminated there. */
+static const char *string_in(const struct dwarf_sect *s, uint64_t off)
 {
 	if (off >= s->size)
 		return NULL;
@@ -23,6 +24,20 @@ static const char *section_string(const struct dwarf_sect *s, uint64_t off)
 	if (s->data[s->size - 1] == 0 || memchr(p, 0, s->size - off))
 		return p;
 	return NULL;
+}
+
+/* The same in the whole section, inflating a lazy one (front mode) as far as the string's
+ * end. */
+static const char *section_string(struct dwarf *d, struct dwarf_sect *s, uint64_t off)
+{
+	struct elf_section **lazy = dwarf_sect_lazy(d, s);
+	for (uint64_t want = off + 256;; want = want < UINT64_MAX / 2 ? 2 * want : UINT64_MAX) {
+		if (lazy)
+			dwarf_sect_need(d, s, want);
+		const char *p = string_in(s, off);
+		if (p || !lazy || !*lazy)
+			return p;
+	}
 }
 
 int dwarf_addrx(struct dwarf *d, const struct dwarf_unit *u, uint64_t idx, uint64_t *addr)
@@ -46,15 +61,15 @@ static int strx(struct dwarf *d, const struct dwarf_unit *u, uint64_t idx, struc
 		return 0;
 	struct cur c = cur_make(d->str_offsets.data, d->str_offsets.size, d->big_endian);
 	cur_seek(&c, off);
-	v->str = section_string(&d->str, cur_uN(&c, u->offset_size));
+	v->str = section_string(d, &d->str, cur_uN(&c, u->offset_size));
 	if (v->str)
 		v->cls = DWC_STRING;
 	return 0;
 }
 
-static void strp(const struct dwarf_sect *s, uint64_t off, struct dwarf_value *v)
+static void strp(struct dwarf *d, struct dwarf_sect *s, uint64_t off, struct dwarf_value *v)
 {
-	v->str = section_string(s, off);
+	v->str = section_string(d, s, off);
 	if (v->str)
 		v->cls = DWC_STRING;
 }
@@ -116,7 +131,7 @@ int dwarf_form_read(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, 
 		v->u = (uint64_t)v->s;
 		v->cls = DWC_CONST;
 		break;
-	case DW_FORM_strp: strp(&d->str, cur_uN(c, osz), v); break;
+	case DW_FORM_strp: strp(d, &d->str, cur_uN(c, osz), v); break;
 	case DW_FORM_udata: constant(v, cur_uleb(c)); break;
 	case DW_FORM_ref_addr: ref(v, cur_uN(c, u->version <= 2 ? u->addr_size : osz)); break;
 	case DW_FORM_ref1: ref(v, u->offset + cur_u8(c)); break;
@@ -154,7 +169,7 @@ int dwarf_form_read(struct dwarf *d, const struct dwarf_unit *u, struct cur *c, 
 		d->unsupported = "dwz alternate debug files";
 		break;
 	case DW_FORM_data16: cur_skip(c, 16); break;
-	case DW_FORM_line_strp: strp(&d->line_str, cur_uN(c, osz), v); break;
+	case DW_FORM_line_strp: strp(d, &d->line_str, cur_uN(c, osz), v); break;
 	case DW_FORM_ref_sig8: cur_u64(c); break; /* type units are not read */
 	case DW_FORM_implicit_const:
 		v->cls = DWC_CONST;

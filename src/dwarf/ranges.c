@@ -97,7 +97,8 @@ static int rnglist_entry(struct dwarf *d, struct dwarf_unit *u, struct cur *c, u
 	return -EINVAL;
 }
 
-static int rnglists(struct dwarf *d, struct dwarf_unit *u, uint64_t off, range_fn fn, void *ctx)
+static int read_rnglist(struct dwarf *d, struct dwarf_unit *u, uint64_t off, range_fn fn,
+			void *ctx)
 {
 	if (off >= d->rnglists.size)
 		return bad(d, ".debug_rnglists", off, "offset lies past the section");
@@ -119,6 +120,31 @@ static int rnglists(struct dwarf *d, struct dwarf_unit *u, uint64_t off, range_f
 	return bad(d, ".debug_rnglists", off, "list too long");
 }
 
+static int ignore(uint64_t lo, uint64_t hi, void *ctx)
+{
+	(void)lo, (void)hi, (void)ctx;
+	return 0;
+}
+
+/* In front mode .debug_rnglists is inflated as far as lists are read: first as far as the
+ * list at off reaches (read without a word to fn, which must hear each range once). */
+static void need_list(struct dwarf *d, struct dwarf_unit *u, uint64_t off)
+{
+	for (uint64_t want = off + 4096; d->rnglists_lazy;
+	     want = want < UINT64_MAX / 2 ? 2 * want : UINT64_MAX) {
+		dwarf_sect_need(d, &d->rnglists, want);
+		if (!d->rnglists_lazy || !read_rnglist(d, u, off, ignore, NULL))
+			break;
+		err_clear();
+	}
+}
+
+static int rnglists(struct dwarf *d, struct dwarf_unit *u, uint64_t off, range_fn fn, void *ctx)
+{
+	need_list(d, u, off);
+	return read_rnglist(d, u, off, fn, ctx);
+}
+
 /* DW_FORM_rnglistx: entry idx of the offset table at the unit's rnglists_base; the
  * offsets are relative to that base. Without DW_AT_rnglists_base the table follows the
  * first .debug_rnglists header (12 or 20 bytes), as in units that share one list table. */
@@ -126,6 +152,8 @@ static int rnglistx(struct dwarf *d, struct dwarf_unit *u, uint64_t idx, uint64_
 {
 	uint64_t base = u->has_rnglists_base ? u->rnglists_base : (u->offset_size == 8 ? 20 : 12);
 	uint64_t at = base + idx * u->offset_size;
+	if (d->rnglists_lazy && idx <= UINT32_MAX)
+		dwarf_sect_need(d, &d->rnglists, at + u->offset_size);
 	if (idx > d->rnglists.size || at > d->rnglists.size ||
 	    d->rnglists.size - at < u->offset_size)
 		return bad(d, ".debug_rnglists", at, "range list index outside the offset table");

@@ -45,11 +45,19 @@ static void load_lazy(struct dwarf *d, const char *name, struct dwarf_sect *s,
 	*lazy = !*err && s->size < total ? e : NULL;
 }
 
+struct elf_section **dwarf_sect_lazy(struct dwarf *d, const struct dwarf_sect *s)
+{
+	return s == &d->line	   ? &d->line_lazy
+	       : s == &d->abbrev   ? &d->abbrev_lazy
+	       : s == &d->str	   ? &d->str_lazy
+	       : s == &d->line_str ? &d->line_str_lazy
+	       : s == &d->rnglists ? &d->rnglists_lazy
+				   : NULL;
+}
+
 void dwarf_sect_need(struct dwarf *d, struct dwarf_sect *s, uint64_t end)
 {
-	struct elf_section **lazy = s == &d->line     ? &d->line_lazy
-				    : s == &d->abbrev ? &d->abbrev_lazy
-						      : NULL;
+	struct elf_section **lazy = dwarf_sect_lazy(d, s);
 	if (!lazy || !*lazy || end <= s->size)
 		return;
 	uint64_t want = end > UINT64_MAX - 0xffff ? end : (end + 0xffff) & ~(uint64_t)0xffff;
@@ -145,16 +153,23 @@ static int load_sections(struct dwarf *d)
 		load_lazy(d, ".debug_abbrev", &d->abbrev, &d->abbrev_lazy, &err);
 	else
 		load_section(d, ".debug_abbrev", &d->abbrev, &err);
-	load_section(d, ".debug_str", &d->str, &err);
-	load_section(d, ".debug_line_str", &d->line_str, &err);
 	load_section(d, ".debug_str_offsets", &d->str_offsets, &err);
 	load_section(d, ".debug_addr", &d->addr, &err);
 	load_section(d, ".debug_ranges", &d->ranges, &err);
-	load_section(d, ".debug_rnglists", &d->rnglists, &err);
-	if (d->front)
+	if (d->front) {
+		/* Units and lists lie in these in unit order, and strings mostly in the order
+		 * units first use them: a front needs the front of each (libc6-dbg's whole
+		 * string and range-list sections took a fifth of one lookup). */
 		load_lazy(d, ".debug_line", &d->line, &d->line_lazy, &err);
-	else
+		load_lazy(d, ".debug_str", &d->str, &d->str_lazy, &err);
+		load_lazy(d, ".debug_line_str", &d->line_str, &d->line_str_lazy, &err);
+		load_lazy(d, ".debug_rnglists", &d->rnglists, &d->rnglists_lazy, &err);
+	} else {
 		load_section(d, ".debug_line", &d->line, &err);
+		load_section(d, ".debug_str", &d->str, &err);
+		load_section(d, ".debug_line_str", &d->line_str, &err);
+		load_section(d, ".debug_rnglists", &d->rnglists, &err);
+	}
 	if (apart && !d->front && !err) {
 		/* Units are read as soon as .debug_info is in; their abbreviation tables,
 		 * most of that work, can be read before. The usual shape is a guess: a unit of
