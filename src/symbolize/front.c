@@ -27,7 +27,7 @@
  * 4 ms (compressed) or half a millisecond (not). Fuzzing builds read every file so, or the
  * fuzzers' small inputs would never reach this reader. */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-#define FRONT_MIN_SIZE 0
+#define FRONT_MIN_SIZE 1
 #else
 #define FRONT_MIN_SIZE (1u << 20)
 #endif
