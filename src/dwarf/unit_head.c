@@ -32,8 +32,8 @@ void dwarf_heads_open(struct dwarf *d, struct dwarf_heads *h)
 {
 	const struct elf_section *s = elf_section_by_name(d->elf, ".debug_info");
 	*h = (struct dwarf_heads){ .fd = -1 };
-	if (!s || s->size < HEADS_MIN_SECTION || d->elf->machine == ELF_EM_BPF || d->elf->machine == ELF_EM_SBPF ||
-	    !elf_section_stored_at(d->elf, s, &h->at))
+	bool sbpf = d->elf->machine == ELF_EM_BPF || d->elf->machine == ELF_EM_SBPF;
+	if (!s || s->size < HEADS_MIN_SECTION || sbpf || !elf_section_stored_at(d->elf, s, &h->at))
 		return; /* (sBPF DWARF is repaired in memory: the file's bytes are not it) */
 	h->fd = elf_reopen(d->elf);
 }
