@@ -119,9 +119,9 @@ static bool table_complete(const struct dwarf *d, uint64_t off)
  * the section is). */
 static int table_at(struct dwarf *d, uint64_t off, struct cur *c)
 {
-	for (uint64_t want = off + 4096; d->abbrev_lazy && !table_complete(d, off);
-	     want = want < UINT64_MAX / 2 ? 2 * want : UINT64_MAX)
-		dwarf_sect_need(d, &d->abbrev, want);
+	uint64_t want = off + 4096;
+	while (d->abbrev_lazy && !table_complete(d, off))
+		dwarf_sect_grow(d, &d->abbrev, &want);
 	if (off >= d->abbrev.size)
 		return bad(d, off, "abbreviation table offset lies past the section");
 	*c = cur_make(d->abbrev.data, d->abbrev.size, d->big_endian);
@@ -325,10 +325,8 @@ int dwarf_abbrev_decode(struct dwarf *d, const struct dwarf_unit *u, uint64_t co
 {
 	uint64_t off = u->abbrev_offset, want = off + 4096;
 	int err;
-	while ((err = decode_entry(d, off, code, a)) == -EAGAIN) {
-		dwarf_sect_need(d, &d->abbrev, want);
-		want = want < UINT64_MAX / 2 ? 2 * want : UINT64_MAX;
-	}
+	while ((err = decode_entry(d, off, code, a)) == -EAGAIN)
+		dwarf_sect_grow(d, &d->abbrev, &want);
 	if (!err)
 		dwarf_abbrev_sizes(u, NULL, a);
 	return err;

@@ -30,14 +30,11 @@ static const char *string_in(const struct dwarf_sect *s, uint64_t off)
  * end. */
 static const char *section_string(struct dwarf *d, struct dwarf_sect *s, uint64_t off)
 {
-	struct elf_section **lazy = dwarf_sect_lazy(d, s);
-	for (uint64_t want = off + 256;; want = want < UINT64_MAX / 2 ? 2 * want : UINT64_MAX) {
-		if (lazy)
-			dwarf_sect_need(d, s, want);
-		const char *p = string_in(s, off);
-		if (p || !lazy || !*lazy)
-			return p;
-	}
+	uint64_t want = off + 256;
+	const char *p = string_in(s, off);
+	while (!p && dwarf_sect_grow(d, s, &want))
+		p = string_in(s, off);
+	return p;
 }
 
 int dwarf_addrx(struct dwarf *d, const struct dwarf_unit *u, uint64_t idx, uint64_t *addr)

@@ -45,7 +45,9 @@ static void load_lazy(struct dwarf *d, const char *name, struct dwarf_sect *s,
 	*lazy = !*err && s->size < total ? e : NULL;
 }
 
-struct elf_section **dwarf_sect_lazy(struct dwarf *d, const struct dwarf_sect *s)
+/* Where s's lazy state is kept (set while some of s is left), or NULL for a section read
+ * whole. */
+static struct elf_section **sect_lazy(struct dwarf *d, const struct dwarf_sect *s)
 {
 	return s == &d->line	   ? &d->line_lazy
 	       : s == &d->abbrev   ? &d->abbrev_lazy
@@ -57,7 +59,7 @@ struct elf_section **dwarf_sect_lazy(struct dwarf *d, const struct dwarf_sect *s
 
 void dwarf_sect_need(struct dwarf *d, struct dwarf_sect *s, uint64_t end)
 {
-	struct elf_section **lazy = dwarf_sect_lazy(d, s);
+	struct elf_section **lazy = sect_lazy(d, s);
 	if (!lazy || !*lazy || end <= s->size)
 		return;
 	uint64_t want = end > UINT64_MAX - 0xffff ? end : (end + 0xffff) & ~(uint64_t)0xffff;
@@ -69,6 +71,16 @@ void dwarf_sect_need(struct dwarf *d, struct dwarf_sect *s, uint64_t end)
 	} else if (s->size == total) {
 		*lazy = NULL;
 	}
+}
+
+bool dwarf_sect_grow(struct dwarf *d, struct dwarf_sect *s, uint64_t *want)
+{
+	struct elf_section **lazy = sect_lazy(d, s);
+	if (!lazy || !*lazy)
+		return false;
+	dwarf_sect_need(d, s, *want);
+	*want = *want < UINT64_MAX / 2 ? 2 * *want : UINT64_MAX;
+	return true;
 }
 
 struct info_loader {

@@ -48,9 +48,9 @@ void dwarf_heads_close(struct dwarf_heads *h)
 size_t dwarf_head_read(struct dwarf *d, struct dwarf_heads *h, uint64_t off,
 		       uint8_t buf[DWARF_HEAD_MAX])
 {
-	bool mapped = ((h->at + off) >> WINDOW_SHIFT) + 1 == h->window;
-	if (h->fd < 0 || mapped || h->small_run >= SMALL_RUN || off >= d->info.size) {
-		h->window = ((h->at + off) >> WINDOW_SHIFT) + 1;
+	uint64_t window = ((h->at + off) >> WINDOW_SHIFT) + 1;
+	if (h->fd < 0 || window == h->window || h->small_run >= SMALL_RUN || off >= d->info.size) {
+		h->window = window;
 		return 0;
 	}
 	size_t want = d->info.size - off < DWARF_HEAD_MAX ? d->info.size - off : DWARF_HEAD_MAX;
