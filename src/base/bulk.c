@@ -1,7 +1,8 @@
 /*
- * Huge-page bulk memory: see bulk.h. The first chunk is 256 KiB (a small module never
- * touches a huge page), the next ones 4 MiB; a request larger than a quarter of that gets
- * a mapping of its own, so that little is left unused at the end of a chunk.
+ * Huge-page bulk memory: see bulk.h. The first chunk is 256 KiB, from malloc (a small
+ * module takes no huge page of its own), the next ones 4 MiB; a request larger than a
+ * quarter of that gets a mapping of its own, so that little is left unused at the end of
+ * a chunk.
  */
 #include "base/bulk.h"
 #include "base/mutex.h"
@@ -29,22 +30,29 @@ struct bulk_chunk {
 
 void *huge_map(size_t size, void **map, size_t *len)
 {
-	/* From 1 MiB on, rounding up to whole huge pages costs less zeroing than the small
-	 * pages' faults would; the mapping has room to align the start. */
-	bool big = size >= HUGE_MAP_MIN;
-	size_t rounded = big ? (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1) : (size ? size : 1);
-	size_t n = rounded + (big ? HUGE_PAGE : 0);
+	*len = 0;
+	if (size < HUGE_MAP_MIN)
+		return *map = malloc(size ? size : 1);
+	/* Rounding up to whole huge pages costs less zeroing than the small pages' faults
+	 * would; the mapping has room to align the start. */
+	size_t rounded = (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	size_t n = rounded + HUGE_PAGE;
 	uint8_t *m = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
-	uint8_t *p = m;
-	if (big) {
-		p = (uint8_t *)(((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-		madvise(p, rounded, MADV_HUGEPAGE);
-	}
+	uint8_t *p = (uint8_t *)(((uintptr_t)m + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	madvise(p, rounded, MADV_HUGEPAGE);
 	*map = m;
 	*len = n;
 	return p;
+}
+
+void huge_unmap(void *map, size_t len)
+{
+	if (len)
+		munmap(map, len);
+	else
+		free(map);
 }
 
 void *sparse_map(size_t size)
@@ -169,7 +177,7 @@ void bulk_free(struct bulk *b)
 {
 	for (struct bulk_chunk *c = b->head, *next; c; c = next) {
 		next = c->next;
-		munmap(c->map, c->len);
+		huge_unmap(c->map, c->len);
 	}
 	b->head = NULL;
 	pthread_mutex_destroy(&b->lock);

@@ -25,10 +25,14 @@ void *bulk_alloc(struct bulk *b, size_t size);
 void *bulk_copy(struct bulk *b, const void *src, size_t size);
 void bulk_free(struct bulk *b);
 
-/* Maps at least size bytes of zeroed memory, on huge pages when there is HUGE_MAP_MIN or
- * more of it. *map and *len are what to munmap() later. NULL when out of memory. */
+/* At least size bytes: from HUGE_MAP_MIN on, a mapping of its own on huge pages (zeroed);
+ * below it, from malloc (contents undefined), whose heap the tally command keeps on huge
+ * pages (heap_on_huge_pages): a smaller mapping of its own would be faulted in 4 KiB at a
+ * time (a symbol table of 500 KB took 59 faults of a first report so). *map and *len are
+ * what huge_unmap() takes. NULL when out of memory. */
 #define HUGE_MAP_MIN ((size_t)1 << 20)
 void *huge_map(size_t size, void **map, size_t *len);
+void huge_unmap(void *map, size_t len);
 
 /* Maps size bytes of zeroed memory on small pages, each faulted in when first touched: for
  * sparse tables (hashes, caches) of which a run touches a few slots. calloc() would clear

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "base/bulk.h"
 #include "base/err.h"
@@ -31,13 +30,7 @@ static int remember(struct elf_file *f, void *map, size_t len)
 	return b ? 0 : -1;
 }
 
-static void unmap(const struct elf_buf *b)
-{
-	if (b->len)
-		munmap(b->map, b->len);
-	else
-		free(b->map);
-}
+
 
 void *elf_buf_alloc(struct elf_file *f, size_t size)
 {
@@ -46,12 +39,11 @@ void *elf_buf_alloc(struct elf_file *f, size_t size)
 	 * malloc, where the tally command's heap is on huge pages too (base/bulk.h): ld.so's
 	 * seven sections, 940 KB, took 235 faults of a first report as mappings of their own. */
 	struct elf_buf b = { NULL, 0 };
-	void *p = size < HUGE_MAP_MIN ? (b.map = malloc(size ? size : 1))
-				      : huge_map(size, &b.map, &b.len);
+	void *p = huge_map(size, &b.map, &b.len);
 	if (!p)
 		return NULL;
 	if (remember(f, b.map, b.len)) {
-		unmap(&b);
+		huge_unmap(b.map, b.len);
 		return NULL;
 	}
 	return p;
@@ -62,7 +54,7 @@ void elf_bufs_free(struct elf_file *f)
 	for (size_t i = 0; i < f->nsections; i++)
 		elf_stream_free(f->sections[i].stream);
 	for (size_t i = 0; i < f->nbufs; i++)
-		unmap(&f->bufs[i]);
+		huge_unmap(f->bufs[i].map, f->bufs[i].len);
 	free(f->bufs);
 	pthread_mutex_destroy(&f->bufs_lock);
 }

@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "base/bulk.h"
 #include "base/cursor.h"
@@ -209,7 +208,6 @@ int elf_symbols(struct elf_file *f, enum elf_syms_which which, bool want_all,
 
 void elf_symtab_free(struct elf_symtab *t)
 {
-	if (t->map)
-		munmap(t->map, t->map_len);
+	huge_unmap(t->map, t->map_len);
 	*t = (struct elf_symtab){ 0 };
 }

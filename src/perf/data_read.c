@@ -413,8 +413,7 @@ void perf_data_close(struct perf_data *d)
 	free(d->inflated);
 	free(d->rec_buf);
 	free(d->stack_buf);
-	if (d->heads_map)
-		munmap(d->heads_map, d->heads_len);
+	huge_unmap(d->heads_map, d->heads_len);
 	free(d);
 }
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/bulk.h"
+#include "base/slot_cache.h"
 #include "base/err.h"
 #include "base/vec.h"
 #include "elf/elf.h"
@@ -20,10 +20,10 @@
 #define MAX_INLINE 32
 /* Samples repeat a few hundred return addresses: their names are kept in a direct-mapped
  * memo of 4096 slots, each holding up to 4 frames (deeper inline chains are looked up each
- * time), so a symbolizer lookup runs once per address rather than once per frame. */
+ * time), so a symbolizer lookup runs once per address rather than once per frame. Its
+ * entries are allocated as slots are first used (base/slot_cache.h). */
 #define MEMO_BITS 12
 #define MEMO_FRAMES 4
-#define MEMO_SIZE (((size_t)1 << MEMO_BITS) * sizeof(struct memo))
 
 struct symcache {
 	const struct unw_module *mod;
@@ -44,7 +44,7 @@ struct memo {
 };
 
 struct elf_source {
-	struct memo *memo; /* 1 << MEMO_BITS slots */
+	struct slot_cache memo; /* of struct memo, 1 << MEMO_BITS slots */
 	VEC(struct symcache) syms;
 };
 
@@ -88,14 +88,14 @@ static const struct named *lookup(struct elf_source *y, const struct unw_frame *
 {
 	uint64_t h = (addr ^ (uint64_t)(uintptr_t)fr->mod * 0x9e3779b97f4a7c15ull) *
 		     0xff51afd7ed558ccdull;
-	struct memo *m = &y->memo[h >> (64 - MEMO_BITS)];
-	if (m->mod == fr->mod && m->addr == addr) {
+	struct memo *m = slot_cache_entry(&y->memo, h >> (64 - MEMO_BITS));
+	if (m && m->mod == fr->mod && m->addr == addr) {
 		*n = m->named.n;
 		return &m->named;
 	}
 	name_of(y, fr, addr, scratch, tf);
 	*n = scratch->n;
-	if (scratch->n <= MEMO_FRAMES) {
+	if (m && scratch->n <= MEMO_FRAMES) {
 		m->mod = fr->mod;
 		m->addr = addr;
 		m->named = *scratch;
@@ -164,7 +164,7 @@ static void close_source(void *self)
 		if (y->syms.v[i].s)
 			tally_symbolizer_close(y->syms.v[i].s);
 	vec_free(&y->syms);
-	sparse_unmap(y->memo, MEMO_SIZE);
+	slot_cache_free(&y->memo);
 	free(y);
 }
 
@@ -174,7 +174,7 @@ static const struct replay_frame_source_ops elf_ops = { .name_frame = name_frame
 int replay_elf_source_new(struct replay_frame_source *out)
 {
 	struct elf_source *y = calloc(1, sizeof(*y));
-	if (y && !(y->memo = sparse_map(MEMO_SIZE))) {
+	if (y && slot_cache_init(&y->memo, (size_t)1 << MEMO_BITS, sizeof(struct memo))) {
 		free(y);
 		y = NULL;
 	}

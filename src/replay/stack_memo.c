@@ -1,7 +1,11 @@
 /*
- * An open-addressing table of kept stacks by a hash of their key. Memory is bounded: past
- * MAX_STACKS stacks or MAX_WORDS words of keys and frames, new stacks are named every
- * time, as without the memo.
+ * An open-addressing table of kept stacks by a hash of their key. A stack is kept the
+ * second time it comes, its hash noted the first: many recordings (a recursive sort, say)
+ * have most of their stacks once only, and keeping those (3.4 KB a stack of 28 frames)
+ * cost more, in fresh memory, than naming the stacks that do repeat once more. Memory is
+ * bounded: past MAX_STACKS stacks or MAX_WORDS words of keys and frames, new stacks are
+ * named every time, as without the memo; past MAX_STACKS hashes noted, the notes start
+ * over.
  */
 #include "replay/stack_memo.h"
 
@@ -22,10 +26,18 @@ struct kept {
 	size_t n;
 };
 
+/* The hashes of stacks seen once: open addressing, 0 for an empty slot (a hash of 0 is
+ * noted as 1). */
+struct seen {
+	uint64_t *slots;
+	size_t cap, count;
+};
+
 struct replay_stack_memo {
 	struct kept **slots;
 	size_t cap, count, words;
 	VEC(uint64_t) key; /* the key being looked up */
+	struct seen once;
 };
 
 struct replay_stack_memo *replay_stack_memo_new(void)
@@ -40,6 +52,7 @@ void replay_stack_memo_free(struct replay_stack_memo *m)
 	for (size_t i = 0; i < m->cap; i++)
 		free(m->slots[i]);
 	free(m->slots);
+	free(m->once.slots);
 	vec_free(&m->key);
 	free(m);
 }
@@ -121,12 +134,52 @@ static bool grow(struct replay_stack_memo *m)
 	return true;
 }
 
+static bool seen_grow(struct seen *s)
+{
+	size_t cap = s->cap ? s->cap * 2 : 256;
+	if (s->count >= MAX_STACKS) {
+		s->count = 0; /* start over, in the room there is */
+		memset(s->slots, 0, s->cap * sizeof(*s->slots));
+		return true;
+	}
+	uint64_t *slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return false;
+	for (size_t i = 0; i < s->cap; i++) {
+		if (!s->slots[i])
+			continue;
+		size_t j = s->slots[i] & (cap - 1);
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = s->slots[i];
+	}
+	free(s->slots);
+	s->slots = slots;
+	s->cap = cap;
+	return true;
+}
+
+/* Whether hash was noted before; notes it when not (false, too, without memory to). */
+static bool seen_before(struct seen *s, uint64_t hash)
+{
+	hash = hash ? hash : 1;
+	if (2 * (s->count + 1) > s->cap && !seen_grow(s))
+		return false;
+	size_t i = hash & (s->cap - 1);
+	for (; s->slots[i]; i = (i + 1) & (s->cap - 1))
+		if (s->slots[i] == hash)
+			return true;
+	s->slots[i] = hash;
+	s->count++;
+	return false;
+}
+
 uint32_t replay_stack_memo_keep(struct replay_stack_memo *m, const struct replay_stack *st,
 			 const struct replay_sym_frame *frames, size_t n,
 			 const struct replay_sym_frame **kept)
 {
 	uint64_t hash;
-	if (m->count >= MAX_STACKS || !make_key(m, st, &hash))
+	if (m->count >= MAX_STACKS || !make_key(m, st, &hash) || !seen_before(&m->once, hash))
 		return 0;
 	size_t words = m->key.n + n * sizeof(*frames) / sizeof(uint64_t);
 	if (m->words + words > MAX_WORDS || (2 * (m->count + 1) > m->cap && !grow(m)))

@@ -22,8 +22,9 @@ void replay_stack_memo_free(struct replay_stack_memo *m);
  * (1, 2, ... in the order stacks were kept); 0 when st is new. */
 uint32_t replay_stack_memo_find(struct replay_stack_memo *m, const struct replay_stack *st,
 			 const struct replay_sym_frame **frames, size_t *n);
-/* Keeps a copy of st's n named frames; their id, or 0 when the memo is full (bounded
- * memory) or out of memory. *kept points at the copy. */
+/* Keeps a copy of st's n named frames when a stack like st came before (stacks that come
+ * once are not kept): their id, *kept pointing at the copy; 0 when st is new, or the memo
+ * is full (bounded memory) or out of memory. */
 uint32_t replay_stack_memo_keep(struct replay_stack_memo *m, const struct replay_stack *st,
 			 const struct replay_sym_frame *frames, size_t n,
 			 const struct replay_sym_frame **kept);

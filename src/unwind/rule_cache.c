@@ -37,13 +37,15 @@ int unw_rule_lookup(struct unw_ctx *c, struct unw_module *m, uint64_t vaddr,
 		    const struct dwarf_cfi_row **row, uint64_t *rules)
 {
 	uint64_t h = (vaddr ^ (uint64_t)(uintptr_t)m) * 0x9e3779b97f4a7c15ull;
-	struct unw_cache_entry *e = &c->cache[h >> 53 & (UNW_CACHE_SIZE - 1)];
-	if (e->mod == m && e->vaddr == vaddr) {
+	struct unw_cache_entry *e = slot_cache_entry(&c->cache, h >> 53 & (UNW_CACHE_SIZE - 1));
+	if (e && e->mod == m && e->vaddr == vaddr) {
 		*row = &e->row;
 		if (rules)
 			*rules = e->rules;
 		return e->result;
 	}
+	if (!e)
+		e = &c->spare; /* no memory to keep the row: it is worked out every time */
 	int r = m->cfi ? dwarf_cfi_row_at(m->cfi, vaddr, &e->row) : -ENOENT;
 	if (r == -ENOENT && unw_module_try_debug(m))
 		r = dwarf_cfi_row_at(m->cfi, vaddr, &e->row);

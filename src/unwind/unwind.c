@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "base/bulk.h"
 #include "base/cursor.h"
 #include "elf/elf.h"
 
@@ -110,8 +109,7 @@ int unw_ctx_new(enum unw_method method, struct unw_ctx **out)
 	struct unw_ctx *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->cache = sparse_map(UNW_CACHE_SIZE * sizeof(*c->cache));
-	if (!c->cache) {
+	if (slot_cache_init(&c->cache, UNW_CACHE_SIZE, sizeof(struct unw_cache_entry))) {
 		free(c);
 		return -ENOMEM;
 	}
@@ -133,7 +131,7 @@ void unw_ctx_free(struct unw_ctx *c)
 	free(c->expects);
 	free(c->mods);
 	unw_jit_free_all(c);
-	sparse_unmap(c->cache, UNW_CACHE_SIZE * sizeof(*c->cache));
+	slot_cache_free(&c->cache);
 	unw_memo_free(c->memo);
 	free(c);
 }

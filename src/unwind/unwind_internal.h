@@ -4,11 +4,13 @@
 #ifndef TALLY_UNWIND_INTERNAL_H
 #define TALLY_UNWIND_INTERNAL_H
 
+#include "base/slot_cache.h"
 #include "base/vec.h"
 #include "unwind/unwind.h"
 
 /* A direct-mapped cache of CFI rows by (module, vaddr): sampled pcs repeat a lot, and running
- * the CIE and FDE programs for each step is the bulk of the cost without it. */
+ * the CIE and FDE programs for each step is the bulk of the cost without it. Its entries
+ * (1 KiB each) are allocated as slots are first used (base/slot_cache.h). */
 #define UNW_CACHE_SIZE 2048
 
 struct unw_cache_entry {
@@ -32,7 +34,8 @@ struct unw_ctx {
 	size_t nexpects, capexpects;
 	struct unw_module **mods;
 	size_t nmods, capmods;
-	struct unw_cache_entry *cache;
+	struct slot_cache cache;     /* of struct unw_cache_entry */
+	struct unw_cache_entry spare; /* for a row the cache has no memory to keep */
 	struct unw_stats stats;
 	struct unw_memo *memo; /* the last walk (memo.c), or NULL */
 	VEC(struct unw_jit_code *) jits; /* jit.c */

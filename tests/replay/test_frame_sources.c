@@ -119,6 +119,8 @@ static void frames_no_source_claims_are_named_by_elf_and_remembered(void **state
 	assert_unknown(&a.frames[0], 0x3030);
 	assert_unknown(&a.frames[1], JIT_START + 0x40);
 	assert_unknown(&a.frames[2], 0x1010);
+	assert_int_equal(a.id, 0); /* new: remembered the second time it comes */
+	assert_int_equal(replay_namer_name(nm, &s.st, &a), 0);
 	assert_int_equal(a.id, 1);
 	assert_int_equal(replay_namer_name(nm, &s.st, &b), 0);
 	assert_int_equal(b.id, 1);
