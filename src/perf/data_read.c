@@ -468,18 +468,25 @@ static int pread_all(struct perf_data *d, void *buf, size_t n, uint64_t off)
 	return (size_t)k == n ? 0 : bad(d, off, "file shorter than when it was opened");
 }
 
+/* Room for n bytes at *buf. */
+static int grow_buf(struct perf_data *d, uint8_t **buf, size_t *cap, size_t n)
+{
+	if (*cap >= n)
+		return 0;
+	size_t c = n < PREFIX_START ? PREFIX_START : n;
+	void *nb = realloc(*buf, c);
+	if (!nb)
+		return err_set(-ENOMEM, "%s: out of memory", d->path);
+	*buf = nb;
+	*cap = c;
+	return 0;
+}
+
 /* n bytes of the file at off into *buf (grown as needed). */
 static int read_at(struct perf_data *d, uint8_t **buf, size_t *cap, uint64_t off, size_t n)
 {
-	if (*cap < n) {
-		size_t c = n < PREFIX_START ? PREFIX_START : n;
-		void *nb = realloc(*buf, c);
-		if (!nb)
-			return err_set(-ENOMEM, "%s: out of memory", d->path);
-		*buf = nb;
-		*cap = c;
-	}
-	return pread_all(d, *buf, n, off);
+	int r = grow_buf(d, buf, cap, n);
+	return r ? r : pread_all(d, *buf, n, off);
 }
 
 /* A sample's dyn_size, at off in the file when it was not among the bytes read: as the
@@ -687,6 +694,21 @@ static int decode_image(struct perf_data *d, const struct perf_order *o, const u
 	return 0;
 }
 
+/* The first n bytes of the record o into d->rec_buf: what the index pass kept of them
+ * copied, the rest read (walks that need 5 KiB of each stack copy read 4 then, not 5). */
+static int read_prefix(struct perf_data *d, const struct perf_order *o, size_t n)
+{
+	size_t kept = o->head_len < n ? o->head_len : 0;
+	if (!kept)
+		return read_at(d, &d->rec_buf, &d->rec_cap, o->off, n);
+	int r = grow_buf(d, &d->rec_buf, &d->rec_cap, n);
+	if (!r) {
+		memcpy(d->rec_buf, d->heads + o->head, kept);
+		r = pread_all(d, d->rec_buf + kept, n - kept, o->off + kept);
+	}
+	return r;
+}
+
 /* The record o, decoded: in memory, from what the index pass kept of it, or read from the
  * file (its first d->prefix bytes); all of it when the fields run past those. */
 static int decode(struct perf_data *d, const struct perf_order *o, struct perf_event_rec *ev)
@@ -698,7 +720,7 @@ static int decode(struct perf_data *d, const struct perf_order *o, struct perf_e
 	/* Kept, and as long as walks have needed so far (else read as far as they have). */
 	if (o->head_len && (o->head_len == o->size || o->head_len >= d->prefix))
 		r = decode_image(d, o, d->heads + o->head, o->head_len, ev);
-	else if (!(r = read_at(d, &d->rec_buf, &d->rec_cap, o->off, n)))
+	else if (!(r = read_prefix(d, o, n)))
 		r = decode_image(d, o, d->rec_buf, n, ev);
 	if (r == NEED_ALL && !(r = read_at(d, &d->rec_buf, &d->rec_cap, o->off, o->size)))
 		r = decode_image(d, o, d->rec_buf, o->size, ev);
@@ -833,7 +855,9 @@ static int build_index(struct perf_data *d)
 		uint32_t type = load_u32(h, false);
 		uint16_t size = load_u16(h + 6, false);
 		struct perf_order o = { .off = off, .size = size };
-		if (type < PERF_RECORD_MAX)
+		/* perf's own records whole (a FINISHED_ROUND every round: 8 bytes, a read each
+		 * later), the kernel's as far as read */
+		if (type < PERF_RECORD_MAX || size <= avail)
 			keep_head(d, &o, h, avail < size ? avail : size);
 		if (before) {
 			d->order[d->norder - 1].tail = load_u64(before, false);
