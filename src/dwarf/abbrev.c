@@ -119,9 +119,9 @@ static bool table_complete(const struct dwarf *d, uint64_t off)
  * the section is). */
 static int table_at(struct dwarf *d, uint64_t off, struct cur *c)
 {
-	uint64_t want = off + 4096;
+	uint64_t len = 4096;
 	while (d->abbrev_lazy && !table_complete(d, off))
-		dwarf_sect_grow(d, &d->abbrev, &want);
+		dwarf_sect_grow(d, &d->abbrev, off, &len);
 	if (off >= d->abbrev.size)
 		return bad(d, off, "abbreviation table offset lies past the section");
 	*c = cur_make(d->abbrev.data, d->abbrev.size, d->big_endian);
@@ -323,10 +323,10 @@ static int decode_entry(struct dwarf *d, uint64_t off, uint64_t code, struct dwa
 int dwarf_abbrev_decode(struct dwarf *d, const struct dwarf_unit *u, uint64_t code,
 			struct dwarf_abbrev *a)
 {
-	uint64_t off = u->abbrev_offset, want = off + 4096;
+	uint64_t off = u->abbrev_offset, len = 4096;
 	int err;
 	while ((err = decode_entry(d, off, code, a)) == -EAGAIN)
-		dwarf_sect_grow(d, &d->abbrev, &want);
+		dwarf_sect_grow(d, &d->abbrev, off, &len);
 	if (!err)
 		dwarf_abbrev_sizes(u, NULL, a);
 	return err;

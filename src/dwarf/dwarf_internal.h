@@ -88,10 +88,12 @@ static inline int dwarf_die_begin(struct dwarf *d, struct dwarf_unit *u, uint64_
  * readable where front mode left them compressed; a failure sets d->beyond, for the full
  * reader to report. */
 void dwarf_sect_need(struct dwarf *d, struct dwarf_sect *s, uint64_t end);
-/* For readers that cannot know how far they will read (a string to its NUL, a list to
- * its end): inflates a lazy s as far as *want and doubles *want for the next call; false,
- * doing nothing, when nothing of s is left to inflate. */
-bool dwarf_sect_grow(struct dwarf *d, struct dwarf_sect *s, uint64_t *want);
+/* For readers that cannot know how far they will read from off (a string to its NUL, a
+ * list to its end): inflates a lazy s as far as *len bytes past off and doubles *len for
+ * the next call (the reach past off doubles, not the offset: a table 300 KB in that ran
+ * past a first guess inflated the section to 600 KB); false, doing nothing, when nothing
+ * of s is left to inflate. */
+bool dwarf_sect_grow(struct dwarf *d, struct dwarf_sect *s, uint64_t off, uint64_t *len);
 
 /* Decodes one attribute value of the given form at c. 0, or -EINVAL for an unknown form
  * or a value past the end (the cursor is then bad). */

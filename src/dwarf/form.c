@@ -30,9 +30,9 @@ static const char *string_in(const struct dwarf_sect *s, uint64_t off)
  * end. */
 static const char *section_string(struct dwarf *d, struct dwarf_sect *s, uint64_t off)
 {
-	uint64_t want = off + 256;
+	uint64_t len = 256;
 	const char *p = string_in(s, off);
-	while (!p && dwarf_sect_grow(d, s, &want))
+	while (!p && dwarf_sect_grow(d, s, off, &len))
 		p = string_in(s, off);
 	return p;
 }

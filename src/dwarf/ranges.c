@@ -130,10 +130,10 @@ static int ignore(uint64_t lo, uint64_t hi, void *ctx)
  * list at off reaches (read without a word to fn, which must hear each range once). */
 static void need_list(struct dwarf *d, struct dwarf_unit *u, uint64_t off)
 {
-	uint64_t want = off + 4096;
+	uint64_t len = 4096;
 	while (d->rnglists_lazy && read_rnglist(d, u, off, ignore, NULL)) {
 		err_clear();
-		dwarf_sect_grow(d, &d->rnglists, &want);
+		dwarf_sect_grow(d, &d->rnglists, off, &len);
 	}
 }
 

@@ -73,13 +73,13 @@ void dwarf_sect_need(struct dwarf *d, struct dwarf_sect *s, uint64_t end)
 	}
 }
 
-bool dwarf_sect_grow(struct dwarf *d, struct dwarf_sect *s, uint64_t *want)
+bool dwarf_sect_grow(struct dwarf *d, struct dwarf_sect *s, uint64_t off, uint64_t *len)
 {
 	struct elf_section **lazy = sect_lazy(d, s);
 	if (!lazy || !*lazy)
 		return false;
-	dwarf_sect_need(d, s, *want);
-	*want = *want < UINT64_MAX / 2 ? 2 * *want : UINT64_MAX;
+	dwarf_sect_need(d, s, *len > UINT64_MAX - off ? UINT64_MAX : off + *len);
+	*len = *len < UINT64_MAX / 2 ? 2 * *len : UINT64_MAX;
 	return true;
 }
 
