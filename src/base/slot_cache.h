@@ -1,7 +1,7 @@
 /*
- * The storage of a direct-mapped cache: a table of slots, each whose entry is allocated,
- * zeroed, the first time the slot is used, next to the entries allocated before it, in
- * chunks from the heap. A run touches a few hundred slots of thousands at random; had the
+ * The storage of a direct-mapped cache: a table of slots, where a slot's entry is
+ * allocated, zeroed, the first time the slot is used, next to the entries allocated before
+ * it, in chunks from the heap. A run touches a few hundred slots of thousands at random; had the
  * entries been the table (a 2 MB array of rule-cache rows, say), each would fault in a
  * page of its own, 10 to 20 us apiece on a virtual machine, while the same entries side
  * by side fill a few pages of heap that is mostly faulted in already. What an entry holds
@@ -24,6 +24,7 @@ struct slot_cache {
 /* nslots slots for entries of esize bytes: 0, or -ENOMEM. */
 int slot_cache_init(struct slot_cache *c, size_t nslots, size_t esize);
 void slot_cache_free(struct slot_cache *c);
+/* slot_cache_entry()'s slow half, for an unused slot. */
 void *slot_cache_add(struct slot_cache *c, size_t slot);
 
 /* The entry of slot (below nslots), zeroed when the slot was unused; NULL when there is no
