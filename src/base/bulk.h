@@ -35,9 +35,10 @@ void *huge_map(size_t size, void **map, size_t *len);
 void huge_unmap(void *map, size_t len);
 
 /* Maps size bytes of zeroed memory on small pages, each faulted in when first touched: for
- * sparse tables (hashes, caches) of which a run touches a few slots. calloc() would clear
- * the whole block when it reuses heap memory (2.3 MB for the unwinder's rule cache: a
- * millisecond of every report). NULL when out of memory; sparse_unmap() frees. */
+ * sparse tables of which a run touches a few slots (a symbol table's demangled names, a
+ * pointer per symbol). calloc() would clear the whole block when it reuses heap memory.
+ * A cache whose entries are large is better served by base/slot_cache.h, which packs the
+ * entries used. NULL when out of memory; sparse_unmap() frees. */
 void *sparse_map(size_t size);
 void sparse_unmap(void *p, size_t size);
 

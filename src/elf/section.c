@@ -30,8 +30,6 @@ static int remember(struct elf_file *f, void *map, size_t len)
 	return b ? 0 : -1;
 }
 
-
-
 void *elf_buf_alloc(struct elf_file *f, size_t size)
 {
 	/* Debug sections inflate to megabytes: on huge pages, a fifth of the time of
