@@ -11,7 +11,7 @@
 #   perf         perf report --stdio (with the addr2line processes it starts)
 #   empty cache  tally report with an empty debug cache (a new one per run): the first
 #                report on a machine, as its user sees it; it inflates what the report
-#                needs, and a detached process it forks at exit stores libc6-dbg's copy
+#                needs, and a detached process it starts at exit stores libc6-dbg's copy
 #                (src/elf/debug_cache_background.c). Timed without that process (see
 #                timed), which is waited for before the next command
 #   empty, wait  the same with TALLY_CACHE_STORE=wait: the copy stored in the process

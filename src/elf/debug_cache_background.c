@@ -1,15 +1,16 @@
 /*
  * Storing debug cache copies in the background, as `git gc --auto` detaches: inflating the
  * rest of libc6-dbg's sections and writing 10 MB was a third of a first report's CPU time,
- * none of it needed for the report itself. The files wait for the process's exit (forked
- * earlier, every page the process writes after the fork is copied: 1,200 pages, 6 ms, for
- * what a report frees and prints after closing its modules); then it forks, and the child
- * stores the copies from the memory it inherited, in a session of its own, at the lowest
- * priority, with nothing of the parent's open (a reader of the parent's pipe sees its end
- * when the parent exits), and ends with _exit (no atexit handler, no flush of inherited
- * stdio buffers). fork() copies only the calling thread: a process with more than one
- * stores in itself. Only a process that asked for it (the tally command) forks: a program
- * that uses libtally stores its copies itself, when it closes the module.
+ * none of it needed for the report itself. The files wait for the process's exit (a process
+ * started earlier would have had to be forked, and every page the report wrote after that
+ * copied: 1,200 pages, 6 ms); then a child that shares the process's memory takes them
+ * over once the process is gone, and stores the copies in a session of its own, at the
+ * lowest priority, with nothing of the parent's open (a reader of the parent's pipe sees
+ * its end when the parent exits), and ends with _exit (no atexit handler, no flush of the
+ * stdio buffers it finds). A process with more than one thread stores in itself: its other
+ * threads, killed by the exit, could leave a lock of the memory held. Only a process that
+ * asked for it (the tally command) starts the child: a program that uses libtally stores
+ * its copies itself, when it closes the module.
  */
 #include <elf.h>
 #include <errno.h>
@@ -17,9 +18,11 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -113,23 +116,76 @@ static void store_all(void)
 		elf_debug_cache_store(pending.v[i].f, pending.v[i].dir);
 }
 
+/* The store runs in a process that shares this one's memory (clone with CLONE_VM, as
+ * posix_spawn's vfork does): fork() copied the page tables, and the report's exit then tore
+ * its memory down, 1-2 ms of a 30 ms first report; with the memory shared, neither
+ * happens before the report ends. The child touches nothing until the parent is gone: it
+ * waits on a pipe whose other end closes only at the parent's exit, after the parent let
+ * its memory go (do_exit's exit_mm comes before exit_files). Until then the parent still
+ * runs its exit (atexit handlers, the flush of stdout) in that memory, unlocked where the C
+ * library believes it has one thread; from then on the child is that one thread, and no
+ * one else runs in the memory. Signals stay blocked while it waits, so that the read ends
+ * only at the end of the file, and errno, which the parent's thread still uses, is not
+ * written. */
+#define STORE_STACK (8 << 20)
+
+struct store_child {
+	int gone, held; /* the pipe's ends: the read end sees its end at the parent's exit */
+	sigset_t mask; /* the signal mask to restore when the parent is gone */
+};
+
+static struct store_child child;
+
+static int store_in_child(void *arg)
+{
+	(void)arg;
+	char c;
+	close(child.held);
+	while (read(child.gone, &c, 1) > 0)
+		;
+	close(child.gone);
+	pthread_sigmask(SIG_SETMASK, &child.mask, NULL);
+	setsid();
+	detach();
+	store_all();
+	_exit(0);
+}
+
 /* 0 when a detached child took the stores over, else a negative code (nothing was
  * started: the caller stores). The child is not waited for: its parent exits at once, and
- * init (or the nearest subreaper) reaps it. A second fork, so that the store is no child
- * of ours even for that instant, copied the whole address space once more, and that copy
- * was then torn down: 2-3 ms of a first report. */
+ * init (or the nearest subreaper) reaps it. */
 static int store_detached(void)
 {
-	pid_t pid = fork();
-	if (pid < 0)
+	/* What the exit has left to do is then bookkeeping: written out before, the output
+	 * cannot hold the parent in its exit (a slow reader of its pipe) while the child
+	 * waits, nor be where a signal ends it half-way through. */
+	fflush(NULL);
+	int p[2];
+	if (pipe2(p, O_CLOEXEC))
 		return -errno;
-	if (pid == 0) {
-		setsid();
-		detach();
-		store_all();
-		_exit(0);
+	void *stack = mmap(NULL, STORE_STACK, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (stack == MAP_FAILED) {
+		int e = -errno;
+		close(p[0]);
+		close(p[1]);
+		return e;
 	}
-	return 0;
+	sigset_t all;
+	sigfillset(&all);
+	child.gone = p[0];
+	child.held = p[1];
+	pthread_sigmask(SIG_SETMASK, &all, &child.mask);
+	pid_t pid = clone(store_in_child, (char *)stack + STORE_STACK, CLONE_VM | SIGCHLD, NULL);
+	int e = pid < 0 ? -errno : 0;
+	pthread_sigmask(SIG_SETMASK, &child.mask, NULL);
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		munmap(stack, STORE_STACK);
+	}
+	/* p[1] stays open until the exit closes it: that is the child's signal. */
+	return e;
 }
 
 static void store_pending(void)
@@ -137,10 +193,8 @@ static void store_pending(void)
 	pthread_mutex_lock(&lock);
 	exited = true;
 	if (pending.n && single_threaded() && !store_detached()) {
-		/* The files stay as they are until the exit takes them: closing them after the
-		 * fork wrote to pages the store shares, each then copied, and unmapped what the
-		 * exit unmaps anyway (1.3 ms of a 40 ms report). pending still holds them, so
-		 * leak checkers see them held. */
+		/* The files stay as they are: the child stores them from this memory. pending
+		 * still holds them, so leak checkers see them held. */
 		pthread_mutex_unlock(&lock);
 		return;
 	}

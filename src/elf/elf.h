@@ -232,14 +232,14 @@ int elf_debug_cache_store(struct elf_file *f, const char *dir);
 /* Closes f, a debug file whose DWARF was used, once its copy is stored in the cache under
  * dir (best effort, as by elf_debug_cache_store; nothing for a file without compressed
  * sections): in this process now, or, in a process that called
- * elf_debug_cache_detach_stores, in the background, from a detached process forked at this
+ * elf_debug_cache_detach_stores, in the background, by a detached process started at this
  * process's exit, which does not wait for it (debug_cache_background.c); there too in this
  * process now when TALLY_CACHE_STORE is "wait", or at exit when the process has other
- * threads then (fork copies only the caller) or cannot fork. Each copy is stored once per
+ * threads then or cannot start one. Each copy is stored once per
  * process: the paths taken on and the files waiting are kept in process-wide lists. */
 void elf_debug_cache_close(struct elf_file *f, const char *dir);
 /* The tally command's choice: its copies wait for its exit and a detached process stores
- * them. A program using libtally does not fork behind its back: without this call every
+ * them. A program using libtally starts no process behind its back: without this call every
  * copy is stored at close. */
 void elf_debug_cache_detach_stores(void);
 
