@@ -101,6 +101,10 @@ struct perf_data {
 	uint8_t *rec_buf, *stack_buf;
 	size_t rec_cap, stack_cap;
 	size_t prefix; /* bytes of a record read up front */
+	/* Samples with a stack copy decoded since the prefix last grew, those whose walk read
+	 * past it, and the last of them (its file_off). */
+	size_t walks, walks_over;
+	uint64_t over_off;
 	uint8_t *heads; /* what the index pass kept of the records (perf_order.head) */
 	size_t nheads, capheads;
 	void *heads_map; /* the mapping heads lies in, heads_len bytes */

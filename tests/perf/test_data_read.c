@@ -212,12 +212,75 @@ static void stack_past_its_record_is_the_same_error(void **state)
 	free(bytes);
 }
 
+struct deep_walks {
+	struct perf_data *d;
+	uint64_t deep; /* a bit a sample: its walk reads 6,000 bytes into the copy */
+	uint64_t upfront[40]; /* the bytes of each copy at hand up front (stack_size) */
+	int n;
+};
+
+static int walk(const struct perf_event_rec *ev, void *arg)
+{
+	struct deep_walks *w = arg;
+	if (ev->type != PERF_RECORD_SAMPLE || w->n == 40)
+		return 0;
+	int i = w->n++;
+	w->upfront[i] = ev->stack_size;
+	if (w->deep >> i & 1) {
+		const uint8_t *data;
+		uint64_t size;
+		assert_int_equal(perf_sample_stack(w->d, ev, 6000, &data, &size), 0);
+		assert_true(size >= 6000);
+		assert_int_equal(data[5999], (uint8_t)(5999 * 7 + i + 1));
+	}
+	return 0;
+}
+
+/* 40 samples with 16 KiB copies, walked as w->deep says. */
+static void walk_deep(struct deep_walks *w)
+{
+	struct perf_event_attr a = attr_of(0);
+	struct perf_writer *pw;
+	assert_int_equal(perf_writer_open(path, &a, &pw), 0);
+	uint8_t *rec = malloc(65536);
+	for (uint64_t t = 1; t <= 40; t++)
+		assert_int_equal(perf_writer_add(pw, rec, sample(rec, t, 3, 16384, 16384, false)), 0);
+	free(rec);
+	uint64_t id = 1;
+	assert_int_equal(perf_writer_close(pw, &id, 1), 0);
+	assert_int_equal(perf_data_open(path, &w->d), 0);
+	assert_int_equal(perf_data_each(w->d, walk, w), 0);
+	assert_int_equal(w->n, 40);
+	perf_data_close(w->d);
+}
+
+/* One deep walk does not make every later record read more up front. */
+static void one_deep_walk_leaves_the_prefix(void **state)
+{
+	struct deep_walks w = { .deep = 1ull << 20 };
+	walk_deep(&w);
+	for (int i = 0; i < 40; i++)
+		assert_int_equal(w.upfront[i], w.upfront[0]);
+	assert_true(w.upfront[0] < 6000);
+}
+
+/* When every walk goes deep, the records after the first few are read as far as they go. */
+static void many_deep_walks_grow_the_prefix(void **state)
+{
+	struct deep_walks w = { .deep = ~0ull };
+	walk_deep(&w);
+	assert_true(w.upfront[0] < 6000);
+	assert_true(w.upfront[39] >= 6000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(file_and_memory_read_the_same_samples),
 		cmocka_unit_test(file_and_memory_agree_with_fields_after_the_stack),
 		cmocka_unit_test(stack_past_its_record_is_the_same_error),
+		cmocka_unit_test(one_deep_walk_leaves_the_prefix),
+		cmocka_unit_test(many_deep_walks_grow_the_prefix),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
