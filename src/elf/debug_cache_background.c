@@ -128,6 +128,7 @@ static void store_all(void)
  * only at the end of the file, and errno, which the parent's thread still uses, is not
  * written. */
 #define STORE_STACK (8 << 20)
+#define STORE_GUARD 4096
 
 struct store_child {
 	int gone, held; /* the pipe's ends: the read end sees its end at the parent's exit */
@@ -165,6 +166,11 @@ static int store_detached(void)
 		return -errno;
 	void *stack = mmap(NULL, STORE_STACK, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	/* its lowest page a guard, as a thread's stack has */
+	if (stack != MAP_FAILED && mprotect(stack, STORE_GUARD, PROT_NONE)) {
+		munmap(stack, STORE_STACK);
+		stack = MAP_FAILED;
+	}
 	if (stack == MAP_FAILED) {
 		int e = -errno;
 		close(p[0]);
