@@ -84,6 +84,25 @@ static size_t sample(uint8_t *buf, uint64_t t, uint64_t nchain, uint64_t size, u
 	return (size_t)(p - buf);
 }
 
+/* Writes count samples to path, the t-th of shapes[(t - 1) % nshapes]: callchain entries,
+ * copy size, valid bytes. */
+static void write_samples(const uint64_t (*shapes)[3], size_t nshapes, uint64_t count,
+			  bool data_src)
+{
+	struct perf_event_attr a = attr_of(data_src ? PERF_SAMPLE_DATA_SRC : 0);
+	struct perf_writer *w;
+	assert_int_equal(perf_writer_open(path, &a, &w), 0);
+	uint8_t *rec = malloc(65536);
+	for (uint64_t t = 1; t <= count; t++) {
+		const uint64_t *s = shapes[(t - 1) % nshapes];
+		size_t n = sample(rec, t, s[0], s[1], s[2], data_src);
+		assert_int_equal(perf_writer_add(w, rec, n), 0);
+	}
+	free(rec);
+	uint64_t id = 1;
+	assert_int_equal(perf_writer_close(w, &id, 1), 0);
+}
+
 /* Samples of several shapes: deep and shallow copies, a callchain longer than what a file
  * read takes up front, a copy with no valid bytes. */
 static uint8_t *write_file(bool data_src, size_t *len)
@@ -92,18 +111,7 @@ static uint8_t *write_file(bool data_src, size_t *len)
 		{ 3, 16384, 16384 }, { 3, 16384, 5000 }, { 300, 8192, 8192 },
 		{ 3, 4096, 0 },      { 1, 0, 0 },        { 3, 16384, 700 },
 	};
-	struct perf_event_attr a = attr_of(data_src ? PERF_SAMPLE_DATA_SRC : 0);
-	struct perf_writer *w;
-	assert_int_equal(perf_writer_open(path, &a, &w), 0);
-	uint8_t *rec = malloc(65536);
-	for (uint64_t t = 1; t <= 12; t++) {
-		const uint64_t *s = shapes[(t - 1) % 6];
-		size_t n = sample(rec, t, s[0], s[1], s[2], data_src);
-		assert_int_equal(perf_writer_add(w, rec, n), 0);
-	}
-	free(rec);
-	uint64_t id = 1;
-	assert_int_equal(perf_writer_close(w, &id, 1), 0);
+	write_samples(shapes, 6, 12, data_src);
 	FILE *f = fopen(path, "rb");
 	assert_non_null(f);
 	uint8_t *all = malloc(1 << 20);
@@ -239,15 +247,8 @@ static int walk(const struct perf_event_rec *ev, void *arg)
 /* 40 samples with 16 KiB copies, walked as w->deep says. */
 static void walk_deep(struct deep_walks *w)
 {
-	struct perf_event_attr a = attr_of(0);
-	struct perf_writer *pw;
-	assert_int_equal(perf_writer_open(path, &a, &pw), 0);
-	uint8_t *rec = malloc(65536);
-	for (uint64_t t = 1; t <= 40; t++)
-		assert_int_equal(perf_writer_add(pw, rec, sample(rec, t, 3, 16384, 16384, false)), 0);
-	free(rec);
-	uint64_t id = 1;
-	assert_int_equal(perf_writer_close(pw, &id, 1), 0);
+	static const uint64_t deep_copy[][3] = { { 3, 16384, 16384 } };
+	write_samples(deep_copy, 1, 40, false);
 	assert_int_equal(perf_data_open(path, &w->d), 0);
 	assert_int_equal(perf_data_each(w->d, walk, w), 0);
 	assert_int_equal(w->n, 40);
