@@ -3,11 +3,13 @@
 #
 #   make            build build/tally, build/libtally.a and build/libtally.so (no cmocka needed)
 #   make unit       also the cmocka unit-test binaries, build/tests/MODULE/test_*
-#   make test       install missing packages, build, run the suite, then again under ASan+UBSan
+#   make test       install missing packages, build, run the suite plain and under ASan+UBSan,
+#                   tests side by side (JOBS at a time: tests/run.sh), fuzz-check beside them
 #   make demo       install missing packages, build, and run the bundled example
 #   make fuzz       build the libFuzzer targets (clang) into build-fuzz/
 #   make fuzz-check run each of them on its corpus and regressions, then FUZZ_SECONDS
-#                   (20) of fuzzing each; make test does it when clang has libFuzzer
+#                   (20) of fuzzing each, FUZZ_JOBS targets at a time; make test does it
+#                   when clang has libFuzzer
 #   make SAN=1      the sanitizer build, in build-asan/
 #   make install    into PREFIX (/usr/local), under DESTDIR if set: bin/tally,
 #                   include/tally/*.h, lib/libtally.a, lib/libtally.so.VERSION with its
@@ -155,12 +157,13 @@ uninstall:
 deps:
 	@scripts/install-deps.sh test
 
-# The whole suite, plain and sanitized; tests/run.sh prints the closing "N passed, N failed".
+# The whole suite, plain and sanitized, its tests side by side (tests/run.sh, which also runs
+# fuzz-check beside them and prints the closing "N passed, N failed").
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 test: deps
-	$(MAKE) all unit
-	$(MAKE) SAN=1 all unit
-	@scripts/fuzz-check.sh --if-available
-	@tests/run.sh build build-asan
+	$(MAKE) -j$(NPROC) all unit
+	$(MAKE) -j$(NPROC) SAN=1 all unit
+	@tests/run.sh --fuzz build build-asan
 
 check: test
 

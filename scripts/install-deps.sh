@@ -18,8 +18,11 @@ want=$build_pkgs
 [ "${1:-test}" = test ] && want="$want $test_pkgs"
 
 # npm packages the tests use as oracles, pinned, installed into the project's own folder
-# .deps/npm (never globally): tests find them there (tests/lib.sh: NPM_DIR).
-npm_pkgs="litesvm@1.5.0 @firefox-devtools/profiler-cli@0.10.0"
+# .deps/npm (never globally): tests find them there (tests/lib.sh: NPM_DIR). playwright-core
+# drives Debian's /usr/bin/chromium; it never downloads a browser of its own. speedscope
+# ships its file format's JSON schema, which ajv checks files against.
+npm_pkgs="litesvm@1.5.0 @firefox-devtools/profiler-cli@0.10.0 playwright-core@1.65.1
+speedscope@1.25.0 ajv@8.20.0"
 npm_dir=$(cd "$(dirname "$0")/.." && pwd)/.deps/npm
 
 install_npm() {
@@ -37,7 +40,7 @@ install_npm() {
 	mkdir -p "$npm_dir"
 	[ -f "$npm_dir/package.json" ] || echo '{"private": true}' >"$npm_dir/package.json"
 	# shellcheck disable=SC2086
-	npm install --prefix "$npm_dir" --no-audit --no-fund --silent $need
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix "$npm_dir" --no-audit --no-fund --silent $need
 }
 
 missing=

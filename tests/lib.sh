@@ -44,7 +44,9 @@ trap 'rm -rf "$TMP"' EXIT
 SHARED=${SHARED:-$ROOT/../shared}
 [ -d "$SHARED" ] || SHARED=/work/shared
 
-# Test programs compiled once and shared by the plain and sanitized runs.
+# Test programs compiled once and shared by the plain and sanitized runs. tests/run.sh runs
+# tests side by side but never a test's two runs at once: a script writes here only under
+# names of its own, or under a lock (tests/symbolize/build-corpus.sh); all else goes to $TMP.
 CORPUS="$ROOT/build/test-corpus"
 mkdir -p "$CORPUS"
 

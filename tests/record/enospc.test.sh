@@ -3,6 +3,7 @@
 # recording stops, the command runs to its end (its marker file, outside the tmpfs, and its
 # output say so) and its status is tally's; perf script reads the file that is left, with
 # as many samples as tally says it kept, and tally's report says the recording ended early.
+# suite: alone: the tmpfs must fill within the first tenth of a second of the workload
 . tests/lib.sh
 
 SMALL=$TMP/small

@@ -2,6 +2,7 @@
 # The truth is the workload's own clock: tests/record/offcpu_prog.c times each blocking
 # call with CLOCK_MONOTONIC and prints "blocked FUNCTION NS"; tally's off-cpu total of that
 # function (exact nanoseconds, from the folded export) must be within 5% of their sum.
+# suite: alone: off-CPU time is checked against the workload's own clock within 5%
 . tests/lib.sh
 
 gcc -O2 -g -pthread -o "$TMP/prog" "$ROOT/tests/record/offcpu_prog.c" || { fail offcpu_build; exit 0; }

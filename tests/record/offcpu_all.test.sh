@@ -2,6 +2,7 @@
 # the recorded command) must be in the recording, with its threads by name and kernel
 # frames; --duration bounds the time; without the privileges the message says what to
 # change; --off-cpu works system-wide too, within 5% of the workload's own clock.
+# suite: alone: records the whole machine (-a), with off-CPU time against the workload's clock
 . tests/lib.sh
 
 gcc -O2 -g -pthread -o "$TMP/prog" "$ROOT/tests/record/offcpu_prog.c" || { fail all_build; exit 0; }

@@ -70,16 +70,10 @@ node -e '
 ' "$TMP/t.json" | sort >"$TMP/threads.ss"
 agree "$TMP/threads.tally" "$TMP/threads.ss" && pass speedscope_threads_totals_equal_the_report \
 	|| fail speedscope_threads_totals_equal_the_report "report: $(tr '\n' ';' <"$TMP/threads.tally") speedscope: $(tr '\n' ';' <"$TMP/threads.ss")"
-# speedscope's schema, installed where tests/report/outputs.test.sh installs it (the same
-# packages), by whichever of the two runs first.
-SCHEMA="$ROOT/build/test-speedscope/node_modules/speedscope/dist/release/file-format-schema.json"
-if [ ! -f "$SCHEMA" ]; then
-	mkdir -p "$ROOT/build/test-speedscope"
-	npm install --prefix "$ROOT/build/test-speedscope" --no-audit --no-fund --loglevel=error \
-		speedscope@1.25.0 ajv@8 >"$TMP/npm.log" 2>&1
-fi
+# speedscope's schema, from the package scripts/install-deps.sh installs.
+SCHEMA="$NPM_DIR/node_modules/speedscope/dist/release/file-format-schema.json"
 if [ -f "$SCHEMA" ]; then
-	out=$(NODE_PATH="$ROOT/build/test-speedscope/node_modules" node -e '
+	out=$(NODE_PATH="$NPM_DIR/node_modules" node -e '
 		const Ajv = require("ajv");
 		const v = new Ajv({ strict: false, allErrors: true }).compile(require(process.argv[1]));
 		if (!v(JSON.parse(require("fs").readFileSync(process.argv[2], "utf8")))) {
@@ -87,7 +81,7 @@ if [ -f "$SCHEMA" ]; then
 		}' "$SCHEMA" "$TMP/t.json" 2>&1) \
 		&& pass speedscope_threads_validates_against_schema || fail speedscope_threads_validates_against_schema "$out"
 else
-	skip speedscope_threads_validates_against_schema "no $SCHEMA: npm install failed: $(tail -3 "$TMP/npm.log")"
+	skip speedscope_threads_validates_against_schema "no $SCHEMA (run scripts/install-deps.sh test)"
 fi
 
 expect_err firefox_threads_is_usage 2 "--threads: not with firefox" "$TALLY" export -f firefox --threads "$TMP/t.data"

@@ -3,6 +3,7 @@
 # at every hit. The recording stops and is kept, the command runs to its end (its marker
 # says so) and its status is tally's; perf script reads as many samples as tally says it
 # kept, and tally's report says the recording ended early.
+# suite: alone: the tmpfs must fill while the workload runs
 . tests/lib.sh
 
 SMALL=$TMP/small

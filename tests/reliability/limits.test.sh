@@ -4,6 +4,7 @@
 # reported in the memory of one of 100 MB plus its index (records are read as they are
 # decoded, not held: see docs/outputs.md, "Limits"); and a limit of open files too small
 # for the threads fails with a message that names it.
+# suite: alone: 1,000 threads, a limit of open files and a 1 GB recording
 . tests/lib.sh
 H=tests/reliability/hostile.py
 

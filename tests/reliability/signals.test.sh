@@ -9,6 +9,7 @@
 # After SIGINT/SIGTERM the recording is complete (perf script reads it; -a recordings,
 # the whole machine's, are read without unwinding, which takes perf minutes on a loaded
 # machine, and must hold samples of the target) and a command's status is tally's.
+# suite: alone: records the whole machine (-a) and samples the target's state every 50 ms
 . tests/lib.sh
 
 gcc -O1 -g -no-pie -I"$ROOT/include" -o "$TMP/target" tests/reliability/target.c ||

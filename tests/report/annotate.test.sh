@@ -211,5 +211,5 @@ if [ $PW_OK = 1 ]; then
 	timeout 120 node tests/report/annotate_browser.js "$PW" "$TMP/chromium" "$TMP/a.html" "$hot" "$n" ||
 		echo "FAIL: annotate_html_browser: exit $?"
 else
-	skip annotate_html_in_chromium "no playwright-core ($(tail -1 "$TMP/npm.log" 2>/dev/null)) or no /usr/bin/chromium"
+	skip annotate_html_in_chromium "no playwright-core in $NPM_DIR (run scripts/install-deps.sh test) or no /usr/bin/chromium"
 fi

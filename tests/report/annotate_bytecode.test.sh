@@ -120,7 +120,7 @@ if [ $PW_OK = 1 ]; then
 	sed -n 's/^\(PASS\|FAIL\): annotate_html_/\1: annotate_bytecode_html_/p' "$TMP/pw.out"
 	[ "$(grep -c '^PASS' "$TMP/pw.out")" = 3 ] || fail annotate_bytecode_html_browser "$(tail -3 "$TMP/pw.out")"
 else
-	skip annotate_bytecode_html_in_playwright "no playwright-core ($(tail -1 "$TMP/npm.log" 2>/dev/null)) or no /usr/bin/chromium"
+	skip annotate_bytecode_html_in_playwright "no playwright-core in $NPM_DIR (run scripts/install-deps.sh test) or no /usr/bin/chromium"
 fi
 
 # Bad listings are refused with the file and the line, never half-read.

@@ -1,5 +1,5 @@
 # tally flamegraph: the SVG against its folded input, and in headless Chromium (through
-# playwright-core from npm, installed once into build/test-node): loads without script
+# playwright-core from npm, which scripts/install-deps.sh installs): loads without script
 # errors, hover, click-to-zoom, reset, search with the matched share, a screenshot.
 . tests/lib.sh
 
@@ -83,7 +83,7 @@ Run 'tally help flamegraph' for usage." ] && pass flamegraph_bad_option_is_usage
 # In the browser. The matched share of ^(mix|rotate)$ is mix's 400 of 1002 (rotate is
 # inside mix, counted once).
 if [ $PW_OK = 0 ]; then
-	skip flamegraph_in_chromium "no playwright-core ($(tail -1 "$TMP/npm.log" 2>/dev/null)) or no /usr/bin/chromium"
+	skip flamegraph_in_chromium "no playwright-core in $NPM_DIR (run scripts/install-deps.sh test) or no /usr/bin/chromium"
 else
 	for mode in flame icicle; do
 		file=$svg inverted=false

@@ -142,12 +142,7 @@ cmp -s "$TMP/a.pb.gz" "$TMP/a2.pb.gz" && pass pprof_reexport_is_identical ||
 	fail pprof_reexport_is_identical
 
 # ---- speedscope, validated against the schema the speedscope package ships ----
-NODE="$ROOT/build/test-speedscope"
-if [ ! -f "$NODE/node_modules/speedscope/dist/release/file-format-schema.json" ]; then
-	mkdir -p "$NODE"
-	npm install --prefix "$NODE" --no-audit --no-fund --loglevel=error speedscope@1.25.0 ajv@8 \
-		>"$TMP/npm.log" 2>&1
-fi
+NODE="$NPM_DIR"
 if [ -f "$NODE/node_modules/speedscope/dist/release/file-format-schema.json" ]; then
 	cat >"$TMP/validate.js" <<'JS'
 const fs = require('fs');
@@ -175,7 +170,7 @@ JS
 			pass speedscope_of_go_profile_validates || fail speedscope_of_go_profile_validates "$out"
 	fi
 else
-	skip speedscope_validates_against_schema "npm could not install speedscope: $(tail -2 "$TMP/npm.log")"
+	skip speedscope_validates_against_schema "no speedscope in $NPM_DIR (run scripts/install-deps.sh test)"
 fi
 
 # ---- report, diff ----

@@ -7,7 +7,8 @@
 # type units, line-tables-only, sections garbage-collected by the linker, other segment
 # layouts, a static executable, C++.
 #
-# Idempotent: a target is rebuilt only when its command line changed or a source is newer.
+# Idempotent: a target is rebuilt only when its command line changed or a source is newer;
+# concurrent runs wait for each other.
 # Writes OUTDIR/manifest.tsv, one line per target:
 #   FILE <TAB> ORACLE_FILE <TAB> DISASSEMBLER <TAB> EVERY <TAB> DESCRIPTION
 # ORACLE_FILE is what llvm-symbolizer is run on: the file itself, or for zstd-compressed
@@ -20,6 +21,10 @@ SRC=$(cd "$(dirname "$0")/corpus" && pwd)
 OUT=${1:-$(cd "$(dirname "$0")/../.." && pwd)/build/test-corpus/symbolize}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
+# Several tests build the corpus and tests/run.sh runs them side by side: one builder at a
+# time (the others wait, then find every target up to date).
+exec 9>"$OUT/.lock"
+flock 9
 SELF="$SRC/../build-corpus.sh"
 SOURCES=("$SRC"/*.c "$SRC"/*.cc "$SRC"/*.h "$SELF")
 MANIFEST_NEW="$OUT/manifest.tsv.$$"
