@@ -21,7 +21,12 @@ threads_of() {
 		awk -v p="$2" '/^Threads:/ {on = 1; getline; next} on && NF == 0 {exit} on && $1 == p {print $3}' | sort -u | tr '\n' ' '
 }
 
-if ! "$TALLY" record -q -a -o "$TMP/a.data" -- sleep 0.5 >"$TMP/a.out" 2>"$TMP/a.err"; then
+# The command reads 4 GB of /dev/zero (about 0.1 s of system time, the kernel clearing
+# its buffer), so the recording holds kernel frames however quiet the rest of the machine
+# is (with `sleep` alone, a quiet machine's half second could hold none).
+if ! "$TALLY" record -q -a -o "$TMP/a.data" -- \
+	sh -c 'dd if=/dev/zero of=/dev/null bs=1M count=4000 2>/dev/null; sleep 0.3' \
+	>"$TMP/a.out" 2>"$TMP/a.err"; then
 	if grep -q "perf_event_paranoid" "$TMP/a.err"; then
 		skip record_all "$(cat "$TMP/a.err")"
 	else
