@@ -18,8 +18,8 @@
 #include "cli/cmd_sbpf_link.h"
 #include "cli/cmd_sbpf_test.h"
 #include "cli/sbpf_out.h"
-#include "cli/sbpf_sample.h"
 #include "cuprof/profiler.h"
+#include "cuprof/sample.h"
 #include "cuprof/size.h"
 #include "profile/profile.h"
 #include "sbpf/disasm.h"
@@ -280,7 +280,7 @@ static int run_program(int argc, char **argv)
 	}
 	sbpf_vm_set_input(vm, input, input_len, true);
 	if (o.sample_hz) {
-		if (sbpf_sample_run(vm, o.program, o.sample_hz, &res, &profile) ||
+		if (cuprof_sample_run(vm, o.program, o.sample_hz, &res, &profile) ||
 		    cli_sbpf_outputs_write(&o.out, profile)) {
 			cli_fail_err();
 			goto out;
