@@ -103,9 +103,11 @@ static int run(int argc, char **argv)
 	if (rc)
 		return rc;
 	struct prof *a = NULL, *b = NULL;
-	rc = cli_load_profile(args.paths[0], NULL, args.metric, &a, &d.o.metric_before);
+	rc = cli_load_profile(args.paths[0], args.unwind, NULL, args.metric, &a,
+			      &d.o.metric_before);
 	if (!rc)
-		rc = cli_load_profile(args.paths[1], NULL, args.metric, &b, &d.o.metric_after);
+		rc = cli_load_profile(args.paths[1], args.unwind, NULL, args.metric, &b,
+				      &d.o.metric_after);
 	struct diff_job job = { a, b, &d };
 	if (!rc)
 		rc = cli_write_output(args.output, args.paths[1], write_table, &job);

@@ -18,8 +18,8 @@
 #include "cli/cmd_sbpf_link.h"
 #include "cli/cmd_sbpf_test.h"
 #include "cli/sbpf_out.h"
-#include "cli/sbpf_sample.h"
 #include "cuprof/profiler.h"
+#include "cuprof/sample.h"
 #include "cuprof/size.h"
 #include "profile/profile.h"
 #include "sbpf/disasm.h"
@@ -117,7 +117,7 @@ static void print_json(const struct sbpf_vm *vm, const struct sbpf_result *r)
 	for (size_t i = 0; i < sbpf_vm_log_count(vm); i++) {
 		if (i)
 			fputs(", ", stdout);
-		sbpf_log_print(stdout, sbpf_vm_log_at(vm, i), true);
+		cli_sbpf_log_print(stdout, sbpf_vm_log_at(vm, i), true);
 	}
 	size_t rlen;
 	const uint8_t *rdata = sbpf_vm_return_data(vm, &rlen);
@@ -139,7 +139,7 @@ static void print_text(const struct sbpf_vm *vm, const struct sbpf_result *r)
 {
 	for (size_t i = 0; i < sbpf_vm_log_count(vm); i++) {
 		fputs("log: ", stdout);
-		sbpf_log_print(stdout, sbpf_vm_log_at(vm, i), false);
+		cli_sbpf_log_print(stdout, sbpf_vm_log_at(vm, i), false);
 		putchar('\n');
 	}
 	if (r->error == SBPF_OK) {
@@ -167,7 +167,7 @@ struct run_opts {
 	uint64_t budget;
 	bool json, no_profile;
 	uint32_t sample_hz; /* 0: exact profile */
-	struct sbpf_outputs out;
+	struct cli_sbpf_outputs out;
 };
 
 static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct run_opts *o)
@@ -221,7 +221,7 @@ static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct r
 			break;
 		}
 		default:
-			if (sbpf_outputs_option(&o->out, c, optarg))
+			if (cli_sbpf_outputs_option(&o->out, c, optarg))
 				break;
 			return cli_usage(cmd, "unknown option: %s", argv[optind - 1]);
 		}
@@ -230,7 +230,7 @@ static int parse_opts(const struct cli_cmd *cmd, int argc, char **argv, struct r
 		return cli_usage(cmd, "expected one PROGRAM");
 	o->program = argv[optind];
 	o->out.title = o->program;
-	if (o->no_profile && sbpf_outputs_any(&o->out))
+	if (o->no_profile && cli_sbpf_outputs_any(&o->out))
 		return cli_usage(cmd, "--no-profile leaves no profile to write");
 	if (o->no_profile && o->sample_hz)
 		return cli_usage(cmd, "--no-profile and --sample: choose one");
@@ -254,7 +254,7 @@ static int run_program(int argc, char **argv)
 	if (is_fixture(o.program) && o.sample_hz)
 		return cli_usage(&cli_cmd_sbpf, "--sample: only for programs, not fixtures");
 	if (is_fixture(o.program))
-		return sbpf_cli_run_fixture(o.program, o.json, &o.out);
+		return cli_sbpf_run_fixture(o.program, o.json, &o.out);
 	struct sbpf_syscalls sys = { 0 };
 	struct sbpf_program *prog = NULL;
 	struct sbpf_vm *vm = NULL;
@@ -280,8 +280,8 @@ static int run_program(int argc, char **argv)
 	}
 	sbpf_vm_set_input(vm, input, input_len, true);
 	if (o.sample_hz) {
-		if (sbpf_sample_run(vm, o.program, o.sample_hz, &res, &profile) ||
-		    sbpf_outputs_write(&o.out, profile)) {
+		if (cuprof_sample_run(vm, o.program, o.sample_hz, &res, &profile) ||
+		    cli_sbpf_outputs_write(&o.out, profile)) {
 			cli_fail_err();
 			goto out;
 		}
@@ -293,7 +293,7 @@ static int run_program(int argc, char **argv)
 		sbpf_vm_set_hooks(vm, cuprof_hooks(profiler));
 	if ((!o.sample_hz && sbpf_vm_run(vm, &res)) ||
 	    (profiler && (cuprof_build(profiler, o.program, res.cu_used, &profile) ||
-			  sbpf_outputs_write(&o.out, profile)))) {
+			  cli_sbpf_outputs_write(&o.out, profile)))) {
 		cli_fail_err();
 		goto out;
 	}
@@ -362,10 +362,11 @@ static int size_program(int argc, char **argv)
 	int rc = load_for_inspection(argc, argv, &o, &sys, &prog);
 	if (rc)
 		return rc;
-	if (!sbpf_outputs_any(&o.out))
+	if (!cli_sbpf_outputs_any(&o.out))
 		o.out.report = "-";
 	int status = CLI_FAIL;
-	if (cuprof_size_profile(prog, o.program, &profile) || sbpf_outputs_write(&o.out, profile))
+	if (cuprof_size_profile(prog, o.program, &profile) ||
+	    cli_sbpf_outputs_write(&o.out, profile))
 		cli_fail_err();
 	else
 		status = CLI_OK;
@@ -382,13 +383,13 @@ static int cmd_sbpf(int argc, char **argv)
 	if (!strcmp(argv[1], "run"))
 		return run_program(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "test"))
-		return sbpf_cli_test(argc - 1, argv + 1);
+		return cli_sbpf_test(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "disasm"))
 		return disasm_program(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "size"))
 		return size_program(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "link"))
-		return sbpf_cli_link(argc - 1, argv + 1);
+		return cli_sbpf_link(argc - 1, argv + 1);
 	return cli_usage(&cli_cmd_sbpf, "unknown subcommand: %s", argv[1]);
 }
 

@@ -74,7 +74,7 @@ static int link_objects(char **paths, size_t n, const struct sbpf_link_opts *opt
 	return rc;
 }
 
-int sbpf_cli_link(int argc, char **argv)
+int cli_sbpf_link(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },

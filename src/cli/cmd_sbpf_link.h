@@ -4,6 +4,6 @@
 #ifndef TALLY_CLI_CMD_SBPF_LINK_H
 #define TALLY_CLI_CMD_SBPF_LINK_H
 
-int sbpf_cli_link(int argc, char **argv);
+int cli_sbpf_link(int argc, char **argv);
 
 #endif

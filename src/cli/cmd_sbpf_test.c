@@ -67,7 +67,7 @@ static void print_outcome(const struct sol_fixture *fx, const struct sol_outcome
 		printf(", \"compute_units\": %" PRIu64 ", \"logs\": [", o->cu);
 		for (size_t i = 0; i < o->nlogs; i++) {
 			fputs(i ? ", " : "", stdout);
-			sbpf_log_print(stdout, o->logs[i], true);
+			cli_sbpf_log_print(stdout, o->logs[i], true);
 		}
 		printf("], \"return_data\": \"");
 		print_hex(o->return_data, o->return_len);
@@ -78,7 +78,7 @@ static void print_outcome(const struct sol_fixture *fx, const struct sol_outcome
 	}
 	for (size_t i = 0; i < o->nlogs; i++) {
 		fputs("log: ", stdout);
-		sbpf_log_print(stdout, o->logs[i], false);
+		cli_sbpf_log_print(stdout, o->logs[i], false);
 		putchar('\n');
 	}
 	printf("result: %s%s%s\ncompute units: %" PRIu64 "\nreturn data: ", o->result,
@@ -91,12 +91,12 @@ static void print_outcome(const struct sol_fixture *fx, const struct sol_outcome
 /* 0: ran and every expectation held; 1: it differed; -1: the fixture could not run (or its
  * profile could not be written). *cu (may be NULL): what the instruction consumed. */
 static int run_one(const char *path, bool print, bool json, FILE *diff,
-		   const struct sbpf_outputs *outs, uint64_t *cu)
+		   const struct cli_sbpf_outputs *outs, uint64_t *cu)
 {
 	struct sol_fixture *fx;
 	struct sol_outcome o;
 	struct cuprof_watch watch;
-	bool profiling = outs && sbpf_outputs_any(outs);
+	bool profiling = outs && cli_sbpf_outputs_any(outs);
 	if (sol_fixture_load(path, &fx))
 		return -1;
 	cuprof_watch_init(&watch);
@@ -111,14 +111,14 @@ static int run_one(const char *path, bool print, bool json, FILE *diff,
 	size_t bad = sol_fixture_check(fx, &o, diff);
 	if (cu)
 		*cu = o.cu;
-	int rc = profiling && sbpf_outputs_write(outs, watch.profile) ? -1 : 0;
+	int rc = profiling && cli_sbpf_outputs_write(outs, watch.profile) ? -1 : 0;
 	prof_free(watch.profile);
 	sol_outcome_free(&o);
 	sol_fixture_free(fx);
 	return rc ? rc : bad ? 1 : 0;
 }
 
-int sbpf_cli_run_fixture(const char *path, bool json, const struct sbpf_outputs *outs)
+int cli_sbpf_run_fixture(const char *path, bool json, const struct cli_sbpf_outputs *outs)
 {
 	int rc = run_one(path, true, json, json ? stderr : stdout, outs, NULL);
 	if (rc < 0)
@@ -191,20 +191,20 @@ static void bench_name(const char *dir, const char *path, char *buf, size_t size
 	snprintf(buf, size, "%.*s", (int)(strlen(path) - 5), path);
 }
 
-int sbpf_cli_test(int argc, char **argv)
+int cli_sbpf_test(int argc, char **argv)
 {
 	struct test_opts o;
-	struct sbpf_bench bench = { 0 };
+	struct cli_sbpf_bench bench = { 0 };
 	int rc = parse_test_opts(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (o.bench && sbpf_bench_open(&bench, o.bench, &o.threshold)) {
-		sbpf_bench_free(&bench);
+	if (o.bench && cli_sbpf_bench_open(&bench, o.bench, &o.threshold)) {
+		cli_sbpf_bench_free(&bench);
 		return cli_fail_err();
 	}
 	if (nftw(o.dir, collect, 16, FTW_PHYS)) {
 		vec_free(&found);
-		sbpf_bench_free(&bench);
+		cli_sbpf_bench_free(&bench);
 		return cli_fail("%s: cannot read the directory", o.dir);
 	}
 	qsort(found.v, found.n, sizeof(char *), by_name);
@@ -216,7 +216,7 @@ int sbpf_cli_test(int argc, char **argv)
 		if (rc < 0)
 			printf("tally: %s\n", err_msg());
 		bench_name(o.dir, found.v[i], name, sizeof(name));
-		if (!rc && o.bench && sbpf_bench_record(&bench, name, cu)) {
+		if (!rc && o.bench && cli_sbpf_bench_record(&bench, name, cu)) {
 			printf("tally: %s: %s\n", o.bench, err_msg());
 			rc = 1;
 		}
@@ -231,9 +231,9 @@ int sbpf_cli_test(int argc, char **argv)
 	else if (failed)
 		rc = CLI_FAIL;
 	else
-		rc = o.bench ? sbpf_bench_finish(&bench) : CLI_OK;
+		rc = o.bench ? cli_sbpf_bench_finish(&bench) : CLI_OK;
 	if (o.bench && failed)
 		printf("%s: left as it was (a fixture failed)\n", o.bench);
-	sbpf_bench_free(&bench);
+	cli_sbpf_bench_free(&bench);
 	return rc;
 }

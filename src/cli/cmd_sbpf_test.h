@@ -6,13 +6,13 @@
 
 #include <stdbool.h>
 
-struct sbpf_outputs;
+struct cli_sbpf_outputs;
 
 /* Runs one fixture, prints the outcome (text, or one JSON object with the differences on
  * stderr) and every difference from its `expect`, and writes the profile outputs asked
  * for (outs may be NULL); CLI_OK when all held. */
-int sbpf_cli_run_fixture(const char *path, bool json, const struct sbpf_outputs *outs);
+int cli_sbpf_run_fixture(const char *path, bool json, const struct cli_sbpf_outputs *outs);
 /* `tally sbpf test DIR`: every *.json below DIR; "N passed, N failed". */
-int sbpf_cli_test(int argc, char **argv);
+int cli_sbpf_test(int argc, char **argv);
 
 #endif

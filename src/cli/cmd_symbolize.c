@@ -1,13 +1,11 @@
 /*
- * tally symbolize: addresses to functions and source lines, with inline frames. The
- * default output is byte-for-byte llvm-symbolizer's (--inlining), GNU style is addr2line's
- * (-f -i), and --json is one JSON object per address and line.
+ * tally symbolize: addresses to functions and source lines, with inline frames. Here: the
+ * options, and the addresses, taken from the command line or read from standard input and
+ * parsed; symbolize/print.h prints them (llvm-symbolizer --inlining's output byte for byte,
+ * addr2line -f -i's with --output-style=GNU, one JSON object an address with --json).
  */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,107 +14,13 @@
 
 #include "cli/cli.h"
 #include "base/hex.h"
-#include "base/json.h"
-#include "symbolize/symbolize.h"
-
-enum out_style { OUT_LLVM, OUT_GNU, OUT_JSON };
+#include "symbolize/print.h"
 
 struct options {
 	const char *obj;
-	enum out_style style;
+	enum sym_print_style style;
 	struct sym_opts sym;
 };
-
-#define MAX_FRAMES 64
-
-/* An address's lines are assembled here and written with one call: stdio's per-call
- * costs (printf's format parsing, open_memstream copying short strings byte by byte) were
- * a tenth of a large batch's instructions. */
-struct line_buf {
-	FILE *out;
-	size_t n;
-	char v[8192];
-};
-
-static void put(struct line_buf *b, const char *s, size_t n)
-{
-	if (b->n + n > sizeof(b->v)) {
-		fwrite_unlocked(b->v, 1, b->n, b->out);
-		b->n = 0;
-		if (n > sizeof(b->v)) {
-			fwrite_unlocked(s, 1, n, b->out);
-			return;
-		}
-	}
-	memcpy(b->v + b->n, s, n);
-	b->n += n;
-}
-
-static void put_str(struct line_buf *b, const char *s)
-{
-	put(b, s, strlen(s));
-}
-
-static void put_uint(struct line_buf *b, uint32_t v)
-{
-	char buf[12], *p = buf + sizeof(buf);
-	do
-		*--p = (char)('0' + v % 10);
-	while (v /= 10);
-	put(b, p, (size_t)(buf + sizeof(buf) - p));
-}
-
-static void print_llvm(FILE *out, const struct tally_frame *f, int n)
-{
-	char spelled[4096];
-	struct line_buf b;
-	b.out = out;
-	b.n = 0;
-	for (int i = 0; i < n; i++) {
-		put_str(&b, f[i].function ? sym_llvm_spelling(f[i].function, spelled,
-							       sizeof(spelled))
-					  : "??");
-		put(&b, "\n", 1);
-		put_str(&b, f[i].file ? f[i].file : "??");
-		put(&b, ":", 1);
-		put_uint(&b, f[i].line);
-		put(&b, ":", 1);
-		put_uint(&b, f[i].column);
-		put(&b, "\n", 1);
-	}
-	put(&b, "\n", 1);
-	fwrite_unlocked(b.v, 1, b.n, out);
-}
-
-static void print_gnu(FILE *out, const struct tally_frame *f, int n)
-{
-	for (int i = 0; i < n; i++) {
-		fprintf(out, "%s\n%s:", f[i].function ? f[i].function : "??",
-			f[i].file ? f[i].file : "??");
-		if (f[i].line)
-			fprintf(out, "%u", f[i].line);
-		else
-			putc('?', out); /* addr2line's mark for an unknown line */
-		/* addr2line repeats the line-table row's discriminator on every inlined frame. */
-		if (f[0].discriminator)
-			fprintf(out, " (discriminator %u)", f[0].discriminator);
-		putc('\n', out);
-	}
-}
-
-static void print_json(FILE *out, uint64_t addr, const struct tally_frame *f, int n)
-{
-	fprintf(out, "{\"address\":\"0x%" PRIx64 "\",\"frames\":[", addr);
-	for (int i = 0; i < n; i++) {
-		fprintf(out, "%s{\"function\":", i ? "," : "");
-		json_print_string(out, f[i].function);
-		fputs(",\"file\":", out);
-		json_print_string(out, f[i].file);
-		fprintf(out, ",\"line\":%u,\"column\":%u,\"inlined\":%s}", f[i].line, f[i].column,
-			f[i].inlined ? "true" : "false");
-	}
-	fputs("]}\n", out);
-}
 
 /* A hexadecimal address, 0x optional, blanks around it allowed. (strtoull cost 200
  * instructions an address, on the one thread that runs before a batch's lookups.) */
@@ -142,147 +46,19 @@ static int parse_addr(const char *s, uint64_t *addr)
 	return 0;
 }
 
-static void print_frames(FILE *out, struct sym_module *m, const struct options *o,
-			 uint64_t addr)
-{
-	struct tally_frame f[MAX_FRAMES];
-	int n = sym_lookup(m, addr, o->style == OUT_GNU ? SYM_STYLE_GNU : SYM_STYLE_LLVM, f,
-			   MAX_FRAMES);
-	if (n > MAX_FRAMES)
-		n = MAX_FRAMES;
-	if (o->style == OUT_LLVM)
-		print_llvm(out, f, n);
-	else if (o->style == OUT_GNU)
-		print_gnu(out, f, n);
-	else
-		print_json(out, addr, f, n);
-}
+/* The texts of a batch, for reporting those that are not addresses where they stand. */
+struct bad_texts {
+	char **texts;
+	int rc; /* CLI_FAIL once one was reported */
+};
 
-static void report_bad(const char *text)
+static void report_bad(size_t i, void *ctx)
 {
+	struct bad_texts *bad = ctx;
 	fflush(stdout);
-	fprintf(stderr, "tally: not an address: %s\n", text);
+	fprintf(stderr, "tally: not an address: %s\n", bad->texts[i]);
+	bad->rc = CLI_FAIL;
 }
-
-/* A large batch is cut into chunks of consecutive addresses that the threads take in
- * order from a shared counter; each chunk is looked up (its units indexed on demand) and
- * formatted into memory, and the main thread prints finished chunks in input order,
- * errors included. Chunks are small, so no thread waits long for another at the end. */
-#define CHUNKS 32
-
-struct chunk {
-	size_t from, to;
-	char *buf; /* the output of texts[from, to), or NULL when formatting failed */
-	size_t len;
-	atomic_bool done;
-};
-
-struct batch_work {
-	struct sym_module *m;
-	const struct options *o;
-	const bool *ok;
-	const uint64_t *addrs;
-	off_t *ends; /* where each text's output ends in its chunk's buf */
-	struct chunk chunks[CHUNKS];
-	atomic_size_t next;
-	pthread_mutex_t lock;
-	pthread_cond_t finished;
-};
-
-static void format_chunk(struct batch_work *w, struct chunk *c)
-{
-	FILE *out = open_memstream(&c->buf, &c->len);
-	for (size_t i = c->from; out && i < c->to; i++) {
-		if (w->ok[i])
-			print_frames(out, w->m, w->o, w->addrs[i]);
-		w->ends[i] = ftello(out);
-	}
-	if (out && (ferror(out) | fclose(out))) {
-		free(c->buf);
-		c->buf = NULL;
-	}
-	pthread_mutex_lock(&w->lock);
-	atomic_store_explicit(&c->done, true, memory_order_release);
-	pthread_cond_broadcast(&w->finished);
-	pthread_mutex_unlock(&w->lock);
-}
-
-/* Takes and formats chunks until none is left; returns whether it did any. */
-static bool take_chunk(struct batch_work *w)
-{
-	size_t k = atomic_fetch_add(&w->next, 1);
-	if (k >= CHUNKS)
-		return false;
-	format_chunk(w, &w->chunks[k]);
-	return true;
-}
-
-static void *chunk_worker(void *arg)
-{
-	while (take_chunk(arg))
-		;
-	return NULL;
-}
-
-/* Prints chunk c (formatted, or not when its formatting failed). */
-static int print_chunk(struct batch_work *w, char **texts, const struct chunk *c)
-{
-	int rc = CLI_OK;
-	for (size_t i = c->from; i < c->to; i++) {
-		if (!w->ok[i]) {
-			report_bad(texts[i]);
-			rc = CLI_FAIL;
-		} else if (c->buf) {
-			off_t start = i > c->from ? w->ends[i - 1] : 0;
-			fwrite_unlocked(c->buf + start, 1, (size_t)(w->ends[i] - start), stdout);
-		} else {
-			print_frames(stdout, w->m, w->o, w->addrs[i]);
-		}
-	}
-	return rc;
-}
-
-static int print_in_parallel(struct batch_work *w, char **texts, size_t n, unsigned threads)
-{
-	for (size_t k = 0; k < CHUNKS; k++) {
-		w->chunks[k] = (struct chunk){ .from = n * k / CHUNKS, .to = n * (k + 1) / CHUNKS };
-		atomic_init(&w->chunks[k].done, false);
-	}
-	atomic_init(&w->next, 0);
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->finished, NULL);
-	pthread_t th[16];
-	unsigned started = 0;
-	while (started + 1 < threads && started < 16 &&
-	       !pthread_create(&th[started], NULL, chunk_worker, w))
-		started++;
-	int rc = CLI_OK;
-	size_t printed = 0;
-	while (printed < CHUNKS) {
-		struct chunk *c = &w->chunks[printed];
-		if (!atomic_load_explicit(&c->done, memory_order_acquire) && !take_chunk(w)) {
-			pthread_mutex_lock(&w->lock);
-			while (!atomic_load_explicit(&c->done, memory_order_acquire))
-				pthread_cond_wait(&w->finished, &w->lock);
-			pthread_mutex_unlock(&w->lock);
-		}
-		for (; printed < CHUNKS && atomic_load_explicit(&w->chunks[printed].done,
-							       memory_order_acquire);
-		     printed++) {
-			if (print_chunk(w, texts, &w->chunks[printed]) != CLI_OK)
-				rc = CLI_FAIL;
-			free(w->chunks[printed].buf);
-		}
-	}
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
-	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->finished);
-	return rc;
-}
-
-/* A batch this large is looked up in parallel, and read all of the DWARF at open. */
-#define MANY 256
 
 /* Whether a large batch is coming: that many addresses as arguments, or standard input
  * a file holding that many (an address is at least a digit and a newline). A pipe may
@@ -291,23 +67,9 @@ static bool expect_many(int nargs)
 {
 	struct stat st;
 	if (nargs)
-		return nargs >= MANY;
-	return !fstat(STDIN_FILENO, &st) && S_ISREG(st.st_mode) && st.st_size >= 2 * MANY;
-}
-
-/* Tells the module the batch's addresses (the valid ones) so that threads do not wait for
- * each other's units (sym_prepare). Without memory for the list, reads the DWARF anyway. */
-static void plan(struct sym_module *m, const uint64_t *addrs, const bool *ok, size_t n,
-		 size_t nok)
-{
-	uint64_t *valid = malloc(nok * sizeof(*valid));
-	size_t k = 0;
-	for (size_t i = 0; valid && i < n; i++)
-		if (ok[i])
-			valid[k++] = addrs[i];
-	if (!valid || sym_prepare(m, valid, k))
-		sym_read_all(m);
-	free(valid);
+		return nargs >= SYM_PRINT_MANY;
+	return !fstat(STDIN_FILENO, &st) && S_ISREG(st.st_mode) &&
+	       st.st_size >= 2 * SYM_PRINT_MANY;
 }
 
 /* A batch of address texts: parsed, then looked up and printed in order. A text that is
@@ -316,36 +78,16 @@ static int batch(struct sym_module *m, const struct options *o, char **texts, si
 {
 	uint64_t *addrs = malloc((n ? n : 1) * sizeof(*addrs));
 	bool *ok = malloc((n ? n : 1) * sizeof(*ok));
-	off_t *ends = malloc((n ? n : 1) * sizeof(*ends));
-	struct batch_work *w = malloc(sizeof(*w));
-	if (!addrs || !ok || !ends || !w) {
-		free(addrs);
-		free(ok);
-		free(ends);
-		free(w);
-		return cli_fail("out of memory");
-	}
-	size_t nok = 0;
-	for (size_t i = 0; i < n; i++)
-		nok += ok[i] = !parse_addr(texts[i], &addrs[i]);
-	/* Threads pay off only when there are many units to index. */
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int rc = CLI_OK;
-	if (nok >= MANY && cpus > 1) {
-		plan(m, addrs, ok, n, nok);
-		*w = (struct batch_work){ .m = m, .o = o, .ok = ok, .addrs = addrs, .ends = ends };
-		rc = print_in_parallel(w, texts, n, (unsigned)cpus);
-	} else {
-		struct chunk all = { .from = 0, .to = n };
-		*w = (struct batch_work){ .m = m, .o = o, .ok = ok, .addrs = addrs, .ends = ends };
-		rc = print_chunk(w, texts, &all);
-	}
+	struct bad_texts bad = { .texts = texts, .rc = CLI_OK };
+	const struct sym_print_batch b = { .addrs = addrs, .ok = ok, .n = n,
+					   .on_bad = report_bad, .ctx = &bad };
+	for (size_t i = 0; addrs && ok && i < n; i++)
+		ok[i] = !parse_addr(texts[i], &addrs[i]);
+	int rc = addrs && ok ? sym_print_batch(stdout, m, o->style, &b) : -ENOMEM;
 	fflush(stdout);
 	free(addrs);
 	free(ok);
-	free(ends);
-	free(w);
-	return rc;
+	return rc ? cli_fail("out of memory") : bad.rc;
 }
 
 /* Standard input is read in chunks as they arrive: a file or a fast pipe gives large
@@ -414,15 +156,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'i':
 		case OPT_INLINES: break; /* inline frames are always shown */
 		case OPT_NO_DEMANGLE: o->sym.no_demangle = true; break;
-		case OPT_JSON: o->style = OUT_JSON; break;
+		case OPT_JSON: o->style = SYM_PRINT_JSON; break;
 		case OPT_DEBUG_DIR: o->sym.debug_dir = optarg; break;
 		case OPT_STYLE:
 			if (!strcasecmp(optarg, "LLVM"))
-				o->style = OUT_LLVM;
+				o->style = SYM_PRINT_LLVM;
 			else if (!strcasecmp(optarg, "GNU"))
-				o->style = OUT_GNU;
+				o->style = SYM_PRINT_GNU;
 			else if (!strcasecmp(optarg, "JSON"))
-				o->style = OUT_JSON;
+				o->style = SYM_PRINT_JSON;
 			else
 				return cli_usage(&cli_cmd_symbolize, "unknown output style: %s", optarg);
 			break;
@@ -437,7 +179,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 static int run(int argc, char **argv)
 {
-	struct options o = { .style = OUT_LLVM, .sym.debug_cache = true };
+	struct options o = { .style = SYM_PRINT_LLVM, .sym.debug_cache = true };
 	int rc = parse_options(argc, argv, &o);
 	if (rc != CLI_OK)
 		return rc;

@@ -61,7 +61,7 @@ static int shared_option(const struct cli_profile_cmd *pc, int c, char **argv,
 	switch (c) {
 	case OPT_OUTPUT: a->output = optarg; return 0;
 	case OPT_METRIC: a->metric = optarg; return 0;
-	case OPT_UNWIND: return cli_unwind_option(pc->cmd, optarg) ? CLI_USAGE : 0;
+	case OPT_UNWIND: return cli_unwind_option(pc->cmd, optarg, &a->unwind) ? CLI_USAGE : 0;
 	case OPT_FOCUS: a->filters.focus = optarg; return 0;
 	case OPT_HIDE: a->filters.hide = optarg; return 0;
 	case OPT_FOLD: a->filters.fold = true; return 0;
@@ -126,7 +126,7 @@ int cli_profile_write(const struct cli_profile_args *a,
 {
 	struct prof *p;
 	struct profile_job job = { .write = write, .ctx = ctx };
-	if (cli_load_profile(a->paths[0], &a->filters, a->metric, &p, &job.metric))
+	if (cli_load_profile(a->paths[0], a->unwind, &a->filters, a->metric, &p, &job.metric))
 		return cli_fail_err();
 	job.p = p;
 	int rc = cli_write_output(a->output, a->paths[0], write_job, &job);

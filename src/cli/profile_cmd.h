@@ -34,6 +34,7 @@ struct cli_profile_cmd {
 /* What a profile command was given besides its own options. Strings point into argv. */
 struct cli_profile_args {
 	const char *output, *metric; /* NULL: stdout, the profile's default metric */
+	enum unw_method unwind;      /* --unwind: how perf.data input is unwound */
 	struct cli_filters filters;
 	const char *paths[2];
 };

@@ -35,38 +35,34 @@ static bool sniff_perf_data(const void *data, size_t size)
 	return size >= 8 && !memcmp(data, "PERFILE2", 8);
 }
 
-/* How perf.data stacks are recovered (--unwind): set once by the command's options. */
-static enum unw_method unwind_method = UNW_AUTO;
-
-int cli_unwind_option(const struct cli_cmd *cmd, const char *method)
+int cli_unwind_option(const struct cli_cmd *cmd, const char *method, enum unw_method *out)
 {
 	static const char *const names[] = { [UNW_AUTO] = "auto", [UNW_CFI] = "cfi", [UNW_FP] = "fp" };
 	for (int i = 0; i < 3; i++)
 		if (!strcmp(method, names[i])) {
-			unwind_method = (enum unw_method)i;
+			*out = (enum unw_method)i;
 			return 0;
 		}
 	return cli_usage(cmd, "--unwind: expected auto, cfi or fp: %s", method);
 }
 
-/* perf.data in memory (after the other formats' sniffers saw the whole input). */
-static int read_perf_data(const char *name, const void *data, size_t size, struct prof **out)
+/* rc: what opening d returned. */
+static int profile_of_perf_data(struct perf_data *d, int rc, enum unw_method unwind,
+				struct prof **out)
 {
-	struct perf_data *d = NULL;
-	int rc = perf_data_open_mem(name, data, size, &d);
 	if (!rc)
-		rc = replay_profile(d, unwind_method, out);
+		rc = replay_profile(d, unwind, out);
 	perf_data_close(d);
 	return rc;
 }
 
-/* rc: what opening d returned. */
-static int profile_of_perf_data(struct perf_data *d, int rc, struct prof **out)
+/* perf.data in memory: from stdin, where no temporary file could hold it. */
+static int read_perf_data(const char *name, const void *data, size_t size,
+			  enum unw_method unwind, struct prof **out)
 {
-	if (!rc)
-		rc = replay_profile(d, unwind_method, out);
-	perf_data_close(d);
-	return rc;
+	struct perf_data *d = NULL;
+	int rc = perf_data_open_mem(name, data, size, &d);
+	return profile_of_perf_data(d, rc, unwind, out);
 }
 
 /* A perf.data file is not read whole: src/perf reads each record, and of a sample the part
@@ -82,7 +78,6 @@ static bool is_perf_data_file(const char *path)
 }
 
 static const struct input_format formats[] = {
-	{ "perf.data", sniff_perf_data, read_perf_data },
 	{ "pprof", prof_sniff_pprof, rep_read_pprof },
 	{ "folded", prof_sniff_folded, prof_read_folded },
 };
@@ -117,7 +112,8 @@ static int slurp(FILE *f, const char *path, const uint8_t *head, size_t n, uint8
 /* perf.data on stdin (perf record -o - | tally report -) is spooled into an unlinked
  * temporary file and read like any file: read whole, a long recording would sit in
  * memory, 32 KiB a sample. head holds the n bytes already read. */
-static int spool_perf_data(FILE *in, const uint8_t *head, size_t n, struct prof **out)
+static int spool_perf_data(FILE *in, const uint8_t *head, size_t n, enum unw_method unwind,
+			   struct prof **out)
 {
 	const char *dir = getenv("TMPDIR");
 	int fd = open(dir && *dir ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
@@ -127,7 +123,7 @@ static int spool_perf_data(FILE *in, const uint8_t *head, size_t n, struct prof 
 		int rc = slurp(in, "-", head, n, &data, &size);
 		if (rc)
 			return rc;
-		rc = read_perf_data("-", data, size, out);
+		rc = read_perf_data("-", data, size, unwind, out);
 		free(data);
 		return rc;
 	}
@@ -142,23 +138,23 @@ static int spool_perf_data(FILE *in, const uint8_t *head, size_t n, struct prof 
 	}
 	struct perf_data *d = NULL;
 	int rc = perf_data_open_fd("-", fd, &d);
-	return profile_of_perf_data(d, rc, out);
+	return profile_of_perf_data(d, rc, unwind, out);
 }
 
-static int read_profile(const char *path, struct prof **out)
+static int read_profile(const char *path, enum unw_method unwind, struct prof **out)
 {
 	bool is_stdin = !strcmp(path, "-");
 	if (!is_stdin && is_perf_data_file(path)) {
 		struct perf_data *d = NULL;
 		int rc = perf_data_open(path, &d);
-		return profile_of_perf_data(d, rc, out);
+		return profile_of_perf_data(d, rc, unwind, out);
 	}
 	uint8_t magic[8];
 	size_t nmagic = 0;
 	if (is_stdin) {
 		nmagic = fread(magic, 1, sizeof(magic), stdin);
 		if (sniff_perf_data(magic, nmagic))
-			return spool_perf_data(stdin, magic, nmagic, out);
+			return spool_perf_data(stdin, magic, nmagic, unwind, out);
 	}
 	FILE *f = is_stdin ? stdin : fopen(path, "rb");
 	if (!f)
@@ -279,11 +275,11 @@ static int pick_metric(const struct prof *p, const char *path, const char *type)
 	return err_set(-ENOENT, "%s: no metric '%s' (it has: %s)", path, type, list);
 }
 
-int cli_load_profile(const char *path, const struct cli_filters *filters, const char *metric,
-		     struct prof **out, int *m)
+int cli_load_profile(const char *path, enum unw_method unwind, const struct cli_filters *filters,
+		     const char *metric, struct prof **out, int *m)
 {
 	struct prof *p;
-	int rc = read_profile(path, &p);
+	int rc = read_profile(path, unwind, &p);
 	if (rc)
 		return rc;
 	if (filters)

@@ -16,7 +16,7 @@
 #include "cli/cli.h"
 #include "tally/tally.h"
 
-int sbpf_bench_open(struct sbpf_bench *b, const char *path,
+int cli_sbpf_bench_open(struct cli_sbpf_bench *b, const char *path,
 		    const struct sol_bench_threshold *threshold)
 {
 	memset(b, 0, sizeof(*b));
@@ -32,12 +32,12 @@ int sbpf_bench_open(struct sbpf_bench *b, const char *path,
 	return sol_bench_parse(path, (const char *)b->old, b->old_len, &b->prev);
 }
 
-int sbpf_bench_record(struct sbpf_bench *b, const char *name, uint64_t cu)
+int cli_sbpf_bench_record(struct cli_sbpf_bench *b, const char *name, uint64_t cu)
 {
 	return sol_bench_add(&b->now, name, cu);
 }
 
-void sbpf_bench_free(struct sbpf_bench *b)
+void cli_sbpf_bench_free(struct cli_sbpf_bench *b)
 {
 	sol_bench_free(&b->prev);
 	sol_bench_free(&b->now);
@@ -51,7 +51,7 @@ static void print_limit(FILE *f, const struct sol_bench_threshold *t)
 }
 
 /* One line per row whose CU grew past the threshold; how many there were. */
-static size_t report_growth(const struct sbpf_bench *b)
+static size_t report_growth(const struct cli_sbpf_bench *b)
 {
 	size_t grew = 0;
 	for (size_t i = 0; i < b->now.n; i++) {
@@ -71,7 +71,7 @@ static size_t report_growth(const struct sbpf_bench *b)
 	return grew;
 }
 
-static void report_removed(const struct sbpf_bench *b)
+static void report_removed(const struct cli_sbpf_bench *b)
 {
 	for (size_t i = 0; i < b->prev.n; i++) {
 		const struct sol_bench_row *r = &b->prev.rows[i];
@@ -95,7 +95,7 @@ static void format_now(char *buf, size_t size)
 	snprintf(buf + n, size - n, ".%06ld UTC", ts.tv_nsec / 1000);
 }
 
-static int write_table(const struct sbpf_bench *b)
+static int write_table(const struct cli_sbpf_bench *b)
 {
 	struct afile *a;
 	char date[64];
@@ -114,7 +114,7 @@ static int write_table(const struct sbpf_bench *b)
 	return afile_commit(a);
 }
 
-int sbpf_bench_finish(struct sbpf_bench *b)
+int cli_sbpf_bench_finish(struct cli_sbpf_bench *b)
 {
 	const struct sol_bench *prev = b->old ? &b->prev : NULL;
 	if (prev && report_growth(b))

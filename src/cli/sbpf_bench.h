@@ -12,7 +12,7 @@
 
 #include "solana/cu_bench.h"
 
-struct sbpf_bench {
+struct cli_sbpf_bench {
 	const char *path;
 	struct sol_bench_threshold threshold; /* default 0 CU: any growth fails */
 	uint8_t *old;                        /* FILE.md's bytes; NULL when it did not exist */
@@ -22,12 +22,12 @@ struct sbpf_bench {
 
 /* Reads and parses FILE.md (a missing file is no previous table): 0, or a negative code
  * with the message set ("FILE.md: line N: what"). */
-int sbpf_bench_open(struct sbpf_bench *b, const char *path,
+int cli_sbpf_bench_open(struct cli_sbpf_bench *b, const char *path,
 		    const struct sol_bench_threshold *threshold);
 /* A fixture's CU, under its name: 0 or a negative code with the message set. */
-int sbpf_bench_record(struct sbpf_bench *b, const char *name, uint64_t cu);
+int cli_sbpf_bench_record(struct cli_sbpf_bench *b, const char *name, uint64_t cu);
 /* Compares and writes, printing what changed: CLI_OK or CLI_FAIL. */
-int sbpf_bench_finish(struct sbpf_bench *b);
-void sbpf_bench_free(struct sbpf_bench *b);
+int cli_sbpf_bench_finish(struct cli_sbpf_bench *b);
+void cli_sbpf_bench_free(struct cli_sbpf_bench *b);
 
 #endif

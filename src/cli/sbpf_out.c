@@ -18,12 +18,12 @@
 #include "report/report.h"
 #include "sbpf/vm.h"
 
-bool sbpf_outputs_any(const struct sbpf_outputs *o)
+bool cli_sbpf_outputs_any(const struct cli_sbpf_outputs *o)
 {
 	return o->pprof || o->flamegraph || o->folded || o->annotate || o->report;
 }
 
-bool sbpf_outputs_option(struct sbpf_outputs *o, int c, const char *arg)
+bool cli_sbpf_outputs_option(struct cli_sbpf_outputs *o, int c, const char *arg)
 {
 	switch (c) {
 	case 'o': o->pprof = arg; return true;
@@ -58,7 +58,7 @@ static const char *hottest_named(const struct prof *p)
 	return best;
 }
 
-static int write_one(FILE *f, enum kind k, const struct sbpf_outputs *o, const struct prof *p)
+static int write_one(FILE *f, enum kind k, const struct cli_sbpf_outputs *o, const struct prof *p)
 {
 	switch (k) {
 	case PPROF: return rep_pprof(f, p);
@@ -90,7 +90,7 @@ static int write_one(FILE *f, enum kind k, const struct sbpf_outputs *o, const s
 /* One output of one run, for cli_write_output's one context. */
 struct job {
 	enum kind k;
-	const struct sbpf_outputs *o;
+	const struct cli_sbpf_outputs *o;
 	const struct prof *p;
 };
 
@@ -100,7 +100,7 @@ static int write_job(FILE *f, void *ctx)
 	return write_one(f, j->k, j->o, j->p);
 }
 
-int sbpf_outputs_write(const struct sbpf_outputs *o, const struct prof *p)
+int cli_sbpf_outputs_write(const struct cli_sbpf_outputs *o, const struct prof *p)
 {
 	const char *paths[] = { o->pprof, o->flamegraph, o->folded, o->annotate, o->report };
 	for (int k = PPROF; k <= REPORT; k++) {
@@ -112,7 +112,7 @@ int sbpf_outputs_write(const struct sbpf_outputs *o, const struct prof *p)
 	return 0;
 }
 
-void sbpf_log_print(FILE *f, const char *line, bool json)
+void cli_sbpf_log_print(FILE *f, const char *line, bool json)
 {
 	char *bytes = malloc(strlen(line) + 1);
 	size_t n = bytes ? sbpf_log_decode(line, bytes) : 0;

@@ -11,22 +11,22 @@
 
 struct prof;
 
-struct sbpf_outputs {
+struct cli_sbpf_outputs {
 	const char *pprof, *flamegraph, *folded, *annotate, *report;
 	const char *title; /* of the flame graph */
 };
 
 /* True when any output was asked for. */
-bool sbpf_outputs_any(const struct sbpf_outputs *o);
+bool cli_sbpf_outputs_any(const struct cli_sbpf_outputs *o);
 /* Parses one of --output/-o, --flamegraph, --folded, --annotate (getopt codes 'o', 'F',
  * 'f', 'A'); false when c is none of them. */
-bool sbpf_outputs_option(struct sbpf_outputs *o, int c, const char *arg);
+bool cli_sbpf_outputs_option(struct cli_sbpf_outputs *o, int c, const char *arg);
 /* Writes every output asked for from the finished profile p; 0, or a negative code with
  * the message set (a file that could not be written is removed). */
-int sbpf_outputs_write(const struct sbpf_outputs *o, const struct prof *p);
+int cli_sbpf_outputs_write(const struct cli_sbpf_outputs *o, const struct prof *p);
 
 /* Writes a log line of the VM or the runtime (sbpf_vm_log's form) with the bytes it holds,
  * NULs included: as a JSON string, or as they are. */
-void sbpf_log_print(FILE *f, const char *line, bool json);
+void cli_sbpf_log_print(FILE *f, const char *line, bool json);
 
 #endif

@@ -533,9 +533,144 @@ static void cleanup(struct session *s)
 		rec_pypair_free(&s->pair[c]);
 }
 
+/* The command tally started (pid -1: none), held on its go pipe until the events exist. */
+struct command {
+	pid_t pid;
+	int go;       /* the pipe's write end until the command is let go, else -1 */
+	int status;   /* as waitpid gives it */
+	bool runs_on; /* a signal stopped the recording: the command is left to its own end */
+};
+
+/* After the signal handlers: loading the program takes a while (its verification), and a
+ * SIGINT meanwhile ends the recording, not tally. */
+static void setup_python(struct session *s)
+{
+	if (s->o->no_python)
+		return;
+	rec_pyprocs_init(&s->py);
+	if (s->py.bpf)
+		s->attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+	if (s->py.bpf && s->o->argv)
+		rec_pyprocs_preload(&s->py, s->o->argv[0]);
+}
+
+/* The command, if there is one. Without -a its events start counting at its exec. */
+static int launch_command(struct session *s, struct command *cmd)
+{
+	if (!s->o->argv)
+		return 0;
+	s->attr.enable_on_exec = !s->o->all_cpus;
+	return spawn(s->o->argv, &cmd->go, &cmd->pid);
+}
+
+/* The file, its header holding the event attributes: --off-cpu's are final first. */
+static int open_output(struct session *s)
+{
+	int r = s->o->off_cpu ? rec_offcpu_setup(&s->attr, &s->off_attr) : 0;
+	if (r)
+		return r;
+	r = perf_writer_open(s->o->output, &s->attr, &s->w);
+	if (r)
+		return r;
+	return s->o->off_cpu ? rec_offcpu_write_format(s->w) : 0;
+}
+
+/* The events of every target: the command (whose children inherit them), the machine
+ * (-a), the threads of each -p process. */
+static int open_events(struct session *s, pid_t child)
+{
+	const struct rec_opts *o = s->o;
+	int r = 0;
+	if (o->all_cpus)
+		r = open_system(s);
+	else if (o->argv)
+		r = open_task(s, child);
+	for (size_t i = 0; !r && i < o->npids; i++)
+		r = attach_pid(s, o->pids[i]);
+	return r;
+}
+
+/* Counting starts: a command without -a waits for its exec (enable_on_exec), every other
+ * target now; then the command is let go. */
+static int start_events(struct session *s, struct command *cmd)
+{
+	if (s->py.bpf)
+		start_python(s);
+	if (!s->o->argv || s->o->all_cpus)
+		for (size_t i = 0; i < s->fds.n; i++)
+			ioctl(s->fds.v[i], PERF_EVENT_IOC_ENABLE, 0);
+	if (cmd->go < 0)
+		return 0;
+	int r = write(cmd->go, "g", 1) == 1
+			? 0
+			: err_set(-errno, "starting %s: %s", s->o->argv[0], strerror(errno));
+	close(cmd->go);
+	cmd->go = -1;
+	return r;
+}
+
+/* Drains the rings, at a raised priority, until the recording ends (loop). */
+static int record(struct session *s, struct command *cmd)
+{
+	struct rec_priority prio;
+	rec_priority_raise(&prio);
+	int r = loop(s, cmd->pid, &cmd->status, &cmd->runs_on);
+	rec_priority_restore(&prio);
+	return r;
+}
+
+/* The end of the file after a recording that went well (r 0): what the rings and the
+ * Python program left, the modules, the off-CPU attribute; the file is abandoned when
+ * that or the recording (r) failed. The debug files and JIT maps are kept when it is
+ * complete. */
+static int finish_output(struct session *s, int r)
+{
+	if (!r && (s->res->write_error = perf_writer_error(s->w)))
+		s->res->samples = perf_writer_samples(s->w);
+	if (!r)
+		r = finish_python(s);
+	if (!r) {
+		rec_modules_write(&s->modules, s->w);
+		if (s->o->off_cpu)
+			r = perf_writer_add_attr(s->w, &s->off_attr, s->off_ids.v, s->off_ids.n);
+	}
+	if (r) {
+		perf_writer_abort(s->w);
+		return r;
+	}
+	r = perf_writer_close(s->w, s->ids.v, s->ids.n);
+	if (r)
+		return r;
+	rec_modules_cache_debug(&s->modules);
+	rec_jitmaps_keep(&s->jitmaps, s->o->output);
+	return 0;
+}
+
+/* A command whose recording failed (or never began) is not left to run. */
+static void kill_command(struct command *cmd)
+{
+	if (cmd->pid <= 0)
+		return;
+	kill(cmd->pid, SIGKILL);
+	waitpid(cmd->pid, &cmd->status, 0);
+}
+
+/* Once the events are closed, a command a signal stopped the recording of has run on
+ * unobserved to its own end; its exit status is tally's. */
+static void wait_command(struct command *cmd, struct rec_result *res)
+{
+	if (cmd->pid <= 0)
+		return;
+	if (cmd->runs_on)
+		waitpid(cmd->pid, &cmd->status, 0);
+	res->exit_status = WIFEXITED(cmd->status) ? WEXITSTATUS(cmd->status)
+			   : WIFSIGNALED(cmd->status) ? 128 + WTERMSIG(cmd->status) : 1;
+}
+
 int rec_run(const struct rec_opts *o, struct rec_result *res)
 {
 	struct session s = { .o = o, .res = res };
+	struct command cmd = { .pid = -1, .go = -1 };
 	memset(res, 0, sizeof(*res));
 	s.ncpus = online_cpus(s.cpu, MAX_CPUS);
 	for (int c = 0; c < MAX_CPUS; c++)
@@ -544,84 +679,33 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	if (r)
 		return r;
 	file_raise_fd_limit();
-	pid_t child = -1;
-	int go = -1, status = 0;
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	/* After the handlers: loading the program takes a while (its verification), and a
-	 * SIGINT meanwhile ends the recording, not tally. */
-	if (!o->no_python) {
-		rec_pyprocs_init(&s.py);
-		if (s.py.bpf)
-			s.attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
-		if (s.py.bpf && o->argv)
-			rec_pyprocs_preload(&s.py, o->argv[0]);
-	}
-	if (o->argv) {
-		s.attr.enable_on_exec = !o->all_cpus;
-		r = spawn(o->argv, &go, &child);
-	}
-	if (!r && o->off_cpu)
-		r = rec_offcpu_setup(&s.attr, &s.off_attr);
-	if (!r)
-		r = perf_writer_open(o->output, &s.attr, &s.w);
-	if (!r && o->off_cpu)
-		r = rec_offcpu_write_format(s.w);
-	if (!r && o->argv && !o->all_cpus)
-		r = open_task(&s, child);
-	if (!r && o->all_cpus)
-		r = open_system(&s);
-	for (size_t i = 0; !r && i < o->npids; i++)
-		r = attach_pid(&s, o->pids[i]);
-	if (!r && s.py.bpf)
-		start_python(&s);
-	if (!r && (!o->argv || o->all_cpus))
-		for (size_t i = 0; i < s.fds.n; i++)
-			ioctl(s.fds.v[i], PERF_EVENT_IOC_ENABLE, 0);
-	if (go >= 0) {
-		if (!r && write(go, "g", 1) != 1)
-			r = err_set(-errno, "starting %s: %s", o->argv[0], strerror(errno));
-		close(go);
-	}
-	bool child_runs = false;
-	if (!r) {
-		struct rec_priority prio;
-		rec_priority_raise(&prio);
-		r = loop(&s, child, &status, &child_runs);
-		rec_priority_restore(&prio);
-	}
-	if (child > 0 && r) {
-		kill(child, SIGKILL);
-		waitpid(child, &status, 0);
-	}
+	setup_python(&s);
+	r = launch_command(&s, &cmd);
+	if (r)
+		goto out;
+	r = open_output(&s);
+	if (r)
+		goto out;
+	r = open_events(&s, cmd.pid);
+	if (r)
+		goto out;
+	r = start_events(&s, &cmd);
+	if (r)
+		goto out;
+	r = record(&s, &cmd);
+out:
+	if (cmd.go >= 0)
+		close(cmd.go);
+	if (r)
+		kill_command(&cmd);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
-	if (s.w) {
-		if (!r && (res->write_error = perf_writer_error(s.w)))
-			res->samples = perf_writer_samples(s.w);
-		if (!r)
-			r = finish_python(&s);
-		if (!r) {
-			rec_modules_write(&s.modules, s.w);
-			if (o->off_cpu &&
-			    (r = perf_writer_add_attr(s.w, &s.off_attr, s.off_ids.v, s.off_ids.n)))
-				perf_writer_abort(s.w);
-			else
-				r = perf_writer_close(s.w, s.ids.v, s.ids.n);
-			if (!r)
-				rec_modules_cache_debug(&s.modules);
-			if (!r)
-				rec_jitmaps_keep(&s.jitmaps, o->output);
-		} else {
-			perf_writer_abort(s.w);
-		}
-	}
+	if (s.w)
+		r = finish_output(&s, r);
 	cleanup(&s); /* the events closed: the command runs on unobserved */
-	if (child_runs)
-		waitpid(child, &status, 0);
-	if (child > 0)
-		res->exit_status = WIFEXITED(status) ? WEXITSTATUS(status)
-			: WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	wait_command(&cmd, res);
 	return r;
 }

@@ -1,11 +1,11 @@
 /*
- * The sampled sBPF run (sbpf_sample.h). Frames are named as the exact profile names them
+ * The sampled sBPF run (sample.h). Frames are named as the exact profile names them
  * (cuprof's frames: DWARF names, else .symtab, "syscall:NAME"), so that the two profiles
  * of a run compare function by function; each is registered with the agent the first
  * time the VM enters it, in the VM's thread, never in the sampler's. The sampled profile
  * has no inline frames: a sample knows its function, not yet its inline chain.
  */
-#include "cli/sbpf_sample.h"
+#include "cuprof/sample.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -152,8 +152,8 @@ static int read_stream(const char *path, const char *source, struct prof **out)
 	return rc;
 }
 
-int sbpf_sample_run(struct sbpf_vm *vm, const char *path, uint32_t hz, struct sbpf_result *res,
-		    struct prof **out)
+int cuprof_sample_run(struct sbpf_vm *vm, const char *path, uint32_t hz,
+		      struct sbpf_result *res, struct prof **out)
 {
 	struct sampling s = { 0 };
 	char stream[4096];
