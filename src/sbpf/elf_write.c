@@ -20,7 +20,7 @@
 
 #include "base/cursor.h"
 #include "base/err.h"
-#include "sbpf/link.h"
+#include "sbpf/link_internal.h"
 
 enum {
 	EHDR = 64, PHDR = 56, SHDR = 64, SYM = 24, REL = 16, DYN = 16,

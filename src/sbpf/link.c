@@ -34,7 +34,7 @@
 #include "base/err.h"
 #include "sbpf/elf_parse.h"
 #include "sbpf/isa.h"
-#include "sbpf/link.h"
+#include "sbpf/link_internal.h"
 #include "sbpf/syscall.h"
 
 enum { SHT_PROGBITS_ = 1, SHT_SYMTAB_ = 2, SHT_NOBITS_ = 8, SHT_REL_ = 9 };

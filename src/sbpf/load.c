@@ -17,7 +17,7 @@
 #include "base/err.h"
 #include "base/file.h"
 #include "sbpf/elf_parse.h"
-#include "sbpf/link.h"
+#include "sbpf/link_internal.h"
 #include "sbpf/syscall.h"
 #include "sbpf/vm.h"
 

@@ -13,7 +13,7 @@
 #include "base/vec.h"
 #include "sbpf/elf_parse.h"
 #include "sbpf/isa.h"
-#include "sbpf/link.h"
+#include "sbpf/link_internal.h"
 #include "sbpf/program.h"
 #include "sbpf/syscall.h"
 
