@@ -1,7 +1,7 @@
 /*
  * The Solana runtime's syscalls, registered into a VM syscall table (sbpf/syscall.h): the
  * standard set that every program may call, charged as agave charges them, in
- * syscalls_std.c, _rt.c, _sysvar.c, _pda.c and _hash.c.
+ * syscalls_log.c, _return.c, _sysvar.c, _pda.c and _hash.c.
  */
 #ifndef TALLY_SOLANA_SYSCALLS_H
 #define TALLY_SOLANA_SYSCALLS_H
@@ -19,7 +19,7 @@ enum {
 /* Registers the syscalls tally implements (sol_log_ and friends, memory, return data,
  * abort/panic, the heap allocator, sha256 and keccak256), plus the optional ones. */
 int sol_syscalls_standard(struct sbpf_syscalls *s, unsigned flags);
-/* The parts of the standard set in syscalls_rt.c, _sysvar.c, _pda.c and _hash.c. The sysvar
+/* The parts of the standard set in syscalls_return.c, _sysvar.c, _pda.c and _hash.c. The sysvar
  * part also registers the runtime syscalls tally lacks: most fail when called
  * (UnsupportedSyscall); those with fn NULL make a program that calls them fail to load. */
 int sol_syscalls_runtime(struct sbpf_syscalls *s);
@@ -27,7 +27,7 @@ int sol_syscalls_sysvars(struct sbpf_syscalls *s);
 int sol_syscalls_pda(struct sbpf_syscalls *s);
 int sol_syscalls_hash(struct sbpf_syscalls *s);
 /* The stack height, sibling instructions, epoch stake, EpochRewards, LastRestartSlot and
- * sol_get_sysvar (syscalls_misc.c). */
+ * sol_get_sysvar (syscalls_context.c). */
 int sol_syscalls_misc(struct sbpf_syscalls *s);
 /* sol_secp256k1_recover (syscalls_crypto.c). */
 int sol_syscalls_crypto(struct sbpf_syscalls *s);
