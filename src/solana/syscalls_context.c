@@ -1,35 +1,21 @@
 /*
- * The runtime's information syscalls, charged as agave charges them: the stack height,
- * processed sibling instructions and the epoch stake (syscall_base_cost 100, the vote
- * account's form 100 + 32 / cpi_bytes_per_unit + mem_op_base_cost 10), the EpochRewards and
- * LastRestartSlot sysvars (sysvar_base_cost 100 + their size), and SIMD-0127's
- * sol_get_sysvar, which copies a slice of a sysvar's account data (its bincode form, not the
- * repr(C) struct the other sysvar syscalls write).
- *
- * The values are LiteSVM 1.5's: no stake (every epoch stake is 0), EpochRewards and
- * LastRestartSlot at their defaults (zero), SlotHashes holding one entry (the start slot and
- * LiteSVM's first blockhash), an empty StakeHistory; Clock and Rent are the run's.
+ * What a program may ask about where it runs, charged as agave charges it: its
+ * instruction's stack height and the sibling instructions processed before it
+ * (syscall_base_cost 100), and the epoch stake (100, the vote account's form 100 + 32 /
+ * cpi_bytes_per_unit + mem_op_base_cost 10). The values are LiteSVM 1.5's: no stake (every
+ * epoch stake is 0); a bare run is the transaction's one instruction.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "sbpf/isa.h"
 #include "sbpf/vm.h"
-#include "solana/encoding.h"
 #include "solana/runtime.h"
 #include "solana/syscalls.h"
 
 enum {
 	SYSCALL_BASE_COST = 100,
-	SYSVAR_BASE_COST = 100,
 	CPI_BYTES_PER_UNIT = 250,
 	MEM_OP_BASE_COST = 10,
-	EPOCH_REWARDS_SIZE = 96,  /* repr(C): 81 bytes of fields, u128 alignment */
-	EPOCH_REWARDS_BINCODE = 81,
-	SLOT_HASHES_SIZE = 20488, /* 8-byte length, 512 entries of (slot, hash) */
-	SYSVAR_NOT_FOUND = 2,
-	OFFSET_LENGTH_EXCEEDS_SYSVAR = 1,
 };
 
 /* The runtime's invocation running in vm, NULL in a bare run. */
@@ -152,138 +138,12 @@ static int sys_get_epoch_stake(struct sbpf_vm *vm, const uint64_t a[5], uint64_t
 	return sbpf_vm_map(vm, a[0], 32, false, &vote) ? -EFAULT : 0;
 }
 
-static int sys_get_epoch_rewards(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+int sol_syscalls_context(struct sbpf_syscalls *s)
 {
-	static const uint8_t rewards[EPOCH_REWARDS_SIZE];
-	*ret = 0;
-	return sol_sysvar_copy(vm, a[0], rewards, sizeof(rewards), 16);
-}
-
-static int sys_get_last_restart_slot(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
-{
-	static const uint8_t slot[8];
-	*ret = 0;
-	return sol_sysvar_copy(vm, a[0], slot, sizeof(slot), 8);
-}
-
-/* LiteSVM's first blockhash, the one entry of its SlotHashes. */
-static const char GENESIS_BLOCKHASH[] = "CmpNeggWJ4JaWJeJ8YKN1Zypmk7uvQq3PECGUCAEMbky";
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-}
-
-/*
- * Fills buf (SLOT_HASHES_SIZE bytes) with the account data of the sysvar named id and
- * returns its length, or 0 for a sysvar the runtime's cache does not hold (Fees,
- * RecentBlockhashes, SlotHistory, Instructions, anything else).
- */
-static size_t sysvar_data(struct sbpf_vm *vm, const uint8_t id[32], uint8_t *buf)
-{
-	static const char *const names[] = {
-		"SysvarC1ock11111111111111111111111111111111",
-		SOL_SYSVAR_RENT_ID,
-		"SysvarEpochSchedu1e111111111111111111111111",
-		"SysvarEpochRewards1111111111111111111111111",
-		"SysvarLastRestartS1ot1111111111111111111111",
-		"SysvarS1otHashes111111111111111111111111111",
-		"SysvarStakeHistory1111111111111111111111111",
-	};
-	size_t which = sizeof(names) / sizeof(names[0]);
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		uint8_t key[32];
-		if (!sol_base58_decode(names[i], key, sizeof(key)) && !memcmp(key, id, 32))
-			which = i;
-	}
-	const struct sol_invocation *inv = invocation(vm);
-	uint8_t rent[24], schedule[40];
-	memset(buf, 0, SLOT_HASHES_SIZE);
-	switch (which) {
-	case 0:
-		if (inv)
-			memcpy(buf, inv->rt->clock, 40);
-		else
-			sol_default_clock(buf);
-		return 40;
-	case 1: /* bincode: the 17 bytes of fields without repr(C)'s padding */
-		if (inv)
-			memcpy(rent, inv->rt->rent, 24);
-		else
-			sol_default_rent(rent);
-		memcpy(buf, rent, 17);
-		return 17;
-	case 2:
-		sol_default_epoch_schedule(schedule);
-		memcpy(buf, schedule, 17);
-		memcpy(buf + 17, schedule + 24, 16);
-		return 33;
-	case 3:
-		return EPOCH_REWARDS_BINCODE;
-	case 4:
-		return 8;
-	case 5:
-		put64(buf, 1);
-		put64(buf + 8, SOL_DEFAULT_SLOT);
-		sol_base58_decode(GENESIS_BLOCKHASH, buf + 16, 32);
-		return SLOT_HASHES_SIZE;
-	case 6:
-		return 8;
-	default:
-		return 0;
-	}
-}
-
-/*
- * sol_get_sysvar(id, var, offset, length) -> 0, 1 when [offset, offset + length) is past
- * the sysvar's data, 2 when the runtime has no such sysvar; charged 100 + 32 / 250 +
- * max(length / 250, 10) first, then var (not in the input region) and id are translated.
- */
-static int sys_get_sysvar(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
-{
-	*ret = 0;
-	uint64_t buf_cost = a[3] / CPI_BYTES_PER_UNIT;
-	if (sbpf_vm_consume(vm, SYSVAR_BASE_COST + 32 / CPI_BYTES_PER_UNIT +
-				(buf_cost > MEM_OP_BASE_COST ? buf_cost : MEM_OP_BASE_COST)))
-		return -1;
-	if (a[1] >= SBPF_MM_INPUT)
-		return sbpf_vm_syscall_error(vm, "InvalidPointer", "Invalid pointer");
-	uint8_t *var, *id;
-	if (sbpf_vm_map(vm, a[1], a[3], true, &var) || sbpf_vm_map(vm, a[0], 32, false, &id))
-		return -EFAULT;
-	if (a[2] + a[3] < a[2] || a[1] + a[3] < a[1])
-		return sbpf_vm_syscall_error(vm, "ArithmeticOverflow", "Arithmetic overflow");
-	uint8_t *buf = malloc(SLOT_HASHES_SIZE);
-	if (!buf)
-		return -ENOMEM;
-	size_t len = sysvar_data(vm, id, buf);
-	if (!len)
-		*ret = SYSVAR_NOT_FOUND;
-	else if (a[2] + a[3] > len)
-		*ret = OFFSET_LENGTH_EXCEEDS_SYSVAR;
-	else if (a[3])
-		memcpy(var, buf + a[2], a[3]);
-	free(buf);
-	return 0;
-}
-
-int sol_syscalls_misc(struct sbpf_syscalls *s)
-{
-	static const struct {
-		const char *name;
-		sbpf_syscall_fn fn;
-	} misc[] = {
+	static const struct sol_syscall_def calls[] = {
 		{ "sol_get_stack_height", sys_get_stack_height },
 		{ "sol_get_processed_sibling_instruction", sys_get_processed_sibling },
 		{ "sol_get_epoch_stake", sys_get_epoch_stake },
-		{ "sol_get_epoch_rewards_sysvar", sys_get_epoch_rewards },
-		{ "sol_get_last_restart_slot", sys_get_last_restart_slot },
-		{ "sol_get_sysvar", sys_get_sysvar },
 	};
-	for (size_t i = 0; i < sizeof(misc) / sizeof(misc[0]); i++) {
-		int rc = sbpf_syscalls_add(s, misc[i].name, misc[i].fn);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return sol_syscalls_add_all(s, calls, sizeof(calls) / sizeof(calls[0]));
 }
