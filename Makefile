@@ -1,5 +1,6 @@
 # tally: plain GNU Make. Modules are found by wildcard: a new src/MODULE/*.c joins libtally,
 # a new tests/MODULE/test_*.c becomes a unit test, a new tests/MODULE/*.test.sh a CLI test.
+# A module's subfolder (src/solana/crypto/, tests/solana/crypto/) is part of the module.
 #
 #   make            build build/tally, build/libtally.a and build/libtally.so (no cmocka needed)
 #   make unit       also the cmocka unit-test binaries, build/tests/MODULE/test_*
@@ -66,11 +67,12 @@ endif
 VERSION := $(shell sed -n 's/^\#define TALLY_VERSION "\(.*\)"$$/\1/p' include/tally/tally.h)
 SONAME := libtally.so.$(firstword $(subst ., ,$(VERSION)))
 
-LIB_SRCS := $(filter-out src/cli/%,$(wildcard src/*/*.c))
-CLI_SRCS := $(wildcard src/cli/*.c)
+# src/record/bpf/*.bpf.c are BPF programs, built apart (bpf_embed below).
+LIB_SRCS := $(filter-out src/cli/% %.bpf.c,$(wildcard src/*/*.c src/*/*/*.c))
+CLI_SRCS := $(wildcard src/cli/*.c src/cli/*/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
-UNIT_SRCS := $(wildcard tests/*/test_*.c)
+UNIT_SRCS := $(wildcard tests/*/test_*.c tests/*/*/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 
 # The Lua module links libtally.a in, its symbols kept inside: it exports luaopen_tally only.

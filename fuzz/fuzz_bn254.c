@@ -1,16 +1,16 @@
 /*
- * libFuzzer target for the alt_bn128 syscalls' arithmetic (solana/bn254.c) on hostile
- * encodings: the first byte picks the operation, the rest (zero-padded to its size) is its
- * input. Whatever the bytes, nothing reads or writes out of bounds (ASan) and: a point that
- * decompresses compresses back to the same bytes (unless it had the infinity flag, which
- * decompresses to all zeroes), a sum or product is a point (it compresses and decompresses
- * to itself), and a pairing check of at most two pairs returns 0 or -1.
+ * libFuzzer target for the alt_bn128 syscalls' arithmetic (solana/crypto/bn254.c) on
+ * hostile encodings: the first byte picks the operation, the rest (zero-padded to its size)
+ * is its input. Whatever the bytes, nothing reads or writes out of bounds (ASan) and: a
+ * point that decompresses compresses back to the same bytes (unless it had the infinity
+ * flag, which decompresses to all zeroes), a sum or product is a point (it compresses and
+ * decompresses to itself), and a pairing check of at most two pairs returns 0 or -1.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "solana/bn254.h"
+#include "solana/crypto/bn254.h"
 
 enum {
 	FP = SOL_BN254_FIELD_BYTES,

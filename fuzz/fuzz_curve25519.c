@@ -1,18 +1,18 @@
 /*
- * libFuzzer target for the curve syscalls' arithmetic (solana/curve25519.c): the first byte
- * picks Edwards or Ristretto, then a scalar and two point encodings, any 32 bytes each.
- * Addition succeeds exactly when both inputs are points, subtraction undoes it, and the
- * scalar multiplication (libsodium's, or for Edwards points with a torsion part or a
- * non-canonical encoding the decomposition into prime-order and torsion parts) equals
- * double-and-add over the group's addition, for the scalar reduced below the group order;
- * a scalar at or above it is not canonical.
+ * libFuzzer target for the curve syscalls' arithmetic (solana/crypto/curve25519.c): the
+ * first byte picks Edwards or Ristretto, then a scalar and two point encodings, any 32
+ * bytes each. Addition succeeds exactly when both inputs are points, subtraction undoes it,
+ * and the scalar multiplication (libsodium's, or for Edwards points with a torsion part or
+ * a non-canonical encoding the decomposition into prime-order and torsion parts) equals
+ * double-and-add over the group's addition, for the scalar reduced below the group order; a
+ * scalar at or above it is not canonical.
  */
 #include <sodium.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "solana/curve25519.h"
+#include "solana/crypto/curve25519.h"
 
 struct group {
 	const uint8_t *identity;

@@ -1,17 +1,18 @@
 /*
- * libFuzzer target for sol_poseidon's hash (solana/poseidon.c): byte 0 picks the byte order
- * (bit 0: little-endian), byte 1 the number of inputs (any), then one length byte per input
- * and the inputs' bytes, as a program could pass them. The hash succeeds exactly when there
- * are 1 to 12 inputs of 32 bytes, each below the modulus (else -EINVAL for the count or a
- * length, -ERANGE for a value); a success is the width's permutation of (0, inputs), the
- * same hash twice, and in the other byte order the byte-reversed hash of reversed inputs.
+ * libFuzzer target for sol_poseidon's hash (solana/crypto/poseidon.c): byte 0 picks the
+ * byte order (bit 0: little-endian), byte 1 the number of inputs (any), then one length
+ * byte per input and the inputs' bytes, as a program could pass them. The hash succeeds
+ * exactly when there are 1 to 12 inputs of 32 bytes, each below the modulus (else -EINVAL
+ * for the count or a length, -ERANGE for a value); a success is the width's permutation of
+ * (0, inputs), the same hash twice, and in the other byte order the byte-reversed hash of
+ * reversed inputs.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "solana/poseidon.h"
+#include "solana/crypto/poseidon.h"
 
 enum { MAX_FUZZ_INPUTS = 255 };
 

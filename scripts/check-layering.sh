@@ -3,7 +3,8 @@
 # order of shared/DESIGN.md: a module includes its own headers, base/ and tally/ (the
 # public API's declarations) and those of the modules listed for it below, never another
 # module's internal header (*internal.h, *impl.h). A folder missing from the table fails
-# too, so that a new module is placed in the order when it is made. Prints one line per
+# too, so that a new module is placed in the order when it is made. Files in a module's
+# subfolders (solana/crypto/) are the module's and follow its rules. Prints one line per
 # violation, "FILE:LINE: MODULE includes HEADER", and exits 1 when there is any.
 # Usage: scripts/check-layering.sh [SRC]
 set -u
@@ -63,6 +64,6 @@ for dir in "$src"/*/; do
 			echo "$file:$line: $mod includes $header"
 			bad=1
 		fi
-	done < <(grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$dir"*.[ch] 2>/dev/null)
+	done < <(grep -rHn --include='*.[ch]' '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$dir")
 done
 exit $bad

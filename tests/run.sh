@@ -3,11 +3,12 @@
 # time (default: twice the cores, since most tests wait on perf, node or the interpreters
 # they drive), and ends with the line "N passed, N failed[, N skipped]".
 #
-# Unit tests are the cmocka binaries BUILD/tests/MODULE/test_*; their summary lines are
-# counted, skipped tests too. CLI tests are tests/MODULE/*.test.sh, run from the repository
-# root with TALLY (the binary under test) and BUILD set; they print "PASS: name", "FAIL:
-# name: why" or "SKIP: name: why" lines (tests/lib.sh). A test that exits non-zero without
-# a FAIL line counts as one failure. Under CI=true a skip is a failure.
+# Unit tests are the cmocka binaries BUILD/tests/MODULE/test_* (MODULE/PART/test_* in a
+# module's subfolder); their summary lines are counted, skipped tests too. CLI tests are
+# tests/MODULE/*.test.sh, run from the repository root with TALLY (the binary under test)
+# and BUILD set; they print "PASS: name", "FAIL: name: why" or "SKIP: name: why" lines
+# (tests/lib.sh). A test that exits non-zero without a FAIL line counts as one failure.
+# Under CI=true a skip is a failure.
 #
 # Scheduling: a test's run in the second build starts once its run in the first has ended,
 # so the two never share what a test keeps between runs (build/test-corpus). A script whose
@@ -48,7 +49,7 @@ add_job() {
 	[ -n "${first_run[$key]:-}" ] || first_run[$key]=$((${#PATHS[@]} - 1))
 }
 for build in "${builds[@]}"; do
-	for bin in "$build"/tests/*/test_*; do
+	for bin in "$build"/tests/*/test_* "$build"/tests/*/*/test_*; do
 		[ -x "$bin" ] && selected "$bin" && add_job "$bin" "$build"
 	done
 	for script in tests/*/*.test.sh; do

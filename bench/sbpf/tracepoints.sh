@@ -26,7 +26,7 @@ for variant in with without; do
 	# address in both binaries, so the alignment of their jump targets (worth +-10% with
 	# clang, the code being identical) does not differ between them.
 	objs=
-	for src in src/sbpf/interp_loops.c $(ls src/sbpf/*.c src/solana/*.c | grep -v '^src/sbpf/interp_loops\.c$'); do
+	for src in src/sbpf/interp_loops.c $(ls src/sbpf/*.c src/solana/*.c src/solana/*/*.c | grep -v '^src/sbpf/interp_loops\.c$'); do
 		o=$dir/$variant/$(basename "${src%.c}").o
 		nice $cc $cflags $extra -c "$src" -o "$o"
 		objs="$objs $o"

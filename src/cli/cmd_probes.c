@@ -12,7 +12,7 @@
 #include "base/err.h"
 #include "cli/cli.h"
 #include "probes/attach.h"
-#include "probes/count.h"
+#include "probes/session.h"
 #include "probes/usdt.h"
 
 static int parse_pid(const char *s, pid_t *pid)

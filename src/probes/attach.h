@@ -77,7 +77,7 @@ struct usdt_follow {
 	 * asked for only when this is set). */
 	void (*on_exiting)(pid_t tid, void *ctx);
 	/* A signal on its way to a task (stopped): true suppresses it, for signals tally's
-	 * own events send (count.c). NULL: every signal is delivered. */
+	 * own events send (session.c). NULL: every signal is delivered. */
 	bool (*on_signal)(pid_t tid, const siginfo_t *si, void *ctx);
 	void *ctx;
 	pid_t *tasks;                            /* seized, events opened */

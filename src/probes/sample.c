@@ -3,7 +3,7 @@
  * through the bounds-checked cursor: the kernel writes them, but a record that wraps the
  * ring is copied out first. An unsigned 8-byte argument that points at a printable C
  * string is shown as that string (read when the sample is processed, at the latest at the
- * task's exit stop (count.c), so a string the program changed within those milliseconds
+ * task's exit stop (session.c), so a string the program changed within those milliseconds
  * shows its new text).
  */
 #include <ctype.h>

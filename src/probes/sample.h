@@ -14,7 +14,7 @@
 #include <sys/types.h>
 
 #include "probes/attach.h"
-#include "probes/count.h"
+#include "probes/session.h"
 
 struct usdt_hist;
 

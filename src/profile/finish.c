@@ -2,7 +2,7 @@
  * Canonical order: children sorted by frame (prof_frame_cmp), then call site; pc entries by
  * pc and line. Frames are ranked once, so sorting children compares integers, not strings.
  */
-#include "profile/impl.h"
+#include "profile/prof_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

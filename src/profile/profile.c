@@ -2,7 +2,7 @@
  * The profile's tables: strings, metrics, modules, frames, profile-wide facts and the life
  * cycle. Interning goes through idhash: the table holds ids, the keys stay in the VECs.
  */
-#include "profile/impl.h"
+#include "profile/prof_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -2,7 +2,7 @@
  * Reading a finished profile: the depth-first walk, inclusive totals, per-function figures
  * and the stack of a node. Totals rely on parents having smaller ids than their children.
  */
-#include "profile/impl.h"
+#include "profile/prof_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * as for any stack; the log only says where each sample's weight went, so that outputs
  * with a notion of threads or of time can split the tree again.
  */
-#include "profile/impl.h"
+#include "profile/prof_internal.h"
 
 #include <errno.h>
 #include <string.h>

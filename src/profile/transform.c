@@ -5,7 +5,7 @@
  * are then added, per pc entry, to the image. Images are made lazily, only for nodes that
  * carry kept weight, so filtered-out branches leave no empty nodes behind.
  */
-#include "profile/impl.h"
+#include "profile/prof_internal.h"
 
 #include <errno.h>
 #include <regex.h>

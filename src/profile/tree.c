@@ -4,7 +4,7 @@
  * sources' enter/exit/cost events are cct.c's). Children are linked in arrival
  * order here; prof_finish() (finish.c) puts them in canonical order.
  */
-#include "profile/impl.h"
+#include "profile/prof_internal.h"
 
 #include <errno.h>
 #include <string.h>

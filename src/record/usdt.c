@@ -14,7 +14,7 @@
  *
  * One ring buffer per task (the events of all sites of a task share it): a per-task event
  * on any CPU can only share a ring with events of the same task. That the rings never
- * overflow is the session's doing (the pacer events of count.c).
+ * overflow is the session's doing (the pacer events of probes/session.c).
  */
 #include "record/usdt.h"
 
@@ -33,10 +33,10 @@
 #include "record/sideband.h"
 
 /* 16 MiB per task while there are at most 16: a task stops for tally to drain whenever it
- * has filled half its ring (count.c), every 1000 samples of 8 KiB, so the size sets how
- * often the target waits, not whether samples are lost. Tasks beyond get 1 MiB, so that a
- * program with thousands of threads does not pin gigabytes. A task's ring goes when the
- * task ends. */
+ * has filled half its ring (probes/session.c), every 1000 samples of 8 KiB, so the size
+ * sets how often the target waits, not whether samples are lost. Tasks beyond get 1 MiB, so
+ * that a program with thousands of threads does not pin gigabytes. A task's ring goes when
+ * the task ends. */
 #define RING_PAGES 4096
 #define RING_PAGES_LATER 256
 #define BIG_RINGS 16

@@ -1,7 +1,7 @@
 /*
  * perf.data as a profile, for tally report and every other output: each sample unwound and
- * symbolized (symstack.c) becomes a stack of the profile model, weighted by one sample and
- * by its period (nanoseconds for the clock events, event counts otherwise). The unwind
+ * symbolized (stack_namer.c) becomes a stack of the profile model, weighted by one sample
+ * and by its period (nanoseconds for the clock events, event counts otherwise). The unwind
  * quality becomes the profile's counters, which reports print in their header.
  */
 #include "replay/replay.h"

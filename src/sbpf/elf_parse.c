@@ -7,36 +7,25 @@
  */
 #include "sbpf/elf_parse.h"
 
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/cursor.h"
 
-#define EHDR_SIZE 64u
-#define PHDR_SIZE 56u
-#define SHDR_SIZE 64u
-#define SYM_SIZE 24u
-#define REL_SIZE 16u
-#define DYN_SIZE 16u
 
-enum {
-	PT_LOAD_ = 1, PT_DYNAMIC_ = 2,
-	SHT_NULL_ = 0, SHT_SYMTAB_ = 2, SHT_STRTAB_ = 3, SHT_DYNAMIC_ = 6, SHT_NOBITS_ = 8,
-	SHT_DYNSYM_ = 11,
-	DT_NULL_ = 0, DT_SYMTAB_ = 6, DT_REL_ = 17, DT_RELSZ_ = 18, DT_RELENT_ = 19,
-};
 
 struct range {
 	uint64_t start, end;
 };
 
-enum sx_err sx_read_ehdr(const uint8_t *b, size_t size, struct sx_ehdr *eh)
+enum sbpf_elf_err sbpf_elf_read_ehdr(const uint8_t *b, size_t size, struct sbpf_elf_ehdr *eh)
 {
 	struct cur c = cur_make(b, size, false);
 	const uint8_t *id = cur_bytes(&c, 16);
 	if (!id)
-		return SX_OUT_OF_BOUNDS;
+		return SBPF_ELF_OUT_OF_BOUNDS;
 	memcpy(eh->ident, id, 16);
 	eh->type = cur_u16(&c);
 	eh->machine = cur_u16(&c);
@@ -51,10 +40,11 @@ enum sx_err sx_read_ehdr(const uint8_t *b, size_t size, struct sx_ehdr *eh)
 	eh->shentsize = cur_u16(&c);
 	eh->shnum = cur_u16(&c);
 	eh->shstrndx = cur_u16(&c);
-	return cur_ok(&c) ? SX_OK : SX_OUT_OF_BOUNDS;
+	return cur_ok(&c) ? SBPF_ELF_OK : SBPF_ELF_OUT_OF_BOUNDS;
 }
 
-enum sx_err sx_read_phdr(const uint8_t *b, size_t size, uint64_t off, struct sx_phdr *ph)
+enum sbpf_elf_err sbpf_elf_read_phdr(const uint8_t *b, size_t size, uint64_t off,
+				     struct sbpf_elf_phdr *ph)
 {
 	struct cur c = cur_make(b, size, false);
 	cur_seek(&c, off);
@@ -66,10 +56,11 @@ enum sx_err sx_read_phdr(const uint8_t *b, size_t size, uint64_t off, struct sx_
 	ph->filesz = cur_u64(&c);
 	ph->memsz = cur_u64(&c);
 	ph->align = cur_u64(&c);
-	return cur_ok(&c) ? SX_OK : SX_OUT_OF_BOUNDS;
+	return cur_ok(&c) ? SBPF_ELF_OK : SBPF_ELF_OUT_OF_BOUNDS;
 }
 
-enum sx_err sx_read_shdr(const uint8_t *b, size_t size, uint64_t off, struct sx_shdr *sh)
+enum sbpf_elf_err sbpf_elf_read_shdr(const uint8_t *b, size_t size, uint64_t off,
+				     struct sbpf_elf_shdr *sh)
 {
 	struct cur c = cur_make(b, size, false);
 	cur_seek(&c, off);
@@ -83,10 +74,11 @@ enum sx_err sx_read_shdr(const uint8_t *b, size_t size, uint64_t off, struct sx_
 	sh->info = cur_u32(&c);
 	sh->addralign = cur_u64(&c);
 	sh->entsize = cur_u64(&c);
-	return cur_ok(&c) ? SX_OK : SX_OUT_OF_BOUNDS;
+	return cur_ok(&c) ? SBPF_ELF_OK : SBPF_ELF_OUT_OF_BOUNDS;
 }
 
-enum sx_err sx_read_sym(const uint8_t *b, size_t size, uint64_t off, struct sx_sym *s)
+enum sbpf_elf_err sbpf_elf_read_sym(const uint8_t *b, size_t size, uint64_t off,
+				    struct sbpf_elf_sym *s)
 {
 	struct cur c = cur_make(b, size, false);
 	cur_seek(&c, off);
@@ -96,7 +88,7 @@ enum sx_err sx_read_sym(const uint8_t *b, size_t size, uint64_t off, struct sx_s
 	s->shndx = cur_u16(&c);
 	s->value = cur_u64(&c);
 	s->size = cur_u64(&c);
-	return cur_ok(&c) ? SX_OK : SX_OUT_OF_BOUNDS;
+	return cur_ok(&c) ? SBPF_ELF_OK : SBPF_ELF_OUT_OF_BOUNDS;
 }
 
 static bool overlap(struct range a, struct range b)
@@ -105,149 +97,151 @@ static bool overlap(struct range a, struct range b)
 }
 
 /* The reference's slice_from_bytes: whole elements, in bounds, 8-byte aligned. */
-static enum sx_err check_slice(size_t size, struct range r, uint64_t elem)
+static enum sbpf_elf_err check_slice(size_t size, struct range r, uint64_t elem)
 {
 	if (r.start > r.end || (r.end - r.start) % elem)
-		return r.start > r.end ? SX_OUT_OF_BOUNDS : SX_INVALID_SIZE;
+		return r.start > r.end ? SBPF_ELF_OUT_OF_BOUNDS : SBPF_ELF_INVALID_SIZE;
 	if (r.end > size)
-		return SX_OUT_OF_BOUNDS;
+		return SBPF_ELF_OUT_OF_BOUNDS;
 	if (r.start % 8)
-		return SX_INVALID_ALIGNMENT;
-	return SX_OK;
+		return SBPF_ELF_INVALID_ALIGNMENT;
+	return SBPF_ELF_OK;
 }
 
 /* start + n*elem as a range, failing on overflow like the reference's checked math. */
-static enum sx_err table_range(uint64_t start, uint64_t n, uint64_t elem, struct range *r)
+static enum sbpf_elf_err table_range(uint64_t start, uint64_t n, uint64_t elem, struct range *r)
 {
 	uint64_t len = n * elem;
 	if (start + len < start)
-		return SX_OUT_OF_BOUNDS;
+		return SBPF_ELF_OUT_OF_BOUNDS;
 	r->start = start;
 	r->end = start + len;
-	return SX_OK;
+	return SBPF_ELF_OK;
 }
 
-static enum sx_err read_tables(struct sx_elf *e, struct range fh, struct range *ph_r,
-			       struct range *sh_r)
+static enum sbpf_elf_err read_tables(struct sbpf_elf *e, struct range fh, struct range *ph_r,
+				     struct range *sh_r)
 {
-	enum sx_err err = table_range(e->eh.phoff, e->eh.phnum, PHDR_SIZE, ph_r);
+	enum sbpf_elf_err err = table_range(e->eh.phoff, e->eh.phnum, sizeof(Elf64_Phdr), ph_r);
 	if (err)
 		return err;
 	if (overlap(fh, *ph_r))
-		return SX_OVERLAP;
-	if ((err = check_slice(e->size, *ph_r, PHDR_SIZE)))
+		return SBPF_ELF_OVERLAP;
+	if ((err = check_slice(e->size, *ph_r, sizeof(Elf64_Phdr))))
 		return err;
-	if ((err = table_range(e->eh.shoff, e->eh.shnum, SHDR_SIZE, sh_r)))
+	if ((err = table_range(e->eh.shoff, e->eh.shnum, sizeof(Elf64_Shdr), sh_r)))
 		return err;
 	if (overlap(fh, *sh_r) || overlap(*ph_r, *sh_r))
-		return SX_OVERLAP;
-	if ((err = check_slice(e->size, *sh_r, SHDR_SIZE)))
+		return SBPF_ELF_OVERLAP;
+	if ((err = check_slice(e->size, *sh_r, sizeof(Elf64_Shdr))))
 		return err;
 	e->nph = e->eh.phnum;
 	e->nsh = e->eh.shnum;
 	e->ph = calloc(e->nph ? e->nph : 1, sizeof(*e->ph));
 	e->sh = calloc(e->nsh ? e->nsh : 1, sizeof(*e->sh));
 	if (!e->ph || !e->sh)
-		return SX_OUT_OF_BOUNDS;
+		return SBPF_ELF_OUT_OF_BOUNDS;
 	for (size_t i = 0; i < e->nph; i++)
-		if ((err = sx_read_phdr(e->bytes, e->size, ph_r->start + i * PHDR_SIZE, &e->ph[i])))
+		if ((err = sbpf_elf_read_phdr(e->bytes, e->size,
+					      ph_r->start + i * sizeof(Elf64_Phdr), &e->ph[i])))
 			return err;
 	for (size_t i = 0; i < e->nsh; i++)
-		if ((err = sx_read_shdr(e->bytes, e->size, sh_r->start + i * SHDR_SIZE, &e->sh[i])))
+		if ((err = sbpf_elf_read_shdr(e->bytes, e->size,
+					      sh_r->start + i * sizeof(Elf64_Shdr), &e->sh[i])))
 			return err;
-	return SX_OK;
+	return SBPF_ELF_OK;
 }
 
-static enum sx_err check_layout(struct sx_elf *e, struct range fh, struct range ph_r,
-				struct range sh_r)
+static enum sbpf_elf_err check_layout(struct sbpf_elf *e, struct range fh, struct range ph_r,
+				      struct range sh_r)
 {
-	if (!e->nsh || e->sh[0].type != SHT_NULL_)
-		return SX_INVALID_SECTION_HEADER;
+	if (!e->nsh || e->sh[0].type != SHT_NULL)
+		return SBPF_ELF_INVALID_SECTION_HEADER;
 	uint64_t vaddr = 0;
 	for (size_t i = 0; i < e->nph; i++) {
-		const struct sx_phdr *p = &e->ph[i];
-		if (p->type != PT_LOAD_)
+		const struct sbpf_elf_phdr *p = &e->ph[i];
+		if (p->type != PT_LOAD)
 			continue;
 		if (p->vaddr < vaddr)
-			return SX_INVALID_PROGRAM_HEADER;
+			return SBPF_ELF_INVALID_PROGRAM_HEADER;
 		if (p->offset + p->filesz < p->offset || p->offset + p->filesz > e->size)
-			return SX_OUT_OF_BOUNDS;
+			return SBPF_ELF_OUT_OF_BOUNDS;
 		vaddr = p->vaddr;
 	}
 	uint64_t offset = 0;
 	for (size_t i = 0; i < e->nsh; i++) {
-		const struct sx_shdr *s = &e->sh[i];
-		if (s->type == SHT_NOBITS_)
+		const struct sbpf_elf_shdr *s = &e->sh[i];
+		if (s->type == SHT_NOBITS)
 			continue;
 		struct range r = { s->offset, s->offset + s->size };
 		if (r.end < r.start)
-			return SX_OUT_OF_BOUNDS;
+			return SBPF_ELF_OUT_OF_BOUNDS;
 		if (overlap(r, fh) || overlap(r, ph_r) || overlap(r, sh_r))
-			return SX_OVERLAP;
+			return SBPF_ELF_OVERLAP;
 		if (r.start < offset)
-			return SX_SECTION_NOT_IN_ORDER;
+			return SBPF_ELF_SECTION_NOT_IN_ORDER;
 		offset = r.end;
 		if (offset > e->size)
-			return SX_OUT_OF_BOUNDS;
+			return SBPF_ELF_OUT_OF_BOUNDS;
 	}
-	return SX_OK;
+	return SBPF_ELF_OK;
 }
 
-enum sx_err sx_string(struct sx_elf *e, const struct sx_shdr *strtab, uint64_t off, size_t max,
-		      const char **s, size_t *len)
+enum sbpf_elf_err sbpf_elf_string(struct sbpf_elf *e, const struct sbpf_elf_shdr *strtab,
+				  uint64_t off, size_t max, const char **s, size_t *len)
 {
-	if (strtab->type != SHT_STRTAB_)
-		return SX_INVALID_SECTION_HEADER;
+	if (strtab->type != SHT_STRTAB)
+		return SBPF_ELF_INVALID_SECTION_HEADER;
 	uint64_t start = strtab->offset + off;
 	uint64_t sec_end = strtab->offset + strtab->size;
 	if (start < off || sec_end < strtab->offset || start + max < start)
-		return SX_OUT_OF_BOUNDS;
+		return SBPF_ELF_OUT_OF_BOUNDS;
 	uint64_t end = sec_end < start + max ? sec_end : start + max;
 	if (start > end || end > e->size)
-		return SX_OUT_OF_BOUNDS;
+		return SBPF_ELF_OUT_OF_BOUNDS;
 	const uint8_t *p = e->bytes + start;
 	const uint8_t *nul = memchr(p, 0, end - start);
 	if (!nul) {
 		size_t n = end - start;
-		if (n > SX_DEBUG_SYMBOL_NAME_MAX)
-			n = SX_DEBUG_SYMBOL_NAME_MAX;
+		if (n > SBPF_ELF_DEBUG_SYMBOL_NAME_MAX)
+			n = SBPF_ELF_DEBUG_SYMBOL_NAME_MAX;
 		memcpy(e->too_long, p, n);
 		e->too_long[n] = 0;
 		e->too_long_max = max;
-		return SX_STRING_TOO_LONG;
+		return SBPF_ELF_STRING_TOO_LONG;
 	}
 	*s = (const char *)p;
 	*len = (size_t)(nul - p);
-	return SX_OK;
+	return SBPF_ELF_OK;
 }
 
-enum sx_err sx_section_name(struct sx_elf *e, const struct sx_shdr *sh, const char **s,
-			    size_t *len)
+enum sbpf_elf_err sbpf_elf_section_name(struct sbpf_elf *e, const struct sbpf_elf_shdr *sh,
+					const char **s, size_t *len)
 {
 	if (!e->shstrtab)
-		return SX_NO_SECTION_NAME_STRING_TABLE;
-	return sx_string(e, e->shstrtab, sh->name, SX_SECTION_NAME_MAX, s, len);
+		return SBPF_ELF_NO_SECTION_NAME_STRING_TABLE;
+	return sbpf_elf_string(e, e->shstrtab, sh->name, SBPF_ELF_SECTION_NAME_MAX, s, len);
 }
 
-bool sx_section_is(struct sx_elf *e, const struct sx_shdr *sh, const char *name)
+bool sbpf_elf_section_is(struct sbpf_elf *e, const struct sbpf_elf_shdr *sh, const char *name)
 {
 	const char *s;
 	size_t len;
-	return sx_section_name(e, sh, &s, &len) == SX_OK && !strcmp(s, name);
+	return sbpf_elf_section_name(e, sh, &s, &len) == SBPF_ELF_OK && !strcmp(s, name);
 }
 
 /* Remembers .symtab, .strtab and .dynstr; every section name must be readable. */
-static enum sx_err parse_sections(struct sx_elf *e)
+static enum sbpf_elf_err parse_sections(struct sbpf_elf *e)
 {
 	if (!e->shstrtab)
-		return SX_NO_SECTION_NAME_STRING_TABLE;
+		return SBPF_ELF_NO_SECTION_NAME_STRING_TABLE;
 	for (size_t i = 0; i < e->nsh; i++) {
 		const char *name;
 		size_t len;
-		enum sx_err err = sx_section_name(e, &e->sh[i], &name, &len);
+		enum sbpf_elf_err err = sbpf_elf_section_name(e, &e->sh[i], &name, &len);
 		if (err)
 			return err;
-		const struct sx_shdr **slot = NULL;
+		const struct sbpf_elf_shdr **slot = NULL;
 		if (!strcmp(name, ".symtab"))
 			slot = &e->symtab;
 		else if (!strcmp(name, ".strtab"))
@@ -256,26 +250,26 @@ static enum sx_err parse_sections(struct sx_elf *e)
 			slot = &e->dynstr;
 		if (slot) {
 			if (*slot)
-				return SX_INVALID_SECTION_HEADER;
+				return SBPF_ELF_INVALID_SECTION_HEADER;
 			*slot = &e->sh[i];
 		}
 	}
-	return SX_OK;
+	return SBPF_ELF_OK;
 }
 
-static bool vaddr_to_offset(const struct sx_elf *e, uint64_t vaddr, uint64_t *off,
-			    enum sx_err *err)
+static bool vaddr_to_offset(const struct sbpf_elf *e, uint64_t vaddr, uint64_t *off,
+			    enum sbpf_elf_err *err)
 {
 	for (size_t i = 0; i < e->nph; i++) {
-		const struct sx_phdr *p = &e->ph[i];
+		const struct sbpf_elf_phdr *p = &e->ph[i];
 		if (p->vaddr + p->memsz < p->vaddr) {
-			*err = SX_OUT_OF_BOUNDS;
+			*err = SBPF_ELF_OUT_OF_BOUNDS;
 			return false;
 		}
 		if (vaddr >= p->vaddr && vaddr < p->vaddr + p->memsz) {
 			uint64_t o = vaddr - p->vaddr + p->offset;
 			if (o < p->offset) {
-				*err = SX_OUT_OF_BOUNDS;
+				*err = SBPF_ELF_OUT_OF_BOUNDS;
 				return false;
 			}
 			*off = o;
@@ -285,15 +279,15 @@ static bool vaddr_to_offset(const struct sx_elf *e, uint64_t vaddr, uint64_t *of
 	return false;
 }
 
-static enum sx_err parse_relocations(struct sx_elf *e)
+static enum sbpf_elf_err parse_relocations(struct sbpf_elf *e)
 {
-	uint64_t vaddr = e->dyn[DT_REL_];
+	uint64_t vaddr = e->dyn[DT_REL];
 	if (!vaddr)
-		return SX_OK;
-	if (e->dyn[DT_RELENT_] != REL_SIZE || !e->dyn[DT_RELSZ_])
-		return SX_INVALID_DYNAMIC_SECTION_TABLE;
+		return SBPF_ELF_OK;
+	if (e->dyn[DT_RELENT] != sizeof(Elf64_Rel) || !e->dyn[DT_RELSZ])
+		return SBPF_ELF_INVALID_DYNAMIC_SECTION_TABLE;
 	uint64_t off = 0;
-	enum sx_err err = SX_OK;
+	enum sbpf_elf_err err = SBPF_ELF_OK;
 	if (!vaddr_to_offset(e, vaddr, &off, &err)) {
 		if (err)
 			return err;
@@ -303,67 +297,67 @@ static enum sx_err parse_relocations(struct sx_elf *e)
 		while (i < e->nsh && e->sh[i].addr != vaddr)
 			i++;
 		if (i == e->nsh)
-			return SX_INVALID_DYNAMIC_SECTION_TABLE;
+			return SBPF_ELF_INVALID_DYNAMIC_SECTION_TABLE;
 		off = e->sh[i].offset;
 	}
-	struct range r = { off, off + e->dyn[DT_RELSZ_] };
+	struct range r = { off, off + e->dyn[DT_RELSZ] };
 	if (r.end < r.start)
-		return SX_OUT_OF_BOUNDS;
-	if (check_slice(e->size, r, REL_SIZE))
-		return SX_INVALID_DYNAMIC_SECTION_TABLE;
+		return SBPF_ELF_OUT_OF_BOUNDS;
+	if (check_slice(e->size, r, sizeof(Elf64_Rel)))
+		return SBPF_ELF_INVALID_DYNAMIC_SECTION_TABLE;
 	e->has_rel = true;
 	e->rel_off = off;
-	e->rel_count = (r.end - r.start) / REL_SIZE;
-	return SX_OK;
+	e->rel_count = (r.end - r.start) / sizeof(Elf64_Rel);
+	return SBPF_ELF_OK;
 }
 
-static enum sx_err parse_dynsym(struct sx_elf *e)
+static enum sbpf_elf_err parse_dynsym(struct sbpf_elf *e)
 {
-	uint64_t vaddr = e->dyn[DT_SYMTAB_];
+	uint64_t vaddr = e->dyn[DT_SYMTAB];
 	if (!vaddr)
-		return SX_OK;
+		return SBPF_ELF_OK;
 	size_t i = 0;
 	while (i < e->nsh && e->sh[i].addr != vaddr)
 		i++;
 	if (i == e->nsh)
-		return SX_INVALID_DYNAMIC_SECTION_TABLE;
-	const struct sx_shdr *s = &e->sh[i];
-	if (s->type != SHT_SYMTAB_ && s->type != SHT_DYNSYM_)
-		return SX_INVALID_SECTION_HEADER;
+		return SBPF_ELF_INVALID_DYNAMIC_SECTION_TABLE;
+	const struct sbpf_elf_shdr *s = &e->sh[i];
+	if (s->type != SHT_SYMTAB && s->type != SHT_DYNSYM)
+		return SBPF_ELF_INVALID_SECTION_HEADER;
 	struct range r = { s->offset, s->offset + s->size };
 	if (r.end < r.start)
-		return SX_OUT_OF_BOUNDS;
-	enum sx_err err = check_slice(e->size, r, SYM_SIZE);
+		return SBPF_ELF_OUT_OF_BOUNDS;
+	enum sbpf_elf_err err = check_slice(e->size, r, sizeof(Elf64_Sym));
 	if (err)
 		return err;
 	e->has_dynsym = true;
 	e->dynsym_off = r.start;
-	e->dynsym_count = (r.end - r.start) / SYM_SIZE;
-	return SX_OK;
+	e->dynsym_count = (r.end - r.start) / sizeof(Elf64_Sym);
+	return SBPF_ELF_OK;
 }
 
 /* Reads the dynamic entries at r into e->dyn; false when r is not a valid table. */
-static bool read_dynamic(struct sx_elf *e, struct range r)
+static bool read_dynamic(struct sbpf_elf *e, struct range r)
 {
-	if (r.end < r.start || check_slice(e->size, r, DYN_SIZE))
+	if (r.end < r.start || check_slice(e->size, r, sizeof(Elf64_Dyn)))
 		return false;
 	struct cur c = cur_make(e->bytes, e->size, false);
 	cur_seek(&c, r.start);
-	for (uint64_t n = (r.end - r.start) / DYN_SIZE; n; n--) {
+	for (uint64_t n = (r.end - r.start) / sizeof(Elf64_Dyn); n; n--) {
 		uint64_t tag = cur_u64(&c), val = cur_u64(&c);
-		if (tag == DT_NULL_)
+		if (tag == DT_NULL)
 			break;
-		if (tag < SX_DT_NUM)
+		if (tag < SBPF_ELF_DT_NUM)
 			e->dyn[tag] = val;
 	}
 	return cur_ok(&c);
 }
 
-static enum sx_err parse_dynamic(struct sx_elf *e)
+static enum sbpf_elf_err parse_dynamic(struct sbpf_elf *e)
 {
 	bool found = false;
 	for (size_t i = 0; i < e->nph && !found; i++) {
-		if (e->ph[i].type != PT_DYNAMIC_)
+		if (e->ph[i].type != PT_DYNAMIC)
 			continue;
 		struct range r = { e->ph[i].offset, e->ph[i].offset + e->ph[i].filesz };
 		found = read_dynamic(e, r);
@@ -372,35 +366,37 @@ static enum sx_err parse_dynamic(struct sx_elf *e)
 	if (!found) {
 		memset(e->dyn, 0, sizeof(e->dyn));
 		for (size_t i = 0; i < e->nsh; i++) {
-			if (e->sh[i].type != SHT_DYNAMIC_)
+			if (e->sh[i].type != SHT_DYNAMIC)
 				continue;
 			struct range r = { e->sh[i].offset, e->sh[i].offset + e->sh[i].size };
 			if (!read_dynamic(e, r))
-				return SX_INVALID_DYNAMIC_SECTION_TABLE;
+				return SBPF_ELF_INVALID_DYNAMIC_SECTION_TABLE;
 			found = true;
 			break;
 		}
 	}
 	if (!found)
-		return SX_OK;
-	enum sx_err err = parse_relocations(e);
+		return SBPF_ELF_OK;
+	enum sbpf_elf_err err = parse_relocations(e);
 	return err ? err : parse_dynsym(e);
 }
 
-enum sx_err sx_parse(const uint8_t *b, size_t size, struct sx_elf *e)
+enum sbpf_elf_err sbpf_elf_parse(const uint8_t *b, size_t size, struct sbpf_elf *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->bytes = b;
 	e->size = size;
-	enum sx_err err = sx_read_ehdr(b, size, &e->eh);
+	enum sbpf_elf_err err = sbpf_elf_read_ehdr(b, size, &e->eh);
 	if (err)
 		return err;
-	const struct sx_ehdr *h = &e->eh;
-	if (memcmp(h->ident, "\x7f" "ELF", 4) || h->ident[4] != 2 || h->ident[5] != 1 ||
-	    h->ident[6] != 1 || h->version != 1 || h->ehsize != EHDR_SIZE ||
-	    h->phentsize != PHDR_SIZE || h->shentsize != SHDR_SIZE || h->shstrndx >= h->shnum)
-		return SX_INVALID_FILE_HEADER;
-	struct range fh = { 0, EHDR_SIZE }, ph_r, sh_r;
+	const struct sbpf_elf_ehdr *h = &e->eh;
+	if (memcmp(h->ident, ELFMAG, SELFMAG) || h->ident[EI_CLASS] != ELFCLASS64 ||
+	    h->ident[EI_DATA] != ELFDATA2LSB || h->ident[EI_VERSION] != EV_CURRENT ||
+	    h->version != EV_CURRENT || h->ehsize != sizeof(Elf64_Ehdr) ||
+	    h->phentsize != sizeof(Elf64_Phdr) || h->shentsize != sizeof(Elf64_Shdr) ||
+	    h->shstrndx >= h->shnum)
+		return SBPF_ELF_INVALID_FILE_HEADER;
+	struct range fh = { 0, sizeof(Elf64_Ehdr) }, ph_r, sh_r;
 	if ((err = read_tables(e, fh, &ph_r, &sh_r)))
 		return err;
 	if ((err = check_layout(e, fh, ph_r, sh_r)))
@@ -412,7 +408,7 @@ enum sx_err sx_parse(const uint8_t *b, size_t size, struct sx_elf *e)
 	return parse_dynamic(e);
 }
 
-void sx_free(struct sx_elf *e)
+void sbpf_elf_free(struct sbpf_elf *e)
 {
 	free(e->ph);
 	free(e->sh);
@@ -421,27 +417,27 @@ void sx_free(struct sx_elf *e)
 }
 
 static const char *const err_names[] = {
-	[SX_OK] = "Ok",
-	[SX_INVALID_FILE_HEADER] = "InvalidFileHeader",
-	[SX_INVALID_PROGRAM_HEADER] = "InvalidProgramHeader",
-	[SX_INVALID_SECTION_HEADER] = "InvalidSectionHeader",
-	[SX_STRING_TOO_LONG] = "StringTooLong",
-	[SX_OUT_OF_BOUNDS] = "OutOfBounds",
-	[SX_INVALID_SIZE] = "InvalidSize",
-	[SX_OVERLAP] = "Overlap",
-	[SX_SECTION_NOT_IN_ORDER] = "SectionNotInOrder",
-	[SX_NO_SECTION_NAME_STRING_TABLE] = "NoSectionNameStringTable",
-	[SX_INVALID_DYNAMIC_SECTION_TABLE] = "InvalidDynamicSectionTable",
-	[SX_INVALID_ALIGNMENT] = "InvalidAlignment",
-	[SX_NO_STRING_TABLE] = "NoStringTable",
-	[SX_NO_DYNAMIC_STRING_TABLE] = "NoDynamicStringTable",
+	[SBPF_ELF_OK] = "Ok",
+	[SBPF_ELF_INVALID_FILE_HEADER] = "InvalidFileHeader",
+	[SBPF_ELF_INVALID_PROGRAM_HEADER] = "InvalidProgramHeader",
+	[SBPF_ELF_INVALID_SECTION_HEADER] = "InvalidSectionHeader",
+	[SBPF_ELF_STRING_TOO_LONG] = "StringTooLong",
+	[SBPF_ELF_OUT_OF_BOUNDS] = "OutOfBounds",
+	[SBPF_ELF_INVALID_SIZE] = "InvalidSize",
+	[SBPF_ELF_OVERLAP] = "Overlap",
+	[SBPF_ELF_SECTION_NOT_IN_ORDER] = "SectionNotInOrder",
+	[SBPF_ELF_NO_SECTION_NAME_STRING_TABLE] = "NoSectionNameStringTable",
+	[SBPF_ELF_INVALID_DYNAMIC_SECTION_TABLE] = "InvalidDynamicSectionTable",
+	[SBPF_ELF_INVALID_ALIGNMENT] = "InvalidAlignment",
+	[SBPF_ELF_NO_STRING_TABLE] = "NoStringTable",
+	[SBPF_ELF_NO_DYNAMIC_STRING_TABLE] = "NoDynamicStringTable",
 };
 
-void sx_err_format(const struct sx_elf *e, enum sx_err err, char *buf, size_t size)
+void sbpf_elf_err_format(const struct sbpf_elf *e, enum sbpf_elf_err err, char *buf, size_t size)
 {
-	if (err == SX_STRING_TOO_LONG) {
+	if (err == SBPF_ELF_STRING_TOO_LONG) {
 		/* Printable bytes as they are, others as \xNN (the reference prints them lossily). */
-		char esc[4 * SX_DEBUG_SYMBOL_NAME_MAX + 1];
+		char esc[4 * SBPF_ELF_DEBUG_SYMBOL_NAME_MAX + 1];
 		size_t o = 0;
 		for (const unsigned char *p = (const unsigned char *)e->too_long; *p; p++) {
 			if (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')

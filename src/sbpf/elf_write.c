@@ -14,22 +14,19 @@
  * Both then carry, for tools and profiles, the objects' .debug_* sections, .symtab with
  * the function names (at their file addresses), .strtab and .shstrtab.
  */
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/cursor.h"
 #include "base/err.h"
-#include "sbpf/link.h"
+#include "sbpf/link_internal.h"
 
+/* The ELF64 records' sizes as ints, for the layout's arithmetic. */
 enum {
-	EHDR = 64, PHDR = 56, SHDR = 64, SYM = 24, REL = 16, DYN = 16,
-	PT_LOAD_ = 1, PT_DYNAMIC_ = 2, PF_X_ = 1, PF_W_ = 2, PF_R_ = 4, ET_DYN_ = 3, EM_BPF_ = 247,
-	SHT_PROGBITS_ = 1, SHT_SYMTAB_ = 2, SHT_STRTAB_ = 3, SHT_DYNAMIC_ = 6, SHT_REL_ = 9,
-	SHT_DYNSYM_ = 11, SHF_WRITE_ = 1, SHF_ALLOC_ = 2, SHF_EXECINSTR_ = 4,
-	STB_GLOBAL_ = 1, STT_FUNC_ = 2,
-	DT_NULL_ = 0, DT_STRTAB_ = 5, DT_SYMTAB_ = 6, DT_STRSZ_ = 10, DT_SYMENT_ = 11,
-	DT_REL_ = 17, DT_RELSZ_ = 18, DT_RELENT_ = 19,
+	EHDR = sizeof(Elf64_Ehdr), PHDR = sizeof(Elf64_Phdr), SHDR = sizeof(Elf64_Shdr),
+	SYM = sizeof(Elf64_Sym), REL = sizeof(Elf64_Rel), DYN = sizeof(Elf64_Dyn),
 	MAX_SECTIONS = 48, MAX_DYN = 8,
 };
 
@@ -122,7 +119,7 @@ static int build_symtab(struct out *o, uint16_t text_idx)
 		o->strtab = strings(names, p->nsyms, offs, &o->strtab_len);
 	for (size_t i = 0; o->strtab && i < p->nsyms; i++) {
 		const struct sbpf_symbol *s = &p->syms[i];
-		put_sym(o->symtab + SYM * (i + 1), offs[i], STB_GLOBAL_ << 4 | STT_FUNC_, text_idx,
+		put_sym(o->symtab + SYM * (i + 1), offs[i], STB_GLOBAL << 4 | STT_FUNC, text_idx,
 			o->text_addr + s->pc * 8, (s->end_pc - s->pc) * 8);
 	}
 	free(names);
@@ -150,7 +147,7 @@ static int build_dynamic(struct out *o, uint16_t text_idx, uint16_t ro_idx)
 		uint16_t shndx = d->place == SBPF_DYN_TEXT ? text_idx
 				 : d->place == SBPF_DYN_RODATA ? ro_idx
 							       : 0;
-		put_sym(o->dynsym + SYM * (i + 1), offs[i], (uint8_t)(STB_GLOBAL_ << 4 | d->type),
+		put_sym(o->dynsym + SYM * (i + 1), offs[i], (uint8_t)(STB_GLOBAL << 4 | d->type),
 			shndx, d->addr, d->size);
 	}
 	for (size_t i = 0; o->dynstr && i < l->rels.n; i++) {
@@ -176,7 +173,7 @@ static int build_shstrtab(struct out *o)
 	for (unsigned i = 1; i <= o->nsec; i++)
 		o->sec[i].name_off = offs[i - 1];
 	uint32_t own = offs[o->nsec];
-	add(o, ".shstrtab", SHT_STRTAB_, 0, o->shstrtab, o->shstrtab_len, 1)->name_off = own;
+	add(o, ".shstrtab", SHT_STRTAB, 0, o->shstrtab, o->shstrtab_len, 1)->name_off = own;
 	return 0;
 }
 
@@ -187,7 +184,7 @@ static void lay_out(struct out *o, unsigned from, uint64_t at)
 		struct osec *s = &o->sec[i];
 		if (!s->off) {
 			s->off = s->align > 1 ? (at + s->align - 1) / s->align * s->align : at;
-			if (s->flags & SHF_ALLOC_)
+			if (s->flags & SHF_ALLOC)
 				s->addr = s->off;
 		}
 		at = s->off + s->size;
@@ -226,7 +223,7 @@ static void put_shdr(uint8_t *at, const struct osec *s)
 static void put_header(uint8_t *b, const struct out *o, unsigned nph)
 {
 	memcpy(b, "\x7f" "ELF\x02\x01\x01", 7);
-	store_u32(b + 16, ET_DYN_ | EM_BPF_ << 16, false);
+	store_u32(b + 16, ET_DYN | EM_BPF << 16, false);
 	store_u32(b + 20, 1, false);
 	store_u64(b + 24, o->text_addr + o->p->entry_pc * 8, false);
 	store_u64(b + 32, EHDR, false);
@@ -243,12 +240,12 @@ static int plan_v3(struct out *o, unsigned *nph)
 	const struct sbpf_program *p = o->p;
 	*nph = p->ro_len ? 2 : 1;
 	uint64_t ro_off = EHDR + PHDR * (uint64_t)*nph;
-	struct osec *text = add(o, ".text", SHT_PROGBITS_, SHF_ALLOC_ | SHF_EXECINSTR_, p->text,
+	struct osec *text = add(o, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, p->text,
 				p->text_len, 8);
 	text->addr = SBPF_MM_BYTECODE;
 	text->off = ro_off + up8(p->ro_len);
 	if (p->ro_len) {
-		struct osec *ro = add(o, ".rodata", SHT_PROGBITS_, SHF_ALLOC_, p->ro, p->ro_len, 8);
+		struct osec *ro = add(o, ".rodata", SHT_PROGBITS, SHF_ALLOC, p->ro, p->ro_len, 8);
 		ro->addr = SBPF_MM_RODATA;
 		ro->off = ro_off;
 	}
@@ -260,30 +257,30 @@ static int plan_v0(struct out *o, unsigned *nph)
 {
 	const struct sbpf_program *p = o->p;
 	*nph = SBPF_LINK_V0_PHDRS;
-	struct osec *text = add(o, ".text", SHT_PROGBITS_, SHF_ALLOC_ | SHF_EXECINSTR_, p->text,
+	struct osec *text = add(o, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, p->text,
 				p->text_len, 8);
 	text->off = text->addr = SBPF_LINK_V0_TEXT;
 	if (p->ro_len) {
-		struct osec *ro = add(o, ".rodata", SHT_PROGBITS_, SHF_ALLOC_, p->ro, p->ro_len, 8);
+		struct osec *ro = add(o, ".rodata", SHT_PROGBITS, SHF_ALLOC, p->ro, p->ro_len, 8);
 		ro->off = ro->addr = p->ro_vaddr - SBPF_MM_BYTECODE;
 	}
 	int rc = build_dynamic(o, 1, p->ro_len ? 2 : 0);
 	if (rc)
 		return rc;
 	unsigned dynsym = o->nsec + 1;
-	struct osec *s = add(o, ".dynsym", SHT_DYNSYM_, SHF_ALLOC_, o->dynsym, o->dynsym_len, 8);
+	struct osec *s = add(o, ".dynsym", SHT_DYNSYM, SHF_ALLOC, o->dynsym, o->dynsym_len, 8);
 	s->link = dynsym + 1;
 	s->info = 1;
 	s->entsize = SYM;
-	add(o, ".dynstr", SHT_STRTAB_, SHF_ALLOC_, o->dynstr, o->dynstr_len, 1);
+	add(o, ".dynstr", SHT_STRTAB, SHF_ALLOC, o->dynstr, o->dynstr_len, 1);
 	o->ndyn = 5; /* DT_SYMTAB, DT_STRTAB, DT_STRSZ, DT_SYMENT, DT_NULL */
 	if (o->l->rels.n) {
-		s = add(o, ".rel.dyn", SHT_REL_, SHF_ALLOC_, o->reldyn, o->reldyn_len, 8);
+		s = add(o, ".rel.dyn", SHT_REL, SHF_ALLOC, o->reldyn, o->reldyn_len, 8);
 		s->link = dynsym;
 		s->entsize = REL;
 		o->ndyn += 3;
 	}
-	s = add(o, ".dynamic", SHT_DYNAMIC_, SHF_ALLOC_ | SHF_WRITE_, NULL, DYN * (uint64_t)o->ndyn,
+	s = add(o, ".dynamic", SHT_DYNAMIC, SHF_ALLOC | SHF_WRITE, NULL, DYN * (uint64_t)o->ndyn,
 		8);
 	s->link = dynsym + 1;
 	s->entsize = DYN;
@@ -296,16 +293,16 @@ static void put_dynamic(uint8_t *b, const struct out *o)
 	const struct osec *sym = &o->sec[index_of(o, ".dynsym")];
 	const struct osec *str = &o->sec[index_of(o, ".dynstr")];
 	unsigned rel = index_of(o, ".rel.dyn");
-	uint64_t v[MAX_DYN * 2] = { DT_SYMTAB_, sym->addr, DT_STRTAB_, str->addr, DT_STRSZ_,
-				    str->size, DT_SYMENT_, SYM };
+	uint64_t v[MAX_DYN * 2] = { DT_SYMTAB, sym->addr, DT_STRTAB, str->addr, DT_STRSZ,
+				    str->size, DT_SYMENT, SYM };
 	unsigned n = 8;
 	if (rel) {
-		uint64_t r[] = { DT_REL_, o->sec[rel].addr, DT_RELSZ_, o->sec[rel].size, DT_RELENT_,
+		uint64_t r[] = { DT_REL, o->sec[rel].addr, DT_RELSZ, o->sec[rel].size, DT_RELENT,
 				 REL };
 		memcpy(v + n, r, sizeof(r));
 		n += 6;
 	}
-	v[n++] = DT_NULL_;
+	v[n++] = DT_NULL;
 	v[n++] = 0;
 	for (unsigned i = 0; i < n; i++)
 		store_u64(b + dyn->off + 8 * i, v[i], false);
@@ -317,19 +314,19 @@ static void put_program_headers(uint8_t *b, const struct out *o, unsigned nph)
 	uint8_t *ph = b + EHDR;
 	if (!o->v0) {
 		if (p->ro_len)
-			put_phdr(ph, PT_LOAD_, PF_R_, o->sec[2].off, SBPF_MM_RODATA, up8(p->ro_len));
-		put_phdr(ph + PHDR * (nph - 1), PT_LOAD_, PF_X_, o->sec[1].off, SBPF_MM_BYTECODE,
+			put_phdr(ph, PT_LOAD, PF_R, o->sec[2].off, SBPF_MM_RODATA, up8(p->ro_len));
+		put_phdr(ph + PHDR * (nph - 1), PT_LOAD, PF_X, o->sec[1].off, SBPF_MM_BYTECODE,
 			 p->text_len);
 		return;
 	}
 	const struct osec *text = &o->sec[1], *dyn = &o->sec[index_of(o, ".dynamic")];
 	const struct osec *dynsym = &o->sec[index_of(o, ".dynsym")];
 	const struct osec *last_ro = p->ro_len ? &o->sec[2] : text;
-	put_phdr(ph, PT_LOAD_, PF_R_ | PF_X_, text->off, text->addr,
+	put_phdr(ph, PT_LOAD, PF_R | PF_X, text->off, text->addr,
 		 last_ro->off + last_ro->size - text->off);
-	put_phdr(ph + PHDR, PT_LOAD_, PF_R_ | PF_W_, dynsym->off, dynsym->addr,
+	put_phdr(ph + PHDR, PT_LOAD, PF_R | PF_W, dynsym->off, dynsym->addr,
 		 dyn->off + dyn->size - dynsym->off);
-	put_phdr(ph + 2 * PHDR, PT_DYNAMIC_, PF_R_ | PF_W_, dyn->off, dyn->addr, dyn->size);
+	put_phdr(ph + 2 * PHDR, PT_DYNAMIC, PF_R | PF_W, dyn->off, dyn->addr, dyn->size);
 }
 
 static void free_tables(struct out *o)
@@ -353,16 +350,16 @@ static int plan(struct out *o, unsigned *nph)
 	unsigned first = o->nsec + 1;
 	for (size_t i = 0; i < o->l->debug.n; i++) {
 		const struct sbpf_debug_section *d = &o->l->debug.v[i];
-		add(o, d->name, SHT_PROGBITS_, 0, d->bytes, d->size, 1);
+		add(o, d->name, SHT_PROGBITS, 0, d->bytes, d->size, 1);
 	}
 	if ((rc = build_symtab(o, 1)))
 		return rc;
 	unsigned symtab = o->nsec + 1;
-	struct osec *s = add(o, ".symtab", SHT_SYMTAB_, 0, o->symtab, o->symtab_len, 8);
+	struct osec *s = add(o, ".symtab", SHT_SYMTAB, 0, o->symtab, o->symtab_len, 8);
 	s->link = symtab + 1;
 	s->info = 1;
 	s->entsize = SYM;
-	add(o, ".strtab", SHT_STRTAB_, 0, o->strtab, o->strtab_len, 1);
+	add(o, ".strtab", SHT_STRTAB, 0, o->strtab, o->strtab_len, 1);
 	if ((rc = build_shstrtab(o)))
 		return rc;
 	uint64_t at = o->v0 ? SBPF_LINK_V0_TEXT : EHDR + PHDR * (uint64_t)*nph;

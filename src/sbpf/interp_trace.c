@@ -1,10 +1,11 @@
 /*
- * What the interpreter loops (interp_loop.inc) call to run a syscall and to end a run, with
- * the VM's tracepoints (docs/sbpf.md). In a file of their own so that the loops compile to
- * the same code with and without the tracepoints (-DTALLY_NO_TRACEPOINTS): inlined into
- * the hooked loop, they made GCC allocate its registers differently and the byte loop ran
- * 2-3% slower while detached; in interp_loops.c, GCC still tuned the loops' register use to
- * these functions' bodies (-fipa-ra). bench/sbpf/tracepoints.sh measures what is left.
+ * What the interpreter loops (interp_loop_template.inc) call to run a syscall and to end a
+ * run, with the VM's tracepoints (docs/sbpf.md). In a file of their own so that the loops
+ * compile to the same code with and without the tracepoints (-DTALLY_NO_TRACEPOINTS):
+ * inlined into the hooked loop, they made GCC allocate its registers differently and the
+ * byte loop ran 2-3% slower while detached; in interp_loops.c, GCC still tuned the loops'
+ * register use to these functions' bodies (-fipa-ra). bench/sbpf/tracepoints.sh measures
+ * what is left.
  */
 #include <tally/trace.h>
 

@@ -24,6 +24,7 @@
  * vaddr), so that a DWARF reader maps the linked file as the runtime runs it. Writable
  * data (.data, .bss) has no place in sBPF and is refused as the loader refuses it.
  */
+#include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,23 +35,19 @@
 #include "base/err.h"
 #include "sbpf/elf_parse.h"
 #include "sbpf/isa.h"
-#include "sbpf/link.h"
+#include "sbpf/link_internal.h"
 #include "sbpf/syscall.h"
 
-enum { SHT_PROGBITS_ = 1, SHT_SYMTAB_ = 2, SHT_NOBITS_ = 8, SHT_REL_ = 9 };
-enum { SHF_WRITE_ = 1, SHF_ALLOC_ = 2, SHF_EXECINSTR_ = 4 };
-enum { STB_LOCAL_ = 0, STB_GLOBAL_ = 1, STB_WEAK_ = 2 };
-enum { STT_NOTYPE_ = 0, STT_OBJECT_ = 1, STT_FUNC_ = 2, STT_SECTION_ = 3 };
-enum { SHN_UNDEF_ = 0, SHN_LORESERVE_ = 0xff00, SHN_COMMON_ = 0xfff2 };
 enum { LINK_MAX_BYTES = 256 << 20, NAME_MAX_ = 4096 };
-enum { R_BPF_NONE = 0, R_BPF_64_ABS64 = 2, R_BPF_64_ABS32 = 3, R_BPF_64_NODYLD32 = 4 };
+/* LLVM's BPF data relocations, which <elf.h> lacks (it has R_BPF_NONE, _64_64 and _64_32). */
+enum { R_BPF_64_ABS64 = 2, R_BPF_64_ABS32 = 3, R_BPF_64_NODYLD32 = 4 };
 
 enum place { P_NONE, P_TEXT, P_RO, P_DEBUG };
 
 struct obj {
 	const char *name;
-	struct sx_elf e;
-	const struct sx_shdr *symtab;
+	struct sbpf_elf e;
+	const struct sbpf_elf_shdr *symtab;
 	uint64_t *base; /* per section: offset in the text, the rodata or its debug section */
 	uint8_t *place; /* per section: enum place */
 	uint32_t *debug; /* per section: index into out->debug */
@@ -59,7 +56,7 @@ struct obj {
 struct global {
 	const char *name;
 	uint32_t obj;
-	struct sx_sym sym;
+	struct sbpf_elf_sym sym;
 	uint32_t dynsym; /* its .dynsym entry plus one, once an lddw needs it (v0) */
 };
 
@@ -68,7 +65,7 @@ struct target {
 	uint8_t place;   /* P_NONE: undefined (name says which) or in no linked section */
 	bool global;     /* a named global definition (v0 may relocate against it by name) */
 	uint32_t obj;
-	struct sx_sym sym;
+	struct sbpf_elf_sym sym;
 	const char *name;
 };
 
@@ -103,21 +100,22 @@ static bool starts(const char *s, const char *prefix)
 }
 
 /* Section names of any length (an object's names are not limited like a .so's). */
-static const char *sec_name(struct obj *o, const struct sx_shdr *s)
+static const char *sec_name(struct obj *o, const struct sbpf_elf_shdr *s)
 {
 	const char *name;
 	size_t len;
-	if (!o->e.shstrtab || sx_string(&o->e, o->e.shstrtab, s->name, NAME_MAX_, &name, &len))
+	if (!o->e.shstrtab ||
+	    sbpf_elf_string(&o->e, o->e.shstrtab, s->name, NAME_MAX_, &name, &len))
 		return "";
 	return name;
 }
 
-static const char *sym_name(struct obj *o, const struct sx_sym *s)
+static const char *sym_name(struct obj *o, const struct sbpf_elf_sym *s)
 {
 	const char *name;
 	size_t len;
 	if (!o->symtab || o->symtab->link >= o->e.nsh ||
-	    sx_string(&o->e, &o->e.sh[o->symtab->link], s->name, NAME_MAX_, &name, &len))
+	    sbpf_elf_string(&o->e, &o->e.sh[o->symtab->link], s->name, NAME_MAX_, &name, &len))
 		return NULL;
 	return name;
 }
@@ -131,11 +129,12 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 
 static int open_obj(struct obj *o)
 {
-	struct sx_ehdr h;
+	struct sbpf_elf_ehdr h;
 	const uint8_t *bytes = o->e.bytes;
 	size_t size = o->e.size;
-	if (sx_read_ehdr(bytes, size, &h) || h.ident[4] != 2 || h.ident[5] != 1 || h.type != 1 ||
-	    h.machine != 247 || h.shentsize != 64 || !h.shnum || h.shstrndx >= h.shnum)
+	if (sbpf_elf_read_ehdr(bytes, size, &h) || h.ident[EI_CLASS] != ELFCLASS64 ||
+	    h.ident[EI_DATA] != ELFDATA2LSB || h.type != ET_REL || h.machine != EM_BPF ||
+	    h.shentsize != sizeof(Elf64_Shdr) || !h.shnum || h.shstrndx >= h.shnum)
 		return oerr(o, "not a 64-bit little-endian eBPF relocatable object");
 	o->e.eh = h;
 	o->e.nsh = h.shnum;
@@ -146,9 +145,9 @@ static int open_obj(struct obj *o)
 	if (!o->e.sh || !o->base || !o->place || !o->debug)
 		return err_set(-ENOMEM, "%s: out of memory", o->name);
 	for (size_t i = 0; i < h.shnum; i++) {
-		if (sx_read_shdr(bytes, size, h.shoff + i * 64, &o->e.sh[i]))
+		if (sbpf_elf_read_shdr(bytes, size, h.shoff + i * sizeof(Elf64_Shdr), &o->e.sh[i]))
 			return oerr(o, "section header %zu runs past the end of the file", i);
-		if (o->e.sh[i].type == SHT_SYMTAB_ && !o->symtab)
+		if (o->e.sh[i].type == SHT_SYMTAB && !o->symtab)
 			o->symtab = &o->e.sh[i];
 	}
 	o->e.shstrtab = &o->e.sh[h.shstrndx];
@@ -184,17 +183,17 @@ static int debug_section(struct link *l, const char *name, uint32_t *idx)
 
 static int place_section(struct link *l, struct obj *o, size_t i)
 {
-	const struct sx_shdr *s = &o->e.sh[i];
+	const struct sbpf_elf_shdr *s = &o->e.sh[i];
 	const char *name = sec_name(o, s);
-	if (!(s->flags & SHF_ALLOC_)) {
-		if (!l->debug || !starts(name, ".debug_") || s->type != SHT_PROGBITS_ || !s->size)
+	if (!(s->flags & SHF_ALLOC)) {
+		if (!l->debug || !starts(name, ".debug_") || s->type != SHT_PROGBITS || !s->size)
 			return 0;
 		if (s->offset > o->e.size || s->size > o->e.size - s->offset)
 			return oerr(o, "section %s runs past the end of the file", name);
-		if (l->dynamic && strlen(name) > SX_SECTION_NAME_MAX)
+		if (l->dynamic && strlen(name) > SBPF_ELF_SECTION_NAME_MAX)
 			return oerr(o, "%s: v0's loader reads section names of at most %d bytes "
 				       "(compile with -gdwarf-4, or link with --no-debug)",
-				    name, SX_SECTION_NAME_MAX);
+				    name, SBPF_ELF_SECTION_NAME_MAX);
 		uint32_t d;
 		int rc = debug_section(l, name, &d);
 		if (rc == -E2BIG)
@@ -213,18 +212,18 @@ static int place_section(struct link *l, struct obj *o, size_t i)
 	}
 	if (!s->size)
 		return 0;
-	if (s->type == SHT_NOBITS_)
-		return s->flags & SHF_WRITE_ ? oerr(o, "WritableSectionNotSupported(\"%s\")", name)
+	if (s->type == SHT_NOBITS)
+		return s->flags & SHF_WRITE ? oerr(o, "WritableSectionNotSupported(\"%s\")", name)
 					     : oerr(o, "section %s has no contents in the file", name);
 	if (s->offset > o->e.size || s->size > o->e.size - s->offset || s->addralign > 4096)
 		return oerr(o, "section %s runs past the end of the file", name);
-	if (s->flags & SHF_EXECINSTR_) {
-		if (s->type != SHT_PROGBITS_ || s->size % 8)
+	if (s->flags & SHF_EXECINSTR) {
+		if (s->type != SHT_PROGBITS || s->size % 8)
 			return oerr(o, "executable section %s is not whole instructions", name);
 		o->place[i] = P_TEXT;
 		o->base[i] = l->text_len;
 		l->text_len += s->size;
-	} else if (s->flags & SHF_WRITE_ && !starts(name, ".data.rel.ro")) {
+	} else if (s->flags & SHF_WRITE && !starts(name, ".data.rel.ro")) {
 		return oerr(o, "WritableSectionNotSupported(\"%s\")", name);
 	} else {
 		l->ro_len = align_up(l->ro_len, s->addralign);
@@ -263,7 +262,7 @@ static int place_sections(struct link *l)
 	for (size_t k = 0; k < l->nobjs; k++) {
 		struct obj *o = &l->objs[k];
 		for (size_t i = 0; i < o->e.nsh; i++) {
-			const struct sx_shdr *s = &o->e.sh[i];
+			const struct sbpf_elf_shdr *s = &o->e.sh[i];
 			uint8_t *to = o->place[i] == P_TEXT  ? l->text
 				      : o->place[i] == P_RO  ? l->ro
 				      : o->place[i] == P_DEBUG ? l->out->debug.v[o->debug[i]].bytes
@@ -289,17 +288,18 @@ static int collect_globals(struct link *l)
 		struct obj *o = &l->objs[k];
 		if (!o->symtab)
 			continue;
-		for (uint64_t n = 0; n < o->symtab->size / 24; n++) {
-			struct sx_sym s;
-			if (sx_read_sym(o->e.bytes, o->e.size, o->symtab->offset + n * 24, &s))
+		for (uint64_t n = 0; n < o->symtab->size / sizeof(Elf64_Sym); n++) {
+			struct sbpf_elf_sym s;
+			if (sbpf_elf_read_sym(o->e.bytes, o->e.size,
+					      o->symtab->offset + n * sizeof(Elf64_Sym), &s))
 				return oerr(o, "symbol table runs past the end of the file");
 			unsigned bind = s.info >> 4;
-			if ((bind != STB_GLOBAL_ && bind != STB_WEAK_) || s.shndx == SHN_UNDEF_)
+			if ((bind != STB_GLOBAL && bind != STB_WEAK) || s.shndx == SHN_UNDEF)
 				continue;
 			const char *name = sym_name(o, &s);
 			if (!name || !*name)
 				return oerr(o, "global symbol %llu has no name", (unsigned long long)n);
-			if (s.shndx == SHN_COMMON_)
+			if (s.shndx == SHN_COMMON)
 				return oerr(o, "WritableSectionNotSupported(\"COMMON\") for \"%s\"", name);
 			struct global *g = vec_push(&l->globals);
 			if (!g)
@@ -317,7 +317,7 @@ static int collect_globals(struct link *l)
 			l->globals.v[kept++] = *g;
 			continue;
 		}
-		bool prev_weak = prev->sym.info >> 4 == STB_WEAK_, weak = g->sym.info >> 4 == STB_WEAK_;
+		bool prev_weak = prev->sym.info >> 4 == STB_WEAK, weak = g->sym.info >> 4 == STB_WEAK;
 		if (!prev_weak && !weak)
 			return oerr(&l->objs[g->obj], "duplicate symbol \"%s\" (also defined in %s)",
 				    g->name, l->objs[prev->obj].name);
@@ -348,13 +348,14 @@ static int resolve(struct link *l, uint32_t k, uint32_t idx, struct target *t)
 {
 	struct obj *o = &l->objs[k];
 	memset(t, 0, sizeof(*t));
-	if (!o->symtab || idx >= o->symtab->size / 24 ||
-	    sx_read_sym(o->e.bytes, o->e.size, o->symtab->offset + idx * 24ull, &t->sym))
+	if (!o->symtab || idx >= o->symtab->size / sizeof(Elf64_Sym) ||
+	    sbpf_elf_read_sym(o->e.bytes, o->e.size, o->symtab->offset + idx * sizeof(Elf64_Sym),
+			      &t->sym))
 		return oerr(o, "UnknownSymbol(%u)", idx);
 	t->name = sym_name(o, &t->sym);
 	t->obj = k;
 	/* a global, defined here or not, is the one definition the link chose */
-	if (t->sym.shndx == SHN_UNDEF_ || t->sym.info >> 4 != STB_LOCAL_) {
+	if (t->sym.shndx == SHN_UNDEF || t->sym.info >> 4 != STB_LOCAL) {
 		const struct global *g = t->name && *t->name ? find_global(l, t->name) : NULL;
 		if (!g)
 			return 0;
@@ -362,9 +363,9 @@ static int resolve(struct link *l, uint32_t k, uint32_t idx, struct target *t)
 		t->sym = g->sym;
 		o = &l->objs[g->obj];
 	}
-	if (t->sym.shndx < SHN_LORESERVE_ && t->sym.shndx < o->e.nsh)
+	if (t->sym.shndx < SHN_LORESERVE && t->sym.shndx < o->e.nsh)
 		t->place = o->place[t->sym.shndx];
-	t->global = t->sym.info >> 4 != STB_LOCAL_ && (t->sym.info & 0xf) != STT_SECTION_ &&
+	t->global = t->sym.info >> 4 != STB_LOCAL && (t->sym.info & 0xf) != STT_SECTION &&
 		    t->name && *t->name;
 	return 0;
 }
@@ -419,7 +420,7 @@ static int syscall_dynsym(struct link *l, const char *name, uint32_t *idx)
 			*idx = (uint32_t)i + 1;
 			return 0;
 		}
-	return add_dynsym(l, name, STT_NOTYPE_, SBPF_DYN_UNDEF, 0, 0, idx);
+	return add_dynsym(l, name, STT_NOTYPE, SBPF_DYN_UNDEF, 0, 0, idx);
 }
 
 static int reloc_call(struct link *l, struct obj *o, const struct target *t, uint8_t *at,
@@ -461,7 +462,7 @@ static int reloc_lddw(struct link *l, const struct target *t, uint8_t *at, uint6
 	struct global *g = l->dynamic && t->global && addend >= 0 ? find_global(l, t->name) : NULL;
 	if (g) {
 		const struct target def = { .place = t->place, .obj = g->obj, .sym = g->sym };
-		uint8_t type = (g->sym.info & 0xf) == STT_FUNC_ ? STT_FUNC_ : STT_OBJECT_;
+		uint8_t type = (g->sym.info & 0xf) == STT_FUNC ? STT_FUNC : STT_OBJECT;
 		int rc = g->dynsym ? 0
 				   : add_dynsym(l, g->name, type,
 						t->place == P_TEXT ? SBPF_DYN_TEXT : SBPF_DYN_RODATA,
@@ -540,7 +541,7 @@ static int apply_one(struct link *l, uint32_t k, size_t sec, uint64_t off, uint3
 		     uint32_t sym)
 {
 	struct obj *o = &l->objs[k];
-	const struct sx_shdr *s = &o->e.sh[sec];
+	const struct sbpf_elf_shdr *s = &o->e.sh[sec];
 	uint8_t place = o->place[sec];
 	unsigned width = reloc_width(type);
 	if (type == R_BPF_NONE)
@@ -583,8 +584,8 @@ static int apply_relocations(struct link *l)
 	for (uint32_t k = 0; k < l->nobjs; k++) {
 		struct obj *o = &l->objs[k];
 		for (size_t i = 0; i < o->e.nsh; i++) {
-			const struct sx_shdr *r = &o->e.sh[i];
-			if (r->type != SHT_REL_ || r->info >= o->e.nsh || o->place[r->info] == P_NONE)
+			const struct sbpf_elf_shdr *r = &o->e.sh[i];
+			if (r->type != SHT_REL || r->info >= o->e.nsh || o->place[r->info] == P_NONE)
 				continue;
 			if (r->link >= o->e.nsh || &o->e.sh[r->link] != o->symtab)
 				return oerr(o, "relocation section %s has no symbol table",
@@ -635,12 +636,13 @@ static int collect_functions(struct link *l)
 	size_t cap = 0;
 	for (uint32_t k = 0; k < l->nobjs; k++) {
 		struct obj *o = &l->objs[k];
-		for (uint64_t n = 0; o->symtab && n < o->symtab->size / 24; n++) {
+		for (uint64_t n = 0; o->symtab && n < o->symtab->size / sizeof(Elf64_Sym); n++) {
 			struct target t = { .obj = k };
-			if (sx_read_sym(o->e.bytes, o->e.size, o->symtab->offset + n * 24, &t.sym))
+			if (sbpf_elf_read_sym(o->e.bytes, o->e.size,
+					      o->symtab->offset + n * sizeof(Elf64_Sym), &t.sym))
 				break;
 			const char *name = sym_name(o, &t.sym);
-			if ((t.sym.info & 0xf) != STT_FUNC_ || !name || t.sym.shndx >= o->e.nsh ||
+			if ((t.sym.info & 0xf) != STT_FUNC || !name || t.sym.shndx >= o->e.nsh ||
 			    o->place[t.sym.shndx] != P_TEXT)
 				continue;
 			t.place = P_TEXT;
@@ -667,7 +669,7 @@ static int collect_functions(struct link *l)
 		return 0;
 	struct global *g = find_global(l, "entrypoint");
 	return g->dynsym ? 0
-			 : add_dynsym(l, "entrypoint", STT_FUNC_, SBPF_DYN_TEXT,
+			 : add_dynsym(l, "entrypoint", STT_FUNC, SBPF_DYN_TEXT,
 				      file_addr(l, target_vm(l, &t)), t.sym.size, &g->dynsym);
 }
 

@@ -7,6 +7,7 @@
  */
 #include "sbpf/program.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,13 +18,12 @@
 #include "base/err.h"
 #include "base/file.h"
 #include "sbpf/elf_parse.h"
-#include "sbpf/link.h"
+#include "sbpf/link_internal.h"
 #include "sbpf/syscall.h"
 #include "sbpf/vm.h"
 
-enum { EM_BPF_ = 247, EM_SBPF_ = 263, ET_REL_ = 1, ET_DYN_ = 3, PT_LOAD_ = 1, PF_X_ = 1, PF_R_ = 4 };
-enum { SHF_WRITE_ = 1, SHF_ALLOC_ = 2, SHT_NOBITS_ = 8, STT_FUNC_ = 2 };
-enum { R_NONE = 0, R_64_64 = 1, R_RELATIVE = 8, R_64_32 = 10 };
+/* e_machine of the files of sBPF v3 on (solana-sbpf's EM_SBPF), which <elf.h> lacks. */
+enum { SBPF_EM_SBPF = 263 };
 
 struct ctx {
 	const char *name;
@@ -44,14 +44,14 @@ static int lerr(const struct ctx *c, const char *fmt, ...)
 }
 
 /* A parser failure as the loader reports it (the reference's From<ElfParserError>). */
-static int parse_err(const struct ctx *c, const struct sx_elf *e, enum sx_err err)
+static int parse_err(const struct ctx *c, const struct sbpf_elf *e, enum sbpf_elf_err err)
 {
 	char buf[1200];
-	if (err == SX_INVALID_PROGRAM_HEADER)
+	if (err == SBPF_ELF_INVALID_PROGRAM_HEADER)
 		return lerr(c, "InvalidProgramHeader");
-	if (err == SX_OUT_OF_BOUNDS)
+	if (err == SBPF_ELF_OUT_OF_BOUNDS)
 		return lerr(c, "ValueOutOfBounds");
-	sx_err_format(e, err, buf, sizeof(buf));
+	sbpf_elf_err_format(e, err, buf, sizeof(buf));
 	return lerr(c, "FailedToParse(%s)", buf);
 }
 
@@ -67,32 +67,32 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 
 /* ---- lenient (v0-v2) ---- */
 
-static int validate(struct ctx *c, struct sx_elf *e, const struct sx_shdr **text)
+static int validate(struct ctx *c, struct sbpf_elf *e, const struct sbpf_elf_shdr **text)
 {
-	const struct sx_ehdr *h = &e->eh;
-	if (h->ident[4] != 2)
+	const struct sbpf_elf_ehdr *h = &e->eh;
+	if (h->ident[EI_CLASS] != ELFCLASS64)
 		return lerr(c, "WrongClass");
-	if (h->ident[5] != 1)
+	if (h->ident[EI_DATA] != ELFDATA2LSB)
 		return lerr(c, "WrongEndianess");
-	if (h->ident[7] != 0)
+	if (h->ident[EI_OSABI] != ELFOSABI_NONE)
 		return lerr(c, "WrongAbi");
-	if (h->machine != EM_BPF_ && h->machine != EM_SBPF_)
+	if (h->machine != EM_BPF && h->machine != SBPF_EM_SBPF)
 		return lerr(c, "WrongMachine");
-	if (h->type != ET_DYN_)
+	if (h->type != ET_DYN)
 		return lerr(c, "WrongType");
 	size_t ntext = 0;
 	for (size_t i = 0; i < e->nsh; i++)
-		if (sx_section_is(e, &e->sh[i], ".text"))
+		if (sbpf_elf_section_is(e, &e->sh[i], ".text"))
 			ntext++, *text = &e->sh[i];
 	if (ntext != 1)
 		return lerr(c, "NotOneTextSection");
 	for (size_t i = 0; i < e->nsh; i++) {
-		const struct sx_shdr *s = &e->sh[i];
+		const struct sbpf_elf_shdr *s = &e->sh[i];
 		const char *name;
 		size_t len;
-		if (sx_section_name(e, s, &name, &len))
+		if (sbpf_elf_section_name(e, s, &name, &len))
 			continue;
-		bool writable = (s->flags & (SHF_ALLOC_ | SHF_WRITE_)) == (SHF_ALLOC_ | SHF_WRITE_);
+		bool writable = (s->flags & (SHF_ALLOC | SHF_WRITE)) == (SHF_ALLOC | SHF_WRITE);
 		if (!strncmp(name, ".bss", 4) ||
 		    (writable && !strncmp(name, ".data", 5) && strncmp(name, ".data.rel", 9)))
 			return lerr(c, "WritableSectionNotSupported(\"%s\")", name);
@@ -161,21 +161,21 @@ static int fix_relative_calls(struct ctx *c, uint8_t *text, uint64_t len)
 	return 0;
 }
 
-static int get_dynsym(struct ctx *c, struct sx_elf *e, uint32_t idx, struct sx_sym *s)
+static int get_dynsym(struct ctx *c, struct sbpf_elf *e, uint32_t idx, struct sbpf_elf_sym *s)
 {
 	if (!e->has_dynsym || idx >= e->dynsym_count ||
-	    sx_read_sym(e->bytes, e->size, e->dynsym_off + (uint64_t)idx * 24, s))
+	    sbpf_elf_read_sym(e->bytes, e->size, e->dynsym_off + idx * sizeof(Elf64_Sym), s))
 		return lerr(c, "UnknownSymbol(%u)", idx);
 	return 0;
 }
 
-static int reloc_64_64(struct ctx *c, struct sx_elf *e, uint8_t *img, uint64_t off, uint32_t sym)
+static int reloc_64_64(struct ctx *c, struct sbpf_elf *e, uint8_t *img, uint64_t off, uint32_t sym)
 {
 	uint64_t imm = sat_add(off, 4);
 	if (!in_range(imm, 4, e->size))
 		return lerr(c, "ValueOutOfBounds");
 	uint64_t refd = get_u32(img + imm);
-	struct sx_sym s;
+	struct sbpf_elf_sym s;
 	int rc = get_dynsym(c, e, sym, &s);
 	if (rc)
 		return rc;
@@ -189,11 +189,11 @@ static int reloc_64_64(struct ctx *c, struct sx_elf *e, uint8_t *img, uint64_t o
 	return 0;
 }
 
-static int reloc_relative(struct ctx *c, struct sx_elf *e, uint8_t *img, uint64_t off,
-			  const struct sx_shdr *text)
+static int reloc_relative(struct ctx *c, struct sbpf_elf *e, uint8_t *img, uint64_t off,
+			  const struct sbpf_elf_shdr *text)
 {
 	uint64_t imm = sat_add(off, 4);
-	bool in_text = text->type != SHT_NOBITS_ && off >= text->offset &&
+	bool in_text = text->type != SHT_NOBITS && off >= text->offset &&
 		       off < sat_add(text->offset, text->size);
 	if (in_text) {
 		/* lddw: the address is split over the two slots' immediates */
@@ -220,19 +220,20 @@ static int reloc_relative(struct ctx *c, struct sx_elf *e, uint8_t *img, uint64_
 	return 0;
 }
 
-static int reloc_64_32(struct ctx *c, struct sx_elf *e, uint8_t *img, uint64_t off, uint32_t sym,
-		       const struct sx_shdr *text)
+static int reloc_64_32(struct ctx *c, struct sbpf_elf *e, uint8_t *img, uint64_t off, uint32_t sym,
+		       const struct sbpf_elf_shdr *text)
 {
-	struct sx_sym s;
+	struct sbpf_elf_sym s;
 	int rc = get_dynsym(c, e, sym, &s);
 	if (rc)
 		return rc;
 	const char *name;
 	size_t len;
-	if (!e->dynstr || sx_string(e, e->dynstr, s.name, SX_SYMBOL_NAME_MAX, &name, &len))
+	if (!e->dynstr ||
+	    sbpf_elf_string(e, e->dynstr, s.name, SBPF_ELF_SYMBOL_NAME_MAX, &name, &len))
 		return lerr(c, "UnknownSymbol(%u)", s.name);
 	uint32_t key;
-	if ((s.info & 0xf) == STT_FUNC_ && s.value) {
+	if ((s.info & 0xf) == STT_FUNC && s.value) {
 		if (s.value < text->addr || s.value >= sat_add(text->addr, text->size))
 			return lerr(c, "ValueOutOfBounds");
 		if ((rc = register_hashed(c, name, (s.value - text->addr) / 8, &key)))
@@ -250,9 +251,10 @@ static int reloc_64_32(struct ctx *c, struct sx_elf *e, uint8_t *img, uint64_t o
 	return 0;
 }
 
-static int relocate(struct ctx *c, struct sx_elf *e, uint8_t *img, const struct sx_shdr *text)
+static int relocate(struct ctx *c, struct sbpf_elf *e, uint8_t *img,
+		    const struct sbpf_elf_shdr *text)
 {
-	uint64_t tlen = text->type == SHT_NOBITS_ ? 0 : text->size;
+	uint64_t tlen = text->type == SHT_NOBITS ? 0 : text->size;
 	if (!in_range(text->offset, tlen, e->size))
 		return lerr(c, "ValueOutOfBounds");
 	int rc = fix_relative_calls(c, img + text->offset, tlen);
@@ -266,9 +268,9 @@ static int relocate(struct ctx *c, struct sx_elf *e, uint8_t *img, const struct 
 			return lerr(c, "ValueOutOfBounds");
 		uint32_t type = (uint32_t)info, sym = (uint32_t)(info >> 32);
 		switch (type) {
-		case R_64_64: rc = reloc_64_64(c, e, img, off, sym); break;
-		case R_RELATIVE: rc = reloc_relative(c, e, img, off, text); break;
-		case R_64_32: rc = reloc_64_32(c, e, img, off, sym, text); break;
+		case SBPF_R_64_64: rc = reloc_64_64(c, e, img, off, sym); break;
+		case SBPF_R_RELATIVE: rc = reloc_relative(c, e, img, off, text); break;
+		case SBPF_R_64_32: rc = reloc_64_32(c, e, img, off, sym, text); break;
 		default: rc = lerr(c, "UnknownRelocation(%u)", type);
 		}
 		if (rc)
@@ -277,10 +279,10 @@ static int relocate(struct ctx *c, struct sx_elf *e, uint8_t *img, const struct 
 	return 0;
 }
 
-static bool is_ro_name(struct sx_elf *e, const struct sx_shdr *s)
+static bool is_ro_name(struct sbpf_elf *e, const struct sbpf_elf_shdr *s)
 {
-	return sx_section_is(e, s, ".text") || sx_section_is(e, s, ".rodata") ||
-	       sx_section_is(e, s, ".data.rel.ro") || sx_section_is(e, s, ".eh_frame");
+	return sbpf_elf_section_is(e, s, ".text") || sbpf_elf_section_is(e, s, ".rodata") ||
+	       sbpf_elf_section_is(e, s, ".data.rel.ro") || sbpf_elf_section_is(e, s, ".eh_frame");
 }
 
 /*
@@ -288,12 +290,12 @@ static bool is_ro_name(struct sx_elf *e, const struct sx_shdr *s)
  * from address 0x1_0000_0000 to the end of the highest read-only section, zero except for
  * the read-only sections copied to their addresses.
  */
-static int build_ro(struct ctx *c, struct sx_elf *e, const uint8_t *img)
+static int build_ro(struct ctx *c, struct sbpf_elf *e, const uint8_t *img)
 {
 	uint64_t lowest = UINT64_MAX, highest = 0, fill = 0;
 	bool invalid_offsets = false;
 	for (size_t i = 0; i < e->nsh; i++) {
-		const struct sx_shdr *s = &e->sh[i];
+		const struct sbpf_elf_shdr *s = &e->sh[i];
 		if (!is_ro_name(e, s))
 			continue;
 		if (s->addr != s->offset)
@@ -301,8 +303,8 @@ static int build_ro(struct ctx *c, struct sx_elf *e, const uint8_t *img)
 		if ((c->opt->reject_broken_elfs && invalid_offsets) ||
 		    sat_add(s->addr, SBPF_REGION_SIZE) > SBPF_MM_STACK)
 			return lerr(c, "ValueOutOfBounds");
-		uint64_t len = s->type == SHT_NOBITS_ ? 0 : s->size;
-		if (s->type != SHT_NOBITS_ && !in_range(s->offset, len, e->size))
+		uint64_t len = s->type == SHT_NOBITS ? 0 : s->size;
+		if (s->type != SHT_NOBITS && !in_range(s->offset, len, e->size))
 			return lerr(c, "ValueOutOfBounds");
 		if (s->addr < lowest)
 			lowest = s->addr;
@@ -318,8 +320,8 @@ static int build_ro(struct ctx *c, struct sx_elf *e, const uint8_t *img)
 	if (!buf)
 		return err_set(-ENOMEM, "%s: out of memory", c->name);
 	for (size_t i = 0; i < e->nsh; i++) {
-		const struct sx_shdr *s = &e->sh[i];
-		if (is_ro_name(e, s) && s->type != SHT_NOBITS_ && s->size)
+		const struct sbpf_elf_shdr *s = &e->sh[i];
+		if (is_ro_name(e, s) && s->type != SHT_NOBITS && s->size)
 			memcpy(buf + s->addr, img + s->offset, s->size);
 	}
 	c->p->ro_owned = buf;
@@ -331,10 +333,10 @@ static int build_ro(struct ctx *c, struct sx_elf *e, const uint8_t *img)
 
 static int load_lenient(struct ctx *c, const uint8_t *bytes, size_t size)
 {
-	struct sx_elf e;
-	enum sx_err perr = sx_parse(bytes, size, &e);
+	struct sbpf_elf e;
+	enum sbpf_elf_err perr = sbpf_elf_parse(bytes, size, &e);
 	int rc = perr ? parse_err(c, &e, perr) : 0;
-	const struct sx_shdr *text = NULL;
+	const struct sbpf_elf_shdr *text = NULL;
 	if (!rc)
 		rc = validate(c, &e, &text);
 	if (!rc && (sat_add(text->addr, SBPF_REGION_SIZE) >= SBPF_MM_STACK ||
@@ -360,31 +362,33 @@ static int load_lenient(struct ctx *c, const uint8_t *bytes, size_t size)
 	if (!rc)
 		rc = build_ro(c, &e, p->image);
 	if (!rc) {
-		p->text_len = text->type == SHT_NOBITS_ ? 0 : text->size;
+		p->text_len = text->type == SHT_NOBITS ? 0 : text->size;
 		p->text = p->ro + text->addr;
 		p->text_vaddr = text->addr + SBPF_REGION_SIZE;
 	}
-	sx_free(&e);
+	sbpf_elf_free(&e);
 	return rc;
 }
 
 /* ---- strict (v3+) ---- */
 
-static bool strict_header_ok(const struct sx_ehdr *h, size_t size)
+static bool strict_header_ok(const struct sbpf_elf_ehdr *h, size_t size)
 {
 	static const uint8_t pad[7];
-	uint64_t ph_end = 64 + 56ull * h->phnum;
-	return !memcmp(h->ident, "\x7f" "ELF", 4) && h->ident[4] == 2 && h->ident[5] == 1 &&
-	       h->ident[6] == 1 && h->ident[7] == 0 && h->ident[8] == 0 &&
-	       !memcmp(h->ident + 9, pad, 7) && h->machine == EM_BPF_ && h->version == 1 &&
-	       h->phoff == 64 && h->ehsize == 64 && h->phentsize == 56 && h->phnum &&
+	uint64_t ph_end = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr) * h->phnum;
+	return !memcmp(h->ident, ELFMAG, SELFMAG) && h->ident[EI_CLASS] == ELFCLASS64 &&
+	       h->ident[EI_DATA] == ELFDATA2LSB && h->ident[EI_VERSION] == EV_CURRENT &&
+	       h->ident[EI_OSABI] == ELFOSABI_NONE && h->ident[EI_ABIVERSION] == 0 &&
+	       !memcmp(h->ident + EI_PAD, pad, sizeof(pad)) && h->machine == EM_BPF &&
+	       h->version == EV_CURRENT && h->phoff == sizeof(Elf64_Ehdr) &&
+	       h->ehsize == sizeof(Elf64_Ehdr) && h->phentsize == sizeof(Elf64_Phdr) && h->phnum &&
 	       ph_end <= size;
 }
 
-static bool strict_phdr_ok(const struct sx_phdr *ph, uint32_t flags, uint64_t vaddr,
+static bool strict_phdr_ok(const struct sbpf_elf_phdr *ph, uint32_t flags, uint64_t vaddr,
 			   uint64_t expected_off, size_t size)
 {
-	return ph->type == PT_LOAD_ && ph->flags == flags && ph->offset == expected_off &&
+	return ph->type == PT_LOAD && ph->flags == flags && ph->offset == expected_off &&
 	       ph->offset < size && ph->offset % 8 == 0 && ph->vaddr == vaddr &&
 	       ph->paddr == vaddr && ph->filesz == ph->memsz && ph->filesz <= size - ph->offset &&
 	       ph->filesz % 8 == 0 && ph->memsz < SBPF_REGION_SIZE;
@@ -392,29 +396,30 @@ static bool strict_phdr_ok(const struct sx_phdr *ph, uint32_t flags, uint64_t va
 
 static int load_strict(struct ctx *c, const uint8_t *bytes, size_t size)
 {
-	struct sx_ehdr h;
-	struct sx_elf none = { 0 };
-	enum sx_err perr = sx_read_ehdr(bytes, size, &h);
+	struct sbpf_elf_ehdr h;
+	struct sbpf_elf none = { 0 };
+	enum sbpf_elf_err perr = sbpf_elf_read_ehdr(bytes, size, &h);
 	if (perr)
 		return parse_err(c, &none, perr);
 	if (!strict_header_ok(&h, size))
 		return lerr(c, "FailedToParse(InvalidFileHeader)");
-	struct sx_phdr ph[2];
-	sx_read_phdr(bytes, size, 64, &ph[0]);
-	bool skip_rodata = ph[0].flags != PF_R_;
+	struct sbpf_elf_phdr ph[2];
+	sbpf_elf_read_phdr(bytes, size, sizeof(Elf64_Ehdr), &ph[0]);
+	bool skip_rodata = ph[0].flags != PF_R;
 	if (!skip_rodata && h.phnum < 2)
 		return lerr(c, "FailedToParse(InvalidFileHeader)");
-	static const uint32_t flags[2] = { PF_R_, PF_X_ };
+	static const uint32_t flags[2] = { PF_R, PF_X };
 	static const uint64_t vaddrs[2] = { SBPF_MM_RODATA, SBPF_MM_BYTECODE };
-	uint64_t expected = 64 + 56ull * h.phnum;
+	uint64_t expected = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr) * h.phnum;
 	size_t first = skip_rodata ? 1 : 0;
 	for (size_t i = 0; i + first < 2 && i < h.phnum; i++) {
-		if (sx_read_phdr(bytes, size, 64 + 56 * i, &ph[i]) ||
+		uint64_t at = sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr) * i;
+		if (sbpf_elf_read_phdr(bytes, size, at, &ph[i]) ||
 		    !strict_phdr_ok(&ph[i], flags[i + first], vaddrs[i + first], expected, size))
 			return lerr(c, "InvalidProgramHeader");
 		expected += ph[i].filesz;
 	}
-	const struct sx_phdr *code = skip_rodata ? &ph[0] : &ph[1];
+	const struct sbpf_elf_phdr *code = skip_rodata ? &ph[0] : &ph[1];
 	uint64_t end = sat_add(h.entry, 7);
 	if (end < code->vaddr || end >= sat_add(code->vaddr, code->memsz) || h.entry % 8)
 		return lerr(c, "FailedToParse(InvalidFileHeader)");
@@ -543,7 +548,7 @@ int sbpf_program_load(const char *name, const uint8_t *bytes, size_t size,
 	p->name = arena_strdup(&p->arena, name);
 	int rc;
 	bool elf = !c.opt->raw && size >= 4 && !memcmp(bytes, "\x7f" "ELF", 4);
-	bool rel = elf && size >= 18 && bytes[16] == ET_REL_ && bytes[17] == 0;
+	bool rel = elf && size >= 18 && bytes[16] == ET_REL && bytes[17] == 0;
 	if (rel) {
 		p->version = c.opt->version == SBPF_VRESERVED ? SBPF_V3 : c.opt->version;
 		rc = sbpf_static_syscalls(p->version)
@@ -560,9 +565,10 @@ int sbpf_program_load(const char *name, const uint8_t *bytes, size_t size,
 	} else {
 		/* The reference reads e_flags before it looks for the ELF magic. */
 		rc = read_version(&c, bytes, size, &p->version);
-		if (!rc)
-			rc = size < 64 ? lerr(&c, "ValueOutOfBounds")
-				       : lerr(&c, "FailedToParse(InvalidFileHeader)");
+		if (!rc && size < sizeof(Elf64_Ehdr))
+			rc = lerr(&c, "ValueOutOfBounds");
+		else if (!rc)
+			rc = lerr(&c, "FailedToParse(InvalidFileHeader)");
 	}
 	char msg[300];
 	if (!rc && sbpf_verify(p->text, p->text_len, p->version, msg, sizeof(msg)))

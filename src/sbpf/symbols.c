@@ -6,6 +6,7 @@
  * starts. Also which syscall a call instruction makes, for profiles that key syscalls by
  * the pc of their call.
  */
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,11 +14,11 @@
 #include "base/vec.h"
 #include "sbpf/elf_parse.h"
 #include "sbpf/isa.h"
-#include "sbpf/link.h"
+#include "sbpf/link_internal.h"
 #include "sbpf/program.h"
 #include "sbpf/syscall.h"
 
-enum { SHT_SYMTAB_ = 2, SHT_DYNSYM_ = 11, SHT_STRTAB_ = 3, STT_FUNC_ = 2, SYMBOL_NAME_MAX = 4096 };
+enum { SYMBOL_NAME_MAX = 4096 };
 
 static int by_pc(const void *a, const void *b)
 {
@@ -27,20 +28,21 @@ static int by_pc(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void add_table(struct sbpf_program *p, struct sx_elf *e, const struct sx_shdr *tab,
+static void add_table(struct sbpf_program *p, struct sbpf_elf *e, const struct sbpf_elf_shdr *tab,
 		      size_t *cap, uint64_t base)
 {
-	if (tab->link >= e->nsh || e->sh[tab->link].type != SHT_STRTAB_)
+	if (tab->link >= e->nsh || e->sh[tab->link].type != SHT_STRTAB)
 		return;
-	const struct sx_shdr *str = &e->sh[tab->link];
-	for (uint64_t off = tab->offset; off + 24 <= tab->offset + tab->size; off += 24) {
-		struct sx_sym s;
+	const struct sbpf_elf_shdr *str = &e->sh[tab->link];
+	for (uint64_t off = tab->offset; off + sizeof(Elf64_Sym) <= tab->offset + tab->size;
+	     off += sizeof(Elf64_Sym)) {
+		struct sbpf_elf_sym s;
 		const char *name;
 		size_t len;
-		if (sx_read_sym(e->bytes, e->size, off, &s))
+		if (sbpf_elf_read_sym(e->bytes, e->size, off, &s))
 			return;
-		if ((s.info & 0xf) != STT_FUNC_ || s.value < base || !s.name ||
-		    sx_string(e, str, s.name, SYMBOL_NAME_MAX, &name, &len) || !len)
+		if ((s.info & 0xf) != STT_FUNC || s.value < base || !s.name ||
+		    sbpf_elf_string(e, str, s.name, SYMBOL_NAME_MAX, &name, &len) || !len)
 			continue;
 		uint64_t pc = (s.value - base) / 8;
 		if (pc >= p->ninsns)
@@ -56,19 +58,19 @@ static void add_table(struct sbpf_program *p, struct sx_elf *e, const struct sx_
 
 void sbpf_collect_symbols(struct sbpf_program *p, const uint8_t *bytes, size_t size)
 {
-	struct sx_elf e = { .bytes = bytes, .size = size };
-	if (sx_read_ehdr(bytes, size, &e.eh) || !e.eh.shnum)
+	struct sbpf_elf e = { .bytes = bytes, .size = size };
+	if (sbpf_elf_read_ehdr(bytes, size, &e.eh) || !e.eh.shnum)
 		return;
 	e.sh = calloc(e.eh.shnum, sizeof(*e.sh));
 	if (!e.sh)
 		return;
 	for (size_t i = 0; i < e.eh.shnum; i++, e.nsh++)
-		if (sx_read_shdr(bytes, size, e.eh.shoff + i * 64, &e.sh[i]))
+		if (sbpf_elf_read_shdr(bytes, size, e.eh.shoff + i * sizeof(Elf64_Shdr), &e.sh[i]))
 			break;
 	uint64_t base = sbpf_strict_elf(p->version) ? p->text_vaddr : p->text_vaddr - SBPF_REGION_SIZE;
 	size_t cap = 0;
 	for (size_t i = 0; i < e.nsh; i++)
-		if (e.sh[i].type == SHT_SYMTAB_ || e.sh[i].type == SHT_DYNSYM_)
+		if (e.sh[i].type == SHT_SYMTAB || e.sh[i].type == SHT_DYNSYM)
 			add_table(p, &e, &e.sh[i], &cap, base);
 	free(e.sh);
 	sbpf_sort_symbols(p);

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <tally/trace.h>
 
-#include "solana/curve25519.h"
+#include "solana/crypto/curve25519.h"
 #include "solana/encoding.h"
 #include "solana/runtime_log.h"
 #include "solana/system_program.h"

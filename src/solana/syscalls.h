@@ -1,7 +1,8 @@
 /*
  * The Solana runtime's syscalls, registered into a VM syscall table (sbpf/syscall.h): the
- * standard set that every program may call, charged as agave charges them, in
- * syscalls_std.c, _rt.c, _sysvar.c, _pda.c and _hash.c.
+ * standard set that every program may call, charged as agave charges them, one part per
+ * file: syscalls_log.c, _memory.c, _return.c, _sysvar.c, _context.c, _pda.c, _hash.c,
+ * _crypto.c, _curve.c and _bn254.c (syscalls.c lists them).
  */
 #ifndef TALLY_SOLANA_SYSCALLS_H
 #define TALLY_SOLANA_SYSCALLS_H
@@ -17,25 +18,39 @@ enum {
 	SOL_SYSCALLS_TEST_LOG = 1u << 0,
 };
 /* Registers the syscalls tally implements (sol_log_ and friends, memory, return data,
- * abort/panic, the heap allocator, sha256 and keccak256), plus the optional ones. */
+ * abort/panic, the heap allocator, sysvars, hashes, curves...), plus the optional ones. */
 int sol_syscalls_standard(struct sbpf_syscalls *s, unsigned flags);
-/* The parts of the standard set in syscalls_rt.c, _sysvar.c, _pda.c and _hash.c. The sysvar
- * part also registers the runtime syscalls tally lacks: most fail when called
+
+/* The parts of the standard set, each registered by the file that implements it. */
+int sol_syscalls_log(struct sbpf_syscalls *s, unsigned flags);
+/* sol_memcpy_, _memmove_, _memset_, _memcmp_ and the heap allocator sol_alloc_free_. */
+int sol_syscalls_memory(struct sbpf_syscalls *s);
+/* Return data, abort and sol_panic_. */
+int sol_syscalls_return(struct sbpf_syscalls *s);
+/* The sysvar syscalls; also the runtime syscalls tally lacks: most fail when called
  * (UnsupportedSyscall); those with fn NULL make a program that calls them fail to load. */
-int sol_syscalls_runtime(struct sbpf_syscalls *s);
 int sol_syscalls_sysvars(struct sbpf_syscalls *s);
+/* The stack height, sibling instructions and epoch stake. */
+int sol_syscalls_context(struct sbpf_syscalls *s);
 int sol_syscalls_pda(struct sbpf_syscalls *s);
+/* sol_sha256, sol_keccak256 and sol_poseidon. */
 int sol_syscalls_hash(struct sbpf_syscalls *s);
-/* The stack height, sibling instructions, epoch stake, EpochRewards, LastRestartSlot and
- * sol_get_sysvar (syscalls_misc.c). */
-int sol_syscalls_misc(struct sbpf_syscalls *s);
-/* sol_secp256k1_recover (syscalls_crypto.c). */
+/* sol_secp256k1_recover. */
 int sol_syscalls_crypto(struct sbpf_syscalls *s);
 /* sol_curve_validate_point, sol_curve_group_op, sol_curve_multiscalar_mul on curve25519's
- * Edwards and Ristretto forms (syscalls_curve.c). */
+ * Edwards and Ristretto forms. */
 int sol_syscalls_curve(struct sbpf_syscalls *s);
-/* sol_alt_bn128_group_op and sol_alt_bn128_compression (syscalls_bn254.c). */
+/* sol_alt_bn128_group_op and sol_alt_bn128_compression. */
 int sol_syscalls_bn254(struct sbpf_syscalls *s);
+
+/* One entry of a part's table, and registering a whole table (stops at the first
+ * failure: 0 or sbpf_syscalls_add's error). */
+struct sol_syscall_def {
+	const char *name;
+	sbpf_syscall_fn fn;
+};
+int sol_syscalls_add_all(struct sbpf_syscalls *s, const struct sol_syscall_def *defs, size_t n);
+
 /* What every sol_get_*_sysvar does: charges the runtime's base cost plus one CU per byte,
  * then writes the sysvar's bytes at addr, which must be aligned as the struct is (align).
  * 0, -1 when the budget ran out or addr is unaligned, -EFAULT when addr is not writable. */

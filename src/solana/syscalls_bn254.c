@@ -15,14 +15,14 @@
  * G2's, and compression take exactly their size; the pairing takes whole 192-byte pairs.
  * The result of a pairing check is 1 or 0 as a 32-byte integer in the op's byte order.
  *
- * The arithmetic is in bn254.c.
+ * The arithmetic is in crypto/bn254.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sbpf/vm.h"
-#include "solana/bn254.h"
+#include "solana/crypto/bn254.h"
 #include "solana/syscalls.h"
 
 enum {

@@ -12,13 +12,13 @@
  * BLS12-381 (SIMD-0388), which the runtime also offers through the first two, is not
  * implemented: a call on its curves fails UnsupportedSyscall.
  *
- * The arithmetic (libsodium's, with dalek's rules) is in curve25519.c.
+ * The arithmetic (libsodium's, with dalek's rules) is in crypto/curve25519.c.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "sbpf/vm.h"
-#include "solana/curve25519.h"
+#include "solana/crypto/curve25519.h"
 #include "solana/syscalls.h"
 
 enum {

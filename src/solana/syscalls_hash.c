@@ -7,11 +7,12 @@
  * Ethereum use it), not SHA3-256 (0x06): nettle 3.8 offers only SHA3 proper and its
  * Keccak-f[1600] permutation, so the sponge around that permutation is here.
  *
- * sol_poseidon is agave's SyscallPoseidon over poseidon.c: the parameter set (0, Bn254X5)
- * and the endianness (0 big, 1 little) are checked first, then at most 12 inputs, each a
- * VM error; then poseidon_cost_coefficient_a (61) * n^2 + poseidon_cost_coefficient_c
- * (542) is charged, the result and the inputs are mapped, and an input hashv refuses (not
- * 32 bytes, not below the modulus; no inputs at all) returns 1 with the result untouched.
+ * sol_poseidon is agave's SyscallPoseidon over crypto/poseidon.c: the parameter set
+ * (0, Bn254X5) and the endianness (0 big, 1 little) are checked first, then at most 12
+ * inputs, each a VM error; then poseidon_cost_coefficient_a (61) * n^2 +
+ * poseidon_cost_coefficient_c (542) is charged, the result and the inputs are mapped, and
+ * an input hashv refuses (not 32 bytes, not below the modulus; no inputs at all) returns 1
+ * with the result untouched.
  */
 #include <errno.h>
 #include <nettle/sha3.h>
@@ -21,7 +22,7 @@
 
 #include "sbpf/syscall.h"
 #include "sbpf/vm.h"
-#include "solana/poseidon.h"
+#include "solana/crypto/poseidon.h"
 
 enum {
 	SHA256_BASE_COST = 85,

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "sbpf/vm.h"
-#include "solana/curve25519.h"
+#include "solana/crypto/curve25519.h"
 #include "solana/syscalls.h"
 
 enum { CREATE_PROGRAM_ADDRESS_UNITS = 1500, MAX_SEEDS = 16, MAX_SEED_LEN = 32 };

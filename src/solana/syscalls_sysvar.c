@@ -1,20 +1,37 @@
 /*
- * Sysvar syscalls (sol_get_clock_sysvar, sol_get_rent_sysvar, sol_get_epoch_schedule_sysvar),
- * charged sysvar_base_cost 100 plus the struct's size as agave charges them, and the
- * Solana syscalls tally does not implement: calling one ends the run with
+ * Sysvar syscalls, charged as agave charges them: sol_get_clock_sysvar, _rent_,
+ * _epoch_schedule_, _epoch_rewards_ and sol_get_last_restart_slot (sysvar_base_cost 100
+ * plus the struct's size), and SIMD-0127's sol_get_sysvar, which copies a slice of a
+ * sysvar's account data (its bincode form, not the repr(C) struct the others write). Also
+ * the Solana syscalls tally does not implement: calling one ends the run with
  * UnsupportedSyscall naming it (instead of an anonymous UnsupportedInstruction), or the
  * program is refused at load time.
  *
- * Bare runs see the runtime's default sysvars (syscalls.h) and EpochSchedule::default().
+ * Bare runs see the runtime's default sysvars (syscalls.h) and EpochSchedule::default();
+ * sol_get_sysvar reads a runtime run's own Clock and Rent. The rest are LiteSVM 1.5's:
+ * EpochRewards and LastRestartSlot at their defaults (zero), SlotHashes holding one entry
+ * (the start slot and LiteSVM's first blockhash), an empty StakeHistory.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sbpf/isa.h"
 #include "sbpf/vm.h"
+#include "solana/encoding.h"
+#include "solana/runtime.h"
 #include "solana/syscalls.h"
 
-enum { SYSVAR_BASE_COST = 100 };
+enum {
+	SYSVAR_BASE_COST = 100,
+	CPI_BYTES_PER_UNIT = 250,
+	MEM_OP_BASE_COST = 10,
+	EPOCH_REWARDS_SIZE = 96,  /* repr(C): 81 bytes of fields, u128 alignment */
+	EPOCH_REWARDS_BINCODE = 81,
+	SLOT_HASHES_SIZE = 20488, /* 8-byte length, 512 entries of (slot, hash) */
+	SYSVAR_NOT_FOUND = 2,
+	OFFSET_LENGTH_EXCEEDS_SYSVAR = 1,
+};
 
 int sol_sysvar_copy(struct sbpf_vm *vm, uint64_t addr, const uint8_t *bytes, size_t len,
 		    size_t align)
@@ -119,6 +136,113 @@ static int sys_epoch_schedule(struct sbpf_vm *vm, const uint64_t a[5], uint64_t 
 	return sol_sysvar_copy(vm, a[0], es, sizeof(es), 8);
 }
 
+static int sys_get_epoch_rewards(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	static const uint8_t rewards[EPOCH_REWARDS_SIZE];
+	*ret = 0;
+	return sol_sysvar_copy(vm, a[0], rewards, sizeof(rewards), 16);
+}
+
+static int sys_get_last_restart_slot(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	static const uint8_t slot[8];
+	*ret = 0;
+	return sol_sysvar_copy(vm, a[0], slot, sizeof(slot), 8);
+}
+
+/*
+ * Fills buf (SLOT_HASHES_SIZE bytes) with the account data of the sysvar named id and
+ * returns its length, or 0 for a sysvar the runtime's cache does not hold (Fees,
+ * RecentBlockhashes, SlotHistory, Instructions, anything else).
+ */
+static size_t sysvar_data(struct sbpf_vm *vm, const uint8_t id[32], uint8_t *buf)
+{
+	static const char *const names[] = {
+		"SysvarC1ock11111111111111111111111111111111",
+		SOL_SYSVAR_RENT_ID,
+		"SysvarEpochSchedu1e111111111111111111111111",
+		"SysvarEpochRewards1111111111111111111111111",
+		"SysvarLastRestartS1ot1111111111111111111111",
+		"SysvarS1otHashes111111111111111111111111111",
+		"SysvarStakeHistory1111111111111111111111111",
+	};
+	size_t which = sizeof(names) / sizeof(names[0]);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		uint8_t key[32];
+		if (!sol_base58_decode(names[i], key, sizeof(key)) && !memcmp(key, id, 32))
+			which = i;
+	}
+	const struct sol_invocation *inv = sbpf_vm_user(vm);
+	uint8_t rent[24], schedule[40];
+	memset(buf, 0, SLOT_HASHES_SIZE);
+	switch (which) {
+	case 0:
+		if (inv)
+			memcpy(buf, inv->rt->clock, 40);
+		else
+			sol_default_clock(buf);
+		return 40;
+	case 1: /* bincode: the 17 bytes of fields without repr(C)'s padding */
+		if (inv)
+			memcpy(rent, inv->rt->rent, 24);
+		else
+			sol_default_rent(rent);
+		memcpy(buf, rent, 17);
+		return 17;
+	case 2:
+		sol_default_epoch_schedule(schedule);
+		memcpy(buf, schedule, 17);
+		memcpy(buf + 17, schedule + 24, 16);
+		return 33;
+	case 3:
+		return EPOCH_REWARDS_BINCODE;
+	case 4:
+		return 8;
+	case 5: /* one entry: the start slot and LiteSVM's first blockhash */
+		put64(buf, 1);
+		put64(buf + 8, SOL_DEFAULT_SLOT);
+		memcpy(buf + 16, sol_default_blockhash, 32);
+		return SLOT_HASHES_SIZE;
+	case 6:
+		return 8;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * sol_get_sysvar(id, var, offset, length) -> 0, 1 when [offset, offset + length) is past
+ * the sysvar's data, 2 when the runtime has no such sysvar; charged 100 + 32 / 250 +
+ * max(length / 250, 10) first, then var (not in the input region) and id are translated.
+ */
+static int sys_get_sysvar(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+{
+	*ret = 0;
+	uint64_t buf_cost = a[3] / CPI_BYTES_PER_UNIT;
+	if (sbpf_vm_consume(vm, SYSVAR_BASE_COST + 32 / CPI_BYTES_PER_UNIT +
+				(buf_cost > MEM_OP_BASE_COST ? buf_cost : MEM_OP_BASE_COST)))
+		return -1;
+	if (a[1] >= SBPF_MM_INPUT)
+		return sbpf_vm_syscall_error(vm, "InvalidPointer", "Invalid pointer");
+	uint8_t *var, *id;
+	if (sbpf_vm_map(vm, a[1], a[3], true, &var) || sbpf_vm_map(vm, a[0], 32, false, &id))
+		return -EFAULT;
+	if (a[2] + a[3] < a[2] || a[1] + a[3] < a[1])
+		return sbpf_vm_syscall_error(vm, "ArithmeticOverflow", "Arithmetic overflow");
+	uint8_t *buf = malloc(SLOT_HASHES_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	size_t len = sysvar_data(vm, id, buf);
+	if (!len)
+		*ret = SYSVAR_NOT_FOUND;
+	else if (a[2] + a[3] > len)
+		*ret = OFFSET_LENGTH_EXCEEDS_SYSVAR;
+	else if (a[3])
+		memcpy(var, buf + a[2], a[3]);
+	free(buf);
+	return 0;
+}
+
 static int sys_unsupported(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
 	const char *name = sbpf_vm_current_syscall(vm);
@@ -140,11 +264,15 @@ static const char *const refused[] = {
 
 int sol_syscalls_sysvars(struct sbpf_syscalls *s)
 {
-	int rc = sbpf_syscalls_add(s, "sol_get_clock_sysvar", sys_clock);
-	if (!rc)
-		rc = sbpf_syscalls_add(s, "sol_get_rent_sysvar", sys_rent);
-	if (!rc)
-		rc = sbpf_syscalls_add(s, "sol_get_epoch_schedule_sysvar", sys_epoch_schedule);
+	static const struct sol_syscall_def calls[] = {
+		{ "sol_get_clock_sysvar", sys_clock },
+		{ "sol_get_rent_sysvar", sys_rent },
+		{ "sol_get_epoch_schedule_sysvar", sys_epoch_schedule },
+		{ "sol_get_epoch_rewards_sysvar", sys_get_epoch_rewards },
+		{ "sol_get_last_restart_slot", sys_get_last_restart_slot },
+		{ "sol_get_sysvar", sys_get_sysvar },
+	};
+	int rc = sol_syscalls_add_all(s, calls, sizeof(calls) / sizeof(calls[0]));
 	for (size_t i = 0; !rc && i < sizeof(unsupported) / sizeof(unsupported[0]); i++)
 		rc = sbpf_syscalls_add(s, unsupported[i], sys_unsupported);
 	for (size_t i = 0; !rc && i < sizeof(refused) / sizeof(refused[0]); i++)

@@ -1,7 +1,8 @@
 # Includes follow DESIGN's dependency order (scripts/check-layering.sh), in the tree as it
-# is; and the check itself catches what it is there for: a planted upward include, an
-# include of another module's internal header and a module missing from the order, each
-# in a copy of one source file inside the test's directory.
+# is; and the check itself catches what it is there for: a planted upward include (in a
+# module's folder and in its subfolder), an include of another module's internal header and
+# a module missing from the order, each in a copy of one source file inside the test's
+# directory.
 . tests/lib.sh
 check=$ROOT/scripts/check-layering.sh
 
@@ -23,6 +24,13 @@ out=$("$check" "$TMP/src" 2>&1)
 [[ $? == 1 && "$out" == "$TMP/src/profile/up.c:1: profile includes elf/elf.h" ]] &&
 	pass layering_rejects_upward_include || fail layering_rejects_upward_include "$out"
 rm "$TMP/src/profile/up.c"
+
+mkdir "$TMP/src/profile/part"
+printf '#include "elf/elf.h"\n' >"$TMP/src/profile/part/up.c"
+out=$("$check" "$TMP/src" 2>&1)
+[[ $? == 1 && "$out" == "$TMP/src/profile/part/up.c:1: profile includes elf/elf.h" ]] &&
+	pass layering_checks_a_module_subfolder || fail layering_checks_a_module_subfolder "$out"
+rm -r "$TMP/src/profile/part"
 
 printf '#include "dwarf/dwarf_internal.h"\n' >"$TMP/src/unwind/peek.c"
 out=$("$check" "$TMP/src" 2>&1)

@@ -1,10 +1,10 @@
-# sol_poseidon runs in tally and in LiteSVM, which must agree on the result, the CU, the
-# log and the return data: the program tests/solana/syscalls/poseidon_calls.c, linked by
+# sol_poseidon runs in tally and in LiteSVM, which must agree on the result, the CU, the log
+# and the return data: the program tests/solana/syscalls/poseidon_calls.c, linked by
 # `tally sbpf link`, on the inputs poseidon_cases.py makes (every width from 1 to 12 inputs
 # in both byte orders, the modulus and values past it, no inputs and 13, parameter sets and
 # endiannesses that do not exist, inputs that are not 32 bytes, inputs and results the
-# program may not touch, budgets that run out inside the call). Agreement on every width
-# is what shows that poseidon.c's round constants and MDS matrices are light-poseidon's.
+# program may not touch, budgets that run out inside the call). Agreement on every width is
+# what shows that crypto/poseidon.c's round constants and MDS matrices are light-poseidon's.
 . tests/lib.sh
 . tests/solana/litesvm/oracle.sh
 

@@ -5,8 +5,8 @@
  * event per thread; the counts are summed per provider:name. The same session records a
  * sample at every hit for tally record -e usdt (struct usdt_recorder).
  */
-#ifndef TALLY_PROBES_COUNT_H
-#define TALLY_PROBES_COUNT_H
+#ifndef TALLY_PROBES_SESSION_H
+#define TALLY_PROBES_SESSION_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * links one object in memory for `tally sbpf run OBJECT.o`, `tally sbpf link` links several
  * and writes them (sbpf/linker.h). See link.c and elf_write.c.
  */
-#ifndef TALLY_SBPF_LINK_H
-#define TALLY_SBPF_LINK_H
+#ifndef TALLY_SBPF_LINK_INTERNAL_H
+#define TALLY_SBPF_LINK_INTERNAL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -14,8 +14,8 @@
  * Fp6 = Fp2[v]/(v^3 - xi), Fp12 = Fp6[w]/(w^2 - v) whose modulus and non-residues are
  * parameters (struct bn254_tower), so that another curve of embedding degree 12 can reuse it.
  */
-#ifndef TALLY_SOLANA_BN254_H
-#define TALLY_SOLANA_BN254_H
+#ifndef TALLY_SOLANA_CRYPTO_BN254_H
+#define TALLY_SOLANA_CRYPTO_BN254_H
 
 #include <stdbool.h>
 #include <stddef.h>

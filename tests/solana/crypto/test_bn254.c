@@ -1,9 +1,9 @@
 /*
- * BN254's arithmetic (solana/bn254.c) on properties nobody here chose: the generators
- * (EIP-196/197's G1 (1, 2) and G2) are on their curves and G2's has order r; 2 G1 is the
- * published point; the pairing is bilinear (e(aP, bQ) e(-ab P, Q) = 1) and non-degenerate
- * (e(P, Q) != 1), and e(P, Q) e(-P, Q) = 1; compression round-trips, for both roots.
- * Encodings are arkworks' little-endian ones (bn254.h).
+ * BN254's arithmetic (solana/crypto/bn254.c) on properties nobody here chose: the
+ * generators (EIP-196/197's G1 (1, 2) and G2) are on their curves and G2's has order r;
+ * 2 G1 is the published point; the pairing is bilinear (e(aP, bQ) e(-ab P, Q) = 1) and
+ * non-degenerate (e(P, Q) != 1), and e(P, Q) e(-P, Q) = 1; compression round-trips, for
+ * both roots. Encodings are arkworks' little-endian ones (bn254.h).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "solana/bn254.h"
+#include "solana/crypto/bn254.h"
 
 enum { G1 = SOL_BN254_G1_BYTES, G2 = SOL_BN254_G2_BYTES };
 

@@ -14,7 +14,7 @@
 #include <gmp.h>
 #include <string.h>
 
-#include "solana/bn254.h"
+#include "solana/crypto/bn254.h"
 
 _Static_assert(GMP_NUMB_BITS == 64 && GMP_NAIL_BITS == 0, "the limbs are 64-bit words");
 

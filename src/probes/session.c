@@ -1,13 +1,14 @@
 /*
- * The counting session (see count.h). A command is forked and held on a pipe while its
- * events are opened with enable_on_exec, so counting starts exactly at exec and no hit is
- * missed. perf counts tasks, not processes, and cannot inherit uprobe events (attach.h):
- * every thread and child process is followed with ptrace (follow.c) and gets its own
- * events before it runs; for a running process, every thread it has. Without kernel
- * ref_ctr support the semaphores are raised through /proc/PID/mem: for a command, at its
- * exec stop (the executable is mapped, its libraries not yet). Events whose readers must
- * keep pace with the target (recording, --args reading memory) signal the task, which
- * stops under ptrace until tally has read what the events wrote (see open_recording).
+ * The probe session, counting hits or recording a sample at each (see session.h). A command
+ * is forked and held on a pipe while its events are opened with enable_on_exec, so counting
+ * starts exactly at exec and no hit is missed. perf counts tasks, not processes, and cannot
+ * inherit uprobe events (attach.h): every thread and child process is followed with ptrace
+ * (follow.c) and gets its own events before it runs; for a running process, every thread it
+ * has. Without kernel ref_ctr support the semaphores are raised through /proc/PID/mem: for
+ * a command, at its exec stop (the executable is mapped, its libraries not yet). Events
+ * whose readers must keep pace with the target (recording, --args reading memory) signal
+ * the task, which stops under ptrace until tally has read what the events wrote (see
+ * open_recording).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,8 +30,8 @@
 #include "base/file.h"
 #include "base/vec.h"
 #include "probes/attach.h"
-#include "probes/count.h"
 #include "probes/sample.h"
+#include "probes/session.h"
 
 #define STOP_SIGNAL SIGURG
 

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <sodium.h>
 
-#include "solana/curve25519.h"
+#include "solana/crypto/curve25519.h"
 #include "solana/encoding.h"
 
 static void known_points_are_on_the_curve(void **state)

@@ -4,8 +4,8 @@
  * curve syscalls (curve25519.c says how each is computed). Points and scalars are 32-byte
  * encodings; the operations return 0, or -1 when an input is not a point.
  */
-#ifndef TALLY_SOLANA_CURVE25519_H
-#define TALLY_SOLANA_CURVE25519_H
+#ifndef TALLY_SOLANA_CRYPTO_CURVE25519_H
+#define TALLY_SOLANA_CRYPTO_CURVE25519_H
 
 #include <stdbool.h>
 #include <stdint.h>

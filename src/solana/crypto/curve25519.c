@@ -14,7 +14,7 @@
  * those sol_edwards_mul splits the point into its prime-order and torsion parts (see
  * there). Its Ristretto decoder ignores bit 255, which dalek's refuses.
  */
-#include "solana/curve25519.h"
+#include "solana/crypto/curve25519.h"
 
 #include <sodium.h>
 #include <string.h>

@@ -5,8 +5,8 @@
  * matrix are computed at its first use, from the Poseidon paper's Grain LFSR (poseidon.c),
  * into a process-wide table that is never freed.
  */
-#ifndef TALLY_SOLANA_POSEIDON_H
-#define TALLY_SOLANA_POSEIDON_H
+#ifndef TALLY_SOLANA_CRYPTO_POSEIDON_H
+#define TALLY_SOLANA_CRYPTO_POSEIDON_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,10 +1,10 @@
 /*
- * The logging and memory syscalls, charged as the Solana runtime (agave) charges them with
- * its default execution costs: syscall_base_cost 100, log_64_units 100, log_pubkey_units
- * 100, mem_op_base_cost 10, cpi_bytes_per_unit 250. Log lines are spelled as agave's log
- * collector spells them ("Program log: ...", "Program data: ...").
- *
- * Also the reference VM's test syscall `log` (0 CU), which the conformance ELFs call.
+ * The logging syscalls, charged as the Solana runtime (agave) charges them with its default
+ * execution costs: syscall_base_cost 100, log_64_units 100, log_pubkey_units 100. Log
+ * lines are spelled as agave's log collector spells them ("Program log: ...",
+ * "Program data: ..."); text a program logs must be UTF-8 (sol_check_utf8, which
+ * sol_panic_ uses too). Also the reference VM's test syscall `log` (0 CU), which the
+ * conformance ELFs call.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,14 +20,7 @@ enum {
 	SYSCALL_BASE_COST = 100,
 	LOG_64_UNITS = 100,
 	LOG_PUBKEY_UNITS = 100,
-	MEM_OP_BASE_COST = 10,
-	CPI_BYTES_PER_UNIT = 250,
 };
-
-static uint64_t max_u64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
 
 /* Logs "Program log: " + text, as agave's ic_logger_msg does for sol_log_. */
 static int program_log(struct sbpf_vm *vm, const char *text, size_t len)
@@ -112,7 +105,7 @@ static int sys_test_log(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 static int sys_log(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 {
 	*ret = 0;
-	if (sbpf_vm_consume(vm, max_u64(SYSCALL_BASE_COST, a[1])))
+	if (sbpf_vm_consume(vm, a[1] > SYSCALL_BASE_COST ? a[1] : SYSCALL_BASE_COST))
 		return -1;
 	uint8_t *p;
 	if (sbpf_vm_map(vm, a[0], a[1], false, &p))
@@ -206,117 +199,16 @@ static int sys_log_data(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 	return rc;
 }
 
-static int mem_op_cost(struct sbpf_vm *vm, uint64_t n)
+int sol_syscalls_log(struct sbpf_syscalls *s, unsigned flags)
 {
-	return sbpf_vm_consume(vm, max_u64(MEM_OP_BASE_COST, n / CPI_BYTES_PER_UNIT));
-}
-
-static bool nonoverlapping(uint64_t src, uint64_t dst, uint64_t n)
-{
-	return src > dst ? src - dst >= n : dst - src >= n;
-}
-
-static int sys_memcpy(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
-{
-	*ret = 0;
-	if (mem_op_cost(vm, a[2]))
-		return -1;
-	if (!nonoverlapping(a[1], a[0], a[2]))
-		return sbpf_vm_syscall_error(vm, "CopyOverlapping", "Overlapping copy");
-	uint8_t *dst, *src;
-	if (sbpf_vm_map(vm, a[0], a[2], true, &dst) || sbpf_vm_map(vm, a[1], a[2], false, &src))
-		return -EFAULT;
-	if (a[2])
-		memcpy(dst, src, a[2]);
-	return 0;
-}
-
-static int sys_memmove(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
-{
-	*ret = 0;
-	if (mem_op_cost(vm, a[2]))
-		return -1;
-	uint8_t *dst, *src;
-	if (sbpf_vm_map(vm, a[0], a[2], true, &dst) || sbpf_vm_map(vm, a[1], a[2], false, &src))
-		return -EFAULT;
-	if (a[2])
-		memmove(dst, src, a[2]);
-	return 0;
-}
-
-static int sys_memset(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
-{
-	*ret = 0;
-	if (mem_op_cost(vm, a[2]))
-		return -1;
-	uint8_t *dst;
-	if (sbpf_vm_map(vm, a[0], a[2], true, &dst))
-		return -EFAULT;
-	if (a[2])
-		memset(dst, (int)(uint8_t)a[1], a[2]);
-	return 0;
-}
-
-/* sol_memcmp_(a, b, n, result: *mut i32): the difference of the first differing bytes. */
-static int sys_memcmp(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
-{
-	*ret = 0;
-	if (mem_op_cost(vm, a[2]))
-		return -1;
-	uint8_t *x, *y, *out;
-	if (sbpf_vm_map(vm, a[0], a[2], false, &x) || sbpf_vm_map(vm, a[1], a[2], false, &y))
-		return -EFAULT;
-	if (sbpf_vm_map(vm, a[3], 4, true, &out))
-		return -EFAULT;
-	if (a[3] % 4) /* checked once the i32 maps, as agave's translate_type_mut does */
-		return sbpf_vm_syscall_error(vm, "UnalignedPointer", "Unaligned pointer");
-	int32_t diff = 0;
-	for (uint64_t i = 0; i < a[2]; i++) {
-		if (x[i] != y[i]) {
-			diff = (int32_t)x[i] - (int32_t)y[i];
-			break;
-		}
-	}
-	memcpy(out, &diff, 4);
-	return 0;
-}
-
-int sol_syscalls_standard(struct sbpf_syscalls *s, unsigned flags)
-{
-	static const struct {
-		const char *name;
-		sbpf_syscall_fn fn;
-	} std[] = {
+	static const struct sol_syscall_def calls[] = {
 		{ "sol_log_", sys_log },
 		{ "sol_log_64_", sys_log_64 },
 		{ "sol_log_compute_units_", sys_log_compute_units },
 		{ "sol_log_pubkey", sys_log_pubkey },
 		{ "sol_log_data", sys_log_data },
-		{ "sol_memcpy_", sys_memcpy },
-		{ "sol_memmove_", sys_memmove },
-		{ "sol_memset_", sys_memset },
-		{ "sol_memcmp_", sys_memcmp },
 	};
-	for (size_t i = 0; i < sizeof(std) / sizeof(std[0]); i++) {
-		int rc = sbpf_syscalls_add(s, std[i].name, std[i].fn);
-		if (rc)
-			return rc;
-	}
-	int rc = sol_syscalls_runtime(s);
-	if (!rc)
-		rc = sol_syscalls_sysvars(s);
-	if (!rc)
-		rc = sol_syscalls_pda(s);
-	if (!rc)
-		rc = sol_syscalls_hash(s);
-	if (!rc)
-		rc = sol_syscalls_misc(s);
-	if (!rc)
-		rc = sol_syscalls_crypto(s);
-	if (!rc)
-		rc = sol_syscalls_curve(s);
-	if (!rc)
-		rc = sol_syscalls_bn254(s);
+	int rc = sol_syscalls_add_all(s, calls, sizeof(calls) / sizeof(calls[0]));
 	if (!rc && (flags & SOL_SYSCALLS_TEST_LOG))
 		rc = sbpf_syscalls_add(s, "log", sys_test_log);
 	return rc;

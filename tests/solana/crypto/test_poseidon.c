@@ -1,9 +1,9 @@
 /*
- * Poseidon on BN254 (src/solana/poseidon.c). Oracles: the hashes solana-poseidon's own tests
- * publish (which are circomlib's: Poseidon([1]) is 0x29176100...0133), the paper's shape of
- * the constants ((R_F + R_P) * t round constants below the modulus, a Cauchy matrix
- * 1 / (x_i + y_j) with distinct x's), and properties of any permutation (distinct states
- * map to distinct states, deterministically). Every width against LiteSVM:
+ * Poseidon on BN254 (src/solana/crypto/poseidon.c). Oracles: the hashes solana-poseidon's
+ * own tests publish (which are circomlib's: Poseidon([1]) is 0x29176100...0133), the
+ * paper's shape of the constants ((R_F + R_P) * t round constants below the modulus, a
+ * Cauchy matrix 1 / (x_i + y_j) with distinct x's), and properties of any permutation
+ * (distinct states map to distinct states, deterministically). Every width against LiteSVM:
  * tests/solana/poseidon.test.sh.
  */
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <gmp.h>
 
-#include "solana/poseidon.h"
+#include "solana/crypto/poseidon.h"
 
 static const char MODULUS_HEX[] =
 	"30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001";

@@ -2,8 +2,8 @@
  * The inside of struct prof, shared by the files of src/profile only. Arrays are VECs
  * indexed by id; weights are flat arrays with nmetrics values per node or pc entry.
  */
-#ifndef TALLY_PROFILE_IMPL_H
-#define TALLY_PROFILE_IMPL_H
+#ifndef TALLY_PROFILE_PROF_INTERNAL_H
+#define TALLY_PROFILE_PROF_INTERNAL_H
 
 #include "base/arena.h"
 #include "base/vec.h"

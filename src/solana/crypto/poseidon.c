@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "solana/poseidon.h"
+#include "solana/crypto/poseidon.h"
 
 enum {
 	MIN_WIDTH = 2,

@@ -1,11 +1,10 @@
 /*
- * Runtime syscalls beyond logging, charged as agave charges them with its default execution
- * costs: return data (syscall_base_cost 100, plus a byte cost of 1 CU per
+ * How a program hands a result back or ends, charged as agave charges it with its default
+ * execution costs: return data (syscall_base_cost 100, plus a byte cost of 1 CU per
  * cpi_bytes_per_unit 250 bytes), abort and sol_panic_ (which end the run with the
- * runtime's error names), sol_alloc_free_ (agave's bump allocator over the heap region, no
- * charge). The hashes are in syscalls_hash.c. sol_remaining_compute_units is not here:
- * agave registers it only under remaining_compute_units_syscall_enabled, which LiteSVM 1.5
- * (mainnet's feature set) leaves off, so a program calling it fails there.
+ * runtime's error names). sol_remaining_compute_units is not here: agave registers it only
+ * under remaining_compute_units_syscall_enabled, which LiteSVM 1.5 (mainnet's feature set)
+ * leaves off, so a program calling it fails there.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -91,44 +90,13 @@ static int sys_panic(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
 				     (unsigned long long)a[2], (unsigned long long)a[3]);
 }
 
-/*
- * sol_alloc_free_(size, free_addr): agave's bump allocator. Frees do nothing; allocations
- * are aligned to 8 bytes (agave's BPF_ALIGN_OF_U128) from the heap's start, to 1 under the
- * deprecated loader (unaligned input), and return 0 when the heap is full.
- */
-static int sys_alloc_free(struct sbpf_vm *vm, const uint64_t a[5], uint64_t *ret)
+int sol_syscalls_return(struct sbpf_syscalls *s)
 {
-	*ret = 0;
-	if (a[1])
-		return 0;
-	const struct sol_invocation *inv = sbpf_vm_user(vm);
-	uint64_t align = inv && !inv->input.aligned ? 1 : 8;
-	uint64_t *pos = sbpf_vm_heap_cursor(vm);
-	uint64_t len = sbpf_vm_heap_size(vm);
-	uint64_t start = (*pos + align - 1) & ~(align - 1);
-	if (start < *pos || a[0] > len || start > len - a[0])
-		return 0;
-	*pos = start + a[0];
-	*ret = 0x300000000ull + start;
-	return 0;
-}
-
-int sol_syscalls_runtime(struct sbpf_syscalls *s)
-{
-	static const struct {
-		const char *name;
-		sbpf_syscall_fn fn;
-	} rt[] = {
+	static const struct sol_syscall_def calls[] = {
 		{ "sol_set_return_data", sys_set_return_data },
 		{ "sol_get_return_data", sys_get_return_data },
 		{ "abort", sys_abort },
 		{ "sol_panic_", sys_panic },
-		{ "sol_alloc_free_", sys_alloc_free },
 	};
-	for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
-		int rc = sbpf_syscalls_add(s, rt[i].name, rt[i].fn);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return sol_syscalls_add_all(s, calls, sizeof(calls) / sizeof(calls[0]));
 }
