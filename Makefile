@@ -19,7 +19,7 @@
 #                   tally.so into LUA_CMODDIR (lib/lua/5.4, where Debian's lua5.4 looks
 #                   under /usr/local); make uninstall
 #
-# The Lua 5.4 module build/lua/tally.so (lua/tally.c) is part of `make` when pkg-config
+# The Lua 5.4 module build/lua/tally.so (lua/*.c) is part of `make` when pkg-config
 # finds lua5.4 (liblua5.4-dev); LUA=0 leaves it out.
 #
 # CFLAGS, CPPFLAGS and LDFLAGS (command line or environment) come after the project's own
@@ -78,6 +78,7 @@ UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 # The Lua module links libtally.a in, its symbols kept inside: it exports luaopen_tally only.
 LUA ?= $(if $(shell pkg-config --exists lua5.4 && echo y),1,0)
 LUA_MODULE := $(if $(filter 1,$(LUA)),$(BUILD)/lua/tally.so)
+LUA_SRCS := $(wildcard lua/*.c)
 
 .PHONY: all test check demo deps fuzz fuzz-check clean unit install uninstall
 all: $(BUILD)/tally $(BUILD)/libtally.a $(BUILD)/libtally.so $(BUILD)/$(SONAME) $(LUA_MODULE)
@@ -117,11 +118,11 @@ $(BUILD)/$(SONAME) $(BUILD)/libtally.so: $(BUILD)/libtally.so.$(VERSION)
 $(BUILD)/tally: $(CLI_OBJS) $(BUILD)/libtally.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/libtally.a $(TALLY_LIBS)
 
-$(BUILD)/lua/tally.so: lua/tally.c $(BUILD)/libtally.a
+$(BUILD)/lua/tally.so: $(LUA_SRCS) $(wildcard lua/*.h) $(BUILD)/libtally.a
 	@mkdir -p $(dir $@)
-	@echo "  LUA     $<"
+	@echo "  LUA     $(LUA_SRCS)"
 	@$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags lua5.4) -shared -Wl,--exclude-libs,ALL \
-		$(LDFLAGS_ALL) -o $@ $< $(BUILD)/libtally.a $(LIBS)
+		$(LDFLAGS_ALL) -o $@ $(LUA_SRCS) $(BUILD)/libtally.a $(LIBS)
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libtally.a
 	@mkdir -p $(dir $@)

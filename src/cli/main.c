@@ -110,6 +110,15 @@ static void print_main_help(FILE *f)
 	      "tally is a profiler whose stacks are right: native sampling with its own DWARF\n"
 	      "unwinder, deterministic sBPF profiling, symbolization with inline frames, and\n"
 	      "reports in the formats other tools read.\n\n"
+	      "Quick start (README.md shows the same lines):\n"
+	      "  native       tally record -- ./prog ARGS\n"
+	      "  Python 3.11  tally record -- python3.11 app.py\n"
+	      "  JIT, Node    tally record -- node --perf-basic-prof app.js\n"
+	      "  Go           tally record -- ./goprog\n"
+	      "  Solana sBPF  tally sbpf run fixture.json --flamegraph cu.svg\n"
+	      "  tracepoints  tally probes count -- ./prog ARGS\n"
+	      "tally record writes perf.data: read it with tally report [--tree], tally\n"
+	      "flamegraph -o flame.svg, or tally export -f pprof|speedscope|firefox|folded.\n\n"
 	      "Commands:\n",
 	      f);
 	for (size_t i = 0; commands[i]; i++)
