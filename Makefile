@@ -122,14 +122,15 @@ $(BUILD)/modules.a: $(MODULE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-# --exclude-libs: the static archives linked in (libiberty) keep their names to themselves.
-# -z defs: a name libtally's objects use and none of them defines fails the link here,
-# not in a program that loads the library (unless sanitized: the sanitizer's runtime is
-# the executable's).
+# libtally.map names and versions what the library exports. --exclude-libs: the static
+# archives linked in (libiberty) keep their names to themselves. -z defs: a name
+# libtally's objects use and none of them defines fails the link here, not in a program
+# that loads the library (unless sanitized: the sanitizer's runtime is the executable's).
 LIBTALLY_DEFS := $(if $(filter 1,$(SAN)),,-Wl,-z,defs)
-$(BUILD)/libtally.so.$(VERSION): $(LIBTALLY_OBJS)
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--exclude-libs,ALL $(LIBTALLY_DEFS) \
-		$(LDFLAGS_ALL) -o $@ $^ $(LIBTALLY_LIBS)
+$(BUILD)/libtally.so.$(VERSION): $(LIBTALLY_OBJS) libtally.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=libtally.map \
+		-Wl,--exclude-libs,ALL $(LIBTALLY_DEFS) $(LDFLAGS_ALL) -o $@ $(LIBTALLY_OBJS) \
+		$(LIBTALLY_LIBS)
 
 $(BUILD)/$(SONAME) $(BUILD)/libtally.so: $(BUILD)/libtally.so.$(VERSION)
 	ln -sf $(notdir $<) $@

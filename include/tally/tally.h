@@ -17,6 +17,8 @@ extern "C" {
 #endif
 
 #define TALLY_VERSION "0.1.0"
+#define TALLY_VERSION_MAJOR 0
+#define TALLY_VERSION_MINOR 1
 
 #if defined(__GNUC__)
 #define TALLY_API __attribute__((visibility("default")))
@@ -26,6 +28,12 @@ extern "C" {
 
 /* The message of the last failure on this thread. */
 TALLY_API const char *tally_errmsg(void);
+
+/* The version of the libtally running, which may be later than the TALLY_VERSION a
+ * program was built with: "MAJOR.MINOR.PATCH", and its first two numbers. */
+TALLY_API const char *tally_version(void);
+TALLY_API uint32_t tally_version_major(void);
+TALLY_API uint32_t tally_version_minor(void);
 
 /* ---- symbolization ---- */
 

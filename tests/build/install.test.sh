@@ -1,9 +1,9 @@
 # make install as a user or a distribution runs it: into a prefix of this test's own, and
 # staged under DESTDIR. Checks the files, the SONAME and its links, that the shared library
-# exports exactly the headers' TALLY_API functions, and that a program built with
-# pkg-config (shared, then static) symbolizes its own main as llvm-symbolizer does. The
-# plain build is installed whichever build the suite runs on (a program linking the
-# sanitized library would need the sanitizer's runtime).
+# exports exactly the headers' TALLY_API functions, each under its version node, and that
+# a program built with pkg-config (shared, then static) symbolizes its own main as
+# llvm-symbolizer does. The plain build is installed whichever build the suite runs on (a
+# program linking the sanitized library would need the sanitizer's runtime).
 . tests/lib.sh
 inst() { make -s -C "$ROOT" BUILD=build "$@" 2>&1; }
 P=$TMP/prefix
@@ -27,13 +27,25 @@ soname=$(readelf -d "$L/libtally.so.$V" | sed -n 's/.*Library soname: \[\(.*\)\]
 	[ "$(readlink "$L/libtally.so")" = libtally.so.0 ] && pass install_soname_and_links ||
 	fail install_soname_and_links "soname '$soname', $(ls -l "$L" | grep libtally.so)"
 
-# Every defined dynamic symbol, functions and data alike, against the header's API.
-nm -D --defined-only "$L/libtally.so.$V" | awk '{ print $3 }' | sort >"$TMP/exports"
+# Every defined dynamic symbol, functions and data alike, against the header's API (less
+# the symbol ld gives libtally.map's version node, TALLY_0.1.0: absolute, no code or data;
+# nm names each symbol's version after an @, which the next test checks).
+nm -D --defined-only "$L/libtally.so.$V" |
+	awk '!($2 == "A" && $3 ~ /^TALLY_[0-9.]+$/) { sub(/@.*/, "", $3); print $3 }' | sort >"$TMP/exports"
 sed -n 's/^TALLY_API .*[ *]\(tally_[a-z0-9_]*\)(.*/\1/p' "$ROOT"/include/tally/*.h |
 	sort >"$TMP/api"
 [ -s "$TMP/api" ] && ! grep -qv '^tally_' "$TMP/exports" && cmp -s "$TMP/exports" "$TMP/api" &&
 	pass exports_are_the_headers_tally_api_only ||
 	fail exports_are_the_headers_tally_api_only "$(diff "$TMP/api" "$TMP/exports" | head -8)"
+
+# Each of them with the version node of libtally.map ('@@': the one a program links
+# against), and nothing else defined in the dynamic symbol table.
+readelf --dyn-syms -W "$L/libtally.so.$V" |
+	awk '$1 ~ /^[0-9]+:$/ && $7 != "UND" && !($7 == "ABS" && $8 ~ /^TALLY_[0-9.]+$/) { print $8 }' |
+	sort >"$TMP/versioned"
+sed 's/$/@@TALLY_0.1.0/' "$TMP/api" >"$TMP/api_versioned"
+cmp -s "$TMP/versioned" "$TMP/api_versioned" && pass exports_are_versioned_tally_names_only ||
+	fail exports_are_versioned_tally_names_only "$(diff "$TMP/api_versioned" "$TMP/versioned" | head -8)"
 
 cat >"$TMP/self.c" <<'C'
 /* Symbolizes its own main through the installed libtally. */
