@@ -638,9 +638,9 @@ static const char *start(lua_State *L, const struct config *c)
 	if (P.agent)
 		return "tally: already profiling";
 	bool timer = c->mode & MODE_TIMER;
-	struct tally_agent_opts o = { .sz = sizeof(o), .mode = c->mode, .output = c->output,
-				      .exact_output = c->exact_output, .freq_hz = c->hz,
-				      .omit_thread = true, .jit_dir = c->registry_dir };
+	TALLY_OPTS(tally_agent_opts, o, .mode = c->mode, .output = c->output,
+		   .exact_output = c->exact_output, .freq_hz = c->hz, .omit_thread = true,
+		   .jit_dir = c->registry_dir);
 	if (timer) {
 		o.mode = TALLY_AGENT_SAMPLE;
 		o.caller_samples = true;

@@ -48,9 +48,9 @@ enum tally_agent_mode {
 				   loops keep their state in a struct tally_agent_loop */
 };
 
-/* Options (same size rules as struct tally_symbolizer_opts in tally.h). Paths may hold
- * "%p", replaced by the process id when the file is opened (so that a forked child that
- * restarts sampling writes its own file). */
+/* Options (same size rules as struct tally_symbolizer_opts in tally.h; TALLY_OPTS declares
+ * them). Paths may hold "%p", replaced by the process id when the file is opened (so that
+ * a forked child that restarts sampling writes its own file). */
 struct tally_agent_opts {
 	size_t sz;
 	unsigned mode;		  /* enum tally_agent_mode bits; 0: TALLY_AGENT_SAMPLE */

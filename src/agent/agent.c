@@ -98,7 +98,7 @@ int tally_agent_new(const struct tally_agent_opts *opts, struct tally_agent **ou
 	struct tally_agent *a = calloc(1, sizeof(*a));
 	if (!a)
 		return err_set(-ENOMEM, "out of memory");
-	int rc = OPTS_READ(tally_agent_opts, &a->o, opts);
+	int rc = OPTS_READ(tally_agent_opts, caller_samples, &a->o, opts);
 	struct tally_agent_opts *o = &a->o;
 	if (rc || (rc = defaults(o))) {
 		free(a);

@@ -62,7 +62,7 @@ static int executable(struct dl_phdr_info *info, size_t size, void *bias)
 
 int main(void)
 {
-	struct tally_symbolizer_opts o = { .sz = sizeof(o) };
+	TALLY_OPTS(tally_symbolizer_opts, o);
 	struct tally_symbolizer *s;
 	if (tally_symbolizer_open("/proc/self/exe", &o, &s)) {
 		fprintf(stderr, "%s\n", tally_errmsg());
