@@ -1,9 +1,11 @@
 # make install as a user or a distribution runs it: into a prefix of this test's own, and
 # staged under DESTDIR. Checks the files, the SONAME and its links, that the shared library
-# exports exactly the headers' TALLY_API functions, each under its version node, and that
-# a program built with pkg-config (shared, then static) symbolizes its own main as
-# llvm-symbolizer does. The plain build is installed whichever build the suite runs on (a
-# program linking the sanitized library would need the sanitizer's runtime).
+# exports exactly the headers' TALLY_API functions, each under its version node, and needs
+# only the libraries tally.pc names, that a program built with pkg-config (shared, then
+# static) symbolizes its own main as llvm-symbolizer does, and that a static link of all
+# of libtally.a needs every library tally.pc names and no other. The plain build is
+# installed whichever build the suite runs on (a program linking the sanitized library
+# would need the sanitizer's runtime).
 . tests/lib.sh
 inst() { make -s -C "$ROOT" BUILD=build "$@" 2>&1; }
 P=$TMP/prefix
@@ -46,6 +48,16 @@ readelf --dyn-syms -W "$L/libtally.so.$V" |
 sed 's/$/@@TALLY_0.1.0/' "$TMP/api" >"$TMP/api_versioned"
 cmp -s "$TMP/versioned" "$TMP/api_versioned" && pass exports_are_versioned_tally_names_only ||
 	fail exports_are_versioned_tally_names_only "$(diff "$TMP/api_versioned" "$TMP/versioned" | head -8)"
+
+# The libraries libtally.so needs are the C library's and those of Requires.private (not
+# the recorder's libbpf nor the Solana runtime's sodium, GMP, ...).
+needs=$(readelf -d "$L/libtally.so.$V" | sed -n 's/.*Shared library: \[lib\(.*\)\.so\..*\]/\1/p' |
+	grep -vx 'c\|ld-linux.*' | sort)
+named=$(PKG_CONFIG_PATH=$L/pkgconfig pkg-config --libs-only-l \
+	"$(PKG_CONFIG_PATH=$L/pkgconfig pkg-config --print-requires-private tally)" | tr ' ' '\n' |
+	sed -n 's/^-l//p' | sort)
+[ -n "$needs" ] && [ "$needs" = "$named" ] && pass shared_library_needs_what_tally_pc_names ||
+	fail shared_library_needs_what_tally_pc_names "needs: $needs; tally.pc: $named"
 
 cat >"$TMP/self.c" <<'C'
 /* Symbolizes its own main through the installed libtally. */
@@ -118,6 +130,37 @@ if cc -g -O0 -o "$TMP/self-static" "$TMP/self.c" $(pkg-config --cflags tally) \
 		symbolizes_like_llvm static_program_symbolizes_its_main "$TMP/self-static"
 else
 	fail static_program_symbolizes_its_main "$(head -5 "$TMP/cc.err")"
+fi
+
+# All of libtally.a (the agent's members too, which the program above does not pull in)
+# links with what tally.pc names, and not without any one library it names itself
+# (Requires.private's packages, Libs.private's flags): it names exactly what is needed.
+read -ra static <<<"$(pkg-config --static --libs tally |
+	sed 's/-ltally\b/-Wl,--whole-archive -l:libtally.a -Wl,--no-whole-archive/')"
+links_whole() { # links_whole FLAG...: links without the flags given
+	local drop=" $* " f keep=()
+	for f in "${static[@]}"; do
+		[[ $drop == *" $f "* ]] || keep+=("$f")
+	done
+	# shellcheck disable=SC2046
+	cc -o "$TMP/whole" "$TMP/self.c" $(pkg-config --cflags tally) "${keep[@]}" 2>"$TMP/cc.err"
+}
+ours=$(sed -n 's/^Libs.private: //p' "$L/pkgconfig/tally.pc")
+needless=
+for p in $(pkg-config --print-requires-private tally) $ours; do
+	case $p in
+	-*) flags=$p ;;
+	*) flags=$(pkg-config --libs-only-l "$p") ;;
+	esac
+	# shellcheck disable=SC2086
+	! links_whole $flags || needless="$needless $p"
+done
+if ! links_whole; then
+	fail static_link_needs_exactly_what_tally_pc_names "$(head -5 "$TMP/cc.err")"
+elif [ -n "$needless" ]; then
+	fail static_link_needs_exactly_what_tally_pc_names "links without:$needless"
+else
+	pass static_link_needs_exactly_what_tally_pc_names
 fi
 
 # The Lua module goes where Debian's lua5.4 looks under the prefix (lib/lua/5.4), and
