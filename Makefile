@@ -1,6 +1,7 @@
-# tally: plain GNU Make. Modules are found by wildcard: a new src/MODULE/*.c joins libtally,
-# a new tests/MODULE/test_*.c becomes a unit test, a new tests/MODULE/*.test.sh a CLI test.
-# A module's subfolder (src/solana/crypto/, tests/solana/crypto/) is part of the module.
+# tally: plain GNU Make. Modules are found by wildcard: a new src/MODULE/*.c joins the tally
+# binary (through build/modules.a), a new tests/MODULE/test_*.c becomes a unit test, a new
+# tests/MODULE/*.test.sh a CLI test. libtally is the modules LIBTALLY_MODULES names. A
+# module's subfolder (src/solana/crypto/, tests/solana/crypto/) is part of the module.
 #
 #   make            build build/tally, build/libtally.a and build/libtally.so (no cmocka needed)
 #   make unit       also the cmocka unit-test binaries, build/tests/MODULE/test_*
@@ -47,7 +48,9 @@ TALLY_CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE
 # Everything is compiled hidden: libtally.so exports what include/tally/ marks TALLY_API.
 ALL_CFLAGS := -std=gnu11 -g -fPIC -fvisibility=hidden $(OPT) $(WARN) $(TALLY_CPPFLAGS) \
 	$(CPPFLAGS) $(CFLAGS)
-# On one line: tests that link test programs against libtally.a read it from here.
+# Each on one line: tests that link test programs read them from here. LIBTALLY_LIBS is what
+# libtally links against; LIBS what every module (build/modules.a) does.
+LIBTALLY_LIBS := -lz -ldeflate -lisal -lzstd -liberty
 LIBS := -lbpf -lelf -lz -ldeflate -lisal -lzstd -liberty -ljansson -lsodium -lnettle -lsecp256k1 -lgmp -lpthread -lm
 LDFLAGS_ALL := $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 # The tally binary links the static archives Debian ships for these (built position-
@@ -67,10 +70,18 @@ endif
 VERSION := $(shell sed -n 's/^\#define TALLY_VERSION "\(.*\)"$$/\1/p' include/tally/tally.h)
 SONAME := libtally.so.$(firstword $(subst ., ,$(VERSION)))
 
+# libtally is what include/tally/ offers, the symbolizer and the agent, and what they need:
+# the profile model and report's pprof writer, with which the agent writes its profiles
+# (and text.c, whose rep_no_threads the pprof writer calls).
+# The recorder, the Solana runtime and the rest are the tally binary's (docs/library.md).
+LIBTALLY_MODULES := base elf dwarf symbolize agent profile
+LIBTALLY_SRCS := $(wildcard $(LIBTALLY_MODULES:%=src/%/*.c) $(LIBTALLY_MODULES:%=src/%/*/*.c)) \
+	src/report/pprof.c src/report/pprof_segments.c src/report/text.c
 # src/record/bpf/*.bpf.c are BPF programs, built apart (bpf_embed below).
-LIB_SRCS := $(filter-out src/cli/% %.bpf.c,$(wildcard src/*/*.c src/*/*/*.c))
+MODULE_SRCS := $(filter-out src/cli/% %.bpf.c,$(wildcard src/*/*.c src/*/*/*.c))
 CLI_SRCS := $(wildcard src/cli/*.c src/cli/*/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIBTALLY_OBJS := $(LIBTALLY_SRCS:%.c=$(BUILD)/%.o)
+MODULE_OBJS := $(MODULE_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard tests/*/test_*.c tests/*/*/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
@@ -104,30 +115,46 @@ endef
 $(eval $(call bpf_embed,$(BUILD),ALL_CFLAGS))
 $(eval $(call bpf_embed,build-fuzz/obj,FUZZ_CFLAGS))
 
-$(BUILD)/libtally.a: $(LIB_OBJS)
+$(BUILD)/libtally.a: $(LIBTALLY_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-# --exclude-libs: the static archives linked in (libiberty) keep their names to themselves.
-$(BUILD)/libtally.so.$(VERSION): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--exclude-libs,ALL $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+# Every module's objects, for the tally binary, the unit tests and the test programs that
+# reach into modules libtally leaves out. Never installed.
+$(BUILD)/modules.a: $(MODULE_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+# libtally.map names and versions what the library exports. --exclude-libs: the static
+# archives linked in (libiberty) keep their names to themselves. -z defs: a name
+# libtally's objects use and none of them defines fails the link here, not in a program
+# that loads the library (unless sanitized: the sanitizer's runtime is the executable's).
+LIBTALLY_DEFS := $(if $(filter 1,$(SAN)),,-Wl,-z,defs)
+$(BUILD)/libtally.so.$(VERSION): $(LIBTALLY_OBJS) libtally.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=libtally.map \
+		-Wl,--exclude-libs,ALL $(LIBTALLY_DEFS) $(LDFLAGS_ALL) -o $@ $(LIBTALLY_OBJS) \
+		$(LIBTALLY_LIBS)
 
 $(BUILD)/$(SONAME) $(BUILD)/libtally.so: $(BUILD)/libtally.so.$(VERSION)
 	ln -sf $(notdir $<) $@
 
-$(BUILD)/tally: $(CLI_OBJS) $(BUILD)/libtally.a
-	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/libtally.a $(TALLY_LIBS)
+$(BUILD)/tally: $(CLI_OBJS) $(BUILD)/modules.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $(CLI_OBJS) $(BUILD)/modules.a $(TALLY_LIBS)
 
 $(BUILD)/lua/tally.so: $(LUA_SRCS) $(wildcard lua/*.h) $(BUILD)/libtally.a
 	@mkdir -p $(dir $@)
 	@echo "  LUA     $(LUA_SRCS)"
 	@$(CC) $(ALL_CFLAGS) $(shell pkg-config --cflags lua5.4) -shared -Wl,--exclude-libs,ALL \
-		$(LDFLAGS_ALL) -o $@ $(LUA_SRCS) $(BUILD)/libtally.a $(LIBS)
+		$(LDFLAGS_ALL) -o $@ $(LUA_SRCS) $(BUILD)/libtally.a $(LIBTALLY_LIBS)
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libtally.a
+# A unit test links what it tests from every module's archive; the API's tests link
+# libtally.a and its libraries alone, as a program built against the library does.
+TEST_LINK = $(BUILD)/modules.a -lcmocka $(LIBS)
+$(BUILD)/tests/api/%: TEST_LINK = $(BUILD)/libtally.a -lcmocka $(LIBTALLY_LIBS)
+$(BUILD)/tests/%: tests/%.c $(BUILD)/modules.a $(BUILD)/libtally.a
 	@mkdir -p $(dir $@)
 	@echo "  TEST    $<"
-	@$(CC) $(ALL_CFLAGS) -Wno-unused-function $(LDFLAGS_ALL) -o $@ $< $(BUILD)/libtally.a -lcmocka $(LIBS)
+	@$(CC) $(ALL_CFLAGS) -Wno-unused-function $(LDFLAGS_ALL) -o $@ $< $(TEST_LINK)
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -182,7 +209,7 @@ FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=build-fuzz/%)
 FUZZ_CFLAGS := -std=gnu11 -g -O1 $(WARN) -fsanitize=fuzzer-no-link,address,undefined \
 	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
 	-fno-sanitize-recover=undefined $(TALLY_CPPFLAGS) $(CPPFLAGS)
-FUZZ_OBJS := $(LIB_SRCS:%.c=build-fuzz/obj/%.o)
+FUZZ_OBJS := $(MODULE_SRCS:%.c=build-fuzz/obj/%.o)
 fuzz: $(FUZZ_BINS)
 # Kept between builds (they would be intermediate files of the pattern rule below).
 .SECONDARY: $(FUZZ_OBJS)
@@ -200,4 +227,4 @@ fuzz-check: fuzz
 clean:
 	rm -rf build build-asan build-fuzz build-clang
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)
+-include $(MODULE_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)

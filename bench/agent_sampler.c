@@ -293,8 +293,8 @@ int main(int argc, char **argv)
 	nthreads = argc == 5 ? atoi(argv[4]) : 1;
 	if (!hz || hz > 100000 || !seconds || !rounds || nthreads < 1 || nthreads > MAX_THREADS)
 		return 2;
-	struct tally_agent_opts o = { .sz = sizeof(o), .freq_hz = (uint32_t)hz,
-				      .output = "/dev/null", .omit_thread = true };
+	TALLY_OPTS(tally_agent_opts, o, .freq_hz = (uint32_t)hz, .output = "/dev/null",
+		   .omit_thread = true);
 	struct tally_agent_function f = { .sz = sizeof(f), .name = "loop", .start = 0, .end = 64 };
 	uint32_t id;
 	if (tally_agent_new(&o, &agent) || tally_agent_register(agent, &f, &id) || id != 1) {

@@ -17,7 +17,7 @@ export TALLY_CACHE=off
 libs=$(sed -n 's/^LIBS := //p' Makefile)
 # shellcheck disable=SC2086
 cc -O2 -std=gnu11 -Isrc -Iinclude -o "$W/cpy_check" tests/cpython/src/cpy_check.c \
-	"$BUILD/libtally.a" $libs
+	"$BUILD/modules.a" $libs
 
 gdb_args=()
 for t in _PyRuntimeState PyInterpreterState PyThreadState _PyCFrame _PyInterpreterFrame \

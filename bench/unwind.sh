@@ -50,7 +50,7 @@ static void *worker(void *a) { static double out[4]; long i = (long)a; out[i] = 
 int main(void) { pthread_t t[4]; for (long i = 0; i < 4; i++) pthread_create(&t[i], 0, worker, (void *)i); for (int i = 0; i < 4; i++) pthread_join(t[i], 0); puts("done"); return 0; }
 C
 # shellcheck disable=SC2046
-cc -O2 -Isrc -Iinclude -o "$W/unwind_stats" bench/unwind_stats.c "$BUILD/libtally.a" $(sed -n 's/^LIBS := //p' Makefile)
+cc -O2 -Isrc -Iinclude -o "$W/unwind_stats" bench/unwind_stats.c "$BUILD/modules.a" $(sed -n 's/^LIBS := //p' Makefile)
 # The bench's own debug cache, filled by the first report: the user's is left alone.
 export TALLY_CACHE=$W/cache
 # Kept programs are not rebuilt: the kept recordings name them by build-id.

@@ -345,9 +345,8 @@ static int fail(const char *what)
 static int profile_start(struct profiling *pr, const struct outputs *out, unsigned hz)
 {
 	const char *sample = out->sample, *exact = out->exact, *mixed = out->mixed;
-	struct tally_agent_opts o = { .sz = sizeof(o), .freq_hz = hz, .omit_thread = true,
-				      .sample_pprof = out->sample_pprof, .listing = out->listing,
-				      .jit_dir = mixed };
+	TALLY_OPTS(tally_agent_opts, o, .freq_hz = hz, .omit_thread = true,
+		   .sample_pprof = out->sample_pprof, .listing = out->listing, .jit_dir = mixed);
 	o.mode = (sample ? TALLY_AGENT_SAMPLE : 0) | (exact ? TALLY_AGENT_EXACT : 0) |
 		 (mixed ? TALLY_AGENT_MIXED : 0);
 	o.output = sample;

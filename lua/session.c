@@ -57,9 +57,9 @@ static void hook_exit(void)
 /* The agent of config c, started; NULL or a message (in tally_errmsg()). */
 static const char *start_agent(struct ltally *s, const struct ltally_config *c)
 {
-	struct tally_agent_opts o = { .sz = sizeof(o), .mode = c->mode, .output = c->output,
-				      .exact_output = c->exact_output, .freq_hz = c->hz,
-				      .omit_thread = true, .jit_dir = c->registry_dir };
+	TALLY_OPTS(tally_agent_opts, o, .mode = c->mode, .output = c->output,
+		   .exact_output = c->exact_output, .freq_hz = c->hz, .omit_thread = true,
+		   .jit_dir = c->registry_dir);
 	if (c->mode & LTALLY_MODE_TIMER) {
 		o.mode = TALLY_AGENT_SAMPLE;
 		o.caller_samples = true;

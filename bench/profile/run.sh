@@ -13,7 +13,7 @@ mkdir -p "$BUILD/bench"
 LIBS=$(sed -n 's/^LIBS := //p' Makefile)
 # shellcheck disable=SC2086
 cc -std=gnu11 -O2 -Iinclude -Isrc -D_GNU_SOURCE -o "$BUILD/bench/bench_profile" \
-	bench/profile/bench_profile.c "$BUILD/libtally.a" $LIBS
+	bench/profile/bench_profile.c "$BUILD/modules.a" $LIBS
 nice "$BUILD/bench/bench_profile" "$OUT"
 ls -l "$OUT" | awk 'NR > 1 {printf "  %-14s %10d bytes\n", $9, $5}'
 

@@ -9,5 +9,5 @@ rounds=${2:-5}
 cc=${CC:-cc}
 [ "$build" = build-clang ] && cc=clang
 $cc -std=gnu11 -O2 -Iinclude -Isrc -D_GNU_SOURCE -o "$build/bench_sbpf" bench/sbpf/bench_sbpf.c \
-	"$build/libtally.a" $(sed -n "s/^LIBS := //p" Makefile)
+	"$build/modules.a" $(sed -n "s/^LIBS := //p" Makefile)
 nice "$build/bench_sbpf" "$rounds" "$@"

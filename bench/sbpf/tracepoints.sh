@@ -2,12 +2,12 @@
 # What the tracepoints of the VM and the runtime cost while no tracer is attached: src/sbpf
 # and src/solana are compiled twice with the project's flags, as is and with
 # -DTALLY_NO_TRACEPOINTS (which compiles them away), each linked into bench_sbpf with the
-# rest of libtally; the two binaries then run alternately REPS times (ROUNDS runs of each
-# program and mode per turn), and the best rate of each is kept: the machine is shared, so
-# the fastest run is the one least disturbed.
+# rest of tally's modules; the two binaries then run alternately REPS times (ROUNDS runs of
+# each program and mode per turn), and the best rate of each is kept: the machine is
+# shared, so the fastest run is the one least disturbed.
 # Prints, per program and mode, both rates and their ratio (with / without); arith and bytes
 # make no syscall, sysc one every 3 instructions (the probes sit on the syscall path).
-# Usage: bench/sbpf/tracepoints.sh [BUILD_DIR] [REPS] [ROUNDS]   (BUILD_DIR has libtally.a)
+# Usage: bench/sbpf/tracepoints.sh [BUILD_DIR] [REPS] [ROUNDS]   (BUILD_DIR has modules.a)
 set -eu
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -31,7 +31,7 @@ for variant in with without; do
 		nice $cc $cflags $extra -c "$src" -o "$o"
 		objs="$objs $o"
 	done
-	nice $cc $cflags -o "$dir/bench_$variant" bench/sbpf/bench_sbpf.c $objs "$build/libtally.a" $libs
+	nice $cc $cflags -o "$dir/bench_$variant" bench/sbpf/bench_sbpf.c $objs "$build/modules.a" $libs
 done
 # The probes exist in one binary and not in the other.
 [ "$(readelf -n "$dir/bench_with" | grep -c 'Provider: tally_sbpf')" -gt 0 ] &&

@@ -48,14 +48,17 @@ enum tally_agent_mode {
 				   loops keep their state in a struct tally_agent_loop */
 };
 
-/* Options (same size rules as struct tally_symbolizer_opts in tally.h). Paths may hold
+/* Options (same size rules as struct tally_symbolizer_opts in tally.h; TALLY_OPTS declares
+ * them). A path given is used as given (relative to the working directory). Paths may hold
  * "%p", replaced by the process id when the file is opened (so that a forked child that
  * restarts sampling writes its own file). */
 struct tally_agent_opts {
 	size_t sz;
 	unsigned mode;		  /* enum tally_agent_mode bits; 0: TALLY_AGENT_SAMPLE */
-	const char *output;	  /* folded stream; NULL: "tally-agent-%p.folded" */
-	const char *exact_output; /* pprof of exact mode; NULL: "tally-agent-%p.pb.gz" */
+	const char *output;	  /* folded stream; NULL: "tally-agent-%p.folded" in
+				     $TMPDIR, else /tmp (never the working directory) */
+	const char *exact_output; /* pprof of exact mode; NULL: "tally-agent-%p.pb.gz",
+				     in the same directory */
 	const char *exact_metric; /* its metric's type; NULL: "instructions" (unit "count") */
 	uint32_t freq_hz;	  /* sampling frequency; 0: 999 */
 	uint32_t flush_ms;	  /* the stream is flushed at least this often; 0: 100 */

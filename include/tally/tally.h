@@ -11,12 +11,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define TALLY_VERSION "0.1.0"
+#define TALLY_VERSION_MAJOR 0
+#define TALLY_VERSION_MINOR 1
 
 #if defined(__GNUC__)
 #define TALLY_API __attribute__((visibility("default")))
@@ -27,18 +30,35 @@ extern "C" {
 /* The message of the last failure on this thread. */
 TALLY_API const char *tally_errmsg(void);
 
+/* The version of the libtally running, which may be later than the TALLY_VERSION a
+ * program was built with: "MAJOR.MINOR.PATCH", and its first two numbers. */
+TALLY_API const char *tally_version(void);
+TALLY_API uint32_t tally_version_major(void);
+TALLY_API uint32_t tally_version_minor(void);
+
+/* Declares name, a struct type of options, with sz set, the fields given set and every
+ * other byte zero, padding included (an initializer alone may leave padding as it was,
+ * and the library refuses a non-zero byte past the fields it knows):
+ *   TALLY_OPTS(tally_symbolizer_opts, o, .debug_dir = "/opt/debug");  */
+#define TALLY_OPTS(type, name, ...)                                                  \
+	struct type name = ({                                                        \
+		memset(&name, 0, sizeof(struct type));                               \
+		(struct type){ .sz = sizeof(struct type), __VA_ARGS__ };             \
+	})
+
 /* ---- symbolization ---- */
 
 struct tally_symbolizer;
 
-/* Options, libbpf style: set .sz = sizeof(struct tally_symbolizer_opts) and leave what you
- * do not use zero. A later version only appends fields, past this version's sizeof (never
- * into its padding). The library reads the struct by sz:
+/* Options, libbpf style: declare them with TALLY_OPTS (or clear the struct with memset and
+ * set .sz = sizeof(struct tally_symbolizer_opts)) and leave what you do not use zero. A
+ * later version only appends fields, after the last one (into the tail padding too). The
+ * library reads the struct by sz:
  *   - sz smaller than sz itself (0 included): -EINVAL;
  *   - sz short of a field (a program built against an older header): it reads as zero;
- *   - sz past the fields the library knows (a newer header): accepted when every byte past
- *     them is zero, padding included (so clear the struct with memset when you set a field
- *     of a newer version), else -EINVAL: a newer option is refused, not ignored. */
+ *   - sz past the last field the library knows (a newer header, or this one's padding):
+ *     accepted when every byte past that field is zero, else -EINVAL: a newer option is
+ *     refused, not ignored. */
 struct tally_symbolizer_opts {
 	size_t sz;
 	/* Extra directory searched for separate debug files (by build-id and debuglink),

@@ -1,7 +1,8 @@
 /*
- * The agent's lifecycle (include/tally/agent.h): options, start, pause, stop, free, and
- * the paths with "%p" in them. start and stop run the sampler (sampler.c) and write the
- * exact profile (exact.c); a forked child's agents were stopped by thread.c's fork handler.
+ * The agent's lifecycle (include/tally/agent.h): options, start, pause, stop, free, the
+ * paths with "%p" in them and where outputs nobody named go. start and stop run the
+ * sampler (sampler.c) and write the exact profile (exact.c); a forked child's agents were
+ * stopped by thread.c's fork handler.
  */
 #include "agent/agent_impl.h"
 
@@ -62,6 +63,23 @@ static int dup_opt(const char **s, const char *dflt)
 	return *s ? 0 : err_set(-ENOMEM, "out of memory");
 }
 
+/* An output the caller did not name goes to $TMPDIR (else /tmp), never into the working
+ * directory: a program the agent was loaded into (lua5.4 -ltally) may run anywhere, and
+ * would leave a file wherever it ran (docs/agent.md). */
+static int dup_output(const char **s, const char *file)
+{
+	if (*s)
+		return dup_opt(s, NULL);
+	const char *dir = secure_getenv("TMPDIR");
+	char *path;
+	if (asprintf(&path, "%s/%s", dir && *dir ? dir : "/tmp", file) < 0) {
+		*s = NULL;
+		return err_set(-ENOMEM, "out of memory");
+	}
+	*s = path;
+	return 0;
+}
+
 static void free_opts(struct tally_agent_opts *o)
 {
 	free((char *)o->output);
@@ -98,7 +116,7 @@ int tally_agent_new(const struct tally_agent_opts *opts, struct tally_agent **ou
 	struct tally_agent *a = calloc(1, sizeof(*a));
 	if (!a)
 		return err_set(-ENOMEM, "out of memory");
-	int rc = OPTS_READ(tally_agent_opts, &a->o, opts);
+	int rc = OPTS_READ(tally_agent_opts, caller_samples, &a->o, opts);
 	struct tally_agent_opts *o = &a->o;
 	if (rc || (rc = defaults(o))) {
 		free(a);
@@ -111,8 +129,8 @@ int tally_agent_new(const struct tally_agent_opts *opts, struct tally_agent **ou
 	if (o->listing && !(o->listing = strdup(o->listing)))
 		rc = err_set(-ENOMEM, "out of memory");
 	/* Every string is copied, even after a failure, so that free_opts frees only copies. */
-	const int copied[] = { dup_opt(&o->output, "tally-agent-%p.folded"),
-			       dup_opt(&o->exact_output, "tally-agent-%p.pb.gz"),
+	const int copied[] = { dup_output(&o->output, "tally-agent-%p.folded"),
+			       dup_output(&o->exact_output, "tally-agent-%p.pb.gz"),
 			       dup_opt(&o->exact_metric, "instructions"), dup_opt(&jit, "/tmp") };
 	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++)
 		rc = rc ? rc : copied[i];

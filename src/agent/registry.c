@@ -105,7 +105,7 @@ static int copy_insns(const struct tally_agent_function *f, struct agent_fn *e)
 static int fn_copy(const struct tally_agent_function *in, struct agent_fn **out)
 {
 	struct tally_agent_function f;
-	int rc = OPTS_READ(tally_agent_function, &f, in);
+	int rc = OPTS_READ(tally_agent_function, ninsns, &f, in);
 	if (rc)
 		return rc;
 	if (!f.name || f.end < f.start || (f.code_size && !f.code) || (f.nlines && !f.lines) ||

@@ -8,7 +8,7 @@
 #include "base/err.h"
 #include "base/opts.h"
 
-int opts_read(void *known, size_t size, const void *opts, const char *name)
+int opts_read(void *known, size_t size, size_t fields_end, const void *opts, const char *name)
 {
 	memset(known, 0, size);
 	if (!opts)
@@ -18,11 +18,11 @@ int opts_read(void *known, size_t size, const void *opts, const char *name)
 		return err_set(-EINVAL, "%s: sz %zu does not hold sz itself (%zu bytes)", name, sz,
 			       sizeof(sz));
 	const unsigned char *bytes = opts;
-	for (size_t i = size; i < sz; i++)
+	for (size_t i = fields_end; i < sz; i++)
 		if (bytes[i])
 			return err_set(-EINVAL,
-				       "%s: byte %zu is not zero, and this version knows only %zu bytes of it",
-				       name, i, size);
-	memcpy(known, opts, sz < size ? sz : size);
+				       "%s: byte %zu is not zero, and this version's fields end at byte %zu",
+				       name, i, fields_end);
+	memcpy(known, opts, sz < fields_end ? sz : fields_end);
 	return 0;
 }

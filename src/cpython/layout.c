@@ -326,7 +326,7 @@ int cpy_layout_load_elf(struct elf_file *elf, const struct cpy_layout_opts *call
 			struct cpy_layout *out)
 {
 	struct cpy_layout_opts opts;
-	int err = OPTS_READ(cpy_layout_opts, &opts, caller_opts);
+	int err = OPTS_READ(cpy_layout_opts, no_debuginfod, &opts, caller_opts);
 	if (err)
 		return err;
 	if (!out || out->sz < sizeof(out->sz))

@@ -19,7 +19,7 @@ int tally_symbolizer_open(const char *path, const struct tally_symbolizer_opts *
 			  struct tally_symbolizer **out)
 {
 	struct tally_symbolizer_opts known;
-	int rc = OPTS_READ(tally_symbolizer_opts, &known, opts);
+	int rc = OPTS_READ(tally_symbolizer_opts, debug_cache, &known, opts);
 	if (rc)
 		return rc;
 	struct sym_opts o = {

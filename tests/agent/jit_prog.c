@@ -20,7 +20,7 @@ int main(void)
 	if (code == MAP_FAILED)
 		return 1;
 	memcpy(code, spin, sizeof(spin));
-	struct tally_agent_opts o = { .sz = sizeof(o), .jitdump = true };
+	TALLY_OPTS(tally_agent_opts, o, .jitdump = true);
 	struct tally_agent *a;
 	if (tally_agent_new(&o, &a) || tally_agent_register_jit(a, "jit_spin", code, sizeof(spin))) {
 		fprintf(stderr, "jit_prog: %s\n", tally_errmsg());

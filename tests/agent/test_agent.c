@@ -4,7 +4,8 @@
  * pausing, several agents at once), exact mode's errors, fork (a child that restarts
  * sampling writes its own file, the parent's stream is unharmed), and perf-PID.map lines
  * in perf's documented format ("START SIZE NAME", hex without 0x); mixed mode's loop
- * record (what the replay reads from stack copies) and its registry file's name.
+ * record (what the replay reads from stack copies) and its registry file's name; outputs
+ * nobody named go to $TMPDIR, never into the working directory.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -232,6 +234,63 @@ static void *exit_in_vm(void *arg)
 	TALLY_AGENT_PUSH(t, 1, 0);
 	spin_ms(10);
 	return t;
+}
+
+/* How many entries besides . and .. path holds. */
+static int entries(const char *path)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "ls -A %s | wc -l", path);
+	FILE *p = popen(cmd, "r");
+	int n = -1;
+	if (p && fscanf(p, "%d", &n) != 1)
+		n = -1;
+	if (p)
+		pclose(p);
+	return n;
+}
+
+/* Started and stopped in both modes from work, with o, in a working directory of its own:
+ * returns to the test's directory and clears TMPDIR after. */
+static void run_in(const char *work, const char *tmpdir, const struct tally_agent_opts *o)
+{
+	char back[300];
+	assert_non_null(getcwd(back, sizeof(back)));
+	assert_int_equal(mkdir(work, 0755), 0);
+	assert_int_equal(chdir(work), 0);
+	assert_int_equal(setenv("TMPDIR", tmpdir, 1), 0);
+	struct tally_agent *a;
+	assert_int_equal(tally_agent_new(o, &a), 0);
+	assert_int_equal(tally_agent_start(a), 0);
+	assert_int_equal(tally_agent_stop(a), 0);
+	tally_agent_free(a);
+	unsetenv("TMPDIR");
+	assert_int_equal(chdir(back), 0);
+}
+
+/* Outputs nobody named go to $TMPDIR, not into the working directory; a path given,
+ * relative ones too, is where the file goes. */
+static void default_outputs_go_to_tmpdir_not_the_working_directory(void **state)
+{
+	(void)state;
+	TALLY_OPTS(tally_agent_opts, o, .mode = TALLY_AGENT_SAMPLE | TALLY_AGENT_EXACT);
+	char tmp[220], name[300];
+	snprintf(tmp, sizeof(tmp), "%s", path_in("tmpdir"));
+	assert_int_equal(mkdir(tmp, 0755), 0);
+	run_in(path_in("quiet"), tmp, &o);
+	assert_int_equal(entries(path_in("quiet")), 0);
+	snprintf(name, sizeof(name), "%s/tally-agent-%d.folded", tmp, (int)getpid());
+	assert_int_equal(access(name, F_OK), 0);
+	snprintf(name, sizeof(name), "%s/tally-agent-%d.pb.gz", tmp, (int)getpid());
+	assert_int_equal(access(name, F_OK), 0);
+	assert_int_equal(entries(tmp), 2);
+
+	o.output = "asked.folded";
+	o.exact_output = "asked.pb.gz";
+	run_in(path_in("asked"), tmp, &o);
+	assert_int_equal(entries(path_in("asked")), 2);
+	assert_int_equal(access(path_in("asked/asked.folded"), F_OK), 0);
+	assert_int_equal(access(path_in("asked/asked.pb.gz"), F_OK), 0);
 }
 
 /* A thread that exits without unregistering is not sampled after it ended. */
@@ -626,6 +685,7 @@ int main(void)
 		cmocka_unit_test(full_ring_drops_and_counts),
 		cmocka_unit_test(samples_from_a_signal_handler),
 		cmocka_unit_test(several_agents_write_their_own),
+		cmocka_unit_test(default_outputs_go_to_tmpdir_not_the_working_directory),
 		cmocka_unit_test(fork_child_restarts_cleanly),
 		cmocka_unit_test(exact_hooks_check_their_state),
 		cmocka_unit_test(jit_regions_go_to_perf_map),

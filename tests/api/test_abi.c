@@ -1,12 +1,14 @@
 /*
  * The ABI rules of include/tally/tally.h: an options struct is read by its sz (too small is
- * refused, fields past a short one read as zero, a longer one is accepted only when zero
- * past what this version knows), and frames are written at the caller's frame size: the
- * fields both versions know, zero in the rest of each frame, nothing past the last one.
+ * refused, fields past a short one read as zero, a longer one or one with its padding is
+ * accepted only when zero past the last field this version knows), and frames are written
+ * at the caller's frame size: the fields both versions know, zero in the rest of each
+ * frame, nothing past the last one.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -144,7 +146,7 @@ static void abi_opts_null_and_sz_alone_read_as_defaults(void **state)
 
 static void abi_opts_field_past_a_short_sz_reads_as_zero(void **state)
 {
-	struct tally_symbolizer_opts o = { .sz = sizeof(o), .no_demangle = true };
+	TALLY_OPTS(tally_symbolizer_opts, o, .no_demangle = true);
 	int rc;
 	assert_string_equal(cxx_name(&o, &rc), "_ZN3foo3barEv");
 	o.sz = offsetof(struct tally_symbolizer_opts, no_demangle);
@@ -180,6 +182,66 @@ static void abi_opts_longer_with_a_byte_set_past_ours_is_einval(void **state)
 	snprintf(want, sizeof(want), "tally_symbolizer_opts: byte %zu is not zero",
 		 sizeof(struct tally_symbolizer_opts) + 7);
 	assert_non_null(strstr(tally_errmsg(), want));
+}
+
+/* Where this version's last field ends: its tail padding follows. */
+#define OPTS_FIELDS_END (offsetof(struct tally_symbolizer_opts, debug_cache) + sizeof(bool))
+
+/* The struct as a later version may declare it: a field in this one's tail padding. */
+struct opts_in_padding {
+	size_t sz;
+	const char *debug_dir;
+	bool no_demangle;
+	bool debug_cache;
+	bool added;
+};
+_Static_assert(offsetof(struct opts_in_padding, added) == OPTS_FIELDS_END &&
+		       sizeof(struct opts_in_padding) == sizeof(struct tally_symbolizer_opts),
+	       "the test's newer struct puts its field in the tail padding");
+
+static void abi_opts_field_in_our_tail_padding_is_einval_when_set(void **state)
+{
+	struct opts_in_padding n;
+	memset(&n, 0, sizeof(n));
+	n.sz = sizeof(n);
+	n.no_demangle = true;
+	n.added = true;
+	int rc;
+	assert_null(cxx_name((const struct tally_symbolizer_opts *)&n, &rc));
+	assert_int_equal(rc, -EINVAL);
+	char want[100];
+	snprintf(want, sizeof(want), "tally_symbolizer_opts: byte %zu is not zero", OPTS_FIELDS_END);
+	assert_non_null(strstr(tally_errmsg(), want));
+	n.added = false;
+	assert_string_equal(cxx_name((const struct tally_symbolizer_opts *)&n, &rc), "_ZN3foo3barEv");
+}
+
+/* This version's struct, only padding past its last field: zero is read, a byte set in
+ * the padding is refused (it is where a newer field would be), and a sz that ends at the
+ * last field, without the padding, is read whole. */
+static void abi_opts_with_only_padding_past_the_last_field(void **state)
+{
+	TALLY_OPTS(tally_symbolizer_opts, o, .no_demangle = true);
+	int rc;
+	assert_true(OPTS_FIELDS_END < sizeof(o));
+	assert_string_equal(cxx_name(&o, &rc), "_ZN3foo3barEv");
+	((unsigned char *)&o)[sizeof(o) - 1] = 1;
+	assert_null(cxx_name(&o, &rc));
+	assert_int_equal(rc, -EINVAL);
+	o.sz = OPTS_FIELDS_END;
+	assert_string_equal(cxx_name(&o, &rc), "_ZN3foo3barEv");
+}
+
+/* TALLY_OPTS sets sz and the fields given and clears the rest, padding included. */
+static void abi_tally_opts_clears_what_it_does_not_set(void **state)
+{
+	TALLY_OPTS(tally_symbolizer_opts, o, .debug_dir = "/nowhere", .debug_cache = true);
+	assert_int_equal(o.sz, sizeof(o));
+	assert_string_equal(o.debug_dir, "/nowhere");
+	assert_false(o.no_demangle);
+	assert_true(o.debug_cache);
+	for (size_t i = OPTS_FIELDS_END; i < sizeof(o); i++)
+		assert_int_equal(((const unsigned char *)&o)[i], 0);
 }
 
 static void abi_frame_smaller_than_its_first_field_is_einval(void **state)
@@ -264,6 +326,9 @@ int main(void)
 		cmocka_unit_test(abi_opts_field_past_a_short_sz_reads_as_zero),
 		cmocka_unit_test(abi_opts_longer_with_zero_past_ours_is_read),
 		cmocka_unit_test(abi_opts_longer_with_a_byte_set_past_ours_is_einval),
+		cmocka_unit_test(abi_opts_field_in_our_tail_padding_is_einval_when_set),
+		cmocka_unit_test(abi_opts_with_only_padding_past_the_last_field),
+		cmocka_unit_test(abi_tally_opts_clears_what_it_does_not_set),
 		cmocka_unit_test(abi_frame_smaller_than_its_first_field_is_einval),
 		cmocka_unit_test(abi_older_frames_get_their_fields_and_nothing_past),
 		cmocka_unit_test(abi_older_frames_deeper_than_the_copy_buffer_all_arrive),

@@ -55,7 +55,7 @@ static void api_missing_file_names_it(void **state)
 static void api_inlined_square_is_innermost(void **state)
 {
 	struct tally_symbolizer *s;
-	struct tally_symbolizer_opts o = { .sz = sizeof(o) };
+	TALLY_OPTS(tally_symbolizer_opts, o);
 	assert_int_equal(tally_symbolizer_open(prog, &o, &s), 0);
 	uint64_t leaf = symbol("leaf");
 	bool seen = false;

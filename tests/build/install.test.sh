@@ -1,9 +1,11 @@
 # make install as a user or a distribution runs it: into a prefix of this test's own, and
 # staged under DESTDIR. Checks the files, the SONAME and its links, that the shared library
-# exports exactly the headers' TALLY_API functions, and that a program built with
-# pkg-config (shared, then static) symbolizes its own main as llvm-symbolizer does. The
-# plain build is installed whichever build the suite runs on (a program linking the
-# sanitized library would need the sanitizer's runtime).
+# exports exactly the headers' TALLY_API functions, each under its version node, and needs
+# only the libraries tally.pc names, that a program built with pkg-config (shared, then
+# static) symbolizes its own main as llvm-symbolizer does, and that a static link of all
+# of libtally.a needs every library tally.pc names and no other. The plain build is
+# installed whichever build the suite runs on (a program linking the sanitized library
+# would need the sanitizer's runtime).
 . tests/lib.sh
 inst() { make -s -C "$ROOT" BUILD=build "$@" 2>&1; }
 P=$TMP/prefix
@@ -27,13 +29,35 @@ soname=$(readelf -d "$L/libtally.so.$V" | sed -n 's/.*Library soname: \[\(.*\)\]
 	[ "$(readlink "$L/libtally.so")" = libtally.so.0 ] && pass install_soname_and_links ||
 	fail install_soname_and_links "soname '$soname', $(ls -l "$L" | grep libtally.so)"
 
-# Every defined dynamic symbol, functions and data alike, against the header's API.
-nm -D --defined-only "$L/libtally.so.$V" | awk '{ print $3 }' | sort >"$TMP/exports"
+# Every defined dynamic symbol, functions and data alike, against the header's API (less
+# the symbol ld gives libtally.map's version node, TALLY_0.1.0: absolute, no code or data;
+# nm names each symbol's version after an @, which the next test checks).
+nm -D --defined-only "$L/libtally.so.$V" |
+	awk '!($2 == "A" && $3 ~ /^TALLY_[0-9.]+$/) { sub(/@.*/, "", $3); print $3 }' | sort >"$TMP/exports"
 sed -n 's/^TALLY_API .*[ *]\(tally_[a-z0-9_]*\)(.*/\1/p' "$ROOT"/include/tally/*.h |
 	sort >"$TMP/api"
 [ -s "$TMP/api" ] && ! grep -qv '^tally_' "$TMP/exports" && cmp -s "$TMP/exports" "$TMP/api" &&
 	pass exports_are_the_headers_tally_api_only ||
 	fail exports_are_the_headers_tally_api_only "$(diff "$TMP/api" "$TMP/exports" | head -8)"
+
+# Each of them with the version node of libtally.map ('@@': the one a program links
+# against), and nothing else defined in the dynamic symbol table.
+readelf --dyn-syms -W "$L/libtally.so.$V" |
+	awk '$1 ~ /^[0-9]+:$/ && $7 != "UND" && !($7 == "ABS" && $8 ~ /^TALLY_[0-9.]+$/) { print $8 }' |
+	sort >"$TMP/versioned"
+sed 's/$/@@TALLY_0.1.0/' "$TMP/api" >"$TMP/api_versioned"
+cmp -s "$TMP/versioned" "$TMP/api_versioned" && pass exports_are_versioned_tally_names_only ||
+	fail exports_are_versioned_tally_names_only "$(diff "$TMP/api_versioned" "$TMP/versioned" | head -8)"
+
+# The libraries libtally.so needs are the C library's and those of Requires.private (not
+# the recorder's libbpf nor the Solana runtime's sodium, GMP, ...).
+needs=$(readelf -d "$L/libtally.so.$V" | sed -n 's/.*Shared library: \[lib\(.*\)\.so\..*\]/\1/p' |
+	grep -vx 'c\|ld-linux.*' | sort)
+named=$(PKG_CONFIG_PATH=$L/pkgconfig pkg-config --libs-only-l \
+	"$(PKG_CONFIG_PATH=$L/pkgconfig pkg-config --print-requires-private tally)" | tr ' ' '\n' |
+	sed -n 's/^-l//p' | sort)
+[ -n "$needs" ] && [ "$needs" = "$named" ] && pass shared_library_needs_what_tally_pc_names ||
+	fail shared_library_needs_what_tally_pc_names "needs: $needs; tally.pc: $named"
 
 cat >"$TMP/self.c" <<'C'
 /* Symbolizes its own main through the installed libtally. */
@@ -50,7 +74,7 @@ static int executable(struct dl_phdr_info *info, size_t size, void *bias)
 
 int main(void)
 {
-	struct tally_symbolizer_opts o = { .sz = sizeof(o) };
+	TALLY_OPTS(tally_symbolizer_opts, o);
 	struct tally_symbolizer *s;
 	if (tally_symbolizer_open("/proc/self/exe", &o, &s)) {
 		fprintf(stderr, "%s\n", tally_errmsg());
@@ -106,6 +130,37 @@ if cc -g -O0 -o "$TMP/self-static" "$TMP/self.c" $(pkg-config --cflags tally) \
 		symbolizes_like_llvm static_program_symbolizes_its_main "$TMP/self-static"
 else
 	fail static_program_symbolizes_its_main "$(head -5 "$TMP/cc.err")"
+fi
+
+# All of libtally.a (the agent's members too, which the program above does not pull in)
+# links with what tally.pc names, and not without any one library it names itself
+# (Requires.private's packages, Libs.private's flags): it names exactly what is needed.
+read -ra static <<<"$(pkg-config --static --libs tally |
+	sed 's/-ltally\b/-Wl,--whole-archive -l:libtally.a -Wl,--no-whole-archive/')"
+links_whole() { # links_whole FLAG...: links without the flags given
+	local drop=" $* " f keep=()
+	for f in "${static[@]}"; do
+		[[ $drop == *" $f "* ]] || keep+=("$f")
+	done
+	# shellcheck disable=SC2046
+	cc -o "$TMP/whole" "$TMP/self.c" $(pkg-config --cflags tally) "${keep[@]}" 2>"$TMP/cc.err"
+}
+ours=$(sed -n 's/^Libs.private: //p' "$L/pkgconfig/tally.pc")
+needless=
+for p in $(pkg-config --print-requires-private tally) $ours; do
+	case $p in
+	-*) flags=$p ;;
+	*) flags=$(pkg-config --libs-only-l "$p") ;;
+	esac
+	# shellcheck disable=SC2086
+	! links_whole $flags || needless="$needless $p"
+done
+if ! links_whole; then
+	fail static_link_needs_exactly_what_tally_pc_names "$(head -5 "$TMP/cc.err")"
+elif [ -n "$needless" ]; then
+	fail static_link_needs_exactly_what_tally_pc_names "links without:$needless"
+else
+	pass static_link_needs_exactly_what_tally_pc_names
 fi
 
 # The Lua module goes where Debian's lua5.4 looks under the prefix (lib/lua/5.4), and

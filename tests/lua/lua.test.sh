@@ -5,7 +5,7 @@
 # functions called from Lua sit under their Lua caller; a known call chain is sampled in
 # its order; tally.start{}/tally.stop() from the script; os.exit() still writes; timer
 # mode's shares and stacks by the same rules, in the same stream, which a SIGKILL leaves
-# readable.
+# readable; outputs nobody named stay out of the working directory.
 . tests/lib.sh
 
 NAME=lua_module
@@ -152,6 +152,23 @@ if ! lua_tally SCALE=20 TALLY_LUA_MODE=timer TALLY_LUA_HZ=4999 TALLY_LUA_OUTPUT=
 	fail lua_timer_c_functions_under_lua_caller "$(cat tw.out)"
 else
 	work_stacks lua_timer_c_functions_under_lua_caller tw.folded
+fi
+
+# Without TALLY_LUA_OUTPUT and TALLY_LUA_EXACT_OUTPUT the profiles go to $TMPDIR and the
+# working directory keeps nothing (`lua5.4 -ltally script.lua` leaves no file where it
+# ran); a file named goes where it is named, relative to the working directory.
+loop='local s = 0 for i = 1, 3e5 do s = s + i end'
+mkdir quiet asked tmpdir
+if (cd quiet && lua_tally TMPDIR="$TMP/tmpdir" TALLY_LUA_MODE=both lua5.4 -ltally -e "$loop") \
+	>q.out 2>&1 && [ -z "$(ls -A quiet)" ] && [ -s "$(echo tmpdir/tally-agent-*.pb.gz)" ] &&
+	[ -f "$(echo tmpdir/tally-agent-*.folded)" ] && [ "$(ls tmpdir | wc -l)" = 2 ] &&
+	(cd asked && lua_tally TMPDIR="$TMP/tmpdir" TALLY_LUA_MODE=both TALLY_LUA_OUTPUT=s.folded \
+		TALLY_LUA_EXACT_OUTPUT=e.pb.gz lua5.4 -ltally -e "$loop") >>q.out 2>&1 &&
+	[ -f asked/s.folded ] && [ -s asked/e.pb.gz ] && [ "$(ls tmpdir | wc -l)" = 2 ]; then
+	pass lua_default_outputs_leave_the_working_directory_alone
+else
+	fail lua_default_outputs_leave_the_working_directory_alone \
+		"$(cat q.out) quiet: $(ls -A quiet) tmpdir: $(ls tmpdir) asked: $(ls asked)"
 fi
 
 # Timer mode killed with SIGKILL: the stream holds whole lines up to its last flush (every

@@ -13,7 +13,7 @@ int main(int argc, char **argv) { if (replay_unwind(argv[1], UNW_AUTO, fn, 0, 0,
 C
 libs=$(sed -n 's/^LIBS := //p' "$ROOT/Makefile")
 # shellcheck disable=SC2086
-if cc -I"$ROOT/src" -I"$ROOT/include" -o "$TMP/r" "$TMP/r.c" "$ROOT/$BUILD/libtally.a" $libs $([ "$BUILD" = build-asan ] && echo -fsanitize=address,undefined) 2>"$TMP/cc.err"; then
+if cc -I"$ROOT/src" -I"$ROOT/include" -o "$TMP/r" "$TMP/r.c" "$ROOT/$BUILD/modules.a" $libs $([ "$BUILD" = build-asan ] && echo -fsanitize=address,undefined) 2>"$TMP/cc.err"; then
 	out=$("$TMP/r" "$TMP/trunc.data"); rc=$?
 	[ $rc -eq 1 ] && [[ "$out" == "$TMP/trunc.data: at 0x"* ]] \
 		&& pass replay_truncated_file_names_file_and_offset \

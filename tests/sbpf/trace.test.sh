@@ -49,9 +49,9 @@ print(b58(name_key("ticker")), b58(name_key("callee")))')
 read -r TICKER CALLEE <<<"$ids"
 cu() { "$TALLY" sbpf run "$1" --json 2>/dev/null | sed -n 's/.*"compute_units": \([0-9]*\).*/\1/p'; }
 
-# ---- the probes: five, with their argument specs, in tally and in libtally.so ----
+# ---- the probes: five, with their argument specs, in tally (libtally has no VM) ----
 declare -A nargs=([cpi_enter]=3 [cpi_exit]=4 [meter_flush]=3 [syscall_enter]=4 [syscall_exit]=6)
-for bin in "$BUILD/tally" "$BUILD/libtally.so"; do
+for bin in "$BUILD/tally"; do
 	list=$("$TALLY" probes list "$bin" 2>&1)
 	notes=$(readelf -n "$bin" | awk '/Provider: tally_sbpf/ { p = 1; next }
 		p && /Name:/ { name = $2 } p && /Arguments:/ { sub(/^ *Arguments: /, ""); print name ": " $0; p = 0 }' | sort)
