@@ -39,12 +39,12 @@ void rec_jitmaps_note(struct rec_jitmaps *j, const void *rec, size_t size)
 		return;
 	uint32_t pid;
 	memcpy(&pid, (const uint8_t *)rec + sizeof(*h), 4);
-	if (pid == UINT32_MAX || replay_idmap_get(&j->pids, pid) != REPLAY_IDMAP_NONE)
+	if (pid == UINT32_MAX || idmap_get(&j->pids, pid) != IDMAP_NONE)
 		return;
 	if (!j->n)
 		clock_gettime(CLOCK_REALTIME, &j->since);
 	uint32_t *slot = vec_push_raw((void **)&j->order, &j->n, &j->cap, sizeof(*j->order));
-	if (!slot || replay_idmap_put(&j->pids, pid, 0)) {
+	if (!slot || idmap_put(&j->pids, pid, 0)) {
 		if (slot)
 			j->n--;
 		return; /* out of memory: that process's map is read from /tmp, as perf does */
@@ -147,7 +147,7 @@ static void keep_registries(const struct rec_jitmaps *j, const char *dir, bool *
 		int end = 0;
 		if (sscanf(e->d_name, "tally-vm-%u-%u.dump%n", &pid, &agent, &end) != 2 ||
 		    e->d_name[end] ||
-		    replay_idmap_get(&j->pids, pid) == REPLAY_IDMAP_NONE)
+		    idmap_get(&j->pids, pid) == IDMAP_NONE)
 			continue;
 		keep_file(j, pid, e->d_name, dir, made);
 	}
@@ -173,7 +173,7 @@ void rec_jitmaps_keep(const struct rec_jitmaps *j, const char *output)
 
 void rec_jitmaps_free(struct rec_jitmaps *j)
 {
-	replay_idmap_free(&j->pids);
+	idmap_free(&j->pids);
 	free(j->order);
 	j->order = NULL;
 	j->n = j->cap = 0;

@@ -11,14 +11,14 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "replay/idmap.h"
+#include "base/idmap.h"
 
 /* Ownership: the pids seen; rec_jitmaps_free releases them. Zeroed: empty. */
 struct rec_jitmaps {
-	struct replay_idmap pids; /* a set: every pid maps to 0 */
-	uint32_t *order;          /* the pids in the order seen */
+	struct idmap pids;     /* a set: every pid maps to 0 */
+	uint32_t *order;       /* the pids in the order seen */
 	size_t n, cap;
-	struct timespec since;    /* when the first was seen */
+	struct timespec since; /* when the first was seen */
 };
 
 /* Notes the process of a COMM, FORK, EXIT or MMAP record (as the kernel wrote it). */

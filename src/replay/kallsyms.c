@@ -225,15 +225,15 @@ static size_t find_core(const struct replay_kallsyms *k, uint64_t addr, uint64_t
 
 static const char *core_name(struct replay_kallsyms *k, size_t line)
 {
-	uint32_t i = replay_idmap_get(&k->names, (uint32_t)line);
-	if (i != REPLAY_IDMAP_NONE)
+	uint32_t i = idmap_get(&k->names, (uint32_t)line);
+	if (i != IDMAP_NONE)
 		return k->found.v[i];
 	struct kline l = parse_line(k, line);
 	const char *name = arena_strndup(&k->arena, k->text + l.name, l.name_len);
 	if (!name)
 		return NULL;
 	if (vec_reserve(&k->found, 1) &&
-	    !replay_idmap_put(&k->names, (uint32_t)line, (uint32_t)k->found.n))
+	    !idmap_put(&k->names, (uint32_t)line, (uint32_t)k->found.n))
 		*vec_push(&k->found) = name;
 	return name;
 }
@@ -258,7 +258,7 @@ void replay_kallsyms_free(struct replay_kallsyms *k)
 		free((void *)k->text);
 	vec_free(&k->mods);
 	vec_free(&k->found);
-	replay_idmap_free(&k->names);
+	idmap_free(&k->names);
 	arena_free(&k->arena);
 	memset(k, 0, sizeof(*k));
 }

@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/idmap.h"
 #include "base/vec.h"
-#include "replay/idmap.h"
 
 struct replay_ksym {
 	uint64_t addr;
@@ -27,7 +27,7 @@ struct replay_kallsyms {
 	size_t core_end; /* the kernel's own lines (sorted by address) end here; tagged
 			  * lines ("name\t[module]") follow */
 	VEC(struct replay_ksym) mods; /* text symbols of the tagged lines, sorted */
-	struct replay_idmap names;    /* line offset -> index in found */
+	struct idmap names;           /* line offset -> index in found */
 	VEC(const char *) found;
 	struct arena arena;
 };

@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 
 #include "base/err.h"
+#include "base/idmap.h"
 #include "base/vec.h"
-#include "replay/idmap.h"
 #include "replay/perfmap.h"
 
 struct pm_proc {
@@ -26,7 +26,7 @@ struct pm_proc {
 
 struct pm_source {
 	char *jit_dir; /* the recording's copies; NULL: none, /tmp */
-	struct replay_idmap index; /* pid -> procs.v[] */
+	struct idmap index; /* pid -> procs.v[] */
 	VEC(struct pm_proc) procs;
 };
 
@@ -56,13 +56,13 @@ static int load(struct pm_proc *p, const char *path)
 /* The process's map, read on first use; NULL when it has none. */
 static int map_of(struct pm_source *s, uint32_t pid, const struct pm_proc **out)
 {
-	uint32_t i = replay_idmap_get(&s->index, pid);
-	if (i != REPLAY_IDMAP_NONE) {
+	uint32_t i = idmap_get(&s->index, pid);
+	if (i != IDMAP_NONE) {
 		*out = &s->procs.v[i];
 		return 0;
 	}
 	struct pm_proc *p = vec_push(&s->procs);
-	if (!p || replay_idmap_put(&s->index, pid, (uint32_t)(s->procs.n - 1)))
+	if (!p || idmap_put(&s->index, pid, (uint32_t)(s->procs.n - 1)))
 		return err_set(-ENOMEM, "out of memory");
 	*p = (struct pm_proc){ 0 };
 	char path[4096];
@@ -108,7 +108,7 @@ static void close_source(void *self)
 		free(s->procs.v[i].path);
 	}
 	vec_free(&s->procs);
-	replay_idmap_free(&s->index);
+	idmap_free(&s->index);
 	free(s->jit_dir);
 	free(s);
 }

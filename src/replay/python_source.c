@@ -19,9 +19,9 @@
 
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/idmap.h"
 #include "base/vec.h"
 #include "cpython/code.h"
-#include "replay/idmap.h"
 #include "replay/python_eval.h"
 #include "replay/python_payload.h"
 
@@ -72,7 +72,7 @@ struct python_source {
 	uint32_t *slots; /* open addressing over codes: index + 1, 0 empty */
 	size_t nslots;
 	VEC(struct proc) procs;
-	struct replay_idmap proc_index, thread_index;
+	struct idmap proc_index, thread_index;
 	VEC(struct thread) threads;
 	struct replay_eval_index evals;
 	struct line_memo lines[1u << LINE_MEMO_BITS];
@@ -124,11 +124,11 @@ static int grow_slots(struct python_source *y)
 
 static struct proc *proc_of(struct python_source *y, uint32_t pid)
 {
-	uint32_t i = replay_idmap_get(&y->proc_index, pid);
-	if (i != REPLAY_IDMAP_NONE)
+	uint32_t i = idmap_get(&y->proc_index, pid);
+	if (i != IDMAP_NONE)
 		return &y->procs.v[i];
 	if (!vec_reserve(&y->procs, 1) ||
-	    replay_idmap_put(&y->proc_index, pid, (uint32_t)y->procs.n))
+	    idmap_put(&y->proc_index, pid, (uint32_t)y->procs.n))
 		return NULL;
 	struct proc *p = vec_push(&y->procs);
 	p->pid = pid;
@@ -137,19 +137,19 @@ static struct proc *proc_of(struct python_source *y, uint32_t pid)
 
 static struct thread *thread_of(struct python_source *y, uint32_t tid, bool make)
 {
-	uint32_t i = replay_idmap_get(&y->thread_index, tid);
-	if (i != REPLAY_IDMAP_NONE)
+	uint32_t i = idmap_get(&y->thread_index, tid);
+	if (i != IDMAP_NONE)
 		return &y->threads.v[i];
 	if (!make || !vec_reserve(&y->threads, 1) ||
-	    replay_idmap_put(&y->thread_index, tid, (uint32_t)y->threads.n))
+	    idmap_put(&y->thread_index, tid, (uint32_t)y->threads.n))
 		return NULL;
 	return vec_push(&y->threads);
 }
 
 static const struct code *code_of(struct python_source *y, uint32_t pid, uint64_t addr)
 {
-	uint32_t i = replay_idmap_get(&y->proc_index, pid);
-	if (i == REPLAY_IDMAP_NONE || !y->nslots)
+	uint32_t i = idmap_get(&y->proc_index, pid);
+	if (i == IDMAP_NONE || !y->nslots)
 		return NULL;
 	uint32_t s = *code_slot(y, pid, y->procs.v[i].epoch, addr);
 	return s ? &y->codes.v[s - 1] : NULL;
@@ -408,8 +408,8 @@ static void close_source(void *self)
 	for (size_t i = 0; i < y->threads.n; i++)
 		vec_free(&y->threads.v[i].frames);
 	vec_free(&y->threads);
-	replay_idmap_free(&y->proc_index);
-	replay_idmap_free(&y->thread_index);
+	idmap_free(&y->proc_index);
+	idmap_free(&y->thread_index);
 	replay_eval_index_free(&y->evals);
 	vec_free(&y->frames);
 	vec_free(&y->frame_codes);
