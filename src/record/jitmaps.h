@@ -24,7 +24,7 @@ struct rec_jitmaps {
 /* Notes the process of a COMM, FORK, EXIT or MMAP record (as the kernel wrote it). */
 void rec_jitmaps_note(struct rec_jitmaps *j, const void *rec, size_t size);
 /* Copies /tmp/perf-PID.map and /tmp/tally-vm-PID-N.dump of every process noted into
- * replay_jit_dir(output), after removing the copies an earlier recording left there; a
+ * perf_jit_dir(output), after removing the copies an earlier recording left there; a
  * file older than the recording of a process that is gone is not its own (a pid reused)
  * and is left out. Failures are
  * warnings on stderr: the recording stands without them. */

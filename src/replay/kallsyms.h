@@ -1,7 +1,8 @@
 /*
  * Kernel symbols for the kernel part of sampled callchains: /proc/kallsyms, or the copy of
  * it in perf's build-id cache ([kernel.kallsyms]/BUILD-ID/kallsyms, which perf record and
- * tally record write) when that copy describes the running kernel as it is laid out now.
+ * tally record write: perf/keep.h) when that copy describes the running kernel as it is
+ * laid out now.
  */
 #ifndef TALLY_REPLAY_KALLSYMS_H
 #define TALLY_REPLAY_KALLSYMS_H
@@ -41,10 +42,5 @@ void replay_kallsyms_from_text(struct replay_kallsyms *k, char *text, size_t len
 /* The text symbol at or before addr, NULL when there is none. */
 const char *replay_kallsyms_find(struct replay_kallsyms *k, uint64_t addr);
 void replay_kallsyms_free(struct replay_kallsyms *k);
-
-/* Copies /proc/kallsyms into perf's build-id cache for the running kernel, replacing a
- * copy that differs (tally record, as perf record does), so reports need not make the
- * kernel format 120,000 lines again. Failures are silent: reports then read /proc. */
-void replay_kallsyms_save(void);
 
 #endif

@@ -3,7 +3,7 @@
  * (anonymous memory, where JIT runtimes put their code) of a process that wrote a
  * perf-PID.map is named from that map, as a JIT frame whose module is the map file. Each
  * process's map is read once, when a sample of it first needs one: from the recording's
- * copies when it has them (replay_jit_dir; tally record copied every map that was the
+ * copies when it has them (perf_jit_dir; tally record copied every map that was the
  * recorded processes' own, so /tmp is not asked: what is there may be another process's),
  * else /tmp/perf-PID.map as perf reads it.
  */
@@ -29,13 +29,6 @@ struct pm_source {
 	struct idmap index; /* pid -> procs.v[] */
 	VEC(struct pm_proc) procs;
 };
-
-int replay_jit_dir(const char *data_path, char *buf, size_t size)
-{
-	int n = snprintf(buf, size, "%s.jit", data_path);
-	return n < 0 || (size_t)n >= size ? err_set(-ENAMETOOLONG, "%s: name too long", data_path)
-					  : 0;
-}
 
 /* The map of pid read from path; 1 when there is none, 0 when read, or -ENOMEM. */
 static int load(struct pm_proc *p, const char *path)
