@@ -47,7 +47,7 @@ struct thread {
 	bool pending;
 	uint16_t flags;
 	uint64_t time;
-	VEC(struct replay_py_frame) frames;
+	VEC(struct perf_py_frame) frames;
 };
 
 /* Lines by code and instruction: decoding a line table is linear in its length. Codes by
@@ -79,7 +79,7 @@ struct python_source {
 	bool warned;
 	/* The sample being named: its Python frames (taken from its thread), their codes,
 	 * the runs spliced and, per native frame, the run that replaces it (-1: none). */
-	VEC(struct replay_py_frame) frames;
+	VEC(struct perf_py_frame) frames;
 	uint16_t flags; /* the stack record's */
 	VEC(const struct code *) frame_codes;
 	VEC(struct run) runs;
@@ -206,7 +206,7 @@ static int on_payload(struct python_source *y, const struct perf_event_rec *ev)
 		err_clear();
 		return 0;
 	}
-	int r = pl.type == REPLAY_PY_CODE ? add_code(y, &pl) : add_stack(y, &pl, ev->time);
+	int r = pl.type == PERF_PY_CODE ? add_code(y, &pl) : add_stack(y, &pl, ev->time);
 	return r ? err_set(r, "out of memory") : 0;
 }
 
@@ -239,7 +239,7 @@ static bool take_record(struct python_source *y, const struct replay_stack *st)
 	if (t->pid != st->ev->pid || t->time > st->ev->time)
 		return false;
 	y->flags = t->flags;
-	VEC(struct replay_py_frame) swap = { y->frames.v, y->frames.n, y->frames.cap };
+	VEC(struct perf_py_frame) swap = { y->frames.v, y->frames.n, y->frames.cap };
 	y->frames.v = t->frames.v;
 	y->frames.n = t->frames.n;
 	y->frames.cap = t->frames.cap;
@@ -255,7 +255,7 @@ static int find_runs(struct python_source *y, bool *tail)
 	y->runs.n = 0;
 	uint32_t first = 0;
 	for (uint32_t i = 0; i < y->frames.n; i++) {
-		if (!(y->frames.v[i].flags & REPLAY_PY_FRAME_ENTRY))
+		if (!(y->frames.v[i].fflags & PERF_PY_FRAME_ENTRY))
 			continue;
 		struct run *r = vec_push(&y->runs);
 		if (!r)
@@ -327,7 +327,7 @@ static int begin_stack(void *self, const struct replay_stack *st)
 	if (find_runs(y, &tail))
 		return err_set(-ENOMEM, "out of memory");
 	size_t R = y->runs.n;
-	bool python_whole = !(y->flags & (REPLAY_PY_STACK_CUT | REPLAY_PY_STACK_READ_FAILED));
+	bool python_whole = !(y->flags & (PERF_PY_STACK_CUT | PERF_PY_STACK_READ_FAILED));
 	/* The sampled pc itself in the eval loop, one run short: the loop is between a frame
 	 * and the thread's view of it (at its start it switches tstate->cframe before it
 	 * pushes its frame; before it returns it switches back), so its innermost activation
