@@ -24,6 +24,7 @@
 
 #include "base/err.h"
 #include "base/file.h"
+#include "base/spawn.h"
 #include "base/vec.h"
 #include "record/jitmaps.h"
 #include "record/modules.h"
@@ -402,30 +403,21 @@ static int attach_pid(struct session *s, int pid)
 	return r ? r : rec_synth_maps(pid, on_synth, s);
 }
 
-/* Starts CMD stopped before exec: it waits on a pipe until the events exist. */
-static int spawn(char **argv, int *go_fd, pid_t *pid_out)
+/* The command runs with the default actions of the signals tally catches. */
+static void default_signals(void *arg)
 {
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return err_set(-errno, "pipe: %s", strerror(errno));
-	pid_t pid = fork();
-	if (pid < 0)
-		return err_set(-errno, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		char c;
-		close(p[1]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (read(p[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		fprintf(stderr, "tally: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(p[0]);
-	*go_fd = p[1];
-	*pid_out = pid;
-	return 0;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+}
+
+/* Starts CMD held before exec (base/spawn.h): it waits until the events exist. */
+static int spawn(char **argv, struct spawn_cmd *cmd, pid_t *pid_out)
+{
+	struct spawn_opts so = { .argv = argv, .before_exec = default_signals };
+	int r = spawn_start(&so, cmd);
+	if (!r)
+		*pid_out = cmd->pid;
+	return r;
 }
 
 static bool targets_alive(const struct rec_opts *o)
@@ -545,7 +537,8 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 		return r;
 	file_raise_fd_limit();
 	pid_t child = -1;
-	int go = -1, status = 0;
+	struct spawn_cmd cmd = SPAWN_CMD_NONE;
+	int status = 0;
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -560,7 +553,7 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	}
 	if (o->argv) {
 		s.attr.enable_on_exec = !o->all_cpus;
-		r = spawn(o->argv, &go, &child);
+		r = spawn(o->argv, &cmd, &child);
 	}
 	if (!r && o->off_cpu)
 		r = rec_offcpu_setup(&s.attr, &s.off_attr);
@@ -579,11 +572,10 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	if (!r && (!o->argv || o->all_cpus))
 		for (size_t i = 0; i < s.fds.n; i++)
 			ioctl(s.fds.v[i], PERF_EVENT_IOC_ENABLE, 0);
-	if (go >= 0) {
-		if (!r && write(go, "g", 1) != 1)
-			r = err_set(-errno, "starting %s: %s", o->argv[0], strerror(errno));
-		close(go);
-	}
+	if (!r && o->argv)
+		r = spawn_release(&cmd);
+	spawn_close(&cmd);
+	res->exec_errno = cmd.exec_errno;
 	bool child_runs = false;
 	if (!r) {
 		struct rec_priority prio;
