@@ -101,11 +101,12 @@ $(BUILD)/%.o: %.c
 	@$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 # The BPF program of Python frames (src/record/bpf/), built for the kernel's BPF machine
-# and embedded into record/python_bpf.o with .incbin (the path given by PY_BPF_OBJECT).
-BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Isrc/record/bpf \
+# and embedded into record/python_bpf.o with .incbin (the path given by PY_BPF_OBJECT). The
+# records it writes are declared in src/perf/interp_records.h, which replay reads them by.
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Isrc -Isrc/record/bpf \
 	-idirafter /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null || gcc -print-multiarch)
 define bpf_embed
-$(1)/bpf/%.bpf.o: src/record/bpf/%.bpf.c src/record/bpf/python_abi.h
+$(1)/bpf/%.bpf.o: src/record/bpf/%.bpf.c src/record/bpf/python_abi.h src/perf/interp_records.h
 	@mkdir -p $$(dir $$@)
 	@echo "  BPF     $$<"
 	@clang $$(BPF_CFLAGS) -c $$< -o $$@

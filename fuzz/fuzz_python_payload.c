@@ -46,8 +46,8 @@ static void parse_whole(const uint8_t *data, size_t size)
 		return;
 	}
 	const uint8_t *end = data + size;
-	if (p.type == REPLAY_PY_STACK) {
-		if (p.nframes > REPLAY_PY_MAX_FRAMES ||
+	if (p.type == PERF_PY_STACK) {
+		if (p.nframes > PERF_PY_MAX_FRAMES ||
 		    (p.nframes && (p.frames < data || p.frames + 16 * (size_t)p.nframes > end)))
 			abort();
 		for (uint32_t i = 0; i < p.nframes; i++)

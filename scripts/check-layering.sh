@@ -16,11 +16,13 @@ src=${1:-src}
 # elf, sbpf's disassembler; unwind, perf -> elf, dwarf; symbolize -> elf, dwarf;
 # sbpf -> elf; cpython (CPython's layouts and code objects) -> dwarf, elf, and replay
 # and the sources may use it; dwarf -> elf; profile and elf -> nothing of ours. Where
-# A -> B and B -> C, A may include C.
+# A -> B and B -> C, A may include C. record writes what replay reads but never uses
+# replay: what both need (the records of the BPF programs, what a recording keeps beside
+# its perf.data) is in perf/, generic helpers in base/.
 core="solana replay report profile unwind perf symbolize sbpf cpython dwarf elf"
 declare -A may=(
 	[cli]="record probes agent cuprof $core"
-	[record]="probes/probes.h $core"
+	[record]="probes/probes.h ${core/replay /}"
 	[probes]="$core"
 	[agent]="$core"
 	[cuprof]="$core"

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 
 int file_read(const char *path, uint8_t **out, size_t *len)
 {
@@ -42,6 +44,30 @@ int file_read(const char *path, uint8_t **out, size_t *len)
 	*out = buf;
 	*len = size;
 	return 0;
+}
+
+char *file_read_text(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	VEC(char) buf = { 0 };
+	*len = 0;
+	if (!f)
+		return NULL;
+	for (;;) { /* 4 MiB at a time: /proc/kallsyms is a few MiB */
+		if (!vec_reserve(&buf, (size_t)(1 << 22) + 1)) {
+			vec_free(&buf);
+			break;
+		}
+		size_t room = buf.cap - buf.n - 1, got = fread(buf.v + buf.n, 1, room, f);
+		buf.n += got;
+		if (got < room) {
+			buf.v[buf.n] = 0;
+			*len = buf.n;
+			break;
+		}
+	}
+	fclose(f);
+	return buf.v;
 }
 
 int file_mkdirs(char *path, unsigned mode)

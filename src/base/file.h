@@ -15,6 +15,11 @@
  * message set ("PATH: not a regular file", "PATH: cannot read the file"). */
 int file_read(const char *path, uint8_t **out, size_t *len);
 
+/* The whole of path read to its end, malloc'd and NUL-terminated (*len bytes before the
+ * NUL), for files whose size stat does not tell (/proc's); NULL, *len 0, when it cannot be
+ * opened or memory runs out. */
+char *file_read_text(const char *path, size_t *len);
+
 /* mkdir -p with mode for the directories it makes: 0 or a negative errno. path is
  * written to while it works and restored before it returns. */
 int file_mkdirs(char *path, unsigned mode);

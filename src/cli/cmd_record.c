@@ -253,8 +253,10 @@ static int check_args(const struct rec_opts *o)
 static int record(const struct rec_opts *o)
 {
 	struct rec_result res;
-	if (rec_run(o, &res))
-		return cli_fail_err();
+	if (rec_run(o, &res)) {
+		int rc = cli_fail_err();
+		return res.exec_errno ? 127 : rc; /* a command that cannot run: as a shell says */
+	}
 	if (res.write_error)
 		return stopped_early(o, &res);
 	if (!o->quiet)

@@ -28,6 +28,7 @@
 
 #include "base/err.h"
 #include "base/file.h"
+#include "base/spawn.h"
 #include "base/vec.h"
 #include "probes/attach.h"
 #include "probes/sample.h"
@@ -451,48 +452,20 @@ static int resolve_command(const char *name, char *out, size_t len)
 	return err_set(-ENOENT, "%s: command not found", name);
 }
 
-/* Forks the command, stopped until released; its exec failures come back on errpipe. */
-static int start_command(struct session *s, int *go, int *errpipe)
+/* Not tally's mask, which blocks SIGINT, SIGTERM and SIGCHLD for its signalfd. */
+static void restore_mask(void *saved_mask)
 {
-	int gp[2], ep[2];
-	if (pipe2(gp, O_CLOEXEC) || pipe2(ep, O_CLOEXEC))
-		return err_set(-errno, "pipe: %s", strerror(errno));
-	pid_t pid = fork();
-	if (pid < 0)
-		return err_set(-errno, "fork: %s", strerror(errno));
-	if (!pid) {
-		char c;
-		close(gp[1]);
-		close(ep[0]);
-		if (read(gp[0], &c, 1) != 1)
-			_exit(127);
-		/* Not tally's mask, which blocks SIGINT, SIGTERM and SIGCHLD for its signalfd. */
-		sigprocmask(SIG_SETMASK, &s->saved_mask, NULL);
-		execv(s->objs.v[0].open_path, s->o->cmd);
-		int e = errno;
-		if (write(ep[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(gp[0]);
-	close(ep[1]);
-	s->pid = pid;
-	*go = gp[1];
-	*errpipe = ep[0];
-	return 0;
+	sigprocmask(SIG_SETMASK, saved_mask, NULL);
 }
 
-static int release_command(struct session *s, int go, int errpipe)
+/* Forks the command, held until released (base/spawn.h). */
+static int start_command(struct session *s, struct spawn_cmd *cmd)
 {
-	int e = 0;
-	if (write(go, "x", 1) != 1)
-		e = err_set(-errno, "releasing the command: %s", strerror(errno));
-	close(go);
-	/* EOF once exec has closed the pipe (before its ptrace stop), or exec's errno. */
-	int child_errno;
-	if (!e && read(errpipe, &child_errno, sizeof(child_errno)) == sizeof(child_errno))
-		e = err_set(-child_errno, "%s: %s", s->o->cmd[0], strerror(child_errno));
-	close(errpipe);
+	struct spawn_opts so = { .path = s->objs.v[0].open_path, .argv = s->o->cmd,
+				 .before_exec = restore_mask, .arg = &s->saved_mask };
+	int e = spawn_start(&so, cmd);
+	if (!e)
+		s->pid = cmd->pid;
 	return e;
 }
 
@@ -606,16 +579,16 @@ static int start(struct session *s)
 /* The command, followed from before its exec; killed and reaped when that fails. */
 static int attach_command(struct session *s)
 {
-	int go = -1, errpipe = -1;
-	int e = start_command(s, &go, &errpipe);
+	struct spawn_cmd cmd;
+	int e = start_command(s, &cmd);
 	if (e)
 		return e;
 	s->follow.main = s->pid;
 	e = usdt_follow_seize(&s->follow, s->pid);
+	/* The release returns once exec has closed the pipe, before its ptrace stop. */
 	if (!e)
-		e = release_command(s, go, errpipe);
-	else
-		close(go), close(errpipe);
+		e = spawn_release(&cmd);
+	spawn_close(&cmd);
 	if (e) {
 		kill(s->pid, SIGKILL);
 		usdt_follow_detach(&s->follow);

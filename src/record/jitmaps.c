@@ -21,8 +21,8 @@
 
 #include "base/atomic_file.h"
 #include "base/vec.h"
+#include "perf/keep.h"
 #include "perf/perf.h"
-#include "replay/replay.h"
 
 /* Records are drained every 50 ms or so, after the process may have written its map, and
  * file times lag the clock by a tick: a map this much older than the first record is still
@@ -39,12 +39,12 @@ void rec_jitmaps_note(struct rec_jitmaps *j, const void *rec, size_t size)
 		return;
 	uint32_t pid;
 	memcpy(&pid, (const uint8_t *)rec + sizeof(*h), 4);
-	if (pid == UINT32_MAX || replay_idmap_get(&j->pids, pid) != REPLAY_IDMAP_NONE)
+	if (pid == UINT32_MAX || idmap_get(&j->pids, pid) != IDMAP_NONE)
 		return;
 	if (!j->n)
 		clock_gettime(CLOCK_REALTIME, &j->since);
 	uint32_t *slot = vec_push_raw((void **)&j->order, &j->n, &j->cap, sizeof(*j->order));
-	if (!slot || replay_idmap_put(&j->pids, pid, 0)) {
+	if (!slot || idmap_put(&j->pids, pid, 0)) {
 		if (slot)
 			j->n--;
 		return; /* out of memory: that process's map is read from /tmp, as perf does */
@@ -57,7 +57,7 @@ static bool is_kept_name(const char *name)
 {
 	size_t n = strlen(name);
 	return (!strncmp(name, "perf-", 5) && n > 9 && !strcmp(name + n - 4, ".map")) ||
-	       replay_vm_registry_name(name);
+	       perf_vm_registry_name(name);
 }
 
 /* Removes the copies an earlier recording to the same output left in dir. A registry
@@ -73,7 +73,7 @@ static void clear_old(const struct rec_jitmaps *j, const char *dir)
 	while ((e = readdir(d))) {
 		if (!is_kept_name(e->d_name))
 			continue;
-		if (replay_vm_registry_name(e->d_name) && !fstatat(dirfd(d), e->d_name, &st, 0) &&
+		if (perf_vm_registry_name(e->d_name) && !fstatat(dirfd(d), e->d_name, &st, 0) &&
 		    st.st_mtim.tv_sec >= j->since.tv_sec - SINCE_SLACK_S)
 			continue;
 		unlinkat(dirfd(d), e->d_name, 0);
@@ -147,7 +147,7 @@ static void keep_registries(const struct rec_jitmaps *j, const char *dir, bool *
 		int end = 0;
 		if (sscanf(e->d_name, "tally-vm-%u-%u.dump%n", &pid, &agent, &end) != 2 ||
 		    e->d_name[end] ||
-		    replay_idmap_get(&j->pids, pid) == REPLAY_IDMAP_NONE)
+		    idmap_get(&j->pids, pid) == IDMAP_NONE)
 			continue;
 		keep_file(j, pid, e->d_name, dir, made);
 	}
@@ -157,7 +157,7 @@ static void keep_registries(const struct rec_jitmaps *j, const char *dir, bool *
 void rec_jitmaps_keep(const struct rec_jitmaps *j, const char *output)
 {
 	char dir[4096];
-	if (replay_jit_dir(output, dir, sizeof(dir)))
+	if (perf_jit_dir(output, dir, sizeof(dir)))
 		return;
 	clear_old(j, dir);
 	bool made = false;
@@ -173,7 +173,7 @@ void rec_jitmaps_keep(const struct rec_jitmaps *j, const char *output)
 
 void rec_jitmaps_free(struct rec_jitmaps *j)
 {
-	replay_idmap_free(&j->pids);
+	idmap_free(&j->pids);
 	free(j->order);
 	j->order = NULL;
 	j->n = j->cap = 0;

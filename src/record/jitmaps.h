@@ -11,20 +11,20 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "replay/idmap.h"
+#include "base/idmap.h"
 
 /* Ownership: the pids seen; rec_jitmaps_free releases them. Zeroed: empty. */
 struct rec_jitmaps {
-	struct replay_idmap pids; /* a set: every pid maps to 0 */
-	uint32_t *order;          /* the pids in the order seen */
+	struct idmap pids;     /* a set: every pid maps to 0 */
+	uint32_t *order;       /* the pids in the order seen */
 	size_t n, cap;
-	struct timespec since;    /* when the first was seen */
+	struct timespec since; /* when the first was seen */
 };
 
 /* Notes the process of a COMM, FORK, EXIT or MMAP record (as the kernel wrote it). */
 void rec_jitmaps_note(struct rec_jitmaps *j, const void *rec, size_t size);
 /* Copies /tmp/perf-PID.map and /tmp/tally-vm-PID-N.dump of every process noted into
- * replay_jit_dir(output), after removing the copies an earlier recording left there; a
+ * perf_jit_dir(output), after removing the copies an earlier recording left there; a
  * file older than the recording of a process that is gone is not its own (a pid reused)
  * and is left out. Failures are
  * warnings on stderr: the recording stands without them. */

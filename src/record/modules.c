@@ -18,7 +18,7 @@
 #include "base/err.h"
 #include "base/vec.h"
 #include "elf/elf.h"
-#include "replay/kallsyms.h"
+#include "perf/keep.h"
 
 static struct rec_module *add(struct rec_modules *m, const char *path)
 {
@@ -140,7 +140,7 @@ void rec_modules_write(struct rec_modules *m, struct perf_writer *w)
 	if (len) {
 		perf_writer_add_build_id(w, UINT32_MAX, PERF_RECORD_MISC_KERNEL, id, len,
 					 "[kernel.kallsyms]");
-		replay_kallsyms_save();
+		perf_kallsyms_save();
 	}
 }
 

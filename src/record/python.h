@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perf/interp_records.h"
 #include "perf/perf.h"
 #include "record/record.h"
 #include "record/bpf/python_abi.h"

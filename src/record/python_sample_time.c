@@ -7,6 +7,7 @@
 #include "record/python.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,8 +22,9 @@
 static uint16_t payload_type(const void *rec, size_t size)
 {
 	uint16_t type = 0;
-	if (size >= PY_RAW_AT + 24)
-		memcpy(&type, (const uint8_t *)rec + PY_RAW_AT + 4, 2);
+	const size_t at = PY_RAW_AT + offsetof(struct perf_py_stack_head, type);
+	if (size >= PY_RAW_AT + sizeof(struct perf_py_stack_head))
+		memcpy(&type, (const uint8_t *)rec + at, sizeof(type));
 	return type;
 }
 
@@ -32,8 +34,9 @@ static int hold(struct rec_pypair *pp, const void *rec, size_t size)
 		return err_set(-ENOMEM, "out of memory");
 	memcpy(pp->buf + pp->n, rec, size);
 	pp->n += size;
-	if (payload_type(rec, size) == PY_PAYLOAD_STACK)
-		memcpy(&pp->tid, (const uint8_t *)rec + PY_RAW_AT + 12, 4);
+	const size_t tid_at = PY_RAW_AT + offsetof(struct perf_py_stack_head, tid);
+	if (payload_type(rec, size) == PERF_PY_STACK)
+		memcpy(&pp->tid, (const uint8_t *)rec + tid_at, sizeof(pp->tid));
 	return 0;
 }
 
@@ -47,7 +50,7 @@ static int release(struct rec_pypair *pp, bool paired, uint64_t time,
 		struct perf_event_header h;
 		memcpy(&h, rec, sizeof(h));
 		at += h.size;
-		if (payload_type(rec, h.size) == PY_PAYLOAD_STACK && !paired) {
+		if (payload_type(rec, h.size) == PERF_PY_STACK && !paired) {
 			pp->dropped++;
 			continue;
 		}
@@ -63,8 +66,8 @@ static int release(struct rec_pypair *pp, bool paired, uint64_t time,
 void rec_python_account(struct rec_result *res, const void *rec, size_t size)
 {
 	uint16_t type = payload_type(rec, size);
-	res->py_stacks += type == PY_PAYLOAD_STACK;
-	res->py_codes += type == PY_PAYLOAD_CODE;
+	res->py_stacks += type == PERF_PY_STACK;
+	res->py_codes += type == PERF_PY_CODE;
 	res->bytes += size;
 }
 

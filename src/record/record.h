@@ -34,6 +34,7 @@ struct rec_result {
 	 * frames at and its time on them. */
 	uint64_t py_procs, py_stacks, py_codes, py_lost, py_runs, py_run_ns;
 	int exit_status; /* of CMD, as a shell reports it (128+signal when killed) */
+	int exec_errno;  /* CMD could not be run: exec's errno (rec_run fails, message set) */
 	/* errno of the write that stopped the recording early (a full disk), 0 if none: the
 	 * file is finished with the samples written before, and CMD ran on to its end. */
 	int write_error;

@@ -24,6 +24,7 @@
 
 #include "base/err.h"
 #include "base/file.h"
+#include "base/spawn.h"
 #include "base/vec.h"
 #include "record/jitmaps.h"
 #include "record/modules.h"
@@ -402,30 +403,18 @@ static int attach_pid(struct session *s, int pid)
 	return r ? r : rec_synth_maps(pid, on_synth, s);
 }
 
-/* Starts CMD stopped before exec: it waits on a pipe until the events exist. */
-static int spawn(char **argv, int *go_fd, pid_t *pid_out)
+/* The command runs with the default actions of the signals tally catches. */
+static void default_signals(void *arg)
 {
-	int p[2];
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return err_set(-errno, "pipe: %s", strerror(errno));
-	pid_t pid = fork();
-	if (pid < 0)
-		return err_set(-errno, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		char c;
-		close(p[1]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (read(p[0], &c, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		fprintf(stderr, "tally: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(p[0]);
-	*go_fd = p[1];
-	*pid_out = pid;
-	return 0;
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+}
+
+/* Starts CMD held before exec (base/spawn.h): it waits until the events exist. */
+static int spawn(char **argv, struct spawn_cmd *cmd)
+{
+	struct spawn_opts so = { .argv = argv, .before_exec = default_signals };
+	return spawn_start(&so, cmd);
 }
 
 static bool targets_alive(const struct rec_opts *o)
@@ -533,10 +522,10 @@ static void cleanup(struct session *s)
 		rec_pypair_free(&s->pair[c]);
 }
 
-/* The command tally started (pid -1: none), held on its go pipe until the events exist. */
+/* The command tally started (held.pid -1: none), held before its exec until the events
+ * exist. */
 struct command {
-	pid_t pid;
-	int go;       /* the pipe's write end until the command is let go, else -1 */
+	struct spawn_cmd held;
 	int status;   /* as waitpid gives it */
 	bool runs_on; /* a signal stopped the recording: the command is left to its own end */
 };
@@ -560,7 +549,7 @@ static int launch_command(struct session *s, struct command *cmd)
 	if (!s->o->argv)
 		return 0;
 	s->attr.enable_on_exec = !s->o->all_cpus;
-	return spawn(s->o->argv, &cmd->go, &cmd->pid);
+	return spawn(s->o->argv, &cmd->held);
 }
 
 /* The file, its header holding the event attributes: --off-cpu's are final first. */
@@ -599,14 +588,7 @@ static int start_events(struct session *s, struct command *cmd)
 	if (!s->o->argv || s->o->all_cpus)
 		for (size_t i = 0; i < s->fds.n; i++)
 			ioctl(s->fds.v[i], PERF_EVENT_IOC_ENABLE, 0);
-	if (cmd->go < 0)
-		return 0;
-	int r = write(cmd->go, "g", 1) == 1
-			? 0
-			: err_set(-errno, "starting %s: %s", s->o->argv[0], strerror(errno));
-	close(cmd->go);
-	cmd->go = -1;
-	return r;
+	return cmd->held.pid > 0 ? spawn_release(&cmd->held) : 0;
 }
 
 /* Drains the rings, at a raised priority, until the recording ends (loop). */
@@ -614,7 +596,7 @@ static int record(struct session *s, struct command *cmd)
 {
 	struct rec_priority prio;
 	rec_priority_raise(&prio);
-	int r = loop(s, cmd->pid, &cmd->status, &cmd->runs_on);
+	int r = loop(s, cmd->held.pid, &cmd->status, &cmd->runs_on);
 	rec_priority_restore(&prio);
 	return r;
 }
@@ -649,20 +631,20 @@ static int finish_output(struct session *s, int r)
 /* A command whose recording failed (or never began) is not left to run. */
 static void kill_command(struct command *cmd)
 {
-	if (cmd->pid <= 0)
+	if (cmd->held.pid <= 0)
 		return;
-	kill(cmd->pid, SIGKILL);
-	waitpid(cmd->pid, &cmd->status, 0);
+	kill(cmd->held.pid, SIGKILL);
+	waitpid(cmd->held.pid, &cmd->status, 0);
 }
 
 /* Once the events are closed, a command a signal stopped the recording of has run on
  * unobserved to its own end; its exit status is tally's. */
 static void wait_command(struct command *cmd, struct rec_result *res)
 {
-	if (cmd->pid <= 0)
+	if (cmd->held.pid <= 0)
 		return;
 	if (cmd->runs_on)
-		waitpid(cmd->pid, &cmd->status, 0);
+		waitpid(cmd->held.pid, &cmd->status, 0);
 	res->exit_status = WIFEXITED(cmd->status) ? WEXITSTATUS(cmd->status)
 			   : WIFSIGNALED(cmd->status) ? 128 + WTERMSIG(cmd->status) : 1;
 }
@@ -670,7 +652,7 @@ static void wait_command(struct command *cmd, struct rec_result *res)
 int rec_run(const struct rec_opts *o, struct rec_result *res)
 {
 	struct session s = { .o = o, .res = res };
-	struct command cmd = { .pid = -1, .go = -1 };
+	struct command cmd = { .held = SPAWN_CMD_NONE };
 	memset(res, 0, sizeof(*res));
 	s.ncpus = online_cpus(s.cpu, MAX_CPUS);
 	for (int c = 0; c < MAX_CPUS; c++)
@@ -689,7 +671,7 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	r = open_output(&s);
 	if (r)
 		goto out;
-	r = open_events(&s, cmd.pid);
+	r = open_events(&s, cmd.held.pid);
 	if (r)
 		goto out;
 	r = start_events(&s, &cmd);
@@ -697,8 +679,8 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 		goto out;
 	r = record(&s, &cmd);
 out:
-	if (cmd.go >= 0)
-		close(cmd.go);
+	spawn_close(&cmd.held);
+	res->exec_errno = cmd.held.exec_errno;
 	if (r)
 		kill_command(&cmd);
 	sigaction(SIGINT, &old_int, NULL);

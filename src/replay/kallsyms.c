@@ -4,13 +4,13 @@
  * over lines finds one without parsing 120,000 of them, and module symbols (the tagged
  * lines at the end, a few thousand) are parsed and sorted on first use. Reading
  * /proc/kallsyms costs 30-40 ms of kernel time formatting it; perf avoids that by copying
- * it into its build-id cache at record time and reading the copy, and so does tally. A copy
- * is used only when its first page equals /proc/kallsyms's (same kernel, same layout).
+ * it into its build-id cache at record time and reading the copy, and so does tally
+ * (perf/keep.h). A copy is used only when its first page equals /proc/kallsyms's (same
+ * kernel, same layout).
  */
 #include "replay/kallsyms.h"
 
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -21,47 +21,15 @@
 #include "base/hex.h"
 #include "base/search.h"
 #include "base/vec.h"
-#include "elf/elf.h"
+#include "perf/keep.h"
 
 #define PROC_KALLSYMS "/proc/kallsyms"
-
-/* The whole of path, NUL-terminated (the listing is a few MiB: read 4 MiB at a time). */
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	VEC(char) buf = { 0 };
-	*len = 0;
-	if (!f)
-		return NULL;
-	for (;;) {
-		if (!vec_reserve(&buf, (size_t)(1 << 22) + 1)) {
-			vec_free(&buf);
-			break;
-		}
-		size_t room = buf.cap - buf.n - 1, got = fread(buf.v + buf.n, 1, room, f);
-		buf.n += got;
-		if (got < room) {
-			buf.v[buf.n] = 0;
-			*len = buf.n;
-			break;
-		}
-	}
-	fclose(f);
-	return buf.v;
-}
-
-static bool cache_path(char *buf, size_t size)
-{
-	uint8_t id[20];
-	size_t n = elf_kernel_build_id(id);
-	return n && !elf_buildid_cache_path(ELF_CACHED_KALLSYMS, id, n, buf, size);
-}
 
 /* The cache copy, mapped, when its first page is what /proc/kallsyms prints now. */
 static bool map_copy(struct replay_kallsyms *k)
 {
 	char path[1024], head[4096];
-	if (!cache_path(path, sizeof(path)))
+	if (!perf_kallsyms_copy_path(path, sizeof(path)))
 		return false;
 	int pfd = open(PROC_KALLSYMS, O_RDONLY | O_CLOEXEC);
 	ssize_t n = pfd < 0 ? -1 : read(pfd, head, sizeof(head));
@@ -182,7 +150,7 @@ void replay_kallsyms_load(struct replay_kallsyms *k)
 {
 	memset(k, 0, sizeof(*k));
 	if (!map_copy(k)) {
-		k->text = read_all(PROC_KALLSYMS, &k->len);
+		k->text = file_read_text(PROC_KALLSYMS, &k->len);
 		if (!k->text || k->len >= UINT32_MAX)
 			k->len = 0;
 	}
@@ -225,15 +193,15 @@ static size_t find_core(const struct replay_kallsyms *k, uint64_t addr, uint64_t
 
 static const char *core_name(struct replay_kallsyms *k, size_t line)
 {
-	uint32_t i = replay_idmap_get(&k->names, (uint32_t)line);
-	if (i != REPLAY_IDMAP_NONE)
+	uint32_t i = idmap_get(&k->names, (uint32_t)line);
+	if (i != IDMAP_NONE)
 		return k->found.v[i];
 	struct kline l = parse_line(k, line);
 	const char *name = arena_strndup(&k->arena, k->text + l.name, l.name_len);
 	if (!name)
 		return NULL;
 	if (vec_reserve(&k->found, 1) &&
-	    !replay_idmap_put(&k->names, (uint32_t)line, (uint32_t)k->found.n))
+	    !idmap_put(&k->names, (uint32_t)line, (uint32_t)k->found.n))
 		*vec_push(&k->found) = name;
 	return name;
 }
@@ -258,36 +226,7 @@ void replay_kallsyms_free(struct replay_kallsyms *k)
 		free((void *)k->text);
 	vec_free(&k->mods);
 	vec_free(&k->found);
-	replay_idmap_free(&k->names);
+	idmap_free(&k->names);
 	arena_free(&k->arena);
 	memset(k, 0, sizeof(*k));
-}
-
-void replay_kallsyms_save(void)
-{
-	char path[1024], tmp[1100];
-	size_t n = 0, old_n = 0;
-	if (!cache_path(path, sizeof(path)))
-		return;
-	char *now = read_all(PROC_KALLSYMS, &n);
-	/* Without root every address is 0: nothing worth keeping. */
-	bool useful = now && n > 16 && strspn(now, "0") < 16;
-	char *old = useful ? read_all(path, &old_n) : NULL;
-	bool same = old && old_n == n && !memcmp(old, now, n);
-	free(old);
-	char *slash = strrchr(path, '/');
-	if (useful && !same) {
-		*slash = 0;
-		int r = file_mkdirs(path, 0755);
-		*slash = '/';
-		snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-		FILE *f = r ? NULL : fopen(tmp, "wb");
-		if (f) {
-			bool ok = fwrite(now, 1, n, f) == n;
-			ok = !fclose(f) && ok;
-			if (!ok || rename(tmp, path))
-				remove(tmp);
-		}
-	}
-	free(now);
 }

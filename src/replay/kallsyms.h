@@ -1,7 +1,8 @@
 /*
  * Kernel symbols for the kernel part of sampled callchains: /proc/kallsyms, or the copy of
  * it in perf's build-id cache ([kernel.kallsyms]/BUILD-ID/kallsyms, which perf record and
- * tally record write) when that copy describes the running kernel as it is laid out now.
+ * tally record write: perf/keep.h) when that copy describes the running kernel as it is
+ * laid out now.
  */
 #ifndef TALLY_REPLAY_KALLSYMS_H
 #define TALLY_REPLAY_KALLSYMS_H
@@ -11,8 +12,8 @@
 #include <stdint.h>
 
 #include "base/arena.h"
+#include "base/idmap.h"
 #include "base/vec.h"
-#include "replay/idmap.h"
 
 struct replay_ksym {
 	uint64_t addr;
@@ -27,7 +28,7 @@ struct replay_kallsyms {
 	size_t core_end; /* the kernel's own lines (sorted by address) end here; tagged
 			  * lines ("name\t[module]") follow */
 	VEC(struct replay_ksym) mods; /* text symbols of the tagged lines, sorted */
-	struct replay_idmap names;    /* line offset -> index in found */
+	struct idmap names;           /* line offset -> index in found */
 	VEC(const char *) found;
 	struct arena arena;
 };
@@ -41,10 +42,5 @@ void replay_kallsyms_from_text(struct replay_kallsyms *k, char *text, size_t len
 /* The text symbol at or before addr, NULL when there is none. */
 const char *replay_kallsyms_find(struct replay_kallsyms *k, uint64_t addr);
 void replay_kallsyms_free(struct replay_kallsyms *k);
-
-/* Copies /proc/kallsyms into perf's build-id cache for the running kernel, replacing a
- * copy that differs (tally record, as perf record does), so reports need not make the
- * kernel format 120,000 lines again. Failures are silent: reports then read /proc. */
-void replay_kallsyms_save(void);
 
 #endif

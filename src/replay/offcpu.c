@@ -9,8 +9,8 @@
 #include <stdlib.h>
 
 #include "base/err.h"
+#include "base/idmap.h"
 #include "base/vec.h"
-#include "replay/idmap.h"
 
 struct interval {
 	uint64_t off; /* the switch sample's offset in the file */
@@ -20,7 +20,7 @@ struct interval {
 struct replay_offcpu {
 	const struct perf_attr_info *sw; /* the switch event */
 	VEC(struct interval) v;
-	struct replay_idmap open; /* tid -> index into v of its open interval */
+	struct idmap open; /* tid -> index into v of its open interval */
 };
 
 /* The switch event: a tracepoint beside a first event that records context switches. */
@@ -41,7 +41,7 @@ static int on_record(const struct perf_event_rec *ev, void *arg)
 	/* tid 0 is a CPU's idle task: its "off-CPU" time is the others' work (-a) */
 	if (ev->type == PERF_RECORD_SAMPLE && ev->attr == o->sw && ev->tid) {
 		if (!vec_reserve(&o->v, 1) ||
-		    replay_idmap_put(&o->open, ev->tid, (uint32_t)o->v.n))
+		    idmap_put(&o->open, ev->tid, (uint32_t)o->v.n))
 			return -ENOMEM;
 		*vec_push(&o->v) = (struct interval){ ev->file_off, ev->time, 0 };
 		return 0;
@@ -51,12 +51,12 @@ static int on_record(const struct perf_event_rec *ev, void *arg)
 	if ((ev->type != PERF_RECORD_SWITCH && ev->type != PERF_RECORD_SWITCH_CPU_WIDE) ||
 	    (ev->misc & PERF_RECORD_MISC_SWITCH_OUT))
 		return 0;
-	uint32_t i = replay_idmap_get(&o->open, ev->tid);
-	if (i == REPLAY_IDMAP_NONE)
+	uint32_t i = idmap_get(&o->open, ev->tid);
+	if (i == IDMAP_NONE)
 		return 0;
 	if (ev->time > o->v.v[i].start)
 		o->v.v[i].ns = ev->time - o->v.v[i].start;
-	return replay_idmap_put(&o->open, ev->tid, REPLAY_IDMAP_NONE);
+	return idmap_put(&o->open, ev->tid, IDMAP_NONE);
 }
 
 static int by_off(const void *a, const void *b)
@@ -84,7 +84,7 @@ int replay_offcpu_scan(struct perf_data *d, struct replay_offcpu **out)
 	}
 	if (o->v.n)
 		qsort(o->v.v, o->v.n, sizeof(*o->v.v), by_off);
-	replay_idmap_free(&o->open);
+	idmap_free(&o->open);
 	*out = o;
 	return 0;
 }
@@ -112,6 +112,6 @@ void replay_offcpu_free(struct replay_offcpu *o)
 	if (!o)
 		return;
 	vec_free(&o->v);
-	replay_idmap_free(&o->open);
+	idmap_free(&o->open);
 	free(o);
 }

@@ -3,7 +3,7 @@
  * (anonymous memory, where JIT runtimes put their code) of a process that wrote a
  * perf-PID.map is named from that map, as a JIT frame whose module is the map file. Each
  * process's map is read once, when a sample of it first needs one: from the recording's
- * copies when it has them (replay_jit_dir; tally record copied every map that was the
+ * copies when it has them (perf_jit_dir; tally record copied every map that was the
  * recorded processes' own, so /tmp is not asked: what is there may be another process's),
  * else /tmp/perf-PID.map as perf reads it.
  */
@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 
 #include "base/err.h"
+#include "base/idmap.h"
 #include "base/vec.h"
-#include "replay/idmap.h"
 #include "replay/perfmap.h"
 
 struct pm_proc {
@@ -26,16 +26,9 @@ struct pm_proc {
 
 struct pm_source {
 	char *jit_dir; /* the recording's copies; NULL: none, /tmp */
-	struct replay_idmap index; /* pid -> procs.v[] */
+	struct idmap index; /* pid -> procs.v[] */
 	VEC(struct pm_proc) procs;
 };
-
-int replay_jit_dir(const char *data_path, char *buf, size_t size)
-{
-	int n = snprintf(buf, size, "%s.jit", data_path);
-	return n < 0 || (size_t)n >= size ? err_set(-ENAMETOOLONG, "%s: name too long", data_path)
-					  : 0;
-}
 
 /* The map of pid read from path; 1 when there is none, 0 when read, or -ENOMEM. */
 static int load(struct pm_proc *p, const char *path)
@@ -56,13 +49,13 @@ static int load(struct pm_proc *p, const char *path)
 /* The process's map, read on first use; NULL when it has none. */
 static int map_of(struct pm_source *s, uint32_t pid, const struct pm_proc **out)
 {
-	uint32_t i = replay_idmap_get(&s->index, pid);
-	if (i != REPLAY_IDMAP_NONE) {
+	uint32_t i = idmap_get(&s->index, pid);
+	if (i != IDMAP_NONE) {
 		*out = &s->procs.v[i];
 		return 0;
 	}
 	struct pm_proc *p = vec_push(&s->procs);
-	if (!p || replay_idmap_put(&s->index, pid, (uint32_t)(s->procs.n - 1)))
+	if (!p || idmap_put(&s->index, pid, (uint32_t)(s->procs.n - 1)))
 		return err_set(-ENOMEM, "out of memory");
 	*p = (struct pm_proc){ 0 };
 	char path[4096];
@@ -108,7 +101,7 @@ static void close_source(void *self)
 		free(s->procs.v[i].path);
 	}
 	vec_free(&s->procs);
-	replay_idmap_free(&s->index);
+	idmap_free(&s->index);
 	free(s->jit_dir);
 	free(s);
 }

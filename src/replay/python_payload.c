@@ -13,7 +13,7 @@
 int replay_py_is_payload(const uint8_t *raw, size_t size)
 {
 	struct cur c = cur_make(raw, size, false);
-	return cur_u32(&c) == REPLAY_PY_MAGIC && cur_ok(&c);
+	return cur_u32(&c) == PERF_PY_MAGIC && cur_ok(&c);
 }
 
 static int parse_stack(struct cur *c, struct replay_py_payload *out)
@@ -27,10 +27,10 @@ static int parse_stack(struct cur *c, struct replay_py_payload *out)
 	if (reserved)
 		return err_set(-EINVAL, "python payload: stack's reserved field is 0x%x, not 0",
 			       reserved);
-	if (out->nframes > REPLAY_PY_MAX_FRAMES)
+	if (out->nframes > PERF_PY_MAX_FRAMES)
 		return err_set(-EINVAL, "python payload: %u frames, more than %u", out->nframes,
-			       REPLAY_PY_MAX_FRAMES);
-	out->frames = cur_bytes(c, (uint64_t)out->nframes * REPLAY_PY_FRAME_SIZE);
+			       PERF_PY_MAX_FRAMES);
+	out->frames = cur_bytes(c, (uint64_t)out->nframes * sizeof(struct perf_py_frame));
 	if (!cur_ok(c))
 		return err_set(-EINVAL, "python payload: %u frames run past the record",
 			       out->nframes);
@@ -67,23 +67,23 @@ int replay_py_parse(const uint8_t *raw, size_t size, struct replay_py_payload *o
 	uint32_t magic = cur_u32(&c);
 	uint16_t type = cur_u16(&c);
 	out->flags = cur_u16(&c);
-	if (!cur_ok(&c) || magic != REPLAY_PY_MAGIC)
+	if (!cur_ok(&c) || magic != PERF_PY_MAGIC)
 		return err_set(-EINVAL, "python payload: no TPY1 magic");
-	out->type = (enum replay_py_type)type;
-	if (type == REPLAY_PY_STACK)
+	out->type = type;
+	if (type == PERF_PY_STACK)
 		return parse_stack(&c, out);
-	if (type == REPLAY_PY_CODE)
+	if (type == PERF_PY_CODE)
 		return parse_code(&c, out);
 	return err_set(-EINVAL, "python payload: unknown type %u", type);
 }
 
-struct replay_py_frame replay_py_frame_at(const struct replay_py_payload *p, uint32_t i)
+struct perf_py_frame replay_py_frame_at(const struct replay_py_payload *p, uint32_t i)
 {
-	struct cur c = cur_make(p->frames + (size_t)i * REPLAY_PY_FRAME_SIZE,
-				REPLAY_PY_FRAME_SIZE, false);
-	struct replay_py_frame f;
+	struct cur c = cur_make(p->frames + (size_t)i * sizeof(struct perf_py_frame),
+				sizeof(struct perf_py_frame), false);
+	struct perf_py_frame f;
 	f.code = cur_u64(&c);
 	f.lasti = (int32_t)cur_u32(&c);
-	f.flags = cur_u32(&c);
+	f.fflags = cur_u32(&c);
 	return f;
 }

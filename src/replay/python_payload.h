@@ -1,9 +1,9 @@
 /*
  * The payloads tally record's BPF program writes through bpf-output events (PERF_SAMPLE_RAW)
- * with a thread's CPython frames at a sample's instant, and the code objects they name:
- * the layout is the contract of issue 14 (docs/python.md), little-endian and packed. The
- * parser takes hostile bytes: every length is checked against the raw size (which the
- * kernel pads to 8 bytes, so the payload's own lengths say where it ends).
+ * with a thread's CPython frames at a sample's instant, and the code objects they name, as
+ * perf/interp_records.h lays them out (docs/python.md). The parser takes hostile bytes:
+ * every length is checked against the raw size (which the kernel pads to 8 bytes, so the
+ * payload's own lengths say where it ends).
  */
 #ifndef TALLY_REPLAY_PYTHON_PAYLOAD_H
 #define TALLY_REPLAY_PYTHON_PAYLOAD_H
@@ -11,31 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REPLAY_PY_MAGIC 0x31595054u /* "TPY1" */
-#define REPLAY_PY_MAX_FRAMES 1024   /* TALLY_PY_MAX_FRAMES of the capture side */
-#define REPLAY_PY_FRAME_SIZE 16
-
-enum replay_py_type { REPLAY_PY_STACK = 1, REPLAY_PY_CODE = 2 };
-/* Stack flags: more frames than the cap; a read failed, the stack stops there. */
-#define REPLAY_PY_STACK_CUT 0x1u
-#define REPLAY_PY_STACK_READ_FAILED 0x2u
-/* Code flags: a string was cut. */
-#define REPLAY_PY_CODE_CUT 0x1u
-/* Frame flags: the first frame its _PyEval_EvalFrameDefault activation ran. */
-#define REPLAY_PY_FRAME_ENTRY 0x1u
-
-struct replay_py_frame {
-	uint64_t code;  /* address of its PyCodeObject */
-	int32_t lasti;  /* code-unit index of its current instruction, -1 unknown */
-	uint32_t flags; /* REPLAY_PY_FRAME_* */
-};
+#include "perf/interp_records.h"
 
 /* One payload, pointing into the bytes it was parsed from. */
 struct replay_py_payload {
-	enum replay_py_type type;
-	uint16_t flags;
+	uint16_t type;  /* PERF_PY_STACK or PERF_PY_CODE */
+	uint16_t flags; /* PERF_PY_STACK_* or PERF_PY_CODE_* */
 	uint32_t pid, tid; /* tid: stacks only */
-	/* stack: nframes frames of REPLAY_PY_FRAME_SIZE bytes, innermost first (read with
+	/* stack: nframes struct perf_py_frame, innermost first, unaligned (read with
 	 * replay_py_frame_at) */
 	uint32_t nframes;
 	const uint8_t *frames;
@@ -55,6 +38,6 @@ int replay_py_is_payload(const uint8_t *raw, size_t size);
  * ..."), for the caller to prefix with where it lies. */
 int replay_py_parse(const uint8_t *raw, size_t size, struct replay_py_payload *out);
 /* The i-th frame (i < p->nframes) of a parsed stack. */
-struct replay_py_frame replay_py_frame_at(const struct replay_py_payload *p, uint32_t i);
+struct perf_py_frame replay_py_frame_at(const struct replay_py_payload *p, uint32_t i);
 
 #endif

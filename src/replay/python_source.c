@@ -19,9 +19,9 @@
 
 #include "base/arena.h"
 #include "base/err.h"
+#include "base/idmap.h"
 #include "base/vec.h"
 #include "cpython/code.h"
-#include "replay/idmap.h"
 #include "replay/python_eval.h"
 #include "replay/python_payload.h"
 
@@ -47,7 +47,7 @@ struct thread {
 	bool pending;
 	uint16_t flags;
 	uint64_t time;
-	VEC(struct replay_py_frame) frames;
+	VEC(struct perf_py_frame) frames;
 };
 
 /* Lines by code and instruction: decoding a line table is linear in its length. Codes by
@@ -72,14 +72,14 @@ struct python_source {
 	uint32_t *slots; /* open addressing over codes: index + 1, 0 empty */
 	size_t nslots;
 	VEC(struct proc) procs;
-	struct replay_idmap proc_index, thread_index;
+	struct idmap proc_index, thread_index;
 	VEC(struct thread) threads;
 	struct replay_eval_index evals;
 	struct line_memo lines[1u << LINE_MEMO_BITS];
 	bool warned;
 	/* The sample being named: its Python frames (taken from its thread), their codes,
 	 * the runs spliced and, per native frame, the run that replaces it (-1: none). */
-	VEC(struct replay_py_frame) frames;
+	VEC(struct perf_py_frame) frames;
 	uint16_t flags; /* the stack record's */
 	VEC(const struct code *) frame_codes;
 	VEC(struct run) runs;
@@ -124,11 +124,11 @@ static int grow_slots(struct python_source *y)
 
 static struct proc *proc_of(struct python_source *y, uint32_t pid)
 {
-	uint32_t i = replay_idmap_get(&y->proc_index, pid);
-	if (i != REPLAY_IDMAP_NONE)
+	uint32_t i = idmap_get(&y->proc_index, pid);
+	if (i != IDMAP_NONE)
 		return &y->procs.v[i];
 	if (!vec_reserve(&y->procs, 1) ||
-	    replay_idmap_put(&y->proc_index, pid, (uint32_t)y->procs.n))
+	    idmap_put(&y->proc_index, pid, (uint32_t)y->procs.n))
 		return NULL;
 	struct proc *p = vec_push(&y->procs);
 	p->pid = pid;
@@ -137,19 +137,19 @@ static struct proc *proc_of(struct python_source *y, uint32_t pid)
 
 static struct thread *thread_of(struct python_source *y, uint32_t tid, bool make)
 {
-	uint32_t i = replay_idmap_get(&y->thread_index, tid);
-	if (i != REPLAY_IDMAP_NONE)
+	uint32_t i = idmap_get(&y->thread_index, tid);
+	if (i != IDMAP_NONE)
 		return &y->threads.v[i];
 	if (!make || !vec_reserve(&y->threads, 1) ||
-	    replay_idmap_put(&y->thread_index, tid, (uint32_t)y->threads.n))
+	    idmap_put(&y->thread_index, tid, (uint32_t)y->threads.n))
 		return NULL;
 	return vec_push(&y->threads);
 }
 
 static const struct code *code_of(struct python_source *y, uint32_t pid, uint64_t addr)
 {
-	uint32_t i = replay_idmap_get(&y->proc_index, pid);
-	if (i == REPLAY_IDMAP_NONE || !y->nslots)
+	uint32_t i = idmap_get(&y->proc_index, pid);
+	if (i == IDMAP_NONE || !y->nslots)
 		return NULL;
 	uint32_t s = *code_slot(y, pid, y->procs.v[i].epoch, addr);
 	return s ? &y->codes.v[s - 1] : NULL;
@@ -206,7 +206,7 @@ static int on_payload(struct python_source *y, const struct perf_event_rec *ev)
 		err_clear();
 		return 0;
 	}
-	int r = pl.type == REPLAY_PY_CODE ? add_code(y, &pl) : add_stack(y, &pl, ev->time);
+	int r = pl.type == PERF_PY_CODE ? add_code(y, &pl) : add_stack(y, &pl, ev->time);
 	return r ? err_set(r, "out of memory") : 0;
 }
 
@@ -239,7 +239,7 @@ static bool take_record(struct python_source *y, const struct replay_stack *st)
 	if (t->pid != st->ev->pid || t->time > st->ev->time)
 		return false;
 	y->flags = t->flags;
-	VEC(struct replay_py_frame) swap = { y->frames.v, y->frames.n, y->frames.cap };
+	VEC(struct perf_py_frame) swap = { y->frames.v, y->frames.n, y->frames.cap };
 	y->frames.v = t->frames.v;
 	y->frames.n = t->frames.n;
 	y->frames.cap = t->frames.cap;
@@ -255,7 +255,7 @@ static int find_runs(struct python_source *y, bool *tail)
 	y->runs.n = 0;
 	uint32_t first = 0;
 	for (uint32_t i = 0; i < y->frames.n; i++) {
-		if (!(y->frames.v[i].flags & REPLAY_PY_FRAME_ENTRY))
+		if (!(y->frames.v[i].fflags & PERF_PY_FRAME_ENTRY))
 			continue;
 		struct run *r = vec_push(&y->runs);
 		if (!r)
@@ -327,7 +327,7 @@ static int begin_stack(void *self, const struct replay_stack *st)
 	if (find_runs(y, &tail))
 		return err_set(-ENOMEM, "out of memory");
 	size_t R = y->runs.n;
-	bool python_whole = !(y->flags & (REPLAY_PY_STACK_CUT | REPLAY_PY_STACK_READ_FAILED));
+	bool python_whole = !(y->flags & (PERF_PY_STACK_CUT | PERF_PY_STACK_READ_FAILED));
 	/* The sampled pc itself in the eval loop, one run short: the loop is between a frame
 	 * and the thread's view of it (at its start it switches tstate->cframe before it
 	 * pushes its frame; before it returns it switches back), so its innermost activation
@@ -408,8 +408,8 @@ static void close_source(void *self)
 	for (size_t i = 0; i < y->threads.n; i++)
 		vec_free(&y->threads.v[i].frames);
 	vec_free(&y->threads);
-	replay_idmap_free(&y->proc_index);
-	replay_idmap_free(&y->thread_index);
+	idmap_free(&y->proc_index);
+	idmap_free(&y->thread_index);
 	replay_eval_index_free(&y->evals);
 	vec_free(&y->frames);
 	vec_free(&y->frame_codes);

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/idmap.h"
 #include "base/vec.h"
-#include "replay/idmap.h"
 
 struct proc {
 	uint32_t pid;
@@ -31,7 +31,7 @@ struct thread_comm {
 struct replay {
 	struct perf_data *d;
 	struct unw_ctx *ctx;
-	struct replay_idmap proc_index, comm_index; /* pid -> procs.v[], tid -> comms.v[] */
+	struct idmap proc_index, comm_index; /* pid -> procs.v[], tid -> comms.v[] */
 	VEC(struct thread_comm) comms;
 	VEC(struct proc) procs;
 	int (*fn)(const struct replay_stack *st, void *arg);
@@ -45,11 +45,11 @@ struct replay {
 
 static struct proc *proc_get(struct replay *r, uint32_t pid)
 {
-	uint32_t i = replay_idmap_get(&r->proc_index, pid);
-	if (i != REPLAY_IDMAP_NONE)
+	uint32_t i = idmap_get(&r->proc_index, pid);
+	if (i != IDMAP_NONE)
 		return &r->procs.v[i];
 	if (!vec_reserve(&r->procs, 1) ||
-	    replay_idmap_put(&r->proc_index, pid, (uint32_t)r->procs.n))
+	    idmap_put(&r->proc_index, pid, (uint32_t)r->procs.n))
 		return NULL;
 	struct proc *p = vec_push(&r->procs);
 	p->pid = pid;
@@ -107,17 +107,17 @@ static size_t kernel_frames(const struct perf_event_rec *ev)
 
 static const char *comm_of(const struct replay *r, uint32_t tid)
 {
-	uint32_t i = replay_idmap_get(&r->comm_index, tid);
-	return i == REPLAY_IDMAP_NONE ? "" : r->comms.v[i].comm;
+	uint32_t i = idmap_get(&r->comm_index, tid);
+	return i == IDMAP_NONE ? "" : r->comms.v[i].comm;
 }
 
 static int set_comm(struct replay *r, uint32_t tid, const char *comm)
 {
-	uint32_t at = replay_idmap_get(&r->comm_index, tid);
-	struct thread_comm *t = at == REPLAY_IDMAP_NONE ? NULL : &r->comms.v[at];
+	uint32_t at = idmap_get(&r->comm_index, tid);
+	struct thread_comm *t = at == IDMAP_NONE ? NULL : &r->comms.v[at];
 	if (!t) {
 		if (!vec_reserve(&r->comms, 1) ||
-		    replay_idmap_put(&r->comm_index, tid, (uint32_t)r->comms.n))
+		    idmap_put(&r->comm_index, tid, (uint32_t)r->comms.n))
 			return -ENOMEM;
 		t = vec_push(&r->comms);
 		t->tid = tid;
@@ -267,8 +267,8 @@ int replay_unwind_each(struct perf_data *d, enum unw_method method,
 		unw_space_clear(&r.procs.v[i].space);
 	vec_free(&r.procs);
 	vec_free(&r.comms);
-	replay_idmap_free(&r.proc_index);
-	replay_idmap_free(&r.comm_index);
+	idmap_free(&r.proc_index);
+	idmap_free(&r.comm_index);
 	if (ctx_out && !rc)
 		*ctx_out = r.ctx;
 	else

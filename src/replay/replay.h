@@ -152,7 +152,7 @@ struct replay_sym_stack {
 };
 
 /* Calls fn for every sample of d with its frames unwound (method) and named by the perf-map
- * source (JIT code; the recording's copies in replay_jit_dir(d->path)), then the ELF source
+ * source (JIT code; the recording's copies in perf_jit_dir(d->path)), then the ELF source
  * with inline frames; kernel frames from /proc/kallsyms when readable. Strings live
  * until replay_symbolized_data returns. q receives the unwind quality. */
 int replay_symbolized_data(struct perf_data *d, enum unw_method method,
@@ -211,13 +211,10 @@ int replay_elf_source_new(struct replay_frame_source *out);
 /* The perf-map source: a frame in memory no ELF file backs (anonymous memory: JIT code) of
  * a process that has a perf-PID.map, named as a REPLAY_FRAME_JIT frame by the latest line
  * covering it, its module the map file. A process's map is jit_dir/perf-PID.map when the
- * directory jit_dir exists (the recording's copies, see replay_jit_dir; NULL: none), else
+ * directory jit_dir exists (the recording's copies, see perf_jit_dir; NULL: none), else
  * /tmp/perf-PID.map; bad lines are warned about on stderr and left out. Frames no line
  * covers are left to the next source. 0, or -ENOMEM with the message set. */
 int replay_perfmap_source_new(const char *jit_dir, struct replay_frame_source *out);
-/* Where tally record keeps the JIT files (perf maps) of the recording at data_path:
- * "DATA.jit", a directory beside it. 0, or -ENAMETOOLONG when it does not fit size. */
-int replay_jit_dir(const char *data_path, char *buf, size_t size);
 
 /* The CPython frame source: the Python frames tally record captured at each sample's
  * instant (bpf-output payloads of d, handed over in time order through the record op)
@@ -229,12 +226,10 @@ int replay_python_source_new(const struct perf_data *d, struct replay_python_sta
 
 /* The agent's VM frame source (mixed mode, include/tally/agent.h): the VM frames of the
  * loop records found in each sample's stack copy, checked against the agents' registries
- * (tally-vm-PID-N.dump in replay_jit_dir(d->path) when that directory exists, else in
+ * (tally-vm-PID-N.dump in perf_jit_dir(d->path) when that directory exists, else in
  * /tmp), as REPLAY_FRAME_VM frames in place of the native frame holding the record;
  * outcomes counted in *stats, which must outlive the source. out->ops is NULL when no
  * registry is there. 0, or a negative code with the message set. */
-/* Whether a file name is an agent's mixed-mode registry: tally-vm-PID-N.dump. */
-bool replay_vm_registry_name(const char *name);
 int replay_vm_source_new(struct perf_data *d, struct replay_vm_stats *stats,
 			 struct replay_frame_source *out);
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "perf/keep.h"
 #include "replay/jitdump.h"
 #include "replay/kallsyms.h"
 #include "replay/stack_memo.h"
@@ -231,7 +232,7 @@ int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 	if (!r && sources[n].ops)
 		replay_jitdump_unwind_hook(&sources[n++], &jit_cfi);
 	if (!r)
-		r = replay_jit_dir(d->path, dir, sizeof(dir));
+		r = perf_jit_dir(d->path, dir, sizeof(dir));
 	if (!r && !(r = replay_perfmap_source_new(dir, &sources[n])))
 		n++;
 	if (!r)

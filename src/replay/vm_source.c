@@ -19,6 +19,7 @@
 
 #include "base/err.h"
 #include "base/vec.h"
+#include "perf/keep.h"
 #include "replay/jitdump.h"
 #include "replay/vm_record.h"
 
@@ -162,12 +163,6 @@ static const struct replay_frame_source_ops vm_ops = {
 	.per_sample = true,
 };
 
-bool replay_vm_registry_name(const char *name)
-{
-	size_t n = strlen(name);
-	return !strncmp(name, "tally-vm-", 9) && n > 14 && !strcmp(name + n - 5, ".dump");
-}
-
 /* Whether dir holds a registry of mixed mode. */
 static bool has_registries(const char *dir)
 {
@@ -177,7 +172,7 @@ static bool has_registries(const char *dir)
 	bool found = false;
 	struct dirent *e;
 	while (!found && (e = readdir(d)))
-		found = replay_vm_registry_name(e->d_name);
+		found = perf_vm_registry_name(e->d_name);
 	closedir(d);
 	return found;
 }
@@ -189,7 +184,7 @@ int replay_vm_source_new(struct perf_data *d, struct replay_vm_stats *stats,
 	memset(stats, 0, sizeof(*stats));
 	char dir[4096];
 	struct stat sb;
-	int r = replay_jit_dir(d->path, dir, sizeof(dir));
+	int r = perf_jit_dir(d->path, dir, sizeof(dir));
 	if (r)
 		return r;
 	if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))

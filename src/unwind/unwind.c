@@ -189,7 +189,7 @@ static uint64_t row_passes(const struct unw_arch *a, const struct dwarf_cfi_row 
 }
 
 /* One CFI step: the caller's registers from the row. 1 when the row marks the outermost
- * frame, 0 on success, or the reason the step failed (positive enum + 2). */
+ * frame, 0 on success, or -1 with the reason the step failed in *why. */
 static int cfi_step(const struct unw_arch *a, const struct dwarf_cfi_row *row, uint64_t rules,
 		    const struct unw_regs *cur, struct mem *mem, bool first,
 		    struct unw_regs *next, enum unw_end *why)

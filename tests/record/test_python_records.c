@@ -27,7 +27,7 @@
 static size_t py_record(uint8_t *p, uint32_t tid, uint64_t time, uint16_t type)
 {
 	uint8_t raw[24] = { 0 };
-	uint32_t magic = PY_PAYLOAD_MAGIC, ids[2] = { 7, tid }, raw_size = 4 + sizeof(raw);
+	uint32_t magic = PERF_PY_MAGIC, ids[2] = { 7, tid }, raw_size = 4 + sizeof(raw);
 	memcpy(raw, &magic, 4);
 	memcpy(raw + 4, &type, 2);
 	memcpy(raw + 8, ids, 8);
@@ -113,16 +113,16 @@ static void stack_takes_its_samples_time(void **state)
 	struct rec_pypair pp = { 0 };
 	struct seen s = { 0 };
 	uint8_t a[128], b[128], c[64];
-	size_t na = py_record(a, 42, 1000500, PY_PAYLOAD_CODE);
-	size_t nb = py_record(b, 42, 1000600, PY_PAYLOAD_STACK);
+	size_t na = py_record(a, 42, 1000500, PERF_PY_CODE);
+	size_t nb = py_record(b, 42, 1000600, PERF_PY_STACK);
 	size_t nc = cpu_record(c, 42, 1000000);
 	add(&pp, a, na, &s);
 	add(&pp, b, nb, &s);
 	assert_int_equal(s.n, 0); /* held until the ring's next record */
 	add(&pp, c, nc, &s);
 	assert_int_equal(s.n, 3);
-	assert_int_equal(s.payload[0], PY_PAYLOAD_CODE);
-	assert_int_equal(s.payload[1], PY_PAYLOAD_STACK);
+	assert_int_equal(s.payload[0], PERF_PY_CODE);
+	assert_int_equal(s.payload[1], PERF_PY_STACK);
 	assert_int_equal(s.payload[2], 0);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(s.time[i], 1000000);
@@ -135,15 +135,15 @@ static void stack_without_its_sample_is_dropped(void **state)
 	struct rec_pypair pp = { 0 };
 	struct seen s = { 0 };
 	uint8_t a[128], b[128], c[64], d[64];
-	size_t na = py_record(a, 42, 2000500, PY_PAYLOAD_CODE);
-	size_t nb = py_record(b, 42, 2000600, PY_PAYLOAD_STACK);
+	size_t na = py_record(a, 42, 2000500, PERF_PY_CODE);
+	size_t nb = py_record(b, 42, 2000600, PERF_PY_STACK);
 	size_t nc = lost_record(c);
 	add(&pp, a, na, &s);
 	add(&pp, b, nb, &s);
 	add(&pp, c, nc, &s);
 	/* the code record with its own time, the lost record; the stack is gone */
 	assert_int_equal(s.n, 2);
-	assert_int_equal(s.payload[0], PY_PAYLOAD_CODE);
+	assert_int_equal(s.payload[0], PERF_PY_CODE);
 	assert_int_equal(s.time[0], 2000500);
 	assert_int_equal(s.type[1], PERF_RECORD_LOST);
 	assert_int_equal(pp.dropped, 1);
@@ -159,7 +159,7 @@ static void stack_without_its_sample_is_dropped(void **state)
 	add(&pp, b, nb, &s);
 	assert_int_equal(rec_pypair_flush(&pp, collect, &s), 0);
 	assert_int_equal(s.n, 4);
-	assert_int_equal(s.payload[3], PY_PAYLOAD_CODE);
+	assert_int_equal(s.payload[3], PERF_PY_CODE);
 	assert_int_equal(pp.dropped, 3);
 	rec_pypair_free(&pp);
 }
@@ -217,7 +217,7 @@ static void second_attribute_reads_back(void **state)
 	struct perf_writer *w;
 	assert_int_equal(perf_writer_open(path, &cpu, &w), 0);
 	uint8_t a[128], b[64];
-	size_t na = py_record(a, 42, 500, PY_PAYLOAD_STACK), nb = cpu_record(b, 42, 500);
+	size_t na = py_record(a, 42, 500, PERF_PY_STACK), nb = cpu_record(b, 42, 500);
 	assert_int_equal(perf_writer_add(w, a, na), 0);
 	assert_int_equal(perf_writer_add(w, b, nb), 0);
 	uint64_t cpu_ids[] = { CPU_ID, 12 }, py_ids[] = { PY_ID };

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "elf/elf.h"
+#include "perf/keep.h"
 #include "replay/kallsyms.h"
 
 struct sym {
@@ -124,7 +125,7 @@ static void kallsyms_cache_copy_is_used_when_it_matches(void **state)
 	uint8_t id[20];
 	need_addresses(n, elf_kernel_build_id(id) > 0);
 	setenv("PERF_BUILDID_DIR", cache_dir, 1);
-	replay_kallsyms_save();
+	perf_kallsyms_save();
 	struct replay_kallsyms k;
 	replay_kallsyms_load(&k);
 	assert_true(k.mapped);

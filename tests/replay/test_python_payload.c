@@ -76,18 +76,18 @@ static void stack_payload_gives_its_frames_innermost_first(void **state)
 	struct replay_py_payload p;
 	assert_true(replay_py_is_payload(b.b, b.n));
 	assert_int_equal(replay_py_parse(b.b, b.n, &p), 0);
-	assert_int_equal(p.type, REPLAY_PY_STACK);
-	assert_int_equal(p.flags, REPLAY_PY_STACK_READ_FAILED);
+	assert_int_equal(p.type, PERF_PY_STACK);
+	assert_int_equal(p.flags, PERF_PY_STACK_READ_FAILED);
 	assert_int_equal(p.pid, 77);
 	assert_int_equal(p.tid, 78);
 	assert_int_equal(p.nframes, 2);
-	struct replay_py_frame f0 = replay_py_frame_at(&p, 0), f1 = replay_py_frame_at(&p, 1);
+	struct perf_py_frame f0 = replay_py_frame_at(&p, 0), f1 = replay_py_frame_at(&p, 1);
 	assert_int_equal(f0.code, 0x7f0000001000);
 	assert_int_equal(f0.lasti, 12);
-	assert_int_equal(f0.flags, 0);
+	assert_int_equal(f0.fflags, 0);
 	assert_int_equal(f1.code, 0x7f0000002000);
 	assert_int_equal(f1.lasti, -1);
-	assert_int_equal(f1.flags, REPLAY_PY_FRAME_ENTRY);
+	assert_int_equal(f1.fflags, PERF_PY_FRAME_ENTRY);
 }
 
 static void code_payload_gives_names_and_line_table(void **state)
@@ -107,7 +107,7 @@ static void code_payload_gives_names_and_line_table(void **state)
 	put(&b, "\0\0", 2); /* padding */
 	struct replay_py_payload p;
 	assert_int_equal(replay_py_parse(b.b, b.n, &p), 0);
-	assert_int_equal(p.type, REPLAY_PY_CODE);
+	assert_int_equal(p.type, PERF_PY_CODE);
 	assert_int_equal(p.code, 0x7f0000001000);
 	assert_int_equal(p.firstlineno, 42);
 	assert_int_equal(p.qualname_len, 5);

@@ -1,24 +1,13 @@
 /*
- * What tally record and its BPF program (python_stack.bpf.c) share: the per-process
- * configuration the program reads from its map, and the payload it writes to the
- * bpf-output events (docs/python.md, "Recording Python frames"; the format is the
- * contract between recording and replay). Both sides are x86-64 little-endian C, so the
- * structs are the layout: naturally aligned without padding, but for the code record's
- * head (packed: its strings follow its 36 bytes).
+ * What tally record and its BPF program (python_stack.bpf.c) share besides the records the
+ * program writes (perf/interp_records.h, which replay reads too): the per-process
+ * configuration the program reads from its map, its settings and counters, and the caps of
+ * what it reads. Both sides are x86-64 little-endian C, so the structs are the layout.
  */
 #ifndef TALLY_RECORD_PYTHON_ABI_H
 #define TALLY_RECORD_PYTHON_ABI_H
 
 #include <linux/types.h>
-
-#define PY_PAYLOAD_MAGIC 0x31595054u /* "TPY1" */
-#define PY_PAYLOAD_STACK 1
-#define PY_PAYLOAD_CODE 2
-#define PY_STACK_CUT 1u         /* more frames than PY_MAX_FRAMES */
-#define PY_STACK_READ_FAILED 2u /* a read failed: the stack stops there */
-#define PY_CODE_STRING_CUT 1u   /* a string or the line table was longer than its cap */
-#define PY_FRAME_IS_ENTRY 1u
-#define PY_MAX_FRAMES 1024
 
 /* Caps of what a code record carries (bytes). */
 #define PY_QUALNAME_MAX 256
@@ -29,33 +18,6 @@
  * read from it must lie below. CPython 3.11's frame is 72 bytes, its code object's fixed
  * part 192 (x86-64); a layout with fields further out is not captured. */
 #define PY_BLOCK 256
-
-struct py_stack_head {
-	__u32 magic;
-	__u16 type;
-	__u16 flags;
-	__u32 pid, tid;
-	__u32 nframes;
-	__u32 reserved;
-};
-
-struct py_frame_rec {
-	__u64 code;
-	__s32 lasti;
-	__u32 fflags;
-};
-
-/* 36 bytes: the strings follow at once, unaligned. */
-struct py_code_head {
-	__u32 magic;
-	__u16 type;
-	__u16 flags;
-	__u32 pid, reserved;
-	__u64 code;
-	__s32 firstlineno;
-	__u16 qualname_len, filename_len;
-	__u32 linetable_len;
-} __attribute__((packed));
 
 /* One process's interpreter: absolute addresses in it and the struct offsets (bytes) the
  * walk needs, from the interpreter's debug information. */

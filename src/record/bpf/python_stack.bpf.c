@@ -5,12 +5,14 @@
  * CPython 3.11 frames with bpf_probe_read_user and writes a stack record (and, the first
  * time a code object is used, a code record) to the CPU's bpf-output event. It always
  * returns 1, so the CPU sample is always kept; nothing in the target is ever stopped.
- * Payloads and configuration: python_abi.h. Compiled by clang -target bpf (Makefile).
+ * Records: perf/interp_records.h; configuration: python_abi.h. Compiled by clang -target
+ * bpf (Makefile).
  */
 #include <linux/bpf.h>
 #include <linux/bpf_perf_event.h>
 #include <bpf/bpf_helpers.h>
 
+#include "perf/interp_records.h"
 #include "python_abi.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL"; /* bpf_probe_read_user is GPL-only */
@@ -36,14 +38,14 @@ struct {
 } events SEC(".maps");
 
 struct stack_buf {
-	struct py_stack_head h;
-	struct py_frame_rec f[PY_MAX_FRAMES];
+	struct perf_py_stack_head h;
+	struct perf_py_frame f[PERF_PY_MAX_FRAMES];
 };
 
 #define CODE_DATA_MAX (PY_QUALNAME_MAX + PY_FILENAME_MAX + PY_LINETABLE_MAX)
 
 struct code_buf {
-	struct py_code_head h;
+	struct perf_py_code_head h;
 	__u8 data[CODE_DATA_MAX];
 } __attribute__((packed));
 
@@ -248,7 +250,7 @@ static long text_step(__u32 i, void *arg)
 		      (four & -ge4);
 	__u32 out = b->t_out;
 	if (out + len > b->t_cap) {
-		b->t_cut = PY_CODE_STRING_CUT;
+		b->t_cut = PERF_PY_CODE_CUT;
 		return 1;
 	}
 	__builtin_memcpy(t->dst + (out & (PY_FILENAME_MAX - 1)), &bytes, 4);
@@ -290,7 +292,7 @@ static __always_inline __u32 read_str(const struct py_proc_cfg *c, struct blocks
 				goto unreadable;
 			struct text t = { .b = b, .dst = dst };
 			bpf_loop(RAW_MAX, text_step, &t, 0);
-			*cut |= b->t_cut | (b->t_nchars < n ? PY_CODE_STRING_CUT : 0);
+			*cut |= b->t_cut | (b->t_nchars < n ? PERF_PY_CODE_CUT : 0);
 			__u32 out = b->t_out;
 			return out < cap ? out : cap;
 		}
@@ -300,7 +302,7 @@ static __always_inline __u32 read_str(const struct py_proc_cfg *c, struct blocks
 	__u64 whole = n;
 	if (n > cap) {
 		n = cap;
-		*cut |= PY_CODE_STRING_CUT;
+		*cut |= PERF_PY_CODE_CUT;
 	}
 	if (bpf_probe_read_user(dst, n & (PY_FILENAME_MAX * 2 - 1), (const void *)src))
 		goto unreadable;
@@ -313,7 +315,7 @@ static __always_inline __u32 read_str(const struct py_proc_cfg *c, struct blocks
 	}
 	return (__u32)n;
 unreadable:
-	*cut |= PY_CODE_STRING_CUT;
+	*cut |= PERF_PY_CODE_CUT;
 	return 0;
 }
 
@@ -322,16 +324,16 @@ static __always_inline __u32 read_linetable(const struct py_proc_cfg *c, __u8 *b
 {
 	__u64 n;
 	if (!obj || read_u64(obj + c->bytes_size, &n)) {
-		*cut |= PY_CODE_STRING_CUT;
+		*cut |= PERF_PY_CODE_CUT;
 		return 0;
 	}
 	if (n > PY_LINETABLE_MAX) {
 		n = PY_LINETABLE_MAX;
-		*cut |= PY_CODE_STRING_CUT;
+		*cut |= PERF_PY_CODE_CUT;
 	}
 	if (bpf_probe_read_user(dst, n & (PY_LINETABLE_MAX * 2 - 1),
 				(const void *)(obj + c->bytes_sval))) {
-		*cut |= PY_CODE_STRING_CUT;
+		*cut |= PERF_PY_CODE_CUT;
 		return 0;
 	}
 	return (__u32)n;
@@ -355,8 +357,8 @@ static __always_inline int emit_code(struct walk *w, __u64 addr, const __u8 *blk
 				 field_u64(blk, c->code_linetable), &cut);
 	if (l > PY_LINETABLE_MAX)
 		l = PY_LINETABLE_MAX;
-	cb->h.magic = PY_PAYLOAD_MAGIC;
-	cb->h.type = PY_PAYLOAD_CODE;
+	cb->h.magic = PERF_PY_MAGIC;
+	cb->h.type = PERF_PY_CODE;
 	cb->h.flags = cut;
 	cb->h.pid = w->pid;
 	cb->h.reserved = 0;
@@ -427,8 +429,8 @@ static long frame_step(__u32 i, void *arg)
 	struct blocks *b = w->b;
 	if (!w->frame)
 		return 1;
-	if (w->n >= PY_MAX_FRAMES) {
-		w->flags |= PY_STACK_CUT;
+	if (w->n >= PERF_PY_MAX_FRAMES) {
+		w->flags |= PERF_PY_STACK_CUT;
 		return 1;
 	}
 	__u16 fs = c->frame_size, cs = c->code_size;
@@ -437,7 +439,7 @@ static long frame_step(__u32 i, void *arg)
 	if (cs > PY_BLOCK)
 		cs = PY_BLOCK;
 	if (bpf_probe_read_user(b->frame, fs, (const void *)w->frame)) {
-		w->flags |= PY_STACK_READ_FAILED;
+		w->flags |= PERF_PY_STACK_READ_FAILED;
 		return 1;
 	}
 	__u64 code = field_u64(b->frame, c->frame_code);
@@ -447,7 +449,7 @@ static long frame_step(__u32 i, void *arg)
 	w->frame = field_u64(b->frame, c->frame_previous);
 	if (!code || bpf_probe_read_user(b->code, cs, (const void *)code) ||
 	    field_u64(b->code, 8) != c->code_type) {
-		w->flags |= PY_STACK_READ_FAILED;
+		w->flags |= PERF_PY_STACK_READ_FAILED;
 		return 1;
 	}
 	__u64 first = code + c->code_adaptive;
@@ -456,16 +458,16 @@ static long frame_step(__u32 i, void *arg)
 	if (incomplete && !is_entry)
 		return 0;
 	__u32 n = w->n;
-	if (n >= PY_MAX_FRAMES)
+	if (n >= PERF_PY_MAX_FRAMES)
 		return 1;
 	__u32 k = b->nnew;
 	if (k < PY_NEW_CODES &&
 	    code_is_new(w, code, b->code, &b->newcode[k & (PY_NEW_CODES - 1)]))
 		b->nnew = k + 1;
-	struct py_frame_rec *f = &w->stack->f[n];
+	struct perf_py_frame *f = &w->stack->f[n];
 	f->code = code;
 	f->lasti = incomplete || instr < first ? -1 : (__s32)((instr - first) / 2);
-	f->fflags = is_entry ? PY_FRAME_IS_ENTRY : 0;
+	f->fflags = is_entry ? PERF_PY_FRAME_ENTRY : 0;
 	w->n = n + 1;
 	return 0;
 }
@@ -492,24 +494,24 @@ static __always_inline void capture(struct walk *w)
 	w->b->nnew = 0;
 	if (read_u64(c->runtime + c->runtime_interp_head, &w->interp) || !w->interp ||
 	    read_u64(w->interp + c->interp_threads_head, &w->tstate)) {
-		w->flags |= PY_STACK_READ_FAILED;
+		w->flags |= PERF_PY_STACK_READ_FAILED;
 	} else {
 		find_thread(w);
 		if (!w->done)
 			count(3);
 		else if (read_u64(w->tstate + c->tstate_cframe, &cframe) || !cframe ||
 			 read_u64(cframe + c->cframe_current_frame, &w->frame))
-			w->flags |= PY_STACK_READ_FAILED;
+			w->flags |= PERF_PY_STACK_READ_FAILED;
 		else
-			bpf_loop(PY_MAX_FRAMES + 1, frame_step, w, 0);
+			bpf_loop(PERF_PY_MAX_FRAMES + 1, frame_step, w, 0);
 	}
 	bpf_loop(PY_NEW_CODES, code_step, w, 0);
 	struct stack_buf *sb = w->stack;
 	__u32 n = w->n;
-	if (n > PY_MAX_FRAMES)
-		n = PY_MAX_FRAMES;
-	sb->h.magic = PY_PAYLOAD_MAGIC;
-	sb->h.type = PY_PAYLOAD_STACK;
+	if (n > PERF_PY_MAX_FRAMES)
+		n = PERF_PY_MAX_FRAMES;
+	sb->h.magic = PERF_PY_MAGIC;
+	sb->h.type = PERF_PY_STACK;
 	sb->h.flags = w->flags;
 	sb->h.pid = w->pid;
 	sb->h.tid = w->tid;

@@ -1,7 +1,7 @@
 /*
  * Id map: see idmap.h. Linear probing in a power-of-two table kept at most half full.
  */
-#include "replay/idmap.h"
+#include "base/idmap.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -9,13 +9,13 @@
 
 static size_t slot(uint32_t key, size_t cap) { return (key * 2654435761u) & (cap - 1); }
 
-uint32_t replay_idmap_get(const struct replay_idmap *m, uint32_t key)
+uint32_t idmap_get(const struct idmap *m, uint32_t key)
 {
 	if (!m->cap)
-		return REPLAY_IDMAP_NONE;
+		return IDMAP_NONE;
 	for (size_t i = slot(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
-		if (m->vals[i] == REPLAY_IDMAP_NONE)
-			return REPLAY_IDMAP_NONE;
+		if (m->vals[i] == IDMAP_NONE)
+			return IDMAP_NONE;
 		if (m->keys[i] == key)
 			return m->vals[i];
 	}
@@ -24,13 +24,13 @@ uint32_t replay_idmap_get(const struct replay_idmap *m, uint32_t key)
 static void insert(uint32_t *keys, uint32_t *vals, size_t cap, uint32_t key, uint32_t val)
 {
 	size_t i = slot(key, cap);
-	while (vals[i] != REPLAY_IDMAP_NONE && keys[i] != key)
+	while (vals[i] != IDMAP_NONE && keys[i] != key)
 		i = (i + 1) & (cap - 1);
 	keys[i] = key;
 	vals[i] = val;
 }
 
-int replay_idmap_put(struct replay_idmap *m, uint32_t key, uint32_t val)
+int idmap_put(struct idmap *m, uint32_t key, uint32_t val)
 {
 	if ((m->n + 1) * 2 > m->cap) {
 		size_t cap = m->cap ? m->cap * 2 : 64;
@@ -42,7 +42,7 @@ int replay_idmap_put(struct replay_idmap *m, uint32_t key, uint32_t val)
 		}
 		memset(vals, 0xff, cap * sizeof(*vals));
 		for (size_t i = 0; i < m->cap; i++)
-			if (m->vals[i] != REPLAY_IDMAP_NONE)
+			if (m->vals[i] != IDMAP_NONE)
 				insert(keys, vals, cap, m->keys[i], m->vals[i]);
 		free(m->keys);
 		free(m->vals);
@@ -50,13 +50,13 @@ int replay_idmap_put(struct replay_idmap *m, uint32_t key, uint32_t val)
 		m->vals = vals;
 		m->cap = cap;
 	}
-	if (replay_idmap_get(m, key) == REPLAY_IDMAP_NONE)
+	if (idmap_get(m, key) == IDMAP_NONE)
 		m->n++;
 	insert(m->keys, m->vals, m->cap, key, val);
 	return 0;
 }
 
-void replay_idmap_free(struct replay_idmap *m)
+void idmap_free(struct idmap *m)
 {
 	free(m->keys);
 	free(m->vals);

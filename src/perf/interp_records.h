@@ -1,0 +1,77 @@
+/*
+ * The records tally record's BPF programs write as the raw data of bpf-output samples, with
+ * an interpreter's frames at a sample's instant: the contract between the BPF side (compiled
+ * by clang -target bpf), the recorder and replay, declared once here (docs/python.md, "In
+ * the perf.data"). Little-endian; the structs are the layout, which the asserts pin down.
+ * One section per interpreter, each with a magic of its own: CPython's today.
+ */
+#ifndef TALLY_PERF_INTERP_RECORDS_H
+#define TALLY_PERF_INTERP_RECORDS_H
+
+#include <linux/types.h>
+#include <stddef.h>
+
+/* CPython: a stack record per sample, a code record the first time a process's stack names
+ * a code object (before that stack). */
+#define PERF_PY_MAGIC 0x31595054u /* "TPY1" */
+#define PERF_PY_STACK 1
+#define PERF_PY_CODE 2
+#define PERF_PY_STACK_CUT 1u         /* more frames than PERF_PY_MAX_FRAMES */
+#define PERF_PY_STACK_READ_FAILED 2u /* a read failed: the stack stops there */
+#define PERF_PY_CODE_CUT 1u          /* a string or the line table was longer than its cap */
+#define PERF_PY_FRAME_ENTRY 1u       /* the first frame its _PyEval_EvalFrameDefault ran */
+#define PERF_PY_MAX_FRAMES 1024
+
+/* A stack: nframes struct perf_py_frame follow, innermost first. */
+struct perf_py_stack_head {
+	__u32 magic;
+	__u16 type;
+	__u16 flags; /* PERF_PY_STACK_* */
+	__u32 pid, tid;
+	__u32 nframes;
+	__u32 reserved; /* 0 */
+};
+
+struct perf_py_frame {
+	__u64 code;   /* address of its PyCodeObject */
+	__s32 lasti;  /* code-unit index of its current instruction, -1 unknown */
+	__u32 fflags; /* PERF_PY_FRAME_* */
+};
+
+/* A code object: qualname, filename (UTF-8) and co_linetable (3.11's) follow at once,
+ * unaligned, so the head is packed: 36 bytes. */
+struct perf_py_code_head {
+	__u32 magic;
+	__u16 type;
+	__u16 flags; /* PERF_PY_CODE_* */
+	__u32 pid, reserved;
+	__u64 code;
+	__s32 firstlineno;
+	__u16 qualname_len, filename_len;
+	__u32 linetable_len;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct perf_py_stack_head) == 24, "python stack head: 24 bytes");
+_Static_assert(offsetof(struct perf_py_stack_head, type) == 4, "stack: type at 4");
+_Static_assert(offsetof(struct perf_py_stack_head, flags) == 6, "stack: flags at 6");
+_Static_assert(offsetof(struct perf_py_stack_head, pid) == 8, "stack: pid at 8");
+_Static_assert(offsetof(struct perf_py_stack_head, tid) == 12, "stack: tid at 12");
+_Static_assert(offsetof(struct perf_py_stack_head, nframes) == 16, "stack: nframes at 16");
+_Static_assert(offsetof(struct perf_py_stack_head, reserved) == 20, "stack: reserved at 20");
+
+_Static_assert(sizeof(struct perf_py_frame) == 16, "python frame: 16 bytes");
+_Static_assert(offsetof(struct perf_py_frame, lasti) == 8, "frame: lasti at 8");
+_Static_assert(offsetof(struct perf_py_frame, fflags) == 12, "frame: fflags at 12");
+
+_Static_assert(sizeof(struct perf_py_code_head) == 36, "python code head: 36 bytes");
+_Static_assert(offsetof(struct perf_py_code_head, type) == 4, "code: type at 4");
+_Static_assert(offsetof(struct perf_py_code_head, flags) == 6, "code: flags at 6");
+_Static_assert(offsetof(struct perf_py_code_head, pid) == 8, "code: pid at 8");
+_Static_assert(offsetof(struct perf_py_code_head, reserved) == 12, "code: reserved at 12");
+_Static_assert(offsetof(struct perf_py_code_head, code) == 16, "code: code at 16");
+_Static_assert(offsetof(struct perf_py_code_head, firstlineno) == 24, "code: line at 24");
+_Static_assert(offsetof(struct perf_py_code_head, qualname_len) == 28, "code: names at 28");
+_Static_assert(offsetof(struct perf_py_code_head, filename_len) == 30, "code: file at 30");
+_Static_assert(offsetof(struct perf_py_code_head, linetable_len) == 32, "code: table at 32");
+
+#endif
