@@ -38,8 +38,23 @@ f_hits_of() { sed -nE 's/^ *arg1: .*"f" \(([0-9]+)\).*/\1/p' <<<"$1"; }
 BT_PROBE="usdt:$PY:python:function__entry { @n = count(); }"
 bt_count() { sed -nE 's/^@n: ([0-9]+)$/\1/p' <<<"$1"; }
 
+# The semaphore of python:function__entry ($PY is not PIE: at its link-time address), which
+# the kernel raises in the target once a tracer's uprobe is in (uprobe ref_ctr_offset).
+SEM=$(readelf -n "$PY" 2>/dev/null | awk '/Name: function__entry/ { on = 1 }
+	on && /Semaphore:/ { print $NF; exit }')
+semaphore_of() { # PID: the semaphore's value in PID's memory, or nothing
+	python3 - "$1" "$SEM" 2>/dev/null <<'PY'
+import sys
+with open("/proc/%s/mem" % sys.argv[1], "rb") as f:
+    f.seek(int(sys.argv[2], 16))
+    print(int.from_bytes(f.read(2), "little"))
+PY
+}
+
 # Starts the script, and once it is ready the tracer given as "$@" -p PID in the
-# background; once its line WAIT_FOR is in its output, releases the script and waits.
+# background; once its line WAIT_FOR is in its output and its probe is in (the semaphore
+# raised: a tracer's line can come before its probes, and the script, released too soon,
+# ran and exited before bpftrace attached, in one CI run), releases the script and waits.
 run_pid() { # OUTFILE WAIT_FOR TRACER...
 	local out=$1 want=$2 i
 	shift 2
@@ -56,7 +71,10 @@ run_pid() { # OUTFILE WAIT_FOR TRACER...
 		grep -q "$want" "$out" && break
 		sleep 0.02
 	done
-	sleep 0.2 # bpftrace prints its line before its probes are in
+	for ((i = 0; i < 500; i++)); do
+		[ "$(semaphore_of "$py")" = 1 ] && break
+		sleep 0.02
+	done
 	touch "$TMP/go"
 	wait "$py"
 	wait "$tracer"
