@@ -1,5 +1,6 @@
 #!/bin/bash
-# Every output tally makes of a few native recordings (text report, --tree, --threads,
+# Every output tally makes of a few recordings (native; Python, Node's JIT code through a
+# perf map and a jitdump, an agent's VM frames where those are installed) (text report, --tree, --threads,
 # folded, pprof, speedscope, Firefox, SVG flame graph, text and HTML annotation), to show
 # with `diff -r` that a change leaves them byte-identical. The programs are built and
 # recorded into OUT_DIR only when their recordings are not there yet (tally record; perf
@@ -46,6 +47,25 @@ if perf record -q -e cpu-clock:u -o "$out/rec/probe" -- true >/dev/null 2>&1; th
 		-o "$out/rec/perf_deep.data" -- "$out/bin/deep" 300
 fi
 rm -f "$out/rec/probe"
+# The frame sources: CPython's frames, Node's perf map and jitdump, mixed mode's VM frames.
+if [ -x /usr/bin/python3.11 ]; then
+	record python "$tally" record -F 999 -o "$out/rec/python.data" -- /usr/bin/python3.11 -c \
+		'def f(n): return n if n < 2 else f(n - 1) + f(n - 2)
+for _ in range(3): f(27)'
+fi
+if command -v node >/dev/null; then
+	js='function f(n) { return n < 2 ? n : f(n - 1) + f(n - 2); } for (let i = 0; i < 20; i++) f(27);'
+	record node_map "$tally" record -F 999 -o "$out/rec/node_map.data" -- node --perf-basic-prof -e "$js"
+	record node_dump "$tally" record -F 999 -o "$out/rec/node_dump.data" -- \
+		node --perf-prof --interpreted-frames-native-stack -e "$js"
+fi
+if [ ! -x "$out/bin/stackvm" ]; then
+	cc -std=gnu11 -O2 -g -I include -o "$out/bin/stackvm" examples/stackvm.c \
+		"$(dirname "$tally")/libtally.a" $(sed -n "s/^LIBS := //p" Makefile)
+fi
+mkdir -p "$out/rec/stackvm.data.jit" # where the agent writes its registry
+record stackvm "$tally" record -F 1999 -o "$out/rec/stackvm.data" -- "$out/bin/stackvm" -n 1500 \
+	--helper --mixed "$out/rec/stackvm.data.jit"
 
 for data in "$out"/rec/*.data; do
 	r=$(basename "${data%.data}")

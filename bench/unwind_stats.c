@@ -17,7 +17,7 @@
 
 #include "base/err.h"
 #include "elf/elf.h"
-#include "replay/replay.h"
+#include "replay/namer.h"
 #include "tally/tally.h"
 
 struct clocks {

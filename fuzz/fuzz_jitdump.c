@@ -2,7 +2,7 @@
  * libFuzzer target for the jitdump reader: the input is a jit-PID.dump. Every place it
  * records is looked up at its ends and middle, at its time and without one, with the line
  * of every code offset probed; then the dump's code and CFI go to an unwinder (the feed of
- * jitdump_unwind.c), which walks a stack from each place. Nothing may be read outside the
+ * sources/jitdump/unwind.c), which walks a stack from each place. Nothing may be read outside the
  * input. Seeds: fuzz/corpus/
  * fuzz_jitdump/ (a dump Node wrote, cut down, and hand-built ones in both byte orders).
  */
@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 
 #include "base/err.h"
-#include "replay/jitdump.h"
+#include "replay/sources/jitdump/jitdump.h"
 #include "unwind/unwind.h"
 
 static void probe(const struct replay_jitdump *d, uint64_t pc, uint64_t time)

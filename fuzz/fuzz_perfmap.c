@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay/perfmap.h"
+#include "replay/sources/perfmap/perfmap.h"
 
 static void probe(const struct replay_perfmap *m, uint64_t pc)
 {

@@ -13,8 +13,9 @@
 
 #include "base/err.h"
 #include "elf/elf.h"
-#include "replay/python_payload.h"
-#include "replay/replay.h"
+#include "replay/namer.h"
+#include "replay/sources/python/payload.h"
+#include "replay/sources/python/python.h"
 
 #define INTERP "/usr/bin/python3.11"
 
@@ -81,7 +82,7 @@ static void sample(struct replay_namer *nm, const uint8_t *b, size_t n, bool who
 		return;
 	}
 	for (size_t i = 0; i < out.n; i++)
-		if (out.frames[i].kind == REPLAY_FRAME_PYTHON &&
+		if (out.frames[i].kind == PROF_PYTHON &&
 		    (!out.frames[i].function || !out.frames[i].file))
 			abort();
 }

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "replay/replay.h"
+#include "replay/unwound.h"
 
 static int each(const struct replay_stack *st, void *arg)
 {

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for mixed mode's loop records (replay/vm_record.h): the input is a
+ * libFuzzer target for mixed mode's loop records (replay/sources/vm/record.h): the input is a
  * registry and a stack copy, "LEN(u32) REGISTRY(LEN bytes, a jitdump) BASE(u64) STACK";
  * the copy is scanned whole and in two halves, as native frames would split it, with the
  * registry given for every agent number. Nothing may be read outside the input, and every
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "base/err.h"
-#include "replay/vm_record.h"
+#include "replay/sources/vm/record.h"
 
 static int registry(void *arg, uint32_t agent, const struct replay_vm_registry **out)
 {

@@ -30,7 +30,7 @@
 #define JIT_CODE_LOAD 0
 #define JIT_CODE_DEBUG_INFO 2
 /* Line entries' addresses count from a 64-byte ELF header before the code (what perf
- * inject makes of a dump; replay/jitdump.c says more). */
+ * inject makes of a dump; replay/sources/jitdump/read.c says more). */
 #define JIT_ELF_HEADER 64
 
 struct jit_header {

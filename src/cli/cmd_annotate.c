@@ -14,7 +14,7 @@
 #include "cli/cli.h"
 #include "cli/profile_cmd.h"
 #include "profile/profile.h"
-#include "replay/jitdump.h"
+#include "replay/sources/jitdump/jitdump.h"
 #include "report/annotate.h"
 
 static const char help[] =

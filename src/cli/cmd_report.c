@@ -10,7 +10,6 @@
 #include "cli/cli.h"
 #include "cli/profile_cmd.h"
 #include "profile/profile.h"
-#include "replay/replay.h"
 #include "report/report.h"
 
 static const char help[] =
@@ -82,7 +81,6 @@ static int write_report(FILE *f, const struct prof *p, int metric, void *ctx)
 {
 	struct rep_text_opts o = *(const struct rep_text_opts *)ctx;
 	o.metric = metric;
-	replay_quality_summary(f, p);
 	return rep_text(f, p, &o);
 }
 

@@ -6,7 +6,7 @@
  * sample's instant (tally record's Python frames), not cost: they go to the side hook of
  * replay_unwind_each with the other records, never unwound nor counted.
  */
-#include "replay/replay.h"
+#include "replay/unwound.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "replay/replay.h"
+#include "replay/frames.h"
 
 struct replay_stack_memo;
 

@@ -1,24 +1,22 @@
 /*
  * Symbolized stacks of a perf.data: each sample unwound (replay.c), then its frames named
  * outermost first: "[truncated]" first when the stack was not unwound to its outermost
- * frame, each unwound frame by the first frame source that claims it (CPython's eval loop
- * by the Python frames of the sample's instant, python_source.c; an agent's interpreter
- * loop by the VM frames its record in the stack copy holds, vm_source.c; JIT code by jitdump,
- * jitdump_source.c, then by perf maps, perfmap_source.c; the ELF source last, elf_source.c),
- * then kernel frames from /proc/kallsyms (read only when a sample has some).
+ * frame, each unwound frame by the first frame source that claims it (those sources.c
+ * lists, in its order; the ELF source last, sources/elf.c), then kernel frames from
+ * /proc/kallsyms (read only when a sample has some).
  * A stack named before is taken from the stack memo unless a source's names depend on the
  * sample's moment.
  */
-#include "replay/replay.h"
+#include "replay/namer.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
-#include "perf/keep.h"
-#include "replay/jitdump.h"
 #include "replay/kallsyms.h"
+#include "replay/sources/sources.h"
 #include "replay/stack_memo.h"
 
 #define MAX_FRAMES 4096
@@ -38,8 +36,7 @@ struct replay_namer {
 	struct replay_stack_memo *stacks; /* NULL: every stack named anew */
 };
 
-struct replay_sym_frame *replay_frames_push(struct replay_frames *out,
-					    enum replay_frame_kind kind)
+struct replay_sym_frame *replay_frames_push(struct replay_frames *out, enum prof_kind kind)
 {
 	if (out->n == MAX_FRAMES)
 		return NULL;
@@ -49,25 +46,18 @@ struct replay_sym_frame *replay_frames_push(struct replay_frames *out,
 	return f;
 }
 
-static void close_sources(const struct replay_frame_source *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i].ops->close)
-			v[i].ops->close(v[i].self);
-}
-
 int replay_namer_new(const struct replay_frame_source *sources, size_t n,
 		     struct replay_namer **out)
 {
 	if (n >= MAX_SOURCES) {
-		close_sources(sources, n);
+		replay_sources_close(sources, n);
 		return err_set(-EINVAL, "%zu frame sources: at most %d", n, MAX_SOURCES - 1);
 	}
 	struct replay_namer *nm = calloc(1, sizeof(*nm));
 	int r = nm ? replay_elf_source_new(&nm->sources[n]) : err_set(-ENOMEM, "out of memory");
 	if (r) {
 		free(nm);
-		close_sources(sources, n);
+		replay_sources_close(sources, n);
 		return r;
 	}
 	bool per_sample = false;
@@ -86,7 +76,7 @@ void replay_namer_free(struct replay_namer *nm)
 {
 	if (!nm)
 		return;
-	close_sources(nm->sources, nm->nsources);
+	replay_sources_close(nm->sources, nm->nsources);
 	replay_kallsyms_free(&nm->ksyms);
 	replay_stack_memo_free(nm->stacks);
 	free(nm);
@@ -109,7 +99,7 @@ static void kernel(struct replay_namer *nm, const struct perf_event_rec *ev)
 		nm->ksyms_loaded = true;
 	}
 	for (uint64_t i = end; i > start; i--) {
-		struct replay_sym_frame *f = replay_frames_push(&nm->frames, REPLAY_FRAME_KERNEL);
+		struct replay_sym_frame *f = replay_frames_push(&nm->frames, PROF_KERNEL);
 		if (!f)
 			return;
 		f->pc = perf_callchain_at(ev, i - 1);
@@ -129,7 +119,7 @@ static int name_stack(struct replay_namer *nm, const struct replay_stack *st)
 			return r;
 	}
 	if (st->end != UNW_END_OUTERMOST)
-		replay_frames_push(&nm->frames, REPLAY_FRAME_TRUNCATED)->function = "[truncated]";
+		replay_frames_push(&nm->frames, PROF_TRUNCATED)->function = "[truncated]";
 	for (size_t i = st->n; i > 0; i--) {
 		int r = 0;
 		for (size_t s = 0; !r && s < nm->nsources; s++)
@@ -209,6 +199,41 @@ static void quality(struct unw_ctx *c, struct replay_quality *q)
 			}
 }
 
+static void count(void *arg, const char *name, uint64_t value)
+{
+	struct replay_quality *q = arg;
+	if (q->ncounted < REPLAY_MAX_COUNTED)
+		q->counted[q->ncounted++] = (struct replay_counted){ name, value };
+}
+
+void replay_namer_counters(const struct replay_namer *nm, struct replay_quality *q)
+{
+	for (size_t s = 0; s < nm->nsources; s++)
+		if (nm->sources[s].ops->counters)
+			nm->sources[s].ops->counters(nm->sources[s].self, count, q);
+}
+
+/* The unwind hook of the sources that give the unwinder something (before_unwind). */
+static int before_unwind(void *self, struct unw_ctx *c, struct unw_space *s,
+			 const struct perf_event_rec *ev)
+{
+	const struct replay_namer *nm = self;
+	int r = 0;
+	for (size_t i = 0; i < nm->nsources && !r; i++)
+		if (nm->sources[i].ops->before_unwind)
+			r = nm->sources[i].ops->before_unwind(nm->sources[i].self, c, s, ev);
+	return r;
+}
+
+static bool unwind_hook(const struct replay_namer *nm, struct replay_unwind_hook *out)
+{
+	*out = (struct replay_unwind_hook){ before_unwind, (void *)nm };
+	for (size_t i = 0; i < nm->nsources; i++)
+		if (nm->sources[i].ops->before_unwind)
+			return true;
+	return false;
+}
+
 int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 			   int (*fn)(const struct replay_sym_stack *st, void *arg), void *arg,
 			   struct replay_quality *q)
@@ -216,36 +241,21 @@ int replay_symbolized_data(struct perf_data *d, enum unw_method method,
 	struct symbolized y = { .fn = fn, .arg = arg };
 	memset(q, 0, sizeof(*q));
 	q->method = method;
-	/* Python first: the eval loop's frames are the interpreter's, in a file. jitdump before
-	 * perf maps: a dump names code by the moment of the sample, with lines. */
-	struct replay_frame_source sources[4];
-	size_t n = 0;
-	char dir[4096];
-	struct replay_unwind_hook jit_cfi = { 0 }; /* the dumps' CFI, for the unwinder */
-	int r = replay_python_source_new(d, &q->python, &sources[n]);
-	n += !r && sources[n].ops;
-	if (!r)
-		r = replay_vm_source_new(d, &q->vm, &sources[n]);
-	n += !r && sources[n].ops;
-	if (!r)
-		r = replay_jitdump_source_new(d, &sources[n]);
-	if (!r && sources[n].ops)
-		replay_jitdump_unwind_hook(&sources[n++], &jit_cfi);
-	if (!r)
-		r = perf_jit_dir(d->path, dir, sizeof(dir));
-	if (!r && !(r = replay_perfmap_source_new(dir, &sources[n])))
-		n++;
+	struct replay_frame_source sources[MAX_SOURCES - 1];
+	size_t n;
+	int r = replay_sources_open(d, sources, MAX_SOURCES - 1, &n);
 	if (!r)
 		r = replay_namer_new(sources, n, &y.nm);
-	else
-		close_sources(sources, n);
 	if (r)
 		return r;
+	struct replay_unwind_hook hook;
 	struct unw_ctx *c = NULL;
-	r = replay_unwind_each(d, method, jit_cfi.before_sample ? &jit_cfi : NULL, on_stack,
+	r = replay_unwind_each(d, method, unwind_hook(y.nm, &hook) ? &hook : NULL, on_stack,
 			       on_side, &y, &q->info, &c);
-	if (!r)
+	if (!r) {
 		quality(c, q);
+		replay_namer_counters(y.nm, q);
+	}
 	unw_ctx_free(c);
 	replay_namer_free(y.nm);
 	return r;

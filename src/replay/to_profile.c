@@ -14,7 +14,9 @@
 
 #include "base/err.h"
 #include "base/vec.h"
+#include "profile/counters.h"
 #include "profile/profile.h"
+#include "replay/namer.h"
 #include "replay/offcpu.h"
 
 /* Frames of the model by description: a sample repeats the frames of the last, and the
@@ -61,16 +63,6 @@ struct build {
 	char source[128];
 };
 
-static const enum prof_kind kinds[] = {
-	[REPLAY_FRAME_NATIVE] = PROF_NATIVE,
-	[REPLAY_FRAME_INLINE] = PROF_INLINE,
-	[REPLAY_FRAME_KERNEL] = PROF_KERNEL,
-	[REPLAY_FRAME_TRUNCATED] = PROF_TRUNCATED,
-	[REPLAY_FRAME_JIT] = PROF_JIT,
-	[REPLAY_FRAME_PYTHON] = PROF_PYTHON,
-	[REPLAY_FRAME_VM] = PROF_VM,
-};
-
 static uint32_t module_id(struct build *b, const char *path, const char *build_id)
 {
 	if (!path)
@@ -113,19 +105,19 @@ static int make_locs(struct build *b, const struct replay_sym_stack *st)
 	/* The model takes stacks innermost first; ours come outermost first. */
 	for (size_t i = 0; i < st->n; i++) {
 		const struct replay_sym_frame *f = &st->frames[st->n - 1 - i];
-		bool kernel = f->kind == REPLAY_FRAME_KERNEL;
+		bool kernel = f->kind == PROF_KERNEL;
 		uint64_t pc = kernel ? f->pc : f->addr;
 		struct prof_frame_desc d = {
-			.kind = kinds[f->kind],
-			.function = f->kind == REPLAY_FRAME_TRUNCATED ? NULL : f->function,
+			.kind = f->kind,
+			.function = f->kind == PROF_TRUNCATED ? NULL : f->function,
 			.file = f->file,
 			.line = f->first_line,
-			.module = f->kind == REPLAY_FRAME_TRUNCATED ? PROF_NONE
+			.module = f->kind == PROF_TRUNCATED ? PROF_NONE
 								 : module_id(b, f->module, f->build_id),
 			/* A named function is one frame whatever the symbol table says (inline
 			 * instances and functions without a symbol have no start of their own);
 			 * an unnamed one is told apart by its address. */
-			.addr = !f->function ? pc : f->kind == REPLAY_FRAME_NATIVE ? f->sym_start : 0,
+			.addr = !f->function ? pc : f->kind == PROF_NATIVE ? f->sym_start : 0,
 		};
 		uint32_t id = frame_id(b, &d);
 		if (id == PROF_NONE)
@@ -158,7 +150,7 @@ static uint32_t jit_frames(const struct replay_sym_stack *st)
 {
 	uint32_t n = 0;
 	for (size_t i = 0; i < st->n; i++)
-		n += st->frames[i].kind == REPLAY_FRAME_JIT;
+		n += st->frames[i].kind == PROF_JIT;
 	return n;
 }
 
@@ -166,8 +158,8 @@ static uint32_t jit_frames(const struct replay_sym_stack *st)
  * unwinder counts stops by module, and JIT code is in none). */
 static bool jit_stop(const struct replay_sym_stack *st)
 {
-	return st->n > 1 && st->frames[0].kind == REPLAY_FRAME_TRUNCATED &&
-	       st->frames[1].kind == REPLAY_FRAME_JIT;
+	return st->n > 1 && st->frames[0].kind == PROF_TRUNCATED &&
+	       st->frames[1].kind == PROF_JIT;
 }
 
 /* The profile's thread of a sample, named by its comm then: samples come in runs from
@@ -231,52 +223,11 @@ static int on_stack(const struct replay_sym_stack *st, void *arg)
 	return prof_add_sample(b->p, thread, ev->time, locs, st->n, w, k ? &k->kept : &kept);
 }
 
-static void python_counters(struct prof *p, const struct replay_python_stats *s)
-{
-	if (!s->present)
-		return;
-	prof_set_counter(p, REPLAY_COUNTER_PY_SAMPLES, (int64_t)s->samples);
-	prof_set_counter(p, REPLAY_COUNTER_PY_FRAMES, (int64_t)s->frames);
-	prof_set_counter(p, REPLAY_COUNTER_PY_INCONSISTENT, (int64_t)s->inconsistent);
-	prof_set_counter(p, REPLAY_COUNTER_PY_CODE_UNKNOWN, (int64_t)s->code_unknown);
-	prof_set_counter(p, REPLAY_COUNTER_PY_UNRECORDED, (int64_t)s->unrecorded);
-	if (s->cut)
-		prof_set_counter(p, REPLAY_COUNTER_PY_CUT, (int64_t)s->cut);
-	if (s->between)
-		prof_set_counter(p, REPLAY_COUNTER_PY_BETWEEN, (int64_t)s->between);
-	if (s->malformed)
-		prof_set_counter(p, REPLAY_COUNTER_PY_MALFORMED, (int64_t)s->malformed);
-}
-
-static void vm_counters(struct prof *p, const struct replay_vm_stats *s)
-{
-	static const struct { const char *name; size_t off; } kept[] = {
-		{ REPLAY_COUNTER_VM_MALFORMED, offsetof(struct replay_vm_stats, malformed) },
-		{ REPLAY_COUNTER_VM_CHANGING, offsetof(struct replay_vm_stats, changing) },
-		{ REPLAY_COUNTER_VM_EMPTY, offsetof(struct replay_vm_stats, empty) },
-		{ REPLAY_COUNTER_VM_TOO_DEEP, offsetof(struct replay_vm_stats, too_deep) },
-		{ REPLAY_COUNTER_VM_UNREADABLE, offsetof(struct replay_vm_stats, unreadable) },
-		{ REPLAY_COUNTER_VM_NO_REGISTRY, offsetof(struct replay_vm_stats, no_registry) },
-		{ REPLAY_COUNTER_VM_UNKNOWN, offsetof(struct replay_vm_stats, unknown_function) },
-		{ REPLAY_COUNTER_VM_PC_OUTSIDE, offsetof(struct replay_vm_stats, pc_outside) },
-	};
-	if (!s->present)
-		return;
-	prof_set_counter(p, REPLAY_COUNTER_VM_SAMPLES, (int64_t)s->samples);
-	prof_set_counter(p, REPLAY_COUNTER_VM_FRAMES, (int64_t)s->frames);
-	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
-		uint64_t n;
-		memcpy(&n, (const char *)s + kept[i].off, sizeof(n));
-		if (n)
-			prof_set_counter(p, kept[i].name, (int64_t)n);
-	}
-}
-
 static void counters(struct prof *p, const struct replay_quality *q)
 {
 	const struct unw_stats *s = &q->stats;
 	char name[160];
-	prof_set_counter(p, REPLAY_COUNTER_SAMPLES, (int64_t)q->info.samples);
+	prof_set_counter(p, PROF_COUNTER_SAMPLES, (int64_t)q->info.samples);
 	prof_set_counter(p, "lost records", (int64_t)q->info.lost);
 	if (q->info.lost_samples)
 		prof_set_counter(p, "lost samples", (int64_t)q->info.lost_samples);
@@ -287,15 +238,15 @@ static void counters(struct prof *p, const struct replay_quality *q)
 		prof_set_counter(p, name, 1);
 	}
 	/* Counts, not shares: merged profiles add their counters, and a report derives the
-	 * shares at the precision they need (replay_quality_summary). */
-	prof_set_counter(p, REPLAY_COUNTER_COMPLETE, (int64_t)s->complete);
-	prof_set_counter(p, REPLAY_COUNTER_TRUNCATED, (int64_t)s->truncated);
-	prof_set_counter(p, REPLAY_COUNTER_SINGLE, (int64_t)s->single);
-	prof_set_counter(p, REPLAY_COUNTER_FRAMES, (int64_t)s->frames);
+	 * shares at the precision they need (rep_quality_summary). */
+	prof_set_counter(p, PROF_COUNTER_COMPLETE, (int64_t)s->complete);
+	prof_set_counter(p, PROF_COUNTER_TRUNCATED, (int64_t)s->truncated);
+	prof_set_counter(p, PROF_COUNTER_SINGLE, (int64_t)s->single);
+	prof_set_counter(p, PROF_COUNTER_FRAMES, (int64_t)s->frames);
 	if (s->fp_steps)
 		prof_set_counter(p, "unwind: frame-pointer steps", (int64_t)s->fp_steps);
 	if (s->jit_cfi_steps)
-		prof_set_counter(p, REPLAY_COUNTER_JIT_CFI_STEPS, (int64_t)s->jit_cfi_steps);
+		prof_set_counter(p, PROF_COUNTER_JIT_CFI_STEPS, (int64_t)s->jit_cfi_steps);
 	if (q->info.fp_recorded)
 		prof_set_counter(p, "unwind: recorded with frame pointers only (most callers lost "
 				    "in code built without them; record with --call-graph dwarf)",
@@ -314,8 +265,8 @@ static void counters(struct prof *p, const struct replay_quality *q)
 		snprintf(name, sizeof(name), "unwind: stopped in %s", q->stop_modules[k]);
 		prof_set_counter(p, name, (int64_t)q->stop_counts[k]);
 	}
-	python_counters(p, &q->python);
-	vm_counters(p, &q->vm);
+	for (size_t i = 0; i < q->ncounted; i++)
+		prof_set_counter(p, q->counted[i].name, (int64_t)q->counted[i].value);
 }
 
 /* Whether every sample is one hit of a probe: tally's usdt recordings (the uprobe PMU of this
@@ -371,9 +322,9 @@ int replay_profile(struct perf_data *d, enum unw_method method, struct prof **ou
 	if (!r) {
 		counters(p, &q);
 		if (b.jit_frames)
-			prof_set_counter(p, REPLAY_COUNTER_JIT_FRAMES, (int64_t)b.jit_frames);
+			prof_set_counter(p, PROF_COUNTER_JIT_FRAMES, (int64_t)b.jit_frames);
 		if (b.jit_stops)
-			prof_set_counter(p, REPLAY_COUNTER_JIT_STOPS, (int64_t)b.jit_stops);
+			prof_set_counter(p, PROF_COUNTER_JIT_STOPS, (int64_t)b.jit_stops);
 		if (b.offcpu)
 			prof_set_counter(p, "off-CPU intervals", (int64_t)b.offcpu_intervals);
 		if (b.source[0])

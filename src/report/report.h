@@ -9,6 +9,7 @@
 #define TALLY_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -21,7 +22,17 @@ struct rep_text_opts {
 	double threshold; /* tree: hide nodes under this percent of the total (< 0: 0.5) */
 	bool threads;	  /* a table of threads, then the tables or tree per thread */
 };
+/* The text report: the unwind quality (rep_quality_summary), the profile's header (its
+ * source, each metric's total, the duration, its counters), then the tables or tree. */
 int rep_text(FILE *f, const struct prof *p, const struct rep_text_opts *o);
+/* The lines of unwind quality of a profile of a recording, from its counters
+ * (profile/counters.h): "unwind:   N stacks: 99.7% complete, 0.3% truncated, ..." and,
+ * where the recording has them, the shares of Python and VM frames. Nothing when p has no
+ * such counters. */
+void rep_quality_summary(FILE *out, const struct prof *p);
+/* "12.5%" with the fewest decimals (at least one) that keep a non-zero share above 0 and a
+ * partial one below 100; "0%" and "100%" only when exact. */
+const char *rep_share(char *buf, size_t size, uint64_t part, uint64_t whole);
 
 /* The threads of p (prof_thread ids) sorted by pid, then tid: a malloc'd array of
  * prof_nthreads(p) ids, NULL when out of memory. */

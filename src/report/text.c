@@ -290,6 +290,7 @@ static int by_thread(FILE *f, const struct prof *p, const struct rep_text_opts *
 
 int rep_text(FILE *f, const struct prof *p, const struct rep_text_opts *o)
 {
+	rep_quality_summary(f, p);
 	int metric = o->metric < 0 ? prof_info(p)->default_metric : o->metric;
 	if ((size_t)metric >= prof_nmetrics(p))
 		return err_set(-EINVAL, "the profile has no metric %d", metric);

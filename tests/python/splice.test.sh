@@ -1,4 +1,4 @@
-# Python frames spliced into native stacks (the replay side, src/replay/python_source.c),
+# Python frames spliced into native stacks (the replay side, src/replay/sources/python/source.c),
 # on recordings splice.py writes with known native and Python stacks: the runs of Python
 # frames in place of each _PyEval_EvalFrameDefault activation, in order, native frames
 # around them; names and lines against CPython's own co_lines() and go tool pprof's reading

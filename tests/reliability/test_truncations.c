@@ -24,9 +24,9 @@
 #include "perf/perf.h"
 #include "profile/profile.h"
 #include "profile/read.h"
-#include "replay/jitdump.h"
+#include "replay/sources/jitdump/jitdump.h"
 #include "replay/kallsyms.h"
-#include "replay/perfmap.h"
+#include "replay/sources/perfmap/perfmap.h"
 #include "solana/fixture.h"
 
 enum { MAX_CUTS = 1500, SECONDS_PER_FILE = 20 };

@@ -19,8 +19,10 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "profile/counters.h"
 #include "profile/profile.h"
 #include "replay/replay.h"
+#include "replay/unwound.h"
 #include "report/report.h"
 
 static char dir[64], tally[PATH_MAX + 16];
@@ -579,11 +581,11 @@ static void folded(const char *tool, const char *bin)
 	print_message("folded %s %s: %llu of %llu samples with the whole chain (%llu before the "
 		      "program)\n", tool, bin, (unsigned long long)good, (unsigned long long)total,
 		      (unsigned long long)before);
-	int64_t samples = counter(p, REPLAY_COUNTER_SAMPLES);
+	int64_t samples = counter(p, PROF_COUNTER_SAMPLES);
 	assert_int_equal(total, samples);
 	uint64_t work = total - before;
 	assert_true(work >= 100 && good * 100 >= work * 99);
-	assert_true((uint64_t)counter(p, REPLAY_COUNTER_COMPLETE) * 100 >= work * 99);
+	assert_true((uint64_t)counter(p, PROF_COUNTER_COMPLETE) * 100 >= work * 99);
 	prof_free(p);
 }
 
@@ -597,11 +599,11 @@ static void fp_only_on_code_without_frame_pointers_is_marked_truncated(void **st
 	record("tally", "deep_gcc", "", data, sizeof(data));
 	struct prof *p;
 	char *text = export_folded(data, UNW_FP, &p);
-	assert_true(counter(p, REPLAY_COUNTER_TRUNCATED) * 2 > counter(p, REPLAY_COUNTER_SAMPLES));
+	assert_true(counter(p, PROF_COUNTER_TRUNCATED) * 2 > counter(p, PROF_COUNTER_SAMPLES));
 	assert_true(!strncmp(text, "[truncated];", 12) || strstr(text, "\n[truncated];"));
 	assert_int_equal(counter(p, "unwind: --unwind=fp (most callers lost in code built without "
 				    "frame pointers)"),
-			 counter(p, REPLAY_COUNTER_SAMPLES));
+			 counter(p, PROF_COUNTER_SAMPLES));
 	free(text);
 	prof_free(p);
 }
@@ -616,8 +618,8 @@ static void recorded_with_frame_pointers_is_reported_as_such(void **state)
 			    dir, tally, data), 0);
 	struct prof *p;
 	free(export_folded(data, UNW_AUTO, &p));
-	int64_t samples = counter(p, REPLAY_COUNTER_SAMPLES),
-		complete = counter(p, REPLAY_COUNTER_COMPLETE);
+	int64_t samples = counter(p, PROF_COUNTER_SAMPLES),
+		complete = counter(p, PROF_COUNTER_COMPLETE);
 	print_message("--call-graph fp on deep_gcc: %.1f%% complete\n", 100.0 * complete / samples);
 	assert_true(samples >= 100);
 	assert_int_equal(counter(p, "unwind: recorded with frame pointers only (most callers lost"),

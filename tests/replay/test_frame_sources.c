@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "base/err.h"
-#include "replay/replay.h"
+#include "replay/namer.h"
 
 #define JIT_START 0x7000
 #define JIT_END 0x8000
@@ -55,10 +55,10 @@ static int jit_name(void *self, const struct replay_stack *st, size_t i,
 		return err_set(j->fail, "jit: frame at 0x%llx", (unsigned long long)pc);
 	if (j->drop)
 		return 1;
-	struct replay_sym_frame *f = replay_frames_push(out, REPLAY_FRAME_NATIVE);
+	struct replay_sym_frame *f = replay_frames_push(out, PROF_NATIVE);
 	f->function = "jit_method";
 	f->pc = pc;
-	f = replay_frames_push(out, REPLAY_FRAME_INLINE);
+	f = replay_frames_push(out, PROF_INLINE);
 	f->function = "jit_inlined";
 	f->pc = pc;
 	return 1;
@@ -78,7 +78,7 @@ static struct replay_namer *namer_with(struct jit *j)
 
 static void assert_unknown(const struct replay_sym_frame *f, uint64_t pc)
 {
-	assert_int_equal(f->kind, REPLAY_FRAME_NATIVE);
+	assert_int_equal(f->kind, PROF_NATIVE);
 	assert_null(f->function);
 	assert_null(f->module);
 	assert_int_equal(f->pc, pc);
@@ -94,9 +94,9 @@ static void source_splices_a_run_of_frames_in_place_of_a_native_one(void **state
 	assert_int_equal(replay_namer_name(nm, &s.st, &out), 0);
 	assert_int_equal(out.n, 4);
 	assert_unknown(&out.frames[0], 0x3030);
-	assert_int_equal(out.frames[1].kind, REPLAY_FRAME_NATIVE);
+	assert_int_equal(out.frames[1].kind, PROF_NATIVE);
 	assert_string_equal(out.frames[1].function, "jit_method");
-	assert_int_equal(out.frames[2].kind, REPLAY_FRAME_INLINE);
+	assert_int_equal(out.frames[2].kind, PROF_INLINE);
 	assert_string_equal(out.frames[2].function, "jit_inlined");
 	assert_unknown(&out.frames[3], 0x1010);
 	/* Asked about every frame, outermost first. */
@@ -180,7 +180,7 @@ static void truncated_stack_starts_with_its_marker(void **state)
 	struct replay_sym_stack out;
 	assert_int_equal(replay_namer_name(nm, &s.st, &out), 0);
 	assert_int_equal(out.n, 5);
-	assert_int_equal(out.frames[0].kind, REPLAY_FRAME_TRUNCATED);
+	assert_int_equal(out.frames[0].kind, PROF_TRUNCATED);
 	assert_string_equal(out.frames[0].function, "[truncated]");
 	assert_string_equal(out.frames[2].function, "jit_method");
 	replay_namer_free(nm);

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "replay/jitdump.h"
+#include "replay/sources/jitdump/jitdump.h"
 #include "unwind/unwind.h"
 
 struct buf {
@@ -337,7 +337,7 @@ static void jitdump_unwinding_info_is_split_into_frame_and_header(void **state)
 }
 
 /* The unwinder gets each code's CFI from its load's time on, until other code takes its
- * memory; moved code keeps its CFI (jitdump_unwind.c). */
+ * memory; moved code keeps its CFI (unwind.c). */
 static void jitdump_feed_gives_the_unwinder_cfi_in_time_order(void **state)
 {
 	struct buf b;

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "replay/perfmap.h"
+#include "replay/sources/perfmap/perfmap.h"
 
 struct read {
 	struct replay_perfmap *m;

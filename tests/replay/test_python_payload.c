@@ -1,5 +1,5 @@
 /*
- * The CPython frame payloads (python_payload.h), bytes written here by hand from the
+ * The CPython frame payloads (replay/sources/python/payload.h), bytes written here by hand from the
  * contract's layout (docs/python.md): stack and code records as the capture writes them,
  * with the kernel's padding after them, and every way a hostile one can be wrong.
  */
@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "base/err.h"
-#include "replay/python_payload.h"
+#include "replay/sources/python/payload.h"
 
 struct buf {
 	uint8_t b[256];

@@ -1,5 +1,5 @@
 /*
- * The CPython frame source's match rule and splice (python_source.c), driven record by
+ * The CPython frame source's match rule and splice (replay/sources/python/source.c), driven record by
  * record: code and stack payloads as the capture writes them, then stacks whose native
  * frames lie in the real /usr/bin/python3.11 (its _PyEval_EvalFrameDefault found by the
  * symbol table). Lines come from location tables written here by the format's own
@@ -16,7 +16,8 @@
 
 #include "base/err.h"
 #include "elf/elf.h"
-#include "replay/replay.h"
+#include "replay/namer.h"
+#include "replay/sources/python/python.h"
 
 #define INTERP "/usr/bin/python3.11"
 #define PID 100
@@ -159,16 +160,16 @@ static const char *sample(struct fixture *f, uint32_t tid, const char *shape, bo
 	for (size_t i = 0; i < f->out.n; i++) {
 		const struct replay_sym_frame *s = &f->out.frames[i];
 		size_t left = sizeof(f->names) - (size_t)(w - f->names);
-		if (s->kind == REPLAY_FRAME_PYTHON) {
+		if (s->kind == PROF_PYTHON) {
 			assert_string_equal(s->file, "/a.py/");
 			assert_int_equal(s->first_line, 10);
 			assert_string_equal(s->module, INTERP);
 			w += snprintf(w, left, "%s%s:%u", i ? ";" : "", s->function, s->line);
-		} else if (s->kind == REPLAY_FRAME_NATIVE || s->kind == REPLAY_FRAME_TRUNCATED) {
+		} else if (s->kind == PROF_NATIVE || s->kind == PROF_TRUNCATED) {
 			/* the interpreter is not symbolized here (no file to open): by address */
 			bool e = s->addr >= eval_at && s->addr < eval_at + 0x100;
 			w += snprintf(w, left, "%s%s", i ? ";" : "",
-				      s->kind == REPLAY_FRAME_TRUNCATED ? "T" : e ? "E" : "C");
+				      s->kind == PROF_TRUNCATED ? "T" : e ? "E" : "C");
 		}
 	}
 	return f->names;

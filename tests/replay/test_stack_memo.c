@@ -39,8 +39,8 @@ static void make(struct sample *s, uint64_t seed)
 }
 
 static const struct replay_sym_frame named[2] = {
-	{ .kind = REPLAY_FRAME_NATIVE, .function = "main", .addr = 0x400 },
-	{ .kind = REPLAY_FRAME_INLINE, .function = "inner", .addr = 0x401 },
+	{ .kind = PROF_NATIVE, .function = "main", .addr = 0x400 },
+	{ .kind = PROF_INLINE, .function = "inner", .addr = 0x401 },
 };
 
 /* Offers st to the memo twice, as a replay does a stack that comes twice: the first time

@@ -1,5 +1,5 @@
 /*
- * Mixed mode's loop records read from a stack copy (replay/vm_record.h), made by the agent
+ * Mixed mode's loop records read from a stack copy (replay/sources/vm/record.h), made by the agent
  * itself (include/tally/agent.h): the frames an interpreter pushed come back, outermost
  * first, with the pcs it published (the innermost's) and pushed (each caller's call site),
  * named from the registry the agent wrote; and each way a record can fail validation gives
@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "replay/vm_record.h"
+#include "replay/sources/vm/record.h"
 #include "tally/agent.h"
 
 static char dir[] = "/tmp/tally-vm-record-XXXXXX";

@@ -1,16 +1,16 @@
 /*
- * The CPython frame source (replay.h, frame sources). tally record's BPF program reads a
+ * The CPython frame source (python.h). tally record's BPF program reads a
  * thread's Python frames at each sample's overflow and writes them, with the code objects
- * they name, as bpf-output payloads (python_payload.h) just before the kernel writes the
+ * they name, as bpf-output payloads (payload.h) just before the kernel writes the
  * sample. Replayed in time order, each payload waits on its thread until that thread's next
  * sample, which takes it (a later sample finds none: the contract's match rule). The
- * frames then replace the sample's _PyEval_EvalFrameDefault activations (python_eval.h):
+ * frames then replace the sample's _PyEval_EvalFrameDefault activations (eval.h):
  * activation k, counted from the innermost, becomes run k of the Python stack, its frames
  * up to and including the k-th is_entry frame; native frames below and above stay. Where
  * the two do not agree, or a code object is unknown, nothing is guessed: the sample keeps
  * its native frames and is counted in the quality figures (struct replay_python_stats).
  */
-#include "replay/replay.h"
+#include "replay/sources/python/python.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,8 +22,9 @@
 #include "base/idmap.h"
 #include "base/vec.h"
 #include "cpython/code.h"
-#include "replay/python_eval.h"
-#include "replay/python_payload.h"
+#include "profile/counters.h"
+#include "replay/sources/python/eval.h"
+#include "replay/sources/python/payload.h"
 
 /* One code record: a code object of a process, as of its last record. Strings live in the
  * source's arena until it is closed (frames name them that long). */
@@ -66,7 +67,8 @@ struct run {
 
 struct python_source {
 	const char *path; /* the recording, for warnings */
-	struct replay_python_stats *stats;
+	struct replay_python_stats *stats; /* the caller's, or own */
+	struct replay_python_stats own;
 	struct arena strings;
 	VEC(struct code) codes;
 	uint32_t *slots; /* open addressing over codes: index + 1, 0 empty */
@@ -384,7 +386,7 @@ static int name_frame(void *self, const struct replay_stack *st, size_t i,
 	const struct unw_frame *fr = &st->frames[i];
 	for (uint32_t k = r->last + 1; k > r->first; k--) { /* the entry frame, outermost, first */
 		const struct code *c = y->frame_codes.v[k - 1];
-		struct replay_sym_frame *f = replay_frames_push(out, REPLAY_FRAME_PYTHON);
+		struct replay_sym_frame *f = replay_frames_push(out, PROF_PYTHON);
 		if (!f)
 			return 1;
 		f->function = c->qualname;
@@ -419,10 +421,27 @@ static void close_source(void *self)
 	free(y);
 }
 
+static void counters(void *self, replay_count_fn *count, void *arg)
+{
+	const struct replay_python_stats *s = ((const struct python_source *)self)->stats;
+	count(arg, PROF_COUNTER_PY_SAMPLES, s->samples);
+	count(arg, PROF_COUNTER_PY_FRAMES, s->frames);
+	count(arg, PROF_COUNTER_PY_INCONSISTENT, s->inconsistent);
+	count(arg, PROF_COUNTER_PY_CODE_UNKNOWN, s->code_unknown);
+	count(arg, PROF_COUNTER_PY_UNRECORDED, s->unrecorded);
+	if (s->cut)
+		count(arg, PROF_COUNTER_PY_CUT, s->cut);
+	if (s->between)
+		count(arg, PROF_COUNTER_PY_BETWEEN, s->between);
+	if (s->malformed)
+		count(arg, PROF_COUNTER_PY_MALFORMED, s->malformed);
+}
+
 static const struct replay_frame_source_ops python_ops = {
 	.name_frame = name_frame,
 	.begin_stack = begin_stack,
 	.record = record,
+	.counters = counters,
 	.close = close_source,
 	.per_sample = true,
 };
@@ -441,9 +460,15 @@ int replay_python_source_new(const struct perf_data *d, struct replay_python_sta
 	if (!y)
 		return err_set(-ENOMEM, "out of memory");
 	y->path = d->path;
-	y->stats = stats;
-	memset(stats, 0, sizeof(*stats));
-	stats->present = true;
+	y->stats = stats ? stats : &y->own;
+	memset(y->stats, 0, sizeof(*y->stats));
 	*out = (struct replay_frame_source){ &python_ops, y };
 	return 0;
 }
+
+static int open_source(struct perf_data *d, struct replay_frame_source *out)
+{
+	return replay_python_source_new(d, NULL, out);
+}
+
+const struct replay_source_type replay_python_source = { "python", open_source };

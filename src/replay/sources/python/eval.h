@@ -1,11 +1,11 @@
 /*
  * Which native frames are activations of CPython's eval loop, _PyEval_EvalFrameDefault:
- * each runs a run of Python frames (python_source.c). Found by the function's symbols in
+ * each runs a run of Python frames (source.c). Found by the function's symbols in
  * the module and in its separate debug file, so that the part gcc moved out of line
  * (_PyEval_EvalFrameDefault.cold, only in .symtab) counts as the same activation.
  */
-#ifndef TALLY_REPLAY_PYTHON_EVAL_H
-#define TALLY_REPLAY_PYTHON_EVAL_H
+#ifndef TALLY_REPLAY_SOURCES_PYTHON_EVAL_H
+#define TALLY_REPLAY_SOURCES_PYTHON_EVAL_H
 
 #include <stdbool.h>
 

@@ -5,7 +5,7 @@
  * reused: a load's CFI serves the samples after it until other code takes its memory
  * (unw_space_jit). Code without CFI still cuts away the CFI of code it replaces.
  */
-#include "replay/jitdump.h"
+#include "replay/sources/jitdump/jitdump.h"
 
 #include <errno.h>
 #include <stdio.h>

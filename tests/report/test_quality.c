@@ -12,20 +12,21 @@
 #include <cmocka.h>
 
 #include "profile/profile.h"
-#include "replay/replay.h"
+#include "profile/counters.h"
+#include "report/report.h"
 
 static void share_is_never_rounded_to_zero_or_whole(void **state)
 {
 	char b[32];
-	assert_string_equal(replay_share(b, sizeof(b), 0, 1000), "0%");
-	assert_string_equal(replay_share(b, sizeof(b), 1000, 1000), "100%");
-	assert_string_equal(replay_share(b, sizeof(b), 3, 1000), "0.3%");
-	assert_string_equal(replay_share(b, sizeof(b), 999, 1000), "99.9%");
-	assert_string_equal(replay_share(b, sizeof(b), 125, 1000), "12.5%");
-	assert_string_equal(replay_share(b, sizeof(b), 1, 100000), "0.001%");
-	assert_string_equal(replay_share(b, sizeof(b), 99999, 100000), "99.999%");
-	assert_string_equal(replay_share(b, sizeof(b), 19999, 20000), "99.995%");
-	assert_string_equal(replay_share(b, sizeof(b), 0, 0), "0%");
+	assert_string_equal(rep_share(b, sizeof(b), 0, 1000), "0%");
+	assert_string_equal(rep_share(b, sizeof(b), 1000, 1000), "100%");
+	assert_string_equal(rep_share(b, sizeof(b), 3, 1000), "0.3%");
+	assert_string_equal(rep_share(b, sizeof(b), 999, 1000), "99.9%");
+	assert_string_equal(rep_share(b, sizeof(b), 125, 1000), "12.5%");
+	assert_string_equal(rep_share(b, sizeof(b), 1, 100000), "0.001%");
+	assert_string_equal(rep_share(b, sizeof(b), 99999, 100000), "99.999%");
+	assert_string_equal(rep_share(b, sizeof(b), 19999, 20000), "99.995%");
+	assert_string_equal(rep_share(b, sizeof(b), 0, 0), "0%");
 }
 
 static void summary_line_comes_from_counts(void **state)
@@ -35,15 +36,15 @@ static void summary_line_comes_from_counts(void **state)
 	char *text = NULL;
 	size_t size = 0;
 	FILE *f = open_memstream(&text, &size);
-	replay_quality_summary(f, p); /* no counters: nothing */
+	rep_quality_summary(f, p); /* no counters: nothing */
 	fflush(f);
 	assert_int_equal(size, 0);
-	prof_set_counter(p, REPLAY_COUNTER_SAMPLES, 1156);
-	prof_set_counter(p, REPLAY_COUNTER_COMPLETE, 1155);
-	prof_set_counter(p, REPLAY_COUNTER_TRUNCATED, 1);
-	prof_set_counter(p, REPLAY_COUNTER_SINGLE, 0);
-	prof_set_counter(p, REPLAY_COUNTER_FRAMES, 19884);
-	replay_quality_summary(f, p);
+	prof_set_counter(p, PROF_COUNTER_SAMPLES, 1156);
+	prof_set_counter(p, PROF_COUNTER_COMPLETE, 1155);
+	prof_set_counter(p, PROF_COUNTER_TRUNCATED, 1);
+	prof_set_counter(p, PROF_COUNTER_SINGLE, 0);
+	prof_set_counter(p, PROF_COUNTER_FRAMES, 19884);
+	rep_quality_summary(f, p);
 	fclose(f);
 	assert_string_equal(text, "unwind:   1156 stacks: 99.9% complete, 0.1% truncated, 0% "
 				  "single-frame, average depth 17.2\n");

@@ -1,11 +1,11 @@
 /*
- * Loop records in stack copies (vm_record.h). A record is taken only at its own address
+ * Loop records in stack copies (record.h). A record is taken only at its own address
  * (magic, then self, then the layout version); its frames are read from the same copy,
  * within it; every frame's function must be in the registry and its pc in the function
  * (the published pc for the innermost, for each other the call site the frame above it
  * was pushed with). A record that fails any of it gives no frame: it is counted.
  */
-#include "replay/vm_record.h"
+#include "replay/sources/vm/record.h"
 
 #include <errno.h>
 #include <stdlib.h>

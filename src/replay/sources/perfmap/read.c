@@ -4,7 +4,7 @@
  * order with a heap of the lines covering each point, the latest on top, which gives the
  * disjoint ranges that lookups binary-search.
  */
-#include "replay/perfmap.h"
+#include "replay/sources/perfmap/perfmap.h"
 
 #include <errno.h>
 #include <stdbool.h>

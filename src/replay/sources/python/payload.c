@@ -1,9 +1,9 @@
 /*
- * Parser of the CPython frame payloads (python_payload.h). A payload is read through a
+ * Parser of the CPython frame payloads (payload.h). A payload is read through a
  * cursor over the raw bytes; anything that runs past them, an unknown type, more frames
  * than the cap or a reserved field that is not 0 makes the payload malformed.
  */
-#include "replay/python_payload.h"
+#include "replay/sources/python/payload.h"
 
 #include <errno.h>
 

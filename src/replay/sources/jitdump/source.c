@@ -1,14 +1,14 @@
 /*
- * The jitdump frame source (replay.h, frame sources). A runtime writing jit-PID.dump maps
+ * The jitdump frame source (sources/source.h). A runtime writing jit-PID.dump maps
  * the file executable as a marker (perf's convention), so the recording holds an mmap of
  * it: the markers are found in one pass before the replay, and each dump is read from the
  * marker's path, or beside the recording when it was moved with it. A frame in no file is
  * named by the code the process's dump had at its pc at the sample's time: the recording's
  * clock must then be CLOCK_MONOTONIC, the dump's (tally record, perf record -k 1); on any
  * other, the latest code at the address is taken, with one warning. The same dumps give the
- * unwinder their code's CFI (replay_jitdump_unwind_hook, jitdump_unwind.c).
+ * unwinder their code's CFI (before_unwind, unwind.c).
  */
-#include "replay/jitdump.h"
+#include "replay/sources/jitdump/jitdump.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +18,6 @@
 
 #include "base/err.h"
 #include "base/vec.h"
-#include "replay/replay.h"
 
 struct dump {
 	uint32_t pid;
@@ -127,7 +126,7 @@ static int name_frame(void *self, const struct replay_stack *st, size_t i,
 	const struct replay_jit_code *c = fr->mod && fr->mod->elf ? NULL : code_at(y, st, i, &d);
 	if (!c)
 		return 0;
-	struct replay_sym_frame *f = replay_frames_push(out, REPLAY_FRAME_JIT);
+	struct replay_sym_frame *f = replay_frames_push(out, PROF_JIT);
 	if (!f)
 		return 1;
 	f->function = c->name;
@@ -154,9 +153,6 @@ static void close_source(void *self)
 	free(y);
 }
 
-static const struct replay_frame_source_ops jitdump_ops = {
-	.name_frame = name_frame, .close = close_source, .per_sample = true };
-
 /* Before a sample is unwound: its process's JIT code up to the sample's time, with CFI. */
 static int before_sample(void *self, struct unw_ctx *c, struct unw_space *s,
 			 const struct perf_event_rec *ev)
@@ -173,11 +169,12 @@ static int before_sample(void *self, struct unw_ctx *c, struct unw_space *s,
 	return 0;
 }
 
-void replay_jitdump_unwind_hook(const struct replay_frame_source *src,
-				struct replay_unwind_hook *out)
-{
-	*out = (struct replay_unwind_hook){ before_sample, src->self };
-}
+static const struct replay_frame_source_ops jitdump_ops = {
+	.name_frame = name_frame,
+	.before_unwind = before_sample,
+	.close = close_source,
+	.per_sample = true,
+};
 
 /* Whether the samples' times are CLOCK_MONOTONIC, as the dumps' are. */
 static bool monotonic(const struct perf_data *data)
@@ -204,7 +201,7 @@ static void check_clock(struct jitdump_source *y, const struct perf_data *data)
 			     : "the samples' clock is not CLOCK_MONOTONIC, the jitdump's");
 }
 
-int replay_jitdump_source_new(struct perf_data *data, struct replay_frame_source *out)
+static int open_source(struct perf_data *data, struct replay_frame_source *out)
 {
 	struct jitdump_source *y = calloc(1, sizeof(*y));
 	if (!y)
@@ -220,3 +217,5 @@ int replay_jitdump_source_new(struct perf_data *data, struct replay_frame_source
 	*out = (struct replay_frame_source){ &jitdump_ops, y };
 	return 0;
 }
+
+const struct replay_source_type replay_jitdump_source = { "jitdump", open_source };

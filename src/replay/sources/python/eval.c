@@ -1,10 +1,10 @@
 /*
- * Eval-loop activations among native frames (python_eval.h). A module's symbols are read
+ * Eval-loop activations among native frames (eval.h). A module's symbols are read
  * once, when a frame first lies in it: those named _PyEval_EvalFrameDefault or a clone of
  * it (a name with a "." suffix: .cold, .part.N), from its own tables and, when it has
  * them, from its separate debug file's .symtab, where the clones are.
  */
-#include "replay/python_eval.h"
+#include "replay/sources/python/eval.h"
 
 #include <errno.h>
 #include <string.h>

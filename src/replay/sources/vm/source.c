@@ -1,17 +1,18 @@
 /*
- * The agent's VM frame source (replay.h, frame sources): mixed mode of include/tally/agent.h.
+ * The agent's VM frame source (vm.h): mixed mode of include/tally/agent.h.
  * An interpreter loop that uses it keeps a struct tally_agent_loop and its shadow frames in
  * its own native frame, so the stack copy of each sample holds the VM state of that very
  * instant. Each unwound frame's part of the copy, from its stack pointer to its caller's,
  * is searched for a record and its frames checked against the agent's registry
- * (vm_record.c); the registry is tally-vm-PID-N.dump, read when a record first names it.
+ * (record.c); the registry is tally-vm-PID-N.dump, read when a record first names it.
  * Only frames that check out replace the loop's native frame; any failure leaves that
  * frame native and is counted by reason (struct replay_vm_stats), never guessed around.
  */
-#include "replay/replay.h"
+#include "replay/sources/vm/vm.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,9 @@
 #include "base/err.h"
 #include "base/vec.h"
 #include "perf/keep.h"
-#include "replay/jitdump.h"
-#include "replay/vm_record.h"
+#include "profile/counters.h"
+#include "replay/sources/jitdump/jitdump.h"
+#include "replay/sources/vm/record.h"
 
 /* The frames that replace a native frame: vm.v[first, first + n), outermost first. */
 struct vm_splice {
@@ -31,7 +33,8 @@ struct vm_splice {
 struct vm_source {
 	struct perf_data *d;
 	char dir[4096]; /* where the registries are: the recording's JIT directory, else /tmp */
-	struct replay_vm_stats *stats;
+	struct replay_vm_stats *stats; /* the caller's, or own */
+	struct replay_vm_stats own;
 	VEC(struct replay_vm_registry *) regs; /* each allocated apart: frames point at them */
 	uint32_t pid;			       /* the sample's, for registry() */
 	replay_vm_frames vm;
@@ -126,7 +129,7 @@ static int name_frame(void *self, const struct replay_stack *st, size_t i,
 	const struct vm_splice *sp = &s->splices.v[s->splice_of.v[i]];
 	for (size_t k = sp->first; k < sp->first + sp->n; k++) {
 		const struct replay_vm_frame *v = &s->vm.v[k];
-		struct replay_sym_frame *f = replay_frames_push(out, REPLAY_FRAME_VM);
+		struct replay_sym_frame *f = replay_frames_push(out, PROF_VM);
 		if (!f)
 			return 1;
 		const struct replay_jit_line *at =
@@ -156,9 +159,37 @@ static void close_source(void *self)
 	free(s);
 }
 
+/* The samples with VM frames, the frames, then the records left native by reason, those
+ * that occurred; nothing before a loop record was found. */
+static void counters(void *self, replay_count_fn *count, void *arg)
+{
+	static const struct { const char *name; size_t off; } kept[] = {
+		{ PROF_COUNTER_VM_MALFORMED, offsetof(struct replay_vm_stats, malformed) },
+		{ PROF_COUNTER_VM_CHANGING, offsetof(struct replay_vm_stats, changing) },
+		{ PROF_COUNTER_VM_EMPTY, offsetof(struct replay_vm_stats, empty) },
+		{ PROF_COUNTER_VM_TOO_DEEP, offsetof(struct replay_vm_stats, too_deep) },
+		{ PROF_COUNTER_VM_UNREADABLE, offsetof(struct replay_vm_stats, unreadable) },
+		{ PROF_COUNTER_VM_NO_REGISTRY, offsetof(struct replay_vm_stats, no_registry) },
+		{ PROF_COUNTER_VM_UNKNOWN, offsetof(struct replay_vm_stats, unknown_function) },
+		{ PROF_COUNTER_VM_PC_OUTSIDE, offsetof(struct replay_vm_stats, pc_outside) },
+	};
+	const struct replay_vm_stats *s = ((const struct vm_source *)self)->stats;
+	if (!s->present)
+		return;
+	count(arg, PROF_COUNTER_VM_SAMPLES, s->samples);
+	count(arg, PROF_COUNTER_VM_FRAMES, s->frames);
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		uint64_t n;
+		memcpy(&n, (const char *)s + kept[i].off, sizeof(n));
+		if (n)
+			count(arg, kept[i].name, n);
+	}
+}
+
 static const struct replay_frame_source_ops vm_ops = {
 	.name_frame = name_frame,
 	.begin_stack = begin_stack,
+	.counters = counters,
 	.close = close_source,
 	.per_sample = true,
 };
@@ -181,7 +212,8 @@ int replay_vm_source_new(struct perf_data *d, struct replay_vm_stats *stats,
 			 struct replay_frame_source *out)
 {
 	*out = (struct replay_frame_source){ NULL, NULL };
-	memset(stats, 0, sizeof(*stats));
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
 	char dir[4096];
 	struct stat sb;
 	int r = perf_jit_dir(d->path, dir, sizeof(dir));
@@ -198,7 +230,14 @@ int replay_vm_source_new(struct perf_data *d, struct replay_vm_stats *stats,
 		return err_set(-ENOMEM, "out of memory");
 	s->d = d;
 	memcpy(s->dir, dir, sizeof(dir));
-	s->stats = stats;
+	s->stats = stats ? stats : &s->own;
 	*out = (struct replay_frame_source){ &vm_ops, s };
 	return 0;
 }
+
+static int open_source(struct perf_data *d, struct replay_frame_source *out)
+{
+	return replay_vm_source_new(d, NULL, out);
+}
+
+const struct replay_source_type replay_vm_source = { "vm", open_source };

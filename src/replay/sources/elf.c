@@ -1,11 +1,11 @@
 /*
- * The ELF frame source, the one every stack ends with (replay.h, frame sources): a native
+ * The ELF frame source, the one every stack ends with (sources/source.h): a native
  * frame named through tally_symbolize (one symbolizer per module, opened on first use on
  * the file the unwinder read, so a build-id cache copy when the path was rebuilt) with its
  * inline frames, a PLT stub as "[plt]", and a frame no symbol covers as its module and
  * address. It names every frame it is given.
  */
-#include "replay/replay.h"
+#include "replay/sources/sources.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -106,7 +106,7 @@ static const struct named *lookup(struct elf_source *y, const struct unw_frame *
 
 /* A frame of fr's module at fr's address: the caller adds the names. */
 static struct replay_sym_frame *push_native(struct replay_frames *out,
-					    enum replay_frame_kind kind,
+					    enum prof_kind kind,
 					    const struct unw_frame *fr)
 {
 	struct replay_sym_frame *f = replay_frames_push(out, kind);
@@ -132,20 +132,20 @@ static int name_frame(void *self, const struct replay_stack *st, size_t i,
 		nm = lookup(y, fr, i == 0 ? fr->rel : fr->rel - 1, buf, &scratch, &n);
 	const struct tally_frame *tf = nm && n <= MEMO_FRAMES ? nm->tf : buf;
 	if (nm && nm->plt) {
-		struct replay_sym_frame *f = push_native(out, REPLAY_FRAME_NATIVE, fr);
+		struct replay_sym_frame *f = push_native(out, PROF_NATIVE, fr);
 		if (f)
 			f->function = "[plt]";
 		return 1;
 	}
 	if (n <= 0) {
-		struct replay_sym_frame *f = push_native(out, REPLAY_FRAME_NATIVE, fr);
+		struct replay_sym_frame *f = push_native(out, PROF_NATIVE, fr);
 		if (f)
 			f->pc = fr->pc;
 		return 1;
 	}
 	for (int k = n; k > 0; k--) { /* outermost (the real function) first */
 		struct replay_sym_frame *f =
-			push_native(out, k == n ? REPLAY_FRAME_NATIVE : REPLAY_FRAME_INLINE, fr);
+			push_native(out, k == n ? PROF_NATIVE : PROF_INLINE, fr);
 		if (!f)
 			return 1;
 		f->function = tf[k - 1].function;

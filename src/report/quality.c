@@ -1,5 +1,5 @@
 /*
- * The unwind-quality line of a native report ("unwind:   N stacks: ...% complete, ...%
+ * The unwind-quality line that opens the text report of a recording ("unwind:   N stacks: ...% complete, ...%
  * truncated, ...% single-frame, average depth D"), from the counters replay_profile gives
  * the profile, so that it reads the same on a profile merged or read back from pprof. Shares
  * are printed with as many decimals as it takes not to round 3 truncated stacks in 1,000
@@ -8,14 +8,15 @@
  * recordings with an agent's VM frames (mixed mode) a "vm:" line, with the loop records
  * that did not become VM frames, by reason.
  */
-#include "replay/replay.h"
+#include "report/report.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/counters.h"
 #include "profile/profile.h"
 
-const char *replay_share(char *buf, size_t size, uint64_t part, uint64_t whole)
+const char *rep_share(char *buf, size_t size, uint64_t part, uint64_t whole)
 {
 	if (!whole || !part || part >= whole) {
 		snprintf(buf, size, "%s", whole && part >= whole ? "100%" : "0%");
@@ -36,8 +37,8 @@ static void print_shares(FILE *out, uint64_t samples, uint64_t complete, uint64_
 {
 	char a[32], b[32], c[32];
 	fprintf(out, "%s complete, %s truncated, %s single-frame, average depth %.1f",
-		replay_share(a, sizeof(a), complete, samples), replay_share(b, sizeof(b), truncated, samples),
-		replay_share(c, sizeof(c), single, samples),
+		rep_share(a, sizeof(a), complete, samples), rep_share(b, sizeof(b), truncated, samples),
+		rep_share(c, sizeof(c), single, samples),
 		samples ? (double)frames / (double)samples : 0);
 }
 
@@ -60,19 +61,19 @@ static bool counter(const struct prof *p, const char *name, uint64_t *out)
 static void python_summary(FILE *out, const struct prof *p, uint64_t samples)
 {
 	static const struct { const char *counter, *what; } kept[] = {
-		{ REPLAY_COUNTER_PY_INCONSISTENT, "inconsistent" },
-		{ REPLAY_COUNTER_PY_CODE_UNKNOWN, "code unknown" },
-		{ REPLAY_COUNTER_PY_UNRECORDED, "not recorded" },
+		{ PROF_COUNTER_PY_INCONSISTENT, "inconsistent" },
+		{ PROF_COUNTER_PY_CODE_UNKNOWN, "code unknown" },
+		{ PROF_COUNTER_PY_UNRECORDED, "not recorded" },
 	};
 	uint64_t with, n;
 	char a[32];
-	if (!counter(p, REPLAY_COUNTER_PY_SAMPLES, &with))
+	if (!counter(p, PROF_COUNTER_PY_SAMPLES, &with))
 		return;
 	fprintf(out, "python:   %llu stacks with Python frames (%s); native frames kept:",
-		(unsigned long long)with, replay_share(a, sizeof(a), with, samples));
+		(unsigned long long)with, rep_share(a, sizeof(a), with, samples));
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
 		fprintf(out, "%s %s %s", i ? "," : "",
-			replay_share(a, sizeof(a), counter(p, kept[i].counter, &n) ? n : 0, samples),
+			rep_share(a, sizeof(a), counter(p, kept[i].counter, &n) ? n : 0, samples),
 			kept[i].what);
 	fputc('\n', out);
 }
@@ -82,21 +83,21 @@ static void python_summary(FILE *out, const struct prof *p, uint64_t samples)
 static void vm_summary(FILE *out, const struct prof *p, uint64_t samples)
 {
 	static const struct { const char *counter, *what; } kept[] = {
-		{ REPLAY_COUNTER_VM_CHANGING, "changing" },
-		{ REPLAY_COUNTER_VM_EMPTY, "without frames" },
-		{ REPLAY_COUNTER_VM_TOO_DEEP, "too deep" },
-		{ REPLAY_COUNTER_VM_UNREADABLE, "outside the copy" },
-		{ REPLAY_COUNTER_VM_NO_REGISTRY, "no registry" },
-		{ REPLAY_COUNTER_VM_UNKNOWN, "function not registered" },
-		{ REPLAY_COUNTER_VM_PC_OUTSIDE, "pc outside its function" },
-		{ REPLAY_COUNTER_VM_MALFORMED, "another layout" },
+		{ PROF_COUNTER_VM_CHANGING, "changing" },
+		{ PROF_COUNTER_VM_EMPTY, "without frames" },
+		{ PROF_COUNTER_VM_TOO_DEEP, "too deep" },
+		{ PROF_COUNTER_VM_UNREADABLE, "outside the copy" },
+		{ PROF_COUNTER_VM_NO_REGISTRY, "no registry" },
+		{ PROF_COUNTER_VM_UNKNOWN, "function not registered" },
+		{ PROF_COUNTER_VM_PC_OUTSIDE, "pc outside its function" },
+		{ PROF_COUNTER_VM_MALFORMED, "another layout" },
 	};
 	uint64_t with, n;
 	char a[32];
-	if (!counter(p, REPLAY_COUNTER_VM_SAMPLES, &with))
+	if (!counter(p, PROF_COUNTER_VM_SAMPLES, &with))
 		return;
 	fprintf(out, "vm:       %llu stacks with VM frames (%s); loop records left native:",
-		(unsigned long long)with, replay_share(a, sizeof(a), with, samples));
+		(unsigned long long)with, rep_share(a, sizeof(a), with, samples));
 	bool any = false;
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
 		if (counter(p, kept[i].counter, &n) && n) {
@@ -106,13 +107,13 @@ static void vm_summary(FILE *out, const struct prof *p, uint64_t samples)
 	fputs(any ? "\n" : " none\n", out);
 }
 
-void replay_quality_summary(FILE *out, const struct prof *p)
+void rep_quality_summary(FILE *out, const struct prof *p)
 {
 	uint64_t samples, complete, truncated, single, frames;
-	if (!counter(p, REPLAY_COUNTER_SAMPLES, &samples) ||
-	    !counter(p, REPLAY_COUNTER_COMPLETE, &complete) ||
-	    !counter(p, REPLAY_COUNTER_TRUNCATED, &truncated) ||
-	    !counter(p, REPLAY_COUNTER_SINGLE, &single) || !counter(p, REPLAY_COUNTER_FRAMES, &frames))
+	if (!counter(p, PROF_COUNTER_SAMPLES, &samples) ||
+	    !counter(p, PROF_COUNTER_COMPLETE, &complete) ||
+	    !counter(p, PROF_COUNTER_TRUNCATED, &truncated) ||
+	    !counter(p, PROF_COUNTER_SINGLE, &single) || !counter(p, PROF_COUNTER_FRAMES, &frames))
 		return;
 	fprintf(out, "unwind:   %llu stacks: ", (unsigned long long)samples);
 	print_shares(out, samples, complete, truncated, single, frames);

@@ -1,19 +1,19 @@
 /*
  * Mixed mode's loop records (include/tally/agent.h, struct tally_agent_loop) read from a
  * sample's stack copy: the record, the frames it points to, each checked against its
- * agent's registry (a jitdump in the VM's pc space). vm_source.c finds the copy, the native
+ * agent's registry (a jitdump in the VM's pc space). source.c finds the copy, the native
  * frames and the registries' files; this part takes the bytes as hostile.
  */
-#ifndef TALLY_REPLAY_VM_RECORD_H
-#define TALLY_REPLAY_VM_RECORD_H
+#ifndef TALLY_REPLAY_SOURCES_VM_RECORD_H
+#define TALLY_REPLAY_SOURCES_VM_RECORD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/vec.h"
-#include "replay/jitdump.h"
-#include "replay/replay.h"
+#include "replay/sources/jitdump/jitdump.h"
+#include "replay/sources/vm/vm.h"
 
 /* A stack copy: data[0] was at address base. */
 struct replay_vm_copy {

@@ -5,8 +5,8 @@
  * every length is checked against the raw size (which the kernel pads to 8 bytes, so the
  * payload's own lengths say where it ends).
  */
-#ifndef TALLY_REPLAY_PYTHON_PAYLOAD_H
-#define TALLY_REPLAY_PYTHON_PAYLOAD_H
+#ifndef TALLY_REPLAY_SOURCES_PYTHON_PAYLOAD_H
+#define TALLY_REPLAY_SOURCES_PYTHON_PAYLOAD_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  * recorded processes' own, so /tmp is not asked: what is there may be another process's),
  * else /tmp/perf-PID.map as perf reads it.
  */
-#include "replay/replay.h"
+#include "replay/sources/perfmap/perfmap.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@
 #include "base/err.h"
 #include "base/idmap.h"
 #include "base/vec.h"
-#include "replay/perfmap.h"
+#include "perf/keep.h"
 
 struct pm_proc {
 	struct replay_perfmap *map; /* NULL: the process has none */
@@ -82,7 +82,7 @@ static int name_frame(void *self, const struct replay_stack *st, size_t i,
 	const char *name = replay_perfmap_find(p->map, i ? fr->pc - 1 : fr->pc, &start);
 	if (!name)
 		return 0;
-	struct replay_sym_frame *f = replay_frames_push(out, REPLAY_FRAME_JIT);
+	struct replay_sym_frame *f = replay_frames_push(out, PROF_JIT);
 	if (f) {
 		f->function = name;
 		f->module = p->path;
@@ -123,3 +123,12 @@ int replay_perfmap_source_new(const char *jit_dir, struct replay_frame_source *o
 	*out = (struct replay_frame_source){ &perfmap_ops, s };
 	return 0;
 }
+
+static int open_source(struct perf_data *d, struct replay_frame_source *out)
+{
+	char dir[4096];
+	int r = perf_jit_dir(d->path, dir, sizeof(dir));
+	return r ? r : replay_perfmap_source_new(dir, out);
+}
+
+const struct replay_source_type replay_perfmap_source = { "perf maps", open_source };

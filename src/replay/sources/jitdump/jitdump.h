@@ -4,12 +4,14 @@
  * unwinding information) and where that code lay from when (loads and moves, in time order).
  * The reader keeps the file's bytes: names, code and unwinding data point into them.
  */
-#ifndef TALLY_REPLAY_JITDUMP_H
-#define TALLY_REPLAY_JITDUMP_H
+#ifndef TALLY_REPLAY_SOURCES_JITDUMP_H
+#define TALLY_REPLAY_SOURCES_JITDUMP_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "replay/sources/source.h"
 
 /* One line-table entry: from code offset off on, the code is file:line. */
 struct replay_jit_line {
@@ -73,7 +75,7 @@ const struct replay_jit_code *replay_jitdump_find(const struct replay_jitdump *d
 const struct replay_jit_line *replay_jitdump_line(const struct replay_jitdump *d,
 						  const struct replay_jit_code *c, uint64_t off);
 
-/* The code of a dump for the unwinder (jitdump_unwind.c): its places in time order, and how
+/* The code of a dump for the unwinder (unwind.c): its places in time order, and how
  * many of them the unwinder has. */
 struct unw_ctx;
 struct unw_space;
@@ -88,16 +90,10 @@ void replay_jit_feed_free(struct replay_jit_feed *f);
 int replay_jit_feed_apply(struct replay_jit_feed *f, const struct replay_jitdump *d,
 			  struct unw_ctx *c, struct unw_space *s, uint64_t time, bool timed);
 
-/* The frame source of the dumps d's markers name (jitdump_source.c): JIT frames of kind
- * REPLAY_FRAME_JIT, per sample. out->ops is NULL when d has no marker. 0, or a negative
- * code with the message set; a dump that cannot be read is a warning, not an error. */
-struct perf_data;
-struct replay_frame_source;
-int replay_jitdump_source_new(struct perf_data *d, struct replay_frame_source *out);
-/* The unwind hook of such a source (borrowing its dumps: it lives as long as the source): the
- * CFI of the dumps' code, for the unwinder (replay_unwind_each). */
-struct replay_unwind_hook;
-void replay_jitdump_unwind_hook(const struct replay_frame_source *src,
-				struct replay_unwind_hook *out);
+/* The frame source of the dumps d's markers name (source.c): JIT frames (PROF_JIT) named
+ * by the moment of the sample, whose CFI it gives the unwinder (before_unwind). out->ops is
+ * NULL when d has no marker. 0, or a negative code with the message set; a dump that
+ * cannot be read is a warning, not an error. */
+extern const struct replay_source_type replay_jitdump_source;
 
 #endif

@@ -4,7 +4,7 @@
  * JIT_CODE_LOAD that follows them (V8's perf-jit.cc and perf's genelf both read them so).
  * A damaged record ends the reading: what came before it is kept, with a warning.
  */
-#include "replay/jitdump.h"
+#include "replay/sources/jitdump/jitdump.h"
 
 #include <errno.h>
 #include <stdarg.h>
