@@ -1,7 +1,7 @@
 /*
- * Fuzzes the perf.data reader: header, attributes, features (build-ids) and every record
- * decoded in time order. Each input is read twice: as it is (either layout, by its header),
- * and as the record stream of the pipe format behind a pipe header, so that every input
+ * Fuzzes the perf.data reader: header, attributes, features (build-ids, PMU mappings) and
+ * every record decoded in time order. Each input is read twice: as it is (either layout,
+ * by its header), and as the record stream of the pipe format behind a pipe header, so that every input
  * also exercises HEADER_ATTR/HEADER_BUILD_ID records and the trailing payloads of
  * tracing-data and AUX records. The plain image is also read as a file (a memfd), the way
  * reports read one: records with pread, stack copies a prefix at a time, the rest of each
@@ -46,6 +46,8 @@ static uint64_t read_open(struct perf_data *d)
 	perf_data_each(d, each, &w);
 	for (size_t i = 0; i < d->nbuild_ids; i++)
 		w.sum += (uint8_t)d->build_ids[i].filename[0];
+	for (size_t i = 0; i < d->npmus; i++)
+		w.sum += (uint8_t)perf_data_pmu_name(d, d->pmus[i].type)[0];
 	perf_data_close(d);
 	return w.sum;
 }

@@ -1,10 +1,10 @@
 /*
  * Reading perf.data (the "PERFILE2" file format of tools/perf/util/header.c): attributes
- * with their sample ids, the data section, the build-id feature. Records are decoded
- * through a cursor; the kernel writes them per ring buffer, so the data section is only
- * ordered within rounds, and perf_data_each() sorts them by time first. A file's records
- * are read with pread rather than through its mapping, a sample's stack copy only as far
- * as a walk reads it (see PREFIX_START).
+ * with their sample ids, the data section, the build-id and PMU-mappings features. Records
+ * are decoded through a cursor; the kernel writes them per ring buffer, so the data section
+ * is only ordered within rounds, and perf_data_each() sorts them by time first. A file's
+ * records are read with pread rather than through its mapping, a sample's stack copy only
+ * as far as a walk reads it (see PREFIX_START).
  */
 #include "perf/perf.h"
 
@@ -80,11 +80,17 @@ static int add_build_id(struct perf_data *d, struct cur *r, uint64_t at)
 	return 0;
 }
 
-static int read_build_ids(struct perf_data *d, uint64_t off, uint64_t size)
+/* The size bytes of a feature's section at off: a bad cursor when they run past the file. */
+static struct cur feature(const struct perf_data *d, uint64_t off, uint64_t size)
 {
 	struct cur c = cur_make(d->map, d->size, false);
 	cur_seek(&c, off);
-	struct cur s = cur_sub(&c, size);
+	return cur_sub(&c, size);
+}
+
+static int read_build_ids(struct perf_data *d, uint64_t off, uint64_t size)
+{
+	struct cur s = feature(d, off, size);
 	if (!cur_ok(&s))
 		return bad(d, off, "build-id feature runs past the end of the file");
 	while (!cur_eof(&s)) {
@@ -106,15 +112,50 @@ static int read_build_ids(struct perf_data *d, uint64_t off, uint64_t size)
  * text), kept whole when it fits d->stopped. */
 static int read_stopped(struct perf_data *d, uint64_t off, uint64_t size)
 {
-	struct cur c = cur_make(d->map, d->size, false);
-	cur_seek(&c, off);
-	struct cur s = cur_sub(&c, size);
+	struct cur s = feature(d, off, size);
 	uint32_t len = cur_u32(&s);
 	const uint8_t *text = cur_bytes(&s, len);
 	if (!cur_ok(&s) || !len || !memchr(text, 0, len))
 		return bad(d, off, "stopped feature is not a string");
 	snprintf(d->stopped, sizeof(d->stopped), "%s", (const char *)text);
 	return 0;
+}
+
+/* The smallest PMU entry: its type, a string's length and one byte, the NUL. */
+#define PMU_ENTRY_MIN (4 + 4 + 1)
+
+/* perf's PMU_MAPPINGS feature: u32 count, then per PMU its u32 type and name, a header
+ * string (u32 length, then that many bytes: the name, NUL-padded; tools/perf/util/header.c,
+ * write_pmu_mappings). No alignment between entries. Names stay in the file. */
+static int read_pmus(struct perf_data *d, uint64_t off, uint64_t size)
+{
+	struct cur s = feature(d, off, size);
+	uint32_t n = cur_u32(&s);
+	if (!cur_ok(&s) || n > cur_left(&s) / PMU_ENTRY_MIN)
+		return bad(d, off, "pmu mappings feature: its count runs past its section");
+	if (!n)
+		return 0;
+	if (!(d->pmus = calloc(n, sizeof(*d->pmus))))
+		return err_set(-ENOMEM, "%s: out of memory", d->path);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t at = cur_off(&s);
+		uint32_t type = cur_u32(&s), len = cur_u32(&s);
+		const uint8_t *name = cur_bytes(&s, len);
+		if (!cur_ok(&s))
+			return bad(d, at, "pmu mappings feature: an entry runs past its section");
+		if (!memchr(name, 0, len))
+			return bad(d, at, "pmu mappings feature: a name is not terminated");
+		d->pmus[d->npmus++] = (struct perf_pmu_name){ type, (const char *)name };
+	}
+	return 0;
+}
+
+const char *perf_data_pmu_name(const struct perf_data *d, uint32_t type)
+{
+	for (size_t i = 0; i < d->npmus; i++)
+		if (d->pmus[i].type == type)
+			return d->pmus[i].name;
+	return NULL;
 }
 
 static int read_features(struct perf_data *d)
@@ -128,6 +169,7 @@ static int read_features(struct perf_data *d)
 		if (!cur_ok(&c))
 			return bad(d, d->data_off + d->data_size, "feature table runs past the end");
 		int r = bit == PERF_FEAT_BUILD_ID ? read_build_ids(d, off, size)
+			: bit == PERF_FEAT_PMU_MAPPINGS ? read_pmus(d, off, size)
 			: bit == PERF_FEAT_TALLY_STOPPED ? read_stopped(d, off, size) : 0;
 		if (r)
 			return r;
@@ -418,6 +460,7 @@ void perf_data_close(struct perf_data *d)
 		close(d->fd);
 	free(d->attrs);
 	free(d->build_ids);
+	free(d->pmus);
 	free(d->order);
 	free(d->inflated);
 	free(d->rec_buf);

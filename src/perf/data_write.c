@@ -1,13 +1,14 @@
 /*
  * Writing perf.data: a header placeholder, the records as the kernel produced them, then
- * the feature table (build-ids, the machine, the samples' clock), the event ids and the attribute, and finally the real
- * header. Offsets are free in the format, so only whole records and the build-id list are
- * buffered. The file is a temporary renamed into place when finished (base/atomic_file.h);
- * a failed write (a full disk) ends the records there and the file is still finished, with
- * tally's STOPPED feature saying why.
+ * the feature table (build-ids, the machine and its PMUs, the samples' clock), the event
+ * ids and the attribute, and finally the real header. Offsets are free in the format, so
+ * only whole records and the build-id list are buffered. The file is a temporary renamed
+ * into place when finished (base/atomic_file.h); a failed write (a full disk) ends the
+ * records there and the file is still finished, with tally's STOPPED feature saying why.
  */
 #include "perf/perf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -53,6 +54,8 @@ struct perf_writer {
 	size_t nbuf;
 	uint8_t *bids; /* build-id records, in the file's layout */
 	size_t nbids, capbids;
+	uint8_t *pmus; /* the PMU_MAPPINGS feature, npmus bytes (0: none) */
+	size_t npmus;
 	/* With attr.use_clockid: the clock's resolution and one moment on it and on the wall
 	 * clock, taken together when the recording began (perf's CLOCKID and CLOCK_DATA). */
 	uint64_t clock_res_ns, clock_ns, tod_ns;
@@ -143,6 +146,8 @@ static void read_clocks(struct perf_writer *w)
 	}
 }
 
+static int read_pmus(struct perf_writer *w);
+
 int perf_writer_open(const char *path, const struct perf_event_attr *attr,
 		     struct perf_writer **out)
 {
@@ -155,8 +160,11 @@ int perf_writer_open(const char *path, const struct perf_event_attr *attr,
 	w->reserve = -1;
 	if (attr->use_clockid)
 		read_clocks(w);
-	int r = afile_open(path, AFILE_SYNC, &w->out);
+	int r = read_pmus(w);
+	if (!r)
+		r = afile_open(path, AFILE_SYNC, &w->out);
 	if (r) {
+		free(w->pmus);
 		free(w->buf);
 		free(w);
 		return r;
@@ -247,6 +255,7 @@ static void free_writer(struct perf_writer *w)
 		close(w->reserve);
 	free(w->buf);
 	free(w->bids);
+	free(w->pmus);
 	free(w->tracing);
 	free(w);
 }
@@ -278,6 +287,39 @@ static size_t header_string(uint8_t *out, const char *str)
 	memset(out + 4, 0, len);
 	memcpy(out + 4, str, n);
 	return 4 + len;
+}
+
+/* This machine's PMUs as perf's PMU_MAPPINGS feature lists them (perf.h), all of /sys's as
+ * perf record writes them: the types of events of dynamic PMUs (uprobe) differ between
+ * machines and boots, and a report tells such events by these names, never by the /sys of
+ * the machine it runs on. Sorted by name. Without /sys, no feature. */
+static int read_pmus(struct perf_writer *w)
+{
+	struct dirent **ents;
+	int n = scandir("/sys/bus/event_source/devices", &ents, NULL, alphasort);
+	if (n < 0)
+		return 0;
+	/* the most an entry takes: its type, and its name as a header string, whose NAME_MAX
+	 * bytes and NUL are a multiple of the 64 bytes strings are padded to */
+	w->pmus = malloc(4 + (size_t)n * (4 + 4 + NAME_MAX + 1));
+	uint32_t count = 0;
+	size_t at = 4;
+	for (int i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+		int type = w->pmus && name[0] != '.' ? perf_pmu_type(name) : -1;
+		if (type >= 0) {
+			memcpy(w->pmus + at, &(uint32_t){ (uint32_t)type }, 4);
+			at += 4 + header_string(w->pmus + at + 4, name);
+			count++;
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	if (!w->pmus)
+		return err_set(-ENOMEM, "out of memory");
+	memcpy(w->pmus, &count, 4);
+	w->npmus = count ? at : 0;
+	return 0;
 }
 
 /* Trailer bytes (features, ids, attribute): written at once, any failure final. */
@@ -333,6 +375,7 @@ static int put_trailer(struct perf_writer *w, const uint64_t *ids, size_t nids,
 		{ osrel, nosrel, PERF_FEAT_OSRELEASE, true },
 		{ arch, narch, PERF_FEAT_ARCH, true },
 		{ cpus, 8, PERF_FEAT_NRCPUS, true },
+		{ w->pmus, w->npmus, PERF_FEAT_PMU_MAPPINGS, w->npmus != 0 },
 		{ &res, 8, PERF_FEAT_CLOCKID, clock },
 		{ &clock_data, sizeof(clock_data), PERF_FEAT_CLOCK_DATA, clock },
 		{ why, nwhy, PERF_FEAT_TALLY_STOPPED, w->error != 0 },

@@ -27,6 +27,9 @@ enum {
 /* Feature bits of the perf.data header (tools/perf/util/header.h). */
 enum { PERF_FEAT_TRACING_DATA = 1, PERF_FEAT_BUILD_ID = 2, PERF_FEAT_OSRELEASE = 4, PERF_FEAT_ARCH = 6,
        PERF_FEAT_NRCPUS = 7,
+       /* u32 count, then per PMU its u32 type and name (a header string): the recording
+	* machine's /sys/bus/event_source/devices/NAME/type */
+       PERF_FEAT_PMU_MAPPINGS = 16,
        /* the samples' clock: its resolution (u64 ns); and {u32 version 1, u32 clockid,
 	* u64 wall-clock ns, u64 ns on the clock at the same moment} */
        PERF_FEAT_CLOCKID = 23, PERF_FEAT_CLOCK_DATA = 29,
@@ -53,6 +56,13 @@ struct perf_attr_info {
 	struct perf_event_attr attr; /* zero-extended to our struct size */
 	const uint8_t *ids;          /* nids u64s, in the file */
 	size_t nids;
+};
+
+/* A PMU of the machine that recorded the file (PERF_FEAT_PMU_MAPPINGS): the attr.type
+ * its events took there. */
+struct perf_pmu_name {
+	uint32_t type;
+	const char *name; /* in the file */
 };
 
 struct perf_build_id {
@@ -93,6 +103,8 @@ struct perf_data {
 	char stopped[64]; /* why the recording ended early (PERF_FEAT_TALLY_STOPPED), or "" */
 	struct perf_build_id *build_ids;
 	size_t nbuild_ids;
+	struct perf_pmu_name *pmus; /* PERF_FEAT_PMU_MAPPINGS, in the file's order */
+	size_t npmus;
 	struct perf_order *order; /* every record, sorted by time (built on opening) */
 	size_t norder;
 	size_t cap_attrs, cap_build_ids;
@@ -160,6 +172,12 @@ int perf_data_open_fd(const char *path, int fd, struct perf_data **out);
 int perf_data_open_mem(const char *name, const void *data, size_t size, struct perf_data **out);
 void perf_data_close(struct perf_data *d);
 
+/* The name of PMU type on the machine that recorded d (its PMU mappings); NULL when the
+ * file does not say (no such feature, as in tally's recordings before it wrote one, or in
+ * the pipe format, whose features are not read). Never this machine's /sys: the same file
+ * gives the same report anywhere. */
+const char *perf_data_pmu_name(const struct perf_data *d, uint32_t type);
+
 /* Calls fn for every record in time order (records without a time keep their place
  * before the timed ones that follow them in the file). A non-zero return stops the walk
  * and is returned; a malformed record gives an error naming the file and offset. */
@@ -222,7 +240,8 @@ bool perf_event_available(uint32_t type, uint64_t config);
 /* Whether a PMU named name exists (/sys/bus/event_source/devices/NAME). */
 bool perf_pmu_exists(const char *name);
 /* The type number of the PMU named name (/sys/bus/event_source/devices/NAME/type), the
- * perf_event_attr.type its events take; -1 when there is no such PMU. */
+ * perf_event_attr.type its events take on this machine; -1 when there is no such PMU.
+ * For recording only: a report takes a file's types from the file (perf_data_pmu_name). */
 int perf_pmu_type(const char *name);
 
 /* A mmap'd ring buffer of one event. */

@@ -269,15 +269,18 @@ static void counters(struct prof *p, const struct replay_quality *q)
 		prof_set_counter(p, q->counted[i].name, (int64_t)q->counted[i].value);
 }
 
-/* Whether every sample is one hit of a probe: tally's usdt recordings (the uprobe PMU of this
- * machine, sampled at every hit) and perf's tracepoint ones. */
-static bool is_hits(const struct perf_event_attr *a)
+/* Whether every sample is one hit of a probe: tally's usdt recordings (the uprobe PMU,
+ * sampled at every hit) and perf's tracepoint ones. The uprobe PMU's type is a number the
+ * recording machine gave it, so it is looked up in the file's PMU mappings, never in this
+ * machine's /sys: a file without them (tally's before it wrote them) is not hits. */
+static bool is_hits(const struct perf_data *d, const struct perf_event_attr *a)
 {
 	if (a->freq || a->sample_period != 1)
 		return false;
 	if (a->type == PERF_TYPE_TRACEPOINT)
 		return true;
-	return a->type >= PERF_TYPE_MAX && (int)a->type == perf_pmu_type("uprobe");
+	const char *pmu = a->type >= PERF_TYPE_MAX ? perf_data_pmu_name(d, a->type) : NULL;
+	return pmu && !strcmp(pmu, "uprobe");
 }
 
 int replay_profile(struct perf_data *d, enum unw_method method, struct prof **out)
@@ -289,7 +292,7 @@ int replay_profile(struct perf_data *d, enum unw_method method, struct prof **ou
 	const struct perf_event_attr *a = &d->attrs[0].attr;
 	bool clock = a->type == PERF_TYPE_SOFTWARE && (a->config == PERF_COUNT_SW_CPU_CLOCK ||
 						       a->config == PERF_COUNT_SW_TASK_CLOCK);
-	if (prof_add_metric(p, is_hits(a) ? "hits" : "samples", "count") < 0 ||
+	if (prof_add_metric(p, is_hits(d, a) ? "hits" : "samples", "count") < 0 ||
 	    prof_add_metric(p, clock ? "cpu" : "events", clock ? "nanoseconds" : "count") < 0) {
 		prof_free(p);
 		return err_set(-ENOMEM, "out of memory");

@@ -274,6 +274,123 @@ static void many_deep_walks_grow_the_prefix(void **state)
 	assert_true(w.upfront[39] >= 6000);
 }
 
+/* ---- PMU mappings (perf's PMU_MAPPINGS feature) ---- */
+
+/* A file with one attribute, no records and, when pmus is not NULL, the PMU_MAPPINGS
+ * feature of n bytes, laid out as perf lays a file out (tools/perf/util/header.c): header,
+ * attribute with its ids' section, the (empty) data section, the feature table, the
+ * feature. */
+static size_t file_with_pmus(uint8_t *out, const void *pmus, size_t n)
+{
+	struct perf_event_attr a = attr_of(0);
+	uint64_t attr_size = sizeof(a) + 16, data_off = 104 + attr_size;
+	uint64_t hdr[13] = { 0x32454c4946524550ull, 104, attr_size, 104, attr_size, data_off, 0 };
+	hdr[9] = pmus ? 1ull << PERF_FEAT_PMU_MAPPINGS : 0;
+	uint64_t no_ids[2] = { 0, 0 }, table[2] = { data_off + 16, n };
+	memcpy(out, hdr, sizeof(hdr));
+	memcpy(out + 104, &a, sizeof(a));
+	memcpy(out + 104 + sizeof(a), no_ids, 16);
+	if (!pmus)
+		return data_off;
+	memcpy(out + data_off, table, 16);
+	memcpy(out + data_off + 16, pmus, n);
+	return data_off + 16 + n;
+}
+
+/* One PMU's entry at p: its type and a header string of len bytes holding name. */
+static size_t pmu_entry(uint8_t *p, uint32_t type, const char *name, uint32_t len)
+{
+	memcpy(p, &type, 4);
+	memcpy(p + 4, &len, 4);
+	memset(p + 8, 0, len);
+	memcpy(p + 8, name, strlen(name) < len ? strlen(name) : len);
+	return 8 + len;
+}
+
+/* The feature: count, then uprobe (type 8) and tracepoint (2), padded as perf pads. */
+static size_t two_pmus(uint8_t *p, uint32_t count)
+{
+	memcpy(p, &count, 4);
+	size_t n = 4 + pmu_entry(p + 4, 8, "uprobe", 64);
+	return n + pmu_entry(p + n, 2, "tracepoint", 64);
+}
+
+/* Opens the file image with the feature pmus (n bytes): the error code, and *d on success. */
+static int open_pmus(const void *pmus, size_t n, uint8_t *img, struct perf_data **d)
+{
+	return perf_data_open_mem("pmus.data", img, file_with_pmus(img, pmus, n), d);
+}
+
+static void pmu_mappings_name_the_files_types(void **state)
+{
+	uint8_t pmus[256], img[1024];
+	struct perf_data *d;
+	assert_int_equal(open_pmus(pmus, two_pmus(pmus, 2), img, &d), 0);
+	assert_int_equal(d->npmus, 2);
+	assert_string_equal(perf_data_pmu_name(d, 8), "uprobe");
+	assert_string_equal(perf_data_pmu_name(d, 2), "tracepoint");
+	assert_null(perf_data_pmu_name(d, 9));
+	perf_data_close(d);
+}
+
+/* tally's recordings before the feature, and any file without it: no names. */
+static void without_pmu_mappings_no_type_has_a_name(void **state)
+{
+	uint8_t img[1024];
+	struct perf_data *d;
+	assert_int_equal(open_pmus(NULL, 0, img, &d), 0);
+	assert_int_equal(d->npmus, 0);
+	assert_null(perf_data_pmu_name(d, 8));
+	perf_data_close(d);
+}
+
+/* Whether the last error is "pmus.data: at OFF: pmu mappings feature: what...", OFF
+ * counted from the feature's start (after the header, attribute and feature table). */
+static bool pmu_error(size_t off, const char *what)
+{
+	char want[160];
+	snprintf(want, sizeof(want), "pmus.data: at 0x%zx: pmu mappings feature: %s",
+		 104 + sizeof(struct perf_event_attr) + 16 + 16 + off, what);
+	return strncmp(err_msg(), want, strlen(want)) == 0;
+}
+
+/* A count of more PMUs than the section can hold at all fails before anything is
+ * allocated for them; one more than it holds fails at the first entry cut off; so does a
+ * name longer than the section, and a name without its NUL. */
+static void malformed_pmu_mappings_fail_naming_the_file(void **state)
+{
+	uint8_t pmus[256], img[1024];
+	struct perf_data *d;
+	size_t n = two_pmus(pmus, UINT32_MAX);
+	assert_int_equal(open_pmus(pmus, n, img, &d), -EINVAL);
+	assert_true(pmu_error(0, "its count runs past its section"));
+	two_pmus(pmus, 3);
+	assert_int_equal(open_pmus(pmus, n, img, &d), -EINVAL);
+	assert_true(pmu_error(n, "an entry runs past its section"));
+	memcpy(pmus, &(uint32_t){ 1 }, 4);
+	pmu_entry(pmus + 4, 8, "uprobe", 200);
+	assert_int_equal(open_pmus(pmus, 4 + 8 + 64, img, &d), -EINVAL);
+	assert_true(pmu_error(4, "an entry runs past its section"));
+	pmu_entry(pmus + 4, 8, "uprobe__", 8);
+	assert_int_equal(open_pmus(pmus, 4 + 8 + 8, img, &d), -EINVAL);
+	assert_true(pmu_error(4, "a name is not terminated"));
+}
+
+/* tally's own files map every PMU they list to its type in this machine's /sys (perf
+ * report --header-only checks the list is all of them: tests/probes/hits.test.sh). */
+static void written_file_maps_the_machines_pmus(void **state)
+{
+	static const uint64_t one[][3] = { { 1, 0, 0 } };
+	write_samples(one, 1, 1, false);
+	struct perf_data *d;
+	assert_int_equal(perf_data_open(path, &d), 0);
+	for (size_t i = 0; i < d->npmus; i++)
+		assert_int_equal(perf_pmu_type(d->pmus[i].name), (int)d->pmus[i].type);
+	if (perf_pmu_exists("software"))
+		assert_string_equal(perf_data_pmu_name(d, PERF_TYPE_SOFTWARE), "software");
+	perf_data_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +399,10 @@ int main(void)
 		cmocka_unit_test(stack_past_its_record_is_the_same_error),
 		cmocka_unit_test(one_deep_walk_leaves_the_prefix),
 		cmocka_unit_test(many_deep_walks_grow_the_prefix),
+		cmocka_unit_test(pmu_mappings_name_the_files_types),
+		cmocka_unit_test(without_pmu_mappings_no_type_has_a_name),
+		cmocka_unit_test(malformed_pmu_mappings_fail_naming_the_file),
+		cmocka_unit_test(written_file_maps_the_machines_pmus),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
