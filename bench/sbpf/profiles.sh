@@ -1,8 +1,8 @@
 #!/bin/bash
 # Every output of the exact CU profile (pprof, folded, SVG, the HTML and text annotations,
-# speedscope) for the sBPF test programs (built here with clang -target bpf), the corpus's
-# real programs with hand-made inputs, and the Solana fixtures of tests/solana: run it with
-# two builds and `diff -r` the directories to show that a change to the profiler leaves
+# speedscope, the text report) for the sBPF test programs (built here with clang -target
+# bpf), the corpus's real programs with hand-made inputs, and the Solana fixtures of
+# tests/solana: run it with two builds and `diff -r` the directories to show that a change to the profiler leaves
 # every profile byte-identical (the outputs name OUT_DIR: give both runs the same one, and
 # move the first away). Usage: bench/sbpf/profiles.sh TALLY OUT_DIR [CORPUS_DIR]
 set -eu
@@ -20,6 +20,7 @@ profile() {
 	[ -f "$out/$name.pb.gz" ] || return 0
 	"$tally" export -f speedscope -o "$out/$name.speedscope.json" "$out/$name.pb.gz" || true
 	"$tally" annotate "$out/$name.pb.gz" >"$out/$name.annotate.txt" 2>&1 || true
+	"$tally" report "$out/$name.pb.gz" >"$out/$name.report.txt" 2>&1 || true
 }
 for src in tests/sbpf/programs/{calls,spin,runtime,isa,sysvar,pda,hash}.c \
 	tests/cuprof/profile_progs/{inline,recurse}.c tests/solana/cpi/{caller,callee}.c; do
