@@ -2,9 +2,10 @@
 # Every output of the exact CU profile (pprof, folded, SVG, the HTML and text annotations,
 # speedscope, the text report) for the sBPF test programs (built here with clang -target
 # bpf), the corpus's real programs with hand-made inputs, and the Solana fixtures of
-# tests/solana: run it with two builds and `diff -r` the directories to show that a change to the profiler leaves
-# every profile byte-identical (the outputs name OUT_DIR: give both runs the same one, and
-# move the first away). Usage: bench/sbpf/profiles.sh TALLY OUT_DIR [CORPUS_DIR]
+# tests/solana: run it with two builds and `diff -r` the directories to show that a change
+# to the profiler leaves every profile byte-identical (the outputs name OUT_DIR: give both
+# runs the same one, and move the first away).
+# Usage: bench/sbpf/profiles.sh TALLY OUT_DIR [CORPUS_DIR]
 set -eu
 cd "$(dirname "$0")/../.."
 tally=$(realpath "$1")
