@@ -1,8 +1,9 @@
 /*
- * Frame sources (replay.h): a source ahead of the ELF one is asked about every unwound
+ * Frame sources (replay/sources/source.h): a source ahead of the ELF one is asked about every unwound
  * frame, outermost first; what it claims it names (a run of frames spliced in, or none),
  * what it leaves the ELF source names; its errors end the naming; a source whose names
- * depend on the sample's moment turns the stack memo off. The frames here are in no
+ * depend on the sample's moment turns the stack memo off; what sources count reaches the
+ * replay's quality in their order. The frames here are in no
  * module, so the ELF source names them by address alone.
  */
 #include <setjmp.h>
@@ -67,6 +68,18 @@ static int jit_name(void *self, const struct replay_stack *st, size_t i,
 static const struct replay_frame_source_ops jit_ops = { .name_frame = jit_name };
 static const struct replay_frame_source_ops jit_per_sample_ops = { .name_frame = jit_name,
 								    .per_sample = true };
+
+/* Counts as a source of a new interpreter would: one figure always, one when not 0. */
+static void jit_counters(void *self, replay_count_fn *count, void *arg)
+{
+	const struct jit *j = self;
+	count(arg, "jit: frames asked", j->nasked);
+	if (j->drop)
+		count(arg, "jit: dropped", 1);
+}
+
+static const struct replay_frame_source_ops jit_counting_ops = { .name_frame = jit_name,
+								  .counters = jit_counters };
 
 static struct replay_namer *namer_with(struct jit *j)
 {
@@ -186,6 +199,31 @@ static void truncated_stack_starts_with_its_marker(void **state)
 	replay_namer_free(nm);
 }
 
+static void sources_counters_reach_the_quality_in_their_order(void **state)
+{
+	struct sample s;
+	make(&s, UNW_END_OUTERMOST);
+	struct jit a = { 0 }, b = { .drop = true };
+	struct replay_frame_source src[2] = { { &jit_counting_ops, &a }, { &jit_counting_ops, &b } };
+	struct replay_namer *nm;
+	assert_int_equal(replay_namer_new(src, 2, &nm), 0);
+	struct replay_sym_stack out;
+	assert_int_equal(replay_namer_name(nm, &s.st, &out), 0);
+	struct replay_quality q = { 0 };
+	q.counted[0] = (struct replay_counted){ "before", 7 };
+	q.ncounted = 1;
+	replay_namer_counters(nm, &q);
+	assert_int_equal(q.ncounted, 4);
+	assert_string_equal(q.counted[0].name, "before");
+	assert_string_equal(q.counted[1].name, "jit: frames asked");
+	assert_int_equal(q.counted[1].value, 3); /* a claimed the JIT frame: b asked twice */
+	assert_string_equal(q.counted[2].name, "jit: frames asked");
+	assert_int_equal(q.counted[2].value, 2);
+	assert_string_equal(q.counted[3].name, "jit: dropped");
+	assert_int_equal(q.counted[3].value, 1);
+	replay_namer_free(nm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -195,6 +233,7 @@ int main(void)
 		cmocka_unit_test(per_sample_source_turns_the_stack_memo_off),
 		cmocka_unit_test(source_error_ends_the_naming_with_its_message),
 		cmocka_unit_test(truncated_stack_starts_with_its_marker),
+		cmocka_unit_test(sources_counters_reach_the_quality_in_their_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
