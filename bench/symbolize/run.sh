@@ -196,6 +196,11 @@ for ((i = 0; i < 5; i++)); do
 done | sort -n | sed -n 3p | awk '{ printf "bench: a process that does nothing (/bin/true) takes %.1f ms here\n", $1 }' >&2
 
 [ $have_tally = 1 ] || exit 0
+# The targets are ratios to llvm-symbolizer: without it among TOOLS there is nothing to say.
+if [ -z "${rate[libc.llvm-symbolizer]:-}" ]; then
+	echo "bench: llvm-symbolizer not among TOOLS: no targets to compare" >&2
+	exit 0
+fi
 echo
 echo "Targets (issue 2 section 7): >= 5x llvm-symbolizer's addresses/s, one address < 10 ms, peak RSS <= llvm-symbolizer's."
 echo
