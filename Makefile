@@ -72,12 +72,11 @@ SONAME := libtally.so.$(firstword $(subst ., ,$(VERSION)))
 
 # libtally is what include/tally/ offers, the symbolizer and the agent, and what they need:
 # the profile model and report's pprof writer, with which the agent writes its profiles
-# (and text.c, whose rep_no_threads the pprof writer calls, with quality.c, the lines of
-# unwind quality that open a text report).
+# (and threads.c, whose rep_no_threads the pprof writer calls).
 # The recorder, the Solana runtime and the rest are the tally binary's (docs/library.md).
 LIBTALLY_MODULES := base elf dwarf symbolize agent profile
 LIBTALLY_SRCS := $(wildcard $(LIBTALLY_MODULES:%=src/%/*.c) $(LIBTALLY_MODULES:%=src/%/*/*.c)) \
-	src/report/pprof.c src/report/pprof_segments.c src/report/text.c src/report/quality.c
+	src/report/pprof.c src/report/pprof_segments.c src/report/threads.c
 # src/record/bpf/*.bpf.c are BPF programs, built apart (bpf_embed below).
 MODULE_SRCS := $(filter-out src/cli/% %.bpf.c,$(wildcard src/*/*.c src/*/*/*.c src/*/*/*/*.c))
 CLI_SRCS := $(wildcard src/cli/*.c src/cli/*/*.c)
