@@ -2,10 +2,11 @@
  * The priority of a recording's drain. A target that makes many threads runnable at once
  * (1,000 on 2 CPUs) leaves the one thread emptying the rings a share in a thousand of the
  * CPUs under the fair scheduler: it waits longer than its rings take to fill (8 MiB per
- * CPU: a quarter of a second of samples) and records are lost. While it drains, tally
- * runs SCHED_FIFO at the lowest real-time priority (what perf record -r 1 asks for), reset
- * in any child it forks; where that is refused, at nice -20; without either privilege, or
- * when whoever started tally chose its priority (nice, chrt), as it was.
+ * CPU: a quarter of a second of samples) and records are lost. While it drains (from the
+ * release of its command on), tally runs SCHED_FIFO at the lowest real-time priority
+ * (what perf record -r 1 asks for), reset in any child it forks; where that is refused, at
+ * nice -20; without either privilege, or when whoever started tally chose its priority
+ * (nice, chrt), as it was.
  */
 #ifndef TALLY_RECORD_PRIORITY_H
 #define TALLY_RECORD_PRIORITY_H

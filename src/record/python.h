@@ -59,13 +59,15 @@ struct rec_pyprocs {
 	size_t nprocs, capprocs;
 	uint64_t seen;        /* processes whose frames were read */
 	uint32_t gen;         /* of the last process started */
+	bool awaited;         /* the command is an interpreter (preload) not read yet */
 };
 
 /* Loads the program (failing quietly: the reason is kept for a warning if it matters). */
 void rec_pyprocs_init(struct rec_pyprocs *pp);
 /* Checks the command about to run (found as execvp would), loading its layout now when it
  * is an interpreter: its first samples then have Python frames, not only those after the
- * debug information was read. */
+ * debug information was read. Sets awaited until a process is read, so that the session
+ * drains soon enough for the interpreter's mapping. */
 void rec_pyprocs_preload(struct rec_pyprocs *pp, const char *cmd);
 /* Notes a record on its way into the perf.data (MMAP2, COMM, FORK, EXIT: the others are
  * passed over). */

@@ -97,6 +97,7 @@ static void start_proc(struct rec_pyprocs *pp, uint32_t pid, const struct py_pro
 			return;
 		pp->seen++;
 	}
+	pp->awaited = false;
 	p->pid = pid;
 	p->cfg = *cfg;
 	p->cfg.gen = ++pp->gen;
@@ -300,6 +301,7 @@ void rec_pyprocs_preload(struct rec_pyprocs *pp, const char *cmd)
 	if (!pf)
 		return;
 	check_file(&mm, pf, true);
+	pp->awaited = pf->status == 0;
 	if (pf->status < 0) { /* said when a process maps it, with its pid */
 		err_clear();
 		pp->nfiles--;
