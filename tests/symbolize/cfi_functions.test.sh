@@ -100,3 +100,53 @@ if command -v llvm-symbolizer >/dev/null; then
 else
 	skip cfi_functions_symbolize_llvm_style_as_llvm "no llvm-symbolizer"
 fi
+
+# Hostile CFI, in copies of the stripped build with an FDE's pc range rewritten in place
+# (gcc's .eh_frame: length, CIE pointer, then pc_begin and pc_range as 4-byte fields).
+# patch_range OUT START RANGE: OUT is the stripped build with the range of the FDE starting
+# at START (hex) set to RANGE (a number).
+patch_range() {
+	python3 - "$stripped" "$1" "$2" "$3" <<'PY'
+import re, struct, subprocess, sys
+src, out, start, rng = sys.argv[1], sys.argv[2], int(sys.argv[3], 16), int(sys.argv[4], 0)
+sec = re.search(r"\.eh_frame\s+PROGBITS\s+\S+\s+(\S+)", subprocess.run(
+	["readelf", "-SW", src], capture_output=True, text=True).stdout)
+fdes = subprocess.run(["readelf", "--debug-dump=frames", src], capture_output=True,
+	text=True).stdout
+fde = re.search(r"^([0-9a-f]+) \S+ \S+ FDE \S+ pc=0*%x\.\." % start, fdes, re.M)
+data = bytearray(open(src, "rb").read())
+at = int(sec.group(1), 16) + int(fde.group(1), 16) + 12
+data[at:at + 4] = struct.pack("<I", rng)
+open(out, "wb").write(data)
+PY
+}
+json_fn() { "$TALLY" symbolize --json -e "$1" "$2" 2>&1 | python3 -c '
+import json, sys
+f = json.loads(sys.stdin.read())["frames"][-1]
+print(f["function"], f.get("start"), f.get("end"))'; }
+read -r _ ha_start _ _ < <(grep '^hot_a ' "$TMP/expect")
+read -r _ hc_start _ _ < <(grep '^hot_c ' "$TMP/expect")
+
+# A length running past the code section: that FDE names nothing, the others still do.
+if patch_range "$TMP/lying" "${hc_start:-0}" 0x7fff0000 2>"$TMP/err"; then
+	got_c=$(json_fn "$TMP/lying" "$(printf '0x%x' $((0x$hc_start + 4)))")
+	got_b=$(json_fn "$TMP/lying" "$mid")
+	[ "$got_c" = "None None None" ] && [ "$got_b" = "lying!fn_$hb_start 0x$hb_start 0x$end" ] &&
+		pass cfi_functions_fde_running_past_its_section_is_ignored ||
+		fail cfi_functions_fde_running_past_its_section_is_ignored "hot_c: $got_c; hot_b: $got_b"
+else
+	fail cfi_functions_fde_running_past_its_section_is_ignored "$(cat "$TMP/err")"
+fi
+
+# hot_a's FDE stretched over hot_b: hot_b's addresses stay hot_b's (the FDE starting last
+# wins), hot_a's get the stretched range.
+if patch_range "$TMP/overlap" "${ha_start:-0}" $((0x${hc_start:-0} - 0x${ha_start:-0})) 2>"$TMP/err"; then
+	got_a=$(json_fn "$TMP/overlap" "$(printf '0x%x' $((0x$ha_start + 4)))")
+	got_b=$(json_fn "$TMP/overlap" "$mid")
+	[ "$got_a" = "overlap!fn_$ha_start 0x$ha_start 0x$hc_start" ] &&
+		[ "$got_b" = "overlap!fn_$hb_start 0x$hb_start 0x$end" ] &&
+		pass cfi_functions_overlapping_fdes_the_later_start_wins ||
+		fail cfi_functions_overlapping_fdes_the_later_start_wins "hot_a: $got_a; hot_b: $got_b"
+else
+	fail cfi_functions_overlapping_fdes_the_later_start_wins "$(cat "$TMP/err")"
+fi
