@@ -3,8 +3,8 @@
  * of .eh_frame and .debug_frame (the module's, else its debug file's) gives a function's
  * [start, end). The index is built once per module, when a lookup first finds no name, and
  * read without a lock after. Hostile CFI: an FDE is kept only when its whole range lies in
- * one section of code (SHF_EXECINSTR), so a lying length cannot swallow the module; a
- * damaged table is used as far as it reads. Where FDEs overlap, an address belongs to the
+ * one section of code (SHF_EXECINSTR, not the PLT), so a lying length cannot swallow the
+ * module; a damaged table is used as far as it reads. Where FDEs overlap, an address belongs to the
  * one starting last at or before it that covers it, among the nearest four (as the
  * unwinder's own index, dwarf/cfi.c).
  */
@@ -34,8 +34,9 @@ static int add_fde(uint64_t start, uint64_t end, void *arg)
 	if (end <= start)
 		return 0;
 	struct elf_section *sec = elf_section_at(c->elf, start);
+	/* The PLT's one FDE covers every stub: it is no function (profiles name it [plt]). */
 	if (!sec || !(sec->flags & SHF_EXECINSTR) || sec->type == SHT_NOBITS ||
-	    end - sec->addr > sec->size)
+	    end - sec->addr > sec->size || !strncmp(sec->name, ".plt", 4))
 		return 0;
 	struct sym_cfi_func *f = vec_push(c->out);
 	if (!f)

@@ -150,3 +150,13 @@ if patch_range "$TMP/overlap" "${ha_start:-0}" $((0x${hc_start:-0} - 0x${ha_star
 else
 	fail cfi_functions_overlapping_fdes_the_later_start_wins "$(cat "$TMP/err")"
 fi
+
+# The PLT's FDE covers all its stubs: no function of its own (profiles say [plt]).
+plt=$(readelf -SW "$stripped" | awk '$2 == ".plt" {print $4; exit}')
+if [ -n "$plt" ]; then
+	got=$(json_fn "$stripped" "$(printf '0x%x' $((0x$plt + 0x10)))")
+	[ "$got" = "None None None" ] && pass cfi_functions_plt_is_no_function ||
+		fail cfi_functions_plt_is_no_function "got $got"
+else
+	fail cfi_functions_plt_is_no_function "no .plt in $(readelf -SW "$stripped" | grep -c .) sections"
+fi
