@@ -1,7 +1,8 @@
 /*
- * libFuzzer target: the whole symbolizer (ELF, DWARF, index, lookups) on an arbitrary file,
- * handed over through a memfd since modules are opened by path. Addresses tried: every
- * symbol's, and a spread over the first section with code.
+ * libFuzzer target: the whole symbolizer (ELF, DWARF, index, lookups, functions from the
+ * unwind tables where nothing else names an address: the seed tiny_stripped) on an
+ * arbitrary file, handed over through a memfd since modules are opened by path. Addresses
+ * tried: a spread over the first 16 KiB.
  */
 #include <stdint.h>
 #include <stdio.h>

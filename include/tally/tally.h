@@ -87,6 +87,12 @@ struct tally_frame {
 	uint32_t discriminator; /* DWARF line-table discriminator of the innermost frame */
 	bool inlined;         /* an inlined call: the next frame is its caller */
 	uint64_t sym_start;   /* start address of the function's symbol, 0 if none */
+	/* The outermost frame of an address no symbol and no DWARF name (function NULL, as
+	 * llvm-symbolizer has it) but that the unwind tables (CFI: an FDE of .eh_frame or
+	 * .debug_frame) place in a function: from_cfi is true and [sym_start, sym_end) is that
+	 * function's range. tally's own outputs name it MODULE!fn_START (docs/symbolize.md). */
+	bool from_cfi;
+	uint64_t sym_end;     /* end of the range when from_cfi, else 0 */
 };
 
 /* Opens an ELF file (executable, shared object, relocatable object or debug file) and

@@ -1,7 +1,8 @@
 /*
  * Builds an annotated listing. The function is found through a pc where it has weight (or
- * its start address): the ELF symbol holding that pc gives the address range, so asking
- * for an inlined function annotates the function it was inlined into. Weights are the
+ * its start address): the ELF symbol holding that pc gives the address range (in a
+ * stripped module, the unwind tables' function holding it), so asking for an inlined
+ * function annotates the function it was inlined into. Weights are the
  * per-pc self weights of every node of the same module whose pc lies in that range, which
  * is exactly the cost that landed on these instructions, whichever stack it came with.
  */
@@ -197,6 +198,29 @@ static const struct elf_symbol *symbol_at(const struct elf_symtab *t, uint64_t p
 	return NULL;
 }
 
+/* A stripped module's function, as the unwind tables give its range (the symbolizer's
+ * from_cfi), in the guise of a symbol named name without a section. */
+static bool cfi_function(const char *path, const char *debug_dir, uint64_t pc, const char *name,
+			 struct elf_symbol *out)
+{
+	struct tally_symbolizer_opts so = { .sz = sizeof(so), .debug_dir = debug_dir,
+					    .debug_cache = true };
+	struct tally_symbolizer *sym;
+	if (tally_symbolizer_open(path, &so, &sym)) {
+		err_clear();
+		return false;
+	}
+	struct tally_frame fr[16];
+	int n = tally_symbolize(sym, pc, fr, 16);
+	n = n > 16 ? 16 : n;
+	bool ok = n > 0 && fr[n - 1].from_cfi;
+	if (ok)
+		*out = (struct elf_symbol){ .name = name, .addr = fr[n - 1].sym_start,
+					    .size = fr[n - 1].sym_end - fr[n - 1].sym_start };
+	tally_symbolizer_close(sym);
+	return ok;
+}
+
 static int check_build_id(struct elf_file *f, const char *want, const char *path)
 {
 	const uint8_t *id;
@@ -325,6 +349,11 @@ static int build(const struct prof *p, const struct rep_annot_opts *o, int metri
 	if (rc)
 		return rc;
 	const struct elf_symbol *s = symbol_at(&syms, pc, &l->hi);
+	struct elf_symbol from_cfi;
+	if (!s && cfi_function(l->module, o->debug_dir, pc, prof_str(p, fr->label), &from_cfi)) {
+		s = &from_cfi;
+		l->hi = from_cfi.addr + from_cfi.size;
+	}
 	if (!s) {
 		rc = err_set(-ENOENT, "%s: no function symbol holds 0x%" PRIx64 " (%s)", l->module,
 			     pc, prof_str(p, fr->label));

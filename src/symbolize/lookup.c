@@ -4,7 +4,8 @@
  * subroutine it contains (DW_AT_call_file/line/column). Then the outermost frame is named
  * from the symbol table where the address has a symbol (llvm-symbolizer's rule, which
  * also shows compiler clones such as foo.cold or foo.constprop.0 by their real names);
- * GNU style keeps the DWARF name, as addr2line does.
+ * GNU style keeps the DWARF name, as addr2line does. A function nothing names keeps no
+ * name, as in both tools, but its range from the unwind tables (cfi_funcs.c).
  */
 #include <errno.h>
 
@@ -124,6 +125,12 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 	if (!f->function && (name = sym_symbols_find(m, sym_fallback(m), addr, gnu, &start, &file))) {
 		f->function = name;
 		f->sym_start = start;
+	}
+	uint64_t end;
+	if (!f->function && sym_cfi_function(m, addr, &start, &end)) {
+		f->from_cfi = true;
+		f->sym_start = start;
+		f->sym_end = end;
 	}
 }
 

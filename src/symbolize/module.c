@@ -301,6 +301,7 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 	pthread_cond_init(&m->built, NULL);
 	mutex_init_adaptive(&m->names_lock); /* taken per name by every lookup thread */
 	pthread_mutex_init(&m->front_lock, NULL);
+	pthread_mutex_init(&m->cfi_lock, NULL);
 	bulk_init(&m->bulk);
 	int err = elf_open(path, &m->elf);
 	if (!err) {
@@ -319,6 +320,11 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 	}
 	*out = m;
 	return 0;
+}
+
+const char *sym_path(const struct sym_module *m)
+{
+	return m->elf->path;
 }
 
 void sym_drop_units(struct sym_module *m)
@@ -344,6 +350,7 @@ void sym_close(struct sym_module *m)
 	sym_symbols_free(&m->symbols);
 	sym_symbols_free(&m->fallback);
 	sym_names_free(m);
+	sym_cfi_free(m);
 	dwarf_close(m->dwarf);
 	/* A compressed debug file whose DWARF was used goes to the cache decompressed, in the
 	 * background: the next process that needs it will not inflate it again, and this one
@@ -359,5 +366,6 @@ void sym_close(struct sym_module *m)
 	pthread_cond_destroy(&m->built);
 	pthread_mutex_destroy(&m->names_lock);
 	pthread_mutex_destroy(&m->front_lock);
+	pthread_mutex_destroy(&m->cfi_lock);
 	free(m);
 }

@@ -94,12 +94,24 @@ static void print_gnu(FILE *out, const struct tally_frame *f, int n)
 	}
 }
 
-static void print_json(FILE *out, uint64_t addr, const struct tally_frame *f, int n)
+/* A function known only from the unwind tables is named here (the LLVM and GNU styles
+ * print "??" as their tools do), with "function_from":"cfi" and its range. */
+static void print_json(FILE *out, const struct sym_module *m, uint64_t addr,
+		       const struct tally_frame *f, int n)
 {
+	char name[256];
 	fprintf(out, "{\"address\":\"0x%" PRIx64 "\",\"frames\":[", addr);
 	for (int i = 0; i < n; i++) {
 		fprintf(out, "%s{\"function\":", i ? "," : "");
-		json_print_string(out, f[i].function);
+		if (f[i].from_cfi) {
+			json_print_string(out, sym_cfi_name(sym_path(m), f[i].sym_start, name,
+							    sizeof(name)));
+			fprintf(out, ",\"function_from\":\"cfi\",\"start\":\"0x%" PRIx64
+				     "\",\"end\":\"0x%" PRIx64 "\"",
+				f[i].sym_start, f[i].sym_end);
+		} else {
+			json_print_string(out, f[i].function);
+		}
 		fputs(",\"file\":", out);
 		json_print_string(out, f[i].file);
 		fprintf(out, ",\"line\":%u,\"column\":%u,\"inlined\":%s}", f[i].line, f[i].column,
@@ -120,7 +132,7 @@ void sym_print(FILE *out, struct sym_module *m, enum sym_print_style style, uint
 	else if (style == SYM_PRINT_GNU)
 		print_gnu(out, f, n);
 	else
-		print_json(out, addr, f, n);
+		print_json(out, m, addr, f, n);
 }
 
 /* A large batch's chunks are consecutive lines that the threads take in order from a

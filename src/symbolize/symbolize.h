@@ -3,7 +3,8 @@
  * file), innermost inline frame first. Function names, files, lines and columns follow
  * llvm-symbolizer's rules (DWARF, with the outermost frame named from the symbol table when
  * it has a symbol there), with two fallbacks: a separate debug file's .symtab where the
- * module's own tables have nothing, then nothing at all ("??").
+ * module's own tables have nothing, then nothing at all ("??"), with the range of the
+ * function the unwind tables place the address in (tally_frame's from_cfi).
  *
  * A module is indexed lazily, unit by unit, under a lock; lookups are safe from several
  * threads at once.
@@ -35,6 +36,8 @@ struct sym_opts {
 
 int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **out);
 void sym_close(struct sym_module *m);
+/* The path the module was opened with. */
+const char *sym_path(const struct sym_module *m);
 
 /* Which name the outermost frame gets: llvm-symbolizer's (the symbol table's, when the
  * address has a symbol) or addr2line's (the DWARF subprogram's). */
@@ -55,6 +58,11 @@ int sym_prepare(struct sym_module *m, const uint64_t *addrs, size_t n);
  * .debug_info read only as much of it as they need (see front.c); a caller
  * about to look up many addresses saves that detour. */
 void sym_read_all(struct sym_module *m);
+
+/* The name tally gives a function known only from the unwind tables (struct tally_frame's
+ * from_cfi): "MODULE!fn_START", MODULE the base name of module_path, START the function's
+ * start address in the file, in lower-case hex without 0x. Returns buf. */
+const char *sym_cfi_name(const char *module_path, uint64_t start, char *buf, size_t size);
 
 /* name (a demangled C++ name as libiberty spells it) as LLVM's demangler spells it, in buf
  * when it differs; name itself when it does not or buf is too small. */

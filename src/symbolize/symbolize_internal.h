@@ -59,6 +59,10 @@ struct sym_symbols {
 	const char *_Atomic *demangled; /* per symbol, demangled when first named */
 };
 
+struct sym_cfi_func {
+	uint64_t start, end; /* an FDE's [start, end), inside one section of code */
+};
+
 struct sym_module {
 	struct sym_opts opts;
 	struct elf_file *elf;       /* the module */
@@ -84,6 +88,12 @@ struct sym_module {
 	uint32_t *plan;
 	size_t nplan;
 	atomic_size_t plan_next;
+	/* The functions of the unwind tables (cfi_funcs.c), indexed when a lookup first finds
+	 * no name; cfi_lock guards the build. */
+	pthread_mutex_t cfi_lock;
+	atomic_bool cfi_built;
+	struct sym_cfi_func *cfi_funcs;
+	size_t ncfi_funcs;
 	struct arena arena;           /* names */
 	struct bulk bulk;             /* what unit indexes hold: scopes, spans, line rows */
 	struct sym_name_cache *names;
@@ -147,6 +157,11 @@ const char *sym_die_name(struct sym_module *m, uint64_t die_offset);
 bool sym_die_has_linkage_name(struct sym_module *m, uint64_t die_offset);
 const char *sym_demangle(struct sym_module *m, const char *name);
 void sym_names_free(struct sym_module *m);
+
+/* cfi_funcs.c: the range of the function the unwind tables place addr in, for an address
+ * no symbol names; false when none does. Thread-safe. */
+bool sym_cfi_function(struct sym_module *m, uint64_t addr, uint64_t *start, uint64_t *end);
+void sym_cfi_free(struct sym_module *m);
 
 /* symbols.c */
 /* The module's table (symbols): for a batch (opts.many) it loads on a thread of its own,

@@ -7,7 +7,8 @@ usage: json2llvm.py ADDRS JSON_OUT > TEXT
 Checks on the way, exiting 1 with the first problem: one JSON object per line and per
 address, in order; "address" is the input address; every frame has function, file, line,
 column and inlined; every frame but the last is inlined. null function or file print as
-"??", as llvm-symbolizer does.
+"??", as llvm-symbolizer does; so does a function named from the unwind tables
+("function_from": "cfi"), which llvm-symbolizer does not name.
 """
 import json
 import sys
@@ -19,7 +20,7 @@ def frame_text(fr, where):
             raise ValueError("%s: frame without %r" % (where, key))
     if not isinstance(fr["line"], int) or not isinstance(fr["column"], int):
         raise ValueError("%s: line and column must be integers" % where)
-    fn = "??" if fr["function"] is None else fr["function"]
+    fn = "??" if fr["function"] is None or fr.get("function_from") == "cfi" else fr["function"]
     file = "??" if fr["file"] is None else fr["file"]
     return "%s\n%s:%d:%d\n" % (fn, file, fr["line"], fr["column"])
 

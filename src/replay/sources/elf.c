@@ -2,8 +2,10 @@
  * The ELF frame source, the one every stack ends with (sources/source.h): a native
  * frame named through tally_symbolize (one symbolizer per module, opened on first use on
  * the file the unwinder read, so a build-id cache copy when the path was rebuilt) with its
- * inline frames, a PLT stub as "[plt]", and a frame no symbol covers as its module and
- * address. It names every frame it is given.
+ * inline frames, a PLT stub as "[plt]", a function no symbol names but the unwind tables
+ * place (tally_frame's from_cfi) as "MODULE!fn_START" (sym_cfi_name(), MODULE the base name
+ * of the path as mapped, so that all of its samples add up under one frame), and a frame
+ * nothing covers as its module and address. It names every frame it is given.
  */
 #include "replay/sources/sources.h"
 
@@ -11,10 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/arena.h"
+#include "base/search.h"
 #include "base/slot_cache.h"
 #include "base/err.h"
 #include "base/vec.h"
 #include "elf/elf.h"
+#include "symbolize/symbolize.h"
 #include "tally/tally.h"
 
 #define MAX_INLINE 32
@@ -43,9 +48,20 @@ struct memo {
 	struct named named;
 };
 
+/* The name of a function from the unwind tables: made once per function (the memo holds
+ * addresses, and misses its colliding ones again). */
+struct cfi_name {
+	uint64_t key; /* the function's start, mixed with its module (see cfi_key) */
+	const struct unw_module *mod;
+	uint64_t start;
+	const char *name; /* in the source's arena */
+};
+
 struct elf_source {
 	struct slot_cache memo; /* of struct memo, 1 << MEMO_BITS slots */
 	VEC(struct symcache) syms;
+	VEC(struct cfi_name) cfi_names; /* sorted by key */
+	struct arena arena;
 };
 
 static struct tally_symbolizer *symbolizer(struct elf_source *y, const struct unw_module *m)
@@ -64,6 +80,30 @@ static struct tally_symbolizer *symbolizer(struct elf_source *y, const struct un
 	return c->s;
 }
 
+static uint64_t cfi_key(const struct unw_module *mod, uint64_t start)
+{
+	return start ^ (uint64_t)(uintptr_t)mod * 0x9e3779b97f4a7c15ull;
+}
+
+/* "MODULE!fn_START" for the function of mod starting at start; NULL out of memory. */
+static const char *cfi_name(struct elf_source *y, const struct unw_module *mod, uint64_t start)
+{
+	uint64_t key = cfi_key(mod, start);
+	size_t i = LOWER_BOUND(y->cfi_names.v, y->cfi_names.n, .key, key);
+	for (size_t k = i; k < y->cfi_names.n && y->cfi_names.v[k].key == key; k++)
+		if (y->cfi_names.v[k].mod == mod && y->cfi_names.v[k].start == start)
+			return y->cfi_names.v[k].name;
+	char buf[256];
+	const char *name = arena_strdup(&y->arena, sym_cfi_name(mod->path, start, buf,
+								 sizeof(buf)));
+	if (!name || !vec_push(&y->cfi_names))
+		return name;
+	memmove(&y->cfi_names.v[i + 1], &y->cfi_names.v[i],
+		(y->cfi_names.n - 1 - i) * sizeof(*y->cfi_names.v));
+	y->cfi_names.v[i] = (struct cfi_name){ key, mod, start, name };
+	return name;
+}
+
 static void name_of(struct elf_source *y, const struct unw_frame *fr, uint64_t addr,
 		    struct named *out, struct tally_frame *tf)
 {
@@ -77,6 +117,9 @@ static void name_of(struct elf_source *y, const struct unw_frame *fr, uint64_t a
 	struct tally_symbolizer *s = out->plt ? NULL : symbolizer(y, fr->mod);
 	int n = s ? tally_symbolize(s, addr, tf, MAX_INLINE) : 0;
 	out->n = n < 0 ? 0 : n > MAX_INLINE ? MAX_INLINE : n;
+	struct tally_frame *outer = out->n ? &tf[out->n - 1] : NULL;
+	if (outer && !outer->function && outer->from_cfi)
+		outer->function = cfi_name(y, fr->mod, outer->sym_start);
 	if (out->n <= MEMO_FRAMES)
 		memcpy(out->tf, tf, (size_t)out->n * sizeof(*tf));
 }
@@ -164,6 +207,8 @@ static void close_source(void *self)
 		if (y->syms.v[i].s)
 			tally_symbolizer_close(y->syms.v[i].s);
 	vec_free(&y->syms);
+	vec_free(&y->cfi_names);
+	arena_free(&y->arena);
 	slot_cache_free(&y->memo);
 	free(y);
 }
