@@ -18,6 +18,7 @@
 
 #include "base/err.h"
 #include "elf/elf.h"
+#include "elf_image.h"
 
 struct sec {
 	const char *name;
@@ -48,19 +49,8 @@ static uint8_t *image(uint16_t machine, const struct sec *secs, size_t n, size_t
 	*size = off + (n + 2) * sizeof(Elf64_Shdr);
 	uint8_t *img = calloc(1, *size);
 	assert_non_null(img);
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_DYN;
-	eh->e_machine = machine;
-	eh->e_version = EV_CURRENT;
-	eh->e_ehsize = sizeof(Elf64_Ehdr);
-	eh->e_shoff = off;
-	eh->e_shentsize = sizeof(Elf64_Shdr);
-	eh->e_shnum = (uint16_t)(n + 2);
-	eh->e_shstrndx = (uint16_t)(n + 1);
+	elf_image_header(img, off, (uint16_t)(n + 2), (uint16_t)(n + 1));
+	((Elf64_Ehdr *)img)->e_machine = machine;
 	Elf64_Shdr *sh = (Elf64_Shdr *)(img + off);
 	for (size_t i = 0; i < n; i++) {
 		memcpy(img + at[i], secs[i].data, secs[i].size);

@@ -5,7 +5,8 @@
 # unstripped build. tally symbolize names the static functions as gdb does, and the
 # exported one from .dynsym beside them; a separate debug file wins over it; a recording
 # of the binary names its hot static function in the report and folded stacks, with about
-# the share the unstripped build's report gives it. Damaged sections (truncated xz, not
+# the share the unstripped build's report gives it, and tally annotate bounds it by its
+# symbol (nm's address and size). Damaged sections (truncated xz, not
 # xz, an xz bomb, an inner file that is not ELF) give a warning naming the file and what
 # is wrong, and the binary is still named through .dynsym.
 . tests/lib.sh
@@ -63,8 +64,8 @@ if ! out=$(gcc -O2 -g -Wl,--export-dynamic-symbol=spin_exported -o "$FULL" "$TMP
 	exit 0
 fi
 
-# mini_debuginfo BIN KEEP OUT: OUT, BIN stripped, with .gnu_debugdata holding KEEP (the
-# xz file to put there), GDB's recipe.
+# with_debugdata BIN XZ OUT: OUT, BIN stripped, with .gnu_debugdata holding XZ (GDB's
+# recipe).
 with_debugdata() {
 	cp "$1" "$3" && strip --strip-all -R .comment "$3" &&
 		objcopy --add-section .gnu_debugdata="$2" "$3"
@@ -190,3 +191,11 @@ fi
 	pass folded_names_static_functions_from_minidebuginfo ||
 	fail folded_names_static_functions_from_minidebuginfo \
 		"$("$TALLY" export -f folded "$TMP/mdi.data" 2>&1 | sort -k2 -n | tail -3)"
+# tally annotate bounds the hot function by its MiniDebugInfo symbol: nm's address and
+# size in the unstripped build.
+read -r start len < <(nm -S "$FULL" | awk '$4 == "spin_hot" { print $1, $2 }')
+want=$(printf '[0x%x, 0x%x)' "0x$start" $((0x$start + 0x$len)))
+"$TALLY" annotate "$TMP/mdi.data" --function spin_hot >"$TMP/annotate" 2>&1
+grep -qx "function spin_hot" "$TMP/annotate" && grep -qF "$want" "$TMP/annotate" &&
+	pass annotate_bounds_static_function_by_minidebuginfo ||
+	fail annotate_bounds_static_function_by_minidebuginfo "want $want: $(head -3 "$TMP/annotate")"
