@@ -4,11 +4,12 @@
 # (`info symbol` on the MiniDebugInfo binary), and must name what nm names in the
 # unstripped build. tally symbolize names the static functions as gdb does, and the
 # exported one from .dynsym beside them; a separate debug file wins over it; a recording
-# of the binary names its hot static function in the report and folded stacks, with about
-# the share the unstripped build's report gives it, and tally annotate bounds it by its
-# symbol (nm's address and size). Damaged sections (truncated xz, not
-# xz, an xz bomb, an inner file that is not ELF) give a warning naming the file and what
-# is wrong, and the binary is still named through .dynsym.
+# of the binary names its hot static function in the report (with about the share the
+# unstripped build's report gives it), folded stacks and pprof (as go tool pprof reads
+# it), and tally annotate bounds it by its symbol (nm's address and size). Damaged
+# sections (truncated or corrupt xz, not xz, an xz bomb, an inner file that is not ELF)
+# give a warning naming the file and what is wrong, and the binary is still named
+# through .dynsym.
 . tests/lib.sh
 
 cat >"$TMP/prog.c" <<'C'
@@ -191,6 +192,11 @@ fi
 	pass folded_names_static_functions_from_minidebuginfo ||
 	fail folded_names_static_functions_from_minidebuginfo \
 		"$("$TALLY" export -f folded "$TMP/mdi.data" 2>&1 | sort -k2 -n | tail -3)"
+# pprof as go tool pprof reads it: the hot static function first by flat samples.
+"$TALLY" export -f pprof -o "$TMP/mdi.pb.gz" "$TMP/mdi.data" 2>/dev/null
+top_pprof=$(go tool pprof -top -symbolize=none "$TMP/mdi.pb.gz" 2>&1 | awk '/flat%/ { getline; print $6; exit }')
+[ "$top_pprof" = spin_hot ] && pass pprof_names_static_functions_from_minidebuginfo ||
+	fail pprof_names_static_functions_from_minidebuginfo "go tool pprof's top function: '$top_pprof'"
 # tally annotate bounds the hot function by its MiniDebugInfo symbol: nm's address and
 # size in the unstripped build.
 read -r start len < <(nm -S "$FULL" | awk '$4 == "spin_hot" { print $1, $2 }')
