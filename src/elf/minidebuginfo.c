@@ -16,9 +16,11 @@
 
 /* The inner file holds symbols of the outer file's code: a symbol and its name take a few
  * dozen bytes, a function at least a few, so a real one is a fraction of the outer file
- * (Fedora's bash: 100 KB inside 1.4 MB). Eight times the outer file, plus a megabyte for
- * tiny files, leaves room for long C++ names and stops an xz bomb (a few KB of xz inflate
- * to gigabytes of zeros) before it costs memory; the absolute cap stops it on a huge file. */
+ * (GDB's recipe on build/tally: 3,555 functions in 155 KB, beside 3.3 MB stripped; on the
+ * test's small program 3.6 KB beside 15 KB). Eight times the outer file, plus a megabyte
+ * for tiny files, leaves room for long C++ names and stops an xz bomb (a few KB of xz
+ * inflate to gigabytes of zeros) before it costs memory; the absolute cap stops it on a
+ * huge file. */
 #define MAX_INFLATED_ABS ((uint64_t)1 << 30)
 static uint64_t max_inflated(const struct elf_file *f)
 {
