@@ -28,8 +28,9 @@ static uint64_t max_inflated(const struct elf_file *f)
 	return cap < MAX_INFLATED_ABS ? cap : MAX_INFLATED_ABS;
 }
 
-/* What the decoder may allocate: xz -9's 64 MiB dictionary is the largest any preset
- * writes (xz(1), "Memory usage"); a stream asking for more is not MiniDebugInfo. */
+/* What the decoder may allocate: xz -9, the largest preset, needs 65 MiB to decompress
+ * (its 64 MiB dictionary: xz(1)'s table of presets); a stream asking for more than twice
+ * that is not MiniDebugInfo. */
 #define DECODER_MEMLIMIT ((uint64_t)128 << 20)
 
 static int fail(const struct elf_file *f, const char *what)
