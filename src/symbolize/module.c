@@ -1,8 +1,8 @@
 /*
  * Opening a module: the ELF file, its separate debug file when the file itself has no
- * DWARF (else its MiniDebugInfo), the symbol tables, and the address ranges of every unit. A unit's ranges come
- * from its DIE; .debug_aranges is consulted only for units whose DIE has none (it is often
- * absent, and where present it may cover only some units). Where ranges of several units
+ * DWARF (else its MiniDebugInfo), the symbol tables, and the address ranges of every unit.
+ * A unit's ranges come from its DIE; .debug_aranges is consulted only for units whose DIE
+ * has none (it is often absent, and where present it may cover only some units). Where ranges of several units
  * overlap, the unit with the lowest offset owns the overlap, as in LLVM.
  */
 #include <errno.h>
