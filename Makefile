@@ -50,14 +50,14 @@ ALL_CFLAGS := -std=gnu11 -g -fPIC -fvisibility=hidden $(OPT) $(WARN) $(TALLY_CPP
 	$(CPPFLAGS) $(CFLAGS)
 # Each on one line: tests that link test programs read them from here. LIBTALLY_LIBS is what
 # libtally links against; LIBS what every module (build/modules.a) does.
-LIBTALLY_LIBS := -lz -ldeflate -lisal -lzstd -liberty
-LIBS := -lbpf -lelf -lz -ldeflate -lisal -lzstd -liberty -ljansson -lsodium -lnettle -lsecp256k1 -lgmp -lpthread -lm
+LIBTALLY_LIBS := -lz -ldeflate -lisal -lzstd -llzma -liberty
+LIBS := -lbpf -lelf -lz -ldeflate -lisal -lzstd -llzma -liberty -ljansson -lsodium -lnettle -lsecp256k1 -lgmp -lpthread -lm
 LDFLAGS_ALL := $(filter -fsanitize=%,$(OPT)) $(LDFLAGS)
 # The tally binary links the static archives Debian ships for these (built position-
 # independent, so tally stays a PIE), so that its start-up loads next to nothing:
 # `tally --version` takes about 0.75 ms of CPU instead of 1.1 (a report of 600 samples is
 # a few ms). libtally.so, the tests and the sanitizer build link as before.
-STATIC_OK := bpf elf z deflate isal zstd iberty jansson sodium nettle secp256k1 gmp
+STATIC_OK := bpf elf z deflate isal zstd lzma iberty jansson sodium nettle secp256k1 gmp
 static_a = $(if $(findstring /,$(shell $(CC) -print-file-name=lib$(1).a)),-l:lib$(1).a,-l$(1))
 # Nothing in the library needs libm (tests do): loading it took 0.4 ms of every start.
 ifeq ($(SAN),1)

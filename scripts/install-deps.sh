@@ -4,7 +4,7 @@
 # Usage: scripts/install-deps.sh [build|test]   (default: test, which includes build)
 set -eu
 
-build_pkgs="make gcc clang lld llvm pkg-config zlib1g-dev libzstd-dev libiberty-dev
+build_pkgs="make gcc clang lld llvm pkg-config zlib1g-dev libzstd-dev liblzma-dev libiberty-dev
 libdeflate-dev libisal-dev libcapstone-dev libjansson-dev libsodium-dev nettle-dev
 libdebuginfod-dev libbpf-dev liblua5.4-dev libsecp256k1-dev libgmp-dev"
 test_pkgs="libcmocka-dev libclang-rt-14-dev binutils elfutils libc6-dbg python3.11-dbg

@@ -96,6 +96,7 @@ struct elf_file {
 	struct elf_buf *bufs; /* section buffers made by decompression or relocation */
 	size_t nbufs, capbufs;
 	pthread_mutex_t bufs_lock; /* sections may be loaded on several threads at once */
+	struct elf_file *minidebug; /* elf_attach_minidebuginfo()'s file, or NULL: owned */
 };
 
 /* Maps and parses the file. Errors name the path and the offset of what is wrong. */
@@ -127,6 +128,15 @@ int elf_reopen(const struct elf_file *f);
 /* Same, by name: -ENOENT (no message set) when the file has no such section. */
 int elf_section_data_by_name(struct elf_file *f, const char *name, const uint8_t **data,
 			     size_t *size);
+
+/* MiniDebugInfo (minidebuginfo.c): when f has no .symtab, opens the ELF file that f's
+ * .gnu_debugdata holds xz-compressed (Fedora's and others' stripped files) as
+ * f->minidebug; from then on the symbol functions below read its .symtab as f's own, with
+ * f's .dynsym always beside it (the inner table holds only what .dynsym lacks). Its
+ * decompressed size is capped. 0; -ENOENT (no message) when f has a .symtab or no
+ * .gnu_debugdata; another code, with the message set, when the section cannot be read (f
+ * is left as it was). Call it before other threads read f's symbols. */
+int elf_attach_minidebuginfo(struct elf_file *f);
 
 /* Symbols: .symtab and .dynsym. */
 struct elf_symtab {

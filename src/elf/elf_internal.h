@@ -9,6 +9,9 @@
 /* A zeroed buffer that lives as long as f, or NULL. */
 void *elf_buf_alloc(struct elf_file *f, size_t size);
 void elf_bufs_free(struct elf_file *f);
+/* Makes block, from malloc, f's: freed with f's buffers. 0, or -ENOMEM (block stays the
+ * caller's). */
+int elf_buf_adopt(struct elf_file *f, void *block);
 /* Inflates s (SHF_COMPRESSED or .zdebug_*) into a buffer of f's. */
 int elf_decompress(struct elf_file *f, const struct elf_section *s, const uint8_t *raw,
 		   size_t raw_size, uint8_t **out, size_t *out_size);

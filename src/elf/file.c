@@ -254,6 +254,7 @@ void elf_close(struct elf_file *f)
 {
 	if (!f)
 		return;
+	elf_close(f->minidebug); /* before the buffer it lies in */
 	if (f->owns_map)
 		munmap((void *)f->map, f->size);
 	elf_bufs_free(f);

@@ -47,6 +47,11 @@ void *elf_buf_alloc(struct elf_file *f, size_t size)
 	return p;
 }
 
+int elf_buf_adopt(struct elf_file *f, void *block)
+{
+	return remember(f, block, 0) ? -ENOMEM : 0;
+}
+
 void elf_bufs_free(struct elf_file *f)
 {
 	for (size_t i = 0; i < f->nsections; i++)

@@ -1,7 +1,8 @@
 /*
  * Symbol tables. .symtab and .dynsym are read into one array of defined symbols sorted by
  * (address, size, table order), a stable order: callers that choose among aliases at one
- * address (llvm-symbolizer takes the last) see them as the file lists them.
+ * address (llvm-symbolizer takes the last) see them as the file lists them. An attached
+ * MiniDebugInfo file's .symtab stands in for a missing .symtab (minidebuginfo.c).
  */
 #include <elf.h>
 #include <errno.h>
@@ -80,17 +81,25 @@ static void each_wanted(struct elf_file *f, const struct elf_section *s, bool wa
 	}
 }
 
-/* Reads the tables which names, .symtab first, through each_wanted. */
+/* The file whose .symtab is f's: f, or the MiniDebugInfo file attached to it. */
+static struct elf_file *symtab_file(struct elf_file *f)
+{
+	return f->minidebug ? f->minidebug : f;
+}
+
+/* Reads the tables which names, .symtab first, through each_wanted. A MiniDebugInfo
+ * .symtab leaves out what .dynsym has (GDB's recipe): .dynsym is read beside it. */
 static void each_table(struct elf_file *f, enum elf_syms_which which, bool want_all,
 		       void (*keep)(const struct elf_symbol *sym, void *ctx), void *ctx,
 		       uint32_t *n_symtab)
 {
 	uint32_t order = 0;
-	for (size_t i = 0; i < f->nsections; i++)
-		if (f->sections[i].type == SHT_SYMTAB)
-			each_wanted(f, &f->sections[i], want_all, keep, ctx, &order);
+	struct elf_file *st = symtab_file(f);
+	for (size_t i = 0; i < st->nsections; i++)
+		if (st->sections[i].type == SHT_SYMTAB)
+			each_wanted(st, &st->sections[i], want_all, keep, ctx, &order);
 	*n_symtab = order;
-	bool dyn = which == ELF_SYMS_BOTH || order == 0;
+	bool dyn = which == ELF_SYMS_BOTH || order == 0 || st != f;
 	for (size_t i = 0; dyn && i < f->nsections; i++)
 		if (f->sections[i].type == SHT_DYNSYM)
 			each_wanted(f, &f->sections[i], want_all, keep, ctx, &order);
@@ -115,6 +124,9 @@ int elf_symbols_unsorted(struct elf_file *f, enum elf_syms_which which, bool wan
 	for (size_t i = 0; i < f->nsections; i++) /* sizes checked against the file at open */
 		if (f->sections[i].type == SHT_SYMTAB || f->sections[i].type == SHT_DYNSYM)
 			cap += f->sections[i].size / entsize;
+	for (size_t i = 0; f->minidebug && i < f->minidebug->nsections; i++)
+		if (f->minidebug->sections[i].type == SHT_SYMTAB) /* same class: checked */
+			cap += f->minidebug->sections[i].size / entsize;
 	if (cap && !(t.syms = huge_map(cap * sizeof(*t.syms) + radix_scratch_size(cap), &t.map,
 				       &t.map_len)))
 		return err_set(-ENOMEM, "%s: out of memory", f->path);

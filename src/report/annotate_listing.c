@@ -510,6 +510,10 @@ int annot_build(const struct prof *p, const struct rep_annot_opts *o, struct ann
 	struct elf_file *f;
 	if ((rc = elf_open(l->module, &f)))
 		return rc;
+	/* A stripped file's static functions have their bounds in its MiniDebugInfo; a damaged
+	 * one leaves .dynsym's (the profile's frames were named, and warned of, without it). */
+	if (elf_attach_minidebuginfo(f) < 0)
+		err_clear();
 	rc = check_build_id(f, o->binary ? NULL : prof_str(p, m->build_id), l->module);
 	if (!rc)
 		rc = build(p, o, metric, l, f, frame, pc);

@@ -1,8 +1,8 @@
 /*
  * Opening a module: the ELF file, its separate debug file when the file itself has no
- * DWARF, the symbol tables, and the address ranges of every unit. A unit's ranges come
- * from its DIE; .debug_aranges is consulted only for units whose DIE has none (it is often
- * absent, and where present it may cover only some units). Where ranges of several units
+ * DWARF (else its MiniDebugInfo), the symbol tables, and the address ranges of every unit.
+ * A unit's ranges come from its DIE; .debug_aranges is consulted only for units whose DIE
+ * has none (it is often absent, and where present it may cover only some units). Where ranges of several units
  * overlap, the unit with the lowest offset owns the overlap, as in LLVM.
  */
 #include <errno.h>
@@ -236,6 +236,18 @@ static struct elf_file *dwarf_source(struct sym_module *m)
 	return has_debug_info(m->debug_elf) ? m->debug_elf : NULL;
 }
 
+/* A module with neither .symtab nor DWARF nor a separate debug file takes the symbols of
+ * its MiniDebugInfo (GDB's order: any other debug information wins). A damaged one is
+ * warned of and the module keeps its .dynsym. */
+static void minidebuginfo(struct sym_module *m, const struct elf_file *src)
+{
+	if (src || m->debug_elf)
+		return;
+	int err = elf_attach_minidebuginfo(m->elf);
+	if (err && err != -ENOENT)
+		fprintf(stderr, "tally: warning: %s; using .dynsym only\n", err_msg());
+}
+
 void sym_open_dwarf(struct sym_module *m, struct elf_file *src)
 {
 	if (!src)
@@ -306,6 +318,7 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 	int err = elf_open(path, &m->elf);
 	if (!err) {
 		struct elf_file *src = dwarf_source(m);
+		minidebuginfo(m, src);
 		err = sym_symbols_start(m);
 		if (!err && (m->opts.many || !sym_front_open(m, src))) {
 			sym_open_dwarf(m, src);
