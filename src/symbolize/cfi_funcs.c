@@ -4,9 +4,9 @@
  * [start, end). The index is built once per module, when a lookup first finds no name, and
  * read without a lock after. Hostile CFI: an FDE is kept only when its whole range lies in
  * one section of code (SHF_EXECINSTR, not the PLT), so a lying length cannot swallow the
- * module; a damaged table is used as far as it reads. Where FDEs overlap, an address belongs to the
- * one starting last at or before it that covers it, among the nearest four (as the
- * unwinder's own index, dwarf/cfi.c).
+ * module; a damaged table is used as far as it reads. Where FDEs overlap, an address
+ * belongs to the one starting last at or before it that covers it, among the nearest four
+ * (as the unwinder's own index, dwarf/cfi.c).
  */
 #include <elf.h>
 #include <errno.h>
