@@ -85,7 +85,14 @@ n=$(perf script -i "$TMP/d.data" -F time 2>/dev/null | grep -c ':')
 sp=$!
 "$TALLY" record -q -o "$TMP/e.data" -p $sp 2>/dev/null &
 tp=$!
-sleep 1
+# Until the recording holds some 60 samples with their stack copies (2 MB; at most 20 s):
+# on a busy machine tally's start-up can take most of a fixed second (3 samples in CI run
+# 9). Until it ends, tally writes the file under a hidden name beside it (atomic_file.c).
+for _ in $(seq 200); do
+	size=$(cat "$TMP"/.e.data.tally-* 2>/dev/null | wc -c)
+	[ "$size" -gt 2000000 ] && break
+	sleep 0.1
+done
 kill -TERM $tp
 wait $tp; rc=$?
 n=$(perf script -i "$TMP/e.data" -F ip,sym --no-inline 2>/dev/null | grep -c ' spin')

@@ -3,8 +3,9 @@
 # stripped (strip of a copy), each recorded. The stripped build's functions must add up as
 # the unstripped build's do (self shares within 5 points), be named PROG!fn_START with
 # START what nm says of the unstripped build (and addr2line -f names hot_a/b/c there), in
-# every output; annotate disassembles one whole (its range as objdump disassembles it), and
-# tally symbolize names it with --json but prints llvm-symbolizer's "??" otherwise.
+# every output and in perf's recording too; annotate disassembles one whole (its range as
+# objdump disassembles it), and tally symbolize names it with --json but prints
+# llvm-symbolizer's "??" otherwise.
 . tests/lib.sh
 
 prog="$TMP/cfi_prog" stripped="$TMP/cfi_prog.stripped"
@@ -70,6 +71,18 @@ grep -qF " $hb" "$TMP/s.diff" || bad+="diff "
 grep -qF " $hb " "$TMP/s.pprof.report" || bad+="pprof "
 [ -z "$bad" ] && [ -n "$hb_start" ] && pass cfi_functions_named_alike_in_every_output ||
 	fail cfi_functions_named_alike_in_every_output "$hb missing from: $bad"
+
+# perf's recording of the stripped build: the same three functions on top, by the same names.
+want=$(awk '{print "cfi_prog.stripped!fn_" $2}' "$TMP/expect" | sort | tr '\n' ' ')
+if perf record -q -e cpu-clock:u -F 999 --call-graph dwarf -o "$TMP/perf.data" -- \
+	"$stripped" 300 >/dev/null 2>"$TMP/perf.err" &&
+	"$TALLY" report --top 10 "$TMP/perf.data" >"$TMP/perf.report" 2>>"$TMP/perf.err"; then
+	got=$(top3 "$TMP/perf.report" | awk '{print $1}' | sort | tr '\n' ' ')
+	[ "$got" = "$want" ] && [ -n "$hb_start" ] && pass cfi_functions_named_in_perfs_recording ||
+		fail cfi_functions_named_in_perfs_recording "top three: $got; want $want"
+else
+	skip cfi_functions_named_in_perfs_recording "perf record: $(head -3 "$TMP/perf.err")"
+fi
 
 # annotate lists the whole function: the instructions objdump finds in [start, start+size)
 # of the unstripped build.
