@@ -151,7 +151,10 @@ int sym_symbols_start(struct sym_module *m)
 void sym_symbols_wait(struct sym_module *m)
 {
 	struct sym_loader *l = m->loader;
-	if (!l->apart && !atomic_exchange_explicit(&l->scanned, true, memory_order_acq_rel))
+	/* The load first: after the first lookup it is all that runs, where an exchange on
+	 * every lookup cost a quarter of a lookup's time. */
+	if (!l->apart && !atomic_load_explicit(&l->scanned, memory_order_acquire) &&
+	    !atomic_exchange_explicit(&l->scanned, true, memory_order_acq_rel))
 		return; /* the first lookup one at a time: sym_symbols_find scans */
 	while (!atomic_load_explicit(&l->done, memory_order_acquire) && sym_build_planned(m))
 		;
