@@ -405,6 +405,15 @@ static bool returns_to_entry(const struct unw_module *mod, uint64_t vaddr)
 	return mod->elf && vaddr - mod->elf->entry < 16;
 }
 
+/* Whether vaddr lies in a function a Go stack starts in (struct unw_module's go_top). */
+static bool in_go_top(const struct unw_module *mod, uint64_t vaddr)
+{
+	for (unsigned i = 0; mod && i < mod->ngo_top; i++)
+		if (vaddr >= mod->go_top[i][0] && vaddr < mod->go_top[i][1])
+			return true;
+	return false;
+}
+
 /* The frame-pointer step, where CFI gave none or a wrong one: 0, or -1 with *why. */
 static int fp_fallback(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *cur,
 		       struct mem *mem, const struct unw_mapping **m, struct unw_frame *f,
@@ -452,6 +461,10 @@ static bool step(struct unw_ctx *c, const struct unw_space *s, const struct unw_
 		mod = &jit->code->mod;
 		vaddr = lookup - jit->start;
 		have_vaddr = true;
+	}
+	if (have_vaddr && !jit && in_go_top(mod, vaddr)) {
+		st->end = UNW_END_OUTERMOST;
+		return false;
 	}
 	enum unw_end why = UNW_END_NO_CFI;
 	int r = -1;
@@ -546,6 +559,7 @@ size_t unw_from_callchain(struct unw_ctx *c, const struct unw_space *s, const ui
 			  size_t nips, struct unw_frame *out, size_t max, enum unw_end *end)
 {
 	size_t n = 0;
+	bool go_top = false;
 	*end = UNW_END_FP_CHAIN;
 	for (size_t i = 0; i < nips && n < max; i++) {
 		const struct unw_mapping *m = unw_space_find(s, ips[i]);
@@ -562,13 +576,19 @@ size_t unw_from_callchain(struct unw_ctx *c, const struct unw_space *s, const ui
 		if (!unw_file_vaddr(m, lookup, &vaddr))
 			continue;
 		f->rel = vaddr + (ips[i] - lookup);
+		if (in_go_top(m->mod, vaddr)) {
+			/* Go's stacks start here: whatever the chain has above is no frame. */
+			*end = UNW_END_OUTERMOST;
+			go_top = true;
+			break;
+		}
 		const struct dwarf_cfi_row *row;
 		if (i == nips - 1 && unw_rule_lookup(c, m->mod, vaddr, &row, NULL) == 0 &&
 		    row->ra_reg < DWARF_CFI_NREGS &&
 		    row->regs[row->ra_reg].kind == DWARF_RULE_UNDEFINED)
 			*end = UNW_END_OUTERMOST;
 	}
-	if (n >= 1 && n < nips && *end == UNW_END_OUTERMOST)
+	if (n >= 1 && n < nips && *end == UNW_END_OUTERMOST && !go_top)
 		*end = UNW_END_FP_CHAIN;
 	c->stats.fp_steps += n ? n - 1 : 0;
 	count_end(c, *end, n, out);

@@ -52,7 +52,8 @@ enum unw_method { UNW_AUTO, UNW_CFI, UNW_FP };
 
 /* Why a stack ended. UNW_END_OUTERMOST is the only complete ending. */
 enum unw_end {
-	UNW_END_OUTERMOST,  /* the CFI marked the return address undefined (_start, clone) */
+	UNW_END_OUTERMOST,  /* the CFI marked the return address undefined (_start, clone), or
+			     * a Go stack reached where Go's runtime starts it (unw_module) */
 	UNW_END_NO_MAPPING, /* the pc lies in no executable mapping */
 	UNW_END_NO_CFI,     /* no CFI for the pc and no usable frame pointer */
 	UNW_END_STACK,      /* a value lay outside the copied stack */
@@ -73,6 +74,12 @@ struct unw_module {
 	bool dbg_tried;
 	bool failed;
 	uint64_t stops; /* stacks that ended in this module */
+	/* A Go binary's functions where every stack of its starts (runtime.goexit under each
+	 * goroutine, runtime.mstart and runtime.rt0_go under each thread), as ELF vaddr
+	 * ranges [lo, hi) from its .gopclntab: no CFI marks them outermost, and what lies
+	 * above them is no frame. */
+	uint64_t go_top[3][2];
+	unsigned ngo_top;
 };
 
 struct unw_mapping {
