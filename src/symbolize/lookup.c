@@ -5,7 +5,8 @@
  * from the symbol table where the address has a symbol (llvm-symbolizer's rule, which
  * also shows compiler clones such as foo.cold or foo.constprop.0 by their real names);
  * GNU style keeps the DWARF name, as addr2line does. A function nothing names keeps no
- * name, as in both tools, but its range from the unwind tables (cfi_funcs.c).
+ * name, as in both tools, but its range from the unwind tables (cfi_funcs.c). A Go binary
+ * without DWARF is named, with files and lines, from Go's own table (go.c).
  */
 #include <errno.h>
 
@@ -152,7 +153,8 @@ int sym_lookup_in(struct sym_module *m, uint64_t addr, enum sym_style style,
 	size_t n = dwarf_frames(m, addr, fr, &outer);
 	if (n == 0)
 		fr[n++] = (struct tally_frame){ 0 };
-	name_outermost(m, addr, style, &outer, n, &fr[n - 1]);
+	if (n > 1 || !m->go || !sym_go_frame(m, addr, &fr[0]))
+		name_outermost(m, addr, style, &outer, n, &fr[n - 1]);
 	for (size_t i = 0; i < n; i++) {
 		fr[i].inlined = i + 1 < n;
 		if (i < max)

@@ -1,0 +1,50 @@
+# Go binaries without symbols or DWARF (go build -ldflags='-s -w', the usual release
+# build) are named from Go's own table, .gopclntab (elf/gopclntab.c, symbolize/go.c):
+# every instruction of the program's own functions gets the function, file and line that
+# `go tool addr2line` gives for the same address of the DWARF build, and a recording of the
+# stripped build names the hot functions, with the shares Go's own CPU profile gives
+# them, and its stacks complete. The table's layout here is Go 1.18's (go1.19).
+. tests/lib.sh
+GO_TEST=go_pclntab
+. tests/unwind/go/lib.sh
+
+go_build "$TMP/dwarf"
+go_build "$TMP/stripped" -ldflags='-s -w'
+
+# The stripped build has nothing else to name it by, and the same code at the same places.
+if readelf -S "$TMP/stripped" | grep -q -e '\.symtab' -e '\.debug_info' ||
+	! readelf -S "$TMP/stripped" | grep -q '\.gopclntab'; then
+	fail go_pclntab_stripped_build "$(readelf -S "$TMP/stripped" | grep -e symtab -e debug -e pclntab)"
+	exit 0
+fi
+"$TMP/dwarf" -addrs >"$TMP/dwarf.addrs" && "$TMP/stripped" -addrs >"$TMP/stripped.addrs" &&
+	cmp -s "$TMP/dwarf.addrs" "$TMP/stripped.addrs" ||
+	{ fail go_pclntab_same_layout "$(paste "$TMP/dwarf.addrs" "$TMP/stripped.addrs")"; exit 0; }
+
+# Every instruction of package main (inlined calls included: the table names the function
+# they were inlined into and the innermost line, as go tool addr2line does).
+go tool objdump -s '^main\.' "$TMP/dwarf" | awk '$2 ~ /^0x[0-9a-f]+$/ {print $2}' >"$TMP/addrs"
+go tool addr2line "$TMP/dwarf" <"$TMP/addrs" >"$TMP/want"
+"$TALLY" symbolize --output-style=GNU -e "$TMP/stripped" <"$TMP/addrs" >"$TMP/got" 2>"$TMP/err"
+n=$(wc -l <"$TMP/addrs")
+[ "$n" -gt 100 ] && cmp -s "$TMP/want" "$TMP/got" &&
+	pass "go_pclntab_names_and_lines_equal_go_addr2line_on_dwarf ($n addresses)" ||
+	fail go_pclntab_names_and_lines_equal_go_addr2line_on_dwarf "$n addresses; $(diff "$TMP/want" "$TMP/got" | head -6) $(head -2 "$TMP/err")"
+
+if go_record stripped "$TMP/stripped"; then
+	go_complete go_pclntab_stripped_stacks_complete stripped
+	go_shares_agree go_pclntab_stripped_shares_agree_with_runtime_pprof stripped
+fi
+
+# A damaged table (its function count past what it holds) is warned of, with the file and
+# the offset, and leaves the addresses unnamed.
+off=$(readelf -SW "$TMP/stripped" | awk '{for (i = 1; i < NF; i++) if ($i == ".gopclntab") print $(i + 3)}')
+cp "$TMP/stripped" "$TMP/damaged"
+printf '\377\377\377\377' | dd of="$TMP/damaged" bs=1 seek=$((0x$off + 8)) conv=notrunc status=none
+head -1 "$TMP/addrs" >"$TMP/one"
+out=$("$TALLY" symbolize --output-style=GNU -e "$TMP/damaged" <"$TMP/one" 2>&1)
+rc=$?
+[ $rc = 0 ] && grep -q "^tally: warning: .*damaged: .gopclntab at 0x8: more functions than the function table holds" <<<"$out" &&
+	grep -q '^??$' <<<"$out" &&
+	pass go_pclntab_damaged_table_is_warned_of ||
+	fail go_pclntab_damaged_table_is_warned_of "exit $rc: $out"
