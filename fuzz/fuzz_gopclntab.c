@@ -1,7 +1,8 @@
 /*
  * libFuzzer target: Go's .gopclntab (elf/gopclntab.h). The input is the section's bytes.
  * Every function up to a cap is read, looked up by its entry and its last byte (which must
- * find a function holding the address), and its file and line read at both. The seed is a
+ * find a function holding the address), and its file, line and frames read at both (no
+ * inline frames: the trees lie outside the section, in the ELF file). The seed is a
  * real go1.19 table (tests/unwind/go/main.go built with -s -w) cut down to
  * its twelve main.* functions by fuzz/gopclntab_seed.py.
  */
@@ -28,6 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const char *file = NULL;
 			uint32_t line = 0;
 			elf_gopclntab_line(t, &fn, pcs[k], &file, &line);
+			struct elf_goframe fr[4];
+			if (elf_gopclntab_frames(t, &fn, pcs[k], fr, 4) - 1 >= 4)
+				abort();
 			if (elf_gopclntab_find(t, pcs[k], &at) &&
 			    (pcs[k] < at.entry || pcs[k] >= at.end))
 				abort();

@@ -4,7 +4,8 @@
  * with the offset of each function's _func record. Every offset and count is checked against
  * the section once at open (a count is capped by what the section can hold); per-lookup
  * reads go through a cursor. Pc-value tables are runs of (value delta, pc delta) varint
- * pairs, as debug/gosym's step() decodes them.
+ * pairs, as debug/gosym's step() decodes them. Inline trees are read from the ELF section
+ * that holds go:func.*, each entry checked against it.
  */
 #include "elf/gopclntab.h"
 
@@ -28,17 +29,30 @@ struct elf_gopclntab {
 	uint64_t text;     /* what entry offsets count from (1.18+) */
 	size_t nfunc;
 	size_t funcnames, cutab, filetab, pctab, pcln, ftab; /* offsets in the section */
+	/* go:func.*, where funcdata offsets (the inline trees among them) count from, in the
+	 * section holding it; gofunc_data NULL when it was not found. */
+	uint64_t gofunc, gofunc_sec_addr;
+	const uint8_t *gofunc_data;
+	size_t gofunc_sec_size;
 };
+
+/* _func's pcdata and funcdata slots of the inline tree (runtime/symbol.go's
+ * _PCDATA_InlTreeIndex and _FUNCDATA_InlTree, 1.18 on). */
+enum { PCDATA_INLTREE = 2, FUNCDATA_INLTREE = 3 };
 
 static int bad(const char *name, size_t off, const char *what)
 {
 	return err_set(-EINVAL, "%s: .gopclntab at 0x%zx: %s", name, off, what);
 }
 
+static uint64_t load_word(const uint8_t *p, unsigned size, bool big_endian)
+{
+	return size == 8 ? load_u64(p, big_endian) : load_u32(p, big_endian);
+}
+
 static uint64_t word(const struct elf_gopclntab *t, size_t off, unsigned size)
 {
-	return size == 8 ? load_u64(t->data + off, t->big_endian)
-			 : load_u32(t->data + off, t->big_endian);
+	return load_word(t->data + off, size, t->big_endian);
 }
 
 static int parse_header(struct elf_gopclntab *t)
@@ -112,6 +126,40 @@ int elf_gopclntab_open_mem(const char *name, const uint8_t *data, size_t size,
 	return 0;
 }
 
+/* runtime.firstmoduledata (in .noptrdata) starts with a pointer to the table's header, then
+ * the slice of its function names; its gofunc field lies 38 words in (Go 1.18's
+ * runtime/symtab.go), 40 from 1.20 on (covctrs and ecovctrs came before it). Not found: no
+ * inline frames. */
+static void find_gofunc(struct elf_file *f, uint64_t hdr, struct elf_gopclntab *t)
+{
+	struct elf_section *nd = elf_section_by_name(f, ".noptrdata");
+	const uint8_t *d;
+	size_t n;
+	if (t->version < 118 || !nd || elf_section_data(f, nd, &d, &n)) {
+		err_clear();
+		return;
+	}
+	size_t p = t->ptr, at = (t->version == 118 ? 38 : 40) * p;
+	for (size_t off = 0; n >= at + p && off <= n - at - p; off += p) {
+		if (load_word(d + off, t->ptr, t->big_endian) != hdr ||
+		    load_word(d + off + p, t->ptr, t->big_endian) != hdr + t->funcnames)
+			continue;
+		uint64_t gofunc = load_word(d + off + at, t->ptr, t->big_endian);
+		struct elf_section *ro = elf_section_at(f, gofunc);
+		const uint8_t *data;
+		size_t size;
+		if (!ro || elf_section_data(f, ro, &data, &size) || gofunc - ro->addr >= size) {
+			err_clear();
+			return;
+		}
+		t->gofunc = gofunc;
+		t->gofunc_sec_addr = ro->addr;
+		t->gofunc_data = data;
+		t->gofunc_sec_size = size;
+		return;
+	}
+}
+
 int elf_gopclntab_open(struct elf_file *f, struct elf_gopclntab **out)
 {
 	struct elf_section *s = elf_section_by_name(f, ".gopclntab");
@@ -129,6 +177,7 @@ int elf_gopclntab_open(struct elf_file *f, struct elf_gopclntab **out)
 	struct elf_section *text = elf_section_by_name(f, ".text");
 	if ((*out)->version >= 118 && !(*out)->text && text)
 		(*out)->text = text->addr;
+	find_gofunc(f, s->addr, *out);
 	return 0;
 }
 
@@ -243,4 +292,57 @@ bool elf_gopclntab_line(const struct elf_gopclntab *t, const struct elf_gofunc *
 	*file = name;
 	*line = (uint32_t)ln;
 	return true;
+}
+
+/* fn's inline tree: the pc-value table of tree indexes and the tree's address; false when fn
+ * has none (or its record is damaged). */
+static bool inline_tree(const struct elf_gopclntab *t, const struct elf_gofunc *fn,
+			uint32_t *index_table, uint64_t *tree)
+{
+	size_t fixed = t->fbase + 36 + (t->version >= 120 ? 4 : 0);
+	if (!t->gofunc_data || fn->func_off > t->size || t->size - fn->func_off < fixed)
+		return false;
+	const uint8_t *rec = t->data + fn->func_off;
+	uint64_t npcdata = load_u32(rec + t->fbase + 24, t->big_endian), nfuncdata = rec[fixed - 1];
+	if (npcdata <= PCDATA_INLTREE || nfuncdata <= FUNCDATA_INLTREE ||
+	    (t->size - fn->func_off - fixed) / 4 < npcdata + nfuncdata)
+		return false;
+	*index_table = load_u32(rec + fixed + 4 * PCDATA_INLTREE, t->big_endian);
+	uint32_t off = load_u32(rec + fixed + 4 * (npcdata + FUNCDATA_INLTREE), t->big_endian);
+	*tree = t->gofunc + off;
+	return off != UINT32_MAX;
+}
+
+size_t elf_gopclntab_frames(const struct elf_gopclntab *t, const struct elf_gofunc *fn,
+			    uint64_t vaddr, struct elf_goframe *out, size_t max)
+{
+	/* An entry: 1.18's {parent int16, funcID, _, file, line, func_, parentPc int32},
+	 * 1.20's {funcID, _[3], nameOff, parentPc, startLine int32}. */
+	size_t esize = t->version >= 120 ? 16 : 20, name_at = t->version >= 120 ? 4 : 12,
+	       parent_at = t->version >= 120 ? 8 : 16, n = 0;
+	uint32_t index_table;
+	uint64_t tree, pc = vaddr;
+	bool inlined = inline_tree(t, fn, &index_table, &tree);
+	while (inlined && n + 1 < max) {
+		int32_t ix;
+		if (!pcvalue(t, fn, index_table, pc, &ix) || ix < 0)
+			break;
+		uint64_t at = tree + (uint64_t)ix * esize;
+		if (at < t->gofunc_sec_addr || t->gofunc_sec_size < esize ||
+		    at - t->gofunc_sec_addr > t->gofunc_sec_size - esize)
+			break;
+		const uint8_t *call = t->gofunc_data + (at - t->gofunc_sec_addr);
+		uint32_t nameoff = load_u32(call + name_at, t->big_endian);
+		out[n] = (struct elf_goframe){ str_at(t, (uint64_t)t->funcnames + nameoff), NULL, 0 };
+		elf_gopclntab_line(t, fn, pc, &out[n].file, &out[n].line);
+		n++;
+		/* The caller's position: an instruction of fn whose position is the call's. */
+		uint64_t parent = fn->entry + load_u32(call + parent_at, t->big_endian);
+		if (parent >= fn->end)
+			break;
+		pc = parent;
+	}
+	out[n] = (struct elf_goframe){ fn->name, NULL, 0 };
+	elf_gopclntab_line(t, fn, pc, &out[n].file, &out[n].line);
+	return n + 1;
 }

@@ -151,9 +151,10 @@ int sym_lookup_in(struct sym_module *m, uint64_t addr, enum sym_style style,
 	struct tally_frame fr[MAX_FRAMES];
 	struct outermost outer = { 0 };
 	size_t n = dwarf_frames(m, addr, fr, &outer);
+	bool go = n == 0 && m->go && (n = sym_go_frames(m, addr, fr, MAX_FRAMES)) > 0;
 	if (n == 0)
 		fr[n++] = (struct tally_frame){ 0 };
-	if (n > 1 || !m->go || !sym_go_frame(m, addr, &fr[0]))
+	if (!go)
 		name_outermost(m, addr, style, &outer, n, &fr[n - 1]);
 	for (size_t i = 0; i < n; i++) {
 		fr[i].inlined = i + 1 < n;

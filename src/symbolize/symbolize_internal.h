@@ -167,9 +167,12 @@ bool sym_cfi_function(struct sym_module *m, uint64_t addr, uint64_t *start, uint
 void sym_cfi_free(struct sym_module *m);
 
 /* go.c: opens a Go binary's .gopclntab when src (the file with DWARF) is NULL, warning of
- * a damaged one; the frame of addr from it (function, file, line), false when it has none. */
+ * a damaged one; the frames of addr from it (function, file, line; inlined calls first),
+ * at most max (>= 1) of them, 0 when it has none. */
+#define SYM_GO_MAX_FRAMES 64
 void sym_go_open(struct sym_module *m, const struct elf_file *src);
-bool sym_go_frame(struct sym_module *m, uint64_t addr, struct tally_frame *f);
+size_t sym_go_frames(struct sym_module *m, uint64_t addr, struct tally_frame *frames,
+		     size_t max);
 void sym_go_free(struct sym_module *m);
 
 /* symbols.c */

@@ -1,7 +1,8 @@
 # Go binaries without symbols or DWARF (go build -ldflags='-s -w', the usual release
 # build) are named from Go's own table, .gopclntab (elf/gopclntab.c, symbolize/go.c):
 # every instruction of the program's own functions gets the function, file and line that
-# `go tool addr2line` gives for the same address of the DWARF build, and a recording of the
+# `go tool addr2line` gives for the same address of the DWARF build, and the inlined calls
+# there that the DWARF build's inlined subroutines give, and a recording of the
 # stripped build names the hot functions, with the shares Go's own CPU profile gives
 # them, and its stacks complete. The table's layout here is Go 1.18's (go1.19).
 . tests/lib.sh
@@ -21,15 +22,27 @@ fi
 	cmp -s "$TMP/dwarf.addrs" "$TMP/stripped.addrs" ||
 	{ fail go_pclntab_same_layout "$(paste "$TMP/dwarf.addrs" "$TMP/stripped.addrs")"; exit 0; }
 
-# Every instruction of package main (inlined calls included: the table names the function
-# they were inlined into and the innermost line, as go tool addr2line does).
+# Every instruction of package main. go tool addr2line gives the function an address lies
+# in and the innermost line (of the call inlined there, if any): the outermost and the
+# innermost of tally's frames (LLVM style, a blank line after each address's frames).
 go tool objdump -s '^main\.' "$TMP/dwarf" | awk '$2 ~ /^0x[0-9a-f]+$/ {print $2}' >"$TMP/addrs"
 go tool addr2line "$TMP/dwarf" <"$TMP/addrs" >"$TMP/want"
-"$TALLY" symbolize --output-style=GNU -e "$TMP/stripped" <"$TMP/addrs" >"$TMP/got" 2>"$TMP/err"
+"$TALLY" symbolize -e "$TMP/stripped" <"$TMP/addrs" >"$TMP/got.llvm" 2>"$TMP/err"
+awk -v RS= -F '\n' '{loc = $2; sub(/:[0-9]+$/, "", loc); print $(NF - 1); print loc}' \
+	"$TMP/got.llvm" >"$TMP/got"
 n=$(wc -l <"$TMP/addrs")
 [ "$n" -gt 100 ] && cmp -s "$TMP/want" "$TMP/got" &&
 	pass "go_pclntab_names_and_lines_equal_go_addr2line_on_dwarf ($n addresses)" ||
 	fail go_pclntab_names_and_lines_equal_go_addr2line_on_dwarf "$n addresses; $(diff "$TMP/want" "$TMP/got" | head -6) $(head -2 "$TMP/err")"
+
+# Inlined calls (time.Now in main.work, among others) are frames of their own, with the
+# lines of the calls, as the DWARF build's inlined subroutines give them.
+"$TALLY" symbolize --output-style=GNU -e "$TMP/dwarf" <"$TMP/addrs" >"$TMP/dwarf.frames"
+"$TALLY" symbolize --output-style=GNU -e "$TMP/stripped" <"$TMP/addrs" >"$TMP/stripped.frames"
+inl=$(($(wc -l <"$TMP/dwarf.frames") / 2 - n))
+[ "$inl" -gt 10 ] && cmp -s "$TMP/dwarf.frames" "$TMP/stripped.frames" &&
+	pass "go_pclntab_inline_frames_equal_dwarf_build ($inl inlined frames)" ||
+	fail go_pclntab_inline_frames_equal_dwarf_build "$inl inlined frames; $(diff "$TMP/dwarf.frames" "$TMP/stripped.frames" | head -6)"
 
 if go_record stripped "$TMP/stripped"; then
 	go_complete go_pclntab_stripped_stacks_complete stripped
