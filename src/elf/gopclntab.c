@@ -294,6 +294,15 @@ bool elf_gopclntab_line(const struct elf_gopclntab *t, const struct elf_gofunc *
 	return true;
 }
 
+bool elf_gopclntab_spdelta(const struct elf_gopclntab *t, const struct elf_gofunc *fn,
+			   uint64_t vaddr, int32_t *delta)
+{
+	if (fn->func_off > t->size || t->size - fn->func_off < t->fbase + 32)
+		return false;
+	uint32_t pcsp = load_u32(t->data + fn->func_off + t->fbase + 12, t->big_endian);
+	return pcvalue(t, fn, pcsp, vaddr, delta);
+}
+
 /* fn's inline tree: the pc-value table of tree indexes and the tree's address; false when fn
  * has none (or its record is damaged). */
 static bool inline_tree(const struct elf_gopclntab *t, const struct elf_gofunc *fn,

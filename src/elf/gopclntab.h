@@ -48,6 +48,12 @@ bool elf_gopclntab_find(const struct elf_gopclntab *t, uint64_t vaddr, struct el
 bool elf_gopclntab_line(const struct elf_gopclntab *t, const struct elf_gofunc *fn,
 			uint64_t vaddr, const char **file, uint32_t *line);
 
+/* How far below its entry value (the return address's slot) the stack pointer lies at
+ * vaddr in fn, in bytes, from fn's pcsp table: false when the table has none or is
+ * damaged. */
+bool elf_gopclntab_spdelta(const struct elf_gopclntab *t, const struct elf_gofunc *fn,
+			   uint64_t vaddr, int32_t *delta);
+
 /* A frame at a pc: a call inlined there, or the function itself. */
 struct elf_goframe {
 	const char *name, *file; /* NULL where the tables have none */

@@ -80,8 +80,8 @@ static bool is_go_top(const char *name)
 	return false;
 }
 
-/* A Go binary's outermost functions, from its .gopclntab; a damaged table gives none (its
- * stacks are then truncated, as before). */
+/* A Go binary's .gopclntab and outermost functions; a damaged table gives none (its stacks
+ * are then truncated, as before). */
 static void find_go_top(struct unw_module *m)
 {
 	struct elf_gopclntab *t;
@@ -89,6 +89,7 @@ static void find_go_top(struct unw_module *m)
 		err_clear();
 		return;
 	}
+	m->go = t;
 	size_t n = elf_gopclntab_nfuncs(t);
 	for (size_t i = 0; i < n && m->ngo_top < sizeof(m->go_top) / sizeof(*m->go_top); i++) {
 		struct elf_gofunc fn;
@@ -97,7 +98,6 @@ static void find_go_top(struct unw_module *m)
 			m->go_top[m->ngo_top++][1] = fn.end;
 		}
 	}
-	elf_gopclntab_close(t);
 }
 
 static struct unw_module *open_module(const struct unw_ctx *c, const char *path)
@@ -163,6 +163,7 @@ bool unw_module_try_debug(struct unw_module *m)
 
 void unw_module_free(struct unw_module *m)
 {
+	elf_gopclntab_close(m->go);
 	dwarf_cfi_close(m->cfi);
 	if (m->elf)
 		elf_close(m->elf);

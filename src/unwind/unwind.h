@@ -1,11 +1,11 @@
 /*
  * Unwinding user stacks from a register snapshot and a copy of the stack (what
- * PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER give). DWARF CFI first, frame pointers as
- * the fallback; every step is validated (the return address lies in an executable mapping,
- * the CFA moves up the stack) and a stack that cannot be followed to its outermost frame is
- * reported as truncated, with the reason and the module where it stopped. x86-64 now: what
- * is particular to it is in struct unw_arch; the register file and CFI rows have room for
- * aarch64's registers.
+ * PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER give). DWARF CFI first (Go code without
+ * it: Go's own SP-delta table), frame pointers as the fallback; every step is validated (the
+ * return address lies in an executable mapping, the CFA moves up the stack) and a stack that
+ * cannot be followed to its outermost frame is reported as truncated, with the reason and
+ * the module where it stopped. x86-64 now: what is particular to it is in struct unw_arch;
+ * the register file and CFI rows have room for aarch64's registers.
  *
  * Ownership: struct unw_ctx owns the modules (ELF files and their CFI) and the rule cache;
  * a struct unw_space (one process's mappings) borrows modules from the context that made it.
@@ -80,6 +80,7 @@ struct unw_module {
 	 * above them is no frame. */
 	uint64_t go_top[3][2];
 	unsigned ngo_top;
+	struct elf_gopclntab *go; /* that table (a Go binary's), for steps without CFI */
 };
 
 struct unw_mapping {

@@ -69,3 +69,16 @@ go_complete() {
 		pass "$test ($line)" ||
 		fail "$test" "$line; $(grep -c '\[truncated\];runtime\.goexit' "$TMP/$name.folded") stacks truncated below runtime.goexit"
 }
+
+# go_hot_stacks TEST NAME: every stack through a hot function has all its frames, from
+# runtime.goexit down: then one of the wrappers go1.19 makes of the three go statements
+# (main.main.funcN, main.spawn.funcN), main.work and main.round (at least 95% of them).
+go_hot_stacks() {
+	local test=$1 name=$2
+	awk '{n = $NF; sub(/ [0-9]+$/, "")} /main\.hot[ABC]$/ {all += n
+			if ($0 ~ /^runtime\.goexit(\.abi0)?;main\.(main|spawn)\.func[0-9]+;main\.work;main\.round;main\.hot[ABC]$/) ok += n}
+		END {printf "%d of %d", ok, all; exit !(all >= 200 && ok >= all * 0.95)}' \
+		"$TMP/$name.folded" >"$TMP/$name.starts" &&
+		pass "$test ($(cat "$TMP/$name.starts"))" ||
+		fail "$test" "$(cat "$TMP/$name.starts"); $(grep 'main\.hot' "$TMP/$name.folded" | sort -k2 -n | tail -2)"
+}
