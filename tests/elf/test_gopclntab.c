@@ -2,7 +2,8 @@
  * Go's .gopclntab in the three layouts tally reads, built here from the runtime's own
  * declarations (runtime/symtab.go, runtime/runtime2.go of Go 1.16, 1.18 and 1.20: only
  * 1.18's can be produced by this machine's go1.19, tests/symbolize/go_pclntab.test.sh):
- * two functions, main.a in a.go (line 10, then 12) and main.b in b.go (line 20), and
+ * two functions, main.a in a.go (line 10, then 12; a frame of 24 bytes from 0x8 to 0x38)
+ * and main.b in b.go (line 20), and
  * damaged tables that must fail with the section named or leave an address unnamed.
  */
 #include <errno.h>
@@ -38,6 +39,9 @@ static void put64(struct img *m, uint64_t v) { put(m, &v, 8); }
 /* Pc-value tables: (zig-zag value delta from -1, pc delta) pairs, then 0. */
 static const uint8_t a_file[] = { 2, 0x40, 0 }, a_line[] = { 22, 0x10, 4, 0x30, 0 };
 static const uint8_t b_file[] = { 4, 0x40, 0 }, b_line[] = { 42, 0x40, 0 };
+/* main.a's stack pointer: 0 below its entry value, 24 from 0x8 (the frame made), 0 again
+ * from 0x38 (its epilogue). */
+static const uint8_t a_sp[] = { 2, 0x08, 48, 0x30, 47, 0x08, 0 };
 
 /* A table of layout version (116, 118 or 120) into m; *rec_b is where main.b's record
  * lies. */
@@ -60,6 +64,7 @@ static void build(struct img *m, unsigned version, size_t *rec_b)
 	m->b[m->n++] = 0; /* offset 0 means no table */
 	uint32_t af = (uint32_t)(put(m, a_file, 3) - o_pc), al = (uint32_t)(put(m, a_line, 5) - o_pc);
 	uint32_t bf = (uint32_t)(put(m, b_file, 3) - o_pc), bl = (uint32_t)(put(m, b_line, 3) - o_pc);
+	uint32_t as = (uint32_t)(put(m, a_sp, sizeof(a_sp)) - o_pc);
 	m->n = (m->n + 7) & ~(size_t)7;
 	size_t o_pcln = m->n;
 	size_t rec = v116 ? 8 + 36 : 4 + 36 + (version == 120 ? 4 : 0);
@@ -85,7 +90,7 @@ static void build(struct img *m, unsigned version, size_t *rec_b)
 		put32(m, i ? 7 : 0); /* nameoff */
 		put32(m, 0);         /* args */
 		put32(m, 0);         /* deferreturn */
-		put32(m, 0);         /* pcsp */
+		put32(m, i ? 0 : as); /* pcsp */
 		put32(m, i ? bf : af);
 		put32(m, i ? bl : al);
 		put32(m, 0); /* npcdata */
@@ -139,6 +144,20 @@ static void reads_layout(unsigned version)
 	assert_true(elf_gopclntab_func(t, 1, &f));
 	assert_int_equal(f.entry, TEXT + 0x40);
 	assert_int_equal(f.end, TEXT + 0x80);
+	int32_t sp;
+	assert_false(elf_gopclntab_spdelta(t, &f, TEXT + 0x40, &sp)); /* main.b has no table */
+	assert_true(elf_gopclntab_func(t, 0, &f));
+	const uint32_t pcs[] = { 0, 7, 8, 0x37, 0x38, 0x3f }, want[] = { 0, 0, 24, 24, 0, 0 };
+	for (size_t i = 0; i < sizeof(pcs) / sizeof(*pcs); i++) {
+		assert_true(elf_gopclntab_spdelta(t, &f, TEXT + pcs[i], &sp));
+		assert_int_equal(sp, want[i]);
+	}
+	/* Opened from memory, with no ELF file to find go:func.* in: no inline frames. */
+	struct elf_goframe fr[4];
+	assert_int_equal(elf_gopclntab_frames(t, &f, TEXT + 0x10, fr, 4), 1);
+	assert_string_equal(fr[0].name, "main.a");
+	assert_string_equal(fr[0].file, "a.go");
+	assert_int_equal(fr[0].line, 12);
 	elf_gopclntab_close(t);
 }
 
