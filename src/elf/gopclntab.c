@@ -162,7 +162,10 @@ static void find_gofunc(struct elf_file *f, uint64_t hdr, struct elf_gopclntab *
 
 int elf_gopclntab_open(struct elf_file *f, struct elf_gopclntab **out)
 {
+	/* A position-independent build (-buildmode=pie) has it among its relocated data. */
 	struct elf_section *s = elf_section_by_name(f, ".gopclntab");
+	if (!s)
+		s = elf_section_by_name(f, ".data.rel.ro.gopclntab");
 	const uint8_t *data;
 	size_t size;
 	if (!s || s->type == 8 /* SHT_NOBITS */)

@@ -26,7 +26,7 @@ struct elf_gofunc {
 	size_t func_off;     /* where its _func record lies in the section */
 };
 
-/* Opens f's .gopclntab: 0, -ENOENT (no message) without one, -EINVAL with the message
+/* Opens f's .gopclntab (.data.rel.ro.gopclntab in a PIE): 0, -ENOENT (no message) without one, -EINVAL with the message
  * "FILE: .gopclntab at OFF: what" for a table that is not one of the layouts above, or
  * -ENOMEM. */
 int elf_gopclntab_open(struct elf_file *f, struct elf_gopclntab **out);

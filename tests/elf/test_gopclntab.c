@@ -3,8 +3,8 @@
  * declarations (runtime/symtab.go, runtime/runtime2.go of Go 1.16, 1.18 and 1.20: only
  * 1.18's can be produced by this machine's go1.19, tests/symbolize/go_pclntab.test.sh):
  * two functions, main.a in a.go (line 10, then 12; a frame of 24 bytes from 0x8 to 0x38)
- * and main.b in b.go (line 20), and
- * damaged tables that must fail with the section named or leave an address unnamed.
+ * and main.b in b.go (line 20), and damaged tables that must fail with the section named
+ * or leave an address unnamed.
  */
 #include <errno.h>
 #include <setjmp.h>

@@ -44,6 +44,19 @@ inl=$(($(wc -l <"$TMP/dwarf.frames") / 2 - n))
 	pass "go_pclntab_inline_frames_equal_dwarf_build ($inl inlined frames)" ||
 	fail go_pclntab_inline_frames_equal_dwarf_build "$inl inlined frames; $(diff "$TMP/dwarf.frames" "$TMP/stripped.frames" | head -6)"
 
+# A position-independent build keeps the table as .data.rel.ro.gopclntab (go tool addr2line
+# cannot read such a build: tally's frames for its DWARF build are the oracle).
+go_build "$TMP/pie" -buildmode=pie
+go_build "$TMP/pie-stripped" -buildmode=pie -ldflags='-s -w'
+go tool objdump -s '^main\.' "$TMP/pie" | awk '$2 ~ /^0x[0-9a-f]+$/ {print $2}' >"$TMP/pie.addrs"
+"$TALLY" symbolize --output-style=GNU -e "$TMP/pie" <"$TMP/pie.addrs" >"$TMP/pie.frames"
+"$TALLY" symbolize --output-style=GNU -e "$TMP/pie-stripped" <"$TMP/pie.addrs" >"$TMP/pie-stripped.frames"
+n=$(wc -l <"$TMP/pie.addrs")
+[ "$n" -gt 100 ] && ! grep -q '^??' "$TMP/pie.frames" &&
+	cmp -s "$TMP/pie.frames" "$TMP/pie-stripped.frames" &&
+	pass "go_pclntab_pie_frames_equal_dwarf_build ($n addresses)" ||
+	fail go_pclntab_pie_frames_equal_dwarf_build "$n addresses; $(diff "$TMP/pie.frames" "$TMP/pie-stripped.frames" | head -6)"
+
 if go_record stripped "$TMP/stripped"; then
 	go_complete go_pclntab_stripped_stacks_complete stripped
 	# No CFI: Go's SP-delta table finds the callers of the frameless hot functions, which
