@@ -160,6 +160,38 @@ static void find_gofunc(struct elf_file *f, uint64_t hdr, struct elf_gopclntab *
 	}
 }
 
+/* Where the section's name is gone (renamed, or merged by a linker script), the symbols
+ * runtime.pclntab and runtime.epclntab still bound the table: its address and bytes, in
+ * the section holding them, or -ENOENT. */
+static int by_symbols(struct elf_file *f, uint64_t *addr, const uint8_t **data, size_t *size)
+{
+	struct elf_symtab t;
+	if (elf_symbols_unsorted(f, ELF_SYMS_SYMTAB_ELSE_DYNSYM, true, &t)) {
+		err_clear();
+		return -ENOENT;
+	}
+	uint64_t lo = 0, hi = 0;
+	for (size_t i = 0; i < t.n; i++) {
+		if (!strcmp(t.syms[i].name, "runtime.pclntab"))
+			lo = t.syms[i].addr;
+		else if (!strcmp(t.syms[i].name, "runtime.epclntab"))
+			hi = t.syms[i].addr;
+	}
+	elf_symtab_free(&t);
+	struct elf_section *s = lo ? elf_section_at(f, lo) : NULL;
+	const uint8_t *d;
+	size_t n;
+	if (!s || hi <= lo || s->type == 8 /* SHT_NOBITS */ || elf_section_data(f, s, &d, &n) ||
+	    lo - s->addr > n || hi - lo > n - (lo - s->addr)) {
+		err_clear();
+		return -ENOENT;
+	}
+	*addr = lo;
+	*data = d + (lo - s->addr);
+	*size = (size_t)(hi - lo);
+	return 0;
+}
+
 int elf_gopclntab_open(struct elf_file *f, struct elf_gopclntab **out)
 {
 	/* A position-independent build (-buildmode=pie) has it among its relocated data. */
@@ -168,9 +200,14 @@ int elf_gopclntab_open(struct elf_file *f, struct elf_gopclntab **out)
 		s = elf_section_by_name(f, ".data.rel.ro.gopclntab");
 	const uint8_t *data;
 	size_t size;
-	if (!s || s->type == 8 /* SHT_NOBITS */)
+	uint64_t addr = s ? s->addr : 0;
+	int err = 0;
+	if (s && s->type == 8 /* SHT_NOBITS */)
 		return -ENOENT;
-	int err = elf_section_data(f, s, &data, &size);
+	if (s)
+		err = elf_section_data(f, s, &data, &size);
+	else if (by_symbols(f, &addr, &data, &size))
+		return -ENOENT;
 	if (!err)
 		err = elf_gopclntab_open_mem(f->path, data, size, out);
 	if (err)
@@ -180,7 +217,7 @@ int elf_gopclntab_open(struct elf_file *f, struct elf_gopclntab **out)
 	struct elf_section *text = elf_section_by_name(f, ".text");
 	if ((*out)->version >= 118 && !(*out)->text && text)
 		(*out)->text = text->addr;
-	find_gofunc(f, s->addr, *out);
+	find_gofunc(f, addr, *out);
 	return 0;
 }
 

@@ -26,7 +26,8 @@ struct elf_gofunc {
 	size_t func_off;     /* where its _func record lies in the section */
 };
 
-/* Opens f's .gopclntab (.data.rel.ro.gopclntab in a PIE): 0, -ENOENT (no message) without one, -EINVAL with the message
+/* Opens f's .gopclntab (.data.rel.ro.gopclntab in a PIE; where neither name is left, what
+ * the symbols runtime.pclntab and runtime.epclntab bound): 0, -ENOENT (no message) without one, -EINVAL with the message
  * "FILE: .gopclntab at OFF: what" for a table that is not one of the layouts above, or
  * -ENOMEM. */
 int elf_gopclntab_open(struct elf_file *f, struct elf_gopclntab **out);

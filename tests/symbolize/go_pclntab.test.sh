@@ -57,6 +57,15 @@ n=$(wc -l <"$TMP/pie.addrs")
 	pass "go_pclntab_pie_frames_equal_dwarf_build ($n addresses)" ||
 	fail go_pclntab_pie_frames_equal_dwarf_build "$n addresses; $(diff "$TMP/pie.frames" "$TMP/pie-stripped.frames" | head -6)"
 
+# Where the section's name is gone, the symbols runtime.pclntab and runtime.epclntab find
+# the table: the DWARF build without its DWARF and with the section renamed (it still runs:
+# the runtime finds its table through its own data) gets the stripped build's frames.
+objcopy --strip-debug --rename-section .gopclntab=.renamed "$TMP/dwarf" "$TMP/renamed"
+"$TALLY" symbolize --output-style=GNU -e "$TMP/renamed" <"$TMP/addrs" >"$TMP/renamed.frames"
+cmp -s "$TMP/stripped.frames" "$TMP/renamed.frames" &&
+	pass go_pclntab_found_by_its_symbols_where_the_section_name_is_gone ||
+	fail go_pclntab_found_by_its_symbols_where_the_section_name_is_gone "$(diff "$TMP/stripped.frames" "$TMP/renamed.frames" | head -6)"
+
 if go_record stripped "$TMP/stripped"; then
 	go_complete go_pclntab_stripped_stacks_complete stripped
 	# No CFI: Go's SP-delta table finds the callers of the frameless hot functions, which
