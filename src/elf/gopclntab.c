@@ -165,6 +165,10 @@ static void find_gofunc(struct elf_file *f, uint64_t hdr, struct elf_gopclntab *
  * the section holding them, or -ENOENT. */
 static int by_symbols(struct elf_file *f, uint64_t *addr, const uint8_t **data, size_t *size)
 {
+	/* Only in a Go binary (what Go's linker always writes): reading every symbol of every
+	 * other file opened would cost the rest their time. */
+	if (!elf_section_by_name(f, ".go.buildinfo") && !elf_section_by_name(f, ".note.go.buildid"))
+		return -ENOENT;
 	struct elf_symtab t;
 	if (elf_symbols_unsorted(f, ELF_SYMS_SYMTAB_ELSE_DYNSYM, true, &t)) {
 		err_clear();
