@@ -2,9 +2,9 @@
  * libFuzzer target: the ELF reader on arbitrary bytes: headers, every section's contents
  * (decompression and relocation included; odd sections first inflated as a stream in two
  * steps, as front mode reads them), symbols, notes, build-id, debuglink, address
- * translation; the nearest symbol found by one pass over the tables, which must be the
- * sorted table's; and the debug cache's decompressed copy, which must hold the same
- * contents in every section, none compressed.
+ * translation, Go's function table; the nearest symbol found by one pass over the tables,
+ * which must be the sorted table's; and the debug cache's decompressed copy, which must
+ * hold the same contents in every section, none compressed.
  */
 #include <limits.h>
 #include <stddef.h>
@@ -17,6 +17,7 @@
 #include "base/err.h"
 #include "base/search.h"
 #include "elf/elf.h"
+#include "elf/gopclntab.h"
 
 #define CACHE_DIR "/tmp/tally-fuzz-cache"
 
@@ -74,6 +75,21 @@ static int count_note(const struct elf_note *n, void *ctx)
 	return 0;
 }
 
+/* Go's table, found by section name or by its symbols, and the frames (inline trees come
+ * from the file's other sections) at the entry point. */
+static void go_table(struct elf_file *f)
+{
+	struct elf_gopclntab *t;
+	struct elf_gofunc fn;
+	struct elf_goframe fr[8];
+	if (elf_gopclntab_open(f, &t))
+		return;
+	if (elf_gopclntab_find(t, f->entry, &fn) &&
+	    elf_gopclntab_frames(t, &fn, f->entry, fr, 8) - 1 >= 8)
+		abort();
+	elf_gopclntab_close(t);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct elf_file *f;
@@ -107,6 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	elf_vaddr_to_offset(f, f->entry, &x);
 	elf_offset_to_vaddr(f, 0x1000, &x);
 	elf_section_at(f, f->entry);
+	go_table(f);
 	check_cache_copy(f);
 	err_clear();
 	elf_close(f);

@@ -5,7 +5,8 @@
  * from the symbol table where the address has a symbol (llvm-symbolizer's rule, which
  * also shows compiler clones such as foo.cold or foo.constprop.0 by their real names);
  * GNU style keeps the DWARF name, as addr2line does. A function nothing names keeps no
- * name, as in both tools, but its range from the unwind tables (cfi_funcs.c).
+ * name, as in both tools, but its range from the unwind tables (cfi_funcs.c). A Go binary
+ * without DWARF is named, with files and lines, from Go's own table (go.c).
  */
 #include <errno.h>
 
@@ -150,9 +151,11 @@ int sym_lookup_in(struct sym_module *m, uint64_t addr, enum sym_style style,
 	struct tally_frame fr[MAX_FRAMES];
 	struct outermost outer = { 0 };
 	size_t n = dwarf_frames(m, addr, fr, &outer);
+	bool go = n == 0 && m->go && (n = sym_go_frames(m, addr, fr, MAX_FRAMES)) > 0;
 	if (n == 0)
 		fr[n++] = (struct tally_frame){ 0 };
-	name_outermost(m, addr, style, &outer, n, &fr[n - 1]);
+	if (!go)
+		name_outermost(m, addr, style, &outer, n, &fr[n - 1]);
 	for (size_t i = 0; i < n; i++) {
 		fr[i].inlined = i + 1 < n;
 		if (i < max)

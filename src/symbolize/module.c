@@ -319,6 +319,7 @@ int sym_open(const char *path, const struct sym_opts *opts, struct sym_module **
 	if (!err) {
 		struct elf_file *src = dwarf_source(m);
 		minidebuginfo(m, src);
+		sym_go_open(m, src);
 		err = sym_symbols_start(m);
 		if (!err && (m->opts.many || !sym_front_open(m, src))) {
 			sym_open_dwarf(m, src);
@@ -364,6 +365,7 @@ void sym_close(struct sym_module *m)
 	sym_symbols_free(&m->fallback);
 	sym_names_free(m);
 	sym_cfi_free(m);
+	sym_go_free(m);
 	dwarf_close(m->dwarf);
 	/* A compressed debug file whose DWARF was used goes to the cache decompressed, in the
 	 * background: the next process that needs it will not inflate it again, and this one

@@ -15,6 +15,7 @@
 #include "base/arena.h"
 #include "dwarf/dwarf.h"
 #include "elf/elf.h"
+#include "elf/gopclntab.h"
 #include "symbolize/symbolize.h"
 
 struct sym_scope {
@@ -94,6 +95,8 @@ struct sym_module {
 	atomic_bool cfi_built;
 	struct sym_cfi_func *cfi_funcs;
 	size_t ncfi_funcs;
+	/* Go's own table (go.c), for a Go binary without DWARF: NULL otherwise. */
+	struct elf_gopclntab *go;
 	struct arena arena;           /* names */
 	struct bulk bulk;             /* what unit indexes hold: scopes, spans, line rows */
 	struct sym_name_cache *names;
@@ -162,6 +165,15 @@ void sym_names_free(struct sym_module *m);
  * no symbol names; false when none does. Thread-safe. */
 bool sym_cfi_function(struct sym_module *m, uint64_t addr, uint64_t *start, uint64_t *end);
 void sym_cfi_free(struct sym_module *m);
+
+/* go.c: opens a Go binary's .gopclntab when src (the file with DWARF) is NULL, warning of
+ * a damaged one; the frames of addr from it (function, file, line; inlined calls first),
+ * at most max (>= 1) of them, 0 when it has none. */
+#define SYM_GO_MAX_FRAMES 64
+void sym_go_open(struct sym_module *m, const struct elf_file *src);
+size_t sym_go_frames(struct sym_module *m, uint64_t addr, struct tally_frame *frames,
+		     size_t max);
+void sym_go_free(struct sym_module *m);
 
 /* symbols.c */
 /* The module's table (symbols): for a batch (opts.many) it loads on a thread of its own,

@@ -18,6 +18,7 @@
 #include "base/err.h"
 #include "base/vec.h"
 #include "elf/elf.h"
+#include "elf/gopclntab.h"
 
 int unw_ctx_expect_build_id(struct unw_ctx *c, const char *path, const uint8_t *id, size_t len)
 {
@@ -63,6 +64,42 @@ static void hex_build_id(struct unw_module *m)
 	hex_encode(id, len, m->build_id);
 }
 
+/* The functions Go's runtime starts its stacks in: its assembly marks them TOPFRAME and its
+ * own traceback stops there (runtime/asm_amd64.s). The table names assembly functions without
+ * the ".abi0" the symbol table adds. */
+static const char *const go_top_names[] = { "runtime.goexit", "runtime.mstart",
+					    "runtime.rt0_go" };
+
+static bool is_go_top(const char *name)
+{
+	for (size_t i = 0; i < sizeof(go_top_names) / sizeof(*go_top_names); i++) {
+		size_t n = strlen(go_top_names[i]);
+		if (!strncmp(name, go_top_names[i], n) && (!name[n] || !strcmp(name + n, ".abi0")))
+			return true;
+	}
+	return false;
+}
+
+/* A Go binary's .gopclntab and outermost functions; a damaged table gives none (its stacks
+ * are then truncated, as before). */
+static void find_go_top(struct unw_module *m)
+{
+	struct elf_gopclntab *t;
+	if (elf_gopclntab_open(m->elf, &t)) {
+		err_clear();
+		return;
+	}
+	m->go = t;
+	size_t n = elf_gopclntab_nfuncs(t);
+	for (size_t i = 0; i < n && m->ngo_top < sizeof(m->go_top) / sizeof(*m->go_top); i++) {
+		struct elf_gofunc fn;
+		if (elf_gopclntab_func(t, i, &fn) && fn.name && is_go_top(fn.name)) {
+			m->go_top[m->ngo_top][0] = fn.entry;
+			m->go_top[m->ngo_top++][1] = fn.end;
+		}
+	}
+}
+
 static struct unw_module *open_module(const struct unw_ctx *c, const char *path)
 {
 	struct unw_module *m = calloc(1, sizeof(*m));
@@ -74,8 +111,10 @@ static struct unw_module *open_module(const struct unw_ctx *c, const char *path)
 		return NULL;
 	}
 	int r = open_matching(c, path, &m->elf, &m->file);
-	if (!r)
+	if (!r) {
 		hex_build_id(m);
+		find_go_top(m);
+	}
 	if (!r)
 		r = dwarf_cfi_open_elf(m->elf, NULL, &m->cfi);
 	if (r) {
@@ -124,6 +163,7 @@ bool unw_module_try_debug(struct unw_module *m)
 
 void unw_module_free(struct unw_module *m)
 {
+	elf_gopclntab_close(m->go);
 	dwarf_cfi_close(m->cfi);
 	if (m->elf)
 		elf_close(m->elf);

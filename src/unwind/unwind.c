@@ -1,7 +1,8 @@
 /*
- * The unwinder: one step at a time, CFI first and frame pointers as the fallback (auto),
- * or one of them only. Memory is the copied stack and nothing else: a value outside it ends
- * the walk as truncated rather than guessed.
+ * The unwinder: one step at a time, CFI first (for Go code without CFI, Go's SP-delta
+ * table) and frame pointers as the fallback (auto), or one of them only. Memory is the
+ * copied stack and nothing else: a value outside it ends the walk as truncated rather than
+ * guessed.
  *
  * One rule comes from measurement (perf/libunwind give up here, issue 4): in the first
  * frame, a register whose save slot lies below the stack pointer has already been restored
@@ -16,6 +17,7 @@
 
 #include "base/cursor.h"
 #include "elf/elf.h"
+#include "elf/gopclntab.h"
 
 struct mem {
 	const uint8_t *stack;
@@ -405,6 +407,55 @@ static bool returns_to_entry(const struct unw_module *mod, uint64_t vaddr)
 	return mod->elf && vaddr - mod->elf->entry < 16;
 }
 
+/* Whether vaddr lies in a function a Go stack starts in (struct unw_module's go_top). */
+static bool in_go_top(const struct unw_module *mod, uint64_t vaddr)
+{
+	for (unsigned i = 0; mod && i < mod->ngo_top; i++)
+		if (vaddr >= mod->go_top[i][0] && vaddr < mod->go_top[i][1])
+			return true;
+	return false;
+}
+
+/* A step through Go code without CFI (a -ldflags='-s -w' build), from Go's own SP-delta
+ * table: the return address lies delta bytes above the stack pointer, the caller's stack
+ * pointer just above it. Once the frame is made (delta > 0), Go's prologue has saved the
+ * frame pointer just below the return address (go1.19 amd64: SUBQ $n, SP; MOVQ BP,
+ * n-8(SP); LEAQ n-8(SP), BP); a frameless function leaves it alone. 0, or -1 with *why. */
+static int go_step(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *cur,
+		   struct mem *mem, const struct unw_module *mod, uint64_t vaddr,
+		   const struct unw_mapping **m, struct step *st, struct unw_regs *next,
+		   enum unw_end *why)
+{
+	const struct unw_arch *a = c->arch;
+	struct elf_gofunc fn;
+	int32_t delta;
+	uint64_t ra, bp = 0;
+	if (!elf_gopclntab_find(mod->go, vaddr, &fn) ||
+	    !elf_gopclntab_spdelta(mod->go, &fn, vaddr, &delta) || delta < 0 || delta & 7) {
+		*why = UNW_END_NO_CFI;
+		return -1;
+	}
+	uint64_t at = cur->r[a->sp] + (uint64_t)delta;
+	if (mem_read(mem, at, 8, &ra) || (delta && mem_read(mem, at - 8, 8, &bp))) {
+		*why = UNW_END_STACK;
+		return -1;
+	}
+	keep_callee_saved(a, cur, next);
+	next->r[a->sp] = at + 8;
+	next->r[a->pc] = ra;
+	next->valid |= 1ull << a->sp | 1ull << a->pc;
+	if (delta) {
+		next->r[a->fp] = bp;
+		next->valid |= 1ull << a->fp;
+	}
+	if (!valid_step(a, s, cur, next, st->first, m)) {
+		*why = UNW_END_BAD_STEP;
+		return -1;
+	}
+	st->passes = a->callee_saved & ~(1ull << a->sp | 1ull << a->pc | (delta ? 1ull << a->fp : 0));
+	return 0;
+}
+
 /* The frame-pointer step, where CFI gave none or a wrong one: 0, or -1 with *why. */
 static int fp_fallback(struct unw_ctx *c, const struct unw_space *s, const struct unw_regs *cur,
 		       struct mem *mem, const struct unw_mapping **m, struct unw_frame *f,
@@ -453,6 +504,10 @@ static bool step(struct unw_ctx *c, const struct unw_space *s, const struct unw_
 		vaddr = lookup - jit->start;
 		have_vaddr = true;
 	}
+	if (have_vaddr && !jit && in_go_top(mod, vaddr)) {
+		st->end = UNW_END_OUTERMOST;
+		return false;
+	}
 	enum unw_end why = UNW_END_NO_CFI;
 	int r = -1;
 	uint64_t rules;
@@ -478,6 +533,8 @@ static bool step(struct unw_ctx *c, const struct unw_space *s, const struct unw_
 		st->end = UNW_END_OUTERMOST;
 		return false;
 	}
+	if (r != 0 && !row && have_vaddr && !jit && mod && mod->go && c->method != UNW_FP)
+		r = go_step(c, s, cur, mem, mod, vaddr, m, st, next, &why);
 	if (r != 0 && c->method != UNW_CFI) {
 		enum unw_end fwhy;
 		r = fp_fallback(c, s, cur, mem, m, f, st, next, &fwhy);
@@ -546,6 +603,7 @@ size_t unw_from_callchain(struct unw_ctx *c, const struct unw_space *s, const ui
 			  size_t nips, struct unw_frame *out, size_t max, enum unw_end *end)
 {
 	size_t n = 0;
+	bool go_top = false;
 	*end = UNW_END_FP_CHAIN;
 	for (size_t i = 0; i < nips && n < max; i++) {
 		const struct unw_mapping *m = unw_space_find(s, ips[i]);
@@ -562,13 +620,19 @@ size_t unw_from_callchain(struct unw_ctx *c, const struct unw_space *s, const ui
 		if (!unw_file_vaddr(m, lookup, &vaddr))
 			continue;
 		f->rel = vaddr + (ips[i] - lookup);
+		if (in_go_top(m->mod, vaddr)) {
+			/* Go's stacks start here: whatever the chain has above is no frame. */
+			*end = UNW_END_OUTERMOST;
+			go_top = true;
+			break;
+		}
 		const struct dwarf_cfi_row *row;
 		if (i == nips - 1 && unw_rule_lookup(c, m->mod, vaddr, &row, NULL) == 0 &&
 		    row->ra_reg < DWARF_CFI_NREGS &&
 		    row->regs[row->ra_reg].kind == DWARF_RULE_UNDEFINED)
 			*end = UNW_END_OUTERMOST;
 	}
-	if (n >= 1 && n < nips && *end == UNW_END_OUTERMOST)
+	if (n >= 1 && n < nips && *end == UNW_END_OUTERMOST && !go_top)
 		*end = UNW_END_FP_CHAIN;
 	c->stats.fp_steps += n ? n - 1 : 0;
 	count_end(c, *end, n, out);

@@ -1,11 +1,11 @@
 /*
  * Unwinding user stacks from a register snapshot and a copy of the stack (what
- * PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER give). DWARF CFI first, frame pointers as
- * the fallback; every step is validated (the return address lies in an executable mapping,
- * the CFA moves up the stack) and a stack that cannot be followed to its outermost frame is
- * reported as truncated, with the reason and the module where it stopped. x86-64 now: what
- * is particular to it is in struct unw_arch; the register file and CFI rows have room for
- * aarch64's registers.
+ * PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER give). DWARF CFI first (Go code without
+ * it: Go's own SP-delta table), frame pointers as the fallback; every step is validated (the
+ * return address lies in an executable mapping, the CFA moves up the stack) and a stack that
+ * cannot be followed to its outermost frame is reported as truncated, with the reason and
+ * the module where it stopped. x86-64 now: what is particular to it is in struct unw_arch;
+ * the register file and CFI rows have room for aarch64's registers.
  *
  * Ownership: struct unw_ctx owns the modules (ELF files and their CFI) and the rule cache;
  * a struct unw_space (one process's mappings) borrows modules from the context that made it.
@@ -52,7 +52,8 @@ enum unw_method { UNW_AUTO, UNW_CFI, UNW_FP };
 
 /* Why a stack ended. UNW_END_OUTERMOST is the only complete ending. */
 enum unw_end {
-	UNW_END_OUTERMOST,  /* the CFI marked the return address undefined (_start, clone) */
+	UNW_END_OUTERMOST,  /* the CFI marked the return address undefined (_start, clone), or
+			     * a Go stack reached where Go's runtime starts it (unw_module) */
 	UNW_END_NO_MAPPING, /* the pc lies in no executable mapping */
 	UNW_END_NO_CFI,     /* no CFI for the pc and no usable frame pointer */
 	UNW_END_STACK,      /* a value lay outside the copied stack */
@@ -73,6 +74,13 @@ struct unw_module {
 	bool dbg_tried;
 	bool failed;
 	uint64_t stops; /* stacks that ended in this module */
+	/* A Go binary's functions where every stack of its starts (runtime.goexit under each
+	 * goroutine, runtime.mstart and runtime.rt0_go under each thread), as ELF vaddr
+	 * ranges [lo, hi) from its .gopclntab: no CFI marks them outermost, and what lies
+	 * above them is no frame. */
+	uint64_t go_top[3][2];
+	unsigned ngo_top;
+	struct elf_gopclntab *go; /* that table (a Go binary's), for steps without CFI */
 };
 
 struct unw_mapping {
