@@ -1,8 +1,8 @@
 # Go programs (built with DWARF, go build's default): every goroutine's stack starts in
 # runtime.goexit, every thread's in runtime.mstart or runtime.rt0_go, where no CFI marks
 # the outermost frame; tally counts such stacks complete (unwind/module.c). The program
-# (tests/unwind/go/main.go) starts goroutines from three places and writes its own CPU
-# profile (runtime/pprof), the oracle for the shares of its hot functions.
+# (tests/unwind/go/main.go) starts goroutines from three places and, in a run of its own,
+# writes its own CPU profile (runtime/pprof), the oracle for the shares of its hot functions.
 . tests/lib.sh
 GO_TEST=go_stacks
 . tests/unwind/go/lib.sh
