@@ -63,7 +63,6 @@ struct replay_frame_source {
 
 /* A kind of frame source, as sources.c lists them. */
 struct replay_source_type {
-	const char *name;
 	/* The source for the recording d, or out->ops NULL when d has nothing for it. 0, or a
 	 * negative code with the message set. */
 	int (*open)(struct perf_data *d, struct replay_frame_source *out);

@@ -218,4 +218,4 @@ static int open_source(struct perf_data *data, struct replay_frame_source *out)
 	return 0;
 }
 
-const struct replay_source_type replay_jitdump_source = { "jitdump", open_source };
+const struct replay_source_type replay_jitdump_source = { open_source };

@@ -131,4 +131,4 @@ static int open_source(struct perf_data *d, struct replay_frame_source *out)
 	return r ? r : replay_perfmap_source_new(dir, out);
 }
 
-const struct replay_source_type replay_perfmap_source = { "perf maps", open_source };
+const struct replay_source_type replay_perfmap_source = { open_source };

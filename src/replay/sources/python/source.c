@@ -471,4 +471,4 @@ static int open_source(struct perf_data *d, struct replay_frame_source *out)
 	return replay_python_source_new(d, NULL, out);
 }
 
-const struct replay_source_type replay_python_source = { "python", open_source };
+const struct replay_source_type replay_python_source = { open_source };

@@ -240,4 +240,4 @@ static int open_source(struct perf_data *d, struct replay_frame_source *out)
 	return replay_vm_source_new(d, NULL, out);
 }
 
-const struct replay_source_type replay_vm_source = { "vm", open_source };
+const struct replay_source_type replay_vm_source = { open_source };
