@@ -45,10 +45,8 @@ void json_print_bytes(FILE *out, const char *s, size_t len)
 		} else if (*p == '"' || *p == '\\') {
 			putc('\\', out);
 			putc(*p++, out);
-		} else if (*p < 0x20 || *p == 0x7f) {
+		} else { /* a control character: the plain ones went in the run */
 			fprintf(out, "\\u%04x", *p++);
-		} else {
-			putc(*p++, out);
 		}
 	}
 	putc('"', out);
