@@ -88,7 +88,7 @@ count_script() {
 }
 
 pass=0 fail=0 skip=0
-failed=()
+failed=() # "PATH [BUILD]", and below it the first lines of what went wrong
 declare -A bpass bfail
 # report I: adds job I's counts and prints what went wrong in it.
 report() {
@@ -114,7 +114,19 @@ report() {
 	fi
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 	bpass[$build]=$((${bpass[$build]:-0} + p)) bfail[$build]=$((${bfail[$build]:-0} + f))
-	[ "$f" -gt 0 ] && failed+=("$path [$build]")
+	[ "$f" -gt 0 ] && failed+=("$path [$build]"$'\n'"$(failure_lines "$path" "$out")")
+}
+# The first three FAIL lines of a failed job (or its output's last ones), cut to 300
+# bytes and indented: the summary at the end is the part of a CI log that is kept.
+failure_lines() { # PATH OUT
+	local lines
+	if [[ "$1" == *.test.sh ]]; then
+		lines=$(grep '^FAIL: ' "$2" | head -3)
+	else
+		lines=$(grep -E 'FAILED|ERROR|Sanitizer|runtime error' "$2" | head -3)
+	fi
+	[ -n "$lines" ] || lines=$(tail -3 "$2")
+	cut -c1-300 <<<"$lines" | sed 's/^/      /'
 }
 
 # The pool: starts every ready job while fewer than $jobs run; alone jobs wait.

@@ -40,6 +40,7 @@ log() { printf 'printf "%%s %%s %%s\\n" %s "$BUILD" "$(date +%%s%%N)" >>"%s"\n' 
 	echo 'echo "PASS: three"; sleep 0.3'
 	log end_alone
 } >"$T/tests/fake/solo.test.sh"
+echo 'echo "FAIL: five: the reason"' >"$T/tests/fake/fails.test.sh"
 for i in 1 2 3 4; do
 	{ log "start_w$i"; echo 'echo "SKIP: four: why"; sleep 0.2'; log "end_w$i"; } >"$T/tests/fake/w$i.test.sh"
 done
@@ -51,8 +52,8 @@ rc_ci=$?
 last() { tail -1 "$1"; }
 
 # Per build: unit 1+1 passed (skips' and leaks'), ok 1, dies 1 (exits 3), solo 1; SKIP: 4
-# from w1-w4 and 2 from the unit tests; failures: leaks (exit 23) and dies.
-[ "$(last "$TMP/plain.out")" = "10 passed, 4 failed, 12 skipped" ] && [ $rc_plain = 1 ] &&
+# from w1-w4 and 2 from the unit tests; failures: leaks (exit 23), dies and fails.
+[ "$(last "$TMP/plain.out")" = "10 passed, 6 failed, 12 skipped" ] && [ $rc_plain = 1 ] &&
 	pass suite_runner_counts_skips_and_failed_exits ||
 	fail suite_runner_counts_skips_and_failed_exits "exit $rc_plain: $(last "$TMP/plain.out")"
 grep -q 'test_leaks \[b1\]: exited 23' "$TMP/plain.out" &&
@@ -60,6 +61,12 @@ grep -q 'test_leaks \[b1\]: exited 23' "$TMP/plain.out" &&
 	grep -q 'test_skips: skipped: skips$' "$TMP/plain.out" &&
 	pass suite_runner_names_what_failed_and_skipped ||
 	fail suite_runner_names_what_failed_and_skipped "$(cat "$TMP/plain.out")"
+# The closing list of failures (what a CI log keeps) says why under each one.
+sed -n '/^failed:$/,$p' "$TMP/plain.out" | grep -A1 -F 'fails.test.sh [b2]' |
+	grep -qx '      FAIL: five: the reason' &&
+	sed -n '/^failed:$/,$p' "$TMP/plain.out" | grep -A1 -F 'dies.test.sh [b1]' | grep -qx '      PASS: two' &&
+	pass suite_runner_failure_list_says_why ||
+	fail suite_runner_failure_list_says_why "$(sed -n '/^failed:$/,$p' "$TMP/plain.out")"
 [ "$(last "$TMP/ci.out")" = "1 passed, 1 failed" ] && [ $rc_ci = 1 ] &&
 	grep -q 'test_skips: 1 skipped under CI=true' "$TMP/ci.out" &&
 	pass suite_runner_fails_unit_skips_under_ci ||
