@@ -52,7 +52,7 @@ done
 # samples the stream has with it innermost, and fall on instructions the run executes.
 # The run is long enough (0.4 s of CPU) for cold's share to get samples under load: the
 # sampler takes one per time slice the interpreter gets, and with -n 300 a loaded core
-# left it about 8, none of them cold's in 1 of 5 runs (CI run 14).
+# left it about 8, none of them cold's in 3 of 15 runs (the stop's CI of d7633a3).
 "$TMP/stackvm" -n 3000 --sample "$TMP/s.folded" --hz 9999 --sample-pprof "$TMP/s.pb.gz" \
 	--listing "$TMP/vm.lst" >"$TMP/run.out" 2>&1 || fail annotate_bytecode_sampled_run "$(cat "$TMP/run.out")"
 why=
