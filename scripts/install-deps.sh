@@ -20,16 +20,22 @@ want=$build_pkgs
 # npm packages the tests use as oracles, pinned, installed into the project's own folder
 # .deps/npm (never globally): tests find them there (tests/lib.sh: NPM_DIR). playwright-core
 # drives Debian's /usr/bin/chromium; it never downloads a browser of its own. speedscope
-# ships its file format's JSON schema, which ajv checks files against.
+# ships its file format's JSON schema, which ajv checks files against. esbuild's Linux
+# binaries are Go release builds of six Go versions (tests/symbolize/go_release_builds.test.sh),
+# each under a name of its own (npm's aliases: NAME@npm:PACKAGE@VERSION).
 npm_pkgs="litesvm@1.5.0 @firefox-devtools/profiler-cli@0.10.0 playwright-core@1.65.1
-speedscope@1.25.0 ajv@8.20.0"
+speedscope@1.25.0 ajv@8.20.0 esbuild-go1.16@npm:esbuild-linux-64@0.11.23
+esbuild-go1.17@npm:esbuild-linux-64@0.13.15 esbuild-go1.19@npm:esbuild-linux-64@0.14.54
+esbuild-go1.20@npm:@esbuild/linux-x64@0.19.12 esbuild-go1.23@npm:@esbuild/linux-x64@0.24.2
+esbuild-go1.26@npm:@esbuild/linux-x64@0.28.2"
 npm_dir=$(cd "$(dirname "$0")/.." && pwd)/.deps/npm
 
 install_npm() {
 	[ "${1:-test}" = test ] && [ -n "$npm_pkgs" ] || return 0
 	need=
 	for spec in $npm_pkgs; do
-		name=${spec%@*}
+		name=${spec%%@npm:*}
+		[ "$name" != "$spec" ] || name=${spec%@*}
 		ver=${spec##*@}
 		have=$(node -p "require('$npm_dir/node_modules/$name/package.json').version" \
 			2>/dev/null || true)

@@ -5,7 +5,7 @@
  * the section once at open (a count is capped by what the section can hold); per-lookup
  * reads go through a cursor. Pc-value tables are runs of (value delta, pc delta) varint
  * pairs, as debug/gosym's step() decodes them. Inline trees are read from the ELF section
- * that holds go:func.*, each entry checked against it.
+ * that holds them, each entry checked against it.
  */
 #include "elf/gopclntab.h"
 
@@ -29,15 +29,16 @@ struct elf_gopclntab {
 	uint64_t text;     /* what entry offsets count from (1.18+) */
 	size_t nfunc;
 	size_t funcnames, cutab, filetab, pctab, pcln, ftab; /* offsets in the section */
-	/* go:func.*, where funcdata offsets (the inline trees among them) count from, in the
-	 * section holding it; gofunc_data NULL when it was not found. */
-	uint64_t gofunc, gofunc_sec_addr;
-	const uint8_t *gofunc_data;
-	size_t gofunc_sec_size;
+	/* What funcdata values (the inline trees among them) count from: go:func.* from 1.18
+	 * on, where they are 32-bit offsets, 0 in 1.16/1.17, where they are pointers. The trees
+	 * lie in the section trees_data holds, NULL when it was not found. */
+	uint64_t funcdata_base, trees_addr;
+	const uint8_t *trees_data;
+	size_t trees_size;
 };
 
-/* _func's pcdata and funcdata slots of the inline tree (runtime/symbol.go's
- * _PCDATA_InlTreeIndex and _FUNCDATA_InlTree, 1.18 on). */
+/* _func's pcdata and funcdata slots of the inline tree (runtime/symtab.go's
+ * _PCDATA_InlTreeIndex and _FUNCDATA_InlTree, the same from 1.16 on). */
 enum { PCDATA_INLTREE = 2, FUNCDATA_INLTREE = 3 };
 
 static int bad(const char *name, size_t off, const char *what)
@@ -126,16 +127,35 @@ int elf_gopclntab_open_mem(const char *name, const uint8_t *data, size_t size,
 	return 0;
 }
 
-/* runtime.firstmoduledata (in .noptrdata) starts with a pointer to the table's header, then
- * the slice of its function names; its gofunc field lies 38 words in (Go 1.18's
- * runtime/symtab.go), 40 from 1.20 on (covctrs and ecovctrs came before it). Not found: no
- * inline frames. */
+/* Sets the section the inline trees lie in to the one holding addr; false when none does. */
+static bool set_trees(struct elf_file *f, uint64_t addr, struct elf_gopclntab *t)
+{
+	struct elf_section *s = elf_section_at(f, addr);
+	const uint8_t *data;
+	size_t size;
+	if (!s || s->type == 8 /* SHT_NOBITS */ || elf_section_data(f, s, &data, &size) ||
+	    addr - s->addr >= size) {
+		err_clear();
+		return false;
+	}
+	t->trees_addr = s->addr;
+	t->trees_data = data;
+	t->trees_size = size;
+	return true;
+}
+
+/* runtime.firstmoduledata starts with a pointer to the table's header, then the slice of its
+ * function names; its gofunc field lies 38 words in (Go 1.18's runtime/symtab.go), 40 from
+ * 1.20 on (covctrs and ecovctrs came before it). It is in .noptrdata, or in a section of its
+ * own, .go.module (Go 1.26's linker). */
 static void find_gofunc(struct elf_file *f, uint64_t hdr, struct elf_gopclntab *t)
 {
-	struct elf_section *nd = elf_section_by_name(f, ".noptrdata");
+	struct elf_section *md = elf_section_by_name(f, ".go.module");
+	if (!md)
+		md = elf_section_by_name(f, ".noptrdata");
 	const uint8_t *d;
 	size_t n;
-	if (t->version < 118 || !nd || elf_section_data(f, nd, &d, &n)) {
+	if (!md || elf_section_data(f, md, &d, &n)) {
 		err_clear();
 		return;
 	}
@@ -145,19 +165,22 @@ static void find_gofunc(struct elf_file *f, uint64_t hdr, struct elf_gopclntab *
 		    load_word(d + off + p, t->ptr, t->big_endian) != hdr + t->funcnames)
 			continue;
 		uint64_t gofunc = load_word(d + off + at, t->ptr, t->big_endian);
-		struct elf_section *ro = elf_section_at(f, gofunc);
-		const uint8_t *data;
-		size_t size;
-		if (!ro || elf_section_data(f, ro, &data, &size) || gofunc - ro->addr >= size) {
-			err_clear();
-			return;
-		}
-		t->gofunc = gofunc;
-		t->gofunc_sec_addr = ro->addr;
-		t->gofunc_data = data;
-		t->gofunc_sec_size = size;
+		if (set_trees(f, gofunc, t))
+			t->funcdata_base = gofunc;
 		return;
 	}
+}
+
+/* Where the inline trees are: from 1.18 on, go:func.* (through the module data); in 1.16 and
+ * 1.17 funcdata are pointers, and the linker puts the trees in .rodata. Not found: no
+ * inline frames. */
+static void find_trees(struct elf_file *f, uint64_t hdr, struct elf_gopclntab *t)
+{
+	struct elf_section *ro;
+	if (t->version >= 118)
+		find_gofunc(f, hdr, t);
+	else if ((ro = elf_section_by_name(f, ".rodata")))
+		set_trees(f, ro->addr, t);
 }
 
 /* Where the section's name is gone (renamed, or merged by a linker script), the symbols
@@ -221,7 +244,7 @@ int elf_gopclntab_open(struct elf_file *f, struct elf_gopclntab **out)
 	struct elf_section *text = elf_section_by_name(f, ".text");
 	if ((*out)->version >= 118 && !(*out)->text && text)
 		(*out)->text = text->addr;
-	find_gofunc(f, addr, *out);
+	find_trees(f, addr, *out);
 	return 0;
 }
 
@@ -348,28 +371,35 @@ bool elf_gopclntab_spdelta(const struct elf_gopclntab *t, const struct elf_gofun
 }
 
 /* fn's inline tree: the pc-value table of tree indexes and the tree's address; false when fn
- * has none (or its record is damaged). */
+ * has none (or its record is damaged). After the record's fixed part come its pcdata (32-bit
+ * offsets), then its funcdata: 32-bit offsets from 1.18 on (~0 for none), before that
+ * pointers (0 for none) at the next pointer-aligned place (the section is aligned). */
 static bool inline_tree(const struct elf_gopclntab *t, const struct elf_gofunc *fn,
 			uint32_t *index_table, uint64_t *tree)
 {
 	size_t fixed = t->fbase + 36 + (t->version >= 120 ? 4 : 0);
-	if (!t->gofunc_data || fn->func_off > t->size || t->size - fn->func_off < fixed)
+	if (!t->trees_data || fn->func_off > t->size || t->size - fn->func_off < fixed)
 		return false;
 	const uint8_t *rec = t->data + fn->func_off;
 	uint64_t npcdata = load_u32(rec + t->fbase + 24, t->big_endian), nfuncdata = rec[fixed - 1];
-	if (npcdata <= PCDATA_INLTREE || nfuncdata <= FUNCDATA_INLTREE ||
-	    (t->size - fn->func_off - fixed) / 4 < npcdata + nfuncdata)
+	size_t fsize = t->version >= 118 ? 4 : t->ptr;
+	size_t funcdata = fixed + 4 * npcdata, left = t->size - fn->func_off;
+	if (fsize == 8 && (fn->func_off + funcdata) % 8)
+		funcdata += 4;
+	if (npcdata <= PCDATA_INLTREE || nfuncdata <= FUNCDATA_INLTREE || npcdata > left / 4 ||
+	    funcdata > left || (left - funcdata) / fsize < nfuncdata)
 		return false;
 	*index_table = load_u32(rec + fixed + 4 * PCDATA_INLTREE, t->big_endian);
-	uint32_t off = load_u32(rec + fixed + 4 * (npcdata + FUNCDATA_INLTREE), t->big_endian);
-	*tree = t->gofunc + off;
-	return off != UINT32_MAX;
+	uint64_t off = load_word(rec + funcdata + fsize * FUNCDATA_INLTREE, (unsigned)fsize,
+				 t->big_endian);
+	*tree = t->funcdata_base + off;
+	return fsize == 4 ? off != UINT32_MAX : off != 0;
 }
 
 size_t elf_gopclntab_frames(const struct elf_gopclntab *t, const struct elf_gofunc *fn,
 			    uint64_t vaddr, struct elf_goframe *out, size_t max)
 {
-	/* An entry: 1.18's {parent int16, funcID, _, file, line, func_, parentPc int32},
+	/* An entry: 1.16's to 1.19's {parent int16, funcID, _, file, line, func_, parentPc int32},
 	 * 1.20's {funcID, _[3], nameOff, parentPc, startLine int32}. */
 	size_t esize = t->version >= 120 ? 16 : 20, name_at = t->version >= 120 ? 4 : 12,
 	       parent_at = t->version >= 120 ? 8 : 16, n = 0;
@@ -381,10 +411,10 @@ size_t elf_gopclntab_frames(const struct elf_gopclntab *t, const struct elf_gofu
 		if (!pcvalue(t, fn, index_table, pc, &ix) || ix < 0)
 			break;
 		uint64_t at = tree + (uint64_t)ix * esize;
-		if (at < t->gofunc_sec_addr || t->gofunc_sec_size < esize ||
-		    at - t->gofunc_sec_addr > t->gofunc_sec_size - esize)
+		if (at < t->trees_addr || t->trees_size < esize ||
+		    at - t->trees_addr > t->trees_size - esize)
 			break;
-		const uint8_t *call = t->gofunc_data + (at - t->gofunc_sec_addr);
+		const uint8_t *call = t->trees_data + (at - t->trees_addr);
 		uint32_t nameoff = load_u32(call + name_at, t->big_endian);
 		out[n] = (struct elf_goframe){ str_at(t, (uint64_t)t->funcnames + nameoff), NULL, 0 };
 		elf_gopclntab_line(t, fn, pc, &out[n].file, &out[n].line);

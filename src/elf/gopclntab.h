@@ -2,9 +2,10 @@
  * Go's own function table (.gopclntab): every Go binary keeps it, even built with
  * -ldflags='-s -w' (no .symtab, no DWARF), because the runtime itself reads it for tracebacks.
  * It gives each function's range and name and, per pc, the file and line; the inline trees
- * lie outside it, in go:func.* (found through runtime.firstmoduledata). Layouts: Go 1.16/1.17
- * (magic 0xfffffffa), 1.18/1.19 (0xfffffff0) and 1.20+ (0xfffffff1); the fields read here are
- * at the same places in the last two (runtime/symtab.go, runtime/runtime2.go of each).
+ * lie outside it: in .rodata (1.16, 1.17), in go:func.* (found through
+ * runtime.firstmoduledata, 1.18 on). Layouts: Go 1.16/1.17 (magic 0xfffffffa), 1.18/1.19
+ * (0xfffffff0) and 1.20+ (0xfffffff1); the fields read here are at the same places in the
+ * last two (runtime/symtab.go, runtime/runtime2.go of each).
  *
  * Ownership: the table borrows the section's bytes from its ELF file, which must outlive it;
  * names and files point into them.
@@ -61,7 +62,7 @@ struct elf_goframe {
 	uint32_t line;           /* 0 where they have none */
 };
 /* The frames at vaddr in fn, innermost first: the calls inlined there (from fn's inline
- * tree: Go 1.18 on, in a file opened by elf_gopclntab_open), then fn itself, each with the
+ * tree, in a file opened by elf_gopclntab_open), then fn itself, each with the
  * file and line of its position, as Go's own traceback gives them. Writes at most max
  * (max >= 1) and returns how many it wrote. */
 size_t elf_gopclntab_frames(const struct elf_gopclntab *t, const struct elf_gofunc *fn,

@@ -4,7 +4,7 @@
 # `go tool addr2line` gives for the same address of the DWARF build, and the inlined calls
 # there that the DWARF build's inlined subroutines give, and a recording of the
 # stripped build names the hot functions, with the shares Go's own CPU profile gives
-# them, and its stacks complete. The table's layout here is Go 1.18's (go1.19).
+# them, and its stacks complete, in tally's recording and in perf's. The table's layout here is Go 1.18's (go1.19).
 . tests/lib.sh
 GO_TEST=go_pclntab
 . tests/unwind/go/lib.sh
@@ -72,6 +72,18 @@ if go_record stripped "$TMP/stripped"; then
 	# frame pointers skip (main.round).
 	go_hot_stacks go_pclntab_stripped_stacks_have_every_frame stripped
 	go_shares_agree go_pclntab_stripped_shares_agree_with_runtime_pprof stripped
+fi
+
+# perf's own recording of the stripped build (its stack copies, unwound and named by tally
+# as its own recordings are): complete stacks with every frame from runtime.goexit down.
+if perf record -q -e cpu-clock:u -F 999 --call-graph dwarf -o "$TMP/perf.data" -- \
+	"$TMP/stripped" -seconds 2 >/dev/null 2>"$TMP/perf.err" &&
+	"$TALLY" report "$TMP/perf.data" >"$TMP/perf.report" 2>>"$TMP/perf.err" &&
+	"$TALLY" export -f folded -o "$TMP/perf.folded" "$TMP/perf.data" 2>>"$TMP/perf.err"; then
+	go_complete go_pclntab_perfs_recording_complete perf
+	go_hot_stacks go_pclntab_perfs_recording_has_every_frame perf
+else
+	skip go_pclntab_perfs_recording "perf record: $(head -3 "$TMP/perf.err")"
 fi
 
 # A damaged table (its function count past what it holds) is warned of, with the file and
