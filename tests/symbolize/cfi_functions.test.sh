@@ -173,3 +173,25 @@ if [ -n "$plt" ]; then
 else
 	fail cfi_functions_plt_is_no_function "no .plt in $(readelf -SW "$stripped" | grep -c .) sections"
 fi
+
+# CFI only in .debug_frame (built without unwind tables, so .eh_frame holds only the C
+# runtime's FDEs), the binary's symbols and other debug sections stripped: the functions
+# are .debug_frame's, with nm's starts and sizes; without .debug_frame, none.
+if gcc -O2 -g -fno-asynchronous-unwind-tables -fno-unwind-tables -o "$TMP/df" \
+	"$ROOT/tests/symbolize/cfi_functions.c" 2>"$TMP/err" &&
+	objcopy --strip-all --keep-section=.debug_frame "$TMP/df" "$TMP/df.only" 2>>"$TMP/err" &&
+	objcopy --strip-all "$TMP/df" "$TMP/df.none" 2>>"$TMP/err"; then
+	bad=
+	while read -r start size name; do
+		want="df.only!fn_$start 0x$start 0x$(printf '%x' $((0x$start + 0x$size)))"
+		got=$(json_fn "$TMP/df.only" "$(printf '0x%x' $((0x$start + 4)))")
+		none=$(json_fn "$TMP/df.none" "$(printf '0x%x' $((0x$start + 4)))")
+		[ "$got" = "$want" ] && [ "$none" = "None None None" ] || bad+="$name: $got / $none, want $want; "
+	done < <(nm -S "$TMP/df" | awk '$4 ~ /^hot_[abc]$/ {a = $1; sub(/^0+/, "", a); s = $2; sub(/^0+/, "", s); print a, s, $4}')
+	[ -z "$bad" ] && readelf -S "$TMP/df.only" | grep -q '\.debug_frame' &&
+		! readelf -S "$TMP/df.only" | grep -q -e '\.symtab' -e '\.debug_info' &&
+		pass cfi_functions_from_debug_frame_alone ||
+		fail cfi_functions_from_debug_frame_alone "${bad:-sections: $(readelf -SW "$TMP/df.only" | grep -o '\.[a-z_.]*' | tr '\n' ' ')}"
+else
+	fail cfi_functions_from_debug_frame_alone "$(cat "$TMP/err")"
+fi
