@@ -260,6 +260,21 @@ static int filter_profile(struct prof **p, const char *focus, const char *hide, 
 	return rc;
 }
 
+/* A profile with no samples before any filter: said with the path, and with why the
+ * recording ended early where its figures say (a recorder that never finished its file, a
+ * full disk). */
+static int no_samples(const struct prof *p, const char *path)
+{
+	const char *early = "recording ended early: ", *name;
+	int64_t value;
+	for (size_t i = 0; i < prof_ncounters(p); i++) {
+		prof_counter_at(p, i, &name, &value);
+		if (!strncmp(name, early, strlen(early)))
+			return err_set(-EINVAL, "%s: no samples (%s)", path, name + strlen(early));
+	}
+	return err_set(-EINVAL, "%s: no samples", path);
+}
+
 static int pick_metric(const struct prof *p, const char *path, const char *type)
 {
 	if (!type)
@@ -282,7 +297,9 @@ int cli_load_profile(const char *path, enum unw_method unwind, const struct cli_
 	int rc = read_profile(path, unwind, &p);
 	if (rc)
 		return rc;
-	if (filters)
+	if (filters && prof_is_empty(p))
+		rc = no_samples(p, path);
+	else if (filters)
 		rc = filter_profile(&p, filters->focus, filters->hide, filters->fold);
 	*m = rc ? -1 : pick_metric(p, path, metric);
 	if (*m < -1)

@@ -177,6 +177,31 @@ static int read_features(struct perf_data *d)
 	return 0;
 }
 
+/* Whether a record header of the kernel's or perf's own types lies at off, its record in
+ * the file. Where a feature table lies instead, its first offset reads as the type: at
+ * least 104 (past the file header), more than any record type. */
+static bool starts_a_record(const struct perf_data *d, uint64_t off)
+{
+	if (off > d->size || d->size - off < 8)
+		return false;
+	uint32_t type = load_u32(d->map + off, false);
+	uint16_t size = load_u16(d->map + off + 6, false);
+	return type && (type < PERF_RECORD_MAX || (type >= PERF_RECORD_HEADER_ATTR &&
+						   type <= PERF_RECORD_COMPRESSED)) &&
+	       size >= 8 && size <= d->size - off;
+}
+
+/* A data size of 0 with records after the data offset, not a feature table: the header
+ * as the recorder wrote it first, which it never came back to. The records run to the end
+ * of the file; the feature bits set in that header have no table. */
+static int unfinished(struct perf_data *d)
+{
+	d->unfinished = true;
+	d->data_size = d->size - d->data_off;
+	snprintf(d->stopped, sizeof(d->stopped), "the recorder never finished the file");
+	return 0;
+}
+
 /* One attribute (attr_size bytes at a) with its ids; attributes with different sample
  * layouts need PERF_SAMPLE_IDENTIFIER to tell their records apart. */
 static int add_attr(struct perf_data *d, uint64_t at, const uint8_t *a, size_t attr_size,
@@ -246,6 +271,8 @@ static int read_header(struct perf_data *d)
 		if (r)
 			return r;
 	}
+	if (!d->data_size && starts_a_record(d, d->data_off))
+		return unfinished(d);
 	return read_features(d);
 }
 
@@ -918,6 +945,8 @@ static int build_index(struct perf_data *d)
 		size_t avail;
 		const uint8_t *h = peek(d, off, end, back, buf, &before, &avail);
 		uint64_t span = record_span(h, off, end);
+		if (!span && d->unfinished)
+			break; /* the last record, cut short when the recorder died */
 		if (!span)
 			return bad(d, off, "record size runs past the data section");
 		uint32_t type = load_u32(h, false);
@@ -950,6 +979,10 @@ static int build_index(struct perf_data *d)
 			back = span == size && dyn_size_back(a) < size ? dyn_size_back(a) : 0;
 		} else if (!(r = decode(d, &o, &ev))) {
 			o.time = ev.time;
+		}
+		if (r && d->unfinished) {
+			err_clear(); /* what the recorder was writing when it died */
+			break;
 		}
 		if (r)
 			return r;

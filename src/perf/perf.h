@@ -101,6 +101,11 @@ struct perf_data {
 	uint8_t *inflated;
 	uint64_t features[4];
 	char stopped[64]; /* why the recording ended early (PERF_FEAT_TALLY_STOPPED), or "" */
+	/* A file its recorder never finished (perf record or tally record killed, or perf's
+	 * command failed to start): the header's data size is still 0 and no feature table
+	 * was written. Its records are read from the data offset up to the first that does
+	 * not fit in the file or does not decode; stopped says so. */
+	bool unfinished;
 	struct perf_build_id *build_ids;
 	size_t nbuild_ids;
 	struct perf_pmu_name *pmus; /* PERF_FEAT_PMU_MAPPINGS, in the file's order */

@@ -391,6 +391,47 @@ static void written_file_maps_the_machines_pmus(void **state)
 	perf_data_close(d);
 }
 
+/* A file its recorder never finished, as perf record leaves it: the header (its data size
+ * still 0) and the attribute section, then records up to where the kill came, here inside
+ * the seventh sample. The six whole samples are read, and the file says it was not
+ * finished; with more records after, all twelve. */
+static void unfinished_file_reads_its_whole_records(void **state)
+{
+	size_t len;
+	uint8_t *done = write_file(false, &len);
+	uint64_t attr_size, attrs_off, data_off, data_size;
+	memcpy(&attr_size, done + 16, 8);
+	memcpy(&attrs_off, done + 24, 8);
+	memcpy(&data_off, done + 40, 8);
+	memcpy(&data_size, done + 48, 8);
+	uint8_t *img = calloc(1, len + attr_size);
+	assert_non_null(img);
+	uint64_t hdr[6] = { 0x32454c4946524550ull, 104, attr_size, 104, attr_size, 104 + attr_size };
+	memcpy(img, hdr, sizeof(hdr));
+	memcpy(img + 104, done + attrs_off, attr_size - 16); /* without ids */
+	memcpy(img + 104 + attr_size, done + data_off, data_size);
+	size_t samples = 0, off = 104 + attr_size;
+	while (samples < 7) {
+		struct perf_event_header h;
+		memcpy(&h, img + off, sizeof(h));
+		samples += h.type == PERF_RECORD_SAMPLE;
+		off += samples == 7 ? h.size / 2u : h.size;
+	}
+	for (int cut = 0; cut < 2; cut++) {
+		struct perf_data *d;
+		struct seen seen = { 0 };
+		assert_int_equal(perf_data_open_mem("cut", img, cut ? off : 104 + attr_size + data_size, &d), 0);
+		seen.d = d;
+		assert_true(d->unfinished);
+		assert_string_equal(d->stopped, "the recorder never finished the file");
+		assert_int_equal(perf_data_each(d, each, &seen), 0);
+		assert_int_equal(seen.n, cut ? 6 : 12);
+		perf_data_close(d);
+	}
+	free(img);
+	free(done);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -403,6 +444,7 @@ int main(void)
 		cmocka_unit_test(without_pmu_mappings_no_type_has_a_name),
 		cmocka_unit_test(malformed_pmu_mappings_fail_naming_the_file),
 		cmocka_unit_test(written_file_maps_the_machines_pmus),
+		cmocka_unit_test(unfinished_file_reads_its_whole_records),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
