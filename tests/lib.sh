@@ -40,6 +40,32 @@ check() {
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/tally-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
+# Killing what a test left running, never another process: pid_max is 32768 here, and a
+# whole suite run takes pids round the range every few minutes, so the pid of a process
+# that ended a while ago may be another test's by now (CI run 16: a test's shell was
+# killed 0.1 s into its recording). A child bash has not reaped holds its pid.
+# kill_children SIG: signals this shell's background children still running.
+kill_children() {
+	local p
+	p=$(jobs -rp)
+	[ -z "$p" ] || kill -"$1" $p 2>/dev/null
+}
+# proc_id PID: "PID:START", START its start time (/proc/PID/stat, field 22); nothing when
+# it is gone. kill_ids SIG ID...: signals each process of proc_id's IDs that is still the
+# process it named (for processes other than this shell's children).
+proc_id() {
+	local s
+	s=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20) && [ -n "$s" ] && echo "$1:$s"
+}
+kill_ids() {
+	local sig=$1 id
+	shift
+	for id; do
+		[ -n "$id" ] && [ "$(proc_id "${id%%:*}")" = "$id" ] && kill -"$sig" "${id%%:*}" 2>/dev/null
+	done
+	return 0
+}
+
 # The project's shared material (test corpora) lies beside the checkout, in CI as here.
 SHARED=${SHARED:-$ROOT/../shared}
 [ -d "$SHARED" ] || SHARED=/work/shared
@@ -88,4 +114,41 @@ build_layout() {
 	else
 		clang -O2 -g -fPIE -pie -fuse-ld=lld -o "$2" "$ROOT/tests/report/annotate_prog.c"
 	fi
+}
+
+# pyenv_each PREFIX SUFFIX FN V...: FN PY TAG for pyenv's build of each CPython V (TAG
+# "pyNN" then SUFFIX, e.g. py312); a version missing is skipped as PREFIX_pyNN (a failure
+# under CI).
+PYENV_VERSIONS=${PYENV_ROOT:-/root/.pyenv}/versions
+pyenv_each() {
+	local prefix=$1 suffix=$2 fn=$3 v py
+	shift 3
+	for v in "$@"; do
+		py=$(ls "$PYENV_VERSIONS"/$v.*/bin/python$v 2>/dev/null | head -1)
+		if [ -n "$py" ]; then
+			"$fn" "$py" "py${v/./}$suffix"
+		else
+			skip "${prefix}_py${v/./}" "no pyenv CPython $v under $PYENV_VERSIONS"
+		fi
+	done
+}
+
+# elf_symbol_offset ELF SYMBOL: where SYMBOL's bytes are in the file ELF (by the LOAD
+# segment that maps it), for tests that patch a value in a copy.
+elf_symbol_offset() {
+	local off v o s
+	off=$(readelf -sW "$1" | awk -v s="$2" '$8 == s { print $2; exit }')
+	while read -r o v s; do
+		if [ $((0x$off)) -ge $((v)) ] && [ $((0x$off)) -lt $((v + s)) ]; then
+			echo $((0x$off - v + o))
+			return
+		fi
+	done < <(readelf -lW "$1" | awk '$1 == "LOAD" { print $2, $3, $5 }')
+}
+
+# remove_maps_on_exit: the perf maps of the pids a test adds to MAPS (/tmp/perf-PID.map,
+# where a JIT must write them, outside $TMP) are removed with $TMP when the test exits.
+remove_maps_on_exit() {
+	MAPS=()
+	trap 'for p in "${MAPS[@]}"; do rm -f "/tmp/perf-$p.map"; done; rm -rf "$TMP"' EXIT
 }

@@ -91,10 +91,16 @@ struct tally_agent_frame {
 	uint64_t call_pc;
 };
 
+/* The pc a frame has from its push until the interpreter's first TALLY_AGENT_PC in it:
+ * readers take it for the function's first pc. */
+#define TALLY_AGENT_PC_ENTRY UINT64_MAX
+
 /* What one interpreter thread publishes. The layout is part of libtally's ABI (the macros
- * below write it inline); only the agent allocates it. The sampler reads depth and frames
- * between two equal even values of seq (a sequence lock: the writer makes it odd while it
- * changes the stack), and pc on its own. */
+ * below write it inline); only the agent allocates it. The sampler reads depth, frames and
+ * pc between two equal even values of seq (a sequence lock: the writer makes it odd while
+ * it changes the stack). A push or pop sets pc with the stack, so that a sample between it
+ * and the next TALLY_AGENT_PC never pairs a frame with a pc of another function: the
+ * callee's is TALLY_AGENT_PC_ENTRY, the caller's after a pop its call site. */
 struct tally_agent_thread {
 	uint64_t pc;
 	uint32_t depth;
@@ -115,6 +121,7 @@ static inline void tally_agent_push(struct tally_agent_thread *t, uint32_t funct
 		__atomic_store_n(&t->frames[d].call_pc, call_pc, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&t->depth, d + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->pc, TALLY_AGENT_PC_ENTRY, __ATOMIC_RELAXED);
 	__atomic_store_n(&t->seq, s + 2, __ATOMIC_RELEASE);
 }
 
@@ -126,6 +133,8 @@ static inline void tally_agent_pop(struct tally_agent_thread *t)
 	__atomic_store_n(&t->seq, s + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&t->depth, d - 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->pc, d <= t->max_depth ? t->frames[d - 1].call_pc : TALLY_AGENT_PC_ENTRY,
+			 __ATOMIC_RELAXED);
 	__atomic_store_n(&t->seq, s + 2, __ATOMIC_RELEASE);
 }
 

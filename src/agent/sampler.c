@@ -193,6 +193,8 @@ static int add_to_profile(struct tally_agent *a, const struct agent_sample *s)
 	for (uint32_t i = s->n; i-- > 0;) {
 		const struct agent_fn *f = agent_fn_get(a, s->frames[i].function);
 		uint64_t pc = i + 1 == s->depth ? s->pc : i + 1 < s->n ? s->frames[i + 1].call_pc : 0;
+		if (pc == TALLY_AGENT_PC_ENTRY) /* pushed, its first instruction not begun */
+			pc = f ? f->start : 0;
 		l[n++] = (struct prof_loc){ agent_fn_frame(p, f), f ? agent_fn_line(f, pc) : 0, pc };
 	}
 	if (!a->o.omit_thread) {

@@ -7,8 +7,11 @@
  */
 #include "base/atomic_file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,12 +107,21 @@ static int resolve(const char *path, char **target, bool *direct, struct stat *s
 	return -ELOOP;
 }
 
+/* The directory of target (its first *dirlen bytes: none for the root) and its last
+ * name, to be joined by dup_join. */
+static const char *split(const char *target, size_t *dirlen, const char **base)
+{
+	const char *slash = strrchr(target, '/');
+	*dirlen = slash ? (size_t)(slash - target) : 1;
+	*base = slash ? slash + 1 : target;
+	return slash ? target : ".";
+}
+
 /* A new hidden name beside target, created exclusively: 0 with a->tmp and a->fd. */
 static int make_temp(struct afile *a)
 {
-	const char *slash = strrchr(a->target, '/');
-	size_t dirlen = slash ? (size_t)(slash - a->target) : 1;
-	const char *dir = slash ? a->target : ".", *base = slash ? slash + 1 : a->target;
+	size_t dirlen;
+	const char *base, *dir = split(a->target, &dirlen, &base);
 	char name[NAME_MAX + 1];
 	for (int i = 0; i < MAX_TRIES; i++) {
 		int n = snprintf(name, sizeof(name), ".%s.tally-%d-%d", base, (int)getpid(), i);
@@ -129,6 +141,60 @@ static int make_temp(struct afile *a)
 	free(a->tmp);
 	a->tmp = NULL;
 	return -e;
+}
+
+/* Whether name is a temporary of base (".BASE.tally-PID-N") whose process is gone: its
+ * writer was killed before the commit. */
+static bool left_by_dead_writer(const char *name, const char *base)
+{
+	size_t n = strlen(base);
+	if (name[0] != '.' || strncmp(name + 1, base, n) || strncmp(name + 1 + n, ".tally-", 7))
+		return false;
+	char *end;
+	long pid = strtol(name + 8 + n, &end, 10);
+	if (pid <= 0 || pid > INT32_MAX || *end != '-' || !end[1])
+		return false;
+	strtol(end + 1, &end, 10);
+	return !*end && kill((pid_t)pid, 0) && errno == ESRCH;
+}
+
+static bool later(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
+int afile_leftover(const char *path, char **out)
+{
+	char *target = NULL;
+	bool direct;
+	struct stat st;
+	int r = resolve(path, &target, &direct, &st);
+	if (r)
+		return r;
+	/* what a leftover must be later than: the file at the path, if there is one */
+	struct timespec newest = st.st_mode ? st.st_mtim : (struct timespec){ 0, 0 };
+	size_t dirlen;
+	const char *base, *dir = split(target, &dirlen, &base);
+	char *dirpath = dirlen ? strndup(dir, dirlen) : strdup("/");
+	DIR *d = dirpath && !direct ? opendir(dirpath) : NULL;
+	*out = NULL;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char *p = left_by_dead_writer(e->d_name, base) ? dup_join(dir, dirlen, e->d_name)
+							       : NULL;
+		if (p && !stat(p, &st) && S_ISREG(st.st_mode) && later(&st.st_mtim, &newest)) {
+			free(*out);
+			*out = p;
+			newest = st.st_mtim;
+		} else {
+			free(p);
+		}
+	}
+	if (d)
+		closedir(d);
+	free(dirpath);
+	free(target);
+	return *out ? 0 : -ENOENT;
 }
 
 static void free_afile(struct afile *a)

@@ -43,4 +43,9 @@ int afile_commit(struct afile *a);
 /* Closes and removes the temporary (never the path itself); frees a. NULL is ignored. */
 void afile_abort(struct afile *a);
 
+/* The temporary a writer of path left behind, killed before its commit (its process is
+ * gone), modified later than the file at path (any, when there is none), the newest if
+ * there are several: 0 with *out (malloc'd), else a negative code (-ENOENT: none). */
+int afile_leftover(const char *path, char **out);
+
 #endif

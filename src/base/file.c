@@ -70,6 +70,21 @@ char *file_read_text(const char *path, size_t *len)
 	return buf.v;
 }
 
+const char *file_proc_stat(const char *path, int n, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got = fd < 0 || size < 2 ? -1 : read(fd, buf, size - 1);
+	if (fd >= 0)
+		close(fd);
+	if (got <= 0)
+		return NULL;
+	buf[got] = 0;
+	const char *p = strrchr(buf, ')');
+	for (int field = 2; p && field < n; field++)
+		p = strchr(p + 1, ' ');
+	return p ? p + 1 : NULL;
+}
+
 int file_mkdirs(char *path, unsigned mode)
 {
 	for (char *p = path + 1; *p; p++)

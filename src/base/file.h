@@ -20,6 +20,12 @@ int file_read(const char *path, uint8_t **out, size_t *len);
  * opened or memory runs out. */
 char *file_read_text(const char *path, size_t *len);
 
+/* A /proc stat file (proc(5): /proc/PID/stat, /proc/PID/task/TID/stat) read into buf, at
+ * most size bytes: a pointer to its field n (counted from 1, n >= 3: the fields after the
+ * command name, counted from its closing parenthesis, as the name may hold spaces and
+ * parentheses), or NULL when it cannot be read or has fewer fields. */
+const char *file_proc_stat(const char *path, int n, char *buf, size_t size);
+
 /* mkdir -p with mode for the directories it makes: 0 or a negative errno. path is
  * written to while it works and restored before it returns. */
 int file_mkdirs(char *path, unsigned mode);

@@ -1,5 +1,7 @@
 /*
- * Id map: see idmap.h. Linear probing in a power-of-two table kept at most half full.
+ * Id map: see idmap.h. Linear probing in a power-of-two table kept at most half full;
+ * deletion shifts the entries after a removed one back (no tombstones), so that a map whose
+ * keys come and go (the pids of a long recording) never fills up with dead slots.
  */
 #include "base/idmap.h"
 
@@ -54,6 +56,33 @@ int idmap_put(struct idmap *m, uint32_t key, uint32_t val)
 		m->n++;
 	insert(m->keys, m->vals, m->cap, key, val);
 	return 0;
+}
+
+void idmap_del(struct idmap *m, uint32_t key)
+{
+	if (!m->cap)
+		return;
+	size_t mask = m->cap - 1, i = slot(key, m->cap);
+	for (;; i = (i + 1) & mask) {
+		if (m->vals[i] == IDMAP_NONE)
+			return;
+		if (m->keys[i] == key)
+			break;
+	}
+	m->n--;
+	for (size_t j = i;;) {
+		m->vals[i] = IDMAP_NONE;
+		size_t home;
+		do { /* the next entry that may fill the hole: its home not in (i, j] */
+			j = (j + 1) & mask;
+			if (m->vals[j] == IDMAP_NONE)
+				return;
+			home = slot(m->keys[j], m->cap);
+		} while (i <= j ? (home > i && home <= j) : (home > i || home <= j));
+		m->keys[i] = m->keys[j];
+		m->vals[i] = m->vals[j];
+		i = j;
+	}
 }
 
 void idmap_free(struct idmap *m)

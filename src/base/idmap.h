@@ -20,6 +20,8 @@ struct idmap {
 uint32_t idmap_get(const struct idmap *m, uint32_t key);
 /* 0 or -ENOMEM. */
 int idmap_put(struct idmap *m, uint32_t key, uint32_t val);
+/* Removes key (nothing when absent); the table keeps its size. */
+void idmap_del(struct idmap *m, uint32_t key);
 void idmap_free(struct idmap *m);
 
 #endif

@@ -48,8 +48,10 @@ static const char help[] =
 	"                      never\n"
 	"  --unwind METHOD     perf.data input: how stacks are recovered: auto (DWARF CFI,\n"
 	"                      frame pointers as fallback; the default), cfi or fp (frame\n"
-	"                      pointers only); a function that is only ever a caller is in\n"
-	"                      the profile, and --function finds it, only when stacks reach it\n";
+	"                      pointers only), for stack copies (stacks tally record\n"
+	"                      unwound while recording are read as stored); a function that\n"
+	"                      is only ever a caller is in the profile, and --function finds\n"
+	"                      it, only when stacks reach it\n";
 
 enum { OPT_FUNCTION = 256, OPT_HTML, OPT_BINARY, OPT_DEBUG_DIR, OPT_COLOR, OPT_LISTING };
 

@@ -31,7 +31,8 @@ static const char help[] =
 	"  -o, --output FILE      write the table there instead of stdout\n"
 	"  --unwind METHOD        perf.data inputs: how stacks are recovered: auto (DWARF CFI,\n"
 	"                         frame pointers as fallback; the default), cfi or fp (frame\n"
-	"                         pointers only)\n";
+	"                         pointers only), for stack copies: stacks tally record\n"
+	"                         unwound while recording are read as stored\n";
 
 enum { OPT_TOP = 256, OPT_FLAME, OPT_NORMALIZE };
 

@@ -43,9 +43,12 @@ static const char help[] =
 	"  --focus REGEX        keep only samples whose stack has a function matching REGEX\n"
 	"  --hide REGEX         remove matching functions from stacks (cost goes to callers)\n"
 	"  --fold-recursion     fold recursive calls into their first occurrence\n"
+	"  --gil STATE          perf.data of Python: keep only the samples whose thread held\n"
+	"                       the GIL (held) or did not (not-held) when it was sampled\n"
 	"  --unwind METHOD      perf.data input: how stacks are recovered: auto (DWARF CFI,\n"
 	"                       frame pointers as fallback; the default), cfi or fp (frame\n"
-	"                       pointers only)\n";
+	"                       pointers only), for stack copies: stacks tally record\n"
+	"                       unwound while recording are read as stored\n";
 
 enum { OPT_KINDS = 256, OPT_THREADS };
 

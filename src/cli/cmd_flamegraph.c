@@ -36,7 +36,8 @@ static const char help[] =
 	"                        default: the profile's default\n"
 	"  --unwind METHOD       perf.data input: how stacks are recovered: auto (DWARF CFI,\n"
 	"                        frame pointers as fallback; the default), cfi or fp (frame\n"
-	"                        pointers only)\n";
+	"                        pointers only), for stack copies: stacks tally record\n"
+	"                        unwound while recording are read as stored\n";
 
 enum { OPT_TITLE = 256, OPT_SUBTITLE, OPT_INVERTED, OPT_MINWIDTH, OPT_WIDTH };
 

@@ -112,7 +112,7 @@ static void print_main_help(FILE *f)
 	      "reports in the formats other tools read.\n\n"
 	      "Quick start (README.md shows the same lines):\n"
 	      "  native       tally record -- ./prog ARGS\n"
-	      "  Python 3.11  tally record -- python3.11 app.py\n"
+	      "  Python       tally record -- python3 app.py\n"
 	      "  JIT, Node    tally record -- node --perf-basic-prof app.js\n"
 	      "  Go           tally record -- ./goprog\n"
 	      "  Solana sBPF  tally sbpf run fixture.json --flamegraph cu.svg\n"

@@ -13,7 +13,8 @@
 #include "profile/profile.h"
 
 /* Far from the commands' own codes (256 and up) and from any short option. */
-enum { OPT_OUTPUT = 'o', OPT_METRIC = 0x1000, OPT_UNWIND, OPT_FOCUS, OPT_HIDE, OPT_FOLD };
+enum { OPT_OUTPUT = 'o', OPT_METRIC = 0x1000, OPT_UNWIND, OPT_FOCUS, OPT_HIDE, OPT_FOLD,
+       OPT_GIL };
 
 static const struct option shared[] = {
 	{ "output", required_argument, NULL, OPT_OUTPUT },
@@ -25,6 +26,7 @@ static const struct option filter_options[] = {
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "hide", required_argument, NULL, OPT_HIDE },
 	{ "fold-recursion", no_argument, NULL, OPT_FOLD },
+	{ "gil", required_argument, NULL, OPT_GIL },
 };
 
 #define NSHARED (sizeof(shared) / sizeof(shared[0]))
@@ -55,6 +57,18 @@ static size_t table_of(const struct cli_profile_cmd *pc, struct option *all)
 	return n;
 }
 
+/* --gil STATE: held or not-held. */
+static int gil_option(const struct cli_profile_cmd *pc, const char *arg, int *gil)
+{
+	if (!strcmp(arg, "held"))
+		*gil = PROF_GIL_HELD;
+	else if (!strcmp(arg, "not-held"))
+		*gil = PROF_GIL_NOT_HELD;
+	else
+		return cli_usage(pc->cmd, "--gil: held or not-held, not %s", arg);
+	return 0;
+}
+
 static int shared_option(const struct cli_profile_cmd *pc, int c, char **argv,
 			 struct cli_profile_args *a)
 {
@@ -65,6 +79,7 @@ static int shared_option(const struct cli_profile_cmd *pc, int c, char **argv,
 	case OPT_FOCUS: a->filters.focus = optarg; return 0;
 	case OPT_HIDE: a->filters.hide = optarg; return 0;
 	case OPT_FOLD: a->filters.fold = true; return 0;
+	case OPT_GIL: return gil_option(pc, optarg, &a->filters.gil);
 	case '?':
 	case ':': return cli_bad_option(pc->cmd, c, argv);
 	default: return pc->option(c, optarg, pc->ctx);

@@ -27,7 +27,7 @@ struct cli_profile_cmd {
 	 * cli_usage. */
 	int (*option)(int c, const char *arg, void *ctx);
 	void *ctx;
-	bool filters; /* takes --focus, --hide and --fold-recursion */
+	bool filters; /* takes --gil, --focus, --hide and --fold-recursion */
 	bool two;     /* takes BEFORE AFTER, not one FILE (default perf.data) */
 };
 

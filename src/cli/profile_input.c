@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "base/file.h"
 #include "base/vec.h"
 #include "cli/cli.h"
+#include "perf/keep.h"
 #include "profile/profile.h"
 #include "profile/read.h"
 #include "replay/replay.h"
@@ -141,9 +143,36 @@ static int spool_perf_data(FILE *in, const uint8_t *head, size_t n, enum unw_met
 	return profile_of_perf_data(d, rc, unwind, out);
 }
 
+/* A recording of path that tally was killed while writing lies beside it, as the hidden
+ * temporary it never renamed (perf/data_write.c: readable to its last whole record), later
+ * than any file at path. When path is missing that is most likely what the user wants:
+ * the error names it; when path is older, a note does. */
+static int check_leftover(const char *path)
+{
+	char *left;
+	if (afile_leftover(path, &left))
+		return 0;
+	int rc = 0;
+	/* another output's temporary (an export's) holds no recording */
+	if (is_perf_data_file(left)) {
+		if (access(path, F_OK) && errno == ENOENT)
+			rc = err_set(-ENOENT, "%s: no such file, but tally was killed while "
+					      "recording to it: what it wrote is in %s",
+				     path, left);
+		else
+			fprintf(stderr, "tally: note: %s is a later recording to %s, which tally "
+					"was killed before finishing\n", left, path);
+	}
+	free(left);
+	return rc;
+}
+
 static int read_profile(const char *path, enum unw_method unwind, struct prof **out)
 {
 	bool is_stdin = !strcmp(path, "-");
+	int leftover = is_stdin ? 0 : check_leftover(path);
+	if (leftover)
+		return leftover;
 	if (!is_stdin && is_perf_data_file(path)) {
 		struct perf_data *d = NULL;
 		int rc = perf_data_open(path, &d);
@@ -157,6 +186,11 @@ static int read_profile(const char *path, enum unw_method unwind, struct prof **
 			return spool_perf_data(stdin, magic, nmagic, unwind, out);
 	}
 	FILE *f = is_stdin ? stdin : fopen(path, "rb");
+	char newest[4096];
+	if (!f && errno == ENOENT && perf_series_newest(path, newest, sizeof(newest)))
+		return err_set(-ENOENT, "%s: no such file, but tally record --rotate wrote a series "
+				      "of files beside it, the newest %s (`ls %s.*Z` lists them)",
+			       path, newest, path);
 	if (!f)
 		return err_set(-errno, "%s: %s", path, strerror(errno));
 	uint8_t *data = NULL;
@@ -243,15 +277,19 @@ static int filter_regex(struct prof **p, const char *re, bool focus)
 	return replace(p, rc, np);
 }
 
-static int filter_profile(struct prof **p, const char *focus, const char *hide, bool fold)
+static int filter_profile(struct prof **p, const struct cli_filters *f)
 {
 	int rc = 0;
 	struct prof *np = NULL;
-	if (focus)
-		rc = filter_regex(p, focus, true);
-	if (!rc && hide)
-		rc = filter_regex(p, hide, false);
-	if (!rc && fold) {
+	if (f->gil) {
+		rc = prof_gil_profile(*p, (enum prof_gil)f->gil, &np);
+		rc = replace(p, rc, np);
+	}
+	if (!rc && f->focus)
+		rc = filter_regex(p, f->focus, true);
+	if (!rc && f->hide)
+		rc = filter_regex(p, f->hide, false);
+	if (!rc && f->fold) {
 		rc = prof_fold_recursion(*p, &np);
 		rc = replace(p, rc, np);
 	}
@@ -300,7 +338,7 @@ int cli_load_profile(const char *path, enum unw_method unwind, const struct cli_
 	if (filters && prof_is_empty(p))
 		rc = no_samples(p, path);
 	else if (filters)
-		rc = filter_profile(&p, filters->focus, filters->hide, filters->fold);
+		rc = filter_profile(&p, filters);
 	*m = rc ? -1 : pick_metric(p, path, metric);
 	if (*m < -1)
 		rc = *m;

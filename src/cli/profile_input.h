@@ -17,9 +17,10 @@ struct cli_cmd;
  * fallback), "cfi" or "fp", in *out. 0, or CLI_USAGE after printing cmd's usage error. */
 int cli_unwind_option(const struct cli_cmd *cmd, const char *method, enum unw_method *out);
 
-/* The filters commands share (--focus RE, --hide RE, --fold-recursion), applied in that
- * order. NULL/false skip a filter. */
+/* The filters commands share (--gil STATE, --focus RE, --hide RE, --fold-recursion),
+ * applied in that order. 0/NULL/false skip a filter. */
 struct cli_filters {
+	int gil; /* enum prof_gil: only the samples in that GIL state */
 	const char *focus, *hide;
 	bool fold;
 };

@@ -1,6 +1,6 @@
 /*
- * CPython 3.11 code-object contents from raw bytes (see code.h): the location table of
- * Objects/locations.md, PEP 393 compact strings and bytes objects. The location table is
+ * CPython 3.8-3.13 code-object contents from raw bytes (see code.h): the location table of
+ * Objects/locations.md, 3.8-3.10's tables of byte pairs, PEP 393 compact strings and bytes objects. The location table is
  * a run of entries, each a first byte with bit 7 set (bits 3-6 a code, bits 0-2 the code
  * units covered minus one) and then bytes with bit 7 clear; only the start line matters
  * here, so column data is stepped over.
@@ -104,6 +104,70 @@ int cpy_linetable_line(const uint8_t *table, size_t len, int32_t firstlineno, in
 	return -ENOENT;
 }
 
+/* 3.8 and 3.9's co_lnotab: pairs of an unsigned byte (bytecode bytes) and a signed byte
+ * (lines) added to a running address and line from 0 and co_firstlineno; the line of an
+ * address is the running line once the next address increment would pass it. */
+static int lnotab_line(const uint8_t *table, size_t len, int32_t firstlineno, int64_t addr,
+		       int32_t *line)
+{
+	if (len % 2)
+		return -EINVAL;
+	int64_t at = 0, cur_line = firstlineno;
+	for (size_t i = 0; i < len; i += 2) {
+		at += table[i];
+		if (at > addr)
+			break;
+		cur_line += (int8_t)table[i + 1];
+		/* Malformed from here on, even if later increments came back into range. */
+		if (cur_line < INT32_MIN || cur_line > INT32_MAX)
+			return -EINVAL;
+	}
+	*line = (int32_t)cur_line;
+	return 0;
+}
+
+/* 3.10's co_linetable: pairs of an unsigned byte (the bytes of bytecode a range covers)
+ * and a signed byte (the line's change; -128: the range has no line). A range of no bytes
+ * only moves the line on to the next range. */
+static int table310_line(const uint8_t *table, size_t len, int32_t firstlineno, int64_t addr,
+			 int32_t *line)
+{
+	if (len % 2)
+		return -EINVAL;
+	int64_t end = 0, cur_line = firstlineno;
+	bool has_line = false;
+	for (size_t i = 0; i < len; i += 2) {
+		int8_t delta = (int8_t)table[i + 1];
+		end += table[i];
+		has_line = delta != -128;
+		if (has_line)
+			cur_line += delta;
+		if (cur_line < INT32_MIN || cur_line > INT32_MAX)
+			return -EINVAL;
+		if (addr < end) {
+			*line = has_line ? (int32_t)cur_line : CPY_NO_LINE;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int cpy_lines_line(unsigned format, const uint8_t *table, size_t len, int32_t firstlineno,
+		   int32_t lasti, int32_t *line)
+{
+	if (format == CPY_LINES_LOCATIONS)
+		return cpy_linetable_line(table, len, firstlineno, lasti, line);
+	if (format != CPY_LINES_LNOTAB && format != CPY_LINES_310)
+		return -EINVAL;
+	if (lasti < 0) {
+		*line = firstlineno;
+		return 0;
+	}
+	int64_t addr = (int64_t)lasti * CPY_CODE_UNIT;
+	return format == CPY_LINES_LNOTAB ? lnotab_line(table, len, firstlineno, addr, line)
+					  : table310_line(table, len, firstlineno, addr, line);
+}
+
 /* A little-endian value of size bytes at off of the n bytes at obj, or false. */
 static bool read_le(const uint8_t *obj, size_t n, uint32_t off, unsigned size, uint64_t *v)
 {
@@ -120,12 +184,12 @@ static bool read_le(const uint8_t *obj, size_t n, uint32_t off, unsigned size, u
 int cpy_unicode_extent(const struct cpy_layout *l, const uint8_t *obj, size_t n,
 		       size_t *text_off, size_t *text_len, unsigned *kind)
 {
-	uint32_t k, compact, ascii, ready;
+	uint32_t k, compact, ascii, ready = 1; /* 3.12 dropped the bit: every str is ready */
 	uint64_t length;
 	if (n < l->unicode.ascii_size || cpy_bitfield_get(&l->unicode.kind, obj, n, &k) ||
 	    cpy_bitfield_get(&l->unicode.compact, obj, n, &compact) ||
 	    cpy_bitfield_get(&l->unicode.ascii, obj, n, &ascii) ||
-	    cpy_bitfield_get(&l->unicode.ready, obj, n, &ready) ||
+	    (l->unicode.ready.bit_size && cpy_bitfield_get(&l->unicode.ready, obj, n, &ready)) ||
 	    !read_le(obj, n, l->unicode.length, 8, &length))
 		return -ERANGE;
 	if (!compact || !ready || (k != CPY_UNICODE_1BYTE && k != CPY_UNICODE_2BYTE &&

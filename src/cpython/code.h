@@ -1,7 +1,8 @@
 /*
- * What a CPython 3.11 code object says, decoded from its raw bytes as another process
- * holds them: the line of an instruction from co_linetable (the location table of
- * CPython's Objects/locations.md), the text of a str (PEP 393 compact strings) and the
+ * What a CPython 3.8-3.13 code object says, decoded from its raw bytes as another process
+ * holds them: the line of an instruction from its line table (3.11-3.13: co_linetable, the
+ * location table of CPython's Objects/locations.md; 3.10: co_linetable, address ranges;
+ * 3.8 and 3.9: co_lnotab, address and line increments), the text of a str (PEP 393 compact strings) and the
  * contents of a bytes object. Everything here takes untrusted bytes: reads are bounded by
  * the lengths given, a malformed table or object is an error, never a crash or a loop.
  */
@@ -20,12 +21,31 @@
 /* The line an instruction has no line of (the table says so: an artificial instruction). */
 #define CPY_NO_LINE (-1)
 
-/* The line of the instruction at code-unit index lasti, from a 3.11 location table of len
- * bytes and the code object's co_firstlineno: 0 and *line (CPY_NO_LINE when the table
- * gives the instruction no line), -ENOENT when the table ends before lasti (or lasti < 0),
+/* The line of the instruction at code-unit index lasti, from a 3.11 location table (3.12
+ * and 3.13 keep its format: tests/cpython checks all three) of len bytes and the code
+ * object's co_firstlineno: 0 and *line (CPY_NO_LINE when the table gives the instruction
+ * no line), -ENOENT when the table ends before lasti (or lasti < 0),
  * -EINVAL when the table is malformed before reaching it. Linear in the table's length. */
 int cpy_linetable_line(const uint8_t *table, size_t len, int32_t firstlineno, int32_t lasti,
 		       int32_t *line);
+
+/* The format of a code object's line table (struct cpy_layout.linetable_format, and the
+ * PERF_PY_CODE_LINES_* bits of a code record). */
+enum cpy_linetable_format {
+	CPY_LINES_LOCATIONS = 0, /* 3.11-3.13's location table */
+	CPY_LINES_LNOTAB = 1,    /* 3.8 and 3.9's co_lnotab */
+	CPY_LINES_310 = 2,       /* 3.10's co_linetable */
+};
+
+/* The line of the instruction at code-unit index lasti in a table of the given format, as
+ * the interpreter itself (PyCode_Addr2Line) gives it: for 3.11's format as
+ * cpy_linetable_line(); for 3.8-3.10's, a frame not started yet (lasti < 0) is at
+ * co_firstlineno, as these versions say of it. 0 and *line (CPY_NO_LINE: 3.10's table gives
+ * the instruction none), -ENOENT when the table ends before lasti (3.10's; co_lnotab's
+ * last line runs to the end of the code), -EINVAL for a malformed table or another
+ * format. Linear in the table's length. */
+int cpy_lines_line(unsigned format, const uint8_t *table, size_t len, int32_t firstlineno,
+		   int32_t lasti, int32_t *line);
 
 /* Where the text of a compact str lies in the object: given its first n bytes at obj (at
  * least l->unicode.ascii_size; compact_size for a non-ASCII one), 0 and the offset of the

@@ -22,6 +22,14 @@ int elf_vaddr_to_offset(const struct elf_file *f, uint64_t vaddr, uint64_t *offs
 	return -ERANGE;
 }
 
+const uint8_t *elf_vaddr_bytes(const struct elf_file *f, uint64_t vaddr, uint64_t n)
+{
+	uint64_t off;
+	if (elf_vaddr_to_offset(f, vaddr, &off) || off > f->size || f->size - off < n)
+		return NULL;
+	return f->map + off;
+}
+
 int elf_offset_to_vaddr(const struct elf_file *f, uint64_t offset, uint64_t *vaddr)
 {
 	for (size_t i = 0; i < f->nsegments; i++) {

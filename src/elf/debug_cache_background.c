@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/file.h"
 #include "base/vec.h"
 #include "elf/elf.h"
 
@@ -68,17 +69,8 @@ static bool claim(const char *path)
 static bool single_threaded(void)
 {
 	char buf[1024];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')');
-	for (int field = 2; p && field < 20; field++)
-		p = strchr(p + 1, ' ');
-	return p && strtol(p + 1, NULL, 10) == 1;
+	const char *threads = file_proc_stat("/proc/self/stat", 20, buf, sizeof(buf));
+	return threads && strtol(threads, NULL, 10) == 1;
 }
 
 /* Whether TALLY_CACHE_STORE asks for the copy to be stored before the command ends. */

@@ -175,6 +175,9 @@ int elf_build_id(struct elf_file *f, const uint8_t **id, size_t *len);
 /* Address translation through PT_LOAD segments. -ERANGE when not mapped from the file. */
 int elf_vaddr_to_offset(const struct elf_file *f, uint64_t vaddr, uint64_t *offset);
 int elf_offset_to_vaddr(const struct elf_file *f, uint64_t offset, uint64_t *vaddr);
+/* The n bytes the file holds at vaddr (its initial contents there), or NULL when they are
+ * not all in the file. */
+const uint8_t *elf_vaddr_bytes(const struct elf_file *f, uint64_t vaddr, uint64_t n);
 /* The section holding vaddr (SHF_ALLOC), or NULL. */
 struct elf_section *elf_section_at(struct elf_file *f, uint64_t vaddr);
 

@@ -191,9 +191,9 @@ static bool starts_a_record(const struct perf_data *d, uint64_t off)
 	       size >= 8 && size <= d->size - off;
 }
 
-/* A data size of 0 with records after the data offset, not a feature table: the header
- * as the recorder wrote it first, which it never came back to. The records run to the end
- * of the file; the feature bits set in that header have no table. */
+/* A data size of 0 with records after the data offset (or nothing), not a feature table:
+ * the header as the recorder wrote it first, which it never came back to. The records run
+ * to the end of the file; the feature bits set in that header have no table. */
 static int unfinished(struct perf_data *d)
 {
 	d->unfinished = true;
@@ -249,6 +249,9 @@ static int read_header(struct perf_data *d)
 	cur_skip(&c, 16); /* event_types: unused since 2010 */
 	for (int i = 0; i < 4; i++)
 		d->features[i] = cur_u64(&c);
+	/* A mark whose content says nothing more: read from the bit, so that a recording
+	 * tally never finished (its provisional header has the bit, no feature table) has it. */
+	d->unwound = d->features[PERF_FEAT_TALLY_UNWOUND / 64] >> (PERF_FEAT_TALLY_UNWOUND % 64) & 1;
 	if (!cur_ok(&c) || hsize < HEADER_SIZE)
 		return bad(d, 0, "truncated file header");
 	if (d->data_off > d->size || d->data_size > d->size - d->data_off)
@@ -271,7 +274,7 @@ static int read_header(struct perf_data *d)
 		if (r)
 			return r;
 	}
-	if (!d->data_size && starts_a_record(d, d->data_off))
+	if (!d->data_size && (d->data_off == d->size || starts_a_record(d, d->data_off)))
 		return unfinished(d);
 	return read_features(d);
 }
@@ -595,7 +598,13 @@ static int stack_copy(struct perf_data *d, struct cur *c, uint64_t size, uint64_
 	if (size > left || left - size < 8)
 		return bad(d, ev->file_off, "sample runs past its record");
 	uint64_t got = size < here ? size : here, dyn = 0;
+	/* An area of 8 bytes is an unwound sample's mark (perf_sample_unwound_note), read
+	 * with the rest: only the record of a chain hundreds of frames deep ends past the
+	 * prefix. */
+	if (size == 8 && got < size && missing)
+		return NEED_ALL;
 	ev->stack_off = o->off + (uint64_t)(c->p - ev->raw);
+	ev->stack_area = got;
 	ev->stack = cur_bytes(c, got);
 	if (here - got >= 8) {
 		dyn = cur_u64(c);
@@ -772,6 +781,26 @@ static int decode_image(struct perf_data *d, const struct perf_order *o, const u
 		return cur_ok(&body) ? 0 : bad(d, off, "lost-samples record too short");
 	}
 	return 0;
+}
+
+int perf_record_decode(const char *name, uint64_t off, const struct perf_attr_info *attrs,
+		       size_t nattrs, const void *rec, size_t size, struct perf_event_rec *ev)
+{
+	if (!nattrs || size > UINT16_MAX)
+		return err_set(-EINVAL, "%s: at 0x%llx: a record of %zu bytes, or no attribute to "
+					"read it by",
+			       name, (unsigned long long)off, size);
+	/* A reader of no file: only the fields decode_image reads are set. */
+	struct perf_data d = { .path = name, .fd = -1, .attrs = (struct perf_attr_info *)attrs,
+			       .nattrs = nattrs };
+	struct perf_order o = { .off = off, .size = (uint16_t)size };
+	memset(ev, 0, sizeof(*ev));
+	if (size < 8)
+		return bad(&d, off, "record shorter than its header");
+	int r = decode_image(&d, &o, rec, size, ev);
+	if (r == NEED_ALL || (!r && ev->size != size))
+		r = bad(&d, off, "record size differs from its header's");
+	return r;
 }
 
 /* The first n bytes of the record o into d->rec_buf: what the index pass kept of them

@@ -1,10 +1,16 @@
 /*
- * Writing perf.data: a header placeholder, the records as the kernel produced them, then
- * the feature table (build-ids, the machine and its PMUs, the samples' clock), the event
- * ids and the attribute, and finally the real header. Offsets are free in the format, so
- * only whole records and the build-id list are buffered. The file is a temporary renamed
- * into place when finished (base/atomic_file.h); a failed write (a full disk) ends the
- * records there and the file is still finished, with tally's STOPPED feature saying why.
+ * Writing perf.data: a provisional header with the attributes known when the recording
+ * begins, the records as the kernel produced them, then the feature table (build-ids, the
+ * machine and its PMUs, the samples' clock), the event ids and the attributes, and finally
+ * the real header over the provisional one. Offsets are free in the format, so only whole
+ * records and the build-id list are buffered. The file is a temporary renamed into place
+ * when finished (base/atomic_file.h); a failed write (a full disk) ends the records there
+ * and the file is still finished, with tally's STOPPED feature saying why.
+ *
+ * The provisional header is what perf leaves in a file it never finished: a data size of
+ * 0, the attributes and their ids, no features. Should tally be killed, its temporary
+ * holds that header and the records written so far, and readers take them to the last
+ * whole one (perf/data_read.c).
  */
 #include "perf/perf.h"
 
@@ -48,8 +54,11 @@ struct perf_writer {
 	struct perf_event_attr attr;
 	uint8_t *tracing; /* perf_writer_set_tracing_data, NULL when none */
 	size_t ntracing;
+	bool begun; /* the provisional header is written: records go to the file */
+	uint64_t data_off; /* where the records begin, past the provisional header */
 	uint64_t off; /* where the next record goes: the bytes written and buffered */
 	uint64_t samples; /* PERF_RECORD_SAMPLE records written and buffered */
+	uint64_t bytes; /* of the records written and buffered */
 	uint8_t *buf; /* whole records not yet written */
 	size_t nbuf;
 	uint8_t *bids; /* build-id records, in the file's layout */
@@ -94,10 +103,19 @@ static size_t whole_records(const uint8_t *buf, size_t n, size_t k, uint64_t *sa
 	return at;
 }
 
-/* Writes the buffered records. When that fails the file ends at the last whole record
- * written, the writer keeps the error and later records are dropped. */
+static int write_provisional(struct perf_writer *w, const uint64_t *ids, size_t nids,
+			     const struct perf_writer_event *more, size_t nmore);
+
+/* Writes the buffered records, after the provisional header (the first attribute alone,
+ * when perf_writer_begin has not come). When that fails the file ends at the last whole
+ * record written, the writer keeps the error and later records are dropped. */
 static int flush(struct perf_writer *w)
 {
+	if (!w->begun) {
+		int r = write_provisional(w, NULL, 0, NULL, 0);
+		if (r)
+			return r;
+	}
 	size_t done;
 	int e = write_all(w->fd, w->buf, w->nbuf, &done);
 	if (e) {
@@ -171,17 +189,83 @@ int perf_writer_open(const char *path, const struct perf_event_attr *attr,
 	}
 	w->fd = afile_fd(w->out);
 	w->reserve = make_reserve(afile_target(w->out));
-	uint8_t zero[HEADER_SIZE] = { 0 };
-	size_t done;
-	int e = write_all(w->fd, zero, sizeof(zero), &done);
-	if (e) {
-		r = err_set(-e, "%s: %s", path, strerror(e));
-		perf_writer_abort(w);
-		return r;
-	}
-	w->off = HEADER_SIZE;
+	w->data_off = w->off = HEADER_SIZE;
 	*out = w;
 	return 0;
+}
+
+/* The file header (13 words) for attributes at attrs_off, data at data_off. */
+static void put_header(uint64_t hdr[13], uint64_t attrs_off, size_t nattrs, uint64_t data_off,
+		       uint64_t data_size, const uint64_t features[4])
+{
+	uint64_t attr_size = sizeof(struct perf_event_attr) + 16;
+	uint64_t h[13] = { PERF_MAGIC2, HEADER_SIZE, attr_size, attrs_off, attr_size * nattrs,
+			   data_off, data_size, 0, 0,
+			   features[0], features[1], features[2], features[3] };
+	memcpy(hdr, h, sizeof(h));
+}
+
+/* Appends attr as the file's attribute section holds it: the attribute, then the offset
+ * and size of its ids. */
+static uint8_t *put_attr(uint8_t *p, const struct perf_event_attr *attr, uint64_t ids_off,
+			 size_t nids)
+{
+	struct perf_event_attr a = *attr;
+	a.size = sizeof(a);
+	uint64_t ids[2] = { ids_off, nids * 8 };
+	memcpy(p, &a, sizeof(a));
+	memcpy(p + sizeof(a), ids, sizeof(ids));
+	return p + sizeof(a) + sizeof(ids);
+}
+
+/* The provisional header at the start of the file: the header (data size 0), the
+ * attributes (the first, then more[]), their ids; the records follow. A failed write is
+ * the writer's error, as a failed flush's. */
+static int write_provisional(struct perf_writer *w, const uint64_t *ids, size_t nids,
+			     const struct perf_writer_event *more, size_t nmore)
+{
+	size_t attr_size = sizeof(struct perf_event_attr) + 16, nall = nids;
+	for (size_t i = 0; i < nmore; i++)
+		nall += more[i].nids;
+	size_t size = HEADER_SIZE + (1 + nmore) * attr_size + nall * 8;
+	uint8_t *buf = malloc(size);
+	if (!buf)
+		return err_set(-ENOMEM, "out of memory");
+	uint64_t hdr[13], ids_off = HEADER_SIZE + (1 + nmore) * attr_size, features[4] = { 0 };
+	put_header(hdr, HEADER_SIZE, 1 + nmore, size, 0, features);
+	memcpy(buf, hdr, sizeof(hdr));
+	uint8_t *p = put_attr(buf + HEADER_SIZE, &w->attr, ids_off, nids);
+	uint8_t *q = buf + ids_off;
+	if (nids)
+		memcpy(q, ids, nids * 8);
+	q += nids * 8;
+	for (size_t i = 0; i < nmore; i++) {
+		p = put_attr(p, more[i].attr, (uint64_t)(q - buf), more[i].nids);
+		if (more[i].nids)
+			memcpy(q, more[i].ids, more[i].nids * 8);
+		q += more[i].nids * 8;
+	}
+	size_t done;
+	int e = write_all(w->fd, buf, size, &done);
+	free(buf);
+	w->begun = true;
+	w->data_off = size;
+	if (e) { /* the buffered records are dropped, as a failed flush's */
+		w->nbuf = 0;
+		w->samples = 0;
+		w->error = e;
+	}
+	w->off = size + w->nbuf;
+	return e ? err_set(-e, "%s: %s", path_of(w), strerror(e)) : 0;
+}
+
+int perf_writer_begin(struct perf_writer *w, const uint64_t *ids, size_t nids,
+		      const struct perf_writer_event *more, size_t nmore)
+{
+	if (w->begun || w->error)
+		return w->error ? -w->error : 0;
+	int r = write_provisional(w, ids, nids, more, nmore);
+	return r ? r : w->nbuf ? flush(w) : 0;
 }
 
 int perf_writer_add(struct perf_writer *w, const void *rec, size_t size)
@@ -197,12 +281,22 @@ int perf_writer_add(struct perf_writer *w, const void *rec, size_t size)
 	w->nbuf += size;
 	w->off += size;
 	w->samples += ((const struct perf_event_header *)rec)->type == PERF_RECORD_SAMPLE;
+	w->bytes += size;
 	return 0;
+}
+
+int perf_writer_flush(struct perf_writer *w)
+{
+	if (w->error)
+		return -w->error;
+	return w->begun && w->nbuf ? flush(w) : 0;
 }
 
 int perf_writer_error(const struct perf_writer *w) { return w->error; }
 
 uint64_t perf_writer_samples(const struct perf_writer *w) { return w->samples; }
+
+uint64_t perf_writer_bytes(const struct perf_writer *w) { return w->bytes; }
 
 int perf_writer_add_build_id(struct perf_writer *w, uint32_t pid, uint16_t misc,
 			     const uint8_t *id, size_t len, const char *filename)
@@ -402,15 +496,13 @@ static int put_trailer(struct perf_writer *w, const uint64_t *ids, size_t nids,
 	for (size_t i = 0; i < w->nmore && !r; i++)
 		r = put(w, w->more[i].ids, w->more[i].nids * 8);
 	*attr_off = w->off;
-	w->attr.size = sizeof(w->attr);
-	if (!r) r = put(w, &w->attr, sizeof(w->attr));
-	if (!r) r = put_u64(w, ids_off);
-	if (!r) r = put_u64(w, nids * 8);
+	uint8_t a[sizeof(struct perf_event_attr) + 16];
+	put_attr(a, &w->attr, ids_off, nids);
+	if (!r) r = put(w, a, sizeof(a));
 	ids_off += nids * 8;
 	for (size_t i = 0; i < w->nmore && !r; i++) {
-		r = put(w, &w->more[i].attr, sizeof(w->more[i].attr));
-		if (!r) r = put_u64(w, ids_off);
-		if (!r) r = put_u64(w, w->more[i].nids * 8);
+		put_attr(a, &w->more[i].attr, ids_off, w->more[i].nids);
+		r = put(w, a, sizeof(a));
 		ids_off += w->more[i].nids * 8;
 	}
 	return r;
@@ -418,7 +510,7 @@ static int put_trailer(struct perf_writer *w, const uint64_t *ids, size_t nids,
 
 int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids)
 {
-	int r = w->nbuf && !w->error ? flush(w) : 0;
+	int r = (w->nbuf || !w->begun) && !w->error ? flush(w) : 0;
 	if (w->error) {
 		err_clear(); /* the session reported it; the file is still finished */
 		r = give_back_room(w);
@@ -434,13 +526,8 @@ int perf_writer_close(struct perf_writer *w, const uint64_t *ids, size_t nids)
 		if (!r)
 			r = put_trailer(w, ids, nids, features, &attr_off);
 	}
-	uint64_t hdr[13] = {
-		PERF_MAGIC2, HEADER_SIZE, sizeof(w->attr) + 16,
-		attr_off, (sizeof(w->attr) + 16) * (1 + w->nmore),
-		HEADER_SIZE, data_end - HEADER_SIZE,
-		0, 0,
-		features[0], features[1], features[2], features[3],
-	};
+	uint64_t hdr[13];
+	put_header(hdr, attr_off, 1 + w->nmore, w->data_off, data_end - w->data_off, features);
 	if (!r && pwrite(w->fd, hdr, sizeof(hdr), 0) != (ssize_t)sizeof(hdr))
 		r = err_set(-errno, "%s: write: %s", path_of(w), strerror(errno));
 	if (!r)

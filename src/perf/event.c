@@ -76,6 +76,15 @@ bool perf_event_available(uint32_t type, uint64_t config)
 	return true;
 }
 
+bool perf_sample_id(const void *rec, size_t size, uint64_t *id)
+{
+	const struct perf_event_header *h = rec;
+	if (size < sizeof(*h) + 8 || h->type != PERF_RECORD_SAMPLE)
+		return false;
+	memcpy(id, (const uint8_t *)rec + sizeof(*h), 8);
+	return true;
+}
+
 bool perf_pmu_exists(const char *name)
 {
 	char path[256];

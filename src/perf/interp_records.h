@@ -17,9 +17,21 @@
 #define PERF_PY_STACK 1
 #define PERF_PY_CODE 2
 #define PERF_PY_STACK_CUT 1u         /* more frames than PERF_PY_MAX_FRAMES */
-#define PERF_PY_STACK_READ_FAILED 2u /* a read failed: the stack stops there */
+#define PERF_PY_STACK_READ_FAILED 2u /* a read failed, or the frames made a cycle: the
+				      * stack stops there (after a cycle it is empty) */
+/* The thread's GIL could be read (CPython's runtime or interpreter lock, at the sample),
+ * and whether the thread held it then. Neither: not known (a thread with no thread state,
+ * or a recording from before these bits). */
+#define PERF_PY_STACK_GIL_KNOWN 4u
+#define PERF_PY_STACK_GIL_HELD 8u
 #define PERF_PY_CODE_CUT 1u          /* a string or the line table was longer than its cap */
-#define PERF_PY_FRAME_ENTRY 1u       /* the first frame its _PyEval_EvalFrameDefault ran */
+/* A string or the line table could not be read, or was not a str (bytes): it is empty */
+#define PERF_PY_CODE_READ_FAILED 8u
+/* The line table's format (none of these: 3.11-3.13's location table, co_linetable) */
+#define PERF_PY_CODE_LINES_LNOTAB 2u /* 3.8 and 3.9's co_lnotab */
+#define PERF_PY_CODE_LINES_310 4u    /* 3.10's co_linetable */
+#define PERF_PY_FRAME_ENTRY 1u       /* the first frame its _PyEval_EvalFrameDefault ran
+				      * (3.8-3.10: every frame, each runs in its own) */
 #define PERF_PY_MAX_FRAMES 1024
 
 /* A stack: nframes struct perf_py_frame follow, innermost first. */
@@ -38,8 +50,8 @@ struct perf_py_frame {
 	__u32 fflags; /* PERF_PY_FRAME_* */
 };
 
-/* A code object: qualname, filename (UTF-8) and co_linetable (3.11's) follow at once,
- * unaligned, so the head is packed: 36 bytes. */
+/* A code object: qualname (before 3.11: co_name), filename (UTF-8) and the line table (its
+ * format in flags) follow at once, unaligned, so the head is packed: 36 bytes. */
 struct perf_py_code_head {
 	__u32 magic;
 	__u16 type;

@@ -9,12 +9,24 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The JIT directory of the recording at data_path: "DATA.jit". 0, or -ENAMETOOLONG with
  * the message set when it does not fit size. */
 int perf_jit_dir(const char *data_path, char *buf, size_t size);
+/* tally record --rotate's series of recordings at data_path: the file begun at ms
+ * (milliseconds since the epoch), "DATA.YYYYMMDDTHHMMSS.mmmZ" in UTC, ISO 8601's basic
+ * format: fixed width, so that names sort in time. 0, or -ENAMETOOLONG with the message set. */
+int perf_series_name(const char *data_path, uint64_t ms, char *buf, size_t size);
+/* The newest file of the series at data_path (the greatest name), into buf: false when
+ * there is none. */
+bool perf_series_newest(const char *data_path, char *buf, size_t size);
 /* Whether a file name is an agent's mixed-mode registry: tally-vm-PID-N.dump. */
 bool perf_vm_registry_name(const char *name);
+/* Whether a mapped path is a jitdump's marker: a JIT that writes jit-PID.dump maps it
+ * executable so that the recording has an mmap record of it (perf's convention), whose
+ * path's last component is jit-DIGITS.dump. */
+bool perf_jitdump_marker(const char *path);
 
 /* Where the running kernel's kallsyms copy is (whether or not it exists): false when the
  * kernel has no build-id or the path does not fit size. */

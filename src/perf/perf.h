@@ -37,7 +37,13 @@ enum { PERF_FEAT_TRACING_DATA = 1, PERF_FEAT_BUILD_ID = 2, PERF_FEAT_OSRELEASE =
        /* tally's own, the last of the 256 bits (perf reads the table of every bit set and
         * skips the ones it does not know): a perf header string, why the recording
         * stopped early (strerror of the failed write). */
-       PERF_FEAT_TALLY_STOPPED = 255 };
+       PERF_FEAT_TALLY_STOPPED = 255,
+       /* tally's own too, read only: the user parts of the samples' callchains are stacks
+	* tally unwound while recording, not a kernel's frame-pointer walk (tally record
+	* --stacks=unwound until December 2026, whose attributes had no copies; a u32, 1).
+	* Now each such sample carries its own mark (perf_sample_unwound_note) and no bit is
+	* written: perf inject (6.1) crashes on a feature bit it does not know. */
+       PERF_FEAT_TALLY_UNWOUND = 254 };
 
 /* x86-64 user registers as perf numbers them (arch/x86/include/uapi/asm/perf_regs.h). */
 enum {
@@ -101,6 +107,7 @@ struct perf_data {
 	uint8_t *inflated;
 	uint64_t features[4];
 	char stopped[64]; /* why the recording ended early (PERF_FEAT_TALLY_STOPPED), or "" */
+	bool unwound;     /* PERF_FEAT_TALLY_UNWOUND: every user chain unwound while recording */
 	/* A file its recorder never finished (perf record or tally record killed, or perf's
 	 * command failed to start): the header's data size is still 0 and no feature table
 	 * was written. Its records are read from the data offset up to the first that does
@@ -151,6 +158,7 @@ struct perf_event_rec {
 	 * perf_sample_stack() reads the rest. */
 	const uint8_t *stack;
 	uint64_t stack_size, stack_total;
+	uint64_t stack_area; /* bytes of the copy's area at stack, valid or not */
 	uint64_t stack_off; /* where the copy starts among the records */
 	/* PERF_SAMPLE_RAW: raw_size bytes (the kernel pads them to keep the record 8-aligned:
 	 * formats inside say their own lengths) */
@@ -195,6 +203,40 @@ int perf_data_each(struct perf_data *d, int (*fn)(const struct perf_event_rec *e
 int perf_sample_stack(struct perf_data *d, const struct perf_event_rec *ev, uint64_t need,
 		      const uint8_t **data, uint64_t *size);
 
+/* One record as a ring or a pipe gives it (size bytes at rec, all of them), decoded by the
+ * first of attrs (by its id among them when there are several with PERF_SAMPLE_IDENTIFIER).
+ * name and off are for messages ("NAME: at 0xOFF: ..."; off is also ev->file_off); ev
+ * points into rec. 0, or -EINVAL with the message set. */
+int perf_record_decode(const char *name, uint64_t off, const struct perf_attr_info *attrs,
+		       size_t nattrs, const void *rec, size_t size, struct perf_event_rec *ev);
+
+/* The sample ev again, unwound (tally record's default): its callchain the kernel part of
+ * ev's (everything before a PERF_CONTEXT_USER) followed by PERF_CONTEXT_USER and
+ * user[0..nuser) (the sampled ip, then return addresses, as the kernel writes a
+ * frame-pointer chain); in place of the user registers an ABI of 0 (no registers, as the
+ * kernel writes for a sample without user context), in place of the stack copy an area of
+ * 8 bytes with no valid byte in it (dyn_size 0) that holds the mark: PERF_UNWOUND_MARK in
+ * the high 32 bits, note (the caller's: how the walk ended) in the low ones. perf finds no
+ * registers and no copy and reads the chain as it reads --call-graph fp ones; such samples
+ * and raw ones share one attribute (perf_sample_attr_unwound), so a recording may keep
+ * some samples raw. Written to out (cap bytes); its size in *size. -E2BIG when it does
+ * not fit (or exceeds a record's 64 KiB), -EINVAL for a sample type this cannot rewrite
+ * (PERF_SAMPLE_READ, BRANCH_STACK or any field after the stack copy) or a record whose
+ * fields run past it. */
+#define PERF_UNWOUND_MARK 0x746c7977u /* "wylt" in memory */
+int perf_sample_unwound(const struct perf_event_rec *ev, const uint64_t *user, size_t nuser,
+			uint32_t note, void *out, size_t cap, size_t *size);
+/* Whether ev is a sample perf_sample_unwound wrote; its note in *note. No file feature is
+ * needed to tell: the kernel writes a copy only with the registers (ABI not 0), and the
+ * 8 bytes must hold the mark. */
+bool perf_sample_unwound_note(const struct perf_event_rec *ev, uint32_t *note);
+/* Whether perf_sample_unwound can rewrite samples of this sample type: it must have the
+ * callchain, the user registers and the stack copy. */
+bool perf_sample_unwound_supports(uint64_t sample_type);
+/* The attribute of a file of such samples: a's, with the kernel's user callchain no longer
+ * excluded (unwound samples' chains have a user part; raw ones keep their copy). */
+void perf_sample_attr_unwound(const struct perf_event_attr *a, struct perf_event_attr *out);
+
 /* Reads the i-th callchain entry of a sample. */
 uint64_t perf_callchain_at(const struct perf_event_rec *ev, uint64_t i);
 
@@ -214,11 +256,33 @@ int perf_writer_add(struct perf_writer *w, const void *rec, size_t size);
  * file; the records of all of them then need PERF_SAMPLE_IDENTIFIER to be told apart. */
 int perf_writer_add_attr(struct perf_writer *w, const struct perf_event_attr *attr,
 			 const uint64_t *ids, size_t nids);
+/* An attribute and the ids of its events, for perf_writer_begin. */
+struct perf_writer_event {
+	const struct perf_event_attr *attr;
+	const uint64_t *ids;
+	size_t nids;
+};
+/* The recording begins: writes the provisional header, which lists the first attribute
+ * with ids and the attributes of more[] (those the records may carry; later
+ * perf_writer_add_attr calls and the ids given to perf_writer_close are for the finished
+ * file), and the records so far. It is what a reader finds should the file never be
+ * finished (tally killed). Without this call the header is written with the first flush,
+ * holding the first attribute alone. 0 or a negative code, as perf_writer_add. */
+int perf_writer_begin(struct perf_writer *w, const uint64_t *ids, size_t nids,
+		      const struct perf_writer_event *more, size_t nmore);
+/* Writes the records buffered so far (after perf_writer_begin; before it, nothing), so that
+ * a recording killed later keeps them: records are otherwise written 1 MiB at a time, which
+ * is 30 ms of raw samples but seconds of unwound ones. 0 or a negative code, as
+ * perf_writer_add. */
+int perf_writer_flush(struct perf_writer *w);
 /* The errno of the write that failed, 0 while none has. */
 int perf_writer_error(const struct perf_writer *w);
 /* The samples (PERF_RECORD_SAMPLE) the file holds: written or buffered, never the ones a
  * failed write dropped. */
 uint64_t perf_writer_samples(const struct perf_writer *w);
+/* The bytes of the records added so far (written and buffered; the header and trailer
+ * not counted). */
+uint64_t perf_writer_bytes(const struct perf_writer *w);
 /* Remembers a build-id for the HEADER_BUILD_ID feature; misc is PERF_RECORD_MISC_USER
  * or _KERNEL. */
 int perf_writer_add_build_id(struct perf_writer *w, uint32_t pid, uint16_t misc,
@@ -242,6 +306,9 @@ int perf_open(struct perf_event_attr *attr, int pid, int cpu, int group_fd, unsi
 	      int *fd_out);
 /* Whether an event named by type/config opens on this machine (probing, no message). */
 bool perf_event_available(uint32_t type, uint64_t config);
+/* The identifier of a sample record whose sample type begins with PERF_SAMPLE_IDENTIFIER
+ * (as the rings of tally's recordings hold them): false when rec is not a sample. */
+bool perf_sample_id(const void *rec, size_t size, uint64_t *id);
 /* Whether a PMU named name exists (/sys/bus/event_source/devices/NAME). */
 bool perf_pmu_exists(const char *name);
 /* The type number of the PMU named name (/sys/bus/event_source/devices/NAME/type), the

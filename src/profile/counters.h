@@ -28,8 +28,11 @@
 #define PROF_COUNTER_PY_CODE_UNKNOWN "python: code unknown"
 #define PROF_COUNTER_PY_UNRECORDED "python: stacks not recorded"
 #define PROF_COUNTER_PY_CUT "python: stacks cut"
+#define PROF_COUNTER_PY_READ_FAILED "python: stacks read failed"
 #define PROF_COUNTER_PY_BETWEEN "python: eval loop between frames"
 #define PROF_COUNTER_PY_MALFORMED "python: malformed records"
+#define PROF_COUNTER_PY_GIL_HELD "python: samples holding the GIL"
+#define PROF_COUNTER_PY_GIL_NOT_HELD "python: samples not holding the GIL"
 /* VM frames of mixed mode (recordings with a registry only): the samples that have some,
  * the frames, and the loop records that left their native frame in place, by reason. */
 #define PROF_COUNTER_VM_SAMPLES "vm: samples with VM frames"

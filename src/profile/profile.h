@@ -209,11 +209,21 @@ uint32_t prof_thread(struct prof *p, uint32_t pid, uint32_t tid, const char *nam
 size_t prof_nthreads(const struct prof *p);
 const struct prof_thread *prof_thread_at(const struct prof *p, uint32_t id);
 
+/* Whether the sampled thread held its interpreter's global lock (CPython's GIL) at the
+ * sample, as the source saw it. */
+enum prof_gil {
+	PROF_GIL_UNKNOWN, /* not an interpreter's thread, or not read */
+	PROF_GIL_HELD,
+	PROF_GIL_NOT_HELD,
+};
+const char *prof_gil_name(enum prof_gil g); /* "held", "not held"; NULL for unknown */
+
 struct prof_sample {
 	uint64_t time;	 /* nanoseconds, on the source's clock (0 when unknown) */
 	uint32_t thread; /* prof_thread() id */
 	uint32_t node;	 /* where the weight went */
 	uint32_t pcw;	 /* and at which pc entry of that node */
+	uint8_t gil;	 /* enum prof_gil */
 };
 
 /* prof_add_stack_kept (kept as there) for one sample of thread at time. */
@@ -223,10 +233,15 @@ int prof_add_sample(struct prof *p, uint32_t thread, uint64_t time,
 size_t prof_nsamples(const struct prof *p);
 const struct prof_sample *prof_sample_at(const struct prof *p, size_t i);
 const int64_t *prof_sample_weights(const struct prof *p, size_t i); /* nmetrics values */
+/* Sets the GIL state of the sample added last (prof_add_sample). */
+void prof_set_last_sample_gil(struct prof *p, enum prof_gil gil);
 
 /* A finished profile of only the samples of thread (its log included), with p's metrics
  * and facts. */
 int prof_thread_profile(const struct prof *p, uint32_t thread, struct prof **out);
+/* A finished profile of only the samples whose GIL state is gil (their log included), with
+ * p's metrics and facts. */
+int prof_gil_profile(const struct prof *p, enum prof_gil gil, struct prof **out);
 
 /* ---- building from calling-context events (exact sources: the sBPF VM, an interpreter's
  * exact mode) ---- */

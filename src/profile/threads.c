@@ -99,3 +99,14 @@ const int64_t *prof_sample_weights(const struct prof *p, size_t i)
 {
 	return p->sample_w.v + i * p->metrics.n;
 }
+
+void prof_set_last_sample_gil(struct prof *p, enum prof_gil gil)
+{
+	if (p->samples.n)
+		p->samples.v[p->samples.n - 1].gil = (uint8_t)gil;
+}
+
+const char *prof_gil_name(enum prof_gil g)
+{
+	return g == PROF_GIL_HELD ? "held" : g == PROF_GIL_NOT_HELD ? "not held" : NULL;
+}

@@ -27,8 +27,11 @@ struct replay {
 	bool by_content; /* frames reduced to what a diff compares */
 	replay_rule rule;
 	const bool *keep; /* per src node: whether its self weight is kept; NULL: all */
-	bool one_thread;  /* only the samples of src thread thread (and nothing else) */
+	/* Only the samples of src thread thread, or (thread PROF_NONE) of GIL state gil, and
+	 * nothing else: the tree is made of the log's samples alone. */
+	bool from_log;
 	uint32_t thread;
+	uint8_t gil;
 	bool drop_log;    /* the sample log is not carried over (the diff model) */
 	prof_frame_pred pred;
 	void *pred_ctx;
@@ -145,7 +148,8 @@ static int replay_samples(struct replay *r)
 	for (size_t i = 0; !rc && i < s->samples.n; i++) {
 		const struct prof_sample *e = &s->samples.v[i];
 		if ((r->keep && !r->keep[e->node]) ||
-		    (r->one_thread && e->thread != r->thread))
+		    (r->from_log && r->thread != PROF_NONE && e->thread != r->thread) ||
+		    (r->from_log && r->thread == PROF_NONE && e->gil != r->gil))
 			continue;
 		memset(w, 0, dnm * sizeof(*w));
 		const int64_t *sw = s->sample_w.v + i * snm;
@@ -156,7 +160,7 @@ static int replay_samples(struct replay *r)
 		if (tmap[e->thread] == PROF_NONE)
 			tmap[e->thread] = prof_thread(r->dst, t->pid, t->tid, prof_str(s, t->name));
 		uint32_t dn = image(r, e->node);
-		struct prof_sample d = { e->time, tmap[e->thread], PROF_NONE, PROF_NONE };
+		struct prof_sample d = { e->time, tmap[e->thread], PROF_NONE, PROF_NONE, e->gil };
 		if (d.thread == PROF_NONE || dn == PROF_NONE ||
 		    (d.node = weight_node(r, dn)) == PROF_NONE) {
 			rc = -ENOMEM;
@@ -166,7 +170,7 @@ static int replay_samples(struct replay *r)
 		d.pcw = prof_pcw_get(r->dst, d.node, pc->pc, pc->line);
 		if (d.pcw == PROF_NONE)
 			rc = -ENOMEM;
-		else if (r->one_thread)
+		else if (r->from_log)
 			rc = prof_add_self(r->dst, d.node, pc->pc, pc->line, w);
 		if (!rc)
 			rc = prof_log_sample(r->dst, &d, w);
@@ -189,7 +193,7 @@ static int replay(struct replay *r)
 		memset(r->memo, 0xff, s->nodes.n * sizeof(*r->memo));
 		r->memo[PROF_ROOT] = PROF_ROOT;
 	}
-	for (uint32_t n = 1; !rc && !r->one_thread && n < s->nodes.n; n++) {
+	for (uint32_t n = 1; !rc && !r->from_log && n < s->nodes.n; n++) {
 		if (s->nodes.v[n].first_pc == PROF_NONE || (r->keep && !r->keep[n]))
 			continue;
 		uint32_t dn = image(r, n);
@@ -361,7 +365,14 @@ int prof_thread_profile(const struct prof *p, uint32_t thread, struct prof **out
 {
 	if (thread >= p->threads.n)
 		return err_set(-EINVAL, "thread %u does not exist", thread);
-	struct replay r = { .rule = rule_same, .one_thread = true, .thread = thread };
+	struct replay r = { .rule = rule_same, .from_log = true, .thread = thread };
+	return transformed(p, &r, out);
+}
+
+int prof_gil_profile(const struct prof *p, enum prof_gil gil, struct prof **out)
+{
+	struct replay r = { .rule = rule_same, .from_log = true, .thread = PROF_NONE,
+			    .gil = (uint8_t)gil };
 	return transformed(p, &r, out);
 }
 

@@ -5,7 +5,8 @@
  * through the synthesized ones); the maps are copied at the end, once the command has
  * exited, since runtimes write theirs as they compile, and OpenJDK's -XX:+DumpPerfMapAtExit
  * only at exit. Each copy is written beside and renamed into place, so a reader never sees
- * half a map.
+ * half a map. A process that ends without a map in /tmp is forgotten (rec_jitmaps_prune),
+ * so that what is held is bounded by the live processes and the JIT ones.
  */
 #include "record/jitmaps.h"
 
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/atomic_file.h"
+#include "base/idmap.h"
 #include "base/vec.h"
 #include "perf/keep.h"
 #include "perf/perf.h"
@@ -29,27 +31,126 @@
  * the recording's. */
 #define SINCE_SLACK_S 2
 
+/* The index of a process in order, with this bit while it is gone (its EXIT came, and no
+ * FORK of the same pid since). */
+#define GONE 0x80000000u
+
+static void note_gone(struct rec_jitmaps *j, const uint8_t *body)
+{
+	uint32_t id[4]; /* pid, ppid, tid, ptid */
+	memcpy(id, body, sizeof(id));
+	uint32_t i = idmap_get(&j->pids, id[0]);
+	if (id[0] != id[2] || i == IDMAP_NONE || i & GONE)
+		return; /* a thread, a process not held, or one marked already */
+	uint32_t *slot = vec_push_raw((void **)&j->gone, &j->ngone, &j->capgone, sizeof(*slot));
+	if (slot) {
+		*slot = id[0];
+		idmap_put(&j->pids, id[0], i | GONE); /* replaces the value */
+	}
+}
+
 void rec_jitmaps_note(struct rec_jitmaps *j, const void *rec, size_t size)
 {
 	const struct perf_event_header *h = rec;
 	if ((h->type != PERF_RECORD_COMM && h->type != PERF_RECORD_FORK &&
 	     h->type != PERF_RECORD_EXIT && h->type != PERF_RECORD_MMAP &&
 	     h->type != PERF_RECORD_MMAP2) ||
-	    size < sizeof(*h) + 4)
+	    size < sizeof(*h) + 16)
 		return;
+	const uint8_t *body = (const uint8_t *)rec + sizeof(*h);
+	if (h->type == PERF_RECORD_EXIT) {
+		note_gone(j, body);
+		return;
+	}
 	uint32_t pid;
-	memcpy(&pid, (const uint8_t *)rec + sizeof(*h), 4);
-	if (pid == UINT32_MAX || idmap_get(&j->pids, pid) != IDMAP_NONE)
+	memcpy(&pid, body, 4);
+	uint32_t i = pid == UINT32_MAX ? 0 : idmap_get(&j->pids, pid);
+	if (i != IDMAP_NONE) {
+		if (i & GONE && h->type == PERF_RECORD_FORK) /* the pid taken again */
+			idmap_put(&j->pids, pid, i & ~GONE);
 		return;
+	}
+	if (j->n >= REC_JITMAPS_MAX) {
+		j->dropped++;
+		return;
+	}
 	if (!j->n)
 		clock_gettime(CLOCK_REALTIME, &j->since);
 	uint32_t *slot = vec_push_raw((void **)&j->order, &j->n, &j->cap, sizeof(*j->order));
-	if (!slot || idmap_put(&j->pids, pid, 0)) {
+	if (!slot || idmap_put(&j->pids, pid, (uint32_t)(j->n - 1))) {
 		if (slot)
 			j->n--;
 		return; /* out of memory: that process's map is read from /tmp, as perf does */
 	}
 	*slot = pid;
+}
+
+/* The pid in the name of a VM registry (tally-vm-PID-N.dump) or of a perf map
+ * (perf-PID.map), as a process writes them to /tmp; false for any other name. */
+static bool registry_pid(const char *name, unsigned *pid)
+{
+	unsigned agent;
+	int end = 0;
+	return sscanf(name, "tally-vm-%u-%u.dump%n", pid, &agent, &end) == 2 && !name[end];
+}
+
+static bool map_pid(const char *name, unsigned *pid)
+{
+	int end = 0;
+	return sscanf(name, "perf-%u.map%n", pid, &end) == 1 && !name[end];
+}
+
+static void forget(struct rec_jitmaps *j, uint32_t pid)
+{
+	uint32_t i = idmap_get(&j->pids, pid);
+	if (i == IDMAP_NONE || !(i & GONE))
+		return; /* forgotten already, or the pid taken again */
+	i &= ~GONE;
+	idmap_del(&j->pids, pid);
+	uint32_t last = j->order[--j->n];
+	if (i < j->n) {
+		j->order[i] = last;
+		uint32_t was = idmap_get(&j->pids, last);
+		idmap_put(&j->pids, last, i | (was & GONE)); /* replaces the value */
+	}
+}
+
+void rec_jitmaps_prune(struct rec_jitmaps *j)
+{
+	if (!j->ngone)
+		return;
+	/* Marked 1 while a gone process may have left something in /tmp. */
+	struct idmap keep = { 0 };
+	for (size_t i = 0; i < j->ngone; i++)
+		if (idmap_put(&keep, j->gone[i], 0)) {
+			idmap_free(&keep);
+			return; /* out of memory: pruned another time */
+		}
+	DIR *d = opendir("/tmp");
+	if (!d) {
+		idmap_free(&keep);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		unsigned pid;
+		if (!map_pid(e->d_name, &pid) && !registry_pid(e->d_name, &pid))
+			continue;
+		if (idmap_get(&keep, pid) != IDMAP_NONE)
+			idmap_put(&keep, pid, 1);
+	}
+	closedir(d);
+	for (size_t i = 0; i < j->ngone; i++) {
+		uint32_t pid = j->gone[i], at = idmap_get(&j->pids, pid);
+		if (at == IDMAP_NONE || !(at & GONE))
+			continue; /* listed twice, or the pid taken again */
+		if (idmap_get(&keep, pid) == 0)
+			forget(j, pid);
+		else /* it left a file: held from now on, as it is never gone again */
+			idmap_put(&j->pids, pid, at & ~GONE);
+	}
+	idmap_free(&keep);
+	j->ngone = 0;
 }
 
 /* Whether name is a file rec_jitmaps_keep copies: perf-PID.map or tally-vm-PID-N.dump. */
@@ -143,11 +244,8 @@ static void keep_registries(const struct rec_jitmaps *j, const char *dir, bool *
 		return;
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		unsigned pid, agent;
-		int end = 0;
-		if (sscanf(e->d_name, "tally-vm-%u-%u.dump%n", &pid, &agent, &end) != 2 ||
-		    e->d_name[end] ||
-		    idmap_get(&j->pids, pid) == IDMAP_NONE)
+		unsigned pid;
+		if (!registry_pid(e->d_name, &pid) || idmap_get(&j->pids, pid) == IDMAP_NONE)
 			continue;
 		keep_file(j, pid, e->d_name, dir, made);
 	}
@@ -175,6 +273,6 @@ void rec_jitmaps_free(struct rec_jitmaps *j)
 {
 	idmap_free(&j->pids);
 	free(j->order);
-	j->order = NULL;
-	j->n = j->cap = 0;
+	free(j->gone);
+	memset(j, 0, sizeof(*j));
 }

@@ -20,13 +20,60 @@
 #include "elf/elf.h"
 #include "perf/keep.h"
 
+static uint64_t hash_of(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ull;
+	return h;
+}
+
+/* The slot of path: its entry's, or the free one it would take. */
+static uint32_t *slot_of(const struct rec_modules *m, const char *path)
+{
+	size_t mask = m->nslots - 1;
+	for (size_t i = hash_of(path) & mask;; i = (i + 1) & mask) {
+		uint32_t *s = &m->slots[i];
+		if (!*s || !strcmp(m->v[*s - 1].path, path))
+			return s;
+	}
+}
+
+/* Room for one more entry in a table kept at most half full. */
+static bool grow_slots(struct rec_modules *m)
+{
+	if ((m->n + 1) * 2 <= m->nslots)
+		return true;
+	size_t n = m->nslots ? m->nslots * 2 : 256;
+	uint32_t *old = m->slots;
+	size_t nold = m->nslots;
+	if (!(m->slots = calloc(n, sizeof(*m->slots)))) {
+		m->slots = old;
+		return false;
+	}
+	m->nslots = n;
+	for (size_t i = 0; i < nold; i++)
+		if (old[i])
+			*slot_of(m, m->v[old[i] - 1].path) = old[i];
+	free(old);
+	return true;
+}
+
 static struct rec_module *add(struct rec_modules *m, const char *path)
 {
+	if (m->n >= REC_MODULES_MAX) {
+		m->dropped++;
+		return NULL;
+	}
+	if (!grow_slots(m))
+		return NULL;
 	struct rec_module *e = vec_push(m);
 	if (e && !(e->path = strdup(path))) {
 		m->n--;
 		return NULL;
 	}
+	if (e)
+		*slot_of(m, path) = (uint32_t)m->n;
 	return e;
 }
 
@@ -82,9 +129,8 @@ void rec_modules_note(struct rec_modules *m, const struct rec_mmap *mm)
 	const char *path = mm->path;
 	if (!path[0] || (path[0] == '[' && strcmp(path, "[vdso]")) || !strncmp(path, "//", 2))
 		return;
-	for (size_t i = 0; i < m->n; i++)
-		if (!strcmp(m->v[i].path, path))
-			return;
+	if (m->nslots && *slot_of(m, path))
+		return;
 	struct rec_module *e = add(m, path);
 	if (!e)
 		return;
@@ -127,7 +173,7 @@ void rec_modules_cache_debug(const struct rec_modules *m)
 	err_clear();
 }
 
-void rec_modules_write(struct rec_modules *m, struct perf_writer *w)
+void rec_modules_write(struct rec_modules *m, struct perf_writer *w, bool kallsyms)
 {
 	for (size_t i = 0; i < m->n; i++)
 		if (m->v[i].len)
@@ -140,7 +186,8 @@ void rec_modules_write(struct rec_modules *m, struct perf_writer *w)
 	if (len) {
 		perf_writer_add_build_id(w, UINT32_MAX, PERF_RECORD_MISC_KERNEL, id, len,
 					 "[kernel.kallsyms]");
-		perf_kallsyms_save();
+		if (kallsyms)
+			perf_kallsyms_save();
 	}
 }
 
@@ -148,5 +195,7 @@ void rec_modules_free(struct rec_modules *m)
 {
 	for (size_t i = 0; i < m->n; i++)
 		free(m->v[i].path);
-	vec_free(m);
+	free(m->v);
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
 }

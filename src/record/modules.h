@@ -5,10 +5,12 @@
 #ifndef TALLY_RECORD_MODULES_H
 #define TALLY_RECORD_MODULES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "perf/perf.h"
+#include "record/record.h"
 
 struct rec_module {
 	char *path;
@@ -16,9 +18,13 @@ struct rec_module {
 	uint8_t len; /* 0: no build-id known */
 };
 
-struct rec_modules { /* a VEC (base/vec.h) */
-	struct rec_module *v;
+/* Ownership: the paths; rec_modules_free releases everything. Zeroed: empty. */
+struct rec_modules {
+	struct rec_module *v; /* a VEC (base/vec.h) */
 	size_t n, cap;
+	uint32_t *slots;      /* by path hash: index + 1 into v, 0 free; nslots a power of 2 */
+	size_t nslots;
+	uint64_t dropped;     /* files not held: REC_MODULES_MAX were (record.h) */
 };
 
 /* An executable mapping as a PERF_RECORD_MMAP2 describes it. */
@@ -31,8 +37,10 @@ struct rec_mmap {
 };
 
 void rec_modules_note(struct rec_modules *m, const struct rec_mmap *mm);
-/* Adds the build-ids to the file's build-id feature. */
-void rec_modules_write(struct rec_modules *m, struct perf_writer *w);
+/* Adds the build-ids to the file's build-id feature, the kernel's among them; with
+ * kallsyms its symbols are kept in the build-id cache too (perf_kallsyms_save: once a
+ * recording is enough, as the kernel is the same). */
+void rec_modules_write(struct rec_modules *m, struct perf_writer *w, bool kallsyms);
 /* Stores the compressed separate debug files of the modules in the debug cache
  * (elf_debug_cache_store), so that the first report of the recording does not inflate
  * them: perf record fills its build-id cache at the same point. */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "base/err.h"
@@ -37,6 +38,7 @@ struct rec_python {
 	struct bpf_object *obj;
 	int prog_fd, procs_fd, events_fd, counters_fd;
 	struct perf_event_attr attr;
+	uint32_t task_fsbase; /* py_settings.task_fsbase */
 	VEC(int) out_fds;
 	VEC(uint64_t) out_ids;
 };
@@ -51,6 +53,44 @@ static int map_fd(struct rec_python *p, const char *name)
 	return bpf_object__find_map_fd_by_name(p->obj, name);
 }
 
+/* The byte offset of member name in the struct type called type (BTF), or 0. */
+static uint32_t member_offset(const struct btf *btf, const char *type, const char *name)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, (uint32_t)id) : NULL;
+	if (!t)
+		return 0;
+	const struct btf_member *m = btf_members(t);
+	for (uint16_t i = 0; i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(btf, m->name_off);
+		if (n && !strcmp(n, name) && !btf_member_bitfield_size(t, i))
+			return btf_member_bit_offset(t, i) / 8;
+	}
+	return 0;
+}
+
+/* Where the running kernel keeps a task's FS base, task_struct.thread.fsbase (x86-64), by
+ * its BTF: 0 when it has none or the members are not there. */
+static uint32_t task_fsbase_offset(void)
+{
+#if defined(__x86_64__)
+	struct btf *btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return 0;
+	uint32_t thread = member_offset(btf, "task_struct", "thread"),
+		 fsbase = member_offset(btf, "thread_struct", "fsbase");
+	btf__free(btf);
+	return thread && fsbase ? thread + fsbase : 0;
+#else
+	return 0;
+#endif
+}
+
+uint32_t rec_python_task_fsbase(const struct rec_python *p)
+{
+	return p ? p->task_fsbase : 0;
+}
+
 /* The map's keys are pids as tally sees them: the program asks for them in tally's pid
  * namespace (which may not be the kernel's first). */
 static int set_settings(struct rec_python *p)
@@ -58,7 +98,9 @@ static int set_settings(struct rec_python *p)
 	struct stat st;
 	if (stat("/proc/self/ns/pid", &st))
 		return err_set(-errno, "Python frames: /proc/self/ns/pid: %s", strerror(errno));
-	struct py_settings s = { .pidns_dev = st.st_dev, .pidns_ino = st.st_ino };
+	p->task_fsbase = task_fsbase_offset();
+	struct py_settings s = { .pidns_dev = st.st_dev, .pidns_ino = st.st_ino,
+				 .task_fsbase = p->task_fsbase };
 	uint32_t zero = 0;
 	if (bpf_map_update_elem(map_fd(p, "settings"), &zero, &s, BPF_ANY))
 		return err_set(-errno, "Python frames: BPF map update: %s", strerror(errno));
@@ -134,7 +176,7 @@ int rec_python_attach(struct rec_python *p, int perf_fd)
 /* Samples of the bpf-output event: one per record the program writes, with the same
  * clock as the CPU samples (the order of a thread's stacks and samples is their times'),
  * and an identifier first so that readers tell them from the CPU samples. */
-static void output_attr(struct perf_event_attr *a)
+void rec_python_output_attr(struct perf_event_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -176,7 +218,7 @@ static int open_output(struct rec_python *p, int cpu, int ring_fd)
 
 int rec_python_outputs(struct rec_python *p, const int *cpu, const int *ring_fd, int n)
 {
-	output_attr(&p->attr);
+	rec_python_output_attr(&p->attr);
 	for (int i = 0; i < n; i++) {
 		int r = open_output(p, cpu[i], ring_fd[i]);
 		if (r)
@@ -195,11 +237,9 @@ const uint64_t *rec_python_ids(const struct rec_python *p, size_t *n)
 
 bool rec_python_owns(const struct rec_python *p, const void *rec, size_t size)
 {
-	const struct perf_event_header *h = rec;
 	uint64_t id;
-	if (h->type != PERF_RECORD_SAMPLE || size < 16)
+	if (!perf_sample_id(rec, size, &id))
 		return false;
-	memcpy(&id, (const uint8_t *)rec + 8, 8);
 	for (size_t i = 0; i < p->out_ids.n; i++)
 		if (p->out_ids.v[i] == id)
 			return true;

@@ -1,5 +1,5 @@
 /*
- * Which processes of a session run CPython 3.11, found from their records as they arrive
+ * Which processes of a session run CPython 3.8-3.13, found from their records as they arrive
  * (python.h): an executable mapping of a file that defines _PyRuntime starts reading its
  * frames, with the layout from that file's debug information and the load bias of the
  * mapping; exec and exit stop it; fork copies it (same addresses in the child). The BPF
@@ -18,6 +18,7 @@
 
 #include "base/err.h"
 #include "base/vec.h"
+#include "cpython/code.h"
 #include "cpython/layout.h"
 #include "elf/elf.h"
 #include "record/modules.h"
@@ -25,12 +26,14 @@
 /* A thread-state list longer than this is not walked to its end (the sample then has no
  * Python frames, counted): a bound on the program's time per sample. */
 #define MAX_THREADS 1024
+/* Mapped files checked and held at most (see forget_others). */
+#define MAX_FILES 1024
 
 /* A mapped file, checked once: an interpreter with its layout, or not. */
 struct rec_pyfile {
 	uint32_t maj, min;
 	uint64_t ino;
-	int status; /* 0: a CPython 3.11 with its layout; 1: no interpreter; < 0: unusable */
+	int status; /* 0: a CPython 3.8-3.13 with its layout; 1: no interpreter; < 0: unusable */
 	struct cpy_layout layout;
 	struct elf_segment load[8]; /* its PT_LOAD segments, for load biases */
 	size_t nload;
@@ -39,32 +42,91 @@ struct rec_pyfile {
 struct rec_pyproc {
 	uint32_t pid;
 	struct py_proc_cfg cfg;
+	struct cpy_layout layout; /* its interpreter's, for the names of its threads */
 };
 
-void rec_pyprocs_init(struct rec_pyprocs *pp)
+void rec_pyprocs_init(struct rec_pyprocs *pp, struct perf_event_attr *sample_attr,
+		      uint64_t period_ns)
 {
 	memset(pp, 0, sizeof(*pp));
-	if (rec_python_open(&pp->bpf)) {
-		pp->bpf = NULL;
-		pp->why = strdup(err_msg());
+	int r = rec_python_open(&pp->bpf);
+	if (!r) {
+		sample_attr->sample_type |= PERF_SAMPLE_IDENTIFIER;
+		return;
+	}
+	pp->bpf = NULL;
+	pp->why = strdup(err_msg());
+	err_clear();
+	if (r != -EPERM && r != -EACCES)
+		return;
+	sample_attr->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	if (rec_pytrace_new(sample_attr, period_ns, &pp->trace)) {
+		sample_attr->sample_type &= ~(uint64_t)PERF_SAMPLE_IDENTIFIER;
+		pp->trace = NULL;
 		err_clear();
 	}
+}
+
+bool rec_pyprocs_on(const struct rec_pyprocs *pp) { return pp->bpf || pp->trace; }
+
+bool rec_pyprocs_owns(const struct rec_pyprocs *pp, const void *rec, size_t size)
+{
+	return pp->bpf ? rec_python_owns(pp->bpf, rec, size)
+	       : pp->trace ? rec_pytrace_owns(pp->trace, rec, size)
+			   : false;
+}
+
+const struct perf_event_attr *rec_pyprocs_attr(const struct rec_pyprocs *pp,
+					       const uint64_t **ids, size_t *nids)
+{
+	if (pp->bpf) {
+		*ids = rec_python_ids(pp->bpf, nids);
+		return rec_python_attr(pp->bpf);
+	}
+	if (pp->trace) {
+		*ids = rec_pytrace_ids(pp->trace, nids);
+		return rec_pytrace_attr(pp->trace);
+	}
+	return NULL;
+}
+
+/* Stops reading process pid's frames, in whichever mode. */
+static void unset(struct rec_pyprocs *pp, uint32_t pid)
+{
+	if (pp->bpf)
+		rec_python_unset(pp->bpf, pid);
+	else if (pp->trace)
+		rec_pytrace_stop(pp->trace, pid);
 }
 
 void rec_pyprocs_disable(struct rec_pyprocs *pp)
 {
 	for (size_t i = 0; i < pp->nprocs; i++)
-		rec_python_unset(pp->bpf, pp->procs[i].pid);
+		unset(pp, pp->procs[i].pid);
 	pp->nprocs = 0;
 	pp->seen = 0;
 	rec_python_close(pp->bpf);
 	pp->bpf = NULL;
+	rec_pytrace_free(pp->trace);
+	pp->trace = NULL;
 	pp->warned_why = true; /* the warning said why */
+}
+
+void rec_pyprocs_regen(struct rec_pyprocs *pp)
+{
+	if (pp->trace)
+		rec_pytrace_regen(pp->trace);
+	for (size_t i = 0; pp->bpf && i < pp->nprocs; i++) {
+		pp->procs[i].cfg.gen = ++pp->gen;
+		if (rec_python_set(pp->bpf, pp->procs[i].pid, &pp->procs[i].cfg))
+			err_clear(); /* gone meanwhile: its EXIT record stops it */
+	}
 }
 
 void rec_pyprocs_free(struct rec_pyprocs *pp)
 {
 	rec_python_close(pp->bpf);
+	rec_pytrace_free(pp->trace);
 	free(pp->why);
 	free(pp->files);
 	free(pp->procs);
@@ -84,11 +146,12 @@ static void stop_proc(struct rec_pyprocs *pp, uint32_t pid)
 	struct rec_pyproc *p = find_proc(pp, pid);
 	if (!p)
 		return;
-	rec_python_unset(pp->bpf, pid);
+	unset(pp, pid);
 	*p = pp->procs[--pp->nprocs];
 }
 
-static void start_proc(struct rec_pyprocs *pp, uint32_t pid, const struct py_proc_cfg *cfg)
+static void start_proc(struct rec_pyprocs *pp, uint32_t pid, const struct py_proc_cfg *cfg,
+		       const struct cpy_layout *layout)
 {
 	struct rec_pyproc *p = find_proc(pp, pid);
 	if (!p) {
@@ -101,10 +164,22 @@ static void start_proc(struct rec_pyprocs *pp, uint32_t pid, const struct py_pro
 	p->pid = pid;
 	p->cfg = *cfg;
 	p->cfg.gen = ++pp->gen;
-	if (rec_python_set(pp->bpf, pid, &p->cfg)) {
-		fprintf(stderr, "tally record: warning: %s\n", err_msg());
+	p->layout = *layout;
+	int r = pp->bpf ? rec_python_set(pp->bpf, pid, &p->cfg)
+			: rec_pytrace_start(pp->trace, pid, &p->cfg);
+	if (r) {
+		fprintf(stderr, "tally record: warning: %s%s; recording its native frames only\n",
+			err_msg(), pp->bpf ? "" : " (Python frames by ptrace: a process of "
+						  "another user needs BPF mode: root, or "
+						  "CAP_BPF and CAP_PERFMON)");
 		err_clear();
 		pp->nprocs--;
+	} else if (pp->trace && !pp->warned_why) {
+		fprintf(stderr, "tally record: process %u: Python frames read in ptrace mode: "
+				"each sampled thread is stopped while they are read (allowed for "
+				"your own processes); BPF mode reads them without stopping it and "
+				"needs root, or CAP_BPF and CAP_PERFMON (docs/python.md)\n", pid);
+		pp->warned_why = true;
 	}
 }
 
@@ -120,45 +195,93 @@ static uint16_t end_of(const uint32_t *offs, const uint8_t *sizes, size_t n)
 	return (uint16_t)end;
 }
 
+/* The fields the program reads in a frame, with their sizes: how many. */
+static size_t frame_fields(const struct cpy_layout *l, uint32_t *offs, uint8_t *sizes)
+{
+	if (CPY_FRAME_OBJECTS(l->variant)) {
+		const uint32_t o[] = { l->frame.f_code, l->frame.previous, l->frame_lasti };
+		const uint8_t z[] = { 8, 8, 4 };
+		memcpy(offs, o, sizeof(o));
+		memcpy(sizes, z, sizeof(z));
+		return 3;
+	}
+	const uint32_t o[] = { l->frame.f_code, l->frame.previous, l->frame.prev_instr,
+			       l->frame.owner, l->frame.is_entry };
+	const uint8_t z[] = { 8, 8, 8, 1, 1 };
+	memcpy(offs, o, sizeof(o));
+	memcpy(sizes, z, sizeof(z));
+	return l->variant == CPY_VARIANT_311 ? 5 : 4; /* is_entry: 3.11's only */
+}
+
+/* Where the program finds the current frame, and how it tells activations apart. */
+static void version_cfg(const struct cpy_layout *l, struct py_proc_cfg *c)
+{
+	c->code_flags = l->linetable_format == CPY_LINES_LNOTAB ? PERF_PY_CODE_LINES_LNOTAB
+			: l->linetable_format == CPY_LINES_310  ? PERF_PY_CODE_LINES_310
+								: 0;
+	if (CPY_FRAME_OBJECTS(l->variant)) {
+		c->flags |= PY_CFG_FRAME_OBJECTS | PY_CFG_THREAD_POINTER;
+		if (l->variant != CPY_VARIANT_310)
+			c->flags |= PY_CFG_LASTI_BYTES;
+		c->tstate_frame = (uint16_t)l->thread_current_frame;
+		c->frame_lasti = (uint16_t)l->frame_lasti;
+		return;
+	}
+	if (l->variant == CPY_VARIANT_313) {
+		c->tstate_frame = (uint16_t)l->thread_current_frame;
+	} else {
+		c->flags |= PY_CFG_CFRAME;
+		c->tstate_frame = (uint16_t)l->thread.cframe;
+		c->cframe_current_frame = (uint16_t)l->cframe.current_frame;
+	}
+	if (l->variant != CPY_VARIANT_311) {
+		c->flags |= PY_CFG_CSTACK_ENTRY;
+		c->owner_cstack = CPY_FRAME_OWNED_BY_CSTACK;
+	}
+	c->frame_is_entry = (uint16_t)l->frame.is_entry;
+}
+
 /* The program's view of a layout; false when it cannot take it (fields beyond its blocks,
  * state bits not in one 32-bit word). */
 static bool cfg_of(const struct cpy_layout *l, struct py_proc_cfg *c)
 {
-	const uint32_t foffs[] = { l->frame.f_code, l->frame.previous, l->frame.prev_instr,
-				   l->frame.is_entry, l->frame.owner };
-	const uint8_t fsizes[] = { 8, 8, 8, 1, 1 };
+	uint32_t foffs[5];
+	uint8_t fsizes[5];
+	size_t nf = frame_fields(l, foffs, fsizes);
+	/* _co_firsttraceable (3.11+; 0 before, where ob_type's 8 bytes already reach past it) */
 	const uint32_t coffs[] = { l->object.ob_type, l->code.qualname, l->code.filename,
 				   l->code.firstlineno, l->code.linetable, l->code.firsttraceable };
 	const uint8_t csizes[] = { 8, 8, 8, 4, 8, 4 };
 	uint32_t word = l->unicode.compact.bit_offset / 32;
-	if (end_of(foffs, fsizes, 5) > PY_BLOCK || end_of(coffs, csizes, 6) > PY_BLOCK ||
-	    l->object.ob_type != 8 || word != l->unicode.ascii.bit_offset / 32 ||
+	if (end_of(foffs, fsizes, nf) > PY_BLOCK || end_of(coffs, csizes, 6) > PY_BLOCK ||
+	    word != l->unicode.ascii.bit_offset / 32 ||
 	    !fits(l->unicode.compact_size, 0, PY_BLOCK) || !fits(word * 4, 4, PY_BLOCK) ||
 	    !fits(l->unicode.length, 8, PY_BLOCK) || !fits(l->unicode.utf8, 8, PY_BLOCK) ||
 	    !fits(l->unicode.utf8_length, 8, PY_BLOCK))
 		return false;
 	const uint32_t wide[] = { l->runtime.interpreters_head, l->interp.next,
 				  l->interp.threads_head, l->thread.next,
-				  l->thread.native_thread_id, l->thread.cframe,
-				  l->cframe.current_frame, l->object.ob_size, l->object.bytes_sval,
-				  l->code.code_adaptive, l->unicode.ascii_size };
+				  l->thread.native_thread_id, l->thread.thread_id, l->thread.cframe,
+				  l->thread_current_frame, l->cframe.current_frame,
+				  l->object.ob_size, l->object.bytes_sval, l->code.code_adaptive,
+				  l->unicode.ascii_size, l->gil.interp, l->thread.interp,
+				  l->gil.locked, l->gil.last_holder };
 	for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]); i++)
 		if (wide[i] > UINT16_MAX)
 			return false;
 	memset(c, 0, sizeof(*c));
+	version_cfg(l, c);
 	c->runtime_interp_head = (uint16_t)l->runtime.interpreters_head;
 	c->interp_next = (uint16_t)l->interp.next;
 	c->interp_threads_head = (uint16_t)l->interp.threads_head;
 	c->tstate_next = (uint16_t)l->thread.next;
-	c->tstate_native_tid = (uint16_t)l->thread.native_thread_id;
-	c->tstate_cframe = (uint16_t)l->thread.cframe;
-	c->cframe_current_frame = (uint16_t)l->cframe.current_frame;
+	c->tstate_native_tid = (uint16_t)(CPY_FRAME_OBJECTS(l->variant) ? l->thread.thread_id
+									 : l->thread.native_thread_id);
 	c->frame_code = (uint16_t)l->frame.f_code;
 	c->frame_previous = (uint16_t)l->frame.previous;
 	c->frame_prev_instr = (uint16_t)l->frame.prev_instr;
-	c->frame_is_entry = (uint16_t)l->frame.is_entry;
 	c->frame_owner = (uint16_t)l->frame.owner;
-	c->frame_size = end_of(foffs, fsizes, 5);
+	c->frame_size = end_of(foffs, fsizes, nf);
 	c->code_size = end_of(coffs, csizes, 6);
 	c->code_qualname = (uint16_t)l->code.qualname;
 	c->code_filename = (uint16_t)l->code.filename;
@@ -174,6 +297,11 @@ static bool cfg_of(const struct cpy_layout *l, struct py_proc_cfg *c)
 	c->str_compact_data = (uint16_t)l->unicode.compact_size;
 	c->str_utf8 = (uint16_t)l->unicode.utf8;
 	c->str_utf8_len = (uint16_t)l->unicode.utf8_length;
+	c->gil_runtime = l->gil.runtime;
+	c->gil_interp = (uint16_t)l->gil.interp;
+	c->tstate_interp = (uint16_t)l->thread.interp;
+	c->gil_locked = (uint16_t)l->gil.locked;
+	c->gil_last_holder = (uint16_t)l->gil.last_holder;
 	c->state_kind_shift = (uint8_t)(l->unicode.kind.bit_offset % 32);
 	c->state_compact_bit = (uint8_t)(l->unicode.compact.bit_offset % 32);
 	c->state_ascii_bit = (uint8_t)(l->unicode.ascii.bit_offset % 32);
@@ -241,8 +369,24 @@ static struct rec_pyfile *find_file(struct rec_pyprocs *pp, const struct rec_mma
 	return NULL;
 }
 
+/* Forgets the files found not to be interpreters, once MAX_FILES are held: over a long
+ * recording of a machine that maps ever new files the list stays bounded (such a file
+ * is checked again should it be mapped again). Interpreters and files warned about stay. */
+static void forget_others(struct rec_pyprocs *pp)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < pp->nfiles; i++)
+		if (pp->files[i].status != 1)
+			pp->files[k++] = pp->files[i];
+	pp->nfiles = k;
+}
+
 static struct rec_pyfile *add_file(struct rec_pyprocs *pp, const struct rec_mmap *mm)
 {
+	if (pp->nfiles >= MAX_FILES)
+		forget_others(pp);
+	if (pp->nfiles >= MAX_FILES)
+		return NULL;
 	struct rec_pyfile *pf =
 		vec_push_raw((void **)&pp->files, &pp->nfiles, &pp->capfiles, sizeof(*pf));
 	if (pf) {
@@ -258,11 +402,11 @@ static struct rec_pyfile *file_of(struct rec_pyprocs *pp, const struct rec_mmap 
 	struct rec_pyfile *pf = find_file(pp, mm);
 	if (pf || !(pf = add_file(pp, mm)))
 		return pf;
-	/* No BPF: Python is still looked for, to say once why its frames are missing. */
-	if (!pp->bpf && pp->warned_why)
+	/* No capture: Python is still looked for, to say once why its frames are missing. */
+	if (!rec_pyprocs_on(pp) && pp->warned_why)
 		pf->status = 1;
 	else
-		check_file(mm, pf, pp->bpf);
+		check_file(mm, pf, rec_pyprocs_on(pp));
 	if (pf->status == -ENOTSUP) {
 		warn(mm, pp->why ? pp->why : "Python frames are off");
 		pp->warned_why = true;
@@ -293,7 +437,7 @@ void rec_pyprocs_preload(struct rec_pyprocs *pp, const char *cmd)
 {
 	char path[4096];
 	struct stat st;
-	if (!pp->bpf || !find_command(cmd, path, sizeof(path), &st))
+	if (!rec_pyprocs_on(pp) || !find_command(cmd, path, sizeof(path), &st))
 		return;
 	struct rec_mmap mm = { .maj = major(st.st_dev), .min = minor(st.st_dev),
 			       .ino = st.st_ino, .path = path };
@@ -342,8 +486,24 @@ static void note_mmap(struct rec_pyprocs *pp, const struct rec_mmap *mm, uint64_
 	struct rec_pyfile *pf = file_of(pp, mm);
 	struct py_proc_cfg cfg;
 	uint64_t bias;
-	if (!pf || pf->status || !pp->bpf || !bias_of(pf, mm, pgoff, &bias))
+	if (!pf || pf->status || !rec_pyprocs_on(pp) || !bias_of(pf, mm, pgoff, &bias))
 		return;
+	if (pp->bpf && CPY_FRAME_OBJECTS(pf->layout.variant) && !rec_python_task_fsbase(pp->bpf)) {
+		pf->status = -EINVAL;
+		warn(mm, "CPython 3.8-3.10's thread states are found by the thread's FS base, "
+			 "whose place in the kernel's task_struct comes from its BTF "
+			 "(/sys/kernel/btf/vmlinux), which this kernel does not have");
+		return;
+	}
+	/* A build whose PyObject header is longer (Py_TRACE_REFS: two list pointers first) has
+	 * every object's fields elsewhere than the program reads them: refused by name. */
+	if (pf->layout.object.ob_type != 8) {
+		pf->status = -EINVAL;
+		warn(mm, "its objects' header is longer than a release build's (a build with "
+			 "Py_TRACE_REFS, --with-trace-refs), which tally's BPF program does not "
+			 "read");
+		return;
+	}
 	if (!cfg_of(&pf->layout, &cfg)) {
 		pf->status = -EINVAL;
 		warn(mm, "its CPython layout has fields where tally's BPF program does not "
@@ -352,8 +512,10 @@ static void note_mmap(struct rec_pyprocs *pp, const struct rec_mmap *mm, uint64_
 	}
 	cfg.runtime = bias + pf->layout.runtime_addr;
 	cfg.code_type = bias + pf->layout.code_type_addr;
+	cfg.str_type = bias + pf->layout.unicode_type_addr;
+	cfg.bytes_type = bias + pf->layout.bytes_type_addr;
 	if (pidns_of(mm->pid, &cfg))
-		start_proc(pp, mm->pid, &cfg);
+		start_proc(pp, mm->pid, &cfg, &pf->layout);
 }
 
 /* FORK and EXIT: u32 pid, ppid, tid, ptid. */
@@ -371,8 +533,20 @@ static void note_task(struct rec_pyprocs *pp, uint32_t type, const uint8_t *body
 	if (!parent || id[0] == id[1])
 		return;
 	struct py_proc_cfg cfg = parent->cfg;
+	struct cpy_layout layout = parent->layout;
 	pidns_of(id[0], &cfg);
-	start_proc(pp, id[0], &cfg);
+	start_proc(pp, id[0], &cfg, &layout);
+}
+
+const struct cpy_layout *rec_pyprocs_layout(const struct rec_pyprocs *pp, uint32_t pid,
+					    uint64_t *runtime)
+{
+	for (size_t i = 0; i < pp->nprocs; i++)
+		if (pp->procs[i].pid == pid) {
+			*runtime = pp->procs[i].cfg.runtime;
+			return &pp->procs[i].layout;
+		}
+	return NULL;
 }
 
 void rec_pyprocs_note(struct rec_pyprocs *pp, const void *rec, size_t size)
@@ -396,7 +570,7 @@ void rec_pyprocs_note(struct rec_pyprocs *pp, const void *rec, size_t size)
 		return;
 	}
 	case PERF_RECORD_COMM:
-		if (pp->bpf && h->misc & PERF_RECORD_MISC_COMM_EXEC) {
+		if (rec_pyprocs_on(pp) && h->misc & PERF_RECORD_MISC_COMM_EXEC) {
 			uint32_t pid;
 			memcpy(&pid, body, 4);
 			stop_proc(pp, pid);
@@ -404,7 +578,7 @@ void rec_pyprocs_note(struct rec_pyprocs *pp, const void *rec, size_t size)
 		return;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		if (pp->bpf)
+		if (rec_pyprocs_on(pp))
 			note_task(pp, h->type, body);
 		return;
 	}

@@ -49,6 +49,10 @@ static int release(struct rec_pypair *pp, bool paired, uint64_t time,
 		uint8_t *rec = pp->buf + at;
 		struct perf_event_header h;
 		memcpy(&h, rec, sizeof(h));
+		/* hold() keeps whole records of the caller's size, each its header's: a header
+		 * that says otherwise ends the walk rather than looping on a size of 0 */
+		if (h.size < sizeof(h) || h.size > pp->n - at)
+			break;
 		at += h.size;
 		if (payload_type(rec, h.size) == PERF_PY_STACK && !paired) {
 			pp->dropped++;
@@ -101,4 +105,12 @@ void rec_pypair_free(struct rec_pypair *pp)
 {
 	free(pp->buf);
 	memset(pp, 0, sizeof(*pp));
+}
+
+uint64_t rec_python_time(const void *rec, size_t size)
+{
+	uint64_t time = 0;
+	if (size >= PY_TIME_AT + 8)
+		memcpy(&time, (const uint8_t *)rec + PY_TIME_AT, 8);
+	return time;
 }

@@ -6,11 +6,19 @@
  * recording, not the command: tally then waits for it). The command's exit status is
  * returned for tally to exit with. Mapped files are noted as their mmap records
  * arrive (modules.c), processes for their perf maps, kept at the end (jitmaps.c).
+ *
+ * With --rotate the records go to a series of files, each complete alone: at each turn the
+ * rings are drained into the old file, the Python program starts a new generation (its
+ * code records written again), the next file begins with the COMM and MMAP2 records of
+ * every live process synthesized from /proc (as at the start of -p and -a), and the old
+ * one is finished as a single recording is (build-ids, JIT map copies). What tally holds
+ * is bounded however long it runs (docs/native-sampling.md, "Long recordings").
  */
 #include "record/record.h"
 
-#include <fcntl.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,14 +27,18 @@
 #include <time.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/err.h"
 #include "base/file.h"
+#include "base/idmap.h"
 #include "base/spawn.h"
 #include "base/vec.h"
+#include "perf/keep.h"
 #include "record/jitmaps.h"
+#include "record/live.h"
 #include "record/modules.h"
 #include "record/offcpu.h"
 #include "record/priority.h"
@@ -71,8 +83,43 @@ struct session {
 	struct rec_jitmaps jitmaps;
 	struct rec_pyprocs py; /* bpf NULL: no Python frames */
 	struct rec_pypair pair[MAX_CPUS]; /* per ring, with py.bpf */
+	struct rec_pynames names; /* Python's names of their threads */
 	int ring; /* the ring being drained */
+	struct rec_live *live; /* stacks unwound while recording, else NULL (live.h) */
+	size_t live_modules;   /* of modules, those whose build-ids live has */
+	struct timespec pruned; /* when jitmaps was last pruned */
+	/* The file being written, and with --rotate: the milliseconds of its name (names
+	 * strictly increase), the samples of the files finished before it, the processes
+	 * alive (-p, CMD: their records begin the next file) and, with --keep, the files
+	 * finished (oldest first). Turns by time come every rotate_secs from when counting
+	 * began (a fixed grid: a late turn does not delay the next), turns of them so far. */
+	char path[4096];
+	struct timespec counting;
+	uint64_t name_ms, samples_done, turns;
+	struct idmap alive;
+	VEC(char *) kept;
 };
+
+static bool rotating(const struct rec_opts *o) { return o->rotate_secs > 0 || o->rotate_bytes; }
+
+/* -p and CMD with --rotate: the processes alive (FORK and EXIT of a process, the COMM and
+ * MMAP2 records of one tally learns of otherwise: a -p target, CMD's exec). */
+static void note_alive(struct session *s, const void *rec, size_t size)
+{
+	const struct perf_event_header *h = rec;
+	uint32_t id[4]; /* pid, then ppid, tid, ptid for FORK and EXIT */
+	if (s->o->all_cpus || !rotating(s->o) || size < sizeof(*h) + sizeof(id))
+		return;
+	memcpy(id, (const uint8_t *)rec + sizeof(*h), sizeof(id));
+	if (id[0] == UINT32_MAX)
+		return;
+	if (h->type == PERF_RECORD_EXIT && id[0] == id[2])
+		idmap_del(&s->alive, id[0]);
+	else if ((h->type == PERF_RECORD_FORK && id[0] == id[2]) ||
+		 ((h->type == PERF_RECORD_COMM || h->type == PERF_RECORD_MMAP2) &&
+		  idmap_get(&s->alive, id[0]) == IDMAP_NONE))
+		idmap_put(&s->alive, id[0], 0);
+}
 
 static int add_fd(struct session *s, int fd, bool off_cpu)
 {
@@ -97,21 +144,67 @@ static void stop_recording(struct session *s)
 	err_clear();
 }
 
+static int store_record(const void *rec, size_t size, void *arg)
+{
+	struct session *s = arg;
+	if (!perf_writer_error(s->w) && perf_writer_add(s->w, rec, size))
+		stop_recording(s);
+	return 0;
+}
+
+/* Unwinding while recording: the record joins live's queue (the mappings' build-ids first, so that
+ * the unwinder opens what the process mapped); it is stored once in time order. */
+static int to_live(struct session *s, const void *rec, size_t size, bool python)
+{
+	int r = rec_live_modules(s->live, &s->modules, &s->live_modules);
+	return r ? r : rec_live_add(s->live, rec, size, python ? REC_LIVE_OPAQUE : 0,
+				    python ? rec_python_time(rec, size) : 0);
+}
+
+static int on_synth(const void *rec, size_t size, void *arg);
+
+/* With Python frames, a CPU sample (identifier, ip, pid/tid, time: the layout the
+ * program's pairing relies on too) of a Python thread may call for its name first. */
+static int name_thread(struct session *s, const void *rec, size_t size)
+{
+	const struct perf_event_header *h = rec;
+	uint64_t id, time, runtime;
+	uint32_t pt[2];
+	const struct cpy_layout *l;
+	if (h->type != PERF_RECORD_SAMPLE || size < 40)
+		return 0;
+	memcpy(&id, (const uint8_t *)rec + 8, 8);
+	for (size_t i = 0; i < s->off_ids.n; i++)
+		if (s->off_ids.v[i] == id)
+			return 0;
+	memcpy(pt, (const uint8_t *)rec + 24, 8);
+	memcpy(&time, (const uint8_t *)rec + 32, 8);
+	if (!(l = rec_pyprocs_layout(&s->py, pt[0], &runtime)))
+		return 0;
+	return rec_pynames_sample(&s->names, l, runtime, pt[0], pt[1], time, on_synth, s);
+}
+
 static int write_record(const void *rec, size_t size, void *arg)
 {
 	struct session *s = arg;
 	if (perf_writer_error(s->w))
 		return 0;
-	if (s->py.bpf && rec_python_owns(s->py.bpf, rec, size))
+	bool python = rec_pyprocs_owns(&s->py, rec, size);
+	if (python)
 		rec_python_account(s->res, rec, size);
 	else
 		rec_account(s->res, &s->modules, rec, size);
-	if (!s->o->no_python)
+	if (!s->o->no_python) {
 		rec_pyprocs_note(&s->py, rec, size);
+		int r = rec_pynames_note(&s->names, rec, size, on_synth, s);
+		if (!r && (s->py.bpf || s->py.trace) && !python)
+			r = name_thread(s, rec, size);
+		if (r)
+			return r;
+	}
 	rec_jitmaps_note(&s->jitmaps, rec, size);
-	if (perf_writer_add(s->w, rec, size))
-		stop_recording(s);
-	return 0;
+	note_alive(s, rec, size);
+	return s->live ? to_live(s, rec, size, python) : store_record(rec, size, s);
 }
 
 /* Records tally makes itself carry the trailer of the sample type, whose identifier then
@@ -133,24 +226,53 @@ static int on_synth(const void *rec, size_t size, void *arg)
 	return write_record(buf, size + 8, arg);
 }
 
+/* Whether a sample of the rings is an off-CPU one (--off-cpu's sched_switch event). */
+static bool off_cpu_sample(const struct session *s, const void *rec, size_t size)
+{
+	uint64_t id;
+	if (!s->o->off_cpu || !perf_sample_id(rec, size, &id))
+		return false;
+	for (size_t i = 0; i < s->off_ids.n; i++)
+		if (s->off_ids.v[i] == id)
+			return true;
+	return false;
+}
+
 static int on_ring_record(const void *rec, size_t size, void *arg)
 {
 	struct session *s = arg;
+	/* ptrace mode samples its processes itself: the kernel's samples of them are left out */
+	if (s->py.trace && !off_cpu_sample(s, rec, size) &&
+	    rec_pytrace_replaces(s->py.trace, rec, size))
+		return 0;
 	if (s->py.bpf)
 		return rec_pypair_add(&s->pair[s->ring], rec_python_owns(s->py.bpf, rec, size), rec,
 				      size, write_record, s);
 	return write_record(rec, size, s);
 }
 
+static int name_last(struct session *s);
+
+/* One round over the rings; with live unwinding, what it completed goes on in time
+ * order (live.h: everything timed before the round began is in). */
 static int drain_all(struct session *s)
 {
+	uint64_t start = s->live ? rec_live_clock(&s->attr) : 0;
 	for (int c = 0; c < s->ncpus; c++) {
 		s->ring = c;
 		int r = perf_ring_drain(&s->rings[c], on_ring_record, s);
 		if (r)
 			return r;
 	}
-	return 0;
+	int r = name_last(s);
+	if (r || !s->live)
+		return r;
+	r = rec_live_round(s->live, start);
+	/* A round's unwound samples are a few KiB: written now, a killed tally keeps all
+	 * but the last round, as it keeps all but the last 30 ms of raw samples. */
+	if (!r && perf_writer_flush(s->w))
+		stop_recording(s);
+	return r;
 }
 
 /* The default event: cycles where the hardware counts them, else cpu-clock. Never precise:
@@ -397,10 +519,26 @@ static int attach_task(int pid, int tid, void *arg)
 	return r;
 }
 
+/* A -p PID refused: when it is another user's process, say so rather than what the
+ * kernel's paranoia allows (an ordinary user may record their own processes only). */
+static int refused_pid(int pid, int r)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if ((r != -EACCES && r != -EPERM) || geteuid() == 0 || stat(path, &st) ||
+	    st.st_uid == getuid())
+		return r;
+	err_clear();
+	return err_set(r, "process %d: another user's (uid %u): without privileges tally records "
+			  "only your own processes (run as root, or give tally CAP_PERFMON, and "
+			  "CAP_BPF for its Python frames)", pid, (unsigned)st.st_uid);
+}
+
 static int attach_pid(struct session *s, int pid)
 {
 	int r = rec_each_task(pid, attach_task, s);
-	return r ? r : rec_synth_maps(pid, on_synth, s);
+	return r ? refused_pid(pid, r) : rec_synth_maps(pid, on_synth, s);
 }
 
 /* The command runs with the default actions of the signals tally catches. */
@@ -425,14 +563,44 @@ static bool targets_alive(const struct rec_opts *o)
 	return false;
 }
 
-/* --duration: whether the recording has run that long. */
-static bool past_duration(const struct session *s, const struct timespec *start)
+static double seconds_since(const struct timespec *t)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return s->o->duration > 0 && (double)(now.tv_sec - start->tv_sec) +
-					     (double)(now.tv_nsec - start->tv_nsec) / 1e9 >=
-					     s->o->duration;
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+/* --duration: whether the recording has run that long. */
+static bool past_duration(const struct session *s, const struct timespec *start)
+{
+	return s->o->duration > 0 && seconds_since(start) >= s->o->duration;
+}
+
+/* Processes gone are forgotten once a second (one look at /tmp for all of them). */
+static void prune(struct session *s)
+{
+	if (s->jitmaps.ngone && seconds_since(&s->pruned) >= 1) {
+		rec_jitmaps_prune(&s->jitmaps);
+		clock_gettime(CLOCK_MONOTONIC, &s->pruned);
+	}
+}
+
+static int rotate(struct session *s);
+
+/* --rotate: whether the file has grown that large, or the next turn's time has come (the
+ * turns it passes are counted). */
+static bool rotation_due(struct session *s)
+{
+	const struct rec_opts *o = s->o;
+	if (perf_writer_error(s->w))
+		return false;
+	if (o->rotate_bytes)
+		return perf_writer_bytes(s->w) >= o->rotate_bytes;
+	double slot = o->rotate_secs > 0 ? seconds_since(&s->counting) / o->rotate_secs : 0;
+	if (slot < (double)(s->turns + 1))
+		return false;
+	s->turns = (uint64_t)slot;
+	return true;
 }
 
 /* Drains until the targets end or a signal stops tally (*child_runs then: a command is
@@ -441,9 +609,13 @@ static int loop(struct session *s, pid_t child, int *status, bool *child_runs)
 {
 	struct timespec start;
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	struct pollfd pfd[MAX_CPUS];
+	s->counting = start;
+	struct pollfd pfd[MAX_CPUS + 1];
+	nfds_t nfds = (nfds_t)s->ncpus;
 	for (int c = 0; c < s->ncpus; c++)
 		pfd[c] = (struct pollfd){ .fd = s->ring_fd[c], .events = POLLIN };
+	if (s->py.trace) /* ptrace mode's ticks */
+		pfd[nfds++] = (struct pollfd){ .fd = rec_pytrace_fd(s->py.trace), .events = POLLIN };
 	int fast = 1000; /* a bound on the 1 ms polls, should the command's mapping not come */
 	for (;;) {
 		/* With Python frames, a new interpreter's mmap record is read within 10 ms:
@@ -452,13 +624,17 @@ static int loop(struct session *s, pid_t child, int *status, bool *child_runs)
 		 * imports had no Python frames (tests/python/frames.test.sh's chain: 6 of 265
 		 * samples under load, 2.26% short). tally runs SCHED_FIFO here (priority.h),
 		 * so the 1 ms holds on a busy machine too. */
-		bool soon = s->py.bpf && s->py.awaited && fast-- > 0;
-		poll(pfd, (nfds_t)s->ncpus, soon ? 1 : s->py.bpf ? 10 : 50);
+		bool on = rec_pyprocs_on(&s->py), soon = on && s->py.awaited && fast-- > 0;
+		poll(pfd, nfds, soon ? 1 : on ? 10 : 50);
 		int r = drain_all(s);
 		if (r)
 			return r;
+		prune(s);
+		bool ended = s->py.trace ? rec_pytrace_tick(s->py.trace, s->ids.v[0], child, status,
+							     write_record, s)
+				 : child > 0 && waitpid(child, status, WNOHANG) == child;
 		if (child > 0) {
-			if (waitpid(child, status, WNOHANG) == child)
+			if (ended)
 				return drain_all(s);
 			if (stop_signal) {
 				*child_runs = true;
@@ -468,6 +644,8 @@ static int loop(struct session *s, pid_t child, int *status, bool *child_runs)
 			   perf_writer_error(s->w) || past_duration(s, &start)) {
 			return drain_all(s);
 		}
+		if (rotation_due(s) && (r = rotate(s)))
+			return r;
 	}
 }
 
@@ -489,26 +667,28 @@ static void start_python(struct session *s)
 	}
 }
 
-/* The Python part of the file and the summary: the bpf-output events' attribute, when
+/* The Python part of file w and the summary: the bpf-output events' attribute, when
  * they had a process to read, and the program's counters. */
-static int finish_python(struct session *s)
+static int finish_python(struct session *s, struct perf_writer *w)
 {
-	for (int c = 0; s->py.bpf && c < s->ncpus; c++) {
-		int r = rec_pypair_flush(&s->pair[c], write_record, s);
-		if (r)
-			return r;
-	}
-	if (!s->py.bpf || !s->py.seen)
+	if (!rec_pyprocs_on(&s->py) || !s->py.seen)
 		return 0;
-	struct py_counters k;
-	rec_python_counters(s->py.bpf, &k);
 	s->res->py_procs = s->py.seen;
-	s->res->py_lost = k.output_lost;
-	s->res->py_runs = k.runs;
-	s->res->py_run_ns = k.run_ns;
+	if (s->py.bpf) {
+		struct py_counters k;
+		rec_python_counters(s->py.bpf, &k);
+		s->res->py_lost = k.output_lost;
+		s->res->py_runs = k.runs;
+		s->res->py_run_ns = k.run_ns;
+	} else {
+		rec_pytrace_counters(s->py.trace, &s->res->py_runs, &s->res->py_run_ns,
+				     &s->res->py_cpu_ns);
+		s->res->py_ptrace = true;
+	}
 	size_t nids;
-	const uint64_t *ids = rec_python_ids(s->py.bpf, &nids);
-	return perf_writer_add_attr(s->w, rec_python_attr(s->py.bpf), ids, nids);
+	const uint64_t *ids;
+	const struct perf_event_attr *a = rec_pyprocs_attr(&s->py, &ids, &nids);
+	return perf_writer_add_attr(w, a, ids, nids);
 }
 
 static void cleanup(struct session *s)
@@ -522,10 +702,16 @@ static void cleanup(struct session *s)
 	vec_free(&s->off_ids);
 	vec_free(&s->cpu_fds);
 	rec_modules_free(&s->modules);
+	rec_live_free(s->live);
 	rec_jitmaps_free(&s->jitmaps);
 	rec_pyprocs_free(&s->py);
+	rec_pynames_free(&s->names);
 	for (int c = 0; c < s->ncpus; c++)
 		rec_pypair_free(&s->pair[c]);
+	idmap_free(&s->alive);
+	for (size_t i = 0; i < s->kept.n; i++)
+		free(s->kept.v[i]);
+	vec_free(&s->kept);
 }
 
 /* The command tally started (held.pid -1: none), held before its exec until the events
@@ -536,16 +722,26 @@ struct command {
 	bool runs_on; /* a signal stopped the recording: the command is left to its own end */
 };
 
+/* The CPU time between two samples of a thread (ptrace mode takes its samples by it): the
+ * period of a clock event, else what the frequency gives (the default 1 kHz when the
+ * period counts something else, cycles say). */
+static uint64_t sampling_period_ns(const struct perf_event_attr *a)
+{
+	bool clock = a->type == PERF_TYPE_SOFTWARE && (a->config == PERF_COUNT_SW_CPU_CLOCK ||
+						       a->config == PERF_COUNT_SW_TASK_CLOCK);
+	if (a->freq)
+		return 1000000000ull / (a->sample_freq ? a->sample_freq : 1000);
+	return clock ? a->sample_period : 1000000;
+}
+
 /* After the signal handlers: loading the program takes a while (its verification), and a
  * SIGINT meanwhile ends the recording, not tally. */
 static void setup_python(struct session *s)
 {
 	if (s->o->no_python)
 		return;
-	rec_pyprocs_init(&s->py);
-	if (s->py.bpf)
-		s->attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
-	if (s->py.bpf && s->o->argv)
+	rec_pyprocs_init(&s->py, &s->attr, sampling_period_ns(&s->attr));
+	if (s->o->argv)
 		rec_pyprocs_preload(&s->py, s->o->argv[0]);
 }
 
@@ -558,16 +754,47 @@ static int launch_command(struct session *s, struct command *cmd)
 	return spawn(s->o->argv, &cmd->held);
 }
 
-/* The file, its header holding the event attributes: --off-cpu's are final first. */
-static int open_output(struct session *s)
+/* The name of the next file: the output, or with --rotate the output and the UTC time
+ * the file begins, to the millisecond (perf_series_name). */
+static int name_file(struct session *s)
 {
-	int r = s->o->off_cpu ? rec_offcpu_setup(&s->attr, &s->off_attr) : 0;
-	if (r)
-		return r;
-	r = perf_writer_open(s->o->output, &s->attr, &s->w);
+	if (!rotating(s->o)) {
+		if (snprintf(s->path, sizeof(s->path), "%s", s->o->output) >= (int)sizeof(s->path))
+			return err_set(-ENAMETOOLONG, "%s: name too long", s->o->output);
+		return 0;
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	uint64_t ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+	if (ms <= s->name_ms) /* two files in a millisecond (--rotate SIZE), or a clock set back */
+		ms = s->name_ms + 1;
+	s->name_ms = ms;
+	return perf_series_name(s->o->output, ms, s->path, sizeof(s->path));
+}
+
+/* One file of the recording, its header holding the event attributes (the sampling
+ * event's as its samples are stored, perf_sample_attr_unwound with stacks unwound while
+ * recording). */
+static int open_file(struct session *s)
+{
+	struct perf_event_attr file_attr = s->attr;
+	if (s->live)
+		perf_sample_attr_unwound(&s->attr, &file_attr);
+	int r = name_file(s);
+	if (!r)
+		r = perf_writer_open(s->path, &file_attr, &s->w);
 	if (r)
 		return r;
 	return s->o->off_cpu ? rec_offcpu_write_format(s->w) : 0;
+}
+
+/* The first file: --off-cpu's attributes are final first. */
+static int open_output(struct session *s)
+{
+	int r = s->o->off_cpu ? rec_offcpu_setup(&s->attr, &s->off_attr) : 0;
+	if (!r && s->o->unwound)
+		r = rec_live_new(s->o->output, &s->attr, store_record, s, &s->live);
+	return r ? r : open_file(s);
 }
 
 /* The events of every target: the command (whose children inherit them), the machine
@@ -597,6 +824,32 @@ static int start_events(struct session *s, struct command *cmd)
 	return cmd->held.pid > 0 ? spawn_release(&cmd->held) : 0;
 }
 
+/* --off-cpu's attribute as the file has it: its samples unwound while recording too. */
+static void file_off_attr(const struct session *s, struct perf_event_attr *out)
+{
+	if (s->live)
+		perf_sample_attr_unwound(&s->off_attr, out);
+	else
+		*out = s->off_attr;
+}
+
+/* The file's provisional header: every event whose records the rings may hold, with its
+ * ids, so that a file tally never finishes (killed) can still be read. */
+static int begin_output(struct session *s)
+{
+	struct perf_writer_event more[2];
+	size_t n = 0;
+	struct perf_event_attr off;
+	file_off_attr(s, &off);
+	if (s->o->off_cpu)
+		more[n++] = (struct perf_writer_event){ &off, s->off_ids.v, s->off_ids.n };
+	if (rec_pyprocs_on(&s->py)) {
+		more[n].attr = rec_pyprocs_attr(&s->py, &more[n].ids, &more[n].nids);
+		n++;
+	}
+	return perf_writer_begin(s->w, s->ids.v, s->ids.n, more, n);
+}
+
 /* Starts the events and drains the rings until the recording ends (loop), at a raised
  * priority from before the command's release: at the default one, on a busy machine, tally
  * woke from the release (its exec) 17 ms after python3.11 had begun to run, and read the
@@ -607,36 +860,180 @@ static int record(struct session *s, struct command *cmd)
 	rec_priority_raise(&prio);
 	int r = start_events(s, cmd);
 	if (!r)
+		r = begin_output(s);
+	if (!r)
 		r = loop(s, cmd->held.pid, &cmd->status, &cmd->runs_on);
 	rec_priority_restore(&prio);
 	return r;
 }
 
-/* The end of the file after a recording that went well (r 0): what the rings and the
- * Python program left, the modules, the off-CPU attribute; the file is abandoned when
- * that or the recording (r) failed. The debug files and JIT maps are kept when it is
- * complete. */
+/* What live unwinding still holds, and its figures for the summary. */
+static int finish_live(struct session *s)
+{
+	int r = rec_live_finish(s->live);
+	rec_live_result(s->live, s->res);
+	if (!r && (s->res->write_error = perf_writer_error(s->w)))
+		s->res->samples = s->samples_done + perf_writer_samples(s->w);
+	return r;
+}
+
+/* Deletes a recording --keep no longer keeps, with its JIT directory (jitmaps.h). */
+static void remove_recording(const char *path)
+{
+	char dir[4200], file[4500];
+	if (unlink(path) && errno != ENOENT)
+		fprintf(stderr, "tally record: %s: cannot delete (--keep): %s\n", path,
+			strerror(errno));
+	if (perf_jit_dir(path, dir, sizeof(dir))) {
+		err_clear();
+		return;
+	}
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    snprintf(file, sizeof(file), "%s/%s", dir, e->d_name) < (int)sizeof(file))
+			unlink(file);
+	if (d) {
+		closedir(d);
+		rmdir(dir);
+	}
+}
+
+/* --keep N: the file just finished is listed, and the oldest beyond N deleted. */
+static int keep_newest(struct session *s, const char *path)
+{
+	if (!s->o->keep)
+		return 0;
+	char **slot = vec_push(&s->kept);
+	if (!slot || !(*slot = strdup(path))) {
+		if (slot)
+			s->kept.n--;
+		return err_set(-ENOMEM, "out of memory");
+	}
+	while (s->kept.n > s->o->keep) {
+		remove_recording(s->kept.v[0]);
+		free(s->kept.v[0]);
+		memmove(s->kept.v, s->kept.v + 1, --s->kept.n * sizeof(*s->kept.v));
+	}
+	return 0;
+}
+
+/* Finishes file w (at path, whose modules and processes m and j noted) once its records
+ * are in: the Python and off-CPU attributes, the build-ids; abandoned when that fails. The
+ * debug files and JIT maps are kept when it is complete. */
+static int end_file(struct session *s, struct perf_writer *w, struct rec_modules *m,
+		    struct rec_jitmaps *j, const char *path)
+{
+	int r = finish_python(s, w);
+	if (!r) {
+		rec_modules_write(m, w, !s->res->files); /* the first file's end */
+		struct perf_event_attr off;
+		file_off_attr(s, &off);
+		if (s->o->off_cpu)
+			r = perf_writer_add_attr(w, &off, s->off_ids.v, s->off_ids.n);
+	}
+	if (r) {
+		perf_writer_abort(w);
+		return r;
+	}
+	r = perf_writer_close(w, s->ids.v, s->ids.n);
+	if (r)
+		return r;
+	rec_modules_cache_debug(m);
+	rec_jitmaps_keep(j, path);
+	s->res->files++;
+	snprintf(s->res->last, sizeof(s->res->last), "%s", path);
+	s->res->modules_dropped += m->dropped;
+	s->res->jit_dropped += j->dropped;
+	return keep_newest(s, path);
+}
+
+/* The COMM and MMAP2 records of every process alive, beginning a file after the first. */
+static int synth_task(int pid, int tid, void *arg)
+{
+	return rec_synth_comm(pid, tid, on_synth, arg);
+}
+
+static int synth_live(struct session *s)
+{
+	if (s->o->all_cpus)
+		return rec_synth_system(on_synth, s);
+	VEC(uint32_t) pids = { 0 };
+	for (size_t i = 0; i < s->alive.cap; i++) /* a copy: the records change live */
+		if (s->alive.vals[i] != IDMAP_NONE && vec_reserve(&pids, 1))
+			pids.v[pids.n++] = s->alive.keys[i];
+	for (size_t i = 0; i < pids.n; i++) { /* a process gone meanwhile is passed over */
+		int r = rec_each_task((int)pids.v[i], synth_task, s);
+		if (!r)
+			rec_synth_maps((int)pids.v[i], on_synth, s);
+		else if (r == -ESRCH) /* its EXIT record lost with a full ring */
+			idmap_del(&s->alive, pids.v[i]);
+		err_clear();
+	}
+	vec_free(&pids);
+	return 0;
+}
+
+/* --rotate: the records so far end the file, the next begins with what a reader needs of
+ * the processes alive (after the Python program's new generation, so that the code
+ * objects of the next file's stacks are written into it), and the old one is finished. */
+/* Names the threads whose first samples came in the last round, before a file ends: the
+ * rings were just drained, and the samples timed before are in. */
+static int name_last(struct session *s)
+{
+	return s->py.bpf || s->py.trace ? rec_pynames_round(&s->names, on_synth, s) : 0;
+}
+
+static int rotate(struct session *s)
+{
+	int r = drain_all(s);
+	if (!r && s->live)
+		r = rec_live_finish(s->live);
+	if (!r)
+		r = name_last(s);
+	if (r)
+		return r;
+	rec_pyprocs_regen(&s->py);
+	rec_pynames_regen(&s->names);
+	struct perf_writer *w = s->w;
+	struct rec_modules m = s->modules;
+	struct rec_jitmaps j = s->jitmaps;
+	char path[sizeof(s->path)];
+	memcpy(path, s->path, sizeof(path));
+	memset(&s->modules, 0, sizeof(s->modules));
+	memset(&s->jitmaps, 0, sizeof(s->jitmaps));
+	s->samples_done += perf_writer_samples(w);
+	s->w = NULL;
+	s->live_modules = 0;
+	r = open_file(s);
+	if (!r)
+		r = begin_output(s);
+	if (!r)
+		r = synth_live(s);
+	int e = end_file(s, w, &m, &j, path);
+	rec_modules_free(&m);
+	rec_jitmaps_free(&j);
+	return r ? r : e;
+}
+
+/* The end of the last file after a recording that went well (r 0): what the rings and
+ * the Python program left, then as every file ends (end_file); the file is abandoned when
+ * the recording (r) failed. */
 static int finish_output(struct session *s, int r)
 {
 	if (!r && (s->res->write_error = perf_writer_error(s->w)))
-		s->res->samples = perf_writer_samples(s->w);
+		s->res->samples = s->samples_done + perf_writer_samples(s->w);
+	for (int c = 0; !r && s->py.bpf && c < s->ncpus; c++)
+		r = rec_pypair_flush(&s->pair[c], write_record, s);
 	if (!r)
-		r = finish_python(s);
-	if (!r) {
-		rec_modules_write(&s->modules, s->w);
-		if (s->o->off_cpu)
-			r = perf_writer_add_attr(s->w, &s->off_attr, s->off_ids.v, s->off_ids.n);
-	}
+		r = name_last(s);
+	if (!r && s->live)
+		r = finish_live(s);
 	if (r) {
 		perf_writer_abort(s->w);
 		return r;
 	}
-	r = perf_writer_close(s->w, s->ids.v, s->ids.n);
-	if (r)
-		return r;
-	rec_modules_cache_debug(&s->modules);
-	rec_jitmaps_keep(&s->jitmaps, s->o->output);
-	return 0;
+	return end_file(s, s->w, &s->modules, &s->jitmaps, s->path);
 }
 
 /* A command whose recording failed (or never began) is not left to run. */

@@ -79,6 +79,24 @@ int rec_each_task(int pid, int (*fn)(int pid, int tid, void *arg), void *arg)
 	return r;
 }
 
+/* A COMM record of thread tid at time (0: before everything the kernel wrote). */
+static int put_comm(int pid, int tid, const char *comm, uint64_t time, rec_emit_fn emit,
+		    void *arg)
+{
+	uint8_t buf[8 + 8 + 80 + 24], *p = buf;
+	size_t len = strnlen(comm, 79), pad = (len + 1 + 7) / 8 * 8;
+	struct perf_event_header h = { PERF_RECORD_COMM, PERF_RECORD_MISC_USER,
+				       (uint16_t)(8 + 8 + pad + 24) };
+	memcpy(p, &h, 8); p += 8;
+	uint32_t ids[2] = { (uint32_t)pid, (uint32_t)tid };
+	memcpy(p, ids, 8); p += 8;
+	memset(p, 0, pad);
+	memcpy(p, comm, len); p += pad;
+	p += put_trailer(p, pid, tid);
+	memcpy(p - 16, &time, 8);
+	return emit(buf, (size_t)(p - buf), arg);
+}
+
 int rec_synth_comm(int pid, int tid, rec_emit_fn emit, void *arg)
 {
 	char path[64], comm[32] = "";
@@ -90,17 +108,13 @@ int rec_synth_comm(int pid, int tid, rec_emit_fn emit, void *arg)
 		fclose(f);
 	}
 	comm[strcspn(comm, "\n")] = 0;
-	uint8_t buf[128], *p = buf;
-	size_t pad = (strlen(comm) + 1 + 7) / 8 * 8;
-	struct perf_event_header h = { PERF_RECORD_COMM, PERF_RECORD_MISC_USER,
-				       (uint16_t)(8 + 8 + pad + 24) };
-	memcpy(p, &h, 8); p += 8;
-	uint32_t ids[2] = { (uint32_t)pid, (uint32_t)tid };
-	memcpy(p, ids, 8); p += 8;
-	memset(p, 0, pad);
-	memcpy(p, comm, strlen(comm)); p += pad;
-	p += put_trailer(p, pid, tid);
-	return emit(buf, (size_t)(p - buf), arg);
+	return put_comm(pid, tid, comm, 0, emit, arg);
+}
+
+int rec_synth_named(int pid, int tid, const char *name, uint64_t time, rec_emit_fn emit,
+		    void *arg)
+{
+	return put_comm(pid, tid, name, time, emit, arg);
 }
 
 void rec_account(struct rec_result *res, struct rec_modules *m, const void *rec, size_t size)

@@ -15,6 +15,10 @@
  * One ring buffer per task (the events of all sites of a task share it): a per-task event
  * on any CPU can only share a ring with events of the same task. That the rings never
  * overflow is the session's doing (the pacer events of probes/session.c).
+ *
+ * Stacks are unwound as the hits are recorded, as session.c does for timer samples
+ * (record/live.h), unless o->unwound is false: the records of every ring go through the
+ * live unwinder, a drain of all the rings being its round.
  */
 #include "record/usdt.h"
 
@@ -29,6 +33,7 @@
 #include "base/err.h"
 #include "base/vec.h"
 #include "probes/probes.h"
+#include "record/live.h"
 #include "record/modules.h"
 #include "record/sideband.h"
 
@@ -56,6 +61,8 @@ struct usdt_rec {
 	struct rec_modules modules;
 	struct rec_result *res;
 	VEC(struct task_ring) rings;
+	struct rec_live *live; /* NULL: stacks kept raw */
+	size_t live_modules;   /* of modules, those whose build-ids live has */
 };
 
 bool rec_usdt_pattern(const char *spec, char *out, size_t len)
@@ -67,11 +74,22 @@ bool rec_usdt_pattern(const char *spec, char *out, size_t len)
 	return true;
 }
 
+static int store(const void *rec, size_t size, void *arg)
+{
+	struct usdt_rec *u = arg;
+	return perf_writer_add(u->w, rec, size);
+}
+
+/* A record of the rings or of /proc: to the file, or first through the live unwinder (the
+ * mappings' build-ids handed to it before, so that it opens what the process mapped). */
 static int emit(const void *rec, size_t size, void *arg)
 {
 	struct usdt_rec *u = arg;
 	rec_account(u->res, &u->modules, rec, size);
-	return perf_writer_add(u->w, rec, size);
+	if (!u->live)
+		return store(rec, size, u);
+	int r = rec_live_modules(u->live, &u->modules, &u->live_modules);
+	return r ? r : rec_live_add(u->live, rec, size, 0, 0);
 }
 
 static int on_event(void *ctx, int fd, pid_t tid, bool first)
@@ -130,12 +148,12 @@ static void task_done(void *ctx, pid_t tid)
 static int drain(void *ctx)
 {
 	struct usdt_rec *u = ctx;
-	for (size_t i = 0; i < u->rings.n; i++) {
-		int r = perf_ring_drain(&u->rings.v[i].ring, emit, u);
-		if (r)
-			return perf_writer_error(u->w) ? 1 : r;
-	}
-	return 0;
+	int r = 0;
+	for (size_t i = 0; !r && i < u->rings.n; i++)
+		r = perf_ring_drain(&u->rings.v[i].ring, emit, u);
+	if (!r && u->live)
+		r = rec_live_round(u->live, 0);
+	return r && perf_writer_error(u->w) ? 1 : r;
 }
 
 /* The native recorder's sample (session.c), taken at every hit: user registers and stack
@@ -160,16 +178,32 @@ static void setup_attr(const struct rec_opts *o, struct perf_event_attr *a)
 	a->exclude_callchain_kernel = 1;
 }
 
-/* The file's attribute: the uprobe PMU, without the pointer and offset of any one site. */
-static int open_writer(struct usdt_rec *u, const char *path)
+/* The file's attribute: the uprobe PMU, without the pointer and offset of any one site;
+ * its samples as the live unwinder stores them, when it does. */
+static int open_writer(struct usdt_rec *u, const struct rec_opts *o)
 {
 	struct uprobe_pmu pmu;
 	int r = uprobe_pmu_probe(&pmu);
+	if (!r && o->unwound)
+		r = rec_live_new(o->output, &u->attr, store, u, &u->live);
 	if (r)
 		return r;
 	struct perf_event_attr file = u->attr;
+	if (u->live)
+		perf_sample_attr_unwound(&u->attr, &file);
 	file.type = (uint32_t)pmu.type;
-	return perf_writer_open(path, &file, &u->w);
+	return perf_writer_open(o->output, &file, &u->w);
+}
+
+/* What the live unwinder still holds, then its figures (res's samples and bytes made the
+ * file's). */
+static int finish_live(struct usdt_rec *u)
+{
+	if (!u->live)
+		return 0;
+	int r = rec_live_finish(u->live);
+	rec_live_result(u->live, u->res);
+	return r;
 }
 
 /* What the kernel reported before the events existed: mappings and thread names (threads
@@ -194,12 +228,13 @@ int rec_usdt_run(const struct rec_opts *o, char *const *patterns, size_t npatter
 		return err_set(-EINVAL, "-e usdt: records one process (-p PID) or one command");
 	struct usdt_rec u = { .res = res };
 	setup_attr(o, &u.attr);
-	int r = open_writer(&u, o->output);
+	int r = open_writer(&u, o);
 	if (!r && o->npids)
 		r = synth_process(&u, o->pids[0]);
 	if (r) {
 		if (u.w)
 			perf_writer_abort(u.w);
+		rec_live_free(u.live);
 		return r;
 	}
 	struct usdt_recorder hooks = { &u.attr, on_event, capacity, task_done, drain, &u };
@@ -212,10 +247,12 @@ int rec_usdt_run(const struct rec_opts *o, char *const *patterns, size_t npatter
 		.log = o->quiet ? NULL : stderr,
 	};
 	r = usdt_count(&co, hits);
+	if (!r)
+		r = finish_live(&u);
 	if (!r && (res->write_error = perf_writer_error(u.w)))
 		res->samples = perf_writer_samples(u.w);
 	if (!r) {
-		rec_modules_write(&u.modules, u.w);
+		rec_modules_write(&u.modules, u.w, true);
 		r = perf_writer_close(u.w, NULL, 0);
 		if (!r)
 			rec_modules_cache_debug(&u.modules);
@@ -226,6 +263,7 @@ int rec_usdt_run(const struct rec_opts *o, char *const *patterns, size_t npatter
 		perf_ring_unmap(&u.rings.v[i].ring);
 	vec_free(&u.rings);
 	rec_modules_free(&u.modules);
+	rec_live_free(u.live);
 	int st = hits->cmd_status;
 	if (o->argv)
 		res->exit_status = WIFEXITED(st)     ? WEXITSTATUS(st)

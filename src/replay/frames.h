@@ -36,6 +36,9 @@ struct replay_sym_stack {
 	/* The same for samples whose frames are the same (frames is then the same pointer,
 	 * valid until the replay ends): 1, 2, ...; 0 when not known. */
 	uint32_t id;
+	/* Whether the sampled thread held its interpreter's lock, as a source read it at
+	 * the sample (PROF_GIL_UNKNOWN: none did). */
+	enum prof_gil gil;
 };
 
 struct replay_frames; /* the stack being named, outermost frame first */

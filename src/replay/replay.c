@@ -1,8 +1,8 @@
 /*
- * Replay of a perf.data file: see replay.h. Each process (pid) has its own address space;
- * a fork copies the parent's, an exec (COMM with the exec flag) empties it before the new
- * image's mappings arrive. Samples are unwound in time order, so each sees the mappings of
- * its moment. Samples of a bpf-output event are what a BPF program wrote at another
+ * Replay of a perf.data file: see replay.h. Each process (pid) has its own address space,
+ * kept by the rules of unwind/procs.h (shared with tally record's live unwinding): a fork
+ * copies the parent's, an exec empties it. Samples are unwound in time order, so each sees
+ * the mappings of its moment. Samples of a bpf-output event are what a BPF program wrote at another
  * sample's instant (tally record's Python frames), not cost: they go to the side hook of
  * replay_unwind_each with the other records, never unwound nor counted.
  */
@@ -16,24 +16,19 @@
 #include "base/err.h"
 #include "base/idmap.h"
 #include "base/vec.h"
-
-struct proc {
-	uint32_t pid;
-	bool sampled;
-	struct unw_space space;
-};
+#include "unwind/procs.h"
 
 struct thread_comm {
 	uint32_t tid;
-	char comm[16];
+	char comm[REPLAY_COMM_MAX];
 };
 
 struct replay {
 	struct perf_data *d;
 	struct unw_ctx *ctx;
-	struct idmap proc_index, comm_index; /* pid -> procs.v[], tid -> comms.v[] */
+	struct idmap comm_index; /* tid -> comms.v[] */
 	VEC(struct thread_comm) comms;
-	VEC(struct proc) procs;
+	struct unw_procs procs;
 	int (*fn)(const struct replay_stack *st, void *arg);
 	int (*side)(const struct perf_event_rec *ev, void *arg);
 	void *arg;
@@ -42,38 +37,6 @@ struct replay {
 	struct unw_frame frames[512];
 	uint64_t ips[512];
 };
-
-static struct proc *proc_get(struct replay *r, uint32_t pid)
-{
-	uint32_t i = idmap_get(&r->proc_index, pid);
-	if (i != IDMAP_NONE)
-		return &r->procs.v[i];
-	if (!vec_reserve(&r->procs, 1) ||
-	    idmap_put(&r->proc_index, pid, (uint32_t)r->procs.n))
-		return NULL;
-	struct proc *p = vec_push(&r->procs);
-	p->pid = pid;
-	return p;
-}
-
-/* perf register numbers to DWARF ones, as the unwinder's architecture numbers them. */
-static void sample_regs(const struct unw_arch *a, const struct perf_event_rec *ev,
-			struct unw_regs *out)
-{
-	memset(out, 0, sizeof(*out));
-	if (!ev->regs_abi)
-		return;
-	unsigned known = a->nperf < PERF_REGS_MAX ? a->nperf : PERF_REGS_MAX;
-	uint64_t regs = known < 64 ? ev->regs_mask & ((1ull << known) - 1) : ev->regs_mask;
-	for (; regs; regs &= regs - 1) { /* the registers the sample has, lowest first */
-		unsigned i = (unsigned)__builtin_ctzll(regs);
-		int d = a->dwarf_of_perf[i];
-		if (d < 0)
-			continue;
-		out->r[d] = ev->regs[i];
-		out->valid |= 1ull << d;
-	}
-}
 
 /* The user part of a callchain (after PERF_CONTEXT_USER), sampled ip first. */
 static size_t user_chain(const struct perf_event_rec *ev, uint64_t *out, size_t max)
@@ -139,7 +102,7 @@ static int fetch_stack(void *arg, uint64_t need, const uint8_t **data, uint64_t 
 
 static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 {
-	struct proc *p = proc_get(r, ev->pid);
+	struct unw_proc *p = unw_procs_get(&r->procs, ev->pid);
 	if (!p)
 		return -ENOMEM;
 	if (!p->sampled)
@@ -150,15 +113,27 @@ static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 	if (err)
 		return err;
 	struct unw_regs regs;
-	sample_regs(unw_ctx_arch(r->ctx), ev, &regs);
+	unw_regs_from_perf(unw_ctx_arch(r->ctx), ev->regs_abi, ev->regs_mask, ev->regs, &regs);
 	struct replay_stack st = { .ev = ev, .frames = r->frames, .nkernel = kernel_frames(ev),
 				.comm = comm_of(r, ev->tid) };
 	size_t max = sizeof(r->frames) / sizeof(r->frames[0]);
-	if (!(ev->attr->attr.sample_type & PERF_SAMPLE_STACK_USER)) {
-		/* Recorded with frame pointers only: the kernel's walk is all there is. */
+	uint32_t note;
+	bool marked = perf_sample_unwound_note(ev, &note);
+	if (marked || !(ev->attr->attr.sample_type & PERF_SAMPLE_STACK_USER)) {
+		/* Unwound while recording, or recorded with frame pointers only: the chain is
+		 * all there is, judged as the walk that made it ended (its note; the files of
+		 * tally record --stacks=unwound before it had one said so by a feature bit) or
+		 * as a frame-pointer walk. */
 		size_t nu = user_chain(ev, r->ips, max);
-		st.n = unw_from_callchain(r->ctx, &p->space, r->ips, nu, r->frames, max, &st.end);
-		r->info->fp_recorded++;
+		if (marked || r->d->unwound) {
+			st.n = unw_from_unwound_chain(r->ctx, &p->space, r->ips, nu,
+						      marked ? &note : NULL, r->frames, max, &st.end);
+			r->info->unwound_recorded++;
+		} else {
+			st.n = unw_from_callchain(r->ctx, &p->space, r->ips, nu, r->frames, max,
+						  &st.end);
+			r->info->fp_recorded++;
+		}
 	} else {
 		/* Only the top of a file's stack copy has been read: the rest when a walk needs it. */
 		struct sample_stack ss = { r->d, ev };
@@ -180,44 +155,27 @@ bool replay_is_bpf_output(const struct perf_event_rec *ev)
 
 static int on_record(struct replay *r, const struct perf_event_rec *ev)
 {
-	struct proc *p;
 	switch (ev->type) {
 	case PERF_RECORD_SAMPLE:
 		return on_sample(r, ev);
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		if (ev->pid == UINT32_MAX) /* the kernel's own image */
-			return 0;
-		if (!(p = proc_get(r, ev->pid)))
-			return -ENOMEM;
-		return unw_space_map(r->ctx, &p->space, ev->map_start, ev->map_start + ev->map_len,
+		return unw_procs_map(r->ctx, &r->procs, ev->pid, ev->map_start, ev->map_len,
 				     ev->map_pgoff, ev->map_prot, ev->filename);
 	case PERF_RECORD_COMM:
 		if (set_comm(r, ev->tid, ev->comm))
 			return -ENOMEM;
-		if ((ev->misc & PERF_RECORD_MISC_COMM_EXEC) && ev->pid == ev->tid) {
-			if (!(p = proc_get(r, ev->pid)))
-				return -ENOMEM;
-			bool sampled = p->sampled;
-			unw_space_clear(&p->space);
-			p->sampled = sampled;
-		}
+		if ((ev->misc & PERF_RECORD_MISC_COMM_EXEC) && ev->pid == ev->tid)
+			return unw_procs_exec(&r->procs, ev->pid);
 		return 0;
 	case PERF_RECORD_FORK:
 		{
-			char parent[16]; /* copied: set_comm may move the array */
+			char parent[REPLAY_COMM_MAX]; /* copied: set_comm may move the array */
 			snprintf(parent, sizeof(parent), "%s", comm_of(r, ev->ptid));
 			if (set_comm(r, ev->tid, parent))
 				return -ENOMEM;
 		}
-		if (ev->pid != ev->ppid) {
-			struct proc *child = proc_get(r, ev->pid), *parent;
-			if (!child || !(parent = proc_get(r, ev->ppid)))
-				return -ENOMEM;
-			child = proc_get(r, ev->pid); /* the array may have moved */
-			return unw_space_copy(&child->space, &parent->space);
-		}
-		return 0;
+		return unw_procs_fork(&r->procs, ev->pid, ev->ppid);
 	case PERF_RECORD_LOST:
 		r->info->lost += ev->lost;
 		return 0;
@@ -263,11 +221,8 @@ int replay_unwind_each(struct perf_data *d, enum unw_method method,
 		rc = perf_data_each(d, on_event, &r);
 	if (rc == -ENOMEM)
 		err_set(rc, "%s: out of memory", d->path);
-	for (size_t i = 0; i < r.procs.n; i++)
-		unw_space_clear(&r.procs.v[i].space);
-	vec_free(&r.procs);
+	unw_procs_free(&r.procs);
 	vec_free(&r.comms);
-	idmap_free(&r.proc_index);
 	idmap_free(&r.comm_index);
 	if (ctx_out && !rc)
 		*ctx_out = r.ctx;

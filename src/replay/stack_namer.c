@@ -135,7 +135,8 @@ static int name_stack(struct replay_namer *nm, const struct replay_stack *st)
 int replay_namer_name(struct replay_namer *nm, const struct replay_stack *st,
 		      struct replay_sym_stack *out)
 {
-	*out = (struct replay_sym_stack){ st, NULL, 0, st->comm[0] ? st->comm : "[unknown]", 0 };
+	*out = (struct replay_sym_stack){ st, NULL, 0, st->comm[0] ? st->comm : "[unknown]", 0,
+					  PROF_GIL_UNKNOWN };
 	if (nm->stacks)
 		out->id = replay_stack_memo_find(nm->stacks, st, &out->frames, &out->n);
 	if (out->id)
@@ -143,6 +144,9 @@ int replay_namer_name(struct replay_namer *nm, const struct replay_stack *st,
 	int r = name_stack(nm, st);
 	if (r)
 		return r;
+	for (size_t s = 0; s < nm->nsources && out->gil == PROF_GIL_UNKNOWN; s++)
+		if (nm->sources[s].ops->gil)
+			out->gil = nm->sources[s].ops->gil(nm->sources[s].self);
 	out->frames = nm->frames.v;
 	out->n = nm->frames.n;
 	if (nm->stacks)

@@ -57,7 +57,7 @@ struct build {
 	uint64_t jit_frames; /* over all samples, for the unwind-quality figures */
 	uint64_t jit_stops;  /* truncated stacks whose walk ended in JIT code */
 	uint32_t thread, thread_pid, thread_tid; /* the last sample's thread */
-	char thread_comm[16]; /* and its name (a comm: at most 15 bytes) */
+	char thread_comm[REPLAY_COMM_MAX]; /* and its name */
 	struct replay_offcpu *offcpu; /* --off-cpu recordings: the switch intervals */
 	uint64_t offcpu_intervals;
 	char source[128];
@@ -220,7 +220,10 @@ static int on_stack(const struct replay_sym_stack *st, void *arg)
 	if (thread == PROF_NONE)
 		return -ENOMEM;
 	uint32_t kept = PROF_NONE;
-	return prof_add_sample(b->p, thread, ev->time, locs, st->n, w, k ? &k->kept : &kept);
+	int r = prof_add_sample(b->p, thread, ev->time, locs, st->n, w, k ? &k->kept : &kept);
+	if (!r)
+		prof_set_last_sample_gil(b->p, st->gil);
+	return r;
 }
 
 static void counters(struct prof *p, const struct replay_quality *q)
@@ -251,6 +254,9 @@ static void counters(struct prof *p, const struct replay_quality *q)
 		prof_set_counter(p, "unwind: recorded with frame pointers only (most callers lost "
 				    "in code built without them; record with --call-graph dwarf)",
 				 (int64_t)q->info.fp_recorded);
+	else if (q->info.unwound_recorded)
+		prof_set_counter(p, "unwind: unwound while recording (tally record)",
+				 (int64_t)q->info.unwound_recorded);
 	else if (q->method == UNW_FP)
 		prof_set_counter(p, "unwind: --unwind=fp (most callers lost in code built "
 				    "without frame pointers)",

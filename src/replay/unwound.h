@@ -15,6 +15,10 @@
 #include "unwind/unwind.h"
 
 /* A sample unwound: its frames as the unwinder found them, not yet named. */
+/* Bytes of a thread's name kept, with its NUL: the kernel's comm has 15, tally record's
+ * COMM records of Python's names up to 79. */
+#define REPLAY_COMM_MAX 80
+
 struct replay_stack {
 	const struct perf_event_rec *ev;
 	const struct unw_frame *frames; /* innermost first */
@@ -32,6 +36,7 @@ struct replay_info {
 	uint64_t throttled;   /* throttle events */
 	uint64_t processes;   /* distinct pids with samples */
 	uint64_t fp_recorded; /* samples with a frame-pointer callchain and no stack copy */
+	uint64_t unwound_recorded; /* ... with a chain tally unwound while recording instead */
 	char stopped[64]; /* why the recording ended early (a full disk), "" if it did not */
 };
 

@@ -7,7 +7,8 @@
  * tables are shared. A Firefox frame is a function at an address: the sample's pc for the
  * innermost one, the call site for its callers, inline frames at their caller's address
  * flagged as inlined. Categories come from frame kinds (one table row per kind). Off-CPU
- * intervals and USDT probe hits become markers with their stack.
+ * intervals and USDT probe hits become markers with their stack, and so do the runs of a
+ * thread's samples that held its interpreter's GIL, or did not.
  * A profile without a sample log (pprof, folded input) is one thread of its tree's weights.
  */
 #include "base/json.h"
@@ -76,6 +77,7 @@ struct ff_sample {
 	int64_t weight, off_cpu, hits;
 	uint32_t stack;
 	size_t order;
+	uint8_t gil; /* enum prof_gil */
 };
 
 struct ff {
@@ -287,13 +289,13 @@ static uint32_t stack_index(struct ff *x, uint32_t node, uint64_t addr, uint32_t
 }
 
 static int add_sample(struct ff *x, uint32_t thread, uint64_t time, uint32_t node,
-		      uint32_t pcw, const int64_t *w)
+		      uint32_t pcw, const int64_t *w, uint8_t gil)
 {
 	struct ff_sample s = {
 		.thread = thread, .time = time, .weight = w[x->metric],
 		.off_cpu = x->off_metric >= 0 ? w[x->off_metric] : 0,
 		.hits = x->hits_metric >= 0 ? w[x->hits_metric] : 0,
-		.order = x->samples.n,
+		.order = x->samples.n, .gil = gil,
 	};
 	if (s.weight <= 0 && s.off_cpu <= 0 && s.hits <= 0)
 		return 0;
@@ -337,7 +339,7 @@ static int collect(struct ff *x)
 			uint64_t end = e->time + (off > 0 ? (uint64_t)off : 0);
 			x->t0 = e->time < x->t0 ? e->time : x->t0;
 			x->t_end = end > x->t_end ? end : x->t_end;
-			rc = add_sample(x, pos[e->thread], e->time, e->node, e->pcw, w);
+			rc = add_sample(x, pos[e->thread], e->time, e->node, e->pcw, w, e->gil);
 		}
 		free(pos);
 		if (x->t0 == UINT64_MAX)
@@ -346,7 +348,8 @@ static int collect(struct ff *x)
 		for (uint32_t n = 1; !rc && n < prof_nnodes(p); n++)
 			for (uint32_t e = prof_node_at(p, n)->first_pc; !rc && e != PROF_NONE;
 			     e = prof_pcw_at(p, e)->next)
-				rc = add_sample(x, 0, 0, n, e, prof_pcw_weights(p, e));
+				rc = add_sample(x, 0, 0, n, e, prof_pcw_weights(p, e),
+						PROF_GIL_UNKNOWN);
 	}
 	if (!rc && x->samples.n)
 		qsort(x->samples.v, x->samples.n, sizeof(*x->samples.v), by_thread_time);
@@ -420,7 +423,11 @@ static const char marker_schema[] =
 	"(blocked, sleeping or waiting for a CPU); the stack is where it blocked\"},"
 	"{\"name\":\"USDT\",\"tooltipLabel\":\"probe hit\",\"tableLabel\":\"probe hit\","
 	"\"chartLabel\":\"probe hit\",\"display\":[\"marker-chart\",\"marker-table\"],"
-	"\"fields\":[],\"description\":\"A hit of a USDT probe; the stack is where it fired\"}]";
+	"\"fields\":[],\"description\":\"A hit of a USDT probe; the stack is where it fired\"},"
+	"{\"name\":\"GIL\",\"tooltipLabel\":\"{marker.name}\",\"tableLabel\":\"{marker.name}\","
+	"\"chartLabel\":\"{marker.name}\",\"display\":[\"marker-chart\",\"marker-table\"],"
+	"\"fields\":[],\"description\":\"Samples of a Python thread from first to last, all "
+	"taken while the thread held its interpreter's GIL, or all while it did not\"}]";
 
 static void print_meta(FILE *f, struct ff *x, const char *name)
 {
@@ -484,17 +491,60 @@ static void print_libs(FILE *f, const struct ff *x)
 	fputc(']', f);
 }
 
-/* The column c of the markers of a thread's samples [lo, hi): an interval per off-CPU
- * sample (from the moment it blocked, for as long as it was off), an instant per probe
- * hit; each with the sample's stack as its cause. Returns the number of markers. */
+/* Marker names, string indexes: off-CPU, probe hit, GIL held, GIL not held. */
+enum { NAME_OFF_CPU, NAME_HIT, NAME_GIL_HELD, NAME_GIL_NOT_HELD, NNAMES };
 enum { MK_DATA, MK_NAME, MK_START, MK_END, MK_PHASE, MK_CATEGORY, MK_NCOLS };
 
+/* The last sample of the run of samples in one GIL state that sample i of [lo, hi)
+ * begins; SIZE_MAX when it begins none (its state unknown, or its predecessor's the
+ * same). */
+static size_t gil_run(const struct ff *x, size_t lo, size_t hi, size_t i)
+{
+	const struct ff_sample *v = x->samples.v;
+	if (v[i].gil == PROF_GIL_UNKNOWN || (i > lo && v[i - 1].gil == v[i].gil))
+		return SIZE_MAX;
+	size_t j = i;
+	while (j + 1 < hi && v[j + 1].gil == v[i].gil)
+		j++;
+	return j;
+}
+
+/* Column c of the GIL marker of the run of samples [i, j]: an interval from the first
+ * sample's time to the last's, the first one's stack its cause. */
+static void print_gil_marker(FILE *f, const struct ff *x, size_t i, size_t j, int c,
+			     const uint32_t names[NNAMES])
+{
+	const struct ff_sample *s = &x->samples.v[i];
+	if (c == MK_DATA)
+		fprintf(f, "{\"type\":\"GIL\",\"cause\":{\"stack\":%" PRIu32 "}}", s->stack);
+	else if (c == MK_NAME)
+		fprintf(f, "%" PRIu32,
+			names[s->gil == PROF_GIL_HELD ? NAME_GIL_HELD : NAME_GIL_NOT_HELD]);
+	else if (c == MK_START)
+		print_ms(f, (int64_t)(s->time - x->t0));
+	else if (c == MK_END)
+		print_ms(f, (int64_t)(x->samples.v[j].time - x->t0));
+	else if (c == MK_PHASE)
+		fputs("1", f);
+	else
+		fputs("0", f);
+}
+
+/* The column c of the markers of a thread's samples [lo, hi): an interval per off-CPU
+ * sample (from the moment it blocked, for as long as it was off), an instant per probe
+ * hit; each with the sample's stack as its cause; and an interval per run of samples
+ * that held the GIL, or did not. Returns the number of markers. */
 static size_t print_marker_column(FILE *f, const struct ff *x, size_t lo, size_t hi, int c,
-				  const uint32_t names[2])
+				  const uint32_t names[NNAMES])
 {
 	size_t n = 0;
 	for (size_t i = lo; i < hi; i++) {
 		const struct ff_sample *s = &x->samples.v[i];
+		size_t j = gil_run(x, lo, hi, i);
+		if (j != SIZE_MAX) {
+			fputs(n++ ? "," : "", f);
+			print_gil_marker(f, x, i, j, c, names);
+		}
 		bool off = s->off_cpu > 0;
 		if (!off && s->hits <= 0)
 			continue;
@@ -504,7 +554,7 @@ static size_t print_marker_column(FILE *f, const struct ff *x, size_t lo, size_t
 			fprintf(f, "{\"type\":\"%s\",\"cause\":{\"stack\":%" PRIu32 "}}",
 				off ? "OffCPU" : "USDT", s->stack);
 		else if (c == MK_NAME)
-			fprintf(f, "%" PRIu32, names[!off]);
+			fprintf(f, "%" PRIu32, names[off ? NAME_OFF_CPU : NAME_HIT]);
 		else if (c == MK_START)
 			print_ms(f, t);
 		else if (c == MK_END && off)
@@ -520,7 +570,7 @@ static size_t print_marker_column(FILE *f, const struct ff *x, size_t lo, size_t
 }
 
 static void print_markers(FILE *f, const struct ff *x, size_t lo, size_t hi,
-			  const uint32_t names[2])
+			  const uint32_t names[NNAMES])
 {
 	static const char *const cols[MK_NCOLS] = { "data", "name", "startTime", "endTime",
 						    "phase", "category" };
@@ -574,7 +624,8 @@ static const char *process_name(const struct ff *x, uint32_t pid, const char *fa
 	return first ? first : fallback;
 }
 
-static void print_threads(FILE *f, const struct ff *x, const char *name, const uint32_t names[2])
+static void print_threads(FILE *f, const struct ff *x, const char *name,
+			  const uint32_t names[NNAMES])
 {
 	fputs("\"threads\":[", f);
 	size_t nt = x->nthreads ? x->nthreads : 1, lo = 0;
@@ -792,15 +843,18 @@ int rep_firefox(FILE *f, const struct prof *p, int metric, const char *name)
 	x.func_of = malloc(nf * sizeof(*x.func_of));
 	x.lib_of = malloc(nm * sizeof(*x.lib_of));
 	x.threads = rep_threads_sorted(p);
-	uint32_t names[2];
+	uint32_t names[NNAMES];
 	int rc = x.func_of && x.lib_of && x.threads ? 0 : oom();
 	if (!rc) {
 		memset(x.func_of, 0xff, nf * sizeof(*x.func_of));
 		memset(x.lib_of, 0xff, nm * sizeof(*x.lib_of));
-		names[0] = str_index(&x, "off-CPU");
-		names[1] = str_index(&x, "probe hit");
-		if (names[0] == NO_INDEX || names[1] == NO_INDEX)
-			rc = oom();
+		names[NAME_OFF_CPU] = str_index(&x, "off-CPU");
+		names[NAME_HIT] = str_index(&x, "probe hit");
+		names[NAME_GIL_HELD] = str_index(&x, "GIL held");
+		names[NAME_GIL_NOT_HELD] = str_index(&x, "GIL not held");
+		for (int k = 0; k < NNAMES; k++)
+			if (names[k] == NO_INDEX)
+				rc = oom();
 	}
 	if (!rc)
 		rc = collect(&x);

@@ -371,7 +371,8 @@ static void label(struct enc *e, const char *key, const char *str, uint64_t num)
 }
 
 /* A Sample per logged sample, in the log's order, labelled with its thread: "thread" its
- * name, "pid" and "tid" its ids (go tool pprof -tags lists them, -tagfocus selects). */
+ * name, "pid" and "tid" its ids, and "gil" (held, not held) where the GIL state is known
+ * (go tool pprof -tags lists them, -tagfocus selects). */
 static int sample_log(struct enc *e)
 {
 	const struct prof *p = e->p;
@@ -382,6 +383,9 @@ static int sample_log(struct enc *e)
 		label(e, "thread", prof_str(p, t->name), 0);
 		label(e, "pid", NULL, t->pid);
 		label(e, "tid", NULL, t->tid);
+		const char *gil = prof_gil_name((enum prof_gil)s->gil);
+		if (gil)
+			label(e, "gil", gil, 0);
 		pb_sub(&e->samples, 2, &e->sub);
 	}
 	return e->rc;

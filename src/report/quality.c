@@ -57,7 +57,8 @@ static bool counter(const struct prof *p, const char *name, uint64_t *out)
 }
 
 /* "python:   N stacks with Python frames (S%); native frames kept: ..." for the samples
- * the CPython frame source did not splice, by reason. */
+ * the CPython frame source did not splice, by reason; then "gil: ..." the shares of the
+ * samples of threads with a Python thread state that held the GIL, and did not. */
 static void python_summary(FILE *out, const struct prof *p, uint64_t samples)
 {
 	static const struct { const char *counter, *what; } kept[] = {
@@ -76,6 +77,15 @@ static void python_summary(FILE *out, const struct prof *p, uint64_t samples)
 			rep_share(a, sizeof(a), counter(p, kept[i].counter, &n) ? n : 0, samples),
 			kept[i].what);
 	fputc('\n', out);
+	uint64_t held, not_held;
+	if (counter(p, PROF_COUNTER_PY_GIL_HELD, &held) &&
+	    counter(p, PROF_COUNTER_PY_GIL_NOT_HELD, &not_held) && held + not_held) {
+		char b[32];
+		fprintf(out, "gil:      %llu samples of Python threads: %s held the GIL, %s did not\n",
+			(unsigned long long)(held + not_held),
+			rep_share(a, sizeof(a), held, held + not_held),
+			rep_share(b, sizeof(b), not_held, held + not_held));
+	}
 }
 
 /* "vm:       N stacks with VM frames (S%); loop records left native: ..." (the reasons

@@ -210,20 +210,40 @@ static int64_t *thread_totals(const struct prof *p)
 	return t;
 }
 
+/* Per thread, its samples whose GIL state is known and those of them that held the GIL:
+ * 2 * nthreads counts. Whether any sample's is known. */
+static bool thread_gil(const struct prof *p, uint64_t *g)
+{
+	bool any = false;
+	for (size_t i = 0; i < prof_nsamples(p); i++) {
+		const struct prof_sample *s = prof_sample_at(p, i);
+		if (s->gil == PROF_GIL_UNKNOWN)
+			continue;
+		g[2 * (size_t)s->thread]++;
+		g[2 * (size_t)s->thread + 1] += s->gil == PROF_GIL_HELD;
+		any = true;
+	}
+	return any;
+}
+
 /* The summary table of threads: each metric's total, and with both CPU and off-CPU
- * nanoseconds, their sum: the thread's wall-clock time as the recording saw it. */
+ * nanoseconds, their sum: the thread's wall-clock time as the recording saw it; for a
+ * Python recording, the share of each thread's samples that held the GIL (gil). */
 static void thread_table(FILE *f, const struct prof *p, const uint32_t *order,
-			 const int64_t *tt)
+			 const int64_t *tt, uint64_t *gil)
 {
 	size_t nm = prof_nmetrics(p);
 	int on = prof_find_metric(p, "cpu", "nanoseconds");
 	int off = prof_find_metric(p, PROF_OFF_CPU_METRIC, "nanoseconds");
+	bool any_gil = thread_gil(p, gil);
 	char b[64];
 	fprintf(f, "\nThreads:\n%8s %8s  %-16s", "pid", "tid", "name");
 	for (size_t m = 0; m < nm; m++)
 		fprintf(f, " %14s", prof_str(p, prof_metric(p, m)->type));
 	if (on >= 0 && off >= 0)
 		fprintf(f, " %14s", "wall-clock");
+	if (any_gil)
+		fprintf(f, " %14s", "GIL held");
 	fputc('\n', f);
 	for (size_t i = 0; i < prof_nthreads(p); i++) {
 		const struct prof_thread *t = prof_thread_at(p, order[i]);
@@ -233,6 +253,9 @@ static void thread_table(FILE *f, const struct prof *p, const uint32_t *order,
 			fprintf(f, " %14s", value(b, sizeof(b), row[m], is_ns(p, (int)m)));
 		if (on >= 0 && off >= 0)
 			fprintf(f, " %14s", value(b, sizeof(b), row[on] + row[off], true));
+		const uint64_t *g = gil + 2 * (size_t)order[i];
+		if (any_gil)
+			fprintf(f, " %14s", g[0] ? rep_share(b, sizeof(b), g[1], g[0]) : "-");
 		fputc('\n', f);
 	}
 }
@@ -244,9 +267,11 @@ static int by_thread(FILE *f, const struct prof *p, const struct rep_text_opts *
 		return rep_no_threads();
 	uint32_t *order = rep_threads_sorted(p);
 	int64_t *tt = thread_totals(p);
-	int rc = order && tt ? 0 : err_set(-ENOMEM, "out of memory");
+	uint64_t *gil = calloc(2 * prof_nthreads(p), sizeof(*gil));
+	int rc = order && tt && gil ? 0 : err_set(-ENOMEM, "out of memory");
 	if (!rc)
-		thread_table(f, p, order, tt);
+		thread_table(f, p, order, tt, gil);
+	free(gil);
 	for (size_t i = 0; !rc && i < prof_nthreads(p); i++) {
 		const struct prof_thread *t = prof_thread_at(p, order[i]);
 		struct prof *tp;

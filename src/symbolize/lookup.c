@@ -123,7 +123,8 @@ static void name_outermost(struct sym_module *m, uint64_t addr, enum sym_style s
 				f->file = file;
 		}
 	}
-	if (!f->function && (name = sym_symbols_find(m, sym_fallback(m), addr, gnu, &start, &file))) {
+	if (!f->function && m->debug_elf &&
+	    (name = sym_symbols_find(m, sym_fallback(m), addr, gnu, &start, &file))) {
 		f->function = name;
 		f->sym_start = start;
 	}

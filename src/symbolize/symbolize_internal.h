@@ -90,11 +90,16 @@ struct sym_module {
 	size_t nplan;
 	atomic_size_t plan_next;
 	/* The functions of the unwind tables (cfi_funcs.c), indexed when a lookup first finds
-	 * no name; cfi_lock guards the build. */
+	 * no name; cfi_lock guards the build. cfi_pages[p] counts the functions that start
+	 * below cfi_base + (p << cfi_shift), for p up to cfi_npages. */
 	pthread_mutex_t cfi_lock;
 	atomic_bool cfi_built;
 	struct sym_cfi_func *cfi_funcs;
 	size_t ncfi_funcs;
+	uint32_t *cfi_pages;
+	size_t cfi_npages;
+	uint64_t cfi_base;
+	unsigned cfi_shift;
 	/* Go's own table (go.c), for a Go binary without DWARF: NULL otherwise. */
 	struct elf_gopclntab *go;
 	struct arena arena;           /* names */

@@ -5,6 +5,8 @@
  */
 #include "unwind/unwind.h"
 
+#include <string.h>
+
 /* arch/x86/include/uapi/asm/perf_regs.h: AX BX CX DX SI DI BP SP IP FLAGS CS SS DS ES FS GS,
  * then R8-R15 from 16. DWARF (psABI figure 3.36): AX 0, DX 1, CX 2, BX 3, SI 4, DI 5,
  * BP 6, SP 7, R8-R15 8-15, return address 16. */
@@ -24,3 +26,20 @@ const struct unw_arch unw_arch_x86_64 = {
 	.dwarf_of_perf = x86_64_dwarf_of_perf,
 	.nperf = 24,
 };
+
+void unw_regs_from_perf(const struct unw_arch *a, uint64_t abi, uint64_t mask,
+			const uint64_t regs[64], struct unw_regs *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!abi)
+		return;
+	uint64_t have = a->nperf < 64 ? mask & ((1ull << a->nperf) - 1) : mask;
+	for (; have; have &= have - 1) { /* the registers the sample has, lowest first */
+		unsigned i = (unsigned)__builtin_ctzll(have);
+		int d = a->dwarf_of_perf[i];
+		if (d < 0)
+			continue;
+		out->r[d] = regs[i];
+		out->valid |= 1ull << d;
+	}
+}

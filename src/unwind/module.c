@@ -1,5 +1,7 @@
 /*
- * Modules: the ELF files behind mappings, opened once per context and kept with their CFI.
+ * Modules: the ELF files behind mappings, opened once per context and kept with their CFI
+ * (a context bounded by unw_ctx_bound_unused closes those no mapping names any more, past
+ * its bound).
  * "[vdso]" is perf's cached copy of the recorded vDSO, or this process's own vDSO image
  * (getauxval) when its build-id matches or none was recorded; other bracketed names
  * ([heap], [stack], ...) and files that cannot be opened have no module. A file rebuilt
@@ -20,8 +22,22 @@
 #include "elf/elf.h"
 #include "elf/gopclntab.h"
 
+static const struct unw_expect *expected(const struct unw_ctx *c, const char *path)
+{
+	for (size_t i = c->nexpects; i > 0; i--)
+		if (!strcmp(c->expects[i - 1].path, path))
+			return &c->expects[i - 1];
+	return NULL;
+}
+
 int unw_ctx_expect_build_id(struct unw_ctx *c, const char *path, const uint8_t *id, size_t len)
 {
+	/* A bounded context (a recording's) is told again of what it knows at every file the
+	 * recording begins: nothing to add. Its list is as short as its modules are few; a
+	 * report's, told each of thousands once, is not searched. */
+	const struct unw_expect *was = c->max_unused ? expected(c, path) : NULL;
+	if (was && was->len == (len > 20 ? 20 : len) && !memcmp(was->id, id, was->len))
+		return 0;
 	char *copy = strdup(path);
 	struct unw_expect *e = copy ? vec_push_raw((void **)&c->expects, &c->nexpects,
 						   &c->capexpects, sizeof(*e))
@@ -34,14 +50,6 @@ int unw_ctx_expect_build_id(struct unw_ctx *c, const char *path, const uint8_t *
 	e->len = (uint8_t)(len > 20 ? 20 : len);
 	memcpy(e->id, id, e->len);
 	return 0;
-}
-
-static const struct unw_expect *expected(const struct unw_ctx *c, const char *path)
-{
-	for (size_t i = c->nexpects; i > 0; i--)
-		if (!strcmp(c->expects[i - 1].path, path))
-			return &c->expects[i - 1];
-	return NULL;
 }
 
 /* The file the recording saw: path itself when its build-id matches (or none was
@@ -124,14 +132,57 @@ static struct unw_module *open_module(const struct unw_ctx *c, const char *path)
 	return m;
 }
 
+/* The build-ids expected of path, forgotten with its module: a path mapped again later
+ * is opened as it is then (the process maps what the path holds now). Else a recording
+ * of programs that map ever new files would keep one for each. */
+static void forget_expected(struct unw_ctx *c, const char *path)
+{
+	size_t out = 0;
+	for (size_t i = 0; i < c->nexpects; i++) {
+		if (strcmp(c->expects[i].path, path))
+			c->expects[out++] = c->expects[i];
+		else
+			free(c->expects[i].path);
+	}
+	c->nexpects = out;
+}
+
+/* Closes the modules no mapping names beyond c->max_unused, the least recently mapped
+ * first. Nothing else holds them: the rule cache's rows are dropped, and a walk of the
+ * memo that had their frames was made in a space that has changed since (its mapping of
+ * them is gone), so it is never matched again. */
+static void close_unused(struct unw_ctx *c)
+{
+	while (c->max_unused) {
+		size_t unused = 0, oldest = 0;
+		for (size_t i = 0; i < c->nmods; i++)
+			if (!c->mods[i]->refs && (!unused++ || c->mods[i]->tick < c->mods[oldest]->tick))
+				oldest = i;
+		if (unused <= c->max_unused)
+			return;
+		struct unw_module *m = c->mods[oldest];
+		unw_rule_forget(c, m);
+		forget_expected(c, m->path);
+		memmove(c->mods + oldest, c->mods + oldest + 1,
+			(c->nmods - oldest - 1) * sizeof(*c->mods));
+		c->nmods--;
+		unw_module_free(m);
+	}
+}
+
 struct unw_module *unw_module_get(struct unw_ctx *c, const char *path)
 {
 	if (!path[0] || (path[0] == '[' && strcmp(path, "[vdso]")))
 		return NULL;
 	for (size_t i = 0; i < c->nmods; i++)
-		if (!strcmp(c->mods[i]->path, path))
+		if (!strcmp(c->mods[i]->path, path)) {
+			c->mods[i]->tick = c->ticks;
 			return c->mods[i];
+		}
+	close_unused(c);
 	struct unw_module *m = open_module(c, path);
+	if (m)
+		m->tick = c->ticks;
 	struct unw_module **slot =
 		m ? vec_push_raw((void **)&c->mods, &c->nmods, &c->capmods, sizeof(*c->mods)) : NULL;
 	if (!slot) {

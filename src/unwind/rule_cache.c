@@ -68,3 +68,13 @@ int unw_rule_lookup(struct unw_ctx *c, struct unw_module *m, uint64_t vaddr,
 		*rules = e->rules;
 	return r;
 }
+
+void unw_rule_forget(struct unw_ctx *c, const struct unw_module *m)
+{
+	for (size_t slot = 0; slot < c->cache.nslots; slot++) {
+		struct unw_cache_entry *e = c->cache.slots[slot] ? slot_cache_entry(&c->cache, slot)
+								 : NULL;
+		if (e && e->mod == m)
+			e->mod = NULL; /* lookups always name a module: matches none */
+	}
+}

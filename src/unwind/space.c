@@ -56,7 +56,10 @@ int unw_space_map(struct unw_ctx *c, struct unw_space *s, uint64_t start, uint64
 	if (reserve(s, 2))
 		return -ENOMEM;
 	unw_space_restamp(s);
+	c->ticks++;
 	struct unw_module *mod = unw_module_get(c, path);
+	if (mod)
+		mod->refs++;
 	struct unw_mapping nm = { start, end, pgoff, prot, mod,
 				  text_segment(mod, pgoff, end - start) };
 	size_t out = 0, n = s->n;
@@ -76,6 +79,8 @@ int unw_space_map(struct unw_ctx *c, struct unw_space *s, uint64_t start, uint64
 			tail.pgoff += end - m.start;
 			tail.start = end;
 			have_tail = true;
+			if (m.mod)
+				m.mod->refs++;
 		}
 		if (m.start < start) {
 			m.end = start;
@@ -84,6 +89,8 @@ int unw_space_map(struct unw_ctx *c, struct unw_space *s, uint64_t start, uint64
 			m.pgoff += end - m.start;
 			m.start = end;
 			v[out++] = m;
+		} else if (m.mod) { /* wholly replaced */
+			m.mod->refs--;
 		}
 	}
 	v[out++] = nm;
@@ -100,15 +107,27 @@ int unw_space_map(struct unw_ctx *c, struct unw_space *s, uint64_t start, uint64
 	return 0;
 }
 
+/* The modules of s's mappings lose those references. */
+static void unref_all(struct unw_space *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->maps[i].mod)
+			s->maps[i].mod->refs--;
+	s->n = 0;
+}
+
 int unw_space_copy(struct unw_space *dst, const struct unw_space *src)
 {
 	unw_space_restamp(dst);
-	dst->n = 0;
+	unref_all(dst);
 	if (reserve(dst, src->n))
 		return -ENOMEM;
 	if (src->n)
 		memcpy(dst->maps, src->maps, src->n * sizeof(*src->maps));
 	dst->n = src->n;
+	for (size_t i = 0; i < dst->n; i++)
+		if (dst->maps[i].mod)
+			dst->maps[i].mod->refs++;
 	/* A child's memory is a copy of its parent's, JIT code included. */
 	dst->njits = 0;
 	if (src->njits > dst->capjits &&
@@ -123,6 +142,7 @@ int unw_space_copy(struct unw_space *dst, const struct unw_space *src)
 
 void unw_space_clear(struct unw_space *s)
 {
+	unref_all(s);
 	free(s->maps);
 	free(s->jits);
 	memset(s, 0, sizeof(*s));

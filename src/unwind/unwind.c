@@ -147,6 +147,11 @@ size_t unw_ctx_modules(const struct unw_ctx *c, struct unw_module *const **mods)
 	return c->nmods;
 }
 
+void unw_ctx_bound_unused(struct unw_ctx *c, size_t max)
+{
+	c->max_unused = max;
+}
+
 const char *unw_end_name(enum unw_end e)
 {
 	static const char *const names[UNW_END_COUNT] = {
@@ -599,23 +604,33 @@ size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const stru
 	return n;
 }
 
-size_t unw_from_callchain(struct unw_ctx *c, const struct unw_space *s, const uint64_t *ips,
-			  size_t nips, struct unw_frame *out, size_t max, enum unw_end *end)
+/* A chain's frames and how it ended. walked: the chain is a walk of tally's own (tally
+ * record, unwinding while recording), judged by the walk's rules: its first frame kept where no
+ * mapping holds it, and a last frame without CFI that returns into the entry point
+ * (ld.so's _start has no FDE) outermost, as the walk's step found them; with the walk's
+ * note, ended as the walk did. */
+static size_t chain_frames(struct unw_ctx *c, const struct unw_space *s, const uint64_t *ips,
+			   size_t nips, struct unw_frame *out, size_t max, enum unw_end *end,
+			   bool walked, const uint32_t *note)
 {
 	size_t n = 0;
-	bool go_top = false;
+	bool go_top = false, noted = note && (*note & 0xff) < UNW_END_COUNT;
 	*end = UNW_END_FP_CHAIN;
 	for (size_t i = 0; i < nips && n < max; i++) {
 		const struct unw_mapping *m = unw_space_find(s, ips[i]);
 		if (!m || !(m->prot & PROT_EXEC)) {
-			*end = n ? UNW_END_FP_CHAIN : UNW_END_NO_MAPPING;
+			if (walked && n == 0) {
+				memset(&out[n++], 0, sizeof(*out));
+				out[0].pc = ips[0];
+			}
+			*end = n && !walked ? UNW_END_FP_CHAIN : UNW_END_NO_MAPPING;
 			break;
 		}
 		struct unw_frame *f = &out[n++];
 		memset(f, 0, sizeof(*f));
 		f->pc = ips[i];
 		f->mod = m->mod;
-		f->by_fp = i > 0;
+		f->by_fp = i > 0 && !walked;
 		uint64_t lookup = i == 0 ? ips[i] : ips[i] - 1, vaddr;
 		if (!unw_file_vaddr(m, lookup, &vaddr))
 			continue;
@@ -627,14 +642,43 @@ size_t unw_from_callchain(struct unw_ctx *c, const struct unw_space *s, const ui
 			break;
 		}
 		const struct dwarf_cfi_row *row;
-		if (i == nips - 1 && unw_rule_lookup(c, m->mod, vaddr, &row, NULL) == 0 &&
-		    row->ra_reg < DWARF_CFI_NREGS &&
-		    row->regs[row->ra_reg].kind == DWARF_RULE_UNDEFINED)
-			*end = UNW_END_OUTERMOST;
+		if (i == nips - 1 && !noted) {
+			bool has_row = unw_rule_lookup(c, m->mod, vaddr, &row, NULL) == 0;
+			if (has_row ? row->ra_reg < DWARF_CFI_NREGS &&
+					      row->regs[row->ra_reg].kind == DWARF_RULE_UNDEFINED
+				    : walked && i > 0 && m->mod && returns_to_entry(m->mod, vaddr))
+				*end = UNW_END_OUTERMOST;
+		}
 	}
 	if (n >= 1 && n < nips && *end == UNW_END_OUTERMOST && !go_top)
 		*end = UNW_END_FP_CHAIN;
-	c->stats.fp_steps += n ? n - 1 : 0;
+	if (!walked)
+		c->stats.fp_steps += n ? n - 1 : 0;
+	if (noted) {
+		*end = (enum unw_end)(*note & 0xff);
+		c->stats.fp_steps += *note >> 16;
+	}
 	count_end(c, *end, n, out);
 	return n;
+}
+
+size_t unw_from_callchain(struct unw_ctx *c, const struct unw_space *s, const uint64_t *ips,
+			  size_t nips, struct unw_frame *out, size_t max, enum unw_end *end)
+{
+	return chain_frames(c, s, ips, nips, out, max, end, false, NULL);
+}
+
+uint32_t unw_walk_note(enum unw_end end, const struct unw_frame *f, size_t n)
+{
+	uint32_t fp = 0;
+	for (size_t i = 0; i < n; i++)
+		fp += f[i].by_fp;
+	return (fp > 0xffff ? 0xffff : fp) << 16 | (uint32_t)end;
+}
+
+size_t unw_from_unwound_chain(struct unw_ctx *c, const struct unw_space *s,
+			      const uint64_t *ips, size_t nips, const uint32_t *note,
+			      struct unw_frame *out, size_t max, enum unw_end *end)
+{
+	return chain_frames(c, s, ips, nips, out, max, end, true, note);
 }

@@ -48,10 +48,16 @@ struct unw_arch {
 
 extern const struct unw_arch unw_arch_x86_64;
 
+/* The user registers of a perf sample (PERF_SAMPLE_REGS_USER: its abi, 0 for none, the
+ * attribute's sample_regs_user mask, and the values by perf's register numbers) by a's
+ * DWARF numbers; registers a does not know are left out. */
+void unw_regs_from_perf(const struct unw_arch *a, uint64_t abi, uint64_t mask,
+			const uint64_t regs[64], struct unw_regs *out);
+
 enum unw_method { UNW_AUTO, UNW_CFI, UNW_FP };
 
 /* Why a stack ended. UNW_END_OUTERMOST is the only complete ending. */
-enum unw_end {
+enum unw_end { /* numbers kept in recordings (unw_walk_note): never renumbered */
 	UNW_END_OUTERMOST,  /* the CFI marked the return address undefined (_start, clone), or
 			     * a Go stack reached where Go's runtime starts it (unw_module) */
 	UNW_END_NO_MAPPING, /* the pc lies in no executable mapping */
@@ -81,6 +87,8 @@ struct unw_module {
 	uint64_t go_top[3][2];
 	unsigned ngo_top;
 	struct elf_gopclntab *go; /* that table (a Go binary's), for steps without CFI */
+	uint32_t refs; /* mappings of spaces that name it */
+	uint64_t tick; /* when it was last mapped (the context's count of unw_space_map) */
 };
 
 struct unw_mapping {
@@ -134,6 +142,12 @@ const struct unw_stats *unw_ctx_stats(const struct unw_ctx *c);
 const struct unw_arch *unw_ctx_arch(const struct unw_ctx *c);
 /* Modules in the order they were opened, for reports of where stacks stopped. */
 size_t unw_ctx_modules(const struct unw_ctx *c, struct unw_module *const **mods);
+/* Keeps at most max modules that no mapping of a space names any more, closing the least
+ * recently mapped first as a new module is opened (0, the default: all of them, as a
+ * report's figures of where stacks stopped need). For a context that lives as long as a
+ * recording (tally record), whose processes map ever new files: what it holds is then the
+ * modules mapped now and max + 1 more. */
+void unw_ctx_bound_unused(struct unw_ctx *c, size_t max);
 
 /* The build-id the recording saw for path (perf.data's build-id feature). A file whose
  * build-id differs (rebuilt since) is replaced by its copy in perf's build-id cache
@@ -203,6 +217,22 @@ size_t unw_unwind_stack(struct unw_ctx *c, const struct unw_space *s, const stru
  * the CFI (return address undefined there). Statistics are updated. */
 size_t unw_from_callchain(struct unw_ctx *c, const struct unw_space *s, const uint64_t *ips,
 			  size_t nips, struct unw_frame *out, size_t max, enum unw_end *end);
+
+/* What tally record keeps of a walk beside the chain it stores (perf_sample_unwound's
+ * note): how the walk ended (enum unw_end, whose numbers are therefore fixed) and the
+ * frame-pointer steps it took, so that a report counts the chain as a replay of the stack
+ * copy would. */
+uint32_t unw_walk_note(enum unw_end end, const struct unw_frame *f, size_t n);
+
+/* The same for a chain tally record unwound while recording, judged as the walk that made
+ * it judged it: a first frame in no mapping is kept (the walk keeps it), and a last frame
+ * without CFI that returns into the entry point is outermost (the walk's step ends there).
+ * note: the walk's (unw_walk_note), whose ending and frame-pointer steps are then counted;
+ * NULL for chains stored without one (files of December 2026 and before), which are judged
+ * by those rules alone, their frame-pointer steps uncounted. */
+size_t unw_from_unwound_chain(struct unw_ctx *c, const struct unw_space *s,
+			      const uint64_t *ips, size_t nips, const uint32_t *note,
+			      struct unw_frame *out, size_t max, enum unw_end *end);
 
 /* The ELF vaddr of an address in a mapping of a file; false when no segment holds it. */
 bool unw_file_vaddr(const struct unw_mapping *m, uint64_t addr, uint64_t *vaddr);

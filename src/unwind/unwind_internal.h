@@ -34,6 +34,8 @@ struct unw_ctx {
 	size_t nexpects, capexpects;
 	struct unw_module **mods;
 	size_t nmods, capmods;
+	size_t max_unused; /* unw_ctx_bound_unused, 0: no bound */
+	uint64_t ticks;    /* unw_space_map calls: the modules' clock */
 	struct slot_cache cache;     /* of struct unw_cache_entry */
 	struct unw_cache_entry spare; /* for a row the cache has no memory to keep */
 	struct unw_stats stats;
@@ -55,6 +57,8 @@ void unw_space_restamp(struct unw_space *s);
 const struct unw_jit_range *unw_jit_find(const struct unw_space *s, uint64_t addr);
 void unw_jit_free_all(struct unw_ctx *c);
 
+/* The module of path, opened the first time (closing unreferenced ones beyond the bound
+ * first, unw_ctx_bound_unused); its tick is set. */
 struct unw_module *unw_module_get(struct unw_ctx *c, const char *path);
 bool unw_module_try_debug(struct unw_module *m);
 void unw_module_free(struct unw_module *m);
@@ -63,6 +67,8 @@ void unw_module_free(struct unw_module *m);
  * (when not NULL): the registers the row has a rule for, so that a step visits only them. */
 int unw_rule_lookup(struct unw_ctx *c, struct unw_module *m, uint64_t vaddr,
 		    const struct dwarf_cfi_row **row, uint64_t *rules);
+/* Drops m's rows from the cache, before m is freed (another module may get its address). */
+void unw_rule_forget(struct unw_ctx *c, const struct unw_module *m);
 
 /* memo.c: the last walk, noted so that the next can copy the frames they share. A walk
  * notes each frame's registers (unw_memo_step, before its step), each read its steps

@@ -92,6 +92,16 @@ else
 	fail agent_mixed_counts_reported "vm_samples $vm_samples, report: $(grep '^vm:' "$TMP/report")"
 fi
 
+# tally record unwinds stacks while recording but keeps the copies that hold a loop record
+# (the VM frames are read from them): every stack with VM frames came from such a copy, and
+# the others (the program's start and end, outside the loop) were unwound while recording.
+kept=$(sed -n "s/.*kept raw: \([0-9]*\) with libtally's VM frames.*/\1/p" "$TMP/rec.out")
+unwound=$(awk '/unwind: unwound while recording/ {print $NF; exit}' "$TMP/report")
+[ "${kept:-0}" -ge "${vm_samples:-1}" ] && [ "${unwound:-0}" -gt 0 ] &&
+	[ $((kept + unwound)) -le "$samples" ] &&
+	pass "agent_mixed_loop_samples_keep_their_copies ($kept kept, $unwound unwound, $vm_samples with VM frames)" ||
+	fail agent_mixed_loop_samples_keep_their_copies "kept ${kept:-none}, unwound ${unwound:-none}, $vm_samples with VM frames: $(grep 'tally record' "$TMP/rec.out")"
+
 # Validation: with the registry under another agent's number, every record fails as
 # "no registry", and no stack has a VM frame.
 dump=$(ls "$data.jit"/tally-vm-*-1.dump 2>/dev/null | head -1)

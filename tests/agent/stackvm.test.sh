@@ -105,7 +105,7 @@ fi
 # tally report reads them all.
 "$TMP/stackvm" -n 1000000 --sample "$TMP/k.folded" --hz 4999 >/dev/null 2>&1 &
 pid=$!
-trap 'kill -9 $pid 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'kill_children 9; rm -rf "$TMP"' EXIT
 sleep 1.5
 kill -9 $pid
 wait $pid 2>/dev/null

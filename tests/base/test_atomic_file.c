@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -246,6 +247,59 @@ static void missing_directory_is_an_error_naming_the_path(void **state)
 	assert_int_equal(entries(), 0);
 }
 
+/* A pid no process has: a child's, once it has been reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+	if (!pid)
+		_exit(0);
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
+static void set_mtime(const char *path, time_t sec)
+{
+	struct timespec times[2] = { { sec, 0 }, { sec, 0 } };
+	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+}
+
+/* A writer killed before its commit leaves its temporary: found, the newest of those
+ * whose process is gone, when it is later than the file at the path; a live writer's (this
+ * process's), another file's and a malformed name are not. */
+static void leftover_of_a_killed_writer_is_found(void **state)
+{
+	pid_t dead = dead_pid();
+	char name[64], older[64];
+	snprintf(name, sizeof(name), ".out.tally-%d-1", (int)dead);
+	snprintf(older, sizeof(older), ".out.tally-%d-0", (int)dead);
+	put_file(at(older), "older");
+	set_mtime(at(older), 1000);
+	put_file(at(name), "killed");
+	set_mtime(at(name), 2000);
+	struct afile *live = open_write(at("out"), "live");
+	put_file(at(".other.tally-1-0"), "other");
+	put_file(at(".out.tally-x-0"), "malformed");
+	char *left = NULL;
+	assert_int_equal(afile_leftover(at("out"), &left), 0); /* no file at the path */
+	assert_string_equal(left, at(name));
+	free(left);
+	put_file(at("out"), "earlier");
+	set_mtime(at("out"), 1500);
+	assert_int_equal(afile_leftover(at("out"), &left), 0); /* an older file there */
+	assert_string_equal(left, at(name));
+	free(left);
+	set_mtime(at("out"), 3000); /* a file later than both */
+	assert_int_equal(afile_leftover(at("out"), &left), -ENOENT);
+	unlink(at("out"));
+	afile_abort(live);
+	unlink(at(name));
+	unlink(at(older));
+	assert_int_equal(afile_leftover(at("out"), &left), -ENOENT);
+	unlink(at(".other.tally-1-0"));
+	unlink(at(".out.tally-x-0"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +315,7 @@ int main(void)
 		cmocka_unit_test(proc_fd_link_is_written_directly),
 		cmocka_unit_test(dev_fd_of_a_shell_redirection_is_written_in_place),
 		cmocka_unit_test(missing_directory_is_an_error_naming_the_path),
+		cmocka_unit_test(leftover_of_a_killed_writer_is_found),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -24,3 +24,8 @@ python_writes() {
 	"$PY311" "$ROOT/tests/cpython/py/$2" "$3" 2>"$TMP/py.err" ||
 		{ fail "$1" "python: $(head -3 "$TMP/py.err")"; exit 0; }
 }
+
+# pyenv_lib V: pyenv's libpython V (3.12, 3.13), or nothing; its python is ../bin/pythonV.
+pyenv_lib() {
+	ls "${PYENV_ROOT:-/root/.pyenv}"/versions/$1.*/lib/libpython$1.so.1.0 2>/dev/null | head -1
+}

@@ -1,7 +1,8 @@
 /*
- * The 3.11 location table and PEP 393 strings on hand-made bytes: every entry form as
- * Objects/locations.md encodes it, malformed and truncated tables, strings cut by the
- * buffer or by the bytes read. (The scripts in tests/cpython compare with python3.11 itself.)
+ * The 3.11 location table, 3.8-3.9's co_lnotab, 3.10's co_linetable and PEP 393 strings on
+ * hand-made bytes: every entry form as Objects/locations.md encodes it (and the byte pairs
+ * of the older tables), malformed and truncated tables, strings cut by the buffer or by
+ * the bytes read. (The scripts in tests/cpython compare with python3.11 itself.)
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -40,6 +41,64 @@ static void linetable_every_form_gives_its_line(void **state)
 	assert_int_equal(line_at(t, sizeof(t), INT32_MAX), -ENOENT);
 	assert_int_equal(line_at(t, sizeof(t), -1), -ENOENT);
 	assert_int_equal(line_at(t, 0, 0), -ENOENT);
+}
+
+static int32_t old_line_at(unsigned format, const uint8_t *t, size_t n, int32_t lasti)
+{
+	int32_t line = -100;
+	int err = cpy_lines_line(format, t, n, 10, lasti, &line);
+	return err ? err : line;
+}
+
+/* co_lnotab: (bytes, lines) increments; a line counts from the address it was added at. */
+static void lnotab_increments_give_their_lines(void **state)
+{
+	(void)state;
+	static const uint8_t t[] = {
+		4, 1,    /* bytes 0-3 (units 0, 1) at 10, from byte 4 at 11 */
+		0, 2,    /* no bytes: 13 from byte 4 too */
+		255, 0,  /* a wide range split in two: 13 up to byte 4 + 255 + 1 */
+		1, 0xfd, /* -3: 10 from byte 260 (unit 130) */
+	};
+	assert_int_equal(old_line_at(CPY_LINES_LNOTAB, t, sizeof(t), 0), 10);
+	assert_int_equal(old_line_at(CPY_LINES_LNOTAB, t, sizeof(t), 1), 10);
+	assert_int_equal(old_line_at(CPY_LINES_LNOTAB, t, sizeof(t), 2), 13);
+	assert_int_equal(old_line_at(CPY_LINES_LNOTAB, t, sizeof(t), 129), 13);
+	assert_int_equal(old_line_at(CPY_LINES_LNOTAB, t, sizeof(t), 130), 10);
+	/* The last line runs on to the end of the code; a frame not started is at the first. */
+	assert_int_equal(old_line_at(CPY_LINES_LNOTAB, t, sizeof(t), 100000), 10);
+	assert_int_equal(old_line_at(CPY_LINES_LNOTAB, t, sizeof(t), -1), 10);
+	assert_int_equal(old_line_at(CPY_LINES_LNOTAB, t, 0, 7), 10);
+	assert_int_equal(old_line_at(CPY_LINES_LNOTAB, t, 3, 0), -EINVAL);
+	/* A line past INT32_MAX is malformed from there on, even where it comes back. */
+	static const uint8_t out_and_back[] = { 2, 100, 2, 0x9c /* -100 */ };
+	int32_t line;
+	assert_int_equal(cpy_lines_line(CPY_LINES_LNOTAB, out_and_back, 4, INT32_MAX - 50, 0, &line), 0);
+	assert_int_equal(line, INT32_MAX - 50);
+	assert_int_equal(cpy_lines_line(CPY_LINES_LNOTAB, out_and_back, 4, INT32_MAX - 50, 1, &line),
+			 -EINVAL);
+	assert_int_equal(cpy_lines_line(CPY_LINES_LNOTAB, out_and_back, 4, INT32_MAX - 50, 2, &line),
+			 -EINVAL);
+}
+
+/* 3.10's co_linetable: (bytes, line change) ranges, -128 a range of no line. */
+static void linetable310_ranges_give_their_lines(void **state)
+{
+	(void)state;
+	static const uint8_t t[] = {
+		0, 1,    /* no bytes: the line moves to 11 */
+		4, 2,    /* bytes 0-3 (units 0, 1) at 13 */
+		2, 0x80, /* byte 4-5 (unit 2): no line */
+		2, 0xff, /* bytes 6-7 (unit 3) at 12: the change counts from the last line */
+	};
+	assert_int_equal(old_line_at(CPY_LINES_310, t, sizeof(t), 0), 13);
+	assert_int_equal(old_line_at(CPY_LINES_310, t, sizeof(t), 1), 13);
+	assert_int_equal(old_line_at(CPY_LINES_310, t, sizeof(t), 2), CPY_NO_LINE);
+	assert_int_equal(old_line_at(CPY_LINES_310, t, sizeof(t), 3), 12);
+	assert_int_equal(old_line_at(CPY_LINES_310, t, sizeof(t), 4), -ENOENT);
+	assert_int_equal(old_line_at(CPY_LINES_310, t, sizeof(t), -1), 10);
+	assert_int_equal(old_line_at(CPY_LINES_310, t, 3, 0), -EINVAL);
+	assert_int_equal(old_line_at(7, t, sizeof(t), 0), -EINVAL);
 }
 
 static void linetable_malformed_is_an_error(void **state)
@@ -172,6 +231,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(linetable_every_form_gives_its_line),
 		cmocka_unit_test(linetable_malformed_is_an_error),
+		cmocka_unit_test(lnotab_increments_give_their_lines),
+		cmocka_unit_test(linetable310_ranges_give_their_lines),
 		cmocka_unit_test(unicode_kinds_decode_to_utf8),
 		cmocka_unit_test(unicode_cut_at_a_character_boundary),
 		cmocka_unit_test(unicode_not_compact_or_bad_kind_is_refused),

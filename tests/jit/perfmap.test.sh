@@ -7,13 +7,7 @@
 # own processes, and only those.
 . tests/lib.sh
 
-MAPS=()
-cleanup() {
-	local p
-	for p in "${MAPS[@]}"; do rm -f "/tmp/perf-$p.map"; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+remove_maps_on_exit
 
 # run_noting CMD...: runs CMD (a recorder and its command, after which comes the runtime,
 # started through sh so that its pid is known before it writes its map) and notes the

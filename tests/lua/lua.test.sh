@@ -178,7 +178,7 @@ fi
 env LUA_CPATH="$(dirname "$mod")/?.so;;" LD_PRELOAD="$preload" ROUNDS=100000 TALLY_LUA_MODE=timer \
 	TALLY_LUA_HZ=999 TALLY_LUA_OUTPUT=k.folded lua5.4 -ltally shares.lua >/dev/null 2>&1 &
 pid=$!
-trap 'kill -9 $pid 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'kill_children 9; rm -rf "$TMP"' EXIT
 sleep 1.5
 kill -9 $pid
 wait $pid 2>/dev/null

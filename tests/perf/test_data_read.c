@@ -197,9 +197,12 @@ static void stack_past_its_record_is_the_same_error(void **state)
 {
 	size_t len;
 	uint8_t *bytes = write_file(false, &len);
-	/* The first sample's stack size field: after the header, ip, tid, time, period, the
-	 * callchain (3) and the registers. */
-	size_t at = 104 + 8 + 4 * 8 + 8 + 3 * 8 + 8 + 8 * __builtin_popcountll(REGS_MASK);
+	/* The first sample's stack size field: after the record's header, ip, tid, time,
+	 * period, the callchain (3) and the registers. The first record is at the data
+	 * offset (the file header's sixth word). */
+	uint64_t data_off;
+	memcpy(&data_off, bytes + 40, 8);
+	size_t at = data_off + 8 + 4 * 8 + 8 + 3 * 8 + 8 + 8 * __builtin_popcountll(REGS_MASK);
 	uint64_t big = 60000;
 	memcpy(bytes + at, &big, 8);
 	FILE *f = fopen(path, "wb");
@@ -211,7 +214,10 @@ static void stack_past_its_record_is_the_same_error(void **state)
 	assert_int_equal(perf_data_open(path, &file.d), 0);
 	assert_int_equal(perf_data_each(file.d, each, &file), -EINVAL);
 	snprintf(msg, sizeof(msg), "%s", err_msg());
-	assert_non_null(strstr(msg, "at 0x68: sample runs past its record"));
+	char where[64];
+	snprintf(where, sizeof(where), "at %#llx: sample runs past its record",
+		 (unsigned long long)data_off);
+	assert_non_null(strstr(msg, where));
 	assert_int_equal(perf_data_open_mem(path, bytes, len, &mem.d), 0);
 	assert_int_equal(perf_data_each(mem.d, each, &mem), -EINVAL);
 	assert_string_equal(err_msg(), msg);

@@ -1,6 +1,6 @@
-# tally record -e usdt: a sample at every probe hit, unwound by tally's CFI unwinder.
-# Oracles: the test program itself (it knows its call paths and how often each fires),
-# bpftrace (hits per probe site), perf script (perf's own unwinder on tally's recording),
+# tally record -e usdt: a sample at every probe hit, unwound by tally's CFI unwinder while
+# recording. Oracles: the test program itself (it knows its call paths and how often each
+# fires), bpftrace (hits per probe site), perf script (perf reading tally's recording),
 # and on CPython bpftrace and tally probes count (hits of python:function__return).
 # Recordings are small enough that no test depends on how fast tally drains; and the
 # target is stopped whenever its ring is half full, so none may lose a sample anyway.
@@ -45,7 +45,7 @@ out=$("$TALLY" report "$TMP/one.data")
 grep -qE '^ +60\.00% +300 +60\.00% +300 +path_b ' <<<"$out" && grep -qE '^total: +500 hits/count' <<<"$out" \
 	&& pass record_usdt_report_weights_hits || fail record_usdt_report_weights_hits "$(head -20 <<<"$out")"
 
-# perf's own unwinder on the same samples: the same stacks.
+# perf reading the same samples (the chains tally unwound while recording): the same stacks.
 if command -v perf >/dev/null; then
 	theirs=$(perf script -i "$TMP/one.data" -F ip,sym 2>/dev/null | awk '
 		NF == 0 { if (s != "") n[s]++; s = ""; next }

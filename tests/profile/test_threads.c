@@ -1,7 +1,8 @@
 /*
  * Threads and the sample log: samples keep their thread and time, a thread's own profile
  * holds only its samples, transforms carry the log over (focus drops, hide re-points,
- * merges add threads), and a thread keeps its latest name. Expected values are worked out
+ * merges add threads), a thread keeps its latest name, and the samples of one GIL state
+ * make a profile of their own. Expected values are worked out
  * by hand from the samples added.
  */
 #include <setjmp.h>
@@ -134,12 +135,66 @@ static void transforms_carry_the_log(void **state)
 	prof_free(p);
 }
 
+/* Thread A's 3 samples of main;work (10 each) held the GIL, B's 2 of main;wait (5 each)
+ * did not, B's main;work (7) is of unknown state. */
+static struct prof *gil_states(void)
+{
+	struct prof *p;
+	assert_int_equal(prof_new(&p), 0);
+	assert_true(prof_add_metric(p, "cpu", "nanoseconds") >= 0);
+	uint32_t a = prof_thread(p, 10, 10, "a"), b = prof_thread(p, 10, 11, "b");
+	uint32_t m = frame(p, "main"), w = frame(p, "work"), z = frame(p, "wait");
+	struct prof_loc work[2] = { { w, 0, 0x20 }, { m, 0, 0x10 } };
+	struct prof_loc wait[2] = { { z, 0, 0x30 }, { m, 0, 0x14 } };
+	int64_t w10 = 10, w5 = 5, w7 = 7;
+	uint32_t kept = PROF_NONE, kept2 = PROF_NONE, kept3 = PROF_NONE;
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(prof_add_sample(p, a, 100 + (uint64_t)i, work, 2, &w10, &kept), 0);
+		prof_set_last_sample_gil(p, PROF_GIL_HELD);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(prof_add_sample(p, b, 200 + (uint64_t)i, wait, 2, &w5, &kept2), 0);
+		prof_set_last_sample_gil(p, PROF_GIL_NOT_HELD);
+	}
+	assert_int_equal(prof_add_sample(p, b, 300, work, 2, &w7, &kept3), 0);
+	assert_int_equal(prof_finish(p), 0);
+	return p;
+}
+
+static void gil_profile_holds_only_samples_in_that_state(void **state)
+{
+	(void)state;
+	struct prof *p = gil_states(), *held, *not_held, *f;
+	assert_int_equal(prof_gil_profile(p, PROF_GIL_HELD, &held), 0);
+	assert_int_equal(total(held), 30);
+	assert_int_equal(prof_nsamples(held), 3);
+	assert_int_equal(prof_nthreads(held), 1);
+	for (size_t i = 0; i < prof_nsamples(held); i++)
+		assert_int_equal(prof_sample_at(held, i)->gil, PROF_GIL_HELD);
+	assert_int_equal(prof_gil_profile(p, PROF_GIL_NOT_HELD, &not_held), 0);
+	assert_int_equal(total(not_held), 10);
+	assert_int_equal(prof_nsamples(not_held), 2);
+	assert_string_equal(prof_str(not_held, prof_thread_at(not_held, 0)->name), "b");
+	/* other transforms carry each sample's state */
+	assert_int_equal(prof_focus(p, is_work, NULL, &f), 0);
+	assert_int_equal(prof_nsamples(f), 4);
+	assert_int_equal(prof_sample_at(f, 0)->gil, PROF_GIL_HELD);
+	assert_int_equal(prof_sample_at(f, 3)->gil, PROF_GIL_UNKNOWN);
+	assert_string_equal(prof_gil_name(PROF_GIL_NOT_HELD), "not held");
+	assert_null(prof_gil_name(PROF_GIL_UNKNOWN));
+	prof_free(f);
+	prof_free(not_held);
+	prof_free(held);
+	prof_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(samples_keep_thread_time_and_node),
 		cmocka_unit_test(thread_profile_holds_only_its_samples),
 		cmocka_unit_test(transforms_carry_the_log),
+		cmocka_unit_test(gil_profile_holds_only_samples_in_that_state),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,7 +38,8 @@ int main(int argc, char **argv)
 C
 gcc -O2 -g -o "$TMP/busy" "$TMP/busy.c" || { fail enospc_build_busy; exit 0; }
 
-"$TALLY" record -o "$SMALL/p.data" -- "$TMP/busy" "$TMP/marker" >"$TMP/out" 2>"$TMP/err"
+# Stack copies kept (--keep-stacks): 33 KB a sample fill the disk at once.
+"$TALLY" record --keep-stacks -o "$SMALL/p.data" -- "$TMP/busy" "$TMP/marker" >"$TMP/out" 2>"$TMP/err"
 rc=$?
 [ $rc = 7 ] && pass enospc_exit_status_is_the_commands ||
 	fail enospc_exit_status_is_the_commands "rc=$rc: $(cat "$TMP/err")"
@@ -69,3 +70,19 @@ rm -f "$SMALL/p.data"
 "$TALLY" record -q -F 50 -o "$SMALL/q.data" -- true 2>"$TMP/err" &&
 	! "$TALLY" report "$SMALL/q.data" 2>&1 | grep -q 'ended early' &&
 	pass enospc_complete_recording_not_marked || fail enospc_complete_recording_not_marked "$(cat "$TMP/err")"
+
+# With --rotate 1M: the first file is finished whole, the second fills the disk; the message
+# names that one, and the two files hold every sample tally says it kept.
+rm -f "$SMALL/q.data"
+"$TALLY" record --keep-stacks -o "$SMALL/r.data" --rotate 1M -- "$TMP/busy" "$TMP/marker" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+files=$(cd "$SMALL" && ls -d r.data.*Z 2>/dev/null)
+last=$(ls -d "$SMALL"/r.data.*Z 2>/dev/null | tail -1)
+kept=$(sed -n "s|^tally: $last: No space left on device: recording stopped after \([0-9]*\) samples$|\1|p" "$TMP/err")
+theirs=0
+for f in $files; do
+	theirs=$((theirs + $(perf script -i "$SMALL/$f" -F time 2>/dev/null | grep -c ':')))
+done
+[ $rc = 7 ] && [ "$(wc -w <<<"$files")" = 2 ] && [ -n "$kept" ] && [ "$theirs" = "$kept" ] &&
+	pass "enospc_rotate_names_the_file_that_filled ($(echo $files): $theirs samples)" ||
+	fail enospc_rotate_names_the_file_that_filled "rc=$rc files $files, perf $theirs, tally ${kept:-?}: $(cat "$TMP/err")"

@@ -7,7 +7,7 @@
 
 gcc -O2 -g -pthread -o "$TMP/prog" "$ROOT/tests/record/offcpu_prog.c" || { fail all_build; exit 0; }
 BG=""
-trap '[ -n "$BG" ] && kill $BG 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'kill_children TERM; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 
 # outside: two threads spinning (at most 60 s; ended once the recordings that need it are
 # made, or by the trap), started before the recordings

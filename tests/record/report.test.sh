@@ -6,7 +6,8 @@
 # machine where exec is slow, stay well under the 1% the whole-chain checks allow (at the
 # default 300 they took 1.0-1.3%).
 gcc -O2 -g -o "$TMP/deep" "$ROOT/tests/record/deep.c" || { fail build_deep; exit 0; }
-"$TALLY" record -q -o "$TMP/tally.data" -- "$TMP/deep" 900 >/dev/null || fail record_deep
+# Stack copies kept (--keep-stacks): the outputs' --unwind=cfi|fp unwind them.
+"$TALLY" record -q --keep-stacks -o "$TMP/tally.data" -- "$TMP/deep" 900 >/dev/null || fail record_deep
 perf record -q -e cpu-clock -F 1000 --call-graph dwarf,32768 -o "$TMP/perf.data" "$TMP/deep" 900 >/dev/null 2>&1 \
 	|| fail perf_record_deep
 

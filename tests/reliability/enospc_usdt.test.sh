@@ -1,6 +1,6 @@
 # tally record -e usdt: onto a full disk (issue 18 §2, as tests/record/enospc.test.sh for
-# native sampling): a 2 MiB tmpfs mounted here fills at once with a sample (8 KiB of stack)
-# at every hit. The recording stops and is kept, the command runs to its end (its marker
+# native sampling): a 2 MiB tmpfs mounted here fills at once with a sample (8 KiB of stack,
+# kept: --keep-stacks) at every hit. The recording stops and is kept, the command runs to its end (its marker
 # says so) and its status is tally's; perf script reads as many samples as tally says it
 # kept, and tally's report says the recording ended early.
 # suite: alone: the tmpfs must fill while the workload runs
@@ -17,7 +17,7 @@ gcc -O1 -g -I"$ROOT/include" -o "$TMP/target" tests/reliability/target.c ||
 	{ fail usdt_enospc_build; exit 0; }
 
 (sleep 2; touch "$TMP/end") &
-"$TALLY" record -e usdt:rel:tick -o "$SMALL/u.data" -- "$TMP/target" "$TMP/end" "$TMP/marker" \
+"$TALLY" record --keep-stacks -e usdt:rel:tick -o "$SMALL/u.data" -- "$TMP/target" "$TMP/end" "$TMP/marker" \
 	"$TMP/pid" >"$TMP/out" 2>"$TMP/err"
 rc=$?
 wait

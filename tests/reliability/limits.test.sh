@@ -114,7 +114,8 @@ wait $tp
 # and the heads of records (at most 64 MiB); an eighth of the file at most, where holding
 # the records would take all of it. perf script counts the samples. Peak RSS only means
 # something without ASan.
-"$TALLY" record -q -F 1000 -o "$TMP/base.data" -- "$TMP/threads" 4 300 >/dev/null 2>&1
+# Samples with their stack copies (--keep-stacks): a gigabyte in some 30,000 of them.
+"$TALLY" record -q --keep-stacks -F 1000 -o "$TMP/base.data" -- "$TMP/threads" 4 300 >/dev/null 2>&1
 python3 $H perf-grow "$TMP/g100.data" 100 "$TMP/base.data"
 python3 $H perf-grow "$TMP/g1000.data" 1000 "$TMP/base.data"
 rss() { /usr/bin/time -f %M -o "$TMP/rss" "$TALLY" report "$2" >"$TMP/report.$1" 2>&1; cat "$TMP/rss"; }

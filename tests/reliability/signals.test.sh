@@ -29,7 +29,7 @@ P
 state() { awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null; }
 
 LEFT=()
-trap 'for p in "${LEFT[@]}"; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
+trap 'kill_ids KILL "${LEFT[@]}"; rm -rf "$TMP"' EXIT
 
 # one MODE SIG: runs the target under tally in MODE, sends SIG to tally once it is
 # attached, lets the target end once its semaphore is down (or 10 s after the signal),
@@ -42,7 +42,7 @@ one() {
 	record_pid | usdt_pid | count_pid | all_duration | offcpu_pid)
 		"${run[@]}" &
 		tp=$!
-		LEFT+=($tp)
+		LEFT+=("$(proc_id $tp)")
 		for _ in $(seq 100); do [ -s "$dir/pid" ] && break; sleep 0.02; done ;;
 	esac
 	case $mode in
@@ -58,12 +58,12 @@ one() {
 	offcpu_cmd) "$TALLY" record -q --off-cpu -o "$dir/out.data" -- "${run[@]}" 2>"$dir/err" & ;;
 	esac
 	tl=$!
-	LEFT+=($tl)
+	LEFT+=("$(proc_id $tl)")
 	for _ in $(seq 100); do [ -s "$dir/pid" ] && break; sleep 0.02; done
 	local pid
 	pid=$(cat "$dir/pid" 2>/dev/null)
 	[ -n "$pid" ] || { fail "$name" "the target did not start: $(cat "$dir/err")"; return; }
-	LEFT+=($pid)
+	LEFT+=("$(proc_id $pid)")
 	# Attached: the semaphore raised (usdt modes), or samples flowing (native ones: the
 	# recording, a temporary file beside out.data until its end, past what tally writes
 	# before enabling its events: the machine's mappings with -a), then a second more.
@@ -72,7 +72,7 @@ one() {
 		for _ in $(seq 150); do [ "$(semaphore $pid)" = 1 ] && break; sleep 0.02; done
 		[ "$(semaphore $pid)" = 1 ] || why="semaphore never raised ($(semaphore $pid))" ;;
 	*)
-		local least=$((1 << 20))
+		local least=$((64 << 10)) # some hundred samples unwound while recording
 		[[ $mode == all_* ]] && least=$((4 << 20))
 		for _ in $(seq 200); do
 			[ "$(stat -c %s "$dir"/.out.data.* 2>/dev/null || echo 0)" -gt $least ] && break

@@ -2,8 +2,8 @@
  * Acceptance of issue 4, section 4: workloads built here without frame pointers (a chain
  * main -> f1 .. f12 around malloc/free with clang+bfd, clang+lld and gcc; the same with
  * frame pointers, where perf loses samples on glibc's `pop %rbp; ret`; recursion 40 deep;
- * 4 threads; fork+exec) are recorded by `tally record` and by `perf record --call-graph
- * dwarf,32768`, and both files are unwound by tally. At least 99% of each workload's samples
+ * 4 threads; fork+exec) are recorded by `tally record` (unwound while recording, its
+ * default) and by `perf record --call-graph dwarf,32768`, and both files are read by tally. At least 99% of each workload's samples
  * must carry the whole expected chain. Names come from `nm` (the oracle for addresses).
  */
 #include <setjmp.h>
@@ -302,9 +302,9 @@ static void record(const char *tool, const char *bin, const char *args, char *ou
 		r = sh("cd %s && perf record -q %s -e cpu-clock -F 1000 --call-graph dwarf,32768 -o %s"
 		       " -- ./%s %s >/dev/null 2>&1", dir, strcmp(tool, "perfz") ? "" : "-z", out,
 		       bin, args);
-	else
-		r = sh("cd %s && %s record -q -o %s -- ./%s %s >/dev/null", dir, tally, out, bin,
-		       args);
+	else /* tally-raw: with the stack copies, for what a report does with them */
+		r = sh("cd %s && %s record -q %s -o %s -- ./%s %s >/dev/null", dir, tally,
+		       strcmp(tool, "tally-raw") ? "" : "--keep-stacks", out, bin, args);
 	assert_int_equal(r, 0);
 }
 
@@ -478,7 +478,8 @@ static int64_t counter(const struct prof *p, const char *prefix)
 
 /* A binary rebuilt after the recording has another build-id: its CFI and symbols describe
  * other code. Its copy in perf's build-id cache is used when there is one (perf record
- * put it there), else the stacks say they are truncated: never a chain of wrong names. */
+ * put it there), else the stacks say they are truncated: never a chain of wrong names.
+ * Recorded with the stack copies, which the report unwinds. */
 struct tally_counts {
 	uint64_t right, truncated, total;
 };
@@ -505,7 +506,7 @@ static struct tally_counts fold_counts(const char *data)
 static void rebuilt_binary_is_not_trusted(void **state)
 {
 	char data[256], empty[128];
-	record("tally", "deep_gcc", "", data, sizeof(data));
+	record("tally-raw", "deep_gcc", "", data, sizeof(data));
 	assert_int_equal(sh("cd %s && cp deep_gcc deep_gcc.orig && gcc -O1 -g -o deep_gcc deep.c"
 			    " && mkdir -p empty-cache", dir), 0);
 	snprintf(empty, sizeof(empty), "%s/empty-cache", dir);
@@ -596,7 +597,7 @@ static void folded_perf_deep_gcc_symbolized_chains(void **state) { folded("perf"
 static void fp_only_on_code_without_frame_pointers_is_marked_truncated(void **state)
 {
 	char data[256];
-	record("tally", "deep_gcc", "", data, sizeof(data));
+	record("tally-raw", "deep_gcc", "", data, sizeof(data));
 	struct prof *p;
 	char *text = export_folded(data, UNW_FP, &p);
 	assert_true(counter(p, PROF_COUNTER_TRUNCATED) * 2 > counter(p, PROF_COUNTER_SAMPLES));

@@ -16,6 +16,7 @@
 
 #include "base/err.h"
 #include "elf/elf.h"
+#include "perf/interp_records.h"
 #include "replay/namer.h"
 #include "replay/sources/python/python.h"
 
@@ -122,6 +123,19 @@ static void code(struct fixture *f, uint32_t pid, uint64_t addr, const char *qua
 	payload(f, b, (size_t)(p - b));
 }
 
+/* A code record whose strings and line table the capture could not read. */
+static void code_read_failed(struct fixture *f, uint32_t pid, uint64_t addr)
+{
+	uint8_t b[64], *p = b;
+	uint32_t magic = 0x31595054, zero = 0;
+	uint16_t type = 2, flags = PERF_PY_CODE_READ_FAILED;
+	int32_t first = 10;
+	put(&p, &magic, 4), put(&p, &type, 2), put(&p, &flags, 2), put(&p, &pid, 4);
+	put(&p, &zero, 4), put(&p, &addr, 8), put(&p, &first, 4), put(&p, &zero, 4);
+	put(&p, &zero, 4);
+	payload(f, b, (size_t)(p - b));
+}
+
 struct pyf {
 	uint64_t code;
 	int32_t lasti;
@@ -161,7 +175,9 @@ static const char *sample(struct fixture *f, uint32_t tid, const char *shape, bo
 		const struct replay_sym_frame *s = &f->out.frames[i];
 		size_t left = sizeof(f->names) - (size_t)(w - f->names);
 		if (s->kind == PROF_PYTHON) {
-			assert_string_equal(s->file, "/a.py/");
+			assert_string_equal(s->file, strcmp(s->function, "[read failed]")
+							     ? "/a.py/"
+							     : "[read failed]");
 			assert_int_equal(s->first_line, 10);
 			assert_string_equal(s->module, INTERP);
 			w += snprintf(w, left, "%s%s:%u", i ? ";" : "", s->function, s->line);
@@ -245,6 +261,36 @@ static void a_cut_python_stack_splices_its_whole_runs(void **state)
 	assert_int_equal(f->stats.cut, 1);
 }
 
+/* A read that failed (or a cycle, after which the capture keeps no frame): the runs read
+ * spliced as for a cut stack, counted apart. */
+static void a_stack_whose_read_failed_splices_what_was_read(void **state)
+{
+	struct fixture *f = *state;
+	need_interp();
+	codes(f);
+	stack(f, TID, PERF_PY_STACK_READ_FAILED, two_runs, 2);
+	assert_string_equal(sample(f, TID, "cecec", true), "C;E;C;C.h:13;C");
+	stack(f, TID, PERF_PY_STACK_READ_FAILED, NULL, 0);
+	assert_string_equal(sample(f, TID, "cecec", true), "C;E;C;E;C");
+	assert_int_equal(f->stats.read_failed, 2);
+	assert_int_equal(f->stats.cut, 0);
+	assert_int_equal(f->stats.inconsistent, 0);
+}
+
+/* A code object whose name, file and line table could not be read: its frames say so, with
+ * no line, never an empty name or the first line as if it were known. */
+static void a_code_whose_read_failed_names_its_frames_so(void **state)
+{
+	struct fixture *f = *state;
+	need_interp();
+	code(f, PID, A_CODE, "<module>");
+	code_read_failed(f, PID, B_CODE);
+	code(f, PID, C_CODE, "C.h");
+	stack(f, TID, 0, two_runs, 3);
+	assert_string_equal(sample(f, TID, "cecec", true),
+			    "C;<module>:0;[read failed]:0;C;C.h:13;C");
+}
+
 static void a_frame_of_unknown_code_keeps_native_frames(void **state)
 {
 	struct fixture *f = *state;
@@ -310,6 +356,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(the_eval_loop_sampled_between_frames_keeps_its_activation, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_truncated_native_stack_takes_the_innermost_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_cut_python_stack_splices_its_whole_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_stack_whose_read_failed_splices_what_was_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_code_whose_read_failed_names_its_frames_so, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_frame_of_unknown_code_keeps_native_frames, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_record_goes_to_the_next_sample_of_its_thread_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_later_code_record_and_an_exec_replace_the_names, setup, teardown),

@@ -5,7 +5,8 @@
  * named from the registry the agent wrote; and each way a record can fail validation gives
  * no frame and counts its reason: a copy of the record at another address, a sample in
  * the middle of a push, no frame, frames outside the copy, no registry, an unregistered
- * function, a pc outside its function.
+ * function, a pc outside its function. Between a push or pop and the next published pc,
+ * the innermost frame's pc is its own (its function's first, or its call site).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -125,6 +126,25 @@ static void frames_come_back_outermost_first(void **state)
 	vec_free(&out);
 }
 
+/* Sampled right after a push, before the callee's first pc is published: the callee at its
+ * first pc; right after a pop: the caller at its call site. */
+static void push_and_pop_windows_give_the_frames_own_pcs(void **state)
+{
+	(void)state;
+	push_three();
+	TALLY_AGENT_POP(t);
+	struct replay_vm_stats st;
+	replay_vm_frames out = { 0 };
+	assert_int_equal(scan(&st, &out), 2);
+	assert_true(out.v[1].pc == 115);
+	TALLY_AGENT_PUSH(t, ids[2], 115);
+	assert_int_equal(scan(&st, &out), 3);
+	assert_string_equal(out.v[2].code->name, "g");
+	assert_true(out.v[2].pc == 210);
+	assert_int_equal(st.pc_outside, 0);
+	vec_free(&out);
+}
+
 static void failures_give_no_frame_and_are_counted(void **state)
 {
 	(void)state;
@@ -177,6 +197,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(frames_come_back_outermost_first),
+		cmocka_unit_test(push_and_pop_windows_give_the_frames_own_pcs),
 		cmocka_unit_test(failures_give_no_frame_and_are_counted),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -47,7 +47,7 @@ fi
 # script, not by `profiler-cli load`: that waits only 500 ms for it, too short on a loaded
 # machine.
 # The daemons' pids go to a file: start_loader runs in command substitutions (subshells).
-trap 'for d in $(cat "$TMP/daemons" 2>/dev/null); do kill "$d" 2>/dev/null; done; rm -rf "$TMP"' EXIT
+trap 'kill_ids TERM $(cat "$TMP/daemons" 2>/dev/null); rm -rf "$TMP"' EXIT
 # start_loader FILE.json SESSION OUT: the daemon of SESSION with the profile loaded (its
 # thread list in OUT.list); stop_loader SESSION ends it.
 start_loader() {
@@ -62,7 +62,7 @@ start_loader() {
 			fi
 			node "$PQ_JS" --daemon "$json" --session "$session" >>"$out.daemon" 2>&1 &
 			daemon=$!
-			echo $daemon >>"$TMP/daemons"
+			proc_id $daemon >>"$TMP/daemons"
 			starts=$((starts + 1))
 		fi
 		tries=$((tries + 1))
@@ -186,4 +186,53 @@ if gcc -O2 -g -pthread -I"$ROOT/include" "$ROOT/tests/probes/paths.c" -o "$TMP/p
 	fi
 else
 	fail firefox_usdt_hits_are_markers "$(cat "$TMP/err")"
+fi
+
+# A Python thread's runs of samples that held the GIL, and that did not, are interval
+# markers: a thread computing in Python spent its marked time holding it, a thread hashing
+# with hashlib (which releases the GIL) its time without it, but for the share of its CPU
+# time the workload measured outside its hash calls (tests/python/py/threads_work.py). The
+# threads have their Python names.
+PY=/usr/bin/python3.11
+if [ -x $PY ] && "$TALLY" record -q -F 1000 -o "$TMP/g.data" -- $PY \
+	"$ROOT/tests/python/py/threads_work.py" 0.4 >"$TMP/g.out" 2>"$TMP/err" &&
+	"$TALLY" export -f firefox -o "$TMP/g.json" "$TMP/g.data" 2>"$TMP/err"; then
+	if msg=$(start_loader "$TMP/g.json" gm "$TMP/gm"); then
+		got= names=
+		for who in py-compute c-hash; do
+			tid=$(awk -v w=$who '$2 == w {print $3}' "$TMP/g.out")
+			read -r handle tname < <(node -e '
+				const l = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+				for (const t of l.threads) if (String(t.tid) === process.argv[2]) console.log(t.threadHandle, t.name);
+			' "$TMP/gm.list" "$tid")
+			names="$names $tname"
+			pq thread markers --session gm --thread "$handle" --json >"$TMP/gm.$who" 2>&1
+			got="$got $(node -e '
+				const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+				const ms = (name) => {
+					const o = m.byType.find((t) => t.markerName === name);
+					return o ? o.durationStats.avg * o.count : 0;
+				};
+				console.log(ms("GIL held"), ms("GIL not held"));
+			' "$TMP/gm.$who" 2>&1)"
+		done
+		stop_loader gm
+		# the threads' Python names (docs/python.md, "Thread names"), as the workload
+		# named them
+		[ "$names" = " py-compute c-hash" ] &&
+			pass "firefox_python_threads_have_their_python_names ($names)" ||
+			fail firefox_python_threads_have_their_python_names "the loader's names:$names"
+		truth=$(awk '$2 == "c-hash" {print $5 / $4}' "$TMP/g.out")
+		awk -v g="$got" -v t="$truth" 'BEGIN {n = split(g, a, " ");
+			exit !(n == 4 && a[1] + a[2] > 100 && a[3] + a[4] > 100 &&
+			       a[1] / (a[1] + a[2]) >= 0.95 && a[4] / (a[3] + a[4]) >= t - 0.05)}' \
+			&& pass "firefox_gil_markers_are_the_threads_gil_time (ms held and not held, compute then hash:$got; hash calls $truth of its CPU)" \
+			|| fail firefox_gil_markers_are_the_threads_gil_time "ms held and not held, compute then hash:$got; hash calls $truth of its CPU"
+	else
+		fail firefox_gil_markers_are_the_threads_gil_time "$msg"
+	fi
+elif [ ! -x $PY ]; then
+	skip firefox_gil_markers_are_the_threads_gil_time "no $PY"
+else
+	fail firefox_gil_markers_are_the_threads_gil_time "$(cat "$TMP/err")"
 fi

@@ -10,22 +10,30 @@ instruction before it, as tally must). With three, reads tally's JSON (one line 
 address, in that order) and prints "frames N inlined M", or the first differences and
 exits 1. Each physical frame's expected frames are the inlined calls Go printed above it
 (their lines end "(...)" and carry no pc), innermost first, then the frame itself: name,
-file and line each. Left out: the innermost frame of the goroutine the signal stopped (its
-pc is the interrupted instruction, not a return address) and "created by" lines.
+file and line each. Left out: the innermost frame of the goroutine the signal stopped, and
+any frame whose pc is the one the signal interrupted ("PC=0x..." at the top: the thread that
+took SIGQUIT may be on a system stack, whose goroutine is not marked running); such a pc is
+the interrupted instruction, not a return address. Also left out: "created by" lines.
 """
 import json
 import re
 import sys
 
 FRAME = re.compile(r'^(\S.*)\((.*)\)$')
+SIGNAL_PC = re.compile(r'^PC=0x([0-9a-f]+) ')
 WHERE = re.compile(r'^\t(\S+):(\d+)(?: \+0x([0-9a-f]+))?(?: .*pc=0x([0-9a-f]+))?')
 
 
 def frames(trace):
     """[(pc, [(name, file, line), ...innermost first])] of the physical frames."""
     out, pending, first, running, name = [], [], False, False, None
+    signal_pc = None
     for line in open(trace, errors='replace'):
         line = line.rstrip('\n')
+        m = SIGNAL_PC.match(line)
+        if m:
+            signal_pc = int(m.group(1), 16)
+            continue
         if line.startswith('goroutine '):
             pending, first, running, name = [], True, '[running' in line, None
             continue
@@ -45,7 +53,7 @@ def frames(trace):
             pending.append(entry)
             continue
         pc, off = int(m.group(4), 16), int(m.group(3) or '0', 16)
-        skip = (first and running) or off == 0
+        skip = (first and running) or off == 0 or pc == signal_pc
         if not skip:
             out.append((pc, pending + [entry]))
         pending, first = [], False

@@ -2,8 +2,10 @@
  * A program with tally tracepoints for the attach tests. usage: fire N [wait [GOFILE]]
  * Fires tally_test:fire N times; its first argument counts its own evaluations, and the
  * program prints "evaluated K" (0 unless a tracer is attached: the point of the semaphore).
- * With "wait" it first waits (up to 30 s) for a tracer to attach, and after firing prints
- * "fired" and waits for the semaphore to drop back to 0, printing "detached" or failing.
+ * With "wait" it first waits (up to 90 s by the clock) for a tracer to attach, and after
+ * firing prints "fired" and waits as long for the semaphore to drop back to 0, printing
+ * "detached" or failing. The bound is generous because a tracer told to stop on a loaded
+ * machine (CI runs four tests at once) can take tens of seconds to print and detach.
  * A tracer raises the semaphore before its handler is in place (bpftrace attaches its BPF
  * program after perf_event_open), so the test may also name a GOFILE to wait for: it
  * creates it once the tracer says it is ready.
@@ -24,14 +26,19 @@ static unsigned long count_eval(unsigned long i)
 	return i;
 }
 
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
 static int wait_for(int attached)
 {
 	struct timespec ms = { 0, 1000000 };
-	for (int i = 0; i < 30000; i++) {
+	for (double end = now() + 90; now() < end; nanosleep(&ms, NULL))
 		if (!TALLY_TRACEPOINT_ACTIVE(tally_test, fire) == !attached)
 			return 0;
-		nanosleep(&ms, NULL);
-	}
 	return -1;
 }
 
@@ -40,7 +47,7 @@ int main(int argc, char **argv)
 	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1;
 	int wait = argc > 2 && !strcmp(argv[2], "wait");
 	if (wait && wait_for(1)) {
-		fprintf(stderr, "fire: no tracer attached within 30 s\n");
+		fprintf(stderr, "fire: no tracer attached within 90 s\n");
 		return 1;
 	}
 	for (int i = 0; argc > 3 && access(argv[3], F_OK) && i < 30000; i++)
@@ -54,7 +61,7 @@ int main(int argc, char **argv)
 		printf("fired\n");
 		fflush(stdout);
 		if (wait_for(0)) {
-			fprintf(stderr, "fire: semaphore still raised 30 s after firing\n");
+			fprintf(stderr, "fire: semaphore still raised 90 s after firing\n");
 			return 1;
 		}
 		printf("detached\n");

@@ -192,15 +192,17 @@ else
 		for i in $(seq 600); do grep -q '^ready' "$bo" && break; sleep 0.1; done
 		touch "$go"
 		for i in $(seq 600); do grep -q '^fired' "$fo" && break; sleep 0.1; done
+		local stop=$SECONDS
 		kill -INT $bp 2>/dev/null
 		wait $bp
+		local stopped=$((SECONDS - stop))
 		wait $fp
 		local rc=$?
 		local count=$(sed -nE 's/^@n: ([0-9]+)/\1/p' "$bo")
 		if [ "$count" = "$n" ] && grep -qx "evaluated $n" "$fo" && grep -qx detached "$fo" && [ $rc = 0 ]; then
 			pass "$name"
 		else
-			fail "$name" "count '$count', fire rc $rc: $(tr '\n' ' ' <"$fo") $(grep -v RLIMIT "$bo" | tr '\n' ' ' | cut -c1-300)"
+			fail "$name" "count '$count', fire rc $rc, bpftrace stopped $stopped s after SIGINT: $(tr '\n' ' ' <"$fo") $(grep -v RLIMIT "$bo" | tr '\n' ' ' | cut -c1-300)"
 		fi
 	}
 	bpf_run bpftrace_by_path_counts_exactly_and_detaches 1234 \

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "unwind/procs.h"
 #include "unwind/unwind.h"
 
 static const char asm_src[] =
@@ -324,6 +325,49 @@ static void unwind_pc_outside_mappings_ends_there(void **state)
 	done(&fx);
 }
 
+/* A walk stored as a chain (tally record --stacks=unwound) reads back as the walk found
+ * it: the same frames, and complete exactly when the walk was; a first frame in no mapping
+ * is kept, as the walk keeps it; with the walk's note it ends as the walk did. Walks: to _start, from a pc in no mapping, cut short by
+ * the end of the copy. */
+static void unwound_chain_is_judged_as_its_walk(void **state)
+{
+	for (int k = 0; k < 3; k++) {
+		struct fixture fx = { 0 };
+		map_program(&fx);
+		in_leaf_body(&fx);
+		if (k == 1)
+			fx.regs.r[UNW_X86_RIP] = 0x10;
+		enum unw_end end, cend;
+		size_t n = unwind(&fx, STACK_BASE, k == 2 ? 16 : sizeof(fx.stack), &end);
+		assert_true(n >= 1);
+		uint64_t ips[16];
+		for (size_t i = 0; i < n; i++)
+			ips[i] = fx.frames[i].pc;
+		struct unw_frame out[16];
+		size_t m = unw_from_unwound_chain(fx.ctx, &fx.space, ips, n, NULL, out, 16, &cend);
+		assert_int_equal(m, n);
+		for (size_t i = 0; i < n; i++) {
+			assert_int_equal(out[i].pc, fx.frames[i].pc);
+			assert_ptr_equal(out[i].mod, fx.frames[i].mod);
+			assert_false(out[i].by_fp);
+		}
+		assert_int_equal(cend == UNW_END_OUTERMOST, end == UNW_END_OUTERMOST);
+		assert_int_equal(k == 0, end == UNW_END_OUTERMOST);
+		if (k == 1)
+			assert_int_equal(cend, UNW_END_NO_MAPPING);
+		/* With the walk's note, the chain ends exactly as the walk did (a copy cut
+		 * short: UNW_END_STACK, which the chain alone cannot tell). */
+		uint32_t note = unw_walk_note(end, fx.frames, n);
+		assert_int_equal(unw_from_unwound_chain(fx.ctx, &fx.space, ips, n, &note, out, 16,
+							&cend), n);
+		assert_int_equal(cend, end);
+		/* The kernel's chains drop such a first frame. */
+		if (k == 1)
+			assert_int_equal(unw_from_callchain(fx.ctx, &fx.space, ips, n, out, 16, &cend), 0);
+		done(&fx);
+	}
+}
+
 /* leaf called from fpfunc, which has no CFI but a frame pointer, called from outer2:
  * [S] fpfunc's rbp F=S+16, [S+8] into fpfunc, [F] a junk rbp, [F+8] into outer2, outer2's
  * 24 bytes, [S+56] into _start. */
@@ -523,6 +567,80 @@ static void space_map_splits_overlapped_mapping(void **state)
 	unw_ctx_free(c);
 }
 
+/* A context bounded to 2 unused modules (a recording's, unw_ctx_bound_unused): files
+ * mapped one after another at one address, as a program that maps ever new files does,
+ * leave the modules mapped now, at most 2 others and the one just unmapped; a module still mapped (here, and in a
+ * copy of the space) is never closed, and one split in two stays named by both parts. */
+static void bounded_context_closes_unmapped_modules_only(void **state)
+{
+	(void)state;
+	struct unw_ctx *c;
+	struct unw_space s = { 0 }, copy = { 0 };
+	assert_int_equal(unw_ctx_new(UNW_AUTO, &c), 0);
+	unw_ctx_bound_unused(c, 2);
+	assert_int_equal(unw_space_map(c, &s, 0x100000, 0x104000, 0, PROT_READ, "/kept/one"), 0);
+	assert_int_equal(unw_space_map(c, &s, 0x101000, 0x102000, 0, PROT_READ, ""), 0);
+	assert_int_equal(unw_space_copy(&copy, &s), 0);
+	assert_int_equal(unw_space_map(c, &s, 0x200000, 0x201000, 0, PROT_READ, "/copied/two"), 0);
+	assert_int_equal(unw_space_copy(&copy, &s), 0);
+	for (int i = 0; i < 50; i++) {
+		char path[64];
+		snprintf(path, sizeof(path), "/churn/file-%d", i);
+		assert_int_equal(unw_space_map(c, &s, 0x200000, 0x201000, 0, PROT_READ, path), 0);
+		struct unw_module *const *mods;
+		/* Closing comes before a new module opens, the one it replaces unmapped after:
+		 * 3 mapped, 2 kept, the one just unmapped. */
+		assert_true(unw_ctx_modules(c, &mods) <= 3 + 2 + 1);
+	}
+	struct unw_module *const *mods;
+	size_t n = unw_ctx_modules(c, &mods);
+	bool one = false, two = false;
+	for (size_t i = 0; i < n; i++) {
+		one |= !strcmp(mods[i]->path, "/kept/one");
+		two |= !strcmp(mods[i]->path, "/copied/two");
+	}
+	assert_true(one && two);
+	assert_string_equal(unw_space_find(&s, 0x100800)->mod->path, "/kept/one");
+	assert_string_equal(unw_space_find(&s, 0x103800)->mod->path, "/kept/one");
+	assert_string_equal(unw_space_find(&copy, 0x200800)->mod->path, "/copied/two");
+	assert_int_equal(unw_space_find(&s, 0x103800)->mod->refs, 4); /* two parts, twice */
+	unw_space_clear(&copy);
+	unw_space_clear(&s);
+	unw_ctx_free(c);
+}
+
+/* A process gone (unw_procs_exit): its space freed and its modules no longer named by it,
+ * the others still found by pid (the last one takes its place), and a later record of the
+ * pid starts an empty space. */
+static void procs_exit_frees_the_space_only(void **state)
+{
+	(void)state;
+	struct unw_ctx *c;
+	struct unw_procs p = { 0 };
+	assert_int_equal(unw_ctx_new(UNW_AUTO, &c), 0);
+	for (uint32_t pid = 10; pid < 13; pid++) {
+		char path[32];
+		snprintf(path, sizeof(path), "/lib/of-%u", pid);
+		assert_int_equal(unw_procs_map(c, &p, pid, 0x1000 * pid, 0x1000, 0, PROT_READ, path), 0);
+	}
+	assert_int_equal(unw_procs_fork(&p, 13, 10), 0);
+	const struct unw_module *m10 = unw_space_find(&unw_procs_get(&p, 10)->space, 0xa000)->mod;
+	assert_int_equal(m10->refs, 2); /* 10 and its child 13 */
+	unw_procs_exit(&p, 10);
+	assert_int_equal(m10->refs, 1);
+	assert_int_equal(p.v.n, 3);
+	for (uint32_t pid = 11; pid < 14; pid++) {
+		struct unw_proc *e = unw_procs_get(&p, pid);
+		assert_int_equal(e->pid, pid);
+		assert_int_equal(e->space.n, 1);
+	}
+	assert_int_equal(unw_procs_get(&p, 10)->space.n, 0);
+	unw_procs_exit(&p, 99); /* never seen: nothing */
+	assert_int_equal(p.v.n, 4);
+	unw_procs_free(&p);
+	unw_ctx_free(c);
+}
+
 /* JIT code: 16 bytes at JIT_CODE in anonymous executable memory, called by outer (its
  * return address after_leaf) and calling leaf (return address JIT_CODE + 9); it keeps no
  * frame pointer. Its CFI, as a JIT writes it behind its code (the .eh_frame at offset 16):
@@ -653,6 +771,7 @@ int main(void)
 		cmocka_unit_test(unwind_return_into_non_executable_mapping_fails),
 		cmocka_unit_test(unwind_cfa_must_move_up),
 		cmocka_unit_test(unwind_pc_outside_mappings_ends_there),
+		cmocka_unit_test(unwound_chain_is_judged_as_its_walk),
 		cmocka_unit_test(unwind_auto_falls_back_to_frame_pointer_without_cfi),
 		cmocka_unit_test(unwind_cfi_only_stops_where_cfi_ends),
 		cmocka_unit_test(unwind_fp_only_stops_at_code_without_frame_pointer),
@@ -665,6 +784,8 @@ int main(void)
 		cmocka_unit_test(unwind_jit_code_without_cfi_falls_back_to_frame_pointer),
 		cmocka_unit_test(unwind_jit_cfi_ends_where_other_code_takes_its_memory),
 		cmocka_unit_test(space_copy_keeps_jit_code),
+		cmocka_unit_test(bounded_context_closes_unmapped_modules_only),
+		cmocka_unit_test(procs_exit_frees_the_space_only),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -2,7 +2,7 @@
  * The Python frames of a sample, read at the sample's instant: a BPF_PROG_TYPE_PERF_EVENT
  * program that tally record attaches to each of its sampling events. It runs in the
  * overflow handler, before the kernel writes the CPU sample, walks the sampled thread's
- * CPython 3.11 frames with bpf_probe_read_user and writes a stack record (and, the first
+ * CPython 3.8-3.13 frames with bpf_probe_read_user and writes a stack record (and, the first
  * time a code object is used, a code record) to the CPU's bpf-output event. It always
  * returns 1, so the CPU sample is always kept; nothing in the target is ever stopped.
  * Records: perf/interp_records.h; configuration: python_abi.h. Compiled by clang -target
@@ -139,6 +139,13 @@ static __always_inline __u32 field_u32(const __u8 *blk, __u16 off)
 	return v;
 }
 
+static __always_inline __s32 field_s32(const __u8 *blk, __u16 off)
+{
+	__s32 v;
+	__builtin_memcpy(&v, blk + (off & (PY_BLOCK - 1)), sizeof(v));
+	return v;
+}
+
 static __always_inline __u8 field_u8(const __u8 *blk, __u16 off)
 {
 	return blk[off & (PY_BLOCK - 1)];
@@ -157,19 +164,44 @@ struct walk {
 	struct code_buf *code;
 	struct blocks *b;
 	__u64 interp, tstate, frame;
-	__u64 native_tid; /* the thread's id in its own pid namespace */
+	/* the thread's id in its own pid namespace (PY_CFG_THREAD_POINTER: its FS base) */
+	__u64 native_tid;
+	/* An address the walk passed (comes_back()) */
+	__u64 mark;
+	__u32 since, span;
 	__u32 pid, tid, n;
 	__u16 flags;
 	__u16 done;
 };
 
+/* Whether a walk comes back to an address it passed, called once a step with the step's
+ * address: Brent's cycle finding, the address kept (mark) moved on after span steps, span
+ * doubling each time, so that a cycle is met within about twice its start and length. A
+ * live list never comes back: its structures lie. */
+static __always_inline int comes_back(struct walk *w, __u64 addr)
+{
+	if (addr == w->mark)
+		return 1;
+	if (++w->since >= w->span) {
+		w->mark = addr;
+		w->since = 0;
+		w->span *= 2;
+	}
+	return 0;
+}
+
 /* One step of the search for the sampled thread's PyThreadState: the next thread state of
- * the interpreter, or the next interpreter when its list ends. */
+ * the interpreter, or the next interpreter when its list ends. Lists that come back end it
+ * with the read-failed flag. */
 static long thread_step(__u32 i, void *arg)
 {
 	struct walk *w = arg;
 	const struct py_proc_cfg *c = w->cfg;
 	__u64 v;
+	if (comes_back(w, w->tstate ? w->tstate : w->interp)) {
+		w->flags |= PERF_PY_STACK_READ_FAILED;
+		return 1;
+	}
 	if (!w->tstate) {
 		if (read_u64(w->interp + c->interp_next, &v) || !v)
 			return 1;
@@ -260,7 +292,9 @@ static long text_step(__u32 i, void *arg)
 
 /* A str's text as UTF-8 into dst, at most cap bytes (cut at a character): a compact ASCII
  * object's bytes, another compact one's cached UTF-8 when something asked for it, else its
- * characters converted here. The length, with *cut set when it was cut or unreadable. */
+ * characters converted here. The length, with *cut set when it was cut, or to
+ * PERF_PY_CODE_READ_FAILED (and 0 bytes) when it was unreadable or not a str: a pointer to
+ * anything else is never read as text. */
 static __always_inline __u32 read_str(const struct py_proc_cfg *c, struct blocks *b, __u8 *dst,
 				      __u32 cap, __u64 obj, __u16 *cut)
 {
@@ -269,7 +303,8 @@ static __always_inline __u32 read_str(const struct py_proc_cfg *c, struct blocks
 		hdr = PY_BLOCK;
 	if (full > PY_BLOCK)
 		full = PY_BLOCK;
-	if (!obj || bpf_probe_read_user(b->str, hdr, (const void *)obj))
+	if (!obj || bpf_probe_read_user(b->str, hdr, (const void *)obj) ||
+	    field_u64(b->str, 8) != c->str_type)
 		goto unreadable;
 	__u32 state = field_u32(b->str, c->str_state);
 	if (!(state >> c->state_compact_bit & 1))
@@ -315,16 +350,18 @@ static __always_inline __u32 read_str(const struct py_proc_cfg *c, struct blocks
 	}
 	return (__u32)n;
 unreadable:
-	*cut |= PERF_PY_CODE_CUT;
+	*cut |= PERF_PY_CODE_READ_FAILED;
 	return 0;
 }
 
+/* The line table, a bytes object, into dst: its length, *cut set as read_str sets it. */
 static __always_inline __u32 read_linetable(const struct py_proc_cfg *c, __u8 *blk, __u8 *dst,
 					    __u64 obj, __u16 *cut)
 {
-	__u64 n;
-	if (!obj || read_u64(obj + c->bytes_size, &n)) {
-		*cut |= PERF_PY_CODE_CUT;
+	__u64 n, type;
+	if (!obj || read_u64(obj + 8, &type) || type != c->bytes_type ||
+	    read_u64(obj + c->bytes_size, &n)) {
+		*cut |= PERF_PY_CODE_READ_FAILED;
 		return 0;
 	}
 	if (n > PY_LINETABLE_MAX) {
@@ -333,7 +370,7 @@ static __always_inline __u32 read_linetable(const struct py_proc_cfg *c, __u8 *b
 	}
 	if (bpf_probe_read_user(dst, n & (PY_LINETABLE_MAX * 2 - 1),
 				(const void *)(obj + c->bytes_sval))) {
-		*cut |= PERF_PY_CODE_CUT;
+		*cut |= PERF_PY_CODE_READ_FAILED;
 		return 0;
 	}
 	return (__u32)n;
@@ -359,7 +396,7 @@ static __always_inline int emit_code(struct walk *w, __u64 addr, const __u8 *blk
 		l = PY_LINETABLE_MAX;
 	cb->h.magic = PERF_PY_MAGIC;
 	cb->h.type = PERF_PY_CODE;
-	cb->h.flags = cut;
+	cb->h.flags = cut | c->code_flags;
 	cb->h.pid = w->pid;
 	cb->h.reserved = 0;
 	cb->h.code = addr;
@@ -419,9 +456,65 @@ static long code_step(__u32 i, void *arg)
 	return 0;
 }
 
+/* Whether the frame just read (in b->frame) is its activation's first: 3.11 marks it;
+ * 3.12 and 3.13 put a frame owned by the C stack below it, looked at here (its owner
+ * byte alone). */
+static __always_inline __u8 is_entry_frame(const struct walk *w, const struct py_proc_cfg *c)
+{
+	if (!(c->flags & PY_CFG_CSTACK_ENTRY))
+		return field_u8(w->b->frame, c->frame_is_entry);
+	__u8 owner;
+	if (!w->frame ||
+	    bpf_probe_read_user(&owner, 1, (const void *)(w->frame + c->frame_owner)))
+		return 0;
+	return owner == c->owner_cstack;
+}
+
+/* Records the frame of code (in b->code) at lasti (-1: none) as the stack's next: 0, or 1
+ * (the walk ends) when the stack is full. A code object new to the process is noted for
+ * its code record. */
+static __always_inline long push_frame(struct walk *w, struct blocks *b, __u64 code,
+				       __s32 lasti, __u8 fflags)
+{
+	__u32 n = w->n;
+	if (n >= PERF_PY_MAX_FRAMES)
+		return 1;
+	__u32 k = b->nnew;
+	if (k < PY_NEW_CODES &&
+	    code_is_new(w, code, b->code, &b->newcode[k & (PY_NEW_CODES - 1)]))
+		b->nnew = k + 1;
+	struct perf_py_frame *f = &w->stack->f[n];
+	f->code = code;
+	f->lasti = lasti;
+	f->fflags = fflags;
+	w->n = n + 1;
+	return 0;
+}
+
+/* A PyFrameObject (3.8-3.10) just read into b->frame: its own activation's, at f_lasti. */
+static __always_inline long object_frame(struct walk *w, const struct py_proc_cfg *c,
+					 struct blocks *b, __u16 cs)
+{
+	__u64 code = field_u64(b->frame, c->frame_code);
+	__s32 lasti = field_s32(b->frame, c->frame_lasti);
+	w->frame = field_u64(b->frame, c->frame_previous);
+	if (!code || bpf_probe_read_user(b->code, cs, (const void *)code) ||
+	    field_u64(b->code, 8) != c->code_type) {
+		w->flags |= PERF_PY_STACK_READ_FAILED;
+		return 1;
+	}
+	if (lasti < 0)
+		lasti = -1;
+	else if (c->flags & PY_CFG_LASTI_BYTES)
+		lasti /= 2;
+	return push_frame(w, b, code, lasti, PERF_PY_FRAME_ENTRY);
+}
+
 /* One frame, innermost first: read it and its code object, skip it when incomplete (its
  * first instruction not reached yet, as CPython's own walks skip it, unless it is its
- * activation's entry frame: replay counts activations by their entry frames), record it. */
+ * activation's entry frame: replay counts activations by their entry frames) or owned by
+ * the C stack (3.12+: not Python's, CPython's walks skip it too), record it; 3.8-3.10's
+ * frame objects by object_frame(). */
 static long frame_step(__u32 i, void *arg)
 {
 	struct walk *w = arg;
@@ -429,6 +522,13 @@ static long frame_step(__u32 i, void *arg)
 	struct blocks *b = w->b;
 	if (!w->frame)
 		return 1;
+	/* A chain that comes back: none of its frames is kept, since where the lie began is
+	 * not known. */
+	if (comes_back(w, w->frame)) {
+		w->flags |= PERF_PY_STACK_READ_FAILED;
+		w->n = 0;
+		return 1;
+	}
 	if (w->n >= PERF_PY_MAX_FRAMES) {
 		w->flags |= PERF_PY_STACK_CUT;
 		return 1;
@@ -442,11 +542,15 @@ static long frame_step(__u32 i, void *arg)
 		w->flags |= PERF_PY_STACK_READ_FAILED;
 		return 1;
 	}
+	if (c->flags & PY_CFG_FRAME_OBJECTS)
+		return object_frame(w, c, b, cs);
 	__u64 code = field_u64(b->frame, c->frame_code);
 	__u64 instr = field_u64(b->frame, c->frame_prev_instr);
-	__u8 is_entry = field_u8(b->frame, c->frame_is_entry);
 	__u8 owner = field_u8(b->frame, c->frame_owner);
 	w->frame = field_u64(b->frame, c->frame_previous);
+	if (c->flags & PY_CFG_CSTACK_ENTRY && owner == c->owner_cstack)
+		return 0;
+	__u8 is_entry = is_entry_frame(w, c);
 	if (!code || bpf_probe_read_user(b->code, cs, (const void *)code) ||
 	    field_u64(b->code, 8) != c->code_type) {
 		w->flags |= PERF_PY_STACK_READ_FAILED;
@@ -457,19 +561,9 @@ static long frame_step(__u32 i, void *arg)
 	int incomplete = owner != c->owner_generator && instr < traceable;
 	if (incomplete && !is_entry)
 		return 0;
-	__u32 n = w->n;
-	if (n >= PERF_PY_MAX_FRAMES)
-		return 1;
-	__u32 k = b->nnew;
-	if (k < PY_NEW_CODES &&
-	    code_is_new(w, code, b->code, &b->newcode[k & (PY_NEW_CODES - 1)]))
-		b->nnew = k + 1;
-	struct perf_py_frame *f = &w->stack->f[n];
-	f->code = code;
-	f->lasti = incomplete || instr < first ? -1 : (__s32)((instr - first) / 2);
-	f->fflags = is_entry ? PERF_PY_FRAME_ENTRY : 0;
-	w->n = n + 1;
-	return 0;
+	return push_frame(w, b, code,
+			  incomplete || instr < first ? -1 : (__s32)((instr - first) / 2),
+			  is_entry ? PERF_PY_FRAME_ENTRY : 0);
 }
 
 static __always_inline void find_thread(struct walk *w)
@@ -487,23 +581,59 @@ static __always_inline void find_thread(struct walk *w)
 		bpf_map_update_elem(&threads, &k, &w->tstate, BPF_ANY);
 }
 
+/* The thread's innermost frame: through its _PyCFrame (3.11, 3.12) or not (3.8-3.10's
+ * tstate->frame, 3.13's tstate->current_frame). */
+static __always_inline int current_frame(struct walk *w, const struct py_proc_cfg *c)
+{
+	__u64 at;
+	if (read_u64(w->tstate + c->tstate_frame, &at))
+		return -1;
+	if (!(c->flags & PY_CFG_CFRAME)) {
+		w->frame = at;
+		return 0;
+	}
+	return !at || read_u64(at + c->cframe_current_frame, &w->frame) ? -1 : 0;
+}
+
+/* Whether the sampled thread holds its interpreter's GIL: the GIL is locked and its last
+ * holder is the thread's state. take_gil and drop_gil set the two together, under the
+ * GIL's mutex, so a thread sampled outside them reads them consistent. The stack's GIL
+ * flags say so when the GIL could be read. */
+static __always_inline void read_gil(struct walk *w, const struct py_proc_cfg *c)
+{
+	__u64 gil = c->runtime + c->gil_runtime, interp, holder;
+	__u32 locked;
+	if (!c->gil_runtime &&
+	    (!c->gil_interp || read_u64(w->tstate + c->tstate_interp, &interp) ||
+	     read_u64(interp + c->gil_interp, &gil) || !gil))
+		return;
+	if (bpf_probe_read_user(&locked, sizeof(locked), (const void *)(gil + c->gil_locked)) ||
+	    read_u64(gil + c->gil_last_holder, &holder))
+		return;
+	w->flags |= PERF_PY_STACK_GIL_KNOWN |
+		    (locked == 1 && holder == w->tstate ? PERF_PY_STACK_GIL_HELD : 0);
+}
+
 static __always_inline void capture(struct walk *w)
 {
 	const struct py_proc_cfg *c = w->cfg;
-	__u64 cframe;
 	w->b->nnew = 0;
 	if (read_u64(c->runtime + c->runtime_interp_head, &w->interp) || !w->interp ||
 	    read_u64(w->interp + c->interp_threads_head, &w->tstate)) {
 		w->flags |= PERF_PY_STACK_READ_FAILED;
 	} else {
 		find_thread(w);
+		if (w->done)
+			read_gil(w, c);
 		if (!w->done)
 			count(3);
-		else if (read_u64(w->tstate + c->tstate_cframe, &cframe) || !cframe ||
-			 read_u64(cframe + c->cframe_current_frame, &w->frame))
+		else if (current_frame(w, c))
 			w->flags |= PERF_PY_STACK_READ_FAILED;
-		else
+		else {
+			w->mark = w->since = 0;
+			w->span = 1;
 			bpf_loop(PERF_PY_MAX_FRAMES + 1, frame_step, w, 0);
+		}
 	}
 	bpf_loop(PY_NEW_CODES, code_step, w, 0);
 	struct stack_buf *sb = w->stack;
@@ -541,10 +671,19 @@ int python_stack(struct bpf_perf_event_data *ctx)
 		return 1;
 	struct walk w = { .ctx = ctx, .cfg = c, .stack = stack, .code = code, .b = b,
 			  .pid = pid, .tid = ns.pid,
-			  .native_tid = ns.pid };
-	if ((c->pidns_ino != st->pidns_ino || c->pidns_dev != st->pidns_dev) &&
-	    !bpf_get_ns_current_pid_tgid(c->pidns_dev, c->pidns_ino, &ns, sizeof(ns)))
+			  .native_tid = ns.pid, .span = 1 };
+	/* The one kernel field read (PY_CFG_THREAD_POINTER): the task's FS base, which glibc
+	 * and musl set to the thread's pthread_t (CLONE_SETTLS, arch_prctl) and never change;
+	 * its offset in task_struct is the running kernel's (tally record reads its BTF). */
+	if (c->flags & PY_CFG_THREAD_POINTER) {
+		if (!st->task_fsbase ||
+		    bpf_probe_read_kernel(&w.native_tid, sizeof(w.native_tid),
+					  (const void *)(bpf_get_current_task() + st->task_fsbase)))
+			return 1;
+	} else if ((c->pidns_ino != st->pidns_ino || c->pidns_dev != st->pidns_dev) &&
+		   !bpf_get_ns_current_pid_tgid(c->pidns_dev, c->pidns_ino, &ns, sizeof(ns))) {
 		w.native_tid = ns.pid;
+	}
 	capture(&w);
 	count_run(bpf_ktime_get_ns() - start);
 	return 1;

@@ -49,6 +49,10 @@ struct replay_frame_source_ops {
 	/* Hands what the source counted to count, in the order a report lists them, once the
 	 * last stack is named (NULL: it counts nothing). These become the profile's counters. */
 	void (*counters)(void *self, replay_count_fn *count, void *arg);
+	/* Whether the thread of the stack last given to begin_stack held its interpreter's
+	 * lock at the sample, as the source read it then (NULL: a source of code without
+	 * one). */
+	enum prof_gil (*gil)(void *self);
 	/* Frees self; NULL when there is nothing to free. */
 	void (*close)(void *self);
 	/* The names depend on more than each frame's module and address (on the moment of the

@@ -2,7 +2,17 @@
 # one record for tests/cpython/linetable.test.sh: qualified name, co_firstlineno,
 # co_linetable in hex ("-" when empty), the number of code units, and the line of each
 # code unit as co_positions() gives it (-1 for none). Run by the interpreter under test.
+# Before 3.11 (no co_positions, no co_qualname): co_name, the line table the interpreter
+# reads (3.10: co_linetable; 3.8, 3.9: co_lnotab) and each unit's line from the
+# interpreter's own C decoder, PyCode_Addr2Line(code, byte offset), through ctypes.
 import sys
+
+LEGACY = sys.version_info < (3, 11)
+if LEGACY:
+    import ctypes
+    addr2line = ctypes.pythonapi.PyCode_Addr2Line
+    addr2line.argtypes = [ctypes.py_object, ctypes.c_int]
+    addr2line.restype = ctypes.c_int
 
 
 def loops(n):
@@ -81,6 +91,12 @@ def nested():
             return 3
         return innermost
     return inner
+
+
+# One line of more than 255 bytes of bytecode: 3.8-3.10's tables split its address range.
+def one_long_line(a):
+    x = [a + 0, a + 1, a + 2, a + 3, a + 4, a + 5, a + 6, a + 7, a + 8, a + 9, a + 10, a + 11, a + 12, a + 13, a + 14, a + 15, a + 16, a + 17, a + 18, a + 19, a + 20, a + 21, a + 22, a + 23, a + 24, a + 25, a + 26, a + 27, a + 28, a + 29, a + 30, a + 31, a + 32, a + 33, a + 34, a + 35, a + 36, a + 37, a + 38, a + 39, a + 40, a + 41, a + 42, a + 43, a + 44, a + 45, a + 46, a + 47, a + 48, a + 49, a + 50, a + 51, a + 52, a + 53, a + 54, a + 55, a + 56, a + 57, a + 58, a + 59, a + 60, a + 61, a + 62, a + 63, a + 64, a + 65, a + 66, a + 67, a + 68, a + 69, a + 70, a + 71, a + 72, a + 73, a + 74, a + 75, a + 76, a + 77, a + 78, a + 79, a + 80, a + 81, a + 82, a + 83, a + 84, a + 85, a + 86, a + 87, a + 88, a + 89, a + 90, a + 91, a + 92, a + 93, a + 94, a + 95, a + 96, a + 97, a + 98, a + 99, a + 100, a + 101, a + 102, a + 103, a + 104, a + 105, a + 106, a + 107, a + 108, a + 109, a + 110, a + 111, a + 112, a + 113, a + 114, a + 115, a + 116, a + 117, a + 118, a + 119]
+    return x
 
 
 def long_function(x):
@@ -6170,13 +6186,20 @@ def codes(top):
             continue
         seen.add(id(co))
         yield co
-        stack.extend(c for c in co.co_consts if hasattr(c, "co_positions"))
+        stack.extend(c for c in co.co_consts if hasattr(c, "co_code"))
 
 
 def record(co, out):
-    lines = [-1 if p[0] is None else p[0] for p in co.co_positions()]
-    table = co.co_linetable.hex() or "-"
-    name = co.co_qualname.replace(" ", "_") or "-"
+    if LEGACY:
+        lines = [addr2line(co, 2 * i) for i in range(len(co.co_code) // 2)]
+        raw = co.co_linetable if sys.version_info >= (3, 10) else co.co_lnotab
+        name = co.co_name
+    else:
+        lines = [-1 if p[0] is None else p[0] for p in co.co_positions()]
+        raw = co.co_linetable
+        name = co.co_qualname
+    table = raw.hex() or "-"
+    name = name.replace(" ", "_") or "-"
     out.write(f"{name} {co.co_firstlineno} {table} {len(lines)} {' '.join(map(str, lines))}\n")
 
 

@@ -1,7 +1,9 @@
 # The workload of tests/python/frames.test.sh, and its own oracle: at the first pass
 # through each place the test looks at, it prints the Python stack CPython itself reports
 # there ("probe TAG QUALNAME:LINE;..." outermost first, from traceback.walk_stack and each
-# frame's code), then works from the same call sites for about SECONDS seconds a phase.
+# frame's code), then works from the same call sites for SECONDS seconds of its own CPU
+# time a phase (not of the clock: on a loaded machine a phase of the clock held as few as
+# 4 samples in CI).
 #   chain      main -> outer -> middle -> inner, pure Python
 #   factorial  math.factorial called from use_factorial
 #   sorted     sorted(key=...) from use_sorted, calling key_of back (a second activation)
@@ -21,7 +23,8 @@ PHASES = sys.argv[2].split(",") if len(sys.argv) > 2 else [
 
 def where(tag, skip=1):
     """The stack skip frames above the caller, as CPython reports it, outermost first."""
-    frames = [(f.f_code.co_qualname, line)
+    # co_qualname from 3.11; before, co_name, the name tally shows for those versions too
+    frames = [(getattr(f.f_code, "co_qualname", f.f_code.co_name), line)
               for f, line in traceback.walk_stack(sys._getframe(skip + 1))]
     print("probe %s %s" % (tag, ";".join("%s:%d" % f for f in reversed(frames))),
           flush=True)
@@ -60,7 +63,7 @@ def outer(n):
 
 
 def main_chain(deadline):
-    while time.monotonic() < deadline:
+    while time.process_time() < deadline:
         outer(100000)
 
 
@@ -68,7 +71,7 @@ fact = probing("factorial", "fact", math.factorial)
 
 
 def use_factorial(deadline):
-    while time.monotonic() < deadline:
+    while time.process_time() < deadline:
         fact(3000)
 
 
@@ -82,14 +85,19 @@ def key_of(x):
     if key_probe and sys._getframe(1).f_code is use_sorted.__code__:
         key_probe = False
         where("sorted_key", 0)
-    return -x
+    # work of its own, so that samples land here and not only in the sort between calls
+    # (some 30 of 400 did with a bare `return -x`; 3 in a loaded CI run)
+    y = x
+    for _ in range(20):
+        y = (y * 31 + 7) % 10007
+    return y
 
 
 order = probing("sorted", "order", sorted)
 
 
 def use_sorted(deadline):
-    while time.monotonic() < deadline:
+    while time.process_time() < deadline:
         order(DATA, key=key_of)
 
 
@@ -110,7 +118,7 @@ json.encoder.c_make_encoder = make_encoder
 
 
 def use_json(deadline):
-    while time.monotonic() < deadline:
+    while time.process_time() < deadline:
         json.dumps(OBJ)
 
 
@@ -127,14 +135,14 @@ PAT = Pattern()
 
 
 def use_re(deadline):
-    while time.monotonic() < deadline:
+    while time.process_time() < deadline:
         PAT.findall(TEXT)
 
 
 def main():
     for phase in PHASES:
         print("phase %s %d" % (phase, time.monotonic_ns()), flush=True)
-        deadline = time.monotonic() + SECONDS
+        deadline = time.process_time() + SECONDS
         {"chain": main_chain, "factorial": use_factorial, "sorted": use_sorted,
          "json": use_json, "re": use_re}[phase](deadline)
     print("done %d" % time.monotonic_ns(), flush=True)

@@ -18,6 +18,7 @@
 
 #include "base/err.h"
 #include "base/vec.h"
+#include "perf/keep.h"
 
 struct dump {
 	uint32_t pid;
@@ -30,19 +31,6 @@ struct jitdump_source {
 	bool timed;
 	const char *data_path;
 };
-
-/* Whether path's last component is jit-DIGITS.dump. */
-static bool is_marker(const char *path)
-{
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	if (strncmp(base, "jit-", 4))
-		return false;
-	const char *p = base + 4, *digits = p;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	return p > digits && !strcmp(p, ".dump");
-}
 
 static bool known(const struct jitdump_source *y, uint32_t pid, const char *path)
 {
@@ -73,7 +61,7 @@ static int on_record(const struct perf_event_rec *ev, void *arg)
 {
 	struct jitdump_source *y = arg;
 	if ((ev->type != PERF_RECORD_MMAP && ev->type != PERF_RECORD_MMAP2) ||
-	    !is_marker(ev->filename) || known(y, ev->pid, ev->filename))
+	    !perf_jitdump_marker(ev->filename) || known(y, ev->pid, ev->filename))
 		return 0;
 	struct replay_jitdump *d;
 	int rc = read_dump(y, ev->filename, &d);

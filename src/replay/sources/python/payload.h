@@ -27,7 +27,7 @@ struct replay_py_payload {
 	int32_t firstlineno;
 	const char *qualname, *filename; /* UTF-8, not NUL-terminated */
 	uint16_t qualname_len, filename_len;
-	const uint8_t *linetable; /* raw 3.11 co_linetable */
+	const uint8_t *linetable; /* the raw line table, its format in flags (interp_records.h) */
 	uint32_t linetable_len;
 };
 

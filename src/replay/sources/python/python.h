@@ -22,10 +22,15 @@ struct replay_python_stats {
 	uint64_t code_unknown; /* a frame's code object had no record */
 	uint64_t unrecorded;   /* eval activations, but no stack record of the thread */
 	uint64_t cut;          /* stacks the capture cut short (outer activations stay native) */
+	uint64_t read_failed;  /* samples whose stack record says a read failed: its frames up
+				* to there spliced (none after a cycle), the rest native */
 	uint64_t between;      /* sampled in the eval loop between frames (at a frame's start
 				* or end, before the thread shows it or after): that activation
 				* stays native, the runs go to the ones outside it */
 	uint64_t malformed;    /* payloads not understood, left out */
+	/* samples whose thread held its interpreter's GIL, and did not (read by the capture:
+	 * threads with a thread state) */
+	uint64_t gil_held, gil_not_held;
 };
 
 /* The source for d, its outcomes counted in *stats (NULL: its own, which become its

@@ -6,7 +6,9 @@
  * sample, which takes it (a later sample finds none: the contract's match rule). The
  * frames then replace the sample's _PyEval_EvalFrameDefault activations (eval.h):
  * activation k, counted from the innermost, becomes run k of the Python stack, its frames
- * up to and including the k-th is_entry frame; native frames below and above stay. Where
+ * up to and including the k-th is_entry frame (3.8-3.10: every frame is one, each runs in
+ * an activation of its own, so runs and activations pair one to one); native frames below
+ * and above stay. Where
  * the two do not agree, or a code object is unknown, nothing is guessed: the sample keeps
  * its native frames and is counted in the quality figures (struct replay_python_stats).
  */
@@ -35,7 +37,13 @@ struct code {
 	int32_t firstlineno;
 	const uint8_t *linetable;
 	uint32_t linetable_len;
+	unsigned format; /* enum cpy_linetable_format */
+	bool no_lines;   /* its line table could not be read: every line unknown */
 };
+
+/* The name or file of a code object whose str the capture could not read (or found not to
+ * be a str): marked as such, never empty or another's. */
+#define READ_FAILED_NAME "[read failed]"
 
 /* A process: exec starts a new epoch, whose code objects are new. */
 struct proc {
@@ -79,6 +87,10 @@ struct python_source {
 	struct replay_eval_index evals;
 	struct line_memo lines[1u << LINE_MEMO_BITS];
 	bool warned;
+	/* The recording was never finished, and whether any Python record was read: a killed
+	 * recording's header lists the Python program's output from the start, whether or not
+	 * a Python process came (a finished one lists it only then). */
+	bool unfinished, any_record;
 	/* The sample being named: its Python frames (taken from its thread), their codes,
 	 * the runs spliced and, per native frame, the run that replaces it (-1: none). */
 	VEC(struct perf_py_frame) frames;
@@ -164,8 +176,17 @@ static int add_code(struct python_source *y, const struct replay_py_payload *pl)
 		return -ENOMEM;
 	struct code c = { .pid = pl->pid, .epoch = p->epoch, .addr = pl->code,
 			  .firstlineno = pl->firstlineno, .linetable_len = pl->linetable_len };
-	c.qualname = arena_strndup(&y->strings, pl->qualname, pl->qualname_len);
-	c.filename = arena_strndup(&y->strings, pl->filename, pl->filename_len);
+	c.format = pl->flags & PERF_PY_CODE_LINES_LNOTAB ? CPY_LINES_LNOTAB
+		   : pl->flags & PERF_PY_CODE_LINES_310  ? CPY_LINES_310
+							 : CPY_LINES_LOCATIONS;
+	bool failed = pl->flags & PERF_PY_CODE_READ_FAILED;
+	c.no_lines = failed && !pl->linetable_len;
+	c.qualname = failed && !pl->qualname_len
+			     ? READ_FAILED_NAME
+			     : arena_strndup(&y->strings, pl->qualname, pl->qualname_len);
+	c.filename = failed && !pl->filename_len
+			     ? READ_FAILED_NAME
+			     : arena_strndup(&y->strings, pl->filename, pl->filename_len);
 	c.linetable = pl->linetable_len ? arena_copy(&y->strings, pl->linetable, pl->linetable_len)
 					: NULL;
 	if (!c.qualname || !c.filename || (pl->linetable_len && !c.linetable))
@@ -198,6 +219,7 @@ static int on_payload(struct python_source *y, const struct perf_event_rec *ev)
 {
 	if (!ev->raw_data || !replay_py_is_payload(ev->raw_data, ev->raw_size))
 		return 0; /* another BPF program's */
+	y->any_record = true;
 	struct replay_py_payload pl;
 	if (replay_py_parse(ev->raw_data, ev->raw_size, &pl)) {
 		y->stats->malformed++;
@@ -306,6 +328,7 @@ static int begin_stack(void *self, const struct replay_stack *st)
 	y->run_of.n = 0;
 	y->activations.n = 0;
 	y->runs.n = 0;
+	y->flags = 0;
 	if (!vec_reserve(&y->run_of, st->n))
 		return err_set(-ENOMEM, "out of memory");
 	for (size_t i = 0; i < st->n; i++) {
@@ -325,6 +348,11 @@ static int begin_stack(void *self, const struct replay_stack *st)
 		s->unrecorded += A > 0;
 		return 0;
 	}
+	if (y->flags & PERF_PY_STACK_GIL_KNOWN) {
+		s->gil_held += !!(y->flags & PERF_PY_STACK_GIL_HELD);
+		s->gil_not_held += !(y->flags & PERF_PY_STACK_GIL_HELD);
+	}
+	s->read_failed += (y->flags & PERF_PY_STACK_READ_FAILED) != 0;
 	bool tail, known;
 	if (find_runs(y, &tail))
 		return err_set(-ENOMEM, "out of memory");
@@ -351,7 +379,7 @@ static int begin_stack(void *self, const struct replay_stack *st)
 	y->runs.n = k;
 	for (size_t r = 0; r < k; r++)
 		y->run_of.v[y->activations.v[r + edge]] = (int32_t)r;
-	s->cut += !python_whole;
+	s->cut += (y->flags & PERF_PY_STACK_CUT) != 0;
 	s->between += edge;
 	if (k) {
 		s->samples++;
@@ -363,13 +391,15 @@ static int begin_stack(void *self, const struct replay_stack *st)
 /* The line of a frame's instruction, 0 when unknown. */
 static uint32_t line_of(struct python_source *y, const struct code *c, int32_t lasti)
 {
+	if (c->no_lines)
+		return 0;
 	uint32_t id = (uint32_t)(c - y->codes.v) + 1;
 	uint64_t h = (id ^ (uint64_t)(uint32_t)lasti * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
 	struct line_memo *m = &y->lines[h >> (64 - LINE_MEMO_BITS)];
 	if (m->code == id && m->lasti == lasti)
 		return m->line;
 	int32_t line;
-	if (cpy_linetable_line(c->linetable, c->linetable_len, c->firstlineno, lasti, &line) ||
+	if (cpy_lines_line(c->format, c->linetable, c->linetable_len, c->firstlineno, lasti, &line) ||
 	    line < 0)
 		line = 0;
 	*m = (struct line_memo){ id, lasti, (uint32_t)line };
@@ -400,6 +430,14 @@ static int name_frame(void *self, const struct replay_stack *st, size_t i,
 	return 1;
 }
 
+static enum prof_gil gil(void *self)
+{
+	const struct python_source *y = self;
+	if (!(y->flags & PERF_PY_STACK_GIL_KNOWN))
+		return PROF_GIL_UNKNOWN;
+	return y->flags & PERF_PY_STACK_GIL_HELD ? PROF_GIL_HELD : PROF_GIL_NOT_HELD;
+}
+
 static void close_source(void *self)
 {
 	struct python_source *y = self;
@@ -423,7 +461,10 @@ static void close_source(void *self)
 
 static void counters(void *self, replay_count_fn *count, void *arg)
 {
-	const struct replay_python_stats *s = ((const struct python_source *)self)->stats;
+	const struct python_source *y = self;
+	const struct replay_python_stats *s = y->stats;
+	if (y->unfinished && !y->any_record)
+		return; /* no Python process: nothing to say */
 	count(arg, PROF_COUNTER_PY_SAMPLES, s->samples);
 	count(arg, PROF_COUNTER_PY_FRAMES, s->frames);
 	count(arg, PROF_COUNTER_PY_INCONSISTENT, s->inconsistent);
@@ -431,8 +472,14 @@ static void counters(void *self, replay_count_fn *count, void *arg)
 	count(arg, PROF_COUNTER_PY_UNRECORDED, s->unrecorded);
 	if (s->cut)
 		count(arg, PROF_COUNTER_PY_CUT, s->cut);
+	if (s->read_failed)
+		count(arg, PROF_COUNTER_PY_READ_FAILED, s->read_failed);
 	if (s->between)
 		count(arg, PROF_COUNTER_PY_BETWEEN, s->between);
+	if (s->gil_held || s->gil_not_held) {
+		count(arg, PROF_COUNTER_PY_GIL_HELD, s->gil_held);
+		count(arg, PROF_COUNTER_PY_GIL_NOT_HELD, s->gil_not_held);
+	}
 	if (s->malformed)
 		count(arg, PROF_COUNTER_PY_MALFORMED, s->malformed);
 }
@@ -442,6 +489,7 @@ static const struct replay_frame_source_ops python_ops = {
 	.begin_stack = begin_stack,
 	.record = record,
 	.counters = counters,
+	.gil = gil,
 	.close = close_source,
 	.per_sample = true,
 };
@@ -460,6 +508,7 @@ int replay_python_source_new(const struct perf_data *d, struct replay_python_sta
 	if (!y)
 		return err_set(-ENOMEM, "out of memory");
 	y->path = d->path;
+	y->unfinished = d->unfinished;
 	y->stats = stats ? stats : &y->own;
 	memset(y->stats, 0, sizeof(*y->stats));
 	*out = (struct replay_frame_source){ &python_ops, y };

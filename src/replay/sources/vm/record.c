@@ -126,6 +126,8 @@ static int read_record(const struct replay_vm_copy *c, uint64_t addr,
 			pc = callee.call_pc;
 		}
 		const struct replay_jit_code *code = fn_of(reg, f.function);
+		if (code && pc == TALLY_AGENT_PC_ENTRY) /* pushed, its first pc not yet published */
+			pc = code->addr;
 		if (!code || pc < code->addr || pc - code->addr >= code->size) {
 			out->n = first;
 			if (code)
