@@ -6,30 +6,19 @@
 # Array#sort's samples under the Ruby frame and line that called it. As root, and as an
 # ordinary user reading their own process (scripts/as-nobody.sh).
 . tests/lib.sh
+. tests/ruby/driver.sh
 
-RUBY=/usr/bin/ruby3.1
 [ -x "$RUBY" ] || { skip ruby_walk "needs $RUBY (scripts/install-deps.sh test)"; exit 0; }
-libs=$(sed -n 's/^LIBS := //p' "$ROOT/Makefile")
-# shellcheck disable=SC2086
-cc -std=gnu11 -I"$ROOT/src" -I"$ROOT/include" -o "$TMP/rb_check" "$ROOT/tests/ruby/src/rb_check.c" \
-	"$ROOT/$BUILD/modules.a" $libs $([ "$BUILD" = build-asan ] && echo -fsanitize=address,undefined) \
-	2>"$TMP/cc.err" || { fail ruby_walk "rb_check does not build: $(head -3 "$TMP/cc.err")"; exit 0; }
+rb_check_build ruby_walk
 
 # chain NAME [AS...]: the workload and the driver run by AS (nothing: root), checked.
 chain() {
-	local name=$1 d=$TMP/$1 pid i
+	local name=$1
 	shift
-	mkdir -p "$d"
-	chmod 777 "$d"
-	cp "$ROOT/tests/ruby/rb/chain.rb" "$d/chain.rb"
-	"$@" "$RUBY" "$d/chain.rb" "$d/oracle" "$d/started" 1.5 >"$d/ruby.out" 2>&1 &
-	pid=$!
-	for i in $(seq 100); do [ -s "$d/started" ] && break; sleep 0.05; done
-	"$@" timeout 60 "$TMP/rb_check" "$pid" 250 8000 >"$d/samples" 2>"$d/err"
-	wait "$pid" || { fail "$name" "ruby: $(head -3 "$d/ruby.out")"; return; }
-	grep -q '^E ' "$d/samples" && { fail "$name" "$(grep '^E ' "$d/samples" | head -3)"; return; }
-	python3 "$ROOT/tests/ruby/chain_check.py" "$d/oracle" "$d/samples" "$pid" "$name" |
-		grep -E '^(PASS|FAIL):' || fail "$name" "chain_check printed no verdict"
+	rb_sampled "$name" chain.rb 300 "$@" -- oracle started 1.2 || return
+	python3 "$ROOT/tests/ruby/chain_check.py" "$TMP/$name/oracle" "$TMP/$name/samples" \
+		"$(cat "$TMP/$name/pid")" "$name" | grep -E '^(PASS|FAIL):' ||
+		fail "$name" "chain_check printed no verdict"
 }
 
 chain ruby_walk_chain_root

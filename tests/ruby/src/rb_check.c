@@ -38,6 +38,7 @@
 
 struct name {
 	uint64_t addr, func;
+	uint16_t flags;
 	char label[PERF_RB_LABEL_MAX + 1], path[PERF_RB_PATH_MAX + 1];
 	int32_t first;
 	uint32_t n;
@@ -56,6 +57,12 @@ static const struct name *find(uint64_t addr)
 	return NULL;
 }
 
+/* A name as replay shows it: one that could not be read is marked. */
+static const char *shown(const struct name *n, const char *s)
+{
+	return !*s && n->flags & PERF_RB_NAME_READ_FAILED ? "[read failed]" : s;
+}
+
 static void print_stack(const struct replay_rb_payload *p)
 {
 	printf("S %u %u %u\n", p->tid, p->flags, p->nframes);
@@ -67,7 +74,7 @@ static void print_stack(const struct replay_rb_payload *p)
 			continue;
 		}
 		if (!(f.fflags & PERF_RB_FRAME_CFUNC)) {
-			printf("F %s\t%s\t%d\t%u\n", n->label, n->path,
+			printf("F %s\t%s\t%d\t%u\n", shown(n, n->label), shown(n, n->path),
 			       rb_line_at(n->pos, n->line, n->n, f.pc), f.fflags & PERF_RB_FRAME_FINISH);
 			continue;
 		}
@@ -82,7 +89,7 @@ static void print_stack(const struct replay_rb_payload *p)
 				line = rb_line_at(c->pos, c->line, c->n, g.pc);
 			}
 		}
-		printf("C %s\t%s\t%d\t%llx\n", n->label, caller ? caller->path : "", line,
+		printf("C %s\t%s\t%d\t%llx\n", shown(n, n->label), caller ? shown(caller, caller->path) : "", line,
 		       (unsigned long long)n->func);
 	}
 }
@@ -105,6 +112,7 @@ static int on_record(const void *payload, size_t size, void *arg)
 	memset(n, 0, sizeof(*n));
 	n->addr = p.addr;
 	n->func = p.func;
+	n->flags = p.flags;
 	n->first = p.first_lineno;
 	memcpy(n->label, p.label, p.label_len);
 	if (p.path)
