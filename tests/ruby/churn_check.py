@@ -2,7 +2,7 @@
 thread, outermost first as "label@line" (C frames by name alone), must be one the program
 can have at some instant: a prefix of one of its call chains (the thread's block, its
 method, until_stop's block, a recursion of any depth, the innermost block, spin), then
-C frames only. Each of the four threads must be read, the fiber's own stacks too (its
+C frames and Ruby's own core methods (<internal:...>) only. Each of the four threads must be read, the fiber's own stacks too (its
 frames are its execution context's, apart from the thread's). At most 10% empty stacks
 (a thread before its first Ruby frame or after its last).
 Usage: churn_check.py SAMPLES PID NAME"""
@@ -45,7 +45,10 @@ def main():
             stacks.append(cur)
         elif cur and line[:2] in ("F ", "C "):
             f = line[2:].split("\t")
-            cur[2].append(f[0] + ("@" + f[2] if line[0] == "F" else ""))
+            # Ruby's core methods written in Ruby (<internal:numeric>'s Integer#zero?) are
+            # the C frames' kin: callees at the tail, by name.
+            ruby = line[0] == "F" and not f[1].startswith("<internal:")
+            cur[2].append(f[0] + ("@" + f[2] if ruby else ""))
     tids, empty, bad, fiber = {}, 0, [], 0
     for tid, flags, frames in stacks:
         if not frames:
