@@ -23,6 +23,7 @@
 #define MAX_VM_STACK (1ull << 27)        /* VALUEs: 1 GiB, far above Ruby's largest */
 #define MAX_ISEQ_SIZE (1u << 24)         /* words: caps the succinct table read */
 #define MAX_ID_ARRAYS (1u << 20)
+#define VALUES_MAX 65536 /* bytes of VM stack values read at once */
 #define CFUNC_KEY 1u /* the low bit of a method entry's second key (pointers are even) */
 
 struct walker {
@@ -45,6 +46,10 @@ struct walker {
 	uint32_t positions[PERF_RB_LINES_MAX];
 	uint8_t entries[PERF_RB_LINES_MAX * 16];
 	uint8_t succ[65536];
+	/* The thread's VM stack values in use, read at once: the environments of frames
+	 * that did not escape to the heap lie there (one read instead of one a frame). */
+	uint8_t values[VALUES_MAX];
+	uint64_t values_at, values_n;
 	uint64_t fresh[NEW_RECORDS][2]; /* the new records' keys */
 	size_t nfresh;
 };
@@ -77,6 +82,7 @@ static uint32_t word32(const uint8_t *b, size_t off)
 
 void rec_rb_proc_regen(struct rec_rb_proc *p)
 {
+	memset(p->bodies, 0, sizeof(p->bodies));
 	free(p->seen);
 	p->seen = NULL;
 	p->nseen = 0;
@@ -331,23 +337,51 @@ static int fail(struct walker *w)
 	return 1;
 }
 
+/* The iseq_encoded and iseq_size of the iseq's body: NULL when unreadable. */
+static const struct rec_rb_body *body_of(struct walker *w, uint64_t iseq, uint64_t body)
+{
+	const struct rb_layout *l = w->l;
+	struct rec_rb_body *b = &w->p->bodies[(iseq >> 4 ^ body >> 4) & 255];
+	uint8_t raw[16];
+	if (b->iseq == iseq && b->body == body)
+		return b;
+	if (rd(w, body, raw, sizeof(raw)))
+		return NULL;
+	*b = (struct rec_rb_body){ iseq, body, word(raw, l->body_iseq_encoded),
+				   word32(raw, l->body_iseq_size) };
+	return b;
+}
+
 /* One control frame (its bytes in cf): 0 to go on, 1 when the walk ends. */
+/* n bytes at addr: from the values read at once when they lie there, else read. */
+static int rd_env(const struct walker *w, uint64_t addr, void *buf, size_t n)
+{
+	if (addr >= w->values_at && addr - w->values_at <= w->values_n &&
+	    n <= w->values_n - (addr - w->values_at)) {
+		memcpy(buf, w->values + (addr - w->values_at), n);
+		return 0;
+	}
+	return rd(w, addr, buf, n);
+}
+
 static int frame(struct walker *w, const uint8_t *cf)
 {
 	const struct rb_layout *l = w->l;
 	uint64_t pc = word(cf, l->cfp_pc), iseq = word(cf, l->cfp_iseq), ep = word(cf, l->cfp_ep);
 	uint8_t env[24]; /* ep[-2] (method entry or cref), ep[-1], ep[0] (flags) */
 	int16_t lo = l->ep_me_cref < l->ep_flags ? l->ep_me_cref : l->ep_flags;
-	if (rd(w, ep + (int64_t)lo * 8, env, sizeof(env)))
+	if (rd_env(w, ep + (int64_t)lo * 8, env, sizeof(env)))
 		return fail(w);
 	uint64_t flags = word(env, (size_t)(l->ep_flags - lo) * 8);
 	uint32_t finish = flags & l->frame_flag_finish ? PERF_RB_FRAME_FINISH : 0;
 	if (iseq && pc) {
-		uint8_t is[24], body[16];
-		if (rd(w, iseq, is, sizeof(is)) || !is_imemo(w, word(is, 0), l->imemo_iseq) ||
-		    rd(w, word(is, l->iseq_body), body, sizeof(body)))
+		uint8_t is[24];
+		if (rd(w, iseq, is, sizeof(is)) || !is_imemo(w, word(is, 0), l->imemo_iseq))
 			return fail(w);
-		uint64_t enc = word(body, l->body_iseq_encoded), size = word32(body, l->body_iseq_size);
+		const struct rec_rb_body *b = body_of(w, iseq, word(is, l->iseq_body));
+		if (!b)
+			return fail(w);
+		uint64_t enc = b->encoded, size = b->size;
 		int32_t at = pc >= enc && !((pc - enc) & 7) && (pc - enc) / 8 <= size
 				     ? (int32_t)((pc - enc) / 8) : -1;
 		note_new(w, iseq, word(is, l->iseq_body));
@@ -401,6 +435,16 @@ static void walk_frames(struct walker *w, uint64_t ec)
 	 * Init_VM): Ruby's backtrace starts one frame in from the end, and so does this. */
 	uint64_t left = (end - cfp) / l->cfp_size;
 	left = left ? left - 1 : 0;
+	/* The values in use: from the stack's start to the current frame's sp (the frames'
+	 * own area comes after them, from the end down). */
+	uint64_t sp;
+	w->values_at = stack;
+	w->values_n = 0;
+	if (left && !rd_u64(w, cfp + l->cfp_sp, &sp) && sp > stack && sp <= cfp) {
+		uint64_t n = sp - stack + 8 < VALUES_MAX ? sp - stack + 8 : VALUES_MAX;
+		if (!rd(w, stack, w->values, (size_t)n))
+			w->values_n = n;
+	}
 	if (left > MAX_CFP) {
 		left = MAX_CFP;
 		w->stack.h.flags |= PERF_RB_STACK_CUT;

@@ -28,6 +28,9 @@ struct rec_rb_proc {
 	uint64_t *seen;  /* 2 words a slot: the address and its second key; zero: free */
 	size_t nseen;
 	void *scratch;   /* the walk's buffers (some 300 KiB), made at the first walk */
+	/* iseq bodies' iseq_encoded and iseq_size by (iseq, body): a frame's iseq and body
+	 * are read each time, the body's fields only when new (direct-mapped) */
+	struct rec_rb_body { uint64_t iseq, body, encoded, size; } bodies[256];
 };
 
 void rec_rb_proc_free(struct rec_rb_proc *p);

@@ -17,7 +17,7 @@ static const struct rb_layout ruby31 = {
 	.ec_vm_stack = 0, .ec_vm_stack_size = 8, .ec_cfp = 16,
 	/* vm_core.h: rb_control_frame_t is pc, sp, iseq, self, ep, block_code, __bp__,
 	 * jit_return: 8 words */
-	.cfp_size = 64, .cfp_pc = 0, .cfp_iseq = 16, .cfp_ep = 32,
+	.cfp_size = 64, .cfp_pc = 0, .cfp_sp = 8, .cfp_iseq = 16, .cfp_ep = 32,
 	/* vm_core.h: struct rb_iseq_struct is flags, wrapper, body */
 	.iseq_body = 16,
 	/* vm_core.h: rb_iseq_constant_body: type, iseq_size, iseq_encoded, param (48 bytes),

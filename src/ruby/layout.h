@@ -18,8 +18,8 @@ struct rb_layout {
 	const char *version; /* "3.1": the versions it serves share it */
 	/* rb_execution_context_t */
 	uint16_t ec_vm_stack, ec_vm_stack_size, ec_cfp;
-	/* rb_control_frame_t: its size, pc, iseq, ep */
-	uint16_t cfp_size, cfp_pc, cfp_iseq, cfp_ep;
+	/* rb_control_frame_t: its size, pc, sp, iseq, ep */
+	uint16_t cfp_size, cfp_pc, cfp_sp, cfp_iseq, cfp_ep;
 	/* rb_iseq_t: body */
 	uint16_t iseq_body;
 	/* rb_iseq_constant_body: iseq_size (4 bytes), iseq_encoded, location.{pathobj, label,

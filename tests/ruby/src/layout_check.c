@@ -37,6 +37,7 @@ int main(void)
 	OFF(ec_cfp, rb_execution_context_t, cfp);
 	same("cfp_size", l->cfp_size, sizeof(rb_control_frame_t));
 	OFF(cfp_pc, rb_control_frame_t, pc);
+	OFF(cfp_sp, rb_control_frame_t, sp);
 	OFF(cfp_iseq, rb_control_frame_t, iseq);
 	OFF(cfp_ep, rb_control_frame_t, ep);
 	OFF(iseq_body, rb_iseq_t, body);

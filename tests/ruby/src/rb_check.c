@@ -8,7 +8,8 @@
  *   F LABEL<TAB>PATH<TAB>LINE<TAB>FINISH     an iseq frame
  *   C NAME<TAB>PATH<TAB>LINE<TAB>FUNC        a C function's: the path and line of the
  *                                            Ruby frame that called it, as Ruby gives them
- * and "E MESSAGE" when the process cannot be read. Usage: rb_check PID ROUNDS INTERVAL_US
+ * then "W NS", the time the walk took (its records' parsing and printing included), and
+ * "E MESSAGE" when the process cannot be read. Usage: rb_check PID ROUNDS INTERVAL_US
  * With --lib FILE instead, prints what tally reads of a libruby (ruby/lib.h) as
  * "version V", "tls MODEL GOT OFFSET", "symbols ADDR", "vm_exec LO HI" (hex addresses).
  */
@@ -231,7 +232,12 @@ int main(int argc, char **argv)
 			}
 			struct rec_interp_thread th = { (uint32_t)pid, (uint32_t)tids[i],
 							(uint64_t)tids[i], &regs, &cache[i] };
+			struct timespec t0, t1;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
 			proc.ops->walk(proc.self, &mem, &th, on_record, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			printf("W %lld\n", (long long)(t1.tv_sec - t0.tv_sec) * 1000000000 +
+						 (t1.tv_nsec - t0.tv_nsec));
 			ptrace(PTRACE_CONT, tids[i], 0, 0);
 		}
 		fflush(stdout);
