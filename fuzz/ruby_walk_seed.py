@@ -111,9 +111,9 @@ def build(lying):
     main, main_enc = iseq(im, '<main>', path, 1, [(0, 1), (5, 40)], False)
     leaf, leaf_enc = iseq(im, 'leaf_with_a_label_longer_than_23', path, 30,
                           [(0, 30), (3, 31), (60, 32)], True)
-    sort_id = 5 << 4 | 1  # serial 5, a local id above tLAST_OP_ID
-    names = [8] * 16
-    names[10] = string(im, 'sort')
+    sort_id = 11 << 4 | 1  # serial 11, a local id above tLAST_OP_ID
+    names = [8] * 32  # two VALUEs an id: its String, its Symbol
+    names[22] = string(im, 'sort')
     entry = array(im, names)
     ids = array(im, [entry])
     syms = im.alloc(24)
@@ -138,7 +138,7 @@ def build(lying):
         im.put(env, '<QQQ', m, 0, flags)
         im.put(cfp + 64 * i, '<QQQQQ', pc, 0, iq, 0, env + 16)
     im.put(ec, '<QQQ', stack, nvals, cfp if not lying else end + 64)
-    head = struct.pack('<6Q', 1, got, 0, syms, tcb, 0)
+    head = struct.pack('<6Q', 1, got, 8, syms, tcb, 0)
     return head, bytes(im.b)
 
 

@@ -251,7 +251,8 @@ static bool take_record(struct ruby_source *y, const struct replay_stack *st)
 	y->frames.n = 0;
 	if (!vec_reserve(&y->frames, t->frames.n))
 		return false;
-	memcpy(y->frames.v, t->frames.v, t->frames.n * sizeof(*t->frames.v));
+	if (t->frames.n) /* an empty stack has no array to copy from */
+		memcpy(y->frames.v, t->frames.v, t->frames.n * sizeof(*t->frames.v));
 	y->frames.n = t->frames.n;
 	return true;
 }
