@@ -9,7 +9,8 @@
  *   C NAME<TAB>PATH<TAB>LINE<TAB>FUNC        a C function's: the path and line of the
  *                                            Ruby frame that called it, as Ruby gives them
  * then "W NS", the time the walk took (its records' parsing and printing included), and
- * "E MESSAGE" when the process cannot be read. Usage: rb_check PID ROUNDS INTERVAL_US
+ * "E MESSAGE" when the process cannot be read. A fourth argument "main" stops the main
+ * thread alone (as a CPU-clock sampler would: the others sleep). Usage: rb_check PID ROUNDS INTERVAL_US
  * With --lib FILE instead, prints what tally reads of a libruby (ruby/lib.h) as
  * "version V", "tls MODEL GOT OFFSET", "symbols ADDR", "vm_exec LO HI" (hex addresses).
  */
@@ -194,7 +195,7 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--lib"))
 		return print_lib(argv[2]);
-	if (argc != 4)
+	if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "main")))
 		return 2;
 	pid_t pid = atoi(argv[1]);
 	int rounds = atoi(argv[2]);
@@ -218,18 +219,21 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
 	DIR *d = opendir(dir);
 	for (struct dirent *e; d && (e = readdir(d)) && ntids < MAX_THREADS;)
-		if (e->d_name[0] != '.' && !ptrace(PTRACE_SEIZE, atoi(e->d_name), 0, 0))
+		if (e->d_name[0] != '.' && (argc == 4 || atoi(e->d_name) == pid) &&
+		    !ptrace(PTRACE_SEIZE, atoi(e->d_name), 0, 0))
 			tids[ntids++] = atoi(e->d_name);
 	if (d)
 		closedir(d);
 	struct rec_mem mem = { read_mem, (void *)(uintptr_t)pid };
-	for (int k = 0; k < rounds; k++) {
+	for (int k = 0, live = ntids; k < rounds && live; k++) {
+		live = 0;
 		for (int i = 0; i < ntids; i++) {
 			struct user_regs_struct regs;
 			if (!tids[i] || stop(tids[i], &regs)) {
 				tids[i] = 0; /* ended */
 				continue;
 			}
+			live++;
 			struct rec_interp_thread th = { (uint32_t)pid, (uint32_t)tids[i],
 							(uint64_t)tids[i], &regs, &cache[i] };
 			struct timespec t0, t1;
