@@ -45,3 +45,22 @@ if [ "$(head -3 "$TMP/lib")" = "$want" ]; then
 else
 	fail ruby_layout_lib "tally: $(head -3 "$TMP/lib"); readelf/objdump: $want"
 fi
+
+# A version without a table: a copy of libruby whose ruby_version says 3.2.0 is refused by
+# name, with the versions tally knows, and read no further.
+addr=$(readelf -W --dyn-syms "$LIB" | awk '$8 == "ruby_version" { print $2 }')
+off=$(readelf -SW "$LIB" | python3 -c '
+import re, sys
+a = int(sys.argv[1], 16)
+for line in sys.stdin:
+    m = re.search(r"\]\s+(\S+)\s+(\S+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)", line)
+    if m and m.group(2) != "NOBITS":
+        s, o, n = (int(m.group(i), 16) for i in (3, 4, 5))
+        if s <= a < s + n:
+            print(a - s + o)
+            break
+' "$addr")
+cp "$LIB" "$TMP/libruby-3.1.so.9"
+printf '3.2.0' | dd of="$TMP/libruby-3.1.so.9" bs=1 seek="$off" conv=notrunc 2>/dev/null
+expect_err ruby_layout_unknown_version 1 "Ruby 3.2.0 has no layout in tally (it knows Ruby 3.1): native frames only" \
+	"$TMP/rb_check" --lib "$TMP/libruby-3.1.so.9"
