@@ -346,6 +346,8 @@ static int begin_stack(void *self, const struct replay_stack *st)
 	struct replay_ruby_stats *s = y->stats;
 	y->acts.n = y->splices.n = 0;
 	y->plan.n = y->splice_of.n = 0;
+	if (!y->any_record)
+		return 0; /* no Ruby process so far (a Python recording): nothing to look for */
 	if (!vec_reserve(&y->plan, st->n) || !vec_reserve(&y->splice_of, st->n))
 		return err_set(-ENOMEM, "out of memory");
 	for (size_t i = 0; i < st->n; i++) {
