@@ -8,7 +8,9 @@ thread TID that the driver (src/rb_check.c) or tally printed as "S"/"F"/"C" line
     path and line as Ruby's own backtrace gives them;
   - enough samples of each phase to mean something.
 With --traces, SAMPLES is `go tool pprof -traces -lines` of tally's pprof instead (TID
-unused): its Ruby frames are those at a .rb path (a C method's frame has its caller's).
+unused): its Ruby frames are those at a .rb path (a C method's frame has its caller's),
+and its samples those with a frame of the script (the samples whose Ruby frames were not
+spliced are counted by tally's report: record.test.sh bounds them).
 Usage: chain_check.py ORACLE SAMPLES TID NAME [--traces]"""
 import re
 import sys
@@ -45,27 +47,28 @@ def samples(path, tid):
 
 
 def traces(path):
-    """Each trace's Ruby frames, innermost first, once per sample it counts."""
+    """Each trace's Ruby frames, innermost first, once per sample it counts: the traces of
+    the workload's script alone (Ruby's start-up, rubygems, is not the chain's)."""
     out, cur, count = [], None, 0
     for raw in open(path, encoding="utf-8", errors="replace"):
         line = raw.rstrip("\n")
         if SEP.match(line):
-            if cur is not None:
+            if cur:
                 out += [cur] * count
             cur = []
             continue
         if cur is None or not line.strip():
             continue
         text = line.strip()
-        if not cur and count >= 0 and text.split(None, 1)[0].replace(".", "").isdigit():
+        if not cur and count >= 0 and line[:12].strip().isdigit():
             n, text = text.split(None, 1)
-            count = int(float(n.rstrip("ms")) if "ms" not in n else float(n[:-2]))
+            count = int(n)
         m = LOC.match(text)
         if (m.group("file") or "").endswith(".rb"):
             cur.append((m.group("func"), m.group("file"), m.group("line") or "0"))
-    if cur is not None:
+    if cur:
         out += [cur] * count
-    return out
+    return [t for t in out if any(f[1].endswith("chain.rb") for f in t)]
 
 
 def main():
