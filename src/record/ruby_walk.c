@@ -413,6 +413,18 @@ static uint64_t ec_slot(struct walker *w, uint64_t fs_base)
 	return block + p->lib.ec_offset;
 }
 
+/* The VM stack's values in use, from its start to the current frame's sp (the frames'
+ * own area comes after them, from the end down), read at once when they can be. */
+static void read_values(struct walker *w, uint64_t stack, uint64_t sp, uint64_t cfp)
+{
+	w->values_at = stack;
+	if (sp <= stack || sp > cfp)
+		return;
+	uint64_t n = sp - stack + 8 < VALUES_MAX ? sp - stack + 8 : VALUES_MAX;
+	if (!rd(w, stack, w->values, (size_t)n))
+		w->values_n = n;
+}
+
 /* The frames of the execution context ec, innermost first. */
 static void walk_frames(struct walker *w, uint64_t ec)
 {
@@ -435,16 +447,7 @@ static void walk_frames(struct walker *w, uint64_t ec)
 	 * Init_VM): Ruby's backtrace starts one frame in from the end, and so does this. */
 	uint64_t left = (end - cfp) / l->cfp_size;
 	left = left ? left - 1 : 0;
-	/* The values in use: from the stack's start to the current frame's sp (the frames'
-	 * own area comes after them, from the end down). */
-	uint64_t sp;
-	w->values_at = stack;
 	w->values_n = 0;
-	if (left && !rd_u64(w, cfp + l->cfp_sp, &sp) && sp > stack && sp <= cfp) {
-		uint64_t n = sp - stack + 8 < VALUES_MAX ? sp - stack + 8 : VALUES_MAX;
-		if (!rd(w, stack, w->values, (size_t)n))
-			w->values_n = n;
-	}
 	if (left > MAX_CFP) {
 		left = MAX_CFP;
 		w->stack.h.flags |= PERF_RB_STACK_CUT;
@@ -455,6 +458,8 @@ static void walk_frames(struct walker *w, uint64_t ec)
 			fail(w);
 			return;
 		}
+		if (!w->values_n) /* the first batch: the current frame's sp is in it */
+			read_values(w, stack, word(cf, l->cfp_sp), cfp);
 		for (size_t i = 0; i < k; i++)
 			if (frame(w, cf + i * l->cfp_size))
 				return;
