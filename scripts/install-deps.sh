@@ -9,7 +9,7 @@ libdeflate-dev libisal-dev libcapstone-dev libjansson-dev libsodium-dev nettle-d
 libdebuginfod-dev libbpf-dev liblua5.4-dev libsecp256k1-dev libgmp-dev"
 test_pkgs="libcmocka-dev libclang-rt-14-dev binutils elfutils libc6-dbg python3.11-dbg
 systemtap-sdt-dev dwz bpftrace linux-perf golang-go chromium gdb jq time python3
-python3-pycryptodome debuginfod openjdk-17-jdk-headless lua5.4 strace"
+python3-pycryptodome debuginfod openjdk-17-jdk-headless lua5.4 strace ruby3.1 ruby3.1-dev"
 # node and npm come with the machine (a newer build than Debian's, whose npm package
 # conflicts with it); Debian's are installed only where there is no node at all.
 command -v npm >/dev/null 2>&1 || test_pkgs="$test_pkgs nodejs npm"

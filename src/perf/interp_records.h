@@ -3,7 +3,7 @@
  * an interpreter's frames at a sample's instant: the contract between the BPF side (compiled
  * by clang -target bpf), the recorder and replay, declared once here (docs/python.md, "In
  * the perf.data"). Little-endian; the structs are the layout, which the asserts pin down.
- * One section per interpreter, each with a magic of its own: CPython's today.
+ * One section per interpreter, each with a magic of its own: CPython's and Ruby's.
  */
 #ifndef TALLY_PERF_INTERP_RECORDS_H
 #define TALLY_PERF_INTERP_RECORDS_H
@@ -85,5 +85,88 @@ _Static_assert(offsetof(struct perf_py_code_head, firstlineno) == 24, "code: lin
 _Static_assert(offsetof(struct perf_py_code_head, qualname_len) == 28, "code: names at 28");
 _Static_assert(offsetof(struct perf_py_code_head, filename_len) == 30, "code: file at 30");
 _Static_assert(offsetof(struct perf_py_code_head, linetable_len) == 32, "code: table at 32");
+
+/* Ruby (docs/ruby.md, "In the perf.data"): written by tally record's ptrace sampler while the
+ * sampled thread is stopped. A stack record per sample, and before the first stack of a
+ * process that names them, an iseq record per instruction sequence (label, path, first line,
+ * its line table) and a cfunc record per method entry of a C function (its name, and the
+ * function's address, by which replay finds its native frame). */
+#define PERF_RB_MAGIC 0x31425254u /* "TRB1" */
+#define PERF_RB_STACK 1
+#define PERF_RB_ISEQ 2
+#define PERF_RB_CFUNC 3
+#define PERF_RB_STACK_CUT 1u         /* more frames than PERF_RB_MAX_FRAMES */
+#define PERF_RB_STACK_READ_FAILED 2u /* a read failed or the frames lied (a pointer outside
+				      * the thread's VM stack, a cycle): the stack stops there */
+#define PERF_RB_NAME_CUT 1u          /* a string or the line table was longer than its cap */
+#define PERF_RB_NAME_READ_FAILED 8u  /* a string or the line table could not be read, or was
+				      * not what it should be: it is empty */
+#define PERF_RB_FRAME_FINISH 1u      /* the first frame its rb_vm_exec activation ran (Ruby's
+				      * VM_FRAME_FLAG_FINISH): entered from C */
+#define PERF_RB_FRAME_CFUNC 2u       /* a C function's frame: addr is its method entry */
+#define PERF_RB_MAX_FRAMES 1024
+#define PERF_RB_LABEL_MAX 256
+#define PERF_RB_PATH_MAX 1024
+#define PERF_RB_LINES_MAX 8192       /* line table entries kept per iseq */
+
+/* A stack: nframes struct perf_rb_frame follow, innermost first. */
+struct perf_rb_stack_head {
+	__u32 magic;
+	__u16 type;
+	__u16 flags; /* PERF_RB_STACK_* */
+	__u32 pid, tid;
+	__u32 nframes;
+	__u32 reserved; /* 0 */
+};
+
+struct perf_rb_frame {
+	__u64 addr;   /* its rb_iseq_t, or (PERF_RB_FRAME_CFUNC) its method entry */
+	__s32 pc;     /* iseq: cfp->pc - iseq_encoded in VALUE words (Ruby's own calc_pos
+		       * takes the instruction before it); -1 unknown or a cfunc */
+	__u32 fflags; /* PERF_RB_FRAME_* */
+};
+
+/* An instruction sequence: label, path (UTF-8, as Ruby holds them) and nlines struct
+ * perf_rb_line follow at once, unaligned, so the head is packed: 36 bytes. */
+struct perf_rb_iseq_head {
+	__u32 magic;
+	__u16 type;
+	__u16 flags; /* PERF_RB_NAME_* */
+	__u32 pid, reserved;
+	__u64 iseq;
+	__s32 first_lineno;
+	__u16 label_len, path_len;
+	__u32 nlines;
+} __attribute__((packed));
+
+/* The line of the instructions from pos (in VALUE words) up to the next entry's pos. */
+struct perf_rb_line {
+	__u32 pos;
+	__s32 line;
+};
+
+/* A C function's method entry: its name (the method's original id) follows. */
+struct perf_rb_cfunc_head {
+	__u32 magic;
+	__u16 type;
+	__u16 flags; /* PERF_RB_NAME_* */
+	__u32 pid, reserved;
+	__u64 me;   /* the rb_callable_method_entry_t */
+	__u64 func; /* the C function it calls, in the process's address space */
+	__u16 name_len, reserved2;
+	__u32 reserved3;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct perf_rb_stack_head) == 24, "ruby stack head: 24 bytes");
+_Static_assert(offsetof(struct perf_rb_stack_head, nframes) == 16, "rb stack: nframes at 16");
+_Static_assert(sizeof(struct perf_rb_frame) == 16, "ruby frame: 16 bytes");
+_Static_assert(offsetof(struct perf_rb_frame, fflags) == 12, "rb frame: fflags at 12");
+_Static_assert(sizeof(struct perf_rb_iseq_head) == 36, "ruby iseq head: 36 bytes");
+_Static_assert(offsetof(struct perf_rb_iseq_head, iseq) == 16, "rb iseq: iseq at 16");
+_Static_assert(offsetof(struct perf_rb_iseq_head, nlines) == 32, "rb iseq: nlines at 32");
+_Static_assert(sizeof(struct perf_rb_line) == 8, "ruby line: 8 bytes");
+_Static_assert(sizeof(struct perf_rb_cfunc_head) == 40, "ruby cfunc head: 40 bytes");
+_Static_assert(offsetof(struct perf_rb_cfunc_head, func) == 24, "rb cfunc: func at 24");
+_Static_assert(offsetof(struct perf_rb_cfunc_head, name_len) == 32, "rb cfunc: name at 32");
 
 #endif

@@ -33,6 +33,17 @@
 #define PROF_COUNTER_PY_MALFORMED "python: malformed records"
 #define PROF_COUNTER_PY_GIL_HELD "python: samples holding the GIL"
 #define PROF_COUNTER_PY_GIL_NOT_HELD "python: samples not holding the GIL"
+/* Ruby frames (recordings with them only): as Python's; C methods nested in another C
+ * method's native frames (rb_funcall) are left out of the splice and counted. */
+#define PROF_COUNTER_RB_SAMPLES "ruby: samples with Ruby frames"
+#define PROF_COUNTER_RB_FRAMES "ruby: frames"
+#define PROF_COUNTER_RB_INCONSISTENT "ruby: stacks inconsistent"
+#define PROF_COUNTER_RB_UNKNOWN "ruby: iseq or method unknown"
+#define PROF_COUNTER_RB_UNRECORDED "ruby: stacks not recorded"
+#define PROF_COUNTER_RB_CUT "ruby: stacks cut"
+#define PROF_COUNTER_RB_READ_FAILED "ruby: stacks read failed"
+#define PROF_COUNTER_RB_NESTED_C "ruby: nested C methods left out"
+#define PROF_COUNTER_RB_MALFORMED "ruby: malformed records"
 /* VM frames of mixed mode (recordings with a registry only): the samples that have some,
  * the frames, and the loop records that left their native frame in place, by reason. */
 #define PROF_COUNTER_VM_SAMPLES "vm: samples with VM frames"

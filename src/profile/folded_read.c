@@ -60,10 +60,11 @@ static uint32_t frame_of(struct prof *p, const char *name, size_t len)
 {
 	struct prof_frame_desc d = { .kind = PROF_NATIVE, .module = PROF_NONE };
 	if (len > 4 && name[len - 4] == '_' && name[len - 3] == '[' && name[len - 1] == ']' &&
-	    strchr("ikjp", name[len - 2]) && name[len - 2]) {
+	    strchr("ikjpr", name[len - 2]) && name[len - 2]) {
 		d.kind = name[len - 2] == 'i' ? PROF_INLINE
 			 : name[len - 2] == 'k' ? PROF_KERNEL
-			 : name[len - 2] == 'j' ? PROF_JIT : PROF_PYTHON;
+			 : name[len - 2] == 'j' ? PROF_JIT
+			 : name[len - 2] == 'r' ? PROF_RUBY : PROF_PYTHON;
 		len -= 4;
 	}
 	uint32_t fn = prof_intern(p, name, len);

@@ -436,7 +436,7 @@ static int make_location(struct pprof *x, struct plocation *loc, uint64_t id);
 static enum prof_kind kind_from_system_name(const char *name, const char *sys)
 {
 	static const enum prof_kind kinds[] = { PROF_VM, PROF_SYSCALL, PROF_PROGRAM, PROF_JIT,
-						PROF_PYTHON };
+						PROF_PYTHON, PROF_RUBY };
 	size_t n = strlen(name);
 	if (strncmp(sys, name, n) || strncmp(sys + n, " [", 2))
 		return PROF_NATIVE;

@@ -194,7 +194,7 @@ const struct prof_module *prof_module_at(const struct prof *p, uint32_t id)
 
 static const char *const kind_names[PROF_NKINDS] = {
 	"native", "inline", "vm", "syscall", "program", "kernel", "truncated", "jit",
-	"python",
+	"python", "ruby",
 };
 
 const char *prof_kind_name(enum prof_kind k)

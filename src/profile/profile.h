@@ -81,6 +81,8 @@ enum prof_kind {
 			   that the order of the kinds before it, and of every output, stays */
 	PROF_PYTHON,	/* a CPython frame (line: co_firstlineno); after PROF_JIT for the same
 			   reason */
+	PROF_RUBY,	/* a Ruby frame (an iseq's, or a C method's as Ruby's backtrace shows
+			   it); last, for the same reason */
 	PROF_NKINDS
 };
 const char *prof_kind_name(enum prof_kind k); /* "native", "inline", ... */

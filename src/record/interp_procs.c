@@ -14,9 +14,11 @@
 #include "base/err.h"
 #include "base/vec.h"
 #include "record/modules.h"
+#include "record/ruby.h"
 
 /* The kinds, tried in turn on each executable mapping. */
 static const struct rec_interp_type *const types[] = {
+	&rec_ruby_interp,
 	NULL,
 };
 

@@ -41,7 +41,8 @@ static bool is_bytecode(const struct prof_frame *f)
  * the interpreter that ran it); or bytecode. */
 static bool has_code(const struct prof_frame *f)
 {
-	return (f->module != PROF_NONE && f->kind != PROF_PYTHON) || is_bytecode(f);
+	return (f->module != PROF_NONE && f->kind != PROF_PYTHON && f->kind != PROF_RUBY) ||
+	       is_bytecode(f);
 }
 
 /* The error for a name that a Python frame matches better than any frame with code. */

@@ -42,6 +42,7 @@ static const struct {
 	[PROF_TRUNCATED] = { "Truncated", "grey" },
 	[PROF_JIT] = { "JIT", "yellow" },
 	[PROF_PYTHON] = { "Python", "magenta" },
+	[PROF_RUBY] = { "Ruby", "red" },
 };
 
 /* A function (a profile frame) and a library (a profile module), with their strings. */

@@ -81,6 +81,8 @@ static const struct { double hue, span, sat, light; } bands[FG_NKINDS] = {
 	[FG_JIT] = { 95, 40, 0.65, 0.50 },
 	/* blue to teal, CPython's own blue, apart from the warm native frames */
 	[FG_PYTHON] = { 205, 30, 0.60, 0.60 },
+	/* red to pink, Ruby's own red, lighter than the kernel's band */
+	[FG_RUBY] = { 335, 20, 0.60, 0.70 },
 };
 
 void fg_color(char buf[8], const char *name, enum fg_kind kind)

@@ -18,7 +18,7 @@
 #define FG_PAD 10
 
 enum fg_kind { FG_ROOT, FG_NATIVE, FG_INLINE, FG_KERNEL, FG_VM, FG_SYSCALL, FG_PROGRAM,
-	       FG_TRUNCATED, FG_JIT, FG_PYTHON, FG_NKINDS };
+	       FG_TRUNCATED, FG_JIT, FG_PYTHON, FG_RUBY, FG_NKINDS };
 
 /* One box. Names belong to the profile the graph was laid out from. */
 struct fg_frame {

@@ -39,6 +39,7 @@ static enum fg_kind fg_kind_of(uint8_t kind)
 	case PROF_TRUNCATED: return FG_TRUNCATED;
 	case PROF_JIT: return FG_JIT;
 	case PROF_PYTHON: return FG_PYTHON;
+	case PROF_RUBY: return FG_RUBY;
 	default: return FG_NATIVE;
 	}
 }

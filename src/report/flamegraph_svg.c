@@ -26,20 +26,20 @@ enum {
 static const char *const kind_class[FG_NKINDS] = {
 	[FG_ROOT] = "r", [FG_NATIVE] = "n", [FG_INLINE] = "i", [FG_KERNEL] = "k",
 	[FG_VM] = "v", [FG_SYSCALL] = "s", [FG_PROGRAM] = "p", [FG_TRUNCATED] = "t",
-	[FG_JIT] = "j", [FG_PYTHON] = "y",
+	[FG_JIT] = "j", [FG_PYTHON] = "y", [FG_RUBY] = "b",
 };
 static const char *const kind_label[FG_NKINDS] = {
 	[FG_ROOT] = "all", [FG_NATIVE] = "function", [FG_INLINE] = "inlined",
 	[FG_KERNEL] = "kernel", [FG_VM] = "interpreted", [FG_SYSCALL] = "syscall",
 	[FG_PROGRAM] = "program", [FG_TRUNCATED] = "truncated stack", [FG_JIT] = "JIT",
-	[FG_PYTHON] = "Python",
+	[FG_PYTHON] = "Python", [FG_RUBY] = "Ruby",
 };
 
 /* What the tooltip says of a frame that is not a plain function. */
 static const char *const kind_word[FG_NKINDS] = {
 	[FG_INLINE] = "inlined", [FG_KERNEL] = "kernel", [FG_VM] = "interpreted",
 	[FG_SYSCALL] = "syscall", [FG_PROGRAM] = "program", [FG_TRUNCATED] = "stack not recovered",
-	[FG_JIT] = "JIT", [FG_PYTHON] = "Python",
+	[FG_JIT] = "JIT", [FG_PYTHON] = "Python", [FG_RUBY] = "Ruby",
 };
 
 struct geom {

@@ -62,6 +62,8 @@ static int visit(const struct prof *p, uint32_t node, void *ctx)
 			fputs("_[j]", x->f);
 		else if (x->kinds && fr->kind == PROF_PYTHON)
 			fputs("_[p]", x->f);
+		else if (x->kinds && fr->kind == PROF_RUBY)
+			fputs("_[r]", x->f);
 	}
 	fprintf(x->f, " %" PRId64 "\n", w);
 	return 0;

@@ -131,7 +131,7 @@ static uint64_t function_id(struct enc *e, uint32_t frame)
 	 * others ride in system_name as "NAME [KIND]", which pprof shows only in -raw (a JIT
 	 * frame's mapping also names the file that named it). */
 	if (f->kind == PROF_VM || f->kind == PROF_SYSCALL || f->kind == PROF_PROGRAM ||
-	    f->kind == PROF_JIT || f->kind == PROF_PYTHON) {
+	    f->kind == PROF_JIT || f->kind == PROF_PYTHON || f->kind == PROF_RUBY) {
 		char buf[4200];
 		snprintf(buf, sizeof(buf), "%.4000s [%s]", prof_frame_label(e->p, frame),
 			 prof_kind_name(f->kind));
@@ -151,7 +151,7 @@ static uint64_t function_id(struct enc *e, uint32_t frame)
 static uint32_t slot_of(const struct enc *e, uint32_t frame)
 {
 	const struct prof_frame *f = prof_frame_at(e->p, frame);
-	if (f->kind == PROF_PYTHON)
+	if (f->kind == PROF_PYTHON || f->kind == PROF_RUBY)
 		return PROF_NONE; /* no machine code: a Location of its function and line alone */
 	if (f->module != PROF_NONE)
 		return f->module;

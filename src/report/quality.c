@@ -88,6 +88,30 @@ static void python_summary(FILE *out, const struct prof *p, uint64_t samples)
 	}
 }
 
+/* "ruby:     N stacks with Ruby frames (S%); native frames kept: ..." as Python's, and
+ * the stacks whose read failed (marked frames) when there were some. */
+static void ruby_summary(FILE *out, const struct prof *p, uint64_t samples)
+{
+	static const struct { const char *counter, *what; } kept[] = {
+		{ PROF_COUNTER_RB_INCONSISTENT, "inconsistent" },
+		{ PROF_COUNTER_RB_UNKNOWN, "iseq unknown" },
+		{ PROF_COUNTER_RB_UNRECORDED, "not recorded" },
+	};
+	uint64_t with, n;
+	char a[32];
+	if (!counter(p, PROF_COUNTER_RB_SAMPLES, &with))
+		return;
+	fprintf(out, "ruby:     %llu stacks with Ruby frames (%s); native frames kept:",
+		(unsigned long long)with, rep_share(a, sizeof(a), with, samples));
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		fprintf(out, "%s %s %s", i ? "," : "",
+			rep_share(a, sizeof(a), counter(p, kept[i].counter, &n) ? n : 0, samples),
+			kept[i].what);
+	if (counter(p, PROF_COUNTER_RB_READ_FAILED, &n) && n)
+		fprintf(out, "; %llu stacks read failed", (unsigned long long)n);
+	fputc('\n', out);
+}
+
 /* "vm:       N stacks with VM frames (S%); loop records left native: ..." (the reasons
  * that occurred; "none" without any). */
 static void vm_summary(FILE *out, const struct prof *p, uint64_t samples)
@@ -129,5 +153,6 @@ void rep_quality_summary(FILE *out, const struct prof *p)
 	print_shares(out, samples, complete, truncated, single, frames);
 	fputc('\n', out);
 	python_summary(out, p, samples);
+	ruby_summary(out, p, samples);
 	vm_summary(out, p, samples);
 }

@@ -1,6 +1,6 @@
 /*
- * The frame sources, in the order the namer asks them about a frame. Python first: the
- * eval loop's frames are the interpreter's, in a file, which the others would name. The
+ * The frame sources, in the order the namer asks them about a frame. Python and Ruby first:
+ * the eval loops' frames are the interpreters', in a file, which the others would name. The
  * agent's VM frames next, for the same reason. jitdump before perf maps: a dump names code
  * by the moment of the sample, with lines.
  */
@@ -13,10 +13,12 @@
 #include "replay/sources/jitdump/jitdump.h"
 #include "replay/sources/perfmap/perfmap.h"
 #include "replay/sources/python/python.h"
+#include "replay/sources/ruby/ruby.h"
 #include "replay/sources/vm/vm.h"
 
 static const struct replay_source_type *const listed[] = {
 	&replay_python_source,
+	&replay_ruby_source,
 	&replay_vm_source,
 	&replay_jitdump_source,
 	&replay_perfmap_source,
