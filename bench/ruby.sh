@@ -1,15 +1,13 @@
 #!/bin/bash
-# What reading Ruby frames costs the program (docs/ruby.md, "Cost"), until tally record
-# reads Ruby (the ptrace sampler for interpreters other than CPython): the chain workload
+# What reading Ruby frames costs the program (docs/ruby.md, "Cost"): the chain workload
 # (tests/ruby/rb/chain.rb's Chain#outer -> middle -> each's block -> leaf, a fixed amount of
 # work in each phase, bytecode then Array#sort) timed by its own clock (CLOCK_MONOTONIC
-# around the work: a stopped thread's CPU time does not move), N alternated rounds:
-#   off  alone;
-#   on   its main thread (the one that runs) stopped about every millisecond by
-#        tests/ruby/src/rb_check.c, which reads its Ruby frames each time as the sampler
-#        would (ptrace interrupt, walk, continue).
-# Prints each way's median and least time, on's ratio to off's, the stops per second
-# achieved and the walk's median time per stop (rb_check's W lines).
+# around the work: a stopped thread's CPU time does not move), under tally record -F 1000,
+# N alternated rounds:
+#   off  --no-ruby: native frames only (the kernel samples it);
+#   on   with Ruby frames (ptrace mode: each sampled thread stopped while they are read).
+# Prints each way's median and least time, on's ratio to off's, and tally's own figures
+# for on (us per sample reading Ruby frames, tally's CPU per sample).
 # Usage: bench/ruby.sh [BUILD] [N]   (prints figures, not a test)
 set -eu
 cd "$(dirname "$0")/.."
@@ -18,9 +16,6 @@ N=${2:-3}
 RUBY=/usr/bin/ruby3.1
 W=$(mktemp -d /tmp/tally-bench.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-# shellcheck disable=SC2046
-cc -std=gnu11 -O2 -Isrc -Iinclude -o "$W/rb_check" tests/ruby/src/rb_check.c \
-	"$BUILD/modules.a" $(sed -n 's/^LIBS := //p' Makefile)
 cat >"$W/work.rb" <<'RB'
 require_relative "chain_lib"
 File.write(ARGV[0], "started\n")
@@ -34,14 +29,11 @@ sed -e '/^ORACLE = /d' -e '/^SECONDS = /d' -e '/^File.write/,$d' -e 's/note(kind
 	tests/ruby/rb/chain.rb >"$W/chain_lib.rb"
 
 run() { # run off|on: the loop's time
-	rm -f "$W/started"
-	"$RUBY" "$W/work.rb" "$W/started" 20 2>"$W/err" &
-	local pid=$!
-	if [ "$1" = on ]; then
-		while [ ! -s "$W/started" ]; do sleep 0.01; done
-		"$W/rb_check" "$pid" 100000 1000 main >"$W/samples" 2>/dev/null || true
-	fi
-	wait "$pid"
+	local opt=--no-ruby
+	[ "$1" = on ] && opt=
+	# shellcheck disable=SC2086
+	"$BUILD/tally" record -F 1000 $opt -o "$W/c.data" -- "$RUBY" "$W/work.rb" "$W/started" 20 \
+		2>"$W/err" >/dev/null
 	awk '/^loop/ { print $2 }' "$W/err"
 }
 
@@ -49,9 +41,9 @@ off=() on=()
 for i in $(seq "$N"); do
 	off+=("$(run off)")
 	on+=("$(run on)")
-	stops=$(grep -c '^S' "$W/samples" || true)
-	walk=$(awk '/^W/ { print $2 }' "$W/samples" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-	echo "round $i: off ${off[-1]} s, on ${on[-1]} s, $stops stops, walk median $walk ns"
+	read_us=$(sed -n 's/.*other interpreters: .*, \([0-9.]*\) us per sample.*/\1/p' "$W/err")
+	cpu_us=$(sed -n 's/.*ptrace mode: .*, \([0-9.]*\) us of tally.s CPU per sample.*/\1/p' "$W/err")
+	echo "round $i: off ${off[-1]} s, on ${on[-1]} s; on: ${read_us:-?} us a sample held stopped, ${cpu_us:-?} us of tally's CPU"
 done
 med() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 least() { printf '%s\n' "$@" | sort -n | head -1; }

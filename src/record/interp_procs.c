@@ -29,10 +29,18 @@ struct rec_interp_procs_proc {
 	uint64_t start, pgoff;
 };
 
-void rec_interp_procs_init(struct rec_interp_procs *ip, struct rec_ptrace *trace)
+void rec_interp_procs_init(struct rec_interp_procs *ip, struct rec_ptrace *trace,
+			   const struct rec_opts *o)
 {
 	memset(ip, 0, sizeof(*ip));
 	ip->trace = trace;
+	ip->o = o;
+}
+
+/* Whether the options leave kind type in (--no-ruby). */
+static bool wanted(const struct rec_interp_procs *ip, const struct rec_interp_type *type)
+{
+	return !(ip->o && type == &rec_ruby_interp && ip->o->no_ruby);
 }
 
 static struct rec_interp_procs_proc *find(const struct rec_interp_procs *ip, uint32_t pid)
@@ -116,7 +124,7 @@ static void note_mmap(struct rec_interp_procs *ip, const struct rec_mmap *mm)
 	if (mm->path[0] != '/' || find(ip, mm->pid))
 		return;
 	for (size_t i = 0; types[i]; i++)
-		if (types[i]->may_be(mm->path) &&
+		if (wanted(ip, types[i]) && types[i]->may_be(mm->path) &&
 		    start(ip, types[i], mm->pid, mm->path, mm->start, mm->pgoff))
 			return;
 }

@@ -13,11 +13,13 @@
 #include <stdint.h>
 
 #include "record/ptrace_sampler.h"
+#include "record/record.h"
 
 /* Ownership: what it holds but the sampler (the session's); rec_interp_procs_free
  * releases it. Zeroed with trace NULL: no process is read. */
 struct rec_interp_procs {
 	struct rec_ptrace *trace;
+	const struct rec_opts *o;
 	struct rec_interp_procs_proc *procs;
 	size_t nprocs, capprocs;
 	char **warned; /* files warned about */
@@ -26,8 +28,9 @@ struct rec_interp_procs {
 };
 
 /* Reads the processes with sampler trace (NULL: none could be made, and a process of one
- * of these interpreters is warned about). */
-void rec_interp_procs_init(struct rec_interp_procs *ip, struct rec_ptrace *trace);
+ * of these interpreters is warned about), of the kinds options o leave in. */
+void rec_interp_procs_init(struct rec_interp_procs *ip, struct rec_ptrace *trace,
+			   const struct rec_opts *o);
 /* Notes a record on its way into the perf.data (MMAP2, COMM, FORK, EXIT: the others are
  * passed over). */
 void rec_interp_procs_note(struct rec_interp_procs *ip, const void *rec, size_t size);

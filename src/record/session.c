@@ -759,7 +759,7 @@ static void setup_interps(struct session *s)
 		s->trace = NULL;
 		err_clear();
 	}
-	rec_interp_procs_init(&s->interps, s->trace);
+	rec_interp_procs_init(&s->interps, s->trace, s->o);
 	if (s->o->no_python)
 		return;
 	rec_pyprocs_init(&s->py, s->trace);
