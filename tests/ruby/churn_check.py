@@ -29,8 +29,9 @@ CHAINS = [
     + opt(r";block \(2 levels\) in t_fiber@26", REC, r";block \(3 levels\) in t_fiber@26", ";spin@9"),
     r"^block in <main>@40;t_raise@31;until_stop@1[78]"
     + opt(";block in t_raise@3[2-6]", REC, r";block \(2 levels\) in t_raise@33", ";spin@9"),
+    # the rescue clause: at 34 while it matches the exception, at 35 in spin
     r"^block in <main>@40;t_raise@31;until_stop@1[78];block in t_raise@3[2-6];"
-    r"rescue in block in t_raise@3[5-6](?:;spin@9)?",
+    r"rescue in block in t_raise@3[4-6](?:;spin@9)?",
 ]
 VALID = [re.compile(c + C_TAIL) for c in CHAINS]
 

@@ -16,7 +16,8 @@ libs=$(sed -n 's/^LIBS := //p' "$ROOT/Makefile")
 # shellcheck disable=SC2086
 if cc -std=gnu11 -w -I"$ROOT/src" -DRB_MJIT_HEADER="\"$H\"" -DRB_VERSION="\"$V\"" \
 	-o "$TMP/layout_check" "$ROOT/tests/ruby/src/layout_check.c" "$ROOT/$BUILD/modules.a" \
-	$libs -lruby-3.1 2>"$TMP/cc.err"; then
+	$libs -lruby-3.1 $([ "$BUILD" = build-asan ] && echo -fsanitize=address,undefined) \
+	2>"$TMP/cc.err"; then
 	check ruby_layout_headers_$V "$TMP/layout_check"
 else
 	fail ruby_layout_headers_$V "does not build: $(head -3 "$TMP/cc.err")"
@@ -25,10 +26,8 @@ fi
 # libruby as tally reads it, against readelf and objdump.
 LIB=$(ls /usr/lib/x86_64-linux-gnu/libruby-3.1.so.3.1.* 2>/dev/null | head -1)
 [ -n "$LIB" ] || { skip ruby_layout_lib "needs ruby3.1"; exit 0; }
-# shellcheck disable=SC2086
-cc -std=gnu11 -I"$ROOT/src" -o "$TMP/rb_check" "$ROOT/tests/ruby/src/rb_check.c" \
-	"$ROOT/$BUILD/modules.a" $libs 2>"$TMP/cc.err" ||
-	{ fail ruby_layout_lib "rb_check does not build: $(head -3 "$TMP/cc.err")"; exit 0; }
+. "$ROOT/tests/ruby/driver.sh"
+rb_check_build ruby_layout_lib
 "$TMP/rb_check" --lib "$LIB" >"$TMP/lib" 2>&1
 got=$(readelf -rW "$LIB" | awk '$3 == "R_X86_64_DTPMOD64" && $5 == "ruby_current_ec" { print $1 }' | sed 's/^0*//')
 off=$(readelf -W --dyn-syms "$LIB" | awk '$4 == "TLS" && $8 == "ruby_current_ec" { print $2 }' | sed 's/^0*//')
