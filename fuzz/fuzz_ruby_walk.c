@@ -2,42 +2,25 @@
  * libFuzzer target for the reader of a Ruby process's frames (record/ruby_walk.h), whose
  * input is the target's memory, with Ruby 3.1's layout. The input is a 48-byte head
  * (little-endian u64s: the TLS model, ruby_current_ec's GOT slot, its offset in the TLS
- * block, global_symbols, the thread's FS base, unused) and then the memory image, mapped
- * at BASE; every other address is unreadable. The walk must end within a bounded number of
- * reads, and every record it writes must be one replay's parser takes whole.
+ * block, global_symbols, the thread's FS base, unused) and then the memory image
+ * (memory_image.h). The walk must end within a bounded number of reads, and every record
+ * it writes must be one replay's parser takes whole.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
+#include "memory_image.h"
 #include "record/ruby_walk.h"
 #include "replay/sources/ruby/payload.h"
 
-#define BASE 0x10000u
 #define HEAD 48
 /* Reads a walk may make at most: the context and its slot, the control frames in batches,
  * per frame its environment, iseq and body or method entry, and per new record a body,
  * two strings and a path array, the line table and its positions, or a definition and the
  * name's four reads. */
 #define MAX_READS (8 + 4096 / 16 + 4 * 4096 + 128 * 16)
-
-struct image {
-	const uint8_t *b;
-	size_t n;
-	size_t reads;
-};
-
-static int read_image(void *arg, uint64_t addr, void *buf, size_t n)
-{
-	struct image *im = arg;
-	if (++im->reads > MAX_READS)
-		abort();
-	if (addr < BASE || addr - BASE > im->n || n > im->n - (addr - BASE))
-		return -1;
-	memcpy(buf, im->b + (addr - BASE), n);
-	return 0;
-}
 
 static int check_record(const void *payload, size_t size, void *arg)
 {
@@ -60,8 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.lib.ec_got = h[1];
 	p.lib.ec_offset = h[2];
 	p.lib.global_symbols = h[3];
-	struct image im = { data + HEAD, size - HEAD, 0 };
-	struct rec_mem mem = { read_image, &im };
+	struct memory_image im = { data + HEAD, size - HEAD, 0, MAX_READS };
+	struct rec_mem mem = { memory_image_read, &im };
 	struct user_regs_struct regs = { 0 };
 	regs.fs_base = h[4];
 	for (int pass = 0; pass < 2; pass++) { /* the second finds the records written */

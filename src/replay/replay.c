@@ -147,10 +147,22 @@ static int on_sample(struct replay *r, const struct perf_event_rec *ev)
 	return r->fn(&st, r->arg);
 }
 
+static bool bpf_output_attr(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_BPF_OUTPUT;
+}
+
 bool replay_is_bpf_output(const struct perf_event_rec *ev)
 {
-	return ev->type == PERF_RECORD_SAMPLE && ev->attr->attr.type == PERF_TYPE_SOFTWARE &&
-	       ev->attr->attr.config == PERF_COUNT_SW_BPF_OUTPUT;
+	return ev->type == PERF_RECORD_SAMPLE && bpf_output_attr(&ev->attr->attr);
+}
+
+bool replay_has_bpf_output(const struct perf_data *d)
+{
+	for (size_t i = 0; i < d->nattrs; i++)
+		if (bpf_output_attr(&d->attrs[i].attr))
+			return true;
+	return false;
 }
 
 static int on_record(struct replay *r, const struct perf_event_rec *ev)

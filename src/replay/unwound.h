@@ -51,6 +51,8 @@ int replay_unwind_data(struct perf_data *d, enum unw_method method,
 		       struct replay_info *info, struct unw_ctx **ctx_out);
 /* Whether ev is a sample of a bpf-output event (PERF_COUNT_SW_BPF_OUTPUT): data, not cost. */
 bool replay_is_bpf_output(const struct perf_event_rec *ev);
+/* Whether file d has such an event: the interpreters' records (perf/interp_records.h). */
+bool replay_has_bpf_output(const struct perf_data *d);
 
 /* What the unwinder learns beside the recording's records: the CFI of JIT code (jitdump).
  * before_sample brings the sample's process's space s up to the sample's time (adding the

@@ -498,11 +498,7 @@ int replay_python_source_new(const struct perf_data *d, struct replay_python_sta
 			     struct replay_frame_source *out)
 {
 	*out = (struct replay_frame_source){ NULL, NULL };
-	bool bpf_output = false;
-	for (size_t i = 0; i < d->nattrs; i++)
-		bpf_output |= d->attrs[i].attr.type == PERF_TYPE_SOFTWARE &&
-			      d->attrs[i].attr.config == PERF_COUNT_SW_BPF_OUTPUT;
-	if (!bpf_output)
+	if (!replay_has_bpf_output(d))
 		return 0;
 	struct python_source *y = calloc(1, sizeof(*y));
 	if (!y)

@@ -508,11 +508,7 @@ int replay_ruby_source_new(const struct perf_data *d, struct replay_ruby_stats *
 			   struct replay_frame_source *out)
 {
 	*out = (struct replay_frame_source){ NULL, NULL };
-	bool records = false;
-	for (size_t i = 0; i < d->nattrs; i++)
-		records |= d->attrs[i].attr.type == PERF_TYPE_SOFTWARE &&
-			   d->attrs[i].attr.config == PERF_COUNT_SW_BPF_OUTPUT;
-	if (!records)
+	if (!replay_has_bpf_output(d))
 		return 0;
 	struct ruby_source *y = calloc(1, sizeof(*y));
 	if (!y)
