@@ -37,24 +37,32 @@ static bool is_bytecode(const struct prof_frame *f)
 	return f->kind == PROF_VM && f->module == PROF_NONE;
 }
 
-/* Whether a frame has code of its own: a module, and not a Python frame (whose module is
- * the interpreter that ran it); or bytecode. */
-static bool has_code(const struct prof_frame *f)
+/* The language of an interpreter's frames, whose functions have no machine code; NULL for
+ * other kinds. */
+static const char *interpreted(enum prof_kind kind)
 {
-	return (f->module != PROF_NONE && f->kind != PROF_PYTHON && f->kind != PROF_RUBY) ||
-	       is_bytecode(f);
+	return kind == PROF_PYTHON ? "Python" : kind == PROF_RUBY ? "Ruby" : NULL;
 }
 
-/* The error for a name that a Python frame matches better than any frame with code. */
-static int python_only(const struct prof *p, const struct prof_funcs *fs, const char *name,
-		       int level)
+/* Whether a frame has code of its own: a module, and not an interpreter's frame (whose
+ * module is the interpreter that ran it); or bytecode. */
+static bool has_code(const struct prof_frame *f)
+{
+	return (f->module != PROF_NONE && !interpreted((enum prof_kind)f->kind)) || is_bytecode(f);
+}
+
+/* The error for a name that an interpreter's frame matches better than any frame with
+ * code. */
+static int interpreted_only(const struct prof *p, const struct prof_funcs *fs, const char *name,
+			    int level)
 {
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct prof_frame *f = prof_frame_at(p, fs->frame[i]);
-		if (f->kind == PROF_PYTHON && name_match(prof_str(p, f->label), name) > level)
-			return err_set(-ENOENT, "'%s' is a Python function: it has no machine code to "
+		const char *lang = interpreted((enum prof_kind)f->kind);
+		if (lang && name_match(prof_str(p, f->label), name) > level)
+			return err_set(-ENOENT, "'%s' is a %s function: it has no machine code to "
 						"annotate (tally report shows its lines)",
-				       name);
+				       name, lang);
 	}
 	return 0;
 }
@@ -76,7 +84,7 @@ static int pick_frame(const struct prof *p, const char *name, int metric, uint32
 		if (has_code(f) && m > level)
 			level = m;
 	}
-	rc = name ? python_only(p, &fs, name, level) : 0;
+	rc = name ? interpreted_only(p, &fs, name, level) : 0;
 	int64_t best = -1;
 	const char *first = NULL, *other = NULL; /* two different labels matching as well */
 	*out = PROF_NONE;
