@@ -22,8 +22,17 @@ record() {
 	chmod 777 "$d"
 	cp "$ROOT/tests/ruby/rb/chain.rb" "$d/chain.rb"
 	if ! "$@" timeout 120 "$TALLY" record -F 1000 -o "$d/c.data" -- "$RUBY" "$d/chain.rb" \
-		"$d/oracle" "$d/started" 1.5 >"$d/out" 2>"$d/err" ||
-		! "$TALLY" export -f pprof -o "$d/c.pb.gz" "$d/c.data" 2>>"$d/err" ||
+		"$d/oracle" "$d/started" 1.5 >"$d/out" 2>"$d/err"; then
+		fail "$name" "$(tail -3 "$d/err")"
+		return
+	fi
+	verify "$name" "$d"
+}
+
+# verify NAME DIR: DIR/c.data of the workload, against its oracle.
+verify() {
+	local name=$1 d=$2
+	if ! "$TALLY" export -f pprof -o "$d/c.pb.gz" "$d/c.data" 2>>"$d/err" ||
 		! HOME="$TMP" go tool pprof -traces -lines "$d/c.pb.gz" >"$d/traces" 2>>"$d/err" ||
 		! "$TALLY" report "$d/c.data" >"$d/report" 2>>"$d/err"; then
 		fail "$name" "$(tail -3 "$d/err")"
@@ -41,6 +50,28 @@ record() {
 }
 
 record ruby_record_chain_root
+
+# -p of a running Ruby: taken over from its mappings as /proc lists them, read to its end.
+# Its phases begin once tally traces it (loading the BPF program for Python first takes
+# seconds on a loaded machine).
+d=$TMP/pid
+mkdir -p "$d"
+cp "$ROOT/tests/ruby/rb/chain.rb" "$d/chain.rb"
+"$RUBY" "$d/chain.rb" "$d/oracle" "$d/started" 1.5 "$d/go" &
+rb=$!
+timeout 120 "$TALLY" record -F 1000 -o "$d/c.data" -p "$rb" >"$d/out" 2>"$d/err" &
+tp=$!
+for _ in $(seq 1200); do
+	grep -qs '^TracerPid:[[:space:]]*[1-9]' "/proc/$rb/status" && break
+	sleep 0.05
+done
+touch "$d/go"
+if wait "$tp"; then
+	verify ruby_record_chain_pid "$d"
+else
+	fail ruby_record_chain_pid "$(tail -3 "$d/err")"
+fi
+wait "$rb"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && command -v unshare >/dev/null; then
 	chmod 711 "$TMP"
 	record ruby_record_chain_nobody "$ROOT/scripts/as-nobody.sh" "$TMP"

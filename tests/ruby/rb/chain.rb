@@ -3,7 +3,8 @@
 # calls Array#sort, a C method (phase two). Each kind of leaf writes its caller_locations(0)
 # once, from the loop's own line, to ORACLE: what every sample in that loop must show,
 # innermost first, as "label<TAB>path<TAB>line" under a line "kind KIND". STARTED is
-# written when the phases begin. Usage: ruby chain.rb ORACLE STARTED SECONDS
+# written when the phases begin, after file GO exists when it is given (tally record -p
+# has taken the process over). Usage: ruby chain.rb ORACLE STARTED SECONDS [GO]
 ORACLE = File.open(ARGV[0], "w")
 SECONDS = Float(ARGV[2])
 ARRAY = Array.new(2000) { |i| (i * 7919) % 2003 }
@@ -41,6 +42,7 @@ def phase(kind, n)
   chain.outer(kind, n) while Process.clock_gettime(Process::CLOCK_MONOTONIC) < stop
 end
 
+sleep 0.01 while ARGV[3] && !File.exist?(ARGV[3])
 File.write(ARGV[1], "started\n")
 phase(:bytecode, 2_000_000)
 phase(:sort, 400)
