@@ -113,6 +113,7 @@ static void print_main_help(FILE *f)
 	      "Quick start (README.md shows the same lines):\n"
 	      "  native       tally record -- ./prog ARGS\n"
 	      "  Python       tally record -- python3 app.py\n"
+	      "  Ruby         tally record -- ruby3.1 app.rb\n"
 	      "  JIT, Node    tally record -- node --perf-basic-prof app.js\n"
 	      "  Go           tally record -- ./goprog\n"
 	      "  Solana sBPF  tally sbpf run fixture.json --flamegraph cu.svg\n"
