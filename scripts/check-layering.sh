@@ -15,11 +15,12 @@ src=${1:-src}
 # solana -> sbpf; replay -> unwind, perf, symbolize, profile; report -> profile, symbolize,
 # elf, sbpf's disassembler; unwind, perf -> elf, dwarf; symbolize -> elf, dwarf;
 # sbpf -> elf; cpython (CPython's layouts and code objects) -> dwarf, elf, and replay
-# and the sources may use it; dwarf -> elf; profile and elf -> nothing of ours. Where
+# and the sources may use it; lua (Lua 5.4's layouts) -> nothing, record and replay use
+# it; dwarf -> elf; profile and elf -> nothing of ours. Where
 # A -> B and B -> C, A may include C. record writes what replay reads but never uses
 # replay: what both need (the records of the BPF programs, what a recording keeps beside
 # its perf.data) is in perf/, generic helpers in base/.
-core="solana replay report profile unwind perf symbolize sbpf cpython dwarf elf"
+core="solana replay report profile unwind perf symbolize sbpf cpython lua dwarf elf"
 declare -A may=(
 	[cli]="record probes agent cuprof $core"
 	[record]="probes/probes.h ${core/replay /}"
@@ -27,7 +28,7 @@ declare -A may=(
 	[agent]="$core"
 	[cuprof]="$core"
 	[solana]="sbpf elf"
-	[replay]="unwind perf symbolize profile cpython elf dwarf"
+	[replay]="unwind perf symbolize profile cpython lua elf dwarf"
 	[report]="profile symbolize elf dwarf sbpf/disasm.h"
 	[profile]=""
 	[unwind]="elf dwarf"
@@ -35,6 +36,7 @@ declare -A may=(
 	[symbolize]="elf dwarf"
 	[sbpf]="elf"
 	[cpython]="dwarf elf"
+	[lua]=""
 	[dwarf]="elf"
 	[elf]=""
 	[base]=""

@@ -1,8 +1,8 @@
 /*
  * The frame sources, in the order the namer asks them about a frame. Python first: the
- * eval loop's frames are the interpreter's, in a file, which the others would name. The
- * agent's VM frames next, for the same reason. jitdump before perf maps: a dump names code
- * by the moment of the sample, with lines.
+ * eval loop's frames are the interpreter's, in a file, which the others would name. Lua's
+ * VM frames and the agent's VM frames next, for the same reason. jitdump before perf maps:
+ * a dump names code by the moment of the sample, with lines.
  */
 #include "replay/sources/sources.h"
 
@@ -11,12 +11,14 @@
 #include "base/err.h"
 
 #include "replay/sources/jitdump/jitdump.h"
+#include "replay/sources/lua/lua.h"
 #include "replay/sources/perfmap/perfmap.h"
 #include "replay/sources/python/python.h"
 #include "replay/sources/vm/vm.h"
 
 static const struct replay_source_type *const listed[] = {
 	&replay_python_source,
+	&replay_lua_source,
 	&replay_vm_source,
 	&replay_jitdump_source,
 	&replay_perfmap_source,
