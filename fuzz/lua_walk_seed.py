@@ -7,7 +7,7 @@ main chunk), a Lua function and a C closure on top, with their closures, prototy
 (lineinfo and abslineinfo) and source strings, laid out as Lua 5.4.4 lays them out
 (src/lua/layout.c). The stack holds the state's address. Variants: the chain (chain.bin),
 the outermost CallInfo pointing back at the innermost (cycle.bin), and a source string
-whose long length runs off the image (badstring.bin).
+claiming 2^40 bytes (badstring.bin).
 Usage: lua_walk_seed.py OUTDIR
 """
 import os
