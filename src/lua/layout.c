@@ -17,8 +17,10 @@
  *    p or f at 24.
  *  - Proto: lu_bytes at 10-12, then eleven ints from 16 (sizeupvalues, sizek, sizecode 24,
  *    sizelineinfo 28, sizep, sizelocvars, sizeabslineinfo 40, linedefined 44,
- *    lastlinedefined 48), then pointers from 56 (k, code 64, p, upvalues, lineinfo 88,
- *    abslineinfo 96, locvars, source 112, gclist): unchanged from 5.4.0 to 5.4.8.
+ *    lastlinedefined 48), then pointers from 56 (k, code 64, p, upvalues 80, lineinfo 88,
+ *    abslineinfo 96, locvars 104, source 112, gclist): unchanged from 5.4.0 to 5.4.8.
+ *    TValue: value 0, tt_ 8 (16 bytes); LocVar: varname 0, startpc 8, endpc 12;
+ *    Upvaldesc: name 0, then three bytes (16).
  *  - TString: extra 10, shrlen 11, hash 12, u.lnglen 16, contents 24 (5.4.7 marks a long
  *    string's shrlen 0xff; its tt tells the same).
  */
@@ -34,7 +36,10 @@
 	.p_sizecode = 24, .p_sizelineinfo = 28, .p_sizeabslineinfo = 40,             \
 	.p_linedefined = 44, .p_lastlinedefined = 48, .p_code = 64, .p_lineinfo = 88, \
 	.p_abslineinfo = 96, .p_source = 112, .p_size = 128, .ts_shrlen = 11,         \
-	.ts_lnglen = 16, .ts_contents = 24
+	.ts_lnglen = 16, .ts_contents = 24, .p_sizeupvalues = 16, .p_sizek = 20,          \
+	.p_sizelocvars = 36, .p_k = 56, .p_upvalues = 80, .p_locvars = 104,           \
+	.tvalue_size = 16, .locvar_size = 16, .locvar_startpc = 8, .locvar_endpc = 12, \
+	.upvaldesc_size = 16
 
 static const struct lua_layout layouts[] = {
 	{ .release = 0, COMMON, .state_base_ci = 96, .state_size = 200, .g_mainthread = 256,

@@ -27,6 +27,9 @@ struct lua_layout {
 	/* Proto */
 	uint16_t p_sizecode, p_sizelineinfo, p_sizeabslineinfo, p_linedefined,
 		p_lastlinedefined, p_code, p_lineinfo, p_abslineinfo, p_source, p_size;
+	uint16_t p_sizeupvalues, p_sizek, p_sizelocvars, p_k, p_upvalues, p_locvars;
+	/* a TValue (k), a LocVar (varname, startpc, endpc), an Upvaldesc (name first) */
+	uint16_t tvalue_size, locvar_size, locvar_startpc, locvar_endpc, upvaldesc_size;
 	/* TString */
 	uint16_t ts_shrlen, ts_lnglen, ts_contents;
 };
@@ -42,6 +45,7 @@ struct lua_layout {
 #define LUA_TAG_SHRSTR 0x04     /* LUA_VSHRSTR */
 #define LUA_TAG_LNGSTR 0x14     /* LUA_VLNGSTR */
 #define LUA_TAG_COLLECTABLE 0x40 /* BIT_ISCOLLECTABLE */
+#define LUA_TAG_TYPE_MASK 0x0f   /* a tag's basic type (LUA_TSTRING: 4) */
 
 /* ldebug.h: a lineinfo byte that says "see abslineinfo"; lineinfo deltas are signed. */
 #define LUA_ABSLINEINFO (-0x80)
@@ -61,5 +65,35 @@ const struct lua_layout *lua_layout_of(unsigned release);
  * pc lies outside it. Bounded by what it is given (the input may be hostile). */
 int32_t lua_line_of(const int8_t *lineinfo, uint32_t nlineinfo, const int32_t *abs_pairs,
 		    uint32_t nabs, int32_t linedefined, int32_t pc);
+
+/* What a function's name is worked out from (ldebug.c's funcnamefromcode): the calling
+ * function's code, its string constants by index, its local variables and its upvalues'
+ * names. Arrays of what a record held (cut short ones simply know fewer names). */
+struct lua_kname {
+	uint32_t index;
+	const char *name;
+};
+struct lua_locvar {
+	int32_t startpc, endpc;
+	const char *name;
+};
+struct lua_names {
+	const uint8_t *code; /* ncode instructions, 4 bytes each, little-endian, unaligned */
+	uint32_t ncode;
+	const struct lua_kname *k; /* ascending index */
+	uint32_t nk;
+	const struct lua_locvar *loc;
+	uint32_t nloc;
+	const char *const *upv;
+	uint32_t nupv;
+};
+
+/* The name the function called by instruction pc of p goes by, as Lua's debug
+ * information gives it: its kind ("global", "local", "method", "field", "upvalue",
+ * "constant", "for iterator", "metamethod"), *name, and for a field of a global table
+ * *table that global's name (string.rep: "field", "rep", "string"), else NULL. NULL when
+ * there is none. Bounded by what p holds (hostile input). */
+const char *lua_funcname(const struct lua_names *p, int32_t pc, const char **name,
+			 const char **table);
 
 #endif

@@ -107,9 +107,18 @@ _Static_assert(offsetof(struct perf_py_code_head, linetable_len) == 32, "code: t
 #define PERF_LUA_PROTO_CUT 1u         /* the source or the line information was cut */
 #define PERF_LUA_PROTO_READ_FAILED 2u /* the source or line information was unreadable */
 #define PERF_LUA_MAX_FRAMES 1024
-#define PERF_LUA_SOURCE_MAX 512
-#define PERF_LUA_LINEINFO_MAX 65536
-#define PERF_LUA_ABS_MAX 1024
+/* A proto record's caps, which keep it under 60 KiB (a perf sample is at most 64 KiB):
+ * the source, lineinfo, abslineinfo pairs, instructions, and the names block. A name
+ * (a constant string, a local's or an upvalue's) is cut to PERF_LUA_NAME_MAX bytes. */
+#define PERF_LUA_SOURCE_MAX 256
+#define PERF_LUA_LINEINFO_MAX 16384
+#define PERF_LUA_ABS_MAX 256
+#define PERF_LUA_CODE_MAX 6144
+#define PERF_LUA_NAMES_MAX 16384
+#define PERF_LUA_NAME_MAX 64
+#define PERF_LUA_KSTR_MAX 256
+#define PERF_LUA_LOCVARS_MAX 256
+#define PERF_LUA_UPVALS_MAX 64
 
 /* A stack: nframes struct perf_lua_frame follow, innermost first. */
 struct perf_lua_stack_head {
@@ -128,8 +137,12 @@ struct perf_lua_frame {
 };
 
 /* A function prototype: its source (as Lua keeps it: "@file", "=name" or the chunk's
- * text), its lineinfo (one signed byte per instruction) and abslineinfo (nabs pairs of
- * __s32 pc, line) follow at once; the head is packed: 48 bytes. */
+ * text), its lineinfo (one signed byte per instruction), abslineinfo (nabs pairs of __s32
+ * pc, line), its code (ncode little-endian instructions, for the names of the functions it
+ * calls) and names_len bytes of names follow at once: nkstr string constants (__u32 index
+ * in k, __u8 length, the bytes), nlocvars locals (__s32 startpc, __s32 endpc, __u8
+ * length, the bytes), nupvals upvalue names (__u8 length, the bytes). The head is packed:
+ * 64 bytes. */
 struct perf_lua_proto_head {
 	__u32 magic;
 	__u16 type;
@@ -140,13 +153,17 @@ struct perf_lua_proto_head {
 	__u32 sizecode;
 	__u16 source_len, reserved2;
 	__u32 lineinfo_len, nabs;
+	__u32 ncode, names_len;
+	__u16 nkstr, nlocvars, nupvals, reserved3;
 } __attribute__((packed));
 
 _Static_assert(sizeof(struct perf_lua_stack_head) == 24, "lua stack head: 24 bytes");
 _Static_assert(offsetof(struct perf_lua_stack_head, nframes) == 16, "lua stack: nframes at 16");
 _Static_assert(sizeof(struct perf_lua_frame) == 16, "lua frame: 16 bytes");
 _Static_assert(offsetof(struct perf_lua_frame, fflags) == 12, "lua frame: fflags at 12");
-_Static_assert(sizeof(struct perf_lua_proto_head) == 48, "lua proto head: 48 bytes");
+_Static_assert(sizeof(struct perf_lua_proto_head) == 64, "lua proto head: 64 bytes");
+_Static_assert(offsetof(struct perf_lua_proto_head, ncode) == 48, "lua proto: code at 48");
+_Static_assert(offsetof(struct perf_lua_proto_head, nkstr) == 56, "lua proto: names at 56");
 _Static_assert(offsetof(struct perf_lua_proto_head, proto) == 16, "lua proto: proto at 16");
 _Static_assert(offsetof(struct perf_lua_proto_head, source_len) == 36, "lua proto: source at 36");
 _Static_assert(offsetof(struct perf_lua_proto_head, nabs) == 44, "lua proto: nabs at 44");

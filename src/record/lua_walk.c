@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
+/* Constants of a prototype looked at for names at most (a big main chunk has more). */
+#define K_READ 1024
 /* Proto records one walk writes at most: the others come with later walks. */
 #define NEW_PROTOS 64
 /* The stack is read a page at a time, so that no read runs past its mapping's end. */
@@ -36,8 +38,11 @@ struct walker {
 	} stack;
 	struct {
 		struct perf_lua_proto_head h;
-		uint8_t data[PERF_LUA_SOURCE_MAX + PERF_LUA_LINEINFO_MAX + PERF_LUA_ABS_MAX * 8];
+		uint8_t data[PERF_LUA_SOURCE_MAX + PERF_LUA_LINEINFO_MAX + PERF_LUA_ABS_MAX * 8 +
+			     PERF_LUA_CODE_MAX * 4 + PERF_LUA_NAMES_MAX];
 	} __attribute__((packed)) proto;
+	/* a prototype's k, locvars or upvalues array, as read */
+	uint8_t array[K_READ * 16];
 	uint64_t newproto[NEW_PROTOS][3];
 	size_t nnew;
 	struct state states[REC_LUA_MAX_STATES];
@@ -262,6 +267,78 @@ static uint32_t read_array(const struct walker *w, uint64_t addr, int64_t count,
 	return n;
 }
 
+/* The names block of a proto record (interp_records.h) being written at d, at most cap
+ * bytes, and its counts. */
+struct names {
+	uint8_t *d;
+	size_t n, cap;
+	uint16_t nkstr, nlocvars, nupvals;
+	uint16_t *flags;
+};
+
+/* Appends head (hlen bytes) and the TString at ts, cut to PERF_LUA_NAME_MAX: false when
+ * it does not fit, or the string is unreadable (nothing appended). */
+static bool add_name(const struct walker *w, struct names *nm, const void *head, size_t hlen,
+		     uint64_t ts)
+{
+	uint8_t buf[PERF_LUA_NAME_MAX];
+	uint16_t f = 0;
+	size_t len = read_string(w, ts, buf, sizeof(buf), &f);
+	if (f & PERF_LUA_PROTO_READ_FAILED)
+		return false;
+	if (nm->n + hlen + 1 + len > nm->cap) {
+		*nm->flags |= PERF_LUA_PROTO_CUT;
+		return false;
+	}
+	if (hlen)
+		memcpy(nm->d + nm->n, head, hlen);
+	nm->d[nm->n + hlen] = (uint8_t)len;
+	memcpy(nm->d + nm->n + hlen + 1, buf, len);
+	nm->n += hlen + 1 + len;
+	return true;
+}
+
+/* The names a called function may go by: string constants, locals, upvalues. */
+static void read_names(struct walker *w, const uint8_t *b, struct names *nm)
+{
+	const struct lua_layout *l = w->lay;
+	uint8_t *a = w->array;
+	int32_t count = (int32_t)get(b, l->p_size, l->p_sizek, 4);
+	uint32_t n = read_array(w, get(b, l->p_size, l->p_k, 8), count, l->tvalue_size, K_READ,
+				a, nm->flags);
+	for (uint32_t i = 0; i < n && nm->nkstr < PERF_LUA_KSTR_MAX; i++) {
+		uint8_t tag = a[i * l->tvalue_size + 8];
+		uint64_t ts;
+		memcpy(&ts, a + i * l->tvalue_size, 8);
+		if ((tag & LUA_TAG_TYPE_MASK) == LUA_TAG_SHRSTR && (tag & LUA_TAG_COLLECTABLE) &&
+		    add_name(w, nm, &i, 4, ts))
+			nm->nkstr++;
+	}
+	count = (int32_t)get(b, l->p_size, l->p_sizelocvars, 4);
+	n = read_array(w, get(b, l->p_size, l->p_locvars, 8), count, l->locvar_size,
+		       PERF_LUA_LOCVARS_MAX, a, nm->flags);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t ts;
+		int32_t pcs[2];
+		memcpy(&ts, a + i * l->locvar_size, 8);
+		memcpy(&pcs[0], a + i * l->locvar_size + l->locvar_startpc, 4);
+		memcpy(&pcs[1], a + i * l->locvar_size + l->locvar_endpc, 4);
+		if (!add_name(w, nm, pcs, 8, ts))
+			break; /* locals count by position: one missing shifts the rest */
+		nm->nlocvars++;
+	}
+	count = (int32_t)get(b, l->p_size, l->p_sizeupvalues, 4);
+	n = read_array(w, get(b, l->p_size, l->p_upvalues, 8), count, l->upvaldesc_size,
+		       PERF_LUA_UPVALS_MAX, a, nm->flags);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t ts;
+		memcpy(&ts, a + i * l->upvaldesc_size, 8);
+		if (!add_name(w, nm, "", 0, ts))
+			break; /* upvalues count by position too */
+		nm->nupvals++;
+	}
+}
+
 /* The record of the prototype keyed k: emitted, or unmarked to be tried again. */
 static int emit_proto(struct walker *w, const uint64_t *k, rec_interp_emit_fn emit, void *arg)
 {
@@ -273,22 +350,32 @@ static int emit_proto(struct walker *w, const uint64_t *k, rec_interp_emit_fn em
 	}
 	uint16_t flags = 0;
 	uint8_t *d = w->proto.data;
-	size_t src = read_string(w, k[1], d, PERF_LUA_SOURCE_MAX, &flags);
+	size_t at = read_string(w, k[1], d, PERF_LUA_SOURCE_MAX, &flags), src = at;
 	int32_t sizelineinfo = (int32_t)get(b, l->p_size, l->p_sizelineinfo, 4);
-	uint32_t nline = read_array(w, k[2], sizelineinfo, 1, PERF_LUA_LINEINFO_MAX, d + src,
+	uint32_t nline = read_array(w, k[2], sizelineinfo, 1, PERF_LUA_LINEINFO_MAX, d + at,
 				    &flags);
+	at += nline;
 	int32_t sizeabs = (int32_t)get(b, l->p_size, l->p_sizeabslineinfo, 4);
 	uint32_t nabs = read_array(w, get(b, l->p_size, l->p_abslineinfo, 8), sizeabs, 8,
-				   PERF_LUA_ABS_MAX, d + src + nline, &flags);
+				   PERF_LUA_ABS_MAX, d + at, &flags);
+	at += (size_t)nabs * 8;
+	int32_t sizecode = (int32_t)get(b, l->p_size, l->p_sizecode, 4);
+	uint32_t ncode = read_array(w, get(b, l->p_size, l->p_code, 8), sizecode, 4,
+				    PERF_LUA_CODE_MAX, d + at, &flags);
+	at += (size_t)ncode * 4;
+	struct names nm = { .d = d + at, .cap = PERF_LUA_NAMES_MAX, .flags = &flags };
+	read_names(w, b, &nm);
+	at += nm.n;
 	w->proto.h = (struct perf_lua_proto_head){
 		.magic = PERF_LUA_MAGIC, .type = PERF_LUA_PROTO, .flags = flags,
 		.pid = w->stack.h.pid, .proto = k[0],
 		.linedefined = (int32_t)get(b, l->p_size, l->p_linedefined, 4),
 		.lastlinedefined = (int32_t)get(b, l->p_size, l->p_lastlinedefined, 4),
-		.sizecode = (uint32_t)get(b, l->p_size, l->p_sizecode, 4),
-		.source_len = (uint16_t)src, .lineinfo_len = nline, .nabs = nabs,
+		.sizecode = (uint32_t)sizecode, .source_len = (uint16_t)src,
+		.lineinfo_len = nline, .nabs = nabs, .ncode = ncode, .names_len = (uint32_t)nm.n,
+		.nkstr = nm.nkstr, .nlocvars = nm.nlocvars, .nupvals = nm.nupvals,
 	};
-	int r = emit(&w->proto, sizeof(w->proto.h) + src + nline + (size_t)nabs * 8, arg);
+	int r = emit(&w->proto, sizeof(w->proto.h) + at, arg);
 	if (r)
 		unsee(w->p, k);
 	return r;

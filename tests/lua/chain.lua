@@ -1,7 +1,8 @@
 -- The chain workload: main chunk -> chain_a -> chain_b -> chain_c, which loops over a
 -- bytecode leaf (leaf) and a C leaf (string.rep). Before it loops it writes Lua's own
 -- view of the frames (debug.getinfo, as debug.traceback reads them) to arg[1]: one line
--- per level "what source linedefined currentline", then the lines its calls sit on.
+-- per level "what source linedefined currentline name" (name "?" when Lua gives none),
+-- then the lines its calls sit on.
 local out = assert(io.open(arg[1], "w"))
 
 function leaf(n)
@@ -12,10 +13,10 @@ end
 
 local function describe(from)
   for level = from, 20 do
-    local info = debug.getinfo(level, "Sl")
+    local info = debug.getinfo(level, "Sln")
     if not info then break end
-    out:write(string.format("%s %s %d %d\n", info.what, info.source, info.linedefined,
-                            info.currentline))
+    out:write(string.format("%s %s %d %d %s\n", info.what, info.source, info.linedefined,
+                            info.currentline, info.name or "?"))
   end
 end
 

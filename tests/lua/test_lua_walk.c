@@ -2,8 +2,9 @@
  * The Lua walk (record/lua_walk.h) against a live Debian lua5.4 running tests/lua/chain.lua,
  * stopped with ptrace at 200 moments while it loops: every stack holds the chain the
  * script itself reported with debug.getinfo (sources, linedefined, the callers' current
- * lines), the innermost frame being the bytecode leaf (a line of its own), string.rep (a
- * C frame under chain_c's line that calls it) or chain_c on one of its loop's lines.
+ * lines, the names callers give: chain_b, chain_a), the innermost frame being the bytecode
+ * leaf (a line of its own, named leaf), string.rep (a C frame under chain_c's line that
+ * calls it, named string.rep) or chain_c on one of its loop's lines.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,12 +25,13 @@
 #include "lua/lua.h"
 #include "record/lua_interp.h"
 #include "record/lua_walk.h"
+#include "replay/sources/lua/payload.h"
 
 #define LUA_BIN "/usr/bin/lua5.4"
 #define SAMPLES 200
 
 struct oracle_level {
-	char what[8], source[256];
+	char what[8], source[256], name[64];
 	int linedefined, currentline;
 };
 
@@ -41,6 +43,11 @@ struct proto {
 	uint32_t nline;
 	int32_t *abs;
 	uint32_t nabs;
+	struct lua_names names;
+	struct lua_kname k[256];
+	struct lua_locvar loc[256];
+	const char *upv[64];
+	uint8_t *block; /* the record's code and names, which names points into */
 };
 
 struct got {
@@ -49,6 +56,35 @@ struct got {
 	struct perf_lua_stack_head head;
 	struct perf_lua_frame frames[64];
 };
+
+/* The record's names block as arrays (replay's parser checked it), NUL-terminated copies
+ * of its strings in p->block. */
+static void read_names(struct proto *p, const void *payload, size_t size)
+{
+	struct replay_lua_payload pl;
+	assert_int_equal(replay_lua_parse(payload, size, &pl), 0);
+	p->block = malloc((size_t)pl.ncode * 4 + 2 * pl.names_len + 1);
+	memcpy(p->block, pl.code, (size_t)pl.ncode * 4);
+	char *str = (char *)p->block + (size_t)pl.ncode * 4;
+	const uint8_t *d = pl.names;
+	p->names = (struct lua_names){ .code = p->block, .ncode = pl.ncode, .k = p->k,
+				       .loc = p->loc, .upv = p->upv };
+	for (unsigned i = 0; i < pl.nkstr && i < 256; i++, p->names.nk++) {
+		memcpy(&p->k[i].index, d, 4);
+		p->k[i].name = memcpy(str, d + 5, d[4]);
+		str[d[4]] = 0, str += d[4] + 1, d += 5 + d[4];
+	}
+	for (unsigned i = 0; i < pl.nlocvars && i < 256; i++, p->names.nloc++) {
+		memcpy(&p->loc[i].startpc, d, 4);
+		memcpy(&p->loc[i].endpc, d + 4, 4);
+		p->loc[i].name = memcpy(str, d + 9, d[8]);
+		str[d[8]] = 0, str += d[8] + 1, d += 9 + d[8];
+	}
+	for (unsigned i = 0; i < pl.nupvals && i < 64; i++, p->names.nupv++) {
+		p->upv[i] = memcpy(str, d + 1, d[0]);
+		str[d[0]] = 0, str += d[0] + 1, d += 1 + d[0];
+	}
+}
 
 static int collect(const void *payload, size_t size, void *arg)
 {
@@ -74,6 +110,7 @@ static int collect(const void *payload, size_t size, void *arg)
 		p->nabs = h.nabs;
 		p->abs = malloc((size_t)h.nabs * 8 + 8);
 		memcpy(p->abs, d + h.source_len + h.lineinfo_len, (size_t)h.nabs * 8);
+		read_names(p, payload, size);
 		return 0;
 	}
 	assert_int_equal(type, PERF_LUA_STACK);
@@ -96,6 +133,23 @@ static int line_of(const struct got *g, const struct perf_lua_frame *f)
 	const struct proto *p = proto_of(g, f->addr);
 	assert_non_null(p);
 	return lua_line_of(p->lineinfo, p->nline, p->abs, p->nabs, p->linedefined, f->pc);
+}
+
+/* The name frame f's caller (the frame after it) gives it, as replay works it out: "?"
+ * when none; "T.name" for a field of global table T. */
+static const char *name_of(const struct got *g, const struct perf_lua_frame *f, char *buf,
+			   size_t cap)
+{
+	const struct perf_lua_frame *caller = f + 1;
+	const struct proto *p = (caller->fflags & PERF_LUA_FRAME_C) ? NULL : proto_of(g, caller->addr);
+	const char *name, *table;
+	if (!p || !lua_funcname(&p->names, caller->pc, &name, &table))
+		return "?";
+	if (table)
+		snprintf(buf, cap, "%s.%s", table, name);
+	else
+		snprintf(buf, cap, "%s", name);
+	return buf;
 }
 
 static void wait_ready(const char *path)
@@ -128,8 +182,8 @@ static size_t read_oracle(const char *path, struct oracle_level *lv, size_t cap,
 		if (!strcmp(line, "ready\n"))
 			break;
 		assert_true(n < cap);
-		assert_int_equal(sscanf(line, "%7s %255s %d %d", lv[n].what, lv[n].source,
-					&lv[n].linedefined, &lv[n].currentline), 4);
+		assert_int_equal(sscanf(line, "%7s %255s %d %d %63s", lv[n].what, lv[n].source,
+					&lv[n].linedefined, &lv[n].currentline, lv[n].name), 5);
 		n++;
 	}
 	fclose(f);
@@ -187,10 +241,13 @@ static void chain_in_every_sample(void **state)
 			continue;
 		const struct perf_lua_frame *f = g.frames;
 		bool ok = true;
+		char nb[160];
 		if (f[0].fflags & PERF_LUA_FRAME_C) {
+			/* named as debug.traceback names it: "[C]: in function 'string.rep'" */
 			k = 1;
 			in_rep++;
-			rep_under_line += line_of(&g, &f[1]) == rep_line;
+			rep_under_line += line_of(&g, &f[1]) == rep_line &&
+					  !strcmp(name_of(&g, &f[0], nb, sizeof(nb)), "string.rep");
 		} else if (line_of(&g, &f[0]) != -1 && proto_of(&g, f[0].addr)->linedefined != c_def) {
 			/* leaf's own line, from the VM's pc register: its loop, lines 8 and 9
 			 * (or its return, line 10) */
@@ -198,7 +255,8 @@ static void chain_in_every_sample(void **state)
 			k = 1;
 			in_leaf++;
 			leaf_pc_reg += (f[0].fflags & PERF_LUA_FRAME_PC_REG) != 0;
-			ok &= at > def && at <= def + 3 && line_of(&g, &f[1]) == leaf_line;
+			ok &= at > def && at <= def + 3 && line_of(&g, &f[1]) == leaf_line &&
+			      !strcmp(name_of(&g, &f[0], nb, sizeof(nb)), "leaf");
 		} else {
 			in_c++;
 		}
@@ -210,6 +268,7 @@ static void chain_in_every_sample(void **state)
 				continue;
 			}
 			const struct proto *pr = proto_of(&g, fr->addr);
+			ok &= !strcmp(name_of(&g, fr, nb, sizeof(nb)), lv[i].name);
 			ok &= pr && !strcmp(pr->source, lv[i].source) &&
 			      pr->linedefined == lv[i].linedefined &&
 			      line_of(&g, fr) == lv[i].currentline;
@@ -228,6 +287,7 @@ static void chain_in_every_sample(void **state)
 	for (size_t i = 0; i < g.nprotos; i++) {
 		free(g.protos[i].lineinfo);
 		free(g.protos[i].abs);
+		free(g.protos[i].block);
 	}
 	free(p);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -120,20 +120,41 @@ static void payload(struct fixture *f, const uint8_t *b, size_t n)
 }
 
 /* A prototype defined at line def: instructions at def+1, def+2, def+4, def+5 (the first
- * by abslineinfo, the others by deltas). */
-static void proto(struct fixture *f, uint64_t addr, int32_t def, const char *source)
+ * by abslineinfo, the others by deltas), and the code given (ncode instructions, up to
+ * 4), its string constants (k[0], k[1]) and one upvalue, _ENV. */
+static void proto_code(struct fixture *f, uint64_t addr, int32_t def, const char *source,
+		       const uint32_t *code, uint32_t ncode, const char *k0, const char *k1)
 {
-	uint8_t b[256], *p = b;
+	uint8_t b[512], *p = b, names[256], *q = names;
 	uint32_t magic = PERF_LUA_MAGIC, pid = PID, zero = 0, nline = 4, nabs = 1;
 	uint16_t type = PERF_LUA_PROTO, flags = 0, sl = (uint16_t)strlen(source), z16 = 0;
+	uint16_t nk = 0, nloc = 0, nup = 1;
 	int32_t last = def + 6, abs[2] = { 0, def + 1 };
 	int8_t lineinfo[4] = { -0x80, 1, 2, 1 };
 	uint32_t sizecode = 4;
+	const char *ks[2] = { k0, k1 };
+	for (uint32_t i = 0; i < 2; i++)
+		if (ks[i]) {
+			uint8_t len = (uint8_t)strlen(ks[i]);
+			put(&q, &i, 4), put(&q, &len, 1), put(&q, ks[i], len);
+			nk++;
+		}
+	uint8_t env = 4;
+	put(&q, &env, 1), put(&q, "_ENV", 4);
+	uint32_t names_len = (uint32_t)(q - names);
 	put(&p, &magic, 4), put(&p, &type, 2), put(&p, &flags, 2), put(&p, &pid, 4);
 	put(&p, &zero, 4), put(&p, &addr, 8), put(&p, &def, 4), put(&p, &last, 4);
 	put(&p, &sizecode, 4), put(&p, &sl, 2), put(&p, &z16, 2), put(&p, &nline, 4);
-	put(&p, &nabs, 4), put(&p, source, sl), put(&p, lineinfo, 4), put(&p, abs, 8);
+	put(&p, &nabs, 4), put(&p, &ncode, 4), put(&p, &names_len, 4), put(&p, &nk, 2);
+	put(&p, &nloc, 2), put(&p, &nup, 2), put(&p, &z16, 2);
+	put(&p, source, sl), put(&p, lineinfo, 4), put(&p, abs, 8);
+	put(&p, code, ncode * 4), put(&p, names, names_len);
 	payload(f, b, (size_t)(p - b));
+}
+
+static void proto(struct fixture *f, uint64_t addr, int32_t def, const char *source)
+{
+	proto_code(f, addr, def, source, NULL, 0, NULL, NULL);
 }
 
 struct lf {
@@ -156,7 +177,8 @@ static void stack(struct fixture *f, uint16_t flags, const struct lf *v, uint32_
 
 /* Names a sample whose native frames are given innermost first: 'v' the VM (lua_pcallk),
  * 'a' and 'b' the two C functions, 'x' another module; f->names: the named stack
- * outermost first, Lua frames as NAME@LINE, native ones by their letter. */
+ * outermost first, Lua frames as NAME@LINE, native ones by their letter ('R': named
+ * string.rep). */
 static const char *sample(struct fixture *f, const char *shape, bool whole)
 {
 	struct perf_event_rec ev = { .type = PERF_RECORD_SAMPLE, .pid = PID, .tid = TID,
@@ -183,6 +205,7 @@ static const char *sample(struct fixture *f, const char *shape, bool whole)
 		} else if (s->kind == PROF_NATIVE || s->kind == PROF_TRUNCATED) {
 			uint64_t a = s->addr;
 			char c = s->kind == PROF_TRUNCATED ? 'T'
+				 : s->function && !strcmp(s->function, "string.rep") ? 'R'
 				 : s->module && !strcmp(s->module, other.path) ? 'x'
 				 : a >= vm_at && a < vm_at + 0x40 ? 'v'
 				 : a == cfun[0] + 0x10 ? 'a' : a == cfun[1] + 0x10 ? 'b' : '?';
@@ -218,7 +241,7 @@ static void lua_frames_replace_the_vm_between_c_functions(void **state)
 	stack(f, 0, chain(), 4);
 	/* memcpy above string.rep, above f's line 14, the main chunk's line 2; pmain under */
 	assert_string_equal(sample(f, "xavvvbvx", true),
-			    "x;v;b;main chunk (chain.lua)@2;chain.lua:10@14;a;x");
+			    "x;v;b;main chunk@2;chain.lua:10@14;a;x");
 	assert_int_equal(f->stats.samples, 1);
 	assert_int_equal(f->stats.frames, 2);
 }
@@ -229,10 +252,10 @@ static void the_innermost_lua_frame_runs_in_the_vm(void **state)
 	need_interp();
 	protos(f);
 	stack(f, 0, chain() + 1, 3);
-	assert_string_equal(sample(f, "vvbx", true), "x;b;main chunk (chain.lua)@2;chain.lua:10@14");
+	assert_string_equal(sample(f, "vvbx", true), "x;b;main chunk@2;chain.lua:10@14");
 	/* a C function called but not yet entered: no frame of its own, nothing shown */
 	stack(f, 0, chain(), 4);
-	assert_string_equal(sample(f, "vvbx", true), "x;b;main chunk (chain.lua)@2;chain.lua:10@14");
+	assert_string_equal(sample(f, "vvbx", true), "x;b;main chunk@2;chain.lua:10@14");
 }
 
 static void frames_that_disagree_stay_native(void **state)
@@ -281,6 +304,30 @@ static void a_stack_record_is_taken_once(void **state)
 	assert_int_equal(f->stats.samples, 1);
 }
 
+/* Lua 5.4 instructions (lopcodes.h): op, A << 7, B << 16, C << 24. */
+#define GETTABUP(a, b, c) (11u | (a) << 7 | (b) << 16 | (uint32_t)(c) << 24)
+#define GETFIELD(a, b, c) (14u | (a) << 7 | (b) << 16 | (uint32_t)(c) << 24)
+#define CALL(a) (68u | (a) << 7 | 1u << 16 | 1u << 24)
+
+static void frames_go_by_the_names_their_callers_give(void **state)
+{
+	struct fixture *f = *state;
+	need_interp();
+	/* main: f() at pc 1; f: string.rep(...) at pc 2 */
+	const uint32_t main_code[] = { GETTABUP(0, 0, 0), CALL(0) };
+	const uint32_t f_code[] = { GETTABUP(0, 0, 0), GETFIELD(0, 0, 1), CALL(0) };
+	proto_code(f, MAIN_P, 0, "@chain.lua", main_code, 2, "f", NULL);
+	proto_code(f, F_P, 10, "@chain.lua", f_code, 3, "string", "rep");
+	stack(f, 0, chain(), 4);
+	assert_string_equal(sample(f, "xavvvbvx", true), "x;v;b;main chunk@2;f@14;R;x");
+	/* a tail-called frame's caller is gone: by its source */
+	struct lf v[4];
+	memcpy(v, chain(), sizeof(v));
+	v[1].flags |= PERF_LUA_FRAME_TAIL;
+	stack(f, 0, v, 4);
+	assert_string_equal(sample(f, "xavvvbvx", true), "x;v;b;main chunk@2;chain.lua:10@14;R;x");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +337,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(an_unknown_prototype_keeps_the_sample_native, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_failed_read_is_marked, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_stack_record_is_taken_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(frames_go_by_the_names_their_callers_give, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

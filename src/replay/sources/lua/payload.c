@@ -32,24 +32,51 @@ static int parse_stack(const uint8_t *raw, size_t size, struct replay_lua_payloa
 	return 0;
 }
 
+/* Whether the names block holds its counts' entries, each within it. */
+static bool names_fit(const uint8_t *d, size_t n, const struct perf_lua_proto_head *h)
+{
+	size_t at = 0;
+	const size_t heads[3] = { 4, 8, 0 };
+	const unsigned counts[3] = { h->nkstr, h->nlocvars, h->nupvals };
+	for (int kind = 0; kind < 3; kind++)
+		for (unsigned i = 0; i < counts[kind]; i++) {
+			if (n - at < heads[kind] + 1)
+				return false;
+			at += heads[kind];
+			size_t len = d[at++];
+			if (len > PERF_LUA_NAME_MAX || n - at < len)
+				return false;
+			at += len;
+		}
+	return at == n;
+}
+
 static int parse_proto(const uint8_t *raw, size_t size, struct replay_lua_payload *out)
 {
 	struct perf_lua_proto_head h;
 	if (size < sizeof(h))
 		return err_set(-EINVAL, "lua record: a prototype of %zu bytes", size);
 	memcpy(&h, raw, sizeof(h));
-	uint64_t need = (uint64_t)h.source_len + h.lineinfo_len + (uint64_t)h.nabs * 8;
+	uint64_t need = (uint64_t)h.source_len + h.lineinfo_len + (uint64_t)h.nabs * 8 +
+			(uint64_t)h.ncode * 4 + h.names_len;
 	if (h.source_len > PERF_LUA_SOURCE_MAX || h.lineinfo_len > PERF_LUA_LINEINFO_MAX ||
-	    h.nabs > PERF_LUA_ABS_MAX || need > size - sizeof(h))
-		return err_set(-EINVAL, "lua record: a prototype's lengths (%u, %u, %u pairs) "
-			       "run past its %zu bytes", h.source_len, h.lineinfo_len, h.nabs, size);
-	const uint8_t *d = raw + sizeof(h);
+	    h.nabs > PERF_LUA_ABS_MAX || h.ncode > PERF_LUA_CODE_MAX ||
+	    h.names_len > PERF_LUA_NAMES_MAX || need > size - sizeof(h))
+		return err_set(-EINVAL, "lua record: a prototype's lengths (%u, %u, %u pairs, %u "
+			       "instructions, %u) run past its %zu bytes", h.source_len,
+			       h.lineinfo_len, h.nabs, h.ncode, h.names_len, size);
+	const uint8_t *d = raw + sizeof(h), *code = d + h.source_len + h.lineinfo_len + h.nabs * 8;
+	if (!names_fit(code + (size_t)h.ncode * 4, h.names_len, &h))
+		return err_set(-EINVAL, "lua record: a prototype's names (%u, %u, %u) do not "
+			       "fill their %u bytes", h.nkstr, h.nlocvars, h.nupvals, h.names_len);
 	*out = (struct replay_lua_payload){
 		.type = h.type, .flags = h.flags, .pid = h.pid, .proto = h.proto,
 		.linedefined = h.linedefined, .source = (const char *)d,
 		.source_len = h.source_len, .lineinfo = (const int8_t *)(d + h.source_len),
 		.lineinfo_len = h.lineinfo_len, .abs = d + h.source_len + h.lineinfo_len,
-		.nabs = h.nabs,
+		.nabs = h.nabs, .code = code, .ncode = h.ncode,
+		.names = code + (size_t)h.ncode * 4, .names_len = h.names_len,
+		.nkstr = h.nkstr, .nlocvars = h.nlocvars, .nupvals = h.nupvals,
 	};
 	return 0;
 }

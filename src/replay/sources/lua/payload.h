@@ -29,6 +29,11 @@ struct replay_lua_payload {
 	uint32_t lineinfo_len;
 	const uint8_t *abs; /* nabs pairs of __s32 pc, line, unaligned */
 	uint32_t nabs;
+	const uint8_t *code; /* ncode instructions */
+	uint32_t ncode;
+	const uint8_t *names; /* the names block, checked whole (interp_records.h) */
+	uint32_t names_len;
+	uint16_t nkstr, nlocvars, nupvals;
 };
 
 /* Whether the raw bytes start with the Lua records' magic. */

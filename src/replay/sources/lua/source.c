@@ -8,7 +8,9 @@
  * frames (luaV_execute, luaD_call, lua_pcallk...: every frame of a module that defines
  * Lua's API), the outermost of the run taking them and the others dropped. Native frames
  * of other modules stay where they are (libc's memcpy above the Lua frame that ran it),
- * and the anchors keep their native names. A run of Lua frames with no such run to take
+ * and the anchors are named as Lua names them (the name their caller's code gives:
+ * "string.rep"), Lua frames likewise ("chain_a", "__index"; else "source:linedefined").
+ * A run of Lua frames with no such run to take
  * them, or a C function with no frame of its own, keeps the sample native.
  */
 #include "replay/sources/lua/lua.h"
@@ -35,12 +37,21 @@
 struct proto {
 	uint32_t pid, epoch;
 	uint64_t addr;
-	const char *name, *file;
+	const char *name, *file; /* name: "source:linedefined" or "main chunk" */
 	int32_t linedefined;
 	const int8_t *lineinfo;
 	uint32_t nline;
 	const int32_t *abs;
 	uint32_t nabs;
+	struct lua_names names; /* for the names of the functions it calls */
+};
+
+/* The name a call site gives the function it calls, once worked out: by the caller's
+ * index + 1 (0: a free slot) and the call's pc. name NULL: none. */
+struct callee {
+	uint32_t proto;
+	int32_t pc;
+	const char *name;
 };
 
 struct proc {
@@ -78,6 +89,9 @@ struct lua_source {
 	VEC(const struct proto *) frame_protos;
 	VEC(struct segment) segments;
 	VEC(int32_t) place; /* per native frame: a segment, DROP or NATIVE */
+	VEC(int32_t) anchor; /* per native frame: the C function's Lua frame, or -1 */
+	struct callee *callees;
+	size_t ncallees, callee_slots;
 };
 
 static uint64_t proto_hash(uint32_t pid, uint32_t epoch, uint64_t addr)
@@ -164,6 +178,40 @@ static const char *short_source(struct lua_source *s, const char *src, size_t n)
 	return arena_strdup(&s->strings, buf);
 }
 
+/* The names block of a proto record (checked whole by the parser) as arrays in the
+ * arena. */
+static int read_names(struct lua_source *s, const struct replay_lua_payload *pl,
+		      struct lua_names *n)
+{
+	struct lua_kname *k = arena_alloc(&s->strings, (pl->nkstr + 1) * sizeof(*k));
+	struct lua_locvar *loc = arena_alloc(&s->strings, (pl->nlocvars + 1) * sizeof(*loc));
+	const char **upv = arena_alloc(&s->strings, (pl->nupvals + 1) * sizeof(*upv));
+	*n = (struct lua_names){ .ncode = pl->ncode, .k = k, .loc = loc, .upv = upv };
+	n->code = pl->ncode ? arena_copy(&s->strings, pl->code, (size_t)pl->ncode * 4) : NULL;
+	if (!k || !loc || !upv || (pl->ncode && !n->code))
+		return -ENOMEM;
+	const uint8_t *d = pl->names;
+	for (uint16_t i = 0; i < pl->nkstr; i++, n->nk++) {
+		memcpy(&k[i].index, d, 4);
+		if (!(k[i].name = arena_strndup(&s->strings, (const char *)d + 5, d[4])))
+			return -ENOMEM;
+		d += 5 + d[4];
+	}
+	for (uint16_t i = 0; i < pl->nlocvars; i++, n->nloc++) {
+		memcpy(&loc[i].startpc, d, 4);
+		memcpy(&loc[i].endpc, d + 4, 4);
+		if (!(loc[i].name = arena_strndup(&s->strings, (const char *)d + 9, d[8])))
+			return -ENOMEM;
+		d += 9 + d[8];
+	}
+	for (uint16_t i = 0; i < pl->nupvals; i++, n->nupv++) {
+		if (!(upv[i] = arena_strndup(&s->strings, (const char *)d + 1, d[0])))
+			return -ENOMEM;
+		d += 1 + d[0];
+	}
+	return 0;
+}
+
 static int add_proto(struct lua_source *s, const struct replay_lua_payload *pl)
 {
 	struct proc *pr = proc_of(s, pl->pid);
@@ -179,10 +227,12 @@ static int add_proto(struct lua_source *s, const struct replay_lua_payload *pl)
 		return -ENOMEM;
 	char buf[600];
 	if (pl->linedefined == 0)
-		snprintf(buf, sizeof(buf), "main chunk (%s)", p.file);
+		snprintf(buf, sizeof(buf), "main chunk");
 	else
 		snprintf(buf, sizeof(buf), "%s:%d", p.file, pl->linedefined);
 	p.name = arena_strdup(&s->strings, buf);
+	if (read_names(s, pl, &p.names))
+		return -ENOMEM;
 	p.lineinfo = pl->lineinfo_len ? arena_copy(&s->strings, pl->lineinfo, pl->lineinfo_len)
 				      : NULL;
 	p.abs = pl->nabs ? arena_copy(&s->strings, pl->abs, (size_t)pl->nabs * 8) : NULL;
@@ -329,6 +379,7 @@ static bool splice(struct lua_source *s, const struct replay_stack *st)
 		}
 		if (!place(s, st, first, j, lo, k, false))
 			return false;
+		s->anchor.v[k] = (int32_t)j;
 		lo = k + 1;
 		first = j + 1;
 	}
@@ -341,13 +392,17 @@ static int begin_stack(void *self, const struct replay_stack *st)
 	struct lua_source *s = self;
 	s->segments.n = 0;
 	s->place.n = 0;
+	s->anchor.n = 0;
 	s->frame_protos.n = 0;
 	if (!take_record(s, st) || !s->frames.n)
 		return 0;
-	if (!vec_reserve(&s->place, st->n) || !vec_reserve(&s->frame_protos, s->frames.n))
+	if (!vec_reserve(&s->place, st->n) || !vec_reserve(&s->anchor, st->n) ||
+	    !vec_reserve(&s->frame_protos, s->frames.n))
 		return err_set(-ENOMEM, "out of memory");
-	for (size_t i = 0; i < st->n; i++)
+	for (size_t i = 0; i < st->n; i++) {
 		s->place.v[s->place.n++] = NATIVE;
+		s->anchor.v[s->anchor.n++] = -1;
+	}
 	for (size_t j = 0; j < s->frames.n; j++) {
 		const struct perf_lua_frame *f = &s->frames.v[j];
 		const struct proto *p = NULL;
@@ -362,6 +417,7 @@ static int begin_stack(void *self, const struct replay_stack *st)
 	if (!splice(s, st)) {
 		s->stats->inconsistent++;
 		s->place.n = 0;
+		s->anchor.n = 0;
 		s->segments.n = 0;
 		return 0;
 	}
@@ -373,25 +429,108 @@ static int begin_stack(void *self, const struct replay_stack *st)
 	return 0;
 }
 
-static void name_lua(const struct proto *p, const struct perf_lua_frame *f,
-		     struct replay_sym_frame *out)
+static size_t callee_hash(uint32_t proto, int32_t pc)
 {
+	return (size_t)(((uint64_t)proto << 32 | (uint32_t)pc) * 0x9e3779b97f4a7c15ull >> 20);
+}
+
+static struct callee *callee_slot(struct callee *v, size_t nslots, uint32_t proto, int32_t pc)
+{
+	for (size_t i = callee_hash(proto, pc) & (nslots - 1);; i = (i + 1) & (nslots - 1))
+		if (!v[i].proto || (v[i].proto == proto && v[i].pc == pc))
+			return &v[i];
+}
+
+/* The name Lua gives the function called by caller at pc ("chain_a", "string.rep",
+ * "__index", "for iterator"), NULL when none; worked out once per call site. */
+static const char *callee_name(struct lua_source *s, const struct proto *caller, int32_t pc)
+{
+	uint32_t id = (uint32_t)(caller - s->protos.v) + 1;
+	if (s->ncallees + 1 > s->callee_slots / 2) {
+		size_t n = s->callee_slots ? s->callee_slots * 2 : 1024;
+		struct callee *v = calloc(n, sizeof(*v));
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < s->callee_slots; i++)
+			if (s->callees[i].proto)
+				*callee_slot(v, n, s->callees[i].proto, s->callees[i].pc) = s->callees[i];
+		free(s->callees);
+		s->callees = v;
+		s->callee_slots = n;
+	}
+	struct callee *c = callee_slot(s->callees, s->callee_slots, id, pc);
+	if (c->proto)
+		return c->name;
+	const char *name, *table, *what = lua_funcname(&caller->names, pc, &name, &table);
+	char buf[2 * PERF_LUA_NAME_MAX + 8];
+	if (!what)
+		buf[0] = 0;
+	else if (!strcmp(what, "metamethod"))
+		snprintf(buf, sizeof(buf), "__%s", name);
+	else if (table)
+		snprintf(buf, sizeof(buf), "%s.%s", table, name);
+	else
+		snprintf(buf, sizeof(buf), "%s", name);
+	*c = (struct callee){ id, pc, buf[0] ? arena_strdup(&s->strings, buf) : NULL };
+	s->ncallees++;
+	return c->name;
+}
+
+/* The name the caller of Lua frame j (innermost first) gives it: NULL when it was tail
+ * called (its caller is gone), called from C, or the caller's code names nothing. */
+static const char *name_of(struct lua_source *s, size_t j)
+{
+	if (j + 1 >= s->frames.n || (s->frames.v[j].fflags & PERF_LUA_FRAME_TAIL))
+		return NULL;
+	const struct proto *caller = s->frame_protos.v[j + 1];
+	if (!caller || s->frames.v[j + 1].pc < 0)
+		return NULL;
+	return callee_name(s, caller, s->frames.v[j + 1].pc);
+}
+
+static void name_lua(struct lua_source *s, size_t j, struct replay_sym_frame *out)
+{
+	const struct proto *p = s->frame_protos.v[j];
+	const struct perf_lua_frame *f = &s->frames.v[j];
 	if (!p) {
 		out->function = READ_FAILED_NAME;
 		return;
 	}
 	int32_t line = lua_line_of(p->lineinfo, p->nline, p->abs, p->nabs, p->linedefined, f->pc);
-	out->function = p->name;
+	const char *name = name_of(s, j);
+	out->function = name ? name : p->name;
 	out->file = p->file;
 	out->line = line > 0 ? (uint32_t)line : 0;
 	out->first_line = p->linedefined > 0 ? (uint32_t)p->linedefined : 0;
 	out->addr = f->pc >= 0 ? (uint64_t)f->pc : 0;
 }
 
+/* A C function's native frame, named as its Lua caller names it (string.rep); left to
+ * the next source (its symbol, in a stripped lua5.4 none) when Lua gives no name. */
+static int name_c(struct lua_source *s, const struct replay_stack *st, size_t i,
+		  struct replay_frames *out)
+{
+	const char *name = name_of(s, (size_t)s->anchor.v[i]);
+	const struct unw_frame *fr = &st->frames[i];
+	if (!name)
+		return 0;
+	struct replay_sym_frame *sf = replay_frames_push(out, PROF_NATIVE);
+	if (!sf)
+		return 1;
+	sf->function = name;
+	sf->module = fr->mod->path;
+	sf->build_id = fr->mod->build_id;
+	sf->addr = fr->rel;
+	sf->pc = fr->pc;
+	return 1;
+}
+
 static int name_frame(void *self, const struct replay_stack *st, size_t i,
 		      struct replay_frames *out)
 {
 	struct lua_source *s = self;
+	if (i < s->anchor.n && s->anchor.v[i] >= 0)
+		return name_c(s, st, i, out);
 	if (i >= s->place.n || s->place.v[i] == NATIVE)
 		return 0;
 	if (s->place.v[i] == DROP)
@@ -405,7 +544,7 @@ static int name_frame(void *self, const struct replay_stack *st, size_t i,
 		struct replay_sym_frame *sf = replay_frames_push(out, PROF_VM);
 		if (!sf)
 			return 1;
-		name_lua(s->frame_protos.v[k - 1], f, sf);
+		name_lua(s, k - 1, sf);
 		sf->module = fr->mod->path;
 		sf->build_id = fr->mod->build_id;
 		sf->pc = fr->pc;
@@ -448,6 +587,8 @@ static void close_source(void *self)
 	vec_free(&s->frame_protos);
 	vec_free(&s->segments);
 	vec_free(&s->place);
+	vec_free(&s->anchor);
+	free(s->callees);
 	free(s);
 }
 
