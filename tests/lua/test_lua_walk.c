@@ -17,11 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "lua/lua.h"
 #include "record/lua_interp.h"
 #include "record/lua_walk.h"
@@ -55,6 +57,7 @@ struct got {
 	size_t nprotos;
 	struct perf_lua_stack_head head;
 	struct perf_lua_frame frames[64];
+	struct perf_lua_frame *all; /* NULL, or room for every frame */
 };
 
 /* The record's names block as arrays (replay's parser checked it), NUL-terminated copies
@@ -117,6 +120,9 @@ static int collect(const void *payload, size_t size, void *arg)
 	memcpy(&g->head, payload, sizeof(g->head));
 	size_t n = g->head.nframes < 64 ? g->head.nframes : 64;
 	memcpy(g->frames, (const uint8_t *)payload + sizeof(g->head), n * sizeof(g->frames[0]));
+	if (g->all)
+		memcpy(g->all, (const uint8_t *)payload + sizeof(g->head),
+		       g->head.nframes * sizeof(g->frames[0]));
 	return 0;
 }
 
@@ -152,20 +158,34 @@ static const char *name_of(const struct got *g, const struct perf_lua_frame *f, 
 	return buf;
 }
 
-static void wait_ready(const char *path)
+/* Waits for the script's "ready" in path; kills pid and fails after 5 s without it. */
+static void wait_ready(const char *path, pid_t pid)
 {
 	for (int i = 0; i < 500; i++) {
-		char buf[4096];
-		FILE *f = fopen(path, "r");
-		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-		if (f)
-			fclose(f);
-		buf[n] = 0;
-		if (strstr(buf, "ready\n"))
+		size_t n;
+		char *text = file_read_text(path, &n);
+		bool ready = text && strstr(text, "ready\n");
+		free(text);
+		if (ready)
 			return;
 		usleep(10000);
 	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, __WALL);
 	fail_msg("%s: the script never said ready", path);
+}
+
+/* The script under test, a child that dies with the test (a failed assertion leaves
+ * no interpreter behind). */
+static pid_t run_lua(const char *script, const char *out, const char *mode)
+{
+	pid_t pid = fork();
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl(LUA_BIN, LUA_BIN, script, out, mode, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
 }
 
 /* The oracle's levels (from chain_c's caller out) and the lines chain_c calls from. */
@@ -202,12 +222,8 @@ static void chain_in_every_sample(void **state)
 	assert_int_equal(system(cmd), 0);
 	unsigned release;
 	assert_int_equal(rec_lua_release_of(0, LUA_BIN, &release), 0);
-	pid_t pid = fork();
-	if (!pid) {
-		execl(LUA_BIN, LUA_BIN, script, out, (char *)NULL);
-		_exit(127);
-	}
-	wait_ready(out);
+	pid_t pid = run_lua(script, out, NULL);
+	wait_ready(out, pid);
 	struct oracle_level lv[16];
 	int c_def = 0, leaf_line = 0, rep_line = 0;
 	size_t nlv = read_oracle(out, lv, 16, &c_def, &leaf_line, &rep_line);
@@ -294,10 +310,147 @@ static void chain_in_every_sample(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Lua's name against ours: equal, or ours qualified by the global table it comes from
+ * (Lua's getinfo says "resume" where its traceback says "coroutine.resume"). */
+static bool same_name(const char *ours, const char *lua)
+{
+	size_t a = strlen(ours), b = strlen(lua);
+	return !strcmp(ours, lua) ||
+	       (a > b + 1 && ours[a - b - 1] == '.' && !strcmp(ours + a - b, lua));
+}
+
+struct row {
+	char what[8], source[256], name[64], tail[8];
+	int linedefined, currentline;
+};
+
+/* Runs tests/lua/shapes.lua's shape, stops it SAMPLES / 4 times: every stack is hot (or
+ * string.rep over it) over the rows Lua reported, in order, with their lines, names and
+ * tail calls. The fraction of such stacks. */
+static double shape_in_samples(const char *shape, unsigned *nrows)
+{
+	char dir[] = "/tmp/tally-lua-shape-XXXXXX", script[512], out[512], cmd[1200];
+	assert_non_null(mkdtemp(dir));
+	snprintf(script, sizeof(script), "%s/shapes.lua", dir);
+	snprintf(out, sizeof(out), "%s/oracle", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s/tests/lua/shapes.lua %s",
+		 getenv("ROOT") ? getenv("ROOT") : ".", script);
+	assert_int_equal(system(cmd), 0);
+	unsigned release;
+	assert_int_equal(rec_lua_release_of(0, LUA_BIN, &release), 0);
+	pid_t pid = run_lua(script, out, shape);
+	wait_ready(out, pid);
+	static struct row rows[400];
+	unsigned n = 0;
+	int hot_def = -1;
+	FILE *f = fopen(out, "r");
+	char line[700];
+	while (f && fgets(line, sizeof(line), f) && strcmp(line, "ready\n")) {
+		if (sscanf(line, "hot %d", &hot_def) == 1)
+			continue;
+		assert_true(n < 400);
+		struct row *r = &rows[n++];
+		assert_int_equal(sscanf(line, "%7s %255s %d %d %63s %7s", r->what, r->source,
+					&r->linedefined, &r->currentline, r->name, r->tail), 6);
+	}
+	if (f)
+		fclose(f);
+	*nrows = n;
+
+	struct rec_lua_proc *p = calloc(1, sizeof(*p));
+	p->lay = lua_layout_of(release);
+	p->pid = (uint32_t)pid;
+	struct rec_mem mem = { rec_mem_read_process, (void *)(uintptr_t)pid };
+	static struct got g;
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(ptrace(PTRACE_SEIZE, pid, 0, 0), 0);
+	int good = 0, total = SAMPLES / 4;
+	static struct perf_lua_frame frames[PERF_LUA_MAX_FRAMES];
+	for (int s = 0; s < total; s++) {
+		int st;
+		assert_int_equal(ptrace(PTRACE_INTERRUPT, pid, 0, 0), 0);
+		assert_int_equal(waitpid(pid, &st, __WALL), pid);
+		struct user_regs_struct regs;
+		assert_int_equal(ptrace(PTRACE_GETREGS, pid, 0, &regs), 0);
+		uint64_t cache = 0;
+		struct rec_interp_thread th = { (uint32_t)pid, (uint32_t)pid, (uint64_t)pid, &regs,
+						&cache };
+		g.all = frames;
+		assert_int_equal(rec_lua_walk(p, &mem, &th, collect, &g), 0);
+		assert_int_equal(ptrace(PTRACE_CONT, pid, 0, 0), 0);
+		struct timespec ts = { 0, 1000000 + (s % 7) * 131000 };
+		nanosleep(&ts, NULL);
+		uint32_t k = frames[0].fflags & PERF_LUA_FRAME_C ? 1 : 0;
+		const struct proto *hp = proto_of(&g, frames[k].addr);
+		bool ok = !g.head.flags && g.head.nframes == k + 1 + n && hp &&
+			  hp->linedefined == hot_def;
+		char nb[160];
+		for (unsigned i = 0; ok && i < n; i++) {
+			const struct perf_lua_frame *fr = &frames[k + 1 + i];
+			const struct row *r = &rows[i];
+			const char *ours = i + 1 < n ? name_of(&g, fr, nb, sizeof(nb)) : "?";
+			ok &= same_name(ours, r->name);
+			if (!strcmp(r->what, "C")) {
+				ok &= (fr->fflags & PERF_LUA_FRAME_C) != 0;
+				continue;
+			}
+			const struct proto *pr = proto_of(&g, fr->addr);
+			ok &= pr && !strcmp(pr->source, r->source) &&
+			      pr->linedefined == r->linedefined && line_of(&g, fr) == r->currentline &&
+			      !(fr->fflags & PERF_LUA_FRAME_TAIL) == !strcmp(r->tail, "false");
+		}
+		good += ok;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, __WALL);
+	for (size_t i = 0; i < g.nprotos; i++) {
+		free(g.protos[i].lineinfo);
+		free(g.protos[i].abs);
+		free(g.protos[i].block);
+	}
+	free(p);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	print_message("%s: %d of %d stacks whole (%u levels below hot)\n", shape, good, total, n);
+	return (double)good / total;
+}
+
+static void a_coroutine_over_its_resumer(void **state)
+{
+	unsigned n;
+	assert_true(shape_in_samples("co", &n) >= 0.98);
+	assert_int_equal(n, 5); /* body; coroutine.resume, outer, main chunk, pmain */
+}
+
+static void deep_recursion_whole(void **state)
+{
+	unsigned n;
+	assert_true(shape_in_samples("rec", &n) >= 0.98);
+	assert_int_equal(n, 151 + 3); /* rec x 151, the closure, main chunk, pmain */
+}
+
+static void a_tail_call_marked(void **state)
+{
+	unsigned n;
+	assert_true(shape_in_samples("tail", &n) >= 0.98);
+	assert_int_equal(n, 3); /* tail_b (tail called), main chunk, pmain */
+}
+
+static void pcall_after_a_caught_error(void **state)
+{
+	unsigned n;
+	assert_true(shape_in_samples("pcall", &n) >= 0.98);
+	assert_int_equal(n, 5); /* pcall_b, pcall, pcall_a, main chunk, pmain */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(chain_in_every_sample),
+		cmocka_unit_test(a_coroutine_over_its_resumer),
+		cmocka_unit_test(deep_recursion_whole),
+		cmocka_unit_test(a_tail_call_marked),
+		cmocka_unit_test(pcall_after_a_caught_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
