@@ -108,7 +108,8 @@ static void need_interp(void)
 
 static void put(uint8_t **p, const void *v, size_t n)
 {
-	memcpy(*p, v, n);
+	if (n)
+		memcpy(*p, v, n);
 	*p += n;
 }
 
