@@ -18,10 +18,12 @@
 
 #define BASE 0x10000u
 /* Reads a walk may make at most: the registers' and the stack's candidates (three reads
- * each), each frame (CallInfo, function value, closure, prototype) and each new
+ * each), each state's Lua stack, each frame (CallInfo, function value, closure, prototype)
+ * and each new
  * prototype's record (prototype, source, six arrays, two reads per name), with room to
  * spare. */
-#define MAX_READS (3 * (15 + REC_LUA_SCAN_BYTES / 8) + 16 + 4 * (PERF_LUA_MAX_FRAMES + 1) + \
+#define MAX_READS (3 * (15 + REC_LUA_SCAN_BYTES / 8) + 16 + REC_LUA_MAX_STATES + \
+		   4 * (PERF_LUA_MAX_FRAMES + 1) + \
 		   64 * (9 + 2 * (PERF_LUA_KSTR_MAX + PERF_LUA_LOCVARS_MAX +            \
 				  PERF_LUA_UPVALS_MAX)) + 16)
 

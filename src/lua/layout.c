@@ -4,8 +4,8 @@
  * pointers and size_t 8 bytes, int 4, a struct aligned to its widest member):
  *  - lua_State: CommonHeader (next 0, tt 8, marked 9), status 10, allowhook 11, nci 12,
  *    top 16, l_G 24, ci 32 in every 5.4. 5.4.0 keeps 'const Instruction *oldpc' after ci
- *    (5.4.1 turned it into an int at the end), 5.4.3 added 'StkId tbclist' after
- *    openupval: base_ci (a CallInfo, 64 bytes) at 96, 88, 96.
+ *    (5.4.1 turned it into an int at the end): stack at 56, then 48. 5.4.3 added 'StkId
+ *    tbclist' after openupval: base_ci (a CallInfo, 64 bytes) at 96, 88, 96.
  *  - global_State: ten words, the string table (16), l_registry and nilvalue (TValues, 16
  *    each), seed, ten lu_byte GC fields (eleven from 5.4.3: gcstopem) padded to 112, then
  *    the GC lists: 5.4.0 has 16 of them before twups and panic, 5.4.1 on 17 (old1,
@@ -30,7 +30,8 @@
 #include <string.h>
 
 #define COMMON                                                                       \
-	.state_status = 10, .state_l_g = 24, .state_ci = 32, .ci_func = 0,            \
+	.state_status = 10, .state_top = 16, .state_l_g = 24, .state_ci = 32,         \
+	.ci_func = 0,                                                                 \
 	.ci_previous = 16, .ci_savedpc = 32, .ci_callstatus = 62, .ci_size = 64,      \
 	.cist_c = 1u << 1, .cl_proto = 24, .cl_cfunc = 24, .cl_size = 32,             \
 	.p_sizecode = 24, .p_sizelineinfo = 28, .p_sizeabslineinfo = 40,             \
@@ -42,23 +43,32 @@
 	.upvaldesc_size = 16
 
 static const struct lua_layout layouts[] = {
-	{ .release = 0, COMMON, .state_base_ci = 96, .state_size = 200, .g_mainthread = 256,
+	{ .release = 0, COMMON, .state_stack = 56, .state_base_ci = 96,
+	  .state_size = 200, .g_mainthread = 256,
 	  .cist_tail = 1u << 4 },
-	{ .release = 1, COMMON, .state_base_ci = 88, .state_size = 192, .g_mainthread = 264,
+	{ .release = 1, COMMON, .state_stack = 48, .state_base_ci = 88,
+	  .state_size = 192, .g_mainthread = 264,
 	  .cist_tail = 1u << 4 },
-	{ .release = 2, COMMON, .state_base_ci = 88, .state_size = 192, .g_mainthread = 264,
+	{ .release = 2, COMMON, .state_stack = 48, .state_base_ci = 88,
+	  .state_size = 192, .g_mainthread = 264,
 	  .cist_tail = 1u << 5 },
-	{ .release = 3, COMMON, .state_base_ci = 96, .state_size = 200, .g_mainthread = 264,
+	{ .release = 3, COMMON, .state_stack = 48, .state_base_ci = 96,
+	  .state_size = 200, .g_mainthread = 264,
 	  .cist_tail = 1u << 5 },
-	{ .release = 4, COMMON, .state_base_ci = 96, .state_size = 200, .g_mainthread = 264,
+	{ .release = 4, COMMON, .state_stack = 48, .state_base_ci = 96,
+	  .state_size = 200, .g_mainthread = 264,
 	  .cist_tail = 1u << 5 },
-	{ .release = 5, COMMON, .state_base_ci = 96, .state_size = 200, .g_mainthread = 264,
+	{ .release = 5, COMMON, .state_stack = 48, .state_base_ci = 96,
+	  .state_size = 200, .g_mainthread = 264,
 	  .cist_tail = 1u << 5 },
-	{ .release = 6, COMMON, .state_base_ci = 96, .state_size = 200, .g_mainthread = 264,
+	{ .release = 6, COMMON, .state_stack = 48, .state_base_ci = 96,
+	  .state_size = 200, .g_mainthread = 264,
 	  .cist_tail = 1u << 5 },
-	{ .release = 7, COMMON, .state_base_ci = 96, .state_size = 200, .g_mainthread = 264,
+	{ .release = 7, COMMON, .state_stack = 48, .state_base_ci = 96,
+	  .state_size = 200, .g_mainthread = 264,
 	  .cist_tail = 1u << 5 },
-	{ .release = 8, COMMON, .state_base_ci = 96, .state_size = 200, .g_mainthread = 264,
+	{ .release = 8, COMMON, .state_stack = 48, .state_base_ci = 96,
+	  .state_size = 200, .g_mainthread = 264,
 	  .cist_tail = 1u << 5 },
 };
 

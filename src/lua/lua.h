@@ -16,7 +16,8 @@
 struct lua_layout {
 	unsigned release;          /* N of 5.4.N */
 	/* lua_State */
-	uint16_t state_status, state_l_g, state_ci, state_base_ci, state_size;
+	uint16_t state_status, state_top, state_l_g, state_ci, state_stack, state_base_ci,
+		state_size;
 	/* global_State */
 	uint16_t g_mainthread;
 	/* CallInfo */

@@ -23,9 +23,12 @@
 #define HIGHEST 0x800000000000ull
 
 struct state {
-	uint64_t addr, g, ci;
+	uint64_t addr, g, ci, stack, top;
 	uint8_t status;
 };
+
+/* A state's Lua stack read at most (bytes): its frames' function values, in one read. */
+#define STACK_WINDOW 16384
 
 struct walker {
 	struct rec_lua_proc *p;
@@ -48,6 +51,9 @@ struct walker {
 	struct state states[REC_LUA_MAX_STATES];
 	size_t nstates;
 	uint64_t page[PAGE / 8];
+	uint8_t window[STACK_WINDOW]; /* the Lua stack of the state being walked */
+	uint64_t window_at;
+	size_t window_n;
 	uint64_t mark;
 	uint32_t since, span;
 };
@@ -104,8 +110,8 @@ static bool is_state(struct walker *w, uint64_t v, struct state *s)
 	if (p->not_state[slot] == v)
 		return false;
 	uint8_t b[64];
-	size_t have = l->state_ci + 8;
-	if (rd(w, v, b, have) || get(b, have, 8, 1) != LUA_TAG_THREAD)
+	size_t have = l->state_ci + 8, whole = (size_t)l->state_stack + 8;
+	if (rd(w, v, b, whole) || get(b, whole, 8, 1) != LUA_TAG_THREAD)
 		goto no;
 	uint64_t g = get(b, have, l->state_l_g, 8);
 	if (!g || (g & 7))
@@ -122,6 +128,8 @@ static bool is_state(struct walker *w, uint64_t v, struct state *s)
 		p->mainthread = m;
 	}
 	*s = (struct state){ .addr = v, .g = g, .ci = get(b, have, l->state_ci, 8),
+			     .stack = get(b, whole, l->state_stack, 8),
+			     .top = get(b, whole, l->state_top, 8),
 			     .status = (uint8_t)get(b, have, l->state_status, 1) };
 	return true;
 no:
@@ -457,7 +465,10 @@ static int ci_step(struct walker *w, const struct state *s, uint64_t *ci, bool i
 	*ci = get(b, l->ci_size, l->ci_previous, 8);
 	if (status & l->cist_tail)
 		f->fflags |= PERF_LUA_FRAME_TAIL;
-	if (rd(w, func, tv, sizeof(tv)))
+	if (func >= w->window_at && func - w->window_at <= w->window_n &&
+	    w->window_n - (func - w->window_at) >= sizeof(tv))
+		memcpy(tv, w->window + (func - w->window_at), sizeof(tv));
+	else if (rd(w, func, tv, sizeof(tv)))
 		goto failed;
 	uint64_t value = get(tv, sizeof(tv), 0, 8);
 	uint8_t tag = (uint8_t)get(tv, sizeof(tv), 8, 1);
@@ -483,6 +494,19 @@ failed:
 	return -1;
 }
 
+/* The state's Lua stack, up to its top (at most STACK_WINDOW bytes): where its frames'
+ * function values lie, read once instead of once a frame. Nothing when unreadable. */
+static void read_window(struct walker *w, const struct state *s)
+{
+	w->window_at = s->stack;
+	w->window_n = 0;
+	if (!s->stack || s->top <= s->stack)
+		return;
+	size_t n = s->top - s->stack > STACK_WINDOW ? STACK_WINDOW : (size_t)(s->top - s->stack);
+	if (!rd(w, s->stack, w->window, n))
+		w->window_n = n;
+}
+
 /* The frames of every found state, innermost first. */
 static void walk_states(struct walker *w)
 {
@@ -491,6 +515,7 @@ static void walk_states(struct walker *w)
 		uint64_t ci = s->ci;
 		uint32_t before = w->stack.h.nframes;
 		restart_cycles(w);
+		read_window(w, s);
 		int r = 0;
 		for (uint32_t k = 0; !r && ci && k < PERF_LUA_MAX_FRAMES; k++)
 			r = ci_step(w, s, &ci, i == 0 && k == 0);
