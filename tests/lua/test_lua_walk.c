@@ -177,12 +177,12 @@ static void wait_ready(const char *path, pid_t pid)
 
 /* The script under test, a child that dies with the test (a failed assertion leaves
  * no interpreter behind). */
-static pid_t run_lua(const char *script, const char *out, const char *mode)
+static pid_t run_lua(const char *bin, const char *script, const char *out, const char *mode)
 {
 	pid_t pid = fork();
 	if (!pid) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		execl(LUA_BIN, LUA_BIN, script, out, mode, (char *)NULL);
+		execl(bin, bin, script, out, mode, (char *)NULL);
 		_exit(127);
 	}
 	return pid;
@@ -236,7 +236,7 @@ static void chain_in_every_sample(void **state)
 	assert_int_equal(system(cmd), 0);
 	unsigned release;
 	assert_int_equal(rec_lua_release_of(0, LUA_BIN, &release), 0);
-	pid_t pid = run_lua(script, out, NULL);
+	pid_t pid = run_lua(LUA_BIN, script, out, NULL);
 	wait_ready(out, pid);
 	struct oracle_level lv[16];
 	int c_def = 0, leaf_line = 0, rep_line = 0;
@@ -351,7 +351,7 @@ struct row {
 /* Runs tests/lua/shapes.lua's shape, stops it SAMPLES / 4 times: every stack is hot (or
  * string.rep over it) over the rows Lua reported, in order, with their lines, names and
  * tail calls. The fraction of such stacks. */
-static double shape_in_samples(const char *shape, unsigned *nrows)
+static double shape_in(const char *bin, const char *lib, const char *shape, unsigned *nrows)
 {
 	char dir[] = "/tmp/tally-lua-shape-XXXXXX", script[512], out[512], cmd[1200];
 	assert_non_null(mkdtemp(dir));
@@ -361,8 +361,8 @@ static double shape_in_samples(const char *shape, unsigned *nrows)
 		 getenv("ROOT") ? getenv("ROOT") : ".", script);
 	assert_int_equal(system(cmd), 0);
 	unsigned release;
-	assert_int_equal(rec_lua_release_of(0, LUA_BIN, &release), 0);
-	pid_t pid = run_lua(script, out, shape);
+	assert_int_equal(rec_lua_release_of(0, lib, &release), 0);
+	pid_t pid = run_lua(bin, script, out, shape);
 	wait_ready(out, pid);
 	static struct row rows[400];
 	unsigned n = 0;
@@ -439,6 +439,11 @@ static double shape_in_samples(const char *shape, unsigned *nrows)
 	return (double)good / total;
 }
 
+static double shape_in_samples(const char *shape, unsigned *nrows)
+{
+	return shape_in(LUA_BIN, LUA_BIN, shape, nrows);
+}
+
 static void a_coroutine_over_its_resumer(void **state)
 {
 	unsigned n;
@@ -467,6 +472,26 @@ static void pcall_after_a_caught_error(void **state)
 	assert_int_equal(n, 5); /* pcall_b, pcall, pcall_a, main chunk, pmain */
 }
 
+/* A C program linking Debian's liblua5.4.so.0 (tests/lua/embed.c, built here with the
+ * headers of liblua5.4-dev): the same walk, the C program's main under the main chunk. */
+static void a_program_embedding_liblua(void **state)
+{
+	const char *lib = "/usr/lib/x86_64-linux-gnu/liblua5.4.so.0";
+	char dir[] = "/tmp/tally-lua-embed-XXXXXX", cmd[1200], bin[512];
+	assert_non_null(mkdtemp(dir));
+	snprintf(bin, sizeof(bin), "%s/embed", dir);
+	snprintf(cmd, sizeof(cmd), "cc -O1 -o %s %s/tests/lua/embed.c $(pkg-config --cflags --libs "
+		 "lua5.4)", bin, getenv("ROOT") ? getenv("ROOT") : ".");
+	assert_int_equal(system(cmd), 0);
+	unsigned n;
+	assert_true(shape_in(bin, lib, "pcall", &n) >= 0.98);
+	assert_int_equal(n, 4); /* pcall_b, pcall, pcall_a, main chunk: no pmain */
+	assert_true(shape_in(bin, lib, "co", &n) >= 0.98);
+	assert_int_equal(n, 4);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +500,7 @@ int main(void)
 		cmocka_unit_test(deep_recursion_whole),
 		cmocka_unit_test(a_tail_call_marked),
 		cmocka_unit_test(pcall_after_a_caught_error),
+		cmocka_unit_test(a_program_embedding_liblua),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
