@@ -537,16 +537,13 @@ static int name_frame(void *self, const struct replay_stack *st, size_t i,
 		return 1;
 	const struct segment *g = &s->segments.v[s->place.v[i]];
 	const struct unw_frame *fr = &st->frames[i];
-	for (uint32_t k = g->end; k > g->first; k--) { /* outermost first */
-		const struct perf_lua_frame *f = &s->frames.v[k - 1];
-		if (f->fflags & PERF_LUA_FRAME_C)
-			continue; /* an unentered C function (the innermost): not shown */
+	for (uint32_t k = g->end; k > g->first; k--) { /* outermost first; no C function */
 		struct replay_sym_frame *sf = replay_frames_push(out, PROF_VM);
 		if (!sf)
 			return 1;
+		/* No module, as the agent's VM frames: the frame's code is bytecode (addr is
+		 * its instruction), which no native annotation or mapping may claim. */
 		name_lua(s, k - 1, sf);
-		sf->module = fr->mod->path;
-		sf->build_id = fr->mod->build_id;
 		sf->pc = fr->pc;
 	}
 	return 1;
