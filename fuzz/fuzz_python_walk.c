@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(&cfg, data, sizeof(cfg));
 	struct image im = { data + sizeof(cfg), size - sizeof(cfg), 0 };
-	struct rec_pymem mem = { read_image, &im };
+	struct rec_mem mem = { read_image, &im };
 	struct rec_pyseen seen = { 0 };
 	uint64_t tstate = 0;
 	for (int pass = 0; pass < 2; pass++) { /* the second finds the code objects seen */

@@ -169,6 +169,30 @@ static void print_costs(const struct rec_result *res)
 
 /* What unwinding while recording did: the samples stored unwound and those that kept their
  * copies, by reason (record/live.h). */
+/* What reading the interpreters' frames took: per sample, the BPF program's time, or in
+ * ptrace mode the time a sampled thread was held stopped (and tally's CPU time). */
+static void print_interps(const struct rec_result *res)
+{
+	double n = res->ptrace_samples ? (double)res->ptrace_samples : 1;
+	if (res->py_procs)
+		fprintf(stderr, "tally record: Python: %llu process%s, %llu stacks, %llu code "
+				"objects, %llu lost, %.1f us per sample reading them\n",
+			(unsigned long long)res->py_procs, res->py_procs == 1 ? "" : "es",
+			(unsigned long long)res->py_stacks, (unsigned long long)res->py_codes,
+			(unsigned long long)res->py_lost,
+			res->py_ptrace ? res->ptrace_stopped_ns / 1e3 / n
+			: res->py_runs ? res->py_run_ns / 1e3 / (double)res->py_runs : 0.0);
+	if (res->interp_procs)
+		fprintf(stderr, "tally record: other interpreters: %llu process%s, %.1f us per "
+				"sample reading them\n",
+			(unsigned long long)res->interp_procs, res->interp_procs == 1 ? "" : "es",
+			res->ptrace_stopped_ns / 1e3 / n);
+	if ((res->py_ptrace || res->interp_procs) && res->ptrace_samples)
+		fprintf(stderr, "tally record: ptrace mode: each sampled thread held stopped for "
+				"that read, %.1f us of tally's CPU per sample\n",
+			res->ptrace_cpu_ns / 1e3 / n);
+}
+
 static void print_unwound(const struct rec_live_result *l)
 {
 	uint64_t n = l->complete + l->truncated;
@@ -448,17 +472,8 @@ static int record(const struct rec_opts *o)
 		fprintf(stderr, "tally record: warning: %llu processes past the %d a file holds: "
 				"their perf maps are not kept with it\n",
 			(unsigned long long)res.jit_dropped, REC_JITMAPS_MAX);
-	if (!o->quiet && res.py_procs)
-		fprintf(stderr, "tally record: Python: %llu process%s, %llu stacks, %llu code "
-				"objects, %llu lost, %.1f us per sample reading them\n",
-			(unsigned long long)res.py_procs, res.py_procs == 1 ? "" : "es",
-			(unsigned long long)res.py_stacks, (unsigned long long)res.py_codes,
-			(unsigned long long)res.py_lost,
-			res.py_runs ? res.py_run_ns / 1e3 / (double)res.py_runs : 0.0);
-	if (!o->quiet && res.py_procs && res.py_ptrace && res.py_runs)
-		fprintf(stderr, "tally record: Python in ptrace mode: each sampled thread held "
-				"stopped for that read, %.1f us of tally's CPU per sample\n",
-			res.py_cpu_ns / 1e3 / (double)res.py_runs);
+	if (!o->quiet)
+		print_interps(&res);
 	return o->argv ? res.exit_status : CLI_OK;
 }
 

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -122,6 +123,25 @@ static void note_unreachable(const struct rec_mmap *mm, struct rec_module *e)
 		elf_close(f);
 		return;
 	}
+}
+
+bool rec_mmap_of(const void *rec, size_t size, struct rec_mmap *mm)
+{
+	const struct perf_record_mmap2 {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		uint64_t addr, len, pgoff;
+		uint32_t maj, min; /* or, with PERF_RECORD_MISC_MMAP_BUILD_ID, the build-id */
+		uint64_t ino, ino_generation;
+		uint32_t prot, flags;
+		char name[];
+	} *m = rec;
+	if (size <= sizeof(*m) || m->h.type != PERF_RECORD_MMAP2 || !(m->prot & PROT_EXEC) ||
+	    !memchr(m->name, 0, size - sizeof(*m)))
+		return false;
+	*mm = (struct rec_mmap){ m->pid, m->addr, m->addr + m->len, m->maj, m->min, m->ino,
+				 m->name, m->pgoff };
+	return true;
 }
 
 void rec_modules_note(struct rec_modules *m, const struct rec_mmap *mm)

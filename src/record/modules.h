@@ -34,7 +34,12 @@ struct rec_mmap {
 	uint32_t maj, min;
 	uint64_t ino;
 	const char *path;
+	uint64_t pgoff;
 };
+
+/* Whether record rec (size bytes, header first) is an MMAP2 of an executable mapping
+ * with its path whole: then *mm describes it, its path pointing into rec. */
+bool rec_mmap_of(const void *rec, size_t size, struct rec_mmap *mm);
 
 void rec_modules_note(struct rec_modules *m, const struct rec_mmap *mm);
 /* Adds the build-ids to the file's build-id feature, the kernel's among them; with

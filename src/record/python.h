@@ -18,7 +18,7 @@
 #include "perf/perf.h"
 #include "record/record.h"
 #include "record/bpf/python_abi.h"
-#include "record/python_ptrace.h"
+#include "record/ptrace_sampler.h"
 
 /* The loaded program, its maps and output events. Owns them; rec_python_close frees. */
 struct rec_python;
@@ -34,8 +34,6 @@ int rec_python_attach(struct rec_python *p, int perf_fd);
 /* Opens a bpf-output event on each of the n CPUs cpu[], its records going into the ring
  * of ring_fd[] (whose events must use the same clock as sample_attr). */
 int rec_python_outputs(struct rec_python *p, const int *cpu, const int *ring_fd, int n);
-/* The attribute of the Python records' samples (bpf-output events, or ptrace mode's). */
-void rec_python_output_attr(struct perf_event_attr *a);
 /* The bpf-output events' attribute and ids, for the perf.data. */
 const struct perf_event_attr *rec_python_attr(const struct rec_python *p);
 const uint64_t *rec_python_ids(const struct rec_python *p, size_t *n);
@@ -55,14 +53,14 @@ void rec_python_counters(const struct rec_python *p, struct py_counters *sum);
  * interpreter (its executable or libpython) starts them, an exec or exit stops them, a
  * fork passes them on. Interpreter files are checked and their layouts loaded once each.
  * Frames are read by the BPF program where tally may load it, else (not allowed: no root,
- * no CAP_BPF) by ptrace mode (python_ptrace.h), for the processes tally may trace.
+ * no CAP_BPF) by ptrace mode (ptrace_sampler.h), for the processes tally may trace.
  * Problems are one warning each on stderr (no BPF, no debug information: what to do), and
- * the recording goes on with native frames. Ownership: everything it holds, bpf and trace
- * included; rec_pyprocs_free releases it. Zeroed and both NULL: capture unavailable, why
- * says why. */
+ * the recording goes on with native frames. Ownership: everything it holds but the
+ * session's sampler (trace); rec_pyprocs_free releases it. Zeroed and both NULL: capture
+ * unavailable, why says why. */
 struct rec_pyprocs {
 	struct rec_python *bpf;
-	struct rec_pytrace *trace;
+	struct rec_ptrace *trace; /* ptrace mode's sampler, the session's */
 	char *why;            /* why there is no bpf (warned about when Python shows up) */
 	bool warned_why;
 	struct rec_pyfile *files;
@@ -74,18 +72,13 @@ struct rec_pyprocs {
 	bool awaited;         /* the command is an interpreter (preload) not read yet */
 };
 
-/* Loads the program or, not allowed to, readies ptrace mode, whose samples are laid out
- * by sample_attr and taken every period_ns of a thread's CPU time (failing quietly: the
- * reason is kept for a warning if it matters). Either adds PERF_SAMPLE_IDENTIFIER to
- * sample_attr (the Python records are told from the CPU samples by it). */
-void rec_pyprocs_init(struct rec_pyprocs *pp, struct perf_event_attr *sample_attr,
-		      uint64_t period_ns);
-/* Whether Python frames are read (BPF or ptrace), and whether a record is one of theirs. */
+/* Loads the program or, not allowed to, reads Python frames in ptrace mode with the
+ * session's sampler trace (NULL: none; failing quietly: the reason is kept for a warning
+ * if it matters). The session's samples carry PERF_SAMPLE_IDENTIFIER (the Python records
+ * are told from the CPU samples by it). */
+void rec_pyprocs_init(struct rec_pyprocs *pp, struct rec_ptrace *trace);
+/* Whether Python frames are read (BPF or ptrace). */
 bool rec_pyprocs_on(const struct rec_pyprocs *pp);
-bool rec_pyprocs_owns(const struct rec_pyprocs *pp, const void *rec, size_t size);
-/* The Python records' attribute and identifiers, for the perf.data; NULL when off. */
-const struct perf_event_attr *rec_pyprocs_attr(const struct rec_pyprocs *pp,
-					       const uint64_t **ids, size_t *nids);
 /* Checks the command about to run (found as execvp would), loading its layout now when it
  * is an interpreter: its first samples then have Python frames, not only those after the
  * debug information was read. Sets awaited until a process is read, so that the session

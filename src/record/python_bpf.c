@@ -173,24 +173,6 @@ int rec_python_attach(struct rec_python *p, int perf_fd)
 	return 0;
 }
 
-/* Samples of the bpf-output event: one per record the program writes, with the same
- * clock as the CPU samples (the order of a thread's stacks and samples is their times'),
- * and an identifier first so that readers tell them from the CPU samples. */
-void rec_python_output_attr(struct perf_event_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_BPF_OUTPUT;
-	a->sample_period = 1;
-	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			 PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
-	a->sample_id_all = 1;
-	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC;
-	a->exclude_hv = 1;
-	a->exclude_guest = 1;
-}
 
 static int open_output(struct rec_python *p, int cpu, int ring_fd)
 {
@@ -218,7 +200,7 @@ static int open_output(struct rec_python *p, int cpu, int ring_fd)
 
 int rec_python_outputs(struct rec_python *p, const int *cpu, const int *ring_fd, int n)
 {
-	rec_python_output_attr(&p->attr);
+	rec_interp_output_attr(&p->attr);
 	for (int i = 0; i < n; i++) {
 		int r = open_output(p, cpu[i], ring_fd[i]);
 		if (r)

@@ -147,8 +147,8 @@ static void read_names(struct rec_pynames *pn, struct rec_pynames_proc *p, uint6
 	int n = 0;
 	p->walked = time;
 	if (p->threading.active ||
-	    !cpy_threading_find(l, p->runtime, rec_pymem_read_process, target, &p->threading))
-		n = cpy_thread_names(l, &p->threading, rec_pymem_read_process, target, names, MAX_NAMES);
+	    !cpy_threading_find(l, p->runtime, rec_mem_read_process, target, &p->threading))
+		n = cpy_thread_names(l, &p->threading, rec_mem_read_process, target, names, MAX_NAMES);
 	if (n < 0)
 		p->threading.active = 0; /* found again at the next walk */
 	for (int i = 0; i < n; i++) {

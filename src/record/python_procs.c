@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include "cpython/layout.h"
 #include "elf/elf.h"
 #include "record/modules.h"
+#include "record/python_walk.h"
 
 /* A thread-state list longer than this is not walked to its end (the sample then has no
  * Python frames, counted): a bound on the program's time per sample. */
@@ -45,50 +45,20 @@ struct rec_pyproc {
 	struct cpy_layout layout; /* its interpreter's, for the names of its threads */
 };
 
-void rec_pyprocs_init(struct rec_pyprocs *pp, struct perf_event_attr *sample_attr,
-		      uint64_t period_ns)
+void rec_pyprocs_init(struct rec_pyprocs *pp, struct rec_ptrace *trace)
 {
 	memset(pp, 0, sizeof(*pp));
 	int r = rec_python_open(&pp->bpf);
-	if (!r) {
-		sample_attr->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	if (!r)
 		return;
-	}
 	pp->bpf = NULL;
 	pp->why = strdup(err_msg());
 	err_clear();
-	if (r != -EPERM && r != -EACCES)
-		return;
-	sample_attr->sample_type |= PERF_SAMPLE_IDENTIFIER;
-	if (rec_pytrace_new(sample_attr, period_ns, &pp->trace)) {
-		sample_attr->sample_type &= ~(uint64_t)PERF_SAMPLE_IDENTIFIER;
-		pp->trace = NULL;
-		err_clear();
-	}
+	if (r == -EPERM || r == -EACCES)
+		pp->trace = trace;
 }
 
 bool rec_pyprocs_on(const struct rec_pyprocs *pp) { return pp->bpf || pp->trace; }
-
-bool rec_pyprocs_owns(const struct rec_pyprocs *pp, const void *rec, size_t size)
-{
-	return pp->bpf ? rec_python_owns(pp->bpf, rec, size)
-	       : pp->trace ? rec_pytrace_owns(pp->trace, rec, size)
-			   : false;
-}
-
-const struct perf_event_attr *rec_pyprocs_attr(const struct rec_pyprocs *pp,
-					       const uint64_t **ids, size_t *nids)
-{
-	if (pp->bpf) {
-		*ids = rec_python_ids(pp->bpf, nids);
-		return rec_python_attr(pp->bpf);
-	}
-	if (pp->trace) {
-		*ids = rec_pytrace_ids(pp->trace, nids);
-		return rec_pytrace_attr(pp->trace);
-	}
-	return NULL;
-}
 
 /* Stops reading process pid's frames, in whichever mode. */
 static void unset(struct rec_pyprocs *pp, uint32_t pid)
@@ -96,7 +66,7 @@ static void unset(struct rec_pyprocs *pp, uint32_t pid)
 	if (pp->bpf)
 		rec_python_unset(pp->bpf, pid);
 	else if (pp->trace)
-		rec_pytrace_stop(pp->trace, pid);
+		rec_ptrace_stop(pp->trace, pid);
 }
 
 void rec_pyprocs_disable(struct rec_pyprocs *pp)
@@ -107,15 +77,12 @@ void rec_pyprocs_disable(struct rec_pyprocs *pp)
 	pp->seen = 0;
 	rec_python_close(pp->bpf);
 	pp->bpf = NULL;
-	rec_pytrace_free(pp->trace);
 	pp->trace = NULL;
 	pp->warned_why = true; /* the warning said why */
 }
 
 void rec_pyprocs_regen(struct rec_pyprocs *pp)
 {
-	if (pp->trace)
-		rec_pytrace_regen(pp->trace);
 	for (size_t i = 0; pp->bpf && i < pp->nprocs; i++) {
 		pp->procs[i].cfg.gen = ++pp->gen;
 		if (rec_python_set(pp->bpf, pp->procs[i].pid, &pp->procs[i].cfg))
@@ -126,7 +93,6 @@ void rec_pyprocs_regen(struct rec_pyprocs *pp)
 void rec_pyprocs_free(struct rec_pyprocs *pp)
 {
 	rec_python_close(pp->bpf);
-	rec_pytrace_free(pp->trace);
 	free(pp->why);
 	free(pp->files);
 	free(pp->procs);
@@ -165,8 +131,9 @@ static void start_proc(struct rec_pyprocs *pp, uint32_t pid, const struct py_pro
 	p->cfg = *cfg;
 	p->cfg.gen = ++pp->gen;
 	p->layout = *layout;
+	struct rec_interp_proc ip;
 	int r = pp->bpf ? rec_python_set(pp->bpf, pid, &p->cfg)
-			: rec_pytrace_start(pp->trace, pid, &p->cfg);
+		: rec_python_interp(&p->cfg, &ip) ?: rec_ptrace_start(pp->trace, pid, ip);
 	if (r) {
 		fprintf(stderr, "tally record: warning: %s%s; recording its native frames only\n",
 			err_msg(), pp->bpf ? "" : " (Python frames by ptrace: a process of "
@@ -479,14 +446,14 @@ static bool pidns_of(uint32_t pid, struct py_proc_cfg *c)
 	return true;
 }
 
-static void note_mmap(struct rec_pyprocs *pp, const struct rec_mmap *mm, uint64_t pgoff)
+static void note_mmap(struct rec_pyprocs *pp, const struct rec_mmap *mm)
 {
 	if (mm->path[0] != '/')
 		return;
 	struct rec_pyfile *pf = file_of(pp, mm);
 	struct py_proc_cfg cfg;
 	uint64_t bias;
-	if (!pf || pf->status || !rec_pyprocs_on(pp) || !bias_of(pf, mm, pgoff, &bias))
+	if (!pf || pf->status || !rec_pyprocs_on(pp) || !bias_of(pf, mm, mm->pgoff, &bias))
 		return;
 	if (pp->bpf && CPY_FRAME_OBJECTS(pf->layout.variant) && !rec_python_task_fsbase(pp->bpf)) {
 		pf->status = -EINVAL;
@@ -557,16 +524,9 @@ void rec_pyprocs_note(struct rec_pyprocs *pp, const void *rec, size_t size)
 		return;
 	switch (h->type) {
 	case PERF_RECORD_MMAP2: {
-		const struct { uint32_t pid, tid; uint64_t addr, len, pgoff; uint32_t maj, min;
-			       uint64_t ino, gen; uint32_t prot, flags; } *m = (const void *)body;
-		const char *name = (const char *)body + sizeof(*m);
-		size_t room = size - sizeof(*h);
-		if (room <= sizeof(*m) || !(m->prot & PROT_EXEC) ||
-		    !memchr(name, 0, room - sizeof(*m)))
-			return;
-		struct rec_mmap mm = { m->pid, m->addr, m->addr + m->len, m->maj, m->min, m->ino,
-				       name };
-		note_mmap(pp, &mm, m->pgoff);
+		struct rec_mmap mm;
+		if (rec_mmap_of(rec, size, &mm))
+			note_mmap(pp, &mm);
 		return;
 	}
 	case PERF_RECORD_COMM:

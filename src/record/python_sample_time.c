@@ -19,13 +19,14 @@
 #define CPU_TID_AT 28     /* CPU sample: the tid */
 #define CPU_TIME_AT 32    /* and the time */
 
+/* A CPython record's type, 0 for any other (another interpreter's, by its magic). */
 static uint16_t payload_type(const void *rec, size_t size)
 {
-	uint16_t type = 0;
-	const size_t at = PY_RAW_AT + offsetof(struct perf_py_stack_head, type);
-	if (size >= PY_RAW_AT + sizeof(struct perf_py_stack_head))
-		memcpy(&type, (const uint8_t *)rec + at, sizeof(type));
-	return type;
+	struct perf_py_stack_head h;
+	if (size < PY_RAW_AT + sizeof(h))
+		return 0;
+	memcpy(&h, (const uint8_t *)rec + PY_RAW_AT, sizeof(h));
+	return h.magic == PERF_PY_MAGIC ? h.type : 0;
 }
 
 static int hold(struct rec_pypair *pp, const void *rec, size_t size)

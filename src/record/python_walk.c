@@ -11,7 +11,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
+
+#include "base/err.h"
 
 /* Code records one walk writes at most: the others come with later walks. */
 #define NEW_CODES 128
@@ -28,7 +29,7 @@ struct block {
 
 struct walker {
 	const struct py_proc_cfg *c;
-	const struct rec_pymem *mem;
+	const struct rec_mem *mem;
 	struct rec_pyseen *seen;
 	uint32_t pid;
 	struct {
@@ -261,7 +262,7 @@ unreadable:
 
 /* The code record of the code object whose seen key is k: emitted, or unmarked to be tried
  * again at a later walk. */
-static int emit_code(struct walker *w, const uint64_t *k, rec_pyemit_fn emit, void *arg)
+static int emit_code(struct walker *w, const uint64_t *k, rec_interp_emit_fn emit, void *arg)
 {
 	const struct py_proc_cfg *c = w->c;
 	struct block blk;
@@ -433,9 +434,9 @@ static int current_frame(const struct walker *w, uint64_t tstate, uint64_t *fram
 	return rd_u64(w, at + w->c->cframe_current_frame, frame);
 }
 
-int rec_pywalk(const struct py_proc_cfg *cfg, const struct rec_pymem *mem,
+int rec_pywalk(const struct py_proc_cfg *cfg, const struct rec_mem *mem,
 	       struct rec_pyseen *seen, uint32_t pid, uint32_t tid, uint64_t native_tid,
-	       uint64_t *tstate, rec_pyemit_fn emit, void *arg)
+	       uint64_t *tstate, rec_interp_emit_fn emit, void *arg)
 {
 	static __thread struct walker w; /* 34 KiB: not on the stack */
 	w.c = cfg;
@@ -471,9 +472,37 @@ int rec_pywalk(const struct py_proc_cfg *cfg, const struct rec_pymem *mem,
 	return emit(&w.stack, sizeof(w.stack.h) + w.stack.h.nframes * sizeof(w.stack.f[0]), arg);
 }
 
-int rec_pymem_read_process(void *arg, uint64_t addr, void *buf, size_t n)
+
+/* A process's reader: its configuration and the code objects written. */
+struct python_interp {
+	struct py_proc_cfg cfg;
+	struct rec_pyseen seen;
+};
+
+static int interp_walk(void *self, const struct rec_mem *mem, const struct rec_interp_thread *th,
+		       rec_interp_emit_fn emit, void *arg)
 {
-	struct iovec local = { buf, n }, remote = { (void *)(uintptr_t)addr, n };
-	ssize_t got = process_vm_readv((pid_t)(uintptr_t)arg, &local, 1, &remote, 1, 0);
-	return got == (ssize_t)n ? 0 : -EIO;
+	struct python_interp *p = self;
+	/* 3.8-3.10 know a thread by its pthread_t, which on x86-64 is its FS base */
+	uint64_t native = p->cfg.flags & PY_CFG_THREAD_POINTER ? th->regs->fs_base : th->native_tid;
+	return rec_pywalk(&p->cfg, mem, &p->seen, th->pid, th->tid, native, th->cache, emit, arg);
+}
+
+static void interp_regen(void *self) { rec_pyseen_free(&((struct python_interp *)self)->seen); }
+
+static void interp_free(void *self)
+{
+	interp_regen(self);
+	free(self);
+}
+
+int rec_python_interp(const struct py_proc_cfg *cfg, struct rec_interp_proc *out)
+{
+	static const struct rec_interp_ops ops = { interp_walk, interp_regen, interp_free };
+	struct python_interp *p = calloc(1, sizeof(*p));
+	if (!p)
+		return err_set(-ENOMEM, "out of memory");
+	p->cfg = *cfg;
+	*out = (struct rec_interp_proc){ &ops, p };
+	return 0;
 }

@@ -58,10 +58,11 @@ struct rec_result {
 	 * bpf-output events could not take (their ring full); the samples the program read
 	 * frames at and its time on them. */
 	uint64_t py_procs, py_stacks, py_codes, py_lost, py_runs, py_run_ns;
-	/* Read in ptrace mode: py_run_ns is then the time threads were held stopped, and
-	 * py_cpu_ns tally's CPU time taking the samples. */
-	bool py_ptrace;
-	uint64_t py_cpu_ns;
+	bool py_ptrace; /* Python frames read in ptrace mode */
+	/* Ptrace mode (Python's without BPF, other interpreters' always): the processes of
+	 * other interpreters read, the samples taken, the time their threads were held
+	 * stopped for them and tally's CPU time taking them. */
+	uint64_t interp_procs, ptrace_samples, ptrace_stopped_ns, ptrace_cpu_ns;
 	int exit_status; /* of CMD, as a shell reports it (128+signal when killed) */
 	int exec_errno;  /* CMD could not be run: exec's errno (rec_run fails, message set) */
 	/* errno of the write that stopped the recording early (a full disk), 0 if none: the

@@ -42,6 +42,7 @@
 #include "record/modules.h"
 #include "record/offcpu.h"
 #include "record/priority.h"
+#include "record/interp_procs.h"
 #include "record/python.h"
 #include "record/sideband.h"
 #include "record/system.h"
@@ -81,6 +82,8 @@ struct session {
 	struct rec_result *res;
 	struct rec_modules modules;
 	struct rec_jitmaps jitmaps;
+	struct rec_ptrace *trace; /* ptrace mode's sampler (NULL: none could be made) */
+	struct rec_interp_procs interps; /* processes of other interpreters, read by trace */
 	struct rec_pyprocs py; /* bpf NULL: no Python frames */
 	struct rec_pypair pair[MAX_CPUS]; /* per ring, with py.bpf */
 	struct rec_pynames names; /* Python's names of their threads */
@@ -154,11 +157,11 @@ static int store_record(const void *rec, size_t size, void *arg)
 
 /* Unwinding while recording: the record joins live's queue (the mappings' build-ids first, so that
  * the unwinder opens what the process mapped); it is stored once in time order. */
-static int to_live(struct session *s, const void *rec, size_t size, bool python)
+static int to_live(struct session *s, const void *rec, size_t size, bool interp)
 {
 	int r = rec_live_modules(s->live, &s->modules, &s->live_modules);
-	return r ? r : rec_live_add(s->live, rec, size, python ? REC_LIVE_OPAQUE : 0,
-				    python ? rec_python_time(rec, size) : 0);
+	return r ? r : rec_live_add(s->live, rec, size, interp ? REC_LIVE_OPAQUE : 0,
+				    interp ? rec_python_time(rec, size) : 0);
 }
 
 static int on_synth(const void *rec, size_t size, void *arg);
@@ -189,22 +192,25 @@ static int write_record(const void *rec, size_t size, void *arg)
 	struct session *s = arg;
 	if (perf_writer_error(s->w))
 		return 0;
-	bool python = rec_pyprocs_owns(&s->py, rec, size);
-	if (python)
+	/* an interpreter's record: the BPF program's, or ptrace mode's */
+	bool interp = (s->py.bpf && rec_python_owns(s->py.bpf, rec, size)) ||
+		      (s->trace && rec_ptrace_owns(s->trace, rec, size));
+	if (interp)
 		rec_python_account(s->res, rec, size);
 	else
 		rec_account(s->res, &s->modules, rec, size);
 	if (!s->o->no_python) {
 		rec_pyprocs_note(&s->py, rec, size);
 		int r = rec_pynames_note(&s->names, rec, size, on_synth, s);
-		if (!r && (s->py.bpf || s->py.trace) && !python)
+		if (!r && (s->py.bpf || s->py.trace) && !interp)
 			r = name_thread(s, rec, size);
 		if (r)
 			return r;
 	}
+	rec_interp_procs_note(&s->interps, rec, size);
 	rec_jitmaps_note(&s->jitmaps, rec, size);
 	note_alive(s, rec, size);
-	return s->live ? to_live(s, rec, size, python) : store_record(rec, size, s);
+	return s->live ? to_live(s, rec, size, interp) : store_record(rec, size, s);
 }
 
 /* Records tally makes itself carry the trailer of the sample type, whose identifier then
@@ -242,8 +248,7 @@ static int on_ring_record(const void *rec, size_t size, void *arg)
 {
 	struct session *s = arg;
 	/* ptrace mode samples its processes itself: the kernel's samples of them are left out */
-	if (s->py.trace && !off_cpu_sample(s, rec, size) &&
-	    rec_pytrace_replaces(s->py.trace, rec, size))
+	if (s->trace && !off_cpu_sample(s, rec, size) && rec_ptrace_replaces(s->trace, rec, size))
 		return 0;
 	if (s->py.bpf)
 		return rec_pypair_add(&s->pair[s->ring], rec_python_owns(s->py.bpf, rec, size), rec,
@@ -614,8 +619,8 @@ static int loop(struct session *s, pid_t child, int *status, bool *child_runs)
 	nfds_t nfds = (nfds_t)s->ncpus;
 	for (int c = 0; c < s->ncpus; c++)
 		pfd[c] = (struct pollfd){ .fd = s->ring_fd[c], .events = POLLIN };
-	if (s->py.trace) /* ptrace mode's ticks */
-		pfd[nfds++] = (struct pollfd){ .fd = rec_pytrace_fd(s->py.trace), .events = POLLIN };
+	if (s->trace) /* ptrace mode's ticks */
+		pfd[nfds++] = (struct pollfd){ .fd = rec_ptrace_fd(s->trace), .events = POLLIN };
 	int fast = 1000; /* a bound on the 1 ms polls, should the command's mapping not come */
 	for (;;) {
 		/* With Python frames, a new interpreter's mmap record is read within 10 ms:
@@ -624,15 +629,17 @@ static int loop(struct session *s, pid_t child, int *status, bool *child_runs)
 		 * imports had no Python frames (tests/python/frames.test.sh's chain: 6 of 265
 		 * samples under load, 2.26% short). tally runs SCHED_FIFO here (priority.h),
 		 * so the 1 ms holds on a busy machine too. */
-		bool on = rec_pyprocs_on(&s->py), soon = on && s->py.awaited && fast-- > 0;
+		bool on = rec_pyprocs_on(&s->py) || s->trace;
+		bool soon = on && s->py.awaited && fast-- > 0;
 		poll(pfd, nfds, soon ? 1 : on ? 10 : 50);
 		int r = drain_all(s);
 		if (r)
 			return r;
 		prune(s);
-		bool ended = s->py.trace ? rec_pytrace_tick(s->py.trace, s->ids.v[0], child, status,
-							     write_record, s)
-				 : child > 0 && waitpid(child, status, WNOHANG) == child;
+		bool ended = s->trace && rec_ptrace_started(s->trace)
+				     ? rec_ptrace_tick(s->trace, s->ids.v[0], child, status,
+						       write_record, s)
+				     : child > 0 && waitpid(child, status, WNOHANG) == child;
 		if (child > 0) {
 			if (ended)
 				return drain_all(s);
@@ -667,28 +674,34 @@ static void start_python(struct session *s)
 	}
 }
 
-/* The Python part of file w and the summary: the bpf-output events' attribute, when
- * they had a process to read, and the program's counters. */
-static int finish_python(struct session *s, struct perf_writer *w)
+/* The interpreters' part of file w and the summary: the attributes of their records,
+ * the BPF program's when it had a process to read and ptrace mode's when it took one
+ * over, and their counters. */
+static int finish_interps(struct session *s, struct perf_writer *w)
 {
-	if (!rec_pyprocs_on(&s->py) || !s->py.seen)
-		return 0;
-	s->res->py_procs = s->py.seen;
-	if (s->py.bpf) {
-		struct py_counters k;
-		rec_python_counters(s->py.bpf, &k);
-		s->res->py_lost = k.output_lost;
-		s->res->py_runs = k.runs;
-		s->res->py_run_ns = k.run_ns;
-	} else {
-		rec_pytrace_counters(s->py.trace, &s->res->py_runs, &s->res->py_run_ns,
-				     &s->res->py_cpu_ns);
-		s->res->py_ptrace = true;
-	}
+	struct rec_result *res = s->res;
 	size_t nids;
 	const uint64_t *ids;
-	const struct perf_event_attr *a = rec_pyprocs_attr(&s->py, &ids, &nids);
-	return perf_writer_add_attr(w, a, ids, nids);
+	int r = 0;
+	if (s->py.bpf && s->py.seen) {
+		struct py_counters k;
+		rec_python_counters(s->py.bpf, &k);
+		res->py_lost = k.output_lost;
+		res->py_runs = k.runs;
+		res->py_run_ns = k.run_ns;
+		const struct perf_event_attr *a = rec_python_attr(s->py.bpf);
+		ids = rec_python_ids(s->py.bpf, &nids);
+		r = perf_writer_add_attr(w, a, ids, nids);
+	}
+	res->py_procs = rec_pyprocs_on(&s->py) ? s->py.seen : 0;
+	res->interp_procs = s->interps.seen;
+	if (r || !s->trace || !rec_ptrace_started(s->trace))
+		return r;
+	rec_ptrace_counters(s->trace, &res->ptrace_samples, &res->ptrace_stopped_ns,
+			    &res->ptrace_cpu_ns);
+	res->py_ptrace = s->py.trace && s->py.seen;
+	ids = rec_ptrace_ids(s->trace, &nids);
+	return perf_writer_add_attr(w, rec_ptrace_attr(s->trace), ids, nids);
 }
 
 static void cleanup(struct session *s)
@@ -705,6 +718,8 @@ static void cleanup(struct session *s)
 	rec_live_free(s->live);
 	rec_jitmaps_free(&s->jitmaps);
 	rec_pyprocs_free(&s->py);
+	rec_interp_procs_free(&s->interps);
+	rec_ptrace_free(s->trace);
 	rec_pynames_free(&s->names);
 	for (int c = 0; c < s->ncpus; c++)
 		rec_pypair_free(&s->pair[c]);
@@ -736,11 +751,18 @@ static uint64_t sampling_period_ns(const struct perf_event_attr *a)
 
 /* After the signal handlers: loading the program takes a while (its verification), and a
  * SIGINT meanwhile ends the recording, not tally. */
-static void setup_python(struct session *s)
+static void setup_interps(struct session *s)
 {
+	/* the interpreters' records are told from the CPU samples by it */
+	s->attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+	if (rec_ptrace_new(&s->attr, sampling_period_ns(&s->attr), &s->trace)) {
+		s->trace = NULL;
+		err_clear();
+	}
+	rec_interp_procs_init(&s->interps, s->trace);
 	if (s->o->no_python)
 		return;
-	rec_pyprocs_init(&s->py, &s->attr, sampling_period_ns(&s->attr));
+	rec_pyprocs_init(&s->py, s->trace);
 	if (s->o->argv)
 		rec_pyprocs_preload(&s->py, s->o->argv[0]);
 }
@@ -837,15 +859,19 @@ static void file_off_attr(const struct session *s, struct perf_event_attr *out)
  * ids, so that a file tally never finishes (killed) can still be read. */
 static int begin_output(struct session *s)
 {
-	struct perf_writer_event more[2];
+	struct perf_writer_event more[3];
 	size_t n = 0;
 	struct perf_event_attr off;
 	file_off_attr(s, &off);
 	if (s->o->off_cpu)
 		more[n++] = (struct perf_writer_event){ &off, s->off_ids.v, s->off_ids.n };
-	if (rec_pyprocs_on(&s->py)) {
-		more[n].attr = rec_pyprocs_attr(&s->py, &more[n].ids, &more[n].nids);
-		n++;
+	if (s->py.bpf) {
+		more[n].ids = rec_python_ids(s->py.bpf, &more[n].nids);
+		more[n++].attr = rec_python_attr(s->py.bpf);
+	}
+	if (s->trace) {
+		more[n].ids = rec_ptrace_ids(s->trace, &more[n].nids);
+		more[n++].attr = rec_ptrace_attr(s->trace);
 	}
 	return perf_writer_begin(s->w, s->ids.v, s->ids.n, more, n);
 }
@@ -924,7 +950,7 @@ static int keep_newest(struct session *s, const char *path)
 static int end_file(struct session *s, struct perf_writer *w, struct rec_modules *m,
 		    struct rec_jitmaps *j, const char *path)
 {
-	int r = finish_python(s, w);
+	int r = finish_interps(s, w);
 	if (!r) {
 		rec_modules_write(m, w, !s->res->files); /* the first file's end */
 		struct perf_event_attr off;
@@ -994,6 +1020,8 @@ static int rotate(struct session *s)
 	if (r)
 		return r;
 	rec_pyprocs_regen(&s->py);
+	if (s->trace)
+		rec_ptrace_regen(s->trace);
 	rec_pynames_regen(&s->names);
 	struct perf_writer *w = s->w;
 	struct rec_modules m = s->modules;
@@ -1072,7 +1100,7 @@ int rec_run(const struct rec_opts *o, struct rec_result *res)
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	setup_python(&s);
+	setup_interps(&s);
 	r = launch_command(&s, &cmd);
 	if (r)
 		goto out;

@@ -125,16 +125,9 @@ void rec_account(struct rec_result *res, struct rec_modules *m, const void *rec,
 	case PERF_RECORD_LOST: res->lost += ((const uint64_t *)rec)[2]; break;
 	case PERF_RECORD_THROTTLE: res->throttled++; break;
 	case PERF_RECORD_MMAP2: {
-		const struct perf_record_mmap2 { struct perf_event_header h; uint32_t pid, tid;
-			uint64_t addr, len, pgoff; uint8_t ids[24]; uint32_t prot, flags;
-			char name[]; } *mm2 = rec;
-		const struct { uint32_t maj, min; uint64_t ino; } *dev = (const void *)mm2->ids;
-		if (mm2->prot & PROT_EXEC && size > sizeof(*mm2) &&
-		    memchr(mm2->name, 0, size - sizeof(*mm2))) {
-			struct rec_mmap mm = { mm2->pid, mm2->addr, mm2->addr + mm2->len, dev->maj,
-					       dev->min, dev->ino, mm2->name };
+		struct rec_mmap mm;
+		if (rec_mmap_of(rec, size, &mm))
 			rec_modules_note(m, &mm);
-		}
 		break;
 	}
 	}

@@ -1,5 +1,5 @@
 /*
- * Ptrace mode (python_ptrace.h). Which threads are sampled: the kernel's CPU clock samples
+ * Ptrace mode (ptrace_sampler.h). Which threads are sampled: the kernel's CPU clock samples
  * a thread each period of its CPU time, so each thread here earns credit as its CPU time
  * grows (/proc/PID/task/TID/schedstat, nanoseconds) and is sampled at the first tick that
  * finds it running (state R) with a period's credit: shares follow CPU time as on-CPU
@@ -12,7 +12,7 @@
  * PTRACE_LISTEN, new threads are followed (PTRACE_O_TRACECLONE), and an exec lets the
  * process go.
  */
-#include "record/python_ptrace.h"
+#include "record/ptrace_sampler.h"
 
 #include <errno.h>
 #include <dirent.h>
@@ -32,17 +32,15 @@
 #include "base/err.h"
 #include "base/file.h"
 #include "base/vec.h"
-#include "record/python.h"
-#include "record/python_walk.h"
 
 #define OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
 /* Reports of other kinds a wait for a thread's stop passes on before giving up on it. */
 #define MAX_REPORTS 64
-/* The identifier of the Python records: kernel event ids count up from 1. */
+/* The identifier of the interpreter records: kernel event ids count up from 1. */
 #define OUT_ID 0x7470790000000001ull
 /* A process let go is remembered this long, for the kernel's samples still in the rings. */
 #define ENDED_NS 5000000000ull
-/* Periods of CPU time a thread's credit holds at most (rec_pytrace_tick). */
+/* Periods of CPU time a thread's credit holds at most (rec_ptrace_tick). */
 #define MAX_CREDIT 8
 /* Frames of the frame-pointer chain (--call-graph fp) at most, as the kernel's default. */
 #define FP_MAX 127
@@ -52,21 +50,21 @@ struct thread {
 	uint64_t native_tid; /* its id in its own pid namespace (NSpid) */
 	int schedstat;       /* /proc/PID/task/TID/schedstat, open */
 	uint64_t ran, credit; /* CPU time at the last look, and not yet sampled (ns) */
-	uint64_t tstate;     /* its thread state at the last walk */
+	uint64_t cache;      /* its interpreter reader's word (rec_interp_thread) */
 };
 
 struct proc {
 	uint32_t pid;
-	struct py_proc_cfg cfg;
-	struct rec_pyseen seen;
+	struct rec_interp_proc ip; /* ip.ops NULL once it is let go */
 	VEC(struct thread) threads;
 	uint64_t since, until; /* CLOCK_MONOTONIC ns: its samples are ours in between */
 };
 
-struct rec_pytrace {
+struct rec_ptrace {
 	struct perf_event_attr sample_attr, out_attr;
 	uint64_t out_id, period_ns;
 	int timer;
+	bool armed;
 	VEC(struct proc *) procs;
 	/* The command tally started (0: none), and its end when a wait took it: any wait
 	 * here may (a detach's too). */
@@ -76,7 +74,7 @@ struct rec_pytrace {
 	struct proc *p;
 	uint32_t tid, cpu;
 	uint64_t time;
-	rec_pytrace_emit_fn emit;
+	rec_ptrace_emit_fn emit;
 	void *arg;
 	uint8_t rec[65536];
 	uint64_t samples, stopped_ns, cpu_ns;
@@ -91,8 +89,8 @@ static uint64_t clock_ns(clockid_t clock)
 
 static uint64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
-int rec_pytrace_new(const struct perf_event_attr *sample_attr, uint64_t period_ns,
-		    struct rec_pytrace **out)
+int rec_ptrace_new(const struct perf_event_attr *sample_attr, uint64_t period_ns,
+		    struct rec_ptrace **out)
 {
 	const uint64_t known = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
 			       PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
@@ -100,35 +98,43 @@ int rec_pytrace_new(const struct perf_event_attr *sample_attr, uint64_t period_n
 			       PERF_SAMPLE_STACK_USER;
 	if (!(sample_attr->sample_type & PERF_SAMPLE_IDENTIFIER) ||
 	    sample_attr->sample_type & ~known)
-		return err_set(-EINVAL, "Python frames by ptrace: samples of this kind are not "
-					"written by tally");
-	struct rec_pytrace *t = calloc(1, sizeof(*t));
+		return err_set(-EINVAL, "ptrace mode: samples of this kind are not written by "
+					"tally");
+	struct rec_ptrace *t = calloc(1, sizeof(*t));
 	if (!t)
 		return err_set(-ENOMEM, "out of memory");
 	t->sample_attr = *sample_attr;
-	rec_python_output_attr(&t->out_attr);
+	rec_interp_output_attr(&t->out_attr);
 	t->out_id = OUT_ID;
 	t->period_ns = period_ns ? period_ns : 1000000;
 	t->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	struct itimerspec its = {
-		.it_interval = { (time_t)(t->period_ns / 1000000000ull),
-				 (long)(t->period_ns % 1000000000ull) },
-	};
-	its.it_value = its.it_interval;
-	if (t->timer < 0 || timerfd_settime(t->timer, 0, &its, NULL)) {
+	if (t->timer < 0) {
 		int e = errno;
-		if (t->timer >= 0)
-			close(t->timer);
 		free(t);
-		return err_set(-e, "Python frames by ptrace: timerfd: %s", strerror(e));
+		return err_set(-e, "ptrace mode: timerfd: %s", strerror(e));
 	}
 	*out = t;
 	return 0;
 }
 
-int rec_pytrace_fd(const struct rec_pytrace *t) { return t->timer; }
+/* Starts the ticks, at the first process taken over: a recording without one is not
+ * woken every period for nothing. */
+static int arm(struct rec_ptrace *t)
+{
+	struct itimerspec its = {
+		.it_interval = { (time_t)(t->period_ns / 1000000000ull),
+				 (long)(t->period_ns % 1000000000ull) },
+	};
+	its.it_value = its.it_interval;
+	if (timerfd_settime(t->timer, 0, &its, NULL))
+		return err_set(-errno, "ptrace mode: timerfd: %s", strerror(errno));
+	t->armed = true;
+	return 0;
+}
 
-static struct proc *live_proc(const struct rec_pytrace *t, uint32_t pid)
+int rec_ptrace_fd(const struct rec_ptrace *t) { return t->timer; }
+
+static struct proc *live_proc(const struct rec_ptrace *t, uint32_t pid)
 {
 	for (size_t i = 0; i < t->procs.n; i++)
 		if (t->procs.v[i]->pid == pid && t->procs.v[i]->until == UINT64_MAX)
@@ -137,7 +143,7 @@ static struct proc *live_proc(const struct rec_pytrace *t, uint32_t pid)
 }
 
 /* The live process and index of thread tid, or NULL. */
-static struct proc *proc_of_thread(const struct rec_pytrace *t, uint32_t tid, size_t *at)
+static struct proc *proc_of_thread(const struct rec_ptrace *t, uint32_t tid, size_t *at)
 {
 	for (size_t i = 0; i < t->procs.n; i++) {
 		struct proc *p = t->procs.v[i];
@@ -197,11 +203,13 @@ static void end_proc(struct proc *p)
 	while (p->threads.n)
 		drop_thread(p, p->threads.n - 1);
 	vec_free(&p->threads);
-	rec_pyseen_free(&p->seen);
+	if (p->ip.ops)
+		p->ip.ops->free(p->ip.self);
+	p->ip.ops = NULL;
 	p->until = now_ns();
 }
 
-static void note_gone(struct rec_pytrace *t, pid_t tid, int status)
+static void note_gone(struct rec_ptrace *t, pid_t tid, int status)
 {
 	size_t k;
 	struct proc *p = proc_of_thread(t, (uint32_t)tid, &k);
@@ -215,7 +223,7 @@ static void note_gone(struct rec_pytrace *t, pid_t tid, int status)
 
 /* One report of a traced thread (or the command's end) that is not a stop asked for:
  * handled so that the thread goes on as it would untraced. */
-static void handle(struct rec_pytrace *t, pid_t tid, int status)
+static void handle(struct rec_ptrace *t, pid_t tid, int status)
 {
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		note_gone(t, tid, status);
@@ -258,7 +266,7 @@ static void handle(struct rec_pytrace *t, pid_t tid, int status)
  * polled for 200 us, on 2 busy cores, tally held the CPU the thread needed to reach its
  * stop, which then came at its next kernel entry instead: 4% of the chain's samples
  * (frames_work.py) landed at the exit of its clock_gettime syscall, against 0.3-0.6%. */
-static int wait_interrupt(struct rec_pytrace *t, pid_t tid)
+static int wait_interrupt(struct rec_ptrace *t, pid_t tid)
 {
 	for (int i = 0; i < MAX_REPORTS; i++) {
 		int status;
@@ -309,14 +317,14 @@ static int seize_all(struct proc *p)
 	return 0;
 }
 
-static void detach_thread(struct rec_pytrace *t, uint32_t tid)
+static void detach_thread(struct rec_ptrace *t, uint32_t tid)
 {
 	if (!ptrace(PTRACE_INTERRUPT, tid, 0, 0) && !wait_interrupt(t, (pid_t)tid))
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 }
 
 /* Lets every thread of p go and forgets them. */
-static void release(struct rec_pytrace *t, struct proc *p)
+static void release(struct rec_ptrace *t, struct proc *p)
 {
 	while (p->threads.n) {
 		uint32_t tid = p->threads.v[p->threads.n - 1].tid;
@@ -326,22 +334,24 @@ static void release(struct rec_pytrace *t, struct proc *p)
 	end_proc(p);
 }
 
-int rec_pytrace_start(struct rec_pytrace *t, uint32_t pid, const struct py_proc_cfg *cfg)
+int rec_ptrace_start(struct rec_ptrace *t, uint32_t pid, struct rec_interp_proc ip)
 {
 	if (live_proc(t, pid))
-		rec_pytrace_stop(t, pid);
-	struct proc *p = calloc(1, sizeof(*p));
+		rec_ptrace_stop(t, pid);
+	int r = t->armed ? 0 : arm(t);
+	struct proc *p = r ? NULL : calloc(1, sizeof(*p));
 	struct proc **slot = p ? vec_push(&t->procs) : NULL;
 	if (!slot) {
 		free(p);
-		return err_set(-ENOMEM, "out of memory");
+		ip.ops->free(ip.self);
+		return r ? r : err_set(-ENOMEM, "out of memory");
 	}
 	*slot = p;
 	p->pid = pid;
-	p->cfg = *cfg;
+	p->ip = ip;
 	p->since = now_ns();
 	p->until = UINT64_MAX;
-	int r = seize_all(p);
+	r = seize_all(p);
 	if (r) {
 		release(t, p);
 		p->until = p->since; /* never ours */
@@ -349,20 +359,23 @@ int rec_pytrace_start(struct rec_pytrace *t, uint32_t pid, const struct py_proc_
 	return r;
 }
 
-void rec_pytrace_stop(struct rec_pytrace *t, uint32_t pid)
+void rec_ptrace_stop(struct rec_ptrace *t, uint32_t pid)
 {
 	struct proc *p = live_proc(t, pid);
 	if (p)
 		release(t, p);
 }
 
-void rec_pytrace_regen(struct rec_pytrace *t)
+bool rec_ptrace_started(const struct rec_ptrace *t) { return t->armed; }
+
+void rec_ptrace_regen(struct rec_ptrace *t)
 {
 	for (size_t i = 0; i < t->procs.n; i++)
-		rec_pyseen_free(&t->procs.v[i]->seen);
+		if (t->procs.v[i]->ip.ops)
+			t->procs.v[i]->ip.ops->regen(t->procs.v[i]->ip.self);
 }
 
-void rec_pytrace_free(struct rec_pytrace *t)
+void rec_ptrace_free(struct rec_ptrace *t)
 {
 	if (!t)
 		return;
@@ -377,7 +390,7 @@ void rec_pytrace_free(struct rec_pytrace *t)
 }
 
 /* Forgets processes let go long enough ago that the rings hold none of their samples. */
-static void forget_ended(struct rec_pytrace *t, uint64_t now)
+static void forget_ended(struct rec_ptrace *t, uint64_t now)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < t->procs.n; i++) {
@@ -390,7 +403,7 @@ static void forget_ended(struct rec_pytrace *t, uint64_t now)
 	t->procs.n = k;
 }
 
-bool rec_pytrace_reap(struct rec_pytrace *t, pid_t child, int *status)
+bool rec_ptrace_reap(struct rec_ptrace *t, pid_t child, int *status)
 {
 	int st;
 	t->child = child;
@@ -437,11 +450,11 @@ static void put(uint8_t **at, const void *v, size_t n)
 
 static void put64(uint8_t **at, uint64_t v) { put(at, &v, 8); }
 
-/* A Python record as a sample of the Python attribute: identifier, pid/tid, time, cpu,
+/* An interpreter record as a sample of their attribute: identifier, pid/tid, time, cpu,
  * raw (its size, then the payload padded to 8 bytes with the size word). */
 static int emit_payload(const void *payload, size_t size, void *arg)
 {
-	struct rec_pytrace *t = arg;
+	struct rec_ptrace *t = arg;
 	size_t raw = ((size + 4 + 7) & ~(size_t)7) - 4;
 	size_t total = sizeof(struct perf_event_header) + 32 + 4 + raw;
 	uint8_t *r = t->rec, *at = r + sizeof(struct perf_event_header);
@@ -494,7 +507,7 @@ static uint64_t perf_reg(const struct user_regs_struct *u, int i)
 }
 
 /* --call-graph fp: the return addresses of the frame-pointer chain, as the kernel's walk. */
-static void fp_chain(const struct rec_pytrace *t, const struct user_regs_struct *u,
+static void fp_chain(const struct rec_ptrace *t, const struct user_regs_struct *u,
 		     uint8_t **at)
 {
 	uint8_t *count = *at;
@@ -504,7 +517,7 @@ static void fp_chain(const struct rec_pytrace *t, const struct user_regs_struct 
 	put64(at, u->rip);
 	void *pid = (void *)(uintptr_t)t->p->pid;
 	for (uint64_t fp = u->rbp, pair[2]; n < FP_MAX + 1 && fp && !(fp & 7); fp = pair[0]) {
-		if (rec_pymem_read_process(pid, fp, pair, sizeof(pair)) || !pair[1] || pair[0] <= fp)
+		if (rec_mem_read_process(pid, fp, pair, sizeof(pair)) || !pair[1] || pair[0] <= fp)
 			break;
 		put64(at, pair[1]);
 		n++;
@@ -513,7 +526,7 @@ static void fp_chain(const struct rec_pytrace *t, const struct user_regs_struct 
 }
 
 /* The CPU sample of the stopped thread into t->rec: its size. */
-static size_t build_sample(struct rec_pytrace *t, uint64_t sample_id,
+static size_t build_sample(struct rec_ptrace *t, uint64_t sample_id,
 			   const struct user_regs_struct *u)
 {
 	const struct perf_event_attr *a = &t->sample_attr;
@@ -573,17 +586,17 @@ static bool at_syscall_exit(const struct proc *p, const struct user_regs_struct 
 {
 	uint8_t insn[2];
 	return (int64_t)u->orig_rax >= 0 &&
-	       !rec_pymem_read_process((void *)(uintptr_t)p->pid, u->rip - 2, insn, 2) &&
+	       !rec_mem_read_process((void *)(uintptr_t)p->pid, u->rip - 2, insn, 2) &&
 	       insn[0] == 0x0f && insn[1] == 0x05;
 }
 
-/* Stops thread k of p, writes its Python records and sample, lets it go: whether it did.
+/* Stops thread k of p, writes its interpreter's records and sample, lets it go: whether it did.
  * A stop at the exit of a system call is no sample: the kernel's user-space sampling
  * never lands in one, and an interrupt slow to arrive (a loaded machine) lets the thread
  * reach its next system call, which would then get the samples of the code before it (4%
  * of the chain's samples at its clock_gettime under a load of 45 on 2 cores). The thread
  * is sampled again at a later tick. */
-static bool sample(struct rec_pytrace *t, struct proc *p, size_t k, uint64_t sample_id)
+static bool sample(struct rec_ptrace *t, struct proc *p, size_t k, uint64_t sample_id)
 {
 	uint32_t tid = p->threads.v[k].tid;
 	uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -601,11 +614,10 @@ static bool sample(struct rec_pytrace *t, struct proc *p, size_t k, uint64_t sam
 	t->p = p;
 	t->tid = tid;
 	t->time = now_ns();
-	struct rec_pymem mem = { rec_pymem_read_process, (void *)(uintptr_t)p->pid };
-	uint64_t native_tid = p->cfg.flags & PY_CFG_THREAD_POINTER ? u.fs_base : th->native_tid;
+	struct rec_mem mem = { rec_mem_read_process, (void *)(uintptr_t)p->pid };
+	struct rec_interp_thread it = { p->pid, tid, th->native_tid, &u, &th->cache };
 	/* The sample's own record is built last into t->rec, which the payloads use first. */
-	rec_pywalk(&p->cfg, &mem, &p->seen, p->pid, tid, native_tid, &th->tstate,
-		   emit_payload, t);
+	p->ip.ops->walk(p->ip.self, &mem, &it, emit_payload, t);
 	size_t size = build_sample(t, sample_id, &u);
 	ptrace(PTRACE_CONT, tid, 0, 0);
 	t->stopped_ns += now_ns() - stopped;
@@ -615,13 +627,13 @@ static bool sample(struct rec_pytrace *t, struct proc *p, size_t k, uint64_t sam
 	return true;
 }
 
-bool rec_pytrace_tick(struct rec_pytrace *t, uint64_t sample_id, pid_t child, int *status,
-		      rec_pytrace_emit_fn emit, void *arg)
+bool rec_ptrace_tick(struct rec_ptrace *t, uint64_t sample_id, pid_t child, int *status,
+		      rec_ptrace_emit_fn emit, void *arg)
 {
 	uint64_t ticks;
 	if (read(t->timer, &ticks, sizeof(ticks)) < 0)
 		ticks = 0;
-	bool ended = rec_pytrace_reap(t, child, status);
+	bool ended = rec_ptrace_reap(t, child, status);
 	t->emit = emit;
 	t->arg = arg;
 	forget_ended(t, now_ns());
@@ -646,10 +658,10 @@ bool rec_pytrace_tick(struct rec_pytrace *t, uint64_t sample_id, pid_t child, in
 				p->threads.v[k].credit -= t->period_ns;
 		}
 	}
-	return ended || rec_pytrace_reap(t, child, status);
+	return ended || rec_ptrace_reap(t, child, status);
 }
 
-bool rec_pytrace_replaces(const struct rec_pytrace *t, const void *rec, size_t size)
+bool rec_ptrace_replaces(const struct rec_ptrace *t, const void *rec, size_t size)
 {
 	const struct perf_event_header *h = rec;
 	uint32_t pid;
@@ -667,24 +679,24 @@ bool rec_pytrace_replaces(const struct rec_pytrace *t, const void *rec, size_t s
 	return false;
 }
 
-const struct perf_event_attr *rec_pytrace_attr(const struct rec_pytrace *t)
+const struct perf_event_attr *rec_ptrace_attr(const struct rec_ptrace *t)
 {
 	return &t->out_attr;
 }
 
-const uint64_t *rec_pytrace_ids(const struct rec_pytrace *t, size_t *n)
+const uint64_t *rec_ptrace_ids(const struct rec_ptrace *t, size_t *n)
 {
 	*n = 1;
 	return &t->out_id;
 }
 
-bool rec_pytrace_owns(const struct rec_pytrace *t, const void *rec, size_t size)
+bool rec_ptrace_owns(const struct rec_ptrace *t, const void *rec, size_t size)
 {
 	uint64_t id;
 	return perf_sample_id(rec, size, &id) && id == t->out_id;
 }
 
-void rec_pytrace_counters(const struct rec_pytrace *t, uint64_t *samples, uint64_t *stopped_ns,
+void rec_ptrace_counters(const struct rec_ptrace *t, uint64_t *samples, uint64_t *stopped_ns,
 			  uint64_t *cpu_ns)
 {
 	*samples = t->samples;
