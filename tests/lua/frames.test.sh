@@ -40,9 +40,9 @@ check() {
 	fi
 }
 
-"$TALLY" record -q -F 1000 -o "$U/root.data" -- lua5.4 "$U/record_chain.lua" 1 \
+"$TALLY" record -q -F 1000 -o "$U/root.data" -- lua5.4 "$U/record_chain.lua" 2 \
 	>"$TMP/root.out" 2>"$TMP/root.rec" && check root ||
 	fail lua_frames_record_root "$(cat "$TMP/root.rec")"
 "$ROOT/scripts/as-nobody.sh" "$U" "$TALLY" record -q -F 1000 -o "$U/nobody.data" -- \
-	lua5.4 "$U/record_chain.lua" 1 >"$TMP/nobody.out" 2>"$TMP/nobody.rec" && check nobody ||
+	lua5.4 "$U/record_chain.lua" 2 >"$TMP/nobody.out" 2>"$TMP/nobody.rec" && check nobody ||
 	fail lua_frames_record_nobody "$(cat "$TMP/nobody.rec")"
