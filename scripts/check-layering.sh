@@ -16,11 +16,11 @@ src=${1:-src}
 # elf, sbpf's disassembler; unwind, perf -> elf, dwarf; symbolize -> elf, dwarf;
 # sbpf -> elf; cpython (CPython's layouts and code objects) -> dwarf, elf, and replay
 # and the sources may use it; ruby (Ruby's layouts, libruby's facts, line tables) -> elf,
-# likewise; dwarf -> elf; profile and elf -> nothing of ours. Where
-# A -> B and B -> C, A may include C. record writes what replay reads but never uses
+# likewise; lua (Lua 5.4's layouts) -> nothing, likewise; dwarf -> elf; profile and elf ->
+# nothing of ours. Where A -> B and B -> C, A may include C. record writes what replay reads but never uses
 # replay: what both need (the records of the BPF programs, what a recording keeps beside
 # its perf.data) is in perf/, generic helpers in base/.
-core="solana replay report profile unwind perf symbolize sbpf cpython ruby dwarf elf"
+core="solana replay report profile unwind perf symbolize sbpf cpython ruby lua dwarf elf"
 declare -A may=(
 	[cli]="record probes agent cuprof $core"
 	[record]="probes/probes.h ${core/replay /}"
@@ -28,7 +28,7 @@ declare -A may=(
 	[agent]="$core"
 	[cuprof]="$core"
 	[solana]="sbpf elf"
-	[replay]="unwind perf symbolize profile cpython ruby elf dwarf"
+	[replay]="unwind perf symbolize profile cpython ruby lua elf dwarf"
 	[report]="profile symbolize elf dwarf sbpf/disasm.h"
 	[profile]=""
 	[unwind]="elf dwarf"
@@ -37,6 +37,7 @@ declare -A may=(
 	[sbpf]="elf"
 	[cpython]="dwarf elf"
 	[ruby]="elf"
+	[lua]=""
 	[dwarf]="elf"
 	[elf]=""
 	[base]=""

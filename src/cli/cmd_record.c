@@ -21,7 +21,7 @@ const struct cli_cmd cli_cmd_record = {
 	"sample a command or processes, user stacks unwound by DWARF CFI as they come",
 	"usage: tally record [-F HZ] [-c PERIOD] [-e EVENT] [--call-graph dwarf[,SIZE]|fp]\n"
 	"                    [--off-cpu] [--stacks=unwound|raw | --keep-stacks] [-o FILE]\n"
-	"                    [--duration S] [--no-python] [--no-ruby]\n"
+	"                    [--duration S] [--no-python] [--no-ruby] [--no-lua]\n"
 	"                    [--rotate SECONDS|SIZE [--keep N]]\n"
 	"                    (-p PID[,PID...] | -- CMD [ARGS...] | -a [-- CMD [ARGS...]])\n"
 	"\n"
@@ -92,6 +92,7 @@ const struct cli_cmd cli_cmd_record = {
 	"  -q             no summary line\n"
 	"  --no-python    no Python frames (see below)\n"
 	"  --no-ruby      no Ruby frames (see below)\n"
+	"  --no-lua       no Lua frames (see below)\n"
 	"\n"
 	"Python: the stacks of processes running CPython 3.8 to 3.13 (a release\n"
 	"build as shipped, or any build with its debug information) also get their Python\n"
@@ -104,6 +105,10 @@ const struct cli_cmd cli_cmd_record = {
 	"Ruby: the stacks of processes running Ruby 3.1 (libruby as shipped, stripped or\n"
 	"not) also get their Ruby frames, always in ptrace mode (root or not, for the\n"
 	"processes you may trace). See docs/ruby.md\n"
+	"\n"
+	"Lua: the stacks of processes running Lua 5.4 (lua5.4, or a program linking liblua5.4,\n"
+	"stripped or not) also get their Lua frames, in ptrace mode likewise, with no change\n"
+	"to the script. See docs/lua.md\n"
 	"\n"
 	"However long it runs, tally holds bounded memory (docs/native-sampling.md, \"Long\n"
 	"recordings\"); the files grow by the samples: --rotate with --keep bounds the disk.\n"
@@ -281,7 +286,7 @@ static int event_option(struct record_args *r, const char *v)
 	return 0;
 }
 
-enum { OPT_CALL_GRAPH = 256, OPT_OFF_CPU, OPT_DURATION, OPT_NO_PYTHON, OPT_NO_RUBY, OPT_STACKS,
+enum { OPT_CALL_GRAPH = 256, OPT_OFF_CPU, OPT_DURATION, OPT_NO_PYTHON, OPT_NO_RUBY, OPT_NO_LUA, OPT_STACKS,
        OPT_KEEP_STACKS, OPT_UNWIND_FILE, OPT_ROTATE, OPT_KEEP };
 
 /* --rotate: seconds (s, m, h) or a size (K, M, G), as perf's --switch-output takes them. */
@@ -326,6 +331,7 @@ static int option(struct record_args *r, int c, const char *v, char **argv)
 	}
 	case OPT_NO_PYTHON: r->o.no_python = true; return 0;
 	case OPT_NO_RUBY: r->o.no_ruby = true; return 0;
+	case OPT_NO_LUA: r->o.no_lua = true; return 0;
 	case OPT_STACKS:
 		if (strcmp(v, "raw") && strcmp(v, "unwound"))
 			return cli_usage(cmd, "--stacks: expected unwound or raw: %s", v);
@@ -377,6 +383,7 @@ static int parse_args(int argc, char **argv, struct record_args *r)
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 		{ "no-ruby", no_argument, NULL, OPT_NO_RUBY },
+		{ "no-lua", no_argument, NULL, OPT_NO_LUA },
 		{ "stacks", required_argument, NULL, OPT_STACKS },
 		{ "keep-stacks", no_argument, NULL, OPT_KEEP_STACKS },
 		{ "unwind-file", required_argument, NULL, OPT_UNWIND_FILE },

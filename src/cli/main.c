@@ -114,6 +114,7 @@ static void print_main_help(FILE *f)
 	      "  native       tally record -- ./prog ARGS\n"
 	      "  Python       tally record -- python3 app.py\n"
 	      "  Ruby         tally record -- ruby3.1 app.rb\n"
+	      "  Lua          tally record -- lua5.4 script.lua\n"
 	      "  JIT, Node    tally record -- node --perf-basic-prof app.js\n"
 	      "  Go           tally record -- ./goprog\n"
 	      "  Solana sBPF  tally sbpf run fixture.json --flamegraph cu.svg\n"

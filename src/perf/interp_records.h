@@ -3,7 +3,9 @@
  * an interpreter's frames at a sample's instant: the contract between the BPF side (compiled
  * by clang -target bpf), the recorder and replay, declared once here (docs/python.md, "In
  * the perf.data"). Little-endian; the structs are the layout, which the asserts pin down.
- * One section per interpreter, each with a magic of its own: CPython's and Ruby's.
+ * One section per interpreter, each with a magic of its own: CPython's (the BPF program's,
+ * or ptrace mode's), Ruby's and Lua's (written by tally itself in ptrace mode, as samples
+ * of the same kind of attribute).
  */
 #ifndef TALLY_PERF_INTERP_RECORDS_H
 #define TALLY_PERF_INTERP_RECORDS_H
@@ -168,5 +170,86 @@ _Static_assert(sizeof(struct perf_rb_line) == 8, "ruby line: 8 bytes");
 _Static_assert(sizeof(struct perf_rb_cfunc_head) == 40, "ruby cfunc head: 40 bytes");
 _Static_assert(offsetof(struct perf_rb_cfunc_head, func) == 24, "rb cfunc: func at 24");
 _Static_assert(offsetof(struct perf_rb_cfunc_head, name_len) == 32, "rb cfunc: name at 32");
+
+/* Lua 5.4 (read by tally in ptrace mode, record/lua_walk.h): a stack record per sample, a
+ * proto record the first time a process's stack names a function prototype (before that
+ * stack). A stack's frames are its threads' CallInfos, innermost first: the running
+ * coroutine's, then those of the thread that resumed it, and so on out to the main
+ * thread's; no thread's base CallInfo (the C level that started it). */
+#define PERF_LUA_MAGIC 0x3141554cu /* "LUA1" */
+#define PERF_LUA_STACK 1
+#define PERF_LUA_PROTO 2
+#define PERF_LUA_STACK_CUT 1u         /* more frames than PERF_LUA_MAX_FRAMES */
+#define PERF_LUA_STACK_READ_FAILED 2u /* a read failed, or the CallInfos made a cycle: the
+				       * stack stops at a frame marked PERF_LUA_FRAME_FAILED */
+#define PERF_LUA_STACK_NO_STATE 4u    /* no running lua_State was found on the thread */
+#define PERF_LUA_FRAME_C 1u        /* a C function (light or closure): addr is the function */
+#define PERF_LUA_FRAME_TAIL 2u     /* it was tail called (CIST_TAIL): its callers are gone */
+#define PERF_LUA_FRAME_PC_REG 4u   /* pc from a register of the VM, not ci->savedpc */
+#define PERF_LUA_FRAME_THREAD 8u   /* the outermost frame of its thread (coroutine) */
+#define PERF_LUA_FRAME_FAILED 16u  /* its function could not be read: addr 0 */
+#define PERF_LUA_PROTO_CUT 1u         /* the source or the line information was cut */
+#define PERF_LUA_PROTO_READ_FAILED 2u /* the source or line information was unreadable */
+#define PERF_LUA_MAX_FRAMES 1024
+/* A proto record's caps, which keep it under 60 KiB (a perf sample is at most 64 KiB):
+ * the source, lineinfo, abslineinfo pairs, instructions, and the names block. A name
+ * (a constant string, a local's or an upvalue's) is cut to PERF_LUA_NAME_MAX bytes. */
+#define PERF_LUA_SOURCE_MAX 256
+#define PERF_LUA_LINEINFO_MAX 16384
+#define PERF_LUA_ABS_MAX 256
+#define PERF_LUA_CODE_MAX 6144
+#define PERF_LUA_NAMES_MAX 16384
+#define PERF_LUA_NAME_MAX 64
+#define PERF_LUA_KSTR_MAX 256
+#define PERF_LUA_LOCVARS_MAX 256
+#define PERF_LUA_UPVALS_MAX 64
+
+/* A stack: nframes struct perf_lua_frame follow, innermost first. */
+struct perf_lua_stack_head {
+	__u32 magic;
+	__u16 type;
+	__u16 flags; /* PERF_LUA_STACK_* */
+	__u32 pid, tid;
+	__u32 nframes;
+	__u32 release; /* N of Lua 5.4.N */
+};
+
+struct perf_lua_frame {
+	__u64 addr;   /* a Lua function's Proto, a C function's entry (runtime addresses) */
+	__s32 pc;     /* a Lua function's current instruction (0-based), -1 unknown or C */
+	__u32 fflags; /* PERF_LUA_FRAME_* */
+};
+
+/* A function prototype: its source (as Lua keeps it: "@file", "=name" or the chunk's
+ * text), its lineinfo (one signed byte per instruction), abslineinfo (nabs pairs of __s32
+ * pc, line), its code (ncode little-endian instructions, for the names of the functions it
+ * calls) and names_len bytes of names follow at once: nkstr string constants (__u32 index
+ * in k, __u8 length, the bytes), nlocvars locals (__s32 startpc, __s32 endpc, __u8
+ * length, the bytes), nupvals upvalue names (__u8 length, the bytes). The head is packed:
+ * 64 bytes. */
+struct perf_lua_proto_head {
+	__u32 magic;
+	__u16 type;
+	__u16 flags; /* PERF_LUA_PROTO_* */
+	__u32 pid, reserved;
+	__u64 proto;
+	__s32 linedefined, lastlinedefined;
+	__u32 sizecode;
+	__u16 source_len, reserved2;
+	__u32 lineinfo_len, nabs;
+	__u32 ncode, names_len;
+	__u16 nkstr, nlocvars, nupvals, reserved3;
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct perf_lua_stack_head) == 24, "lua stack head: 24 bytes");
+_Static_assert(offsetof(struct perf_lua_stack_head, nframes) == 16, "lua stack: nframes at 16");
+_Static_assert(sizeof(struct perf_lua_frame) == 16, "lua frame: 16 bytes");
+_Static_assert(offsetof(struct perf_lua_frame, fflags) == 12, "lua frame: fflags at 12");
+_Static_assert(sizeof(struct perf_lua_proto_head) == 64, "lua proto head: 64 bytes");
+_Static_assert(offsetof(struct perf_lua_proto_head, ncode) == 48, "lua proto: code at 48");
+_Static_assert(offsetof(struct perf_lua_proto_head, nkstr) == 56, "lua proto: names at 56");
+_Static_assert(offsetof(struct perf_lua_proto_head, proto) == 16, "lua proto: proto at 16");
+_Static_assert(offsetof(struct perf_lua_proto_head, source_len) == 36, "lua proto: source at 36");
+_Static_assert(offsetof(struct perf_lua_proto_head, nabs) == 44, "lua proto: nabs at 44");
 
 #endif

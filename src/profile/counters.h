@@ -57,4 +57,14 @@
 #define PROF_COUNTER_VM_UNKNOWN "vm: function not registered"
 #define PROF_COUNTER_VM_PC_OUTSIDE "vm: pc outside its function"
 
+/* Lua frames read in ptrace mode (recordings with them only): the samples that have
+ * some, the frames, and the samples that kept native frames, by reason. */
+#define PROF_COUNTER_LUA_SAMPLES "lua: samples with Lua frames"
+#define PROF_COUNTER_LUA_FRAMES "lua: frames"
+#define PROF_COUNTER_LUA_INCONSISTENT "lua: stacks inconsistent"
+#define PROF_COUNTER_LUA_PROTO_UNKNOWN "lua: function unknown"
+#define PROF_COUNTER_LUA_READ_FAILED "lua: stacks read failed"
+#define PROF_COUNTER_LUA_NO_STATE "lua: no running state found"
+#define PROF_COUNTER_LUA_MALFORMED "lua: malformed records"
+
 #endif

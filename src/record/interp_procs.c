@@ -13,12 +13,14 @@
 
 #include "base/err.h"
 #include "base/vec.h"
+#include "record/lua_interp.h"
 #include "record/modules.h"
-#include "record/ruby.h"
+#include "record/ruby_interp.h"
 
 /* The kinds, tried in turn on each executable mapping. */
 static const struct rec_interp_type *const types[] = {
 	&rec_ruby_interp,
+	&rec_lua_interp,
 	NULL,
 };
 
@@ -37,10 +39,13 @@ void rec_interp_procs_init(struct rec_interp_procs *ip, struct rec_ptrace *trace
 	ip->o = o;
 }
 
-/* Whether the options leave kind type in (--no-ruby). */
+/* Whether the options leave kind type in (--no-ruby, --no-lua). */
 static bool wanted(const struct rec_interp_procs *ip, const struct rec_interp_type *type)
 {
-	return !(ip->o && type == &rec_ruby_interp && ip->o->no_ruby);
+	if (!ip->o)
+		return true;
+	return !(type == &rec_ruby_interp && ip->o->no_ruby) &&
+	       !(type == &rec_lua_interp && ip->o->no_lua);
 }
 
 static struct rec_interp_procs_proc *find(const struct rec_interp_procs *ip, uint32_t pid)
@@ -111,7 +116,8 @@ static bool start(struct rec_interp_procs *ip, const struct rec_interp_type *typ
 	if (r) {
 		if (p)
 			stop(ip, pid);
-		warn(ip, pid, path, err_msg());
+		if (r != -ESRCH) /* not one that ended meanwhile */
+			warn(ip, pid, path, err_msg());
 		err_clear();
 		return true;
 	}

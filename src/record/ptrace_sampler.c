@@ -134,6 +134,8 @@ static int arm(struct rec_ptrace *t)
 
 int rec_ptrace_fd(const struct rec_ptrace *t) { return t->timer; }
 
+void rec_ptrace_set_child(struct rec_ptrace *t, pid_t child) { t->child = child; }
+
 static struct proc *live_proc(const struct rec_ptrace *t, uint32_t pid)
 {
 	for (size_t i = 0; i < t->procs.n; i++)
@@ -284,6 +286,15 @@ static int wait_interrupt(struct rec_ptrace *t, pid_t tid)
 	return -1;
 }
 
+/* Whether process pid has exited (a zombie, or reaped). */
+static bool ended(uint32_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	const char *state = file_proc_stat(path, 3, buf, sizeof(buf));
+	return !state || *state == 'Z' || *state == 'X';
+}
+
 /* Seizes every thread of pid, listing them again until no new one appeared (a thread
  * started by a thread not yet seized is not followed by TRACECLONE). */
 static int seize_all(struct proc *p)
@@ -307,6 +318,8 @@ static int seize_all(struct proc *p)
 					continue; /* ended meanwhile */
 				int e2 = errno;
 				closedir(d);
+				if (ended(p->pid)) /* a zombie refuses with EPERM */
+					return err_set(-ESRCH, "process %u: gone", p->pid);
 				return err_set(-e2, "process %u: ptrace: %s", p->pid, strerror(e2));
 			}
 			add_thread(p, tid);

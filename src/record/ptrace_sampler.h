@@ -32,6 +32,11 @@ int rec_ptrace_new(const struct perf_event_attr *sample_attr, uint64_t period_ns
 		    struct rec_ptrace **out);
 void rec_ptrace_free(struct rec_ptrace *t);
 
+/* The command tally started (0: none). Set before any process is taken over: any wait of
+ * the sampler's may take the command's end (a process that exits as it is seized), which
+ * is then kept for rec_ptrace_tick to hand back. */
+void rec_ptrace_set_child(struct rec_ptrace *t, pid_t child);
+
 /* The timer to poll: readable at each tick (every period_ns from the first process taken
  * over), when rec_ptrace_tick is due. */
 int rec_ptrace_fd(const struct rec_ptrace *t);

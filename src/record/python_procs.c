@@ -135,10 +135,11 @@ static void start_proc(struct rec_pyprocs *pp, uint32_t pid, const struct py_pro
 	int r = pp->bpf ? rec_python_set(pp->bpf, pid, &p->cfg)
 		: rec_python_interp(&p->cfg, &ip) ?: rec_ptrace_start(pp->trace, pid, ip);
 	if (r) {
-		fprintf(stderr, "tally record: warning: %s%s; recording its native frames only\n",
-			err_msg(), pp->bpf ? "" : " (Python frames by ptrace: a process of "
-						  "another user needs BPF mode: root, or "
-						  "CAP_BPF and CAP_PERFMON)");
+		if (r != -ESRCH) /* not one that ended meanwhile */
+			fprintf(stderr, "tally record: warning: %s%s; recording its native frames "
+					"only\n", err_msg(),
+				pp->bpf ? "" : " (Python frames by ptrace: a process of another user "
+					       "needs BPF mode: root, or CAP_BPF and CAP_PERFMON)");
 		err_clear();
 		pp->nprocs--;
 	} else if (pp->trace && !pp->warned_why) {

@@ -33,7 +33,8 @@ struct rec_opts {
 	bool all_cpus;        /* -a: every task on every CPU (until argv ends, or duration) */
 	double duration;      /* --duration: seconds, 0 for no limit (not with argv) */
 	bool no_python;       /* --no-python: no Python frames (record/python.h) */
-	bool no_ruby;         /* --no-ruby: no Ruby frames (record/ruby.h) */
+	bool no_ruby;         /* --no-ruby: no Ruby frames (record/ruby_interp.h) */
+	bool no_lua;          /* --no-lua: no Lua frames (record/lua_interp.h) */
 	bool unwound;         /* samples stored unwound (the default; record/live.h) */
 	/* --rotate: a series of files OUTPUT.YYYYMMDDTHHMMSS.mmmZ (the UTC time each began),
 	 * the next begun after rotate_secs seconds or once rotate_bytes are written (0: not

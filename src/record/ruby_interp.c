@@ -4,7 +4,7 @@
  * bias from where the mapping lies. The file is opened through /proc/PID/root first, so
  * that a process in another mount namespace gets its own libruby read.
  */
-#include "record/ruby.h"
+#include "record/ruby_interp.h"
 
 #include <errno.h>
 #include <stdio.h>

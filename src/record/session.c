@@ -773,7 +773,10 @@ static int launch_command(struct session *s, struct command *cmd)
 	if (!s->o->argv)
 		return 0;
 	s->attr.enable_on_exec = !s->o->all_cpus;
-	return spawn(s->o->argv, &cmd->held);
+	int r = spawn(s->o->argv, &cmd->held);
+	if (!r && s->trace)
+		rec_ptrace_set_child(s->trace, cmd->held.pid);
+	return r;
 }
 
 /* The name of the next file: the output, or with --rotate the output and the UTC time

@@ -4,7 +4,8 @@
 # sampled stack of the script has its Lua frames as one block in place of tally.run's
 # native frame, in the order of one of those chains (a prefix of it); string.rep and
 # table.sort (with the Lua comparator it calls above it) appear under their Lua caller,
-# string.rep's native work above them.
+# string.rep's native work above them. With --no-lua: the frames tested are the module's,
+# not those tally record reads itself (tests/lua/frames.test.sh).
 . tests/lib.sh
 
 NAME=lua_mixed
@@ -13,7 +14,7 @@ cp "$ROOT/tests/lua/mixed.lua" "$TMP/"
 cd "$TMP" || exit 1
 mkdir m.data.jit
 if ! lua_tally TALLY_LUA_MODE=mixed \
-	TALLY_LUA_REGISTRY_DIR=m.data.jit SCALE=3 "$TALLY" record -F 1999 -o m.data -- \
+	TALLY_LUA_REGISTRY_DIR=m.data.jit SCALE=3 "$TALLY" record -F 1999 --no-lua -o m.data -- \
 	lua5.4 -ltally -e 'tally.run(dofile, "mixed.lua")' >m.out 2>&1; then
 	fail lua_mixed_records "$(tail -3 m.out)"
 	exit 0

@@ -1,8 +1,8 @@
 /*
- * The frame sources, in the order the namer asks them about a frame. Python and Ruby first:
- * the eval loops' frames are the interpreters', in a file, which the others would name. The
- * agent's VM frames next, for the same reason. jitdump before perf maps: a dump names code
- * by the moment of the sample, with lines.
+ * The frame sources, in the order the namer asks them about a frame. Python, Ruby and Lua
+ * first: the eval loops' frames are the interpreters', in a file, which the others would
+ * name. The agent's VM frames next, for the same reason. jitdump before perf maps: a dump
+ * names code by the moment of the sample, with lines.
  */
 #include "replay/sources/sources.h"
 
@@ -11,6 +11,7 @@
 #include "base/err.h"
 
 #include "replay/sources/jitdump/jitdump.h"
+#include "replay/sources/lua/lua.h"
 #include "replay/sources/perfmap/perfmap.h"
 #include "replay/sources/python/python.h"
 #include "replay/sources/ruby/ruby.h"
@@ -19,6 +20,7 @@
 static const struct replay_source_type *const listed[] = {
 	&replay_python_source,
 	&replay_ruby_source,
+	&replay_lua_source,
 	&replay_vm_source,
 	&replay_jitdump_source,
 	&replay_perfmap_source,

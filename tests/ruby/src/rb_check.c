@@ -30,7 +30,7 @@
 
 #include "base/err.h"
 #include "elf/elf.h"
-#include "record/ruby.h"
+#include "record/ruby_interp.h"
 #include "replay/sources/ruby/payload.h"
 #include "ruby/lib.h"
 #include "ruby/lines.h"

@@ -16,7 +16,7 @@
 #include "base/err.h"
 #include "dwarf/cfi.h"
 #include "elf/elf.h"
-#include "record/ruby.h"
+#include "record/ruby_interp.h"
 #include "replay/namer.h"
 #include "replay/sources/ruby/ruby.h"
 

@@ -87,10 +87,9 @@ struct python_source {
 	struct replay_eval_index evals;
 	struct line_memo lines[1u << LINE_MEMO_BITS];
 	bool warned;
-	/* The recording was never finished, and whether any Python record was read: a killed
-	 * recording's header lists the Python program's output from the start, whether or not
-	 * a Python process came (a finished one lists it only then). */
-	bool unfinished, any_record;
+	/* Whether any Python record was read: a recording's interpreter records may be
+	 * another interpreter's alone, or a killed one's header list outputs none used. */
+	bool any_record;
 	/* The sample being named: its Python frames (taken from its thread), their codes,
 	 * the runs spliced and, per native frame, the run that replaces it (-1: none). */
 	VEC(struct perf_py_frame) frames;
@@ -463,8 +462,8 @@ static void counters(void *self, replay_count_fn *count, void *arg)
 {
 	const struct python_source *y = self;
 	const struct replay_python_stats *s = y->stats;
-	if (y->unfinished && !y->any_record)
-		return; /* no Python process: nothing to say */
+	if (!y->any_record)
+		return; /* no Python record (another interpreter's only): nothing to say */
 	count(arg, PROF_COUNTER_PY_SAMPLES, s->samples);
 	count(arg, PROF_COUNTER_PY_FRAMES, s->frames);
 	count(arg, PROF_COUNTER_PY_INCONSISTENT, s->inconsistent);
@@ -504,7 +503,6 @@ int replay_python_source_new(const struct perf_data *d, struct replay_python_sta
 	if (!y)
 		return err_set(-ENOMEM, "out of memory");
 	y->path = d->path;
-	y->unfinished = d->unfinished;
 	y->stats = stats ? stats : &y->own;
 	memset(y->stats, 0, sizeof(*y->stats));
 	*out = (struct replay_frame_source){ &python_ops, y };

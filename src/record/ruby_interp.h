@@ -2,8 +2,8 @@
  * Ruby frames for tally record's ptrace sampler (record/interp.h): the interpreter type
  * src/record/interps.c lists, whose processes' threads are read by record/ruby_walk.h.
  */
-#ifndef TALLY_RECORD_RUBY_H
-#define TALLY_RECORD_RUBY_H
+#ifndef TALLY_RECORD_RUBY_INTERP_H
+#define TALLY_RECORD_RUBY_INTERP_H
 
 #include <stdint.h>
 
