@@ -152,3 +152,15 @@ remove_maps_on_exit() {
 	MAPS=()
 	trap 'for p in "${MAPS[@]}"; do rm -f "/tmp/perf-$p.map"; done; rm -rf "$TMP"' EXIT
 }
+
+# wait_exec PATTERN: waits (30 s at most) until a process whose command line begins with
+# PATTERN runs: a command tally record starts is exec'd only once its events exist, after
+# the BPF program for Python frames has loaded, which takes seconds on a loaded machine.
+wait_exec() {
+	local i
+	for i in $(seq 600); do
+		pgrep -f "^$1" >/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}

@@ -99,14 +99,10 @@ err=$("$TALLY" record -e bogus -o "$TMP/x" -- true 2>&1); rc=$?
 
 # SIGINT to tally stops recording cleanly, not the command: the file is complete and tally
 # exits with the command's status once it ends (tests/reliability/signals.test.sh has more).
-# A second of the command's run, from its exec (loading the BPF program for Python frames
-# comes first, and takes seconds on a loaded machine).
+# A second of the command's run, from its exec (wait_exec).
 "$TALLY" record -q -o "$TMP/d.data" -- "$TMP/spin" 1500000000 5 >/dev/null 2>&1 &
 tp=$!
-for _ in $(seq 600); do
-	pgrep -f "^$TMP/spin 1500000000" >/dev/null && break
-	sleep 0.05
-done
+wait_exec "$TMP/spin 1500000000"
 sleep 1
 kill -INT $tp
 wait $tp
